@@ -1,0 +1,80 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
+import { encode } from '../shared/contracts/codec.ts';
+import type { Topology } from '../shared/contracts/subjects.ts';
+import type { KeyResolver } from '../shared/auth/key-resolver.ts';
+import type { KeyRecord } from '../shared/db/queries/api-keys.queries.ts';
+import type { Bus } from '../shared/bus/bus.ts';
+import type { RateLimiter } from '../shared/limiter/limiter.ts';
+import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../shared/errors.ts';
+import { ok, parseInput } from '../shared/http/envelope.ts';
+import { parseJson, readTextBody } from '../shared/http/body.ts';
+import { checkTimestamps, toBatchMessage } from './normalize-batch.ts';
+
+export interface IngestDeps {
+  keys: KeyResolver;
+  bus: Bus;
+  topology: Topology;
+  limiter: RateLimiter;
+  bodyLimitBytes: number;
+  /** Requests per minute per publishable key (spec: 10,000). */
+  ratePerMinute: number;
+  now?: () => number;
+}
+
+const bearer = (ctx: Koa.Context): string | undefined => {
+  const h = ctx.get('authorization');
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)$/i.exec(h);
+  if (!m) throw new UnauthorizedError('Authorization header must be "Bearer <publishable key>"');
+  return m[1];
+};
+
+/** `POST /v1/ingest`: SDK batches in, one durable stream publish per batch, 202 only after the stream acked. */
+export function ingestRouter(deps: IngestDeps): Router {
+  const now = deps.now ?? Date.now;
+  const router = new Router();
+
+  const authenticate = async (key: string): Promise<KeyRecord & { siteId: string }> => {
+    const rec = await deps.keys.resolve(key);
+    if (!rec) throw new UnauthorizedError('unknown or revoked publishable key');
+    if (rec.keyType !== 'publishable' || !rec.scopes.includes('ingest:write') || !rec.siteId) {
+      throw new ForbiddenError('ingest needs a publishable key with scope ingest:write');
+    }
+    return rec as KeyRecord & { siteId: string };
+  };
+
+  router.post('/v1/ingest', async (ctx) => {
+    // Beacons cannot set headers: they send text/plain with the key in the body.
+    if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
+    const headerKey = bearer(ctx);
+    let key = headerKey ? await authenticate(headerKey) : undefined;
+    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes));
+    if (!key) {
+      const bodyKey = (raw as { key?: unknown } | null)?.key;
+      if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
+      key = await authenticate(bodyKey);
+    }
+
+    const limit = await deps.limiter.hit(`ingest:${key.id}`, deps.ratePerMinute, 60_000);
+    ctx.set('RateLimit-Limit', String(limit.limit));
+    ctx.set('RateLimit-Remaining', String(limit.remaining));
+    ctx.set('RateLimit-Reset', String(limit.resetSec));
+    if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSec, `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`);
+
+    const batch = parseInput(IngestBatchSchema, raw, 'batch');
+    const receivedAt = now();
+    const tsProblems = checkTimestamps(batch, receivedAt);
+    if (tsProblems.length > 0) throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
+
+    const { message, inBatchDuplicates } = toBatchMessage(batch, key, receivedAt);
+    const published = await deps.bus.publish(deps.topology.eventSubject(key.siteId), encode(message), message.batch_id);
+    ctx.status = 202;
+    ctx.body = published.duplicate
+      ? ok({ accepted: 0, duplicates: batch.events.length })
+      : ok({ accepted: message.events.length, duplicates: inBatchDuplicates });
+  });
+
+  return router;
+}

@@ -1,0 +1,22 @@
+import type Router from '@koa/router';
+import type { Infra } from '../shared/infra.ts';
+import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
+import { ingestRouter } from './ingest.routes.ts';
+
+/** The ingest role: its routes and what it needs to be ready (the stream). Never touches the database per request. */
+export function ingestRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; corsPaths: string[] } {
+  return {
+    routers: [
+      ingestRouter({
+        keys: infra.keys,
+        bus: infra.bus,
+        topology: infra.topology,
+        limiter: infra.limiter,
+        bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
+        ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
+      }),
+    ],
+    checks: [['bus', () => infra.bus.healthy()]],
+    corsPaths: ['/v1/ingest'],
+  };
+}

@@ -1,0 +1,64 @@
+import { MAX_EVENT_AGE_MS, MAX_FUTURE_SKEW_MS, type EventBatchMessage, type IngestBatch, type StreamEvent } from '../shared/contracts/ingest.ts';
+import type { ErrorDetail } from '../shared/errors.ts';
+import { deterministicId } from '../shared/ids.ts';
+
+/**
+ * Page identity is the path: query strings and fragments vary per visit (tracking ids, steps) and would split
+ * one page's friction across thousands of keys. Full URLs are reduced to their path.
+ */
+export function normalizePage(page: string): string {
+  let p = page.trim();
+  if (/^https?:\/\//i.test(p)) {
+    try {
+      p = new URL(p).pathname;
+    } catch {
+      /* keep as sent */
+    }
+  }
+  p = p.replace(/[?#].*$/, '');
+  if (!p.startsWith('/')) p = `/${p}`;
+  return p.length > 1 ? p.replace(/\/+$/, '') || '/' : p;
+}
+
+/** Event timestamps outside [now - 30 d, now + 1 h] are refused, naming each event. */
+export function checkTimestamps(batch: IngestBatch, now: number): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  batch.events.forEach((e, i) => {
+    if (e.ts > now + MAX_FUTURE_SKEW_MS) out.push({ path: `events[${i}].ts`, message: 'is more than 1 hour in the future' });
+    else if (e.ts < now - MAX_EVENT_AGE_MS) out.push({ path: `events[${i}].ts`, message: 'is more than 30 days old' });
+  });
+  return out;
+}
+
+/**
+ * The stream message for an accepted batch. Events repeated inside the batch are dropped (counted as
+ * duplicates). The batch id is the client's, or derived from the site and event ids, so a client that
+ * retries the same batch gets the same Nats-Msg-Id and the stream drops the copy.
+ */
+export function toBatchMessage(
+  batch: IngestBatch,
+  key: { orgId: string; siteId: string },
+  receivedAt: number,
+): { message: EventBatchMessage; inBatchDuplicates: number } {
+  const seen = new Set<string>();
+  const events: StreamEvent[] = [];
+  for (const e of batch.events) {
+    if (seen.has(e.id)) continue;
+    seen.add(e.id);
+    events.push({ ...e, page: normalizePage(e.page) });
+  }
+  const batchId = batch.batch_id ?? deterministicId(key.siteId, ...events.map((e) => e.id));
+  return {
+    message: {
+      v: 1,
+      batch_id: `${key.siteId}:${batchId}`,
+      org_id: key.orgId,
+      site_id: key.siteId,
+      received_at: receivedAt,
+      session_id: batch.session_id,
+      context: batch.context,
+      events,
+    },
+    inBatchDuplicates: batch.events.length - events.length,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The SDK runs inside other people's pages: nothing it does may throw into them. Every listener,
+ * timer, patch hook and public call goes through guard(); failures are counted (stats().errors) so
+ * tests can still see them.
+ */
+export const health = { errors: 0, lastError: '' };
+
+export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R | undefined {
+  return function (this: unknown, ...args: A): R | undefined {
+    try {
+      return fn.apply(this, args);
+    } catch (err) {
+      health.errors++;
+      try {
+        health.lastError = String(err instanceof Error ? err.message : err).slice(0, 200);
+      } catch {
+        // String() of a hostile object can throw too.
+      }
+      return undefined;
+    }
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * `npm test`: checks the real services, migrates a template database once, then runs ava with the
+ * service URLs in the environment. Every test file clones its own database from the template.
+ * Prints a closing line "tests: N passed, N failed" for CI.
+ */
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { openDatabase } from '../shared/db/connection.ts';
+import { migrateToLatest } from '../shared/db/migrator.ts';
+import { recreateTemplate } from '../shared/testing/database.ts';
+import { testServices } from '../shared/testing/services.ts';
+
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = connect({ host: u.hostname, port: Number(u.port || defaultPort) });
+    s.setTimeout(2000);
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => (s.destroy(), resolve(false)));
+  });
+}
+
+const services: Array<[string, string, number]> = [
+  ['TEST_DATABASE_URL', testServices.databaseUrl, 5432],
+  ['TEST_NATS_URL', testServices.natsUrl, 4222],
+  ['TEST_REDIS_URL', testServices.redisUrl, 6379],
+];
+const down: string[] = [];
+for (const [name, url, port] of services) if (!(await reachable(url, port))) down.push(`${name} (${url})`);
+if (down.length > 0) {
+  process.stderr.write(
+    `These services are not reachable: ${down.join(', ')}.\n` +
+      `Start them (see .ci/run, which starts PostgreSQL, Redis and NATS when they are down) or point the variables elsewhere.\n`,
+  );
+  process.exit(1);
+}
+
+await recreateTemplate(async (url) => {
+  const h = await openDatabase({ url, dataDir: '' });
+  await migrateToLatest(h.db);
+  await h.close();
+});
+
+const args = process.argv.slice(2);
+const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...args], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: {
+    ...process.env,
+    TEST_DATABASE_URL: testServices.databaseUrl,
+    TEST_NATS_URL: testServices.natsUrl,
+    TEST_REDIS_URL: testServices.redisUrl,
+    TEST_TEMPLATE_DATABASE: testServices.templateDatabase,
+    // Workers must run the same pinned Node as this script.
+    PATH: `${process.cwd()}/node_modules/.bin:${process.env.PATH}`,
+  },
+});
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let tail = '';
+child.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString()).slice(-4000);
+});
+const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+const plain = tail.replace(/\x1b\[[0-9;]*m/g, '');
+passed = Number(/(\d+) tests? passed/.exec(plain)?.[1] ?? 0);
+failed = Number(/(\d+) tests? failed/.exec(plain)?.[1] ?? 0) + Number(/(\d+) uncaught exceptions?/.exec(plain)?.[1] ?? 0);
+skipped = Number(/(\d+) tests? skipped/.exec(plain)?.[1] ?? 0);
+if (code !== 0 && failed === 0) failed = 1;
+process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.exit(code);

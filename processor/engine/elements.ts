@@ -1,0 +1,152 @@
+import { signalDefinition, signalWeight } from './catalog.ts';
+import { isLater, siteClusters, pageClusters, viewCluster, type ClusterState, type ClusterView, type Latest } from './cluster-state.ts';
+import { dominantSignal, round1 } from './confusion-score.ts';
+
+/**
+ * Element aggregates per page (the data behind `/query/elements` and the `elements[]` of `/query/page`): every
+ * element with signals in the cluster window (7 days), across signal types. An element is (site, page, canonical
+ * selector); page-level signals without a selector (navigation loops, some form signals) are not elements.
+ */
+
+/** Friction points (Σ weight × affected sessions per type) at which an element's friction score reaches 63.2. */
+export const ELEMENT_SCALE = 50;
+
+export interface ElementAggregate {
+  readonly siteId: string;
+  readonly page: string;
+  /** Latest raw selector seen (valid for the element heatmap). */
+  readonly selector: string;
+  /** The canonical selector the element is keyed by (selectors.ts). */
+  readonly canonicalSelector: string;
+  /** Latest non-empty label, or null. */
+  readonly label: string | null;
+  /** Signals in the window by type (unknown types included; they weigh 0). */
+  readonly signals: Readonly<Record<string, number>>;
+  /** Σ of `signals`. */
+  readonly signalCount: number;
+  /** 0..100, one decimal: 100 · (1 − e^(−Σ weight × affected sessions of the type / 50)). */
+  readonly frictionScore: number;
+  /** Type with the largest weight × affected sessions; null when nothing weighs. */
+  readonly dominantSignal: string | null;
+  /** Distinct sessions with any signal on the element in the window. */
+  readonly affectedUsers: number;
+  /** The catalog's fix for the dominant signal; null when there is none. */
+  readonly recommendation: string | null;
+  /** Epoch ms of the latest signal on the element. */
+  readonly lastSignalAt: number;
+}
+
+/**
+ * Friction score of an element from its affected sessions per signal type. Distinct sessions rather than signal
+ * counts, so one visitor hammering a button weighs as one visitor: breadth is what makes an element worth fixing.
+ */
+export function elementFrictionScore(affectedByType: Readonly<Record<string, number>>): number {
+  let points = 0;
+  for (const [type, sessions] of Object.entries(affectedByType)) points += signalWeight(type) * sessions;
+  return round1(100 * (1 - Math.exp(-points / ELEMENT_SCALE)));
+}
+
+/** Orders elements: friction score, then signal count, then page and selector (desc, desc, asc, asc). */
+export function compareElements(a: ElementAggregate, b: ElementAggregate): number {
+  return (
+    b.frictionScore - a.frictionScore ||
+    b.signalCount - a.signalCount ||
+    (a.page < b.page ? -1 : a.page > b.page ? 1 : 0) ||
+    (a.canonicalSelector < b.canonicalSelector ? -1 : a.canonicalSelector > b.canonicalSelector ? 1 : 0)
+  );
+}
+
+/** A ranked copy of `elements`. */
+export function rankElements(elements: readonly ElementAggregate[]): ElementAggregate[] {
+  return [...elements].sort(compareElements);
+}
+
+/** One element's parts before it is finished: what `aggregateElement` reads (also built by recompute.ts from rows). */
+export interface ElementParts {
+  readonly siteId: string;
+  readonly page: string;
+  readonly canonicalSelector: string;
+  readonly selector: Latest;
+  readonly label: Latest | null;
+  readonly signals: ReadonlyMap<string, number>;
+  readonly affectedByType: ReadonlyMap<string, number>;
+  readonly affectedUsers: number;
+  readonly lastSignalAt: number;
+}
+
+/** Finishes an element from its parts. */
+export function aggregateElement(p: ElementParts): ElementAggregate {
+  const affected = Object.fromEntries(p.affectedByType);
+  const signals = Object.fromEntries(p.signals);
+  const dominant = dominantSignal(affected);
+  let signalCount = 0;
+  for (const n of p.signals.values()) signalCount += n;
+  return {
+    siteId: p.siteId,
+    page: p.page,
+    selector: p.selector.value,
+    canonicalSelector: p.canonicalSelector,
+    label: p.label?.value ?? null,
+    signals,
+    signalCount,
+    frictionScore: elementFrictionScore(affected),
+    dominantSignal: dominant,
+    affectedUsers: p.affectedUsers,
+    recommendation: dominant === null ? null : (signalDefinition(dominant)?.recommendation ?? null),
+    lastSignalAt: p.lastSignalAt,
+  };
+}
+
+interface ElementAcc {
+  siteId: string;
+  page: string;
+  canonicalSelector: string;
+  selector: Latest;
+  label: Latest | null;
+  signals: Map<string, number>;
+  affectedByType: Map<string, number>;
+  users: Set<string>;
+  lastSignalAt: number;
+}
+
+/** Element aggregates, ranked, from cluster views (one view per (page, selector, type); empty selectors skipped). */
+export function aggregateElements(views: readonly ClusterView[]): ElementAggregate[] {
+  const groups = new Map<string, ElementAcc>();
+  for (const v of views) {
+    if (v.key.selector === '') continue;
+    const k = `${v.key.siteId}\u0000${v.key.page}\u0000${v.key.selector}`;
+    let g = groups.get(k);
+    if (g === undefined) {
+      g = {
+        siteId: v.key.siteId,
+        page: v.key.page,
+        canonicalSelector: v.key.selector,
+        selector: v.selector,
+        label: null,
+        signals: new Map(),
+        affectedByType: new Map(),
+        users: new Set(),
+        lastSignalAt: -Infinity,
+      };
+      groups.set(k, g);
+    }
+    g.signals.set(v.key.signalType, v.signalCount);
+    g.affectedByType.set(v.key.signalType, v.sessions.size);
+    for (const sid of v.sessions.keys()) g.users.add(sid);
+    if (isLater(v.selector, g.selector)) g.selector = v.selector;
+    if (v.label !== null && isLater(v.label, g.label)) g.label = v.label;
+    g.lastSignalAt = Math.max(g.lastSignalAt, v.lastSignalAt);
+  }
+  return rankElements([...groups.values()].map((g) => aggregateElement({ ...g, affectedUsers: g.users.size })));
+}
+
+/** Ranked element aggregates of a site at `now`, optionally of one page only. */
+export function elementsFromState(state: ClusterState, siteId: string, now: number, page?: string): ElementAggregate[] {
+  const clusters = page === undefined ? siteClusters(state, siteId) : pageClusters(state, siteId, page);
+  const views: ClusterView[] = [];
+  for (const c of clusters) {
+    const v = viewCluster(c, now);
+    if (v !== null) views.push(v);
+  }
+  return aggregateElements(views);
+}

@@ -1,0 +1,44 @@
+import type { EventBatchMessage, EventType } from '../../shared/contracts/ingest.ts';
+
+/**
+ * The one event shape the engine reads: a stream event flattened with its batch's site and session. Stored
+ * `events`/`signals` rows map onto it one to one, which is what lets a from-scratch recomputation over the store
+ * be compared with the incremental state.
+ */
+export interface EngineEvent {
+  /** Event uuid from the SDK; unique per site. The store deduplicates on it before the engine sees an event. */
+  readonly id: string;
+  readonly siteId: string;
+  readonly sessionId: string;
+  readonly type: EventType;
+  /** Event time, epoch ms (client clock, bounded by ingest). */
+  readonly ts: number;
+  /** Page path. */
+  readonly page: string;
+  /** Signal type, present on `type: 'signal'` events. */
+  readonly signal?: string | undefined;
+  /** CSS selector of the element, as the SDK captured it. */
+  readonly selector?: string | undefined;
+  /** Short accessible name of the element (never an input value). */
+  readonly label?: string | undefined;
+}
+
+/** Flattens one batch from the stream into engine events (no validation: the consumer already parsed it). */
+export function engineEventsFromBatch(msg: EventBatchMessage): EngineEvent[] {
+  return msg.events.map((e) => ({
+    id: e.id,
+    siteId: msg.site_id,
+    sessionId: msg.session_id,
+    type: e.type,
+    ts: e.ts,
+    page: e.page,
+    signal: e.signal,
+    selector: e.selector,
+    label: e.label,
+  }));
+}
+
+/** A signal event with its type present: the only events clusters and elements read. */
+export function isSignalEvent(e: EngineEvent): e is EngineEvent & { readonly signal: string } {
+  return e.type === 'signal' && typeof e.signal === 'string' && e.signal.length > 0;
+}

@@ -1,0 +1,190 @@
+import type { PageWindowStats } from './confusion-score.ts';
+import type { EngineEvent } from './events.ts';
+import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
+
+/**
+ * The per-page window state the processor keeps in memory: hourly buckets per (site, page) holding the distinct
+ * session ids, page views and signal counts by type seen in that hour. Reading a page at `now` sums the buckets of
+ * the last 24 h (time.ts `pageWindowStart`), so the result depends only on the events folded in and on `now`: never
+ * on the order or batching of the events, nor on when eviction ran.
+ *
+ * Updates are copy-on-write so the processor can fold a batch, commit the rows, and only then swap the new windows
+ * in (STYLE.md "Stateful windows"): `foldEvents` never changes the state it is given; `commitWindowUpdate` does.
+ * A fold copies only the buckets the batch touches (usually the current hour of each touched page).
+ * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
+ */
+
+/** One hour of one page. Never mutated once it is part of a committed state. */
+export interface PageBucket {
+  /** Bucket start, epoch ms, hour-aligned (UTC). */
+  readonly start: number;
+  readonly sessions: ReadonlySet<string>;
+  readonly pageViews: number;
+  readonly signals: ReadonlyMap<string, number>;
+}
+
+/** The buckets of one page, keyed by their start (epoch ms). Replaced, never mutated, once committed. */
+export interface PageWindow {
+  readonly siteId: string;
+  readonly page: string;
+  readonly buckets: ReadonlyMap<number, PageBucket>;
+}
+
+/** All page windows, by site then page. */
+export interface WindowState {
+  readonly sites: Map<string, Map<string, PageWindow>>;
+}
+
+/** New versions of the pages a batch touched; commit it to make them current, drop it to roll back. */
+export interface WindowUpdate {
+  readonly pages: readonly PageWindow[];
+}
+
+/** A (site, page) reference. */
+export interface PageRef {
+  readonly siteId: string;
+  readonly page: string;
+}
+
+/** An empty state. */
+export function createWindowState(): WindowState {
+  return { sites: new Map() };
+}
+
+interface DraftBucket {
+  start: number;
+  sessions: Set<string>;
+  pageViews: number;
+  signals: Map<string, number>;
+}
+
+interface DraftWindow {
+  siteId: string;
+  page: string;
+  buckets: Map<number, PageBucket | DraftBucket>;
+  /** Buckets already copied by this fold, safe to mutate. */
+  owned: Set<number>;
+}
+
+/** The committed window of a page, or undefined. */
+export function getPageWindow(state: WindowState, siteId: string, page: string): PageWindow | undefined {
+  return state.sites.get(siteId)?.get(page);
+}
+
+/**
+ * Folds new events into copies of the windows they touch and returns those copies; `state` is not changed.
+ * Counted: `page_view` (a view and its session) and `signal` with a type (the signal and its session). Conversions
+ * and custom events do not make a session "on the page" for scoring, so they are skipped.
+ * Events older than the window are folded too (eviction drops them): that keeps the fold independent of time.
+ */
+export function foldEvents(state: WindowState, events: readonly EngineEvent[]): WindowUpdate {
+  const drafts = new Map<string, DraftWindow>();
+  for (const e of events) {
+    const isView = e.type === 'page_view';
+    const isSignal = e.type === 'signal' && typeof e.signal === 'string' && e.signal.length > 0;
+    if (!isView && !isSignal) continue;
+    const key = `${e.siteId}\u0000${e.page}`;
+    let draft = drafts.get(key);
+    if (draft === undefined) {
+      const current = getPageWindow(state, e.siteId, e.page);
+      draft = { siteId: e.siteId, page: e.page, buckets: new Map(current?.buckets ?? []), owned: new Set() };
+      drafts.set(key, draft);
+    }
+    const start = bucketStart(e.ts, HOUR_MS);
+    let bucket = draft.buckets.get(start) as DraftBucket | undefined;
+    if (!draft.owned.has(start)) {
+      // Copy on first touch: the committed bucket may still be read by the processor until the commit.
+      bucket = {
+        start,
+        sessions: new Set(bucket?.sessions ?? []),
+        pageViews: bucket?.pageViews ?? 0,
+        signals: new Map(bucket?.signals ?? []),
+      };
+      draft.buckets.set(start, bucket);
+      draft.owned.add(start);
+    }
+    const b = bucket as DraftBucket;
+    b.sessions.add(e.sessionId);
+    if (isView) b.pageViews += 1;
+    else b.signals.set(e.signal as string, (b.signals.get(e.signal as string) ?? 0) + 1);
+  }
+  return { pages: [...drafts.values()].map((d) => ({ siteId: d.siteId, page: d.page, buckets: d.buckets })) };
+}
+
+/** Makes the windows of `update` current. */
+export function commitWindowUpdate(state: WindowState, update: WindowUpdate): void {
+  for (const w of update.pages) {
+    let pages = state.sites.get(w.siteId);
+    if (pages === undefined) {
+      pages = new Map();
+      state.sites.set(w.siteId, pages);
+    }
+    pages.set(w.page, w);
+  }
+}
+
+/** `foldEvents` then `commitWindowUpdate`, for callers with nothing to commit in between (rebuilds, tests). */
+export function applyEvents(state: WindowState, events: readonly EngineEvent[]): WindowUpdate {
+  const update = foldEvents(state, events);
+  commitWindowUpdate(state, update);
+  return update;
+}
+
+/**
+ * Drops buckets that have left the window at `now` (pages left empty are dropped too) and returns the pages that
+ * lost buckets. Reads already ignore old buckets, so eviction only frees memory; but its result is the list of
+ * pages whose stats changed because time passed with no new event: when it runs at least hourly, rescoring those
+ * pages keeps every stored score current.
+ */
+export function evictWindows(state: WindowState, now: number): PageRef[] {
+  const cutoff = pageWindowStart(now);
+  const changed: PageRef[] = [];
+  for (const [siteId, pages] of state.sites) {
+    for (const [page, w] of pages) {
+      let stale = false;
+      for (const start of w.buckets.keys()) if (start < cutoff) stale = true;
+      if (!stale) continue;
+      changed.push({ siteId, page });
+      const kept = new Map([...w.buckets].filter(([start]) => start >= cutoff));
+      if (kept.size === 0) pages.delete(page);
+      else pages.set(page, { siteId, page, buckets: kept });
+    }
+    if (pages.size === 0) state.sites.delete(siteId);
+  }
+  return changed;
+}
+
+/** The stats of one page window at `now`: the sum of its buckets from `pageWindowStart(now)` on. */
+export function readPageWindow(window: PageWindow | undefined, now: number): PageWindowStats {
+  const cutoff = pageWindowStart(now);
+  const sessions = new Set<string>();
+  const signals = new Map<string, number>();
+  let pageViews = 0;
+  if (window !== undefined) {
+    for (const b of window.buckets.values()) {
+      if (b.start < cutoff) continue;
+      for (const s of b.sessions) sessions.add(s);
+      pageViews += b.pageViews;
+      for (const [type, n] of b.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+    }
+  }
+  return { sessions: sessions.size, pageViews, signals: Object.fromEntries(signals) };
+}
+
+/** The stats of a page at `now` (all zero when the engine has nothing for it). */
+export function pageStats(state: WindowState, siteId: string, page: string, now: number): PageWindowStats {
+  return readPageWindow(getPageWindow(state, siteId, page), now);
+}
+
+/**
+ * Stats at `now` of every page of a site with activity in the window. O(pages of the site): meant for the periodic
+ * site-mean refresh and rescoring, not for every batch.
+ */
+export function siteStats(state: WindowState, siteId: string, now: number): Map<string, PageWindowStats> {
+  const out = new Map<string, PageWindowStats>();
+  for (const [page, w] of state.sites.get(siteId) ?? []) {
+    const stats = readPageWindow(w, now);
+    if (stats.sessions > 0) out.set(page, stats);
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely';
+import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
+import type { Database } from '../shared/db/database.ts';
+import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
+import type { BusConsumer } from '../shared/bus/bus.ts';
+import type { Logger } from '../shared/logger.ts';
+import { insertDeadLetter } from './store/dead-letters.store.ts';
+import { insertEvents, insertSignals, type StoredEvent } from './store/events.store.ts';
+import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
+import type { Transaction } from 'kysely';
+
+/**
+ * Derives state from newly stored events inside the batch transaction (scores, clusters). It must not change
+ * memory before the commit: it returns what to apply once the transaction committed.
+ */
+export interface FreshEventsSink {
+  write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void>;
+}
+
+export interface EventsConsumerOptions {
+  db: Kysely<Database>;
+  consumer: BusConsumer;
+  stream: string;
+  sink: FreshEventsSink;
+  batchMessages: number;
+  fetchExpiresMs: number;
+  maxDeliver: number;
+  signal: AbortSignal;
+  log: Logger;
+  onBatch?: (stats: { messages: number; events: number; fresh: number }) => void;
+}
+
+/** Stores one transaction per fetched batch: events, signals, sessions, and whatever the sink derives. */
+export async function storeBatch(db: Kysely<Database>, sink: FreshEventsSink, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
+  const { fresh, apply } = await db.transaction().execute(async (trx) => {
+    const fresh = await insertEvents(trx, batches);
+    if (fresh.length === 0) return { fresh, apply: undefined };
+    await insertSignals(trx, batches, new Set(fresh.map((e) => `${e.siteId}:${e.id}`)));
+    await upsertSessions(trx, sessionDeltas(fresh, batches));
+    return { fresh, apply: await sink.write(trx, fresh) };
+  });
+  apply?.();
+  return fresh;
+}
+
+/** Runs the pull loop of one partition until `signal` aborts. */
+export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
+  return runBatchLoop({
+    consumer: o.consumer,
+    schema: EventBatchMessageSchema,
+    batchMessages: o.batchMessages,
+    fetchExpiresMs: o.fetchExpiresMs,
+    maxDeliver: o.maxDeliver,
+    signal: o.signal,
+    log: o.log,
+    handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
+      const batches = items.map((i) => i.value);
+      const fresh = await storeBatch(o.db, o.sink, batches);
+      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
+    },
+    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).catch((err) => o.log.error({ err }, 'dead-letter insert failed')),
+  });
+}

@@ -1,0 +1,72 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../shared/db/database.ts';
+import type { Bus } from '../shared/bus/bus.ts';
+import type { Topology } from '../shared/contracts/subjects.ts';
+import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.ts';
+import type { Logger } from '../shared/logger.ts';
+import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
+import { Counter } from 'prom-client';
+import { registry } from '../shared/http/metrics.ts';
+
+const processed = new Counter({
+  name: 'friction_processor_events_total',
+  help: 'Events consumed by the processor, by outcome (stored = new, duplicate = already stored)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export interface ProcessorOptions {
+  db: Kysely<Database>;
+  bus: Bus;
+  topology: Topology;
+  partitions: readonly number[];
+  sink: FreshEventsSink;
+  batchMessages: number;
+  fetchExpiresMs: number;
+  maxDeliver: number;
+  log: Logger;
+}
+
+export interface RunningProcessor {
+  /** Stops fetching, lets in-flight batches commit and ack, then resolves. */
+  stop(): Promise<void>;
+  /** Rejects if a partition loop dies (the process should then exit and be restarted). */
+  done: Promise<void>;
+}
+
+/** Starts one pull loop per owned partition. All state of a site lives in its partition's loop. */
+export async function startProcessor(o: ProcessorOptions): Promise<RunningProcessor> {
+  await ensureStreams(o.bus, o.topology);
+  const abort = new AbortController();
+  const loops = await Promise.all(
+    o.partitions.map(async (p) => {
+      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { maxDeliver: o.maxDeliver, batchMessages: o.batchMessages });
+      // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
+      const loop = runEventsConsumer({
+        db: o.db,
+        consumer,
+        stream: o.topology.eventsStream,
+        sink: o.sink,
+        batchMessages: o.batchMessages,
+        fetchExpiresMs: o.fetchExpiresMs,
+        maxDeliver: o.maxDeliver,
+        signal: abort.signal,
+        log: o.log.child({ partition: p }),
+        onBatch: ({ events, fresh }) => {
+          processed.inc({ outcome: 'stored' }, fresh);
+          processed.inc({ outcome: 'duplicate' }, events - fresh);
+        },
+      });
+      return { loop };
+    }),
+  );
+  o.log.info({ partitions: o.partitions }, 'processor consuming');
+  const done = Promise.all(loops.map((l) => l.loop)).then(() => undefined);
+  return {
+    done,
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}

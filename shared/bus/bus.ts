@@ -1,0 +1,62 @@
+/**
+ * The stream every role talks through. Two implementations share this interface: NATS JetStream
+ * (production, durable) and an in-process bus (the embedded single-process default).
+ */
+export interface BusMessage {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  /** Stream sequence; increases with publish order. */
+  readonly seq: number;
+  /** 1 on first delivery. */
+  readonly deliveryCount: number;
+  ack(): void;
+  /** Redeliver after `delayMs`. */
+  nak(delayMs?: number): void;
+  /** Never redeliver (poison). */
+  term(reason?: string): void;
+}
+
+export interface PublishResult {
+  /** True when the stream already had a message with this id inside its duplicate window. */
+  duplicate: boolean;
+  seq: number;
+}
+
+/** Durable pull consumer handle. */
+export interface BusConsumer {
+  readonly name: string;
+  /** Up to `max` messages, waiting at most `expiresMs` for the first. */
+  fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
+  /** Messages not yet delivered plus delivered-but-unacked. */
+  pending(): Promise<{ pending: number; ackPending: number }>;
+}
+
+export interface ConsumerSpec {
+  stream: string;
+  name: string;
+  filterSubject: string;
+  maxDeliver: number;
+  ackWaitMs: number;
+  maxAckPending: number;
+}
+
+export interface StreamSpec {
+  name: string;
+  subjects: string[];
+  /** Duplicate window for Nats-Msg-Id deduplication. */
+  duplicateWindowMs: number;
+  maxAgeMs: number;
+}
+
+export interface Bus {
+  readonly kind: 'jetstream' | 'memory';
+  /** Creates streams and consumers if missing (idempotent). */
+  ensureStream(spec: StreamSpec): Promise<void>;
+  ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer>;
+  /** Resolves only once the stream has durably stored the message (or found it a duplicate). Throws UnavailableError otherwise. */
+  publish(subject: string, data: Uint8Array, msgId: string): Promise<PublishResult>;
+  /** True when the bus can accept publishes right now. */
+  healthy(): Promise<boolean>;
+  deleteStream(name: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,204 @@
+import { UnavailableError } from '../errors.ts';
+import type { Bus, BusConsumer, BusMessage, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
+import { subjectMatches } from './subject-match.ts';
+
+interface Stored {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  at: number;
+}
+
+interface Inflight {
+  msg: Stored;
+  deliveries: number;
+  /** Redeliver when now passes this (ack wait, or nak delay). */
+  dueAt: number;
+  /** Delivered and waiting for ack; false while parked by a nak. */
+  outstanding: boolean;
+}
+
+interface StreamState {
+  spec: StreamSpec;
+  /** messages[i].seq === base + i */
+  messages: Stored[];
+  base: number;
+  nextSeq: number;
+  dedup: Map<string, { seq: number; at: number }>;
+  consumers: ConsumerState[];
+}
+
+interface ConsumerState {
+  spec: ConsumerSpec;
+  /** Next stream sequence to look at for first delivery. */
+  cursor: number;
+  inflight: Map<number, Inflight>;
+}
+
+/**
+ * In-process bus for the embedded single-process default: same semantics as our JetStream use
+ * (msg-id dedup window, durable pull consumers with explicit ack, nak delay, ack-wait redelivery,
+ * max deliver). It lives in memory, so unprocessed messages do not survive a crash of the process.
+ */
+export class MemoryBus implements Bus {
+  readonly kind = 'memory' as const;
+  private readonly streams = new Map<string, StreamState>();
+  private waiters = new Set<() => void>();
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(opts: { now?: () => number } = {}) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  async ensureStream(spec: StreamSpec): Promise<void> {
+    if (!this.streams.has(spec.name)) {
+      this.streams.set(spec.name, { spec, messages: [], base: 1, nextSeq: 1, dedup: new Map(), consumers: [] });
+    }
+  }
+
+  async ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer> {
+    const stream = this.streams.get(spec.stream);
+    if (!stream) throw new Error(`stream ${spec.stream} not found`);
+    let state = stream.consumers.find((c) => c.spec.name === spec.name);
+    if (!state) {
+      state = { spec, cursor: stream.base, inflight: new Map() };
+      stream.consumers.push(state);
+    }
+    const st = state;
+    return {
+      name: spec.name,
+      fetch: (max, expiresMs) => this.fetch(stream, st, max, expiresMs),
+      pending: async () => {
+        let pending = 0;
+        for (let s = Math.max(st.cursor, stream.base); s < stream.nextSeq; s++) {
+          if (subjectMatches(st.spec.filterSubject, stream.messages[s - stream.base].subject)) pending++;
+        }
+        let ackPending = 0;
+        for (const f of st.inflight.values()) if (f.outstanding) ackPending++;
+        return { pending: pending + st.inflight.size - ackPending, ackPending };
+      },
+    };
+  }
+
+  async publish(subject: string, data: Uint8Array, msgId: string): Promise<PublishResult> {
+    if (this.closed) throw new UnavailableError('event stream closed', 5);
+    const stream = [...this.streams.values()].find((s) => s.spec.subjects.some((f) => subjectMatches(f, subject)));
+    if (!stream) throw new UnavailableError(`no stream for subject ${subject}`, 5);
+    const now = this.now();
+    this.expire(stream, now);
+    const seen = stream.dedup.get(msgId);
+    if (seen) return { duplicate: true, seq: seen.seq };
+    const seq = stream.nextSeq++;
+    stream.messages.push({ seq, subject, data, at: now });
+    stream.dedup.set(msgId, { seq, at: now });
+    this.wake();
+    return { duplicate: false, seq };
+  }
+
+  async healthy(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async deleteStream(name: string): Promise<void> {
+    this.streams.delete(name);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = new Set();
+    for (const f of w) f();
+  }
+
+  /** Drops dedup entries past the window and messages every consumer has moved past (or past max age). */
+  private expire(stream: StreamState, now: number): void {
+    for (const [id, e] of stream.dedup) {
+      if (now - e.at <= stream.spec.duplicateWindowMs) break; // Map keeps insertion order: oldest first
+      stream.dedup.delete(id);
+    }
+    if (stream.consumers.length === 0) return;
+    let keepFrom = Math.min(...stream.consumers.map((c) => c.cursor));
+    while (stream.messages.length > 0 && stream.messages[0].seq < keepFrom) {
+      stream.messages.shift();
+      stream.base++;
+    }
+    while (stream.messages.length > 0 && now - stream.messages[0].at > stream.spec.maxAgeMs) {
+      stream.messages.shift();
+      stream.base++;
+      keepFrom = stream.base;
+    }
+  }
+
+  private take(stream: StreamState, c: ConsumerState, max: number): BusMessage[] {
+    const now = this.now();
+    const out: BusMessage[] = [];
+    // Redeliveries first (nak'd and expired), oldest sequence first, like JetStream.
+    for (const [seq, f] of [...c.inflight].sort((a, b) => a[0] - b[0])) {
+      if (out.length >= max) break;
+      if (f.dueAt > now) continue;
+      if (f.deliveries >= c.spec.maxDeliver) {
+        c.inflight.delete(seq);
+        continue;
+      }
+      out.push(this.deliver(c, f.msg, f.deliveries + 1, now));
+    }
+    while (out.length < max && c.cursor < stream.nextSeq) {
+      const s = stream.messages[c.cursor - stream.base];
+      c.cursor++;
+      if (s && subjectMatches(c.spec.filterSubject, s.subject)) out.push(this.deliver(c, s, 1, now));
+    }
+    this.expire(stream, now);
+    return out;
+  }
+
+  private deliver(c: ConsumerState, msg: Stored, deliveries: number, now: number): BusMessage {
+    const f: Inflight = { msg, deliveries, dueAt: now + c.spec.ackWaitMs, outstanding: true };
+    c.inflight.set(msg.seq, f);
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled || c.inflight.get(msg.seq) !== f) return;
+      settled = true;
+      fn();
+      this.wake();
+    };
+    return {
+      subject: msg.subject,
+      data: msg.data,
+      seq: msg.seq,
+      deliveryCount: deliveries,
+      ack: () => settle(() => c.inflight.delete(msg.seq)),
+      term: () => settle(() => c.inflight.delete(msg.seq)),
+      nak: (delayMs = 0) =>
+        settle(() => {
+          f.dueAt = this.now() + delayMs;
+          f.outstanding = false;
+        }),
+    };
+  }
+
+  private async fetch(stream: StreamState, c: ConsumerState, max: number, expiresMs: number): Promise<BusMessage[]> {
+    const deadline = this.now() + expiresMs;
+    for (;;) {
+      if (this.closed) return [];
+      const got = this.take(stream, c, max);
+      if (got.length > 0) return got;
+      const left = deadline - this.now();
+      if (left <= 0) return [];
+      const nextDue = Math.min(...[...c.inflight.values()].map((f) => f.dueAt), Number.POSITIVE_INFINITY);
+      const wait = Math.max(1, Math.min(left, nextDue - this.now()));
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, wait);
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.waiters.add(done);
+      });
+    }
+  }
+}

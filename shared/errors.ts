@@ -1,0 +1,110 @@
+/**
+ * The error classes every role shares. `code` and `status` are the public contract (spec "Errors");
+ * `retriable` tells stream consumers whether to nak (retry later) or dead-letter.
+ */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly details: ErrorDetail[] | Record<string, unknown> | undefined;
+  readonly retriable: boolean;
+  /** Seconds; sent as Retry-After on 429 and 503. */
+  readonly retryAfterSec: number | undefined;
+  constructor(
+    code: string,
+    status: number,
+    message: string,
+    opts: { details?: ErrorDetail[] | Record<string, unknown>; retriable?: boolean; retryAfterSec?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.code = code;
+    this.status = status;
+    this.details = opts.details;
+    this.retriable = opts.retriable ?? false;
+    this.retryAfterSec = opts.retryAfterSec;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super('invalid_input', 400, message, { details });
+  }
+}
+export class UnauthorizedError extends AppError {
+  constructor(message = 'missing, expired or malformed credentials') {
+    super('unauthorized', 401, message);
+  }
+}
+export class ForbiddenError extends AppError {
+  constructor(message = 'credential lacks the required scope') {
+    super('forbidden', 403, message);
+  }
+}
+export class NotFoundError extends AppError {
+  constructor(message = 'not found') {
+    super('not_found', 404, message);
+  }
+}
+export class MethodNotAllowedError extends AppError {
+  constructor(message = 'method not allowed') {
+    super('method_not_allowed', 405, message);
+  }
+}
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super('conflict', 409, message);
+  }
+}
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super('payload_too_large', 413, `request body exceeds ${limitBytes} bytes`, { details: { limit_bytes: limitBytes } });
+  }
+}
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super('unsupported_media_type', 415, message);
+  }
+}
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSec: number, message = 'rate limit exceeded') {
+    super('rate_limited', 429, message, { retryAfterSec, retriable: true });
+  }
+}
+export class UnavailableError extends AppError {
+  constructor(message: string, retryAfterSec = 5, cause?: unknown) {
+    super('unavailable', 503, message, { retryAfterSec, retriable: true, cause });
+  }
+}
+export class InternalError extends AppError {
+  constructor(cause?: unknown) {
+    super('server_error', 500, 'internal server error', { cause });
+  }
+}
+
+/** Maps anything thrown to an AppError; unknown errors become a 500 that reveals nothing. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
+  if (e && typeof e.status === 'number' && e.expose) {
+    if (e.status === 413) return new PayloadTooLargeError(0);
+    if (e.status === 404) return new NotFoundError(e.message);
+    if (e.status === 405) return new MethodNotAllowedError(e.message);
+    if (e.status === 401) return new UnauthorizedError(e.message);
+    if (e.status === 403) return new ForbiddenError(e.message);
+    if (e.status >= 400 && e.status < 500) return new AppError('invalid_input', 400, e.message ?? 'bad request');
+  }
+  return new InternalError(err);
+}
+
+/** True when a failure may succeed on retry (connection loss, serialization conflict, timeouts). */
+export function isRetriable(err: unknown): boolean {
+  if (err instanceof AppError) return err.retriable;
+  const code = (err as { code?: string })?.code;
+  // Postgres: connection exceptions (08*), serialization/deadlock (40*), insufficient resources (53*), admin shutdown (57P*)
+  if (typeof code === 'string' && /^(08|40|53|57P)/.test(code)) return true;
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code ?? '');
+}

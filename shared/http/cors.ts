@@ -1,0 +1,25 @@
+import type Koa from 'koa';
+
+/**
+ * CORS for browser ingestion: any origin may post batches (the publishable key, not the origin, authorizes),
+ * and preflights are answered without touching the route. Credentials are never allowed.
+ */
+export function ingestCors(paths: string[]): Koa.Middleware {
+  return async (ctx, next) => {
+    if (!paths.includes(ctx.path)) return next();
+    const origin = ctx.get('Origin');
+    if (origin) {
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.set('Vary', 'Origin');
+    }
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'POST, GET, OPTIONS');
+      ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Content-Encoding');
+      ctx.set('Access-Control-Max-Age', '86400');
+      ctx.status = 204;
+      return;
+    }
+    ctx.set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset');
+    await next();
+  };
+}

@@ -1,0 +1,44 @@
+import type Koa from 'koa';
+import type { z } from 'zod';
+import { NotFoundError, ValidationError, toAppError, type ErrorDetail } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** The success envelope (spec "Response envelope"). */
+export const ok = <T>(data: T): { data: T; error: null } => ({ data, error: null });
+
+/** Validates `value` with `schema`; a failure is a 400 whose details name every bad field. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what = 'request'): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const details: ErrorDetail[] = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+  const first = details[0];
+  throw new ValidationError(`invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+}
+
+/** `['events', 3, 'x']` → `events[3].x` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out;
+}
+
+/**
+ * The one error path: every failure (thrown AppError, Koa http error, unmatched route, crash) leaves as
+ * `{data: null, error: {code, message, status, details?}}`, with Retry-After on 429/503.
+ */
+export function errorEnvelope(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.status >= 500 && e.status !== 503) log.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+      ctx.status = e.status;
+      if (e.retryAfterSec !== undefined) ctx.set('Retry-After', String(e.retryAfterSec));
+      const error: Record<string, unknown> = { code: e.code, message: e.status === 500 ? 'internal server error' : e.message, status: e.status };
+      if (e.details !== undefined) error.details = e.details;
+      ctx.body = { data: null, error };
+    }
+  };
+}

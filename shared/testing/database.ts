@@ -1,0 +1,46 @@
+import pg from 'pg';
+import { testServices, uniqueTestId } from './services.ts';
+
+/** Destructive helpers refuse any database whose name lacks a `test` token (PostHog's guard). */
+function assertTestName(name: string): void {
+  if (!/(^|_)test(_|$)/.test(name)) throw new Error(`refusing to touch non-test database ${name}`);
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: testServices.databaseUrl });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A fresh database cloned from the migrated template; `drop` removes it. */
+export async function createTestDatabase(label = 'file'): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `friction_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${uniqueTestId()}`;
+  assertTestName(name);
+  await admin((c) => c.query(`create database ${name} template ${testServices.templateDatabase}`));
+  return {
+    name,
+    url: withDatabase(testServices.databaseUrl, name),
+    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
+/** Recreates the template database and migrates it (run once per test run, before the workers start). */
+export async function recreateTemplate(migrate: (url: string) => Promise<void>): Promise<void> {
+  const name = testServices.templateDatabase;
+  assertTestName(name);
+  await admin(async (c) => {
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.query(`create database ${name}`);
+  });
+  await migrate(withDatabase(testServices.databaseUrl, name));
+}
