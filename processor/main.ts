@@ -29,6 +29,7 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         batchMessages: config.PROCESSOR_BATCH_MESSAGES,
         fetchExpiresMs: config.PROCESSOR_FETCH_EXPIRES_MS,
         maxDeliver: config.PROCESSOR_MAX_DELIVER,
+        ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
       });
       const timer = setInterval(() => {

@@ -24,6 +24,7 @@ export interface ProcessorOptions {
   batchMessages: number;
   fetchExpiresMs: number;
   maxDeliver: number;
+  ackWaitMs: number;
   log: Logger;
 }
 
@@ -40,7 +41,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
   const abort = new AbortController();
   const loops = await Promise.all(
     o.partitions.map(async (p) => {
-      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { maxDeliver: o.maxDeliver, batchMessages: o.batchMessages });
+      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { maxDeliver: o.maxDeliver, batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
       // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
       const loop = runEventsConsumer({
         db: o.db,

@@ -28,6 +28,8 @@ export const EnvSchema = z.object({
   PROCESSOR_BATCH_MESSAGES: int(1000, 1, 10_000),
   PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
   PROCESSOR_MAX_DELIVER: int(10, 1, 1000),
+  /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */
+  PROCESSOR_ACK_WAIT_MS: int(30_000, 1000, 600_000),
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
   INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   KEY_CACHE_TTL_MS: int(30_000, 0),

@@ -1,6 +1,7 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { canonicalSelector } from './selectors.ts';
 import { DAY_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
+import { compareStrings } from './util.ts';
 
 /**
  * Incremental issue-cluster state: signals grouped by (site, page, canonical selector, signal type), in UTC-day
@@ -261,7 +262,7 @@ export function viewCluster(cluster: Cluster | undefined, now: number): ClusterV
 export function topEvidence(sessions: ReadonlyMap<string, SessionDay>, limit: number = EVIDENCE_SESSIONS): EvidenceSession[] {
   return [...sessions]
     .map(([sessionId, s]) => ({ sessionId, signals: s.count, lastSignalAt: s.lastTs }))
-    .sort((a, b) => b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0))
+    .sort((a, b) => b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId))
     .slice(0, limit);
 }
 

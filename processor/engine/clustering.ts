@@ -3,6 +3,7 @@ import type { ClusterKey, ClusterSummary, EvidenceSession } from './cluster-stat
 import { issueText } from './issue-text.ts';
 import { round1 } from './confusion-score.ts';
 import { HOUR_MS } from './time.ts';
+import { compareStrings } from './util.ts';
 
 export * from './cluster-state.ts';
 
@@ -257,17 +258,13 @@ export function compareIssues(a: RankableIssue, b: RankableIssue): number {
     b.severity - a.severity ||
     b.affectedSessions - a.affectedSessions ||
     b.signalCount - a.signalCount ||
-    cmp(a.page, b.page) ||
-    cmp(a.selector, b.selector) ||
-    cmp(a.signalType, b.signalType)
+    compareStrings(a.page, b.page) ||
+    compareStrings(a.selector, b.selector) ||
+    compareStrings(a.signalType, b.signalType)
   );
 }
 
 /** A ranked copy of `issues` (see `compareIssues`). */
 export function rankIssues<T extends RankableIssue>(issues: readonly T[]): T[] {
   return [...issues].sort(compareIssues);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 import { signalDefinition, signalWeight } from './catalog.ts';
 import { isLater, siteClusters, pageClusters, viewCluster, type ClusterState, type ClusterView, type Latest } from './cluster-state.ts';
 import { dominantSignal, round1 } from './confusion-score.ts';
+import { compareStrings, sortedRecord } from './util.ts';
 
 /**
  * Element aggregates per page (the data behind `/query/elements` and the `elements[]` of `/query/page`): every
@@ -51,8 +52,8 @@ export function compareElements(a: ElementAggregate, b: ElementAggregate): numbe
   return (
     b.frictionScore - a.frictionScore ||
     b.signalCount - a.signalCount ||
-    (a.page < b.page ? -1 : a.page > b.page ? 1 : 0) ||
-    (a.canonicalSelector < b.canonicalSelector ? -1 : a.canonicalSelector > b.canonicalSelector ? 1 : 0)
+    compareStrings(a.page, b.page) ||
+    compareStrings(a.canonicalSelector, b.canonicalSelector)
   );
 }
 
@@ -76,8 +77,8 @@ export interface ElementParts {
 
 /** Finishes an element from its parts. */
 export function aggregateElement(p: ElementParts): ElementAggregate {
-  const affected = Object.fromEntries(p.affectedByType);
-  const signals = Object.fromEntries(p.signals);
+  const affected = sortedRecord(p.affectedByType);
+  const signals = sortedRecord(p.signals);
   const dominant = dominantSignal(affected);
   let signalCount = 0;
   for (const n of p.signals.values()) signalCount += n;

@@ -1,6 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import type { EngineEvent } from './events.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
+import { sortedRecord } from './util.ts';
 
 /**
  * The per-page window state the processor keeps in memory: hourly buckets per (site, page) holding the distinct
@@ -168,7 +169,7 @@ export function readPageWindow(window: PageWindow | undefined, now: number): Pag
       for (const [type, n] of b.signals) signals.set(type, (signals.get(type) ?? 0) + n);
     }
   }
-  return { sessions: sessions.size, pageViews, signals: Object.fromEntries(signals) };
+  return { sessions: sessions.size, pageViews, signals: sortedRecord(signals) };
 }
 
 /** The stats of a page at `now` (all zero when the engine has nothing for it). */

@@ -17,15 +17,15 @@ export function ensurePartitionConsumer(
   bus: Bus,
   t: Topology,
   partition: number,
-  opts: { maxDeliver: number; batchMessages: number },
+  opts: { maxDeliver: number; batchMessages: number; ackWaitMs: number },
 ): Promise<BusConsumer> {
   return bus.ensureConsumer({
     stream: t.eventsStream,
     name: t.partitionConsumer(partition),
     filterSubject: t.partitionFilter(partition),
     maxDeliver: opts.maxDeliver,
-    // NOTE: a batch of ~1000 messages commits in well under a second; 60 s leaves room for a slow database.
-    ackWaitMs: 60_000,
+    // NOTE: a batch of ~1000 messages commits in well under a second; the default 30 s leaves room for a slow database.
+    ackWaitMs: opts.ackWaitMs,
     maxAckPending: Math.max(opts.batchMessages * 4, 1000),
   });
 }

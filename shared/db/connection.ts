@@ -33,7 +33,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     path = join(opts.dataDir, 'db');
     mkdirSync(path, { recursive: true });
   }
-  const lite = new PGlite(path === 'memory://' ? undefined : path, { extensions: { timescaledb } });
+  const lite = new PGlite(path, { extensions: { timescaledb } });
   await lite.waitReady;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite as unknown as PGliteLike) }) });
   return { db, kind: 'pglite', close: () => db.destroy() };

@@ -35,6 +35,9 @@ export const MAX_ERROR_STATES_PER_ACTION = 5;
 /** Filled fields that must be found empty again before the next input counts as a restart. */
 export const FORM_RESTART_MIN_CLEARED = 2;
 
+/** After an SPA route change, how long the router gets to remove the old route's forms. */
+export const FORM_ROUTE_SETTLE_MS = 1000;
+
 // --- navigation_loop ---
 /** Two full cycles must fit in this time (4 page views for A→B→A→B, i.e. ≤ 15 s a page). */
 export const NAV_LOOP_WINDOW_MS = 60_000;

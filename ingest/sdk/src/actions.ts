@@ -1,0 +1,13 @@
+/** The user's latest actions, shared by the detectors that ask "did this follow something the user did?". */
+export const actions = {
+  /** Bumped on every trusted press and Enter/Space: error states are counted once per action. */
+  seq: 0,
+  /** When that action happened (clock.now()). */
+  at: -Infinity,
+  /** The last trusted click and the element it meant, for attributing an exception to it. */
+  click: null as { el: Element; t: number } | null,
+  /** The last submit attempt (click on a submit control, Enter in a form field): native validation follows it. */
+  submitAt: -Infinity,
+  /** The last press that continued a double/triple click. */
+  multiAt: -Infinity,
+};

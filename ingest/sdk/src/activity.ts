@@ -1,0 +1,92 @@
+import { MULTI_CLICK_SELECTION_MS } from './constants.ts';
+import { now } from './clock.ts';
+import { guard } from './guard.ts';
+import { on } from './dom-events.ts';
+
+/** Kinds of page response a dead-click candidate can receive. */
+export type ActivityKind = 'dom' | 'nav' | 'open' | 'net' | 'scroll' | 'select' | 'focus' | 'input' | 'anim' | 'toggle';
+
+export interface ActivityHooks {
+  activity(kind: ActivityKind, target: EventTarget | null): void;
+  /** Only asked for when wanted(): the observer then costs nothing on idle pages that mutate a lot. */
+  mutations(records: MutationRecord[]): void;
+  wanted(): boolean;
+  /** The URL may have changed (history API, popstate, hashchange); returns whether the page did. */
+  route(): boolean;
+  /** When the last press was part of a double/triple click, whose text selection is the user's own. */
+  multiClickAt(): number;
+}
+
+/** Replaces obj[name] with a function that also calls `hook` (before, or after a successful call). */
+function wrap(obj: object, name: string, hook: () => void, after = false): void {
+  const o = obj as Record<string, unknown>;
+  const orig = o[name];
+  if (typeof orig !== 'function') return;
+  const safe = guard(hook);
+  o[name] = function (this: unknown, ...args: unknown[]): unknown {
+    if (!after) safe();
+    // The host's own errors must reach the host unchanged, so the original call is not guarded.
+    const r = (orig as (...a: unknown[]) => unknown).apply(this, args);
+    if (after) safe();
+    return r;
+  };
+}
+
+/** A trusted click on a link that leaves this document (not a fragment, not javascript:). */
+function leavesDocument(e: MouseEvent): boolean {
+  const a = e.target instanceof Element ? e.target.closest('a[href]') : null;
+  if (!(a instanceof HTMLAnchorElement)) return false;
+  const raw = a.getAttribute('href') || '';
+  if (raw[0] === '#' || /^javascript:/i.test(raw)) return false;
+  return !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
+}
+
+/**
+ * Watches everything that counts as the page responding: DOM mutations, navigation (history API,
+ * popstate, hashchange, leaving links, unprevented submits, the Navigation API), window.open,
+ * fetch/XHR, scroll, a new text selection, focus moving, input/change, toggles, CSS transitions and
+ * animations starting.
+ */
+export function watchActivity(h: ActivityHooks): void {
+  const fire = (kind: ActivityKind, target: EventTarget | null = null): void => h.activity(kind, target);
+  new MutationObserver(guard((records: MutationRecord[]) => h.wanted() && h.mutations(records))).observe(document, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    characterData: true,
+  });
+  wrap(window, 'fetch', () => fire('net'));
+  wrap(XMLHttpRequest.prototype, 'send', () => fire('net'));
+  wrap(window, 'open', () => fire('open'));
+  const onHistory = (): void => {
+    if (h.route()) fire('nav');
+  };
+  wrap(history, 'pushState', onHistory, true);
+  wrap(history, 'replaceState', onHistory, true);
+  on(window, 'popstate', onHistory, false);
+  on(window, 'hashchange', () => {
+    // `href="#"` lands on an empty fragment: that is the classic dead link, not a response.
+    if (location.hash.length > 1) fire('nav');
+    h.route();
+  }, false);
+  on<MouseEvent>(window, 'click', (e) => !e.defaultPrevented && leavesDocument(e) && fire('nav'), false);
+  on(window, 'submit', (e) => e.defaultPrevented || fire('nav'), false);
+  const nav = (window as unknown as { navigation?: EventTarget }).navigation;
+  if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'), false);
+
+  const kinds: [string, ActivityKind][] = [
+    ['scroll', 'scroll'],
+    ['focusin', 'focus'],
+    ['input', 'input'],
+    ['change', 'input'],
+    ['toggle', 'toggle'],
+    ['transitionstart', 'anim'],
+    ['animationstart', 'anim'],
+    ['invalid', 'input'],
+  ];
+  for (const [type, kind] of kinds) on(document, type, (e) => fire(kind, e.target));
+  on(document, 'selectionchange', () => {
+    const s = getSelection();
+    if (s && !s.isCollapsed && now() - h.multiClickAt() > MULTI_CLICK_SELECTION_MS) fire('select');
+  });
+}

@@ -1,0 +1,67 @@
+import { coordsFor, type Point } from './coords.ts';
+import { uuid } from './ids.ts';
+import { labelFor } from './label.ts';
+import { cleanMeta } from './meta.ts';
+import { selectorFor } from './selector.ts';
+import { touch } from './session.ts';
+import type { Transport } from './transport.ts';
+import type { Meta, WireEvent } from './types.ts';
+
+/** Process-wide SDK state: set once by init(), read by every detector. */
+export const state = {
+  transport: null as Transport | null,
+  /** The current page (see pagePath); events carry the page they happened on. */
+  page: '',
+  ignore: [] as string[],
+  /** From identify(): goes into every batch's context.anonymous_id. */
+  anon: undefined as string | undefined,
+};
+
+export type Draft = Omit<WireEvent, 'id' | 'ts' | 'page'>;
+
+/** Elements the site opted out: `data-friction-ignore` on it or an ancestor, or an `ignore` selector. */
+export function ignored(el: Element): boolean {
+  if (el.closest('[data-friction-ignore]')) return true;
+  for (const s of state.ignore) if (el.closest(s)) return true;
+  return false;
+}
+
+/** Stamps an event (uuid for dedup, time, page) and queues it under the current session. */
+export function emit(d: Draft, page = state.page): void {
+  const t = state.transport;
+  if (!t) return;
+  t.push(touch().i, { id: uuid(), ts: Date.now(), page, ...d });
+}
+
+/** An element's identity in a signal: selector, label and, given a pointer position, coordinates. */
+export type Identity = Pick<WireEvent, 'selector' | 'label' | 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>;
+
+export function describe(el: Element, point?: Point): Identity {
+  const d: Identity = point ? coordsFor(el, point) : {};
+  const sel = selectorFor(el);
+  const label = labelFor(el);
+  if (sel) d.selector = sel;
+  if (label) d.label = label;
+  return d;
+}
+
+/** What a detector knows about a signal; the element's identity is derived here unless given. */
+export interface SignalInit {
+  el?: Element | null;
+  /** Where the pointer was, for heatmap coordinates relative to `el`. */
+  point?: Point;
+  meta?: Meta;
+  /** Precomputed identity, when the element may have changed or gone by the time the signal is emitted. */
+  known?: Identity;
+  /** The page it happened on, when that is no longer the current one. */
+  page?: string;
+}
+
+export function signal(name: string, init: SignalInit = {}): void {
+  const { el } = init;
+  if (el && ignored(el)) return;
+  const d: Draft = { type: 'signal', signal: name, ...(init.known || (el ? describe(el, init.point) : {})) };
+  const meta = cleanMeta(init.meta);
+  if (meta) d.meta = meta;
+  emit(d, init.page);
+}

@@ -1,0 +1,66 @@
+import type { ActivityKind } from '../activity.ts';
+import { now } from '../clock.ts';
+import { DEAD_WINDOW_MS } from '../constants.ts';
+import { pointOf, type Point } from '../coords.ts';
+import { signal } from '../core.ts';
+import { guard } from '../guard.ts';
+import { deadExcluded, disabledFor } from '../interactive.ts';
+
+interface Candidate {
+  el: Element;
+  t: number;
+  clicks: number;
+  point: Point;
+}
+
+let pending: Candidate[] = [];
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+export const deadPending = (): number => pending.length;
+
+function arm(): void {
+  if (timer !== undefined || !pending.length) return;
+  timer = setTimeout(guard(check), Math.max(0, pending[0].t + DEAD_WINDOW_MS - now()) + 1);
+}
+
+function check(): void {
+  timer = undefined;
+  const t = now();
+  while (pending.length && pending[0].t + DEAD_WINDOW_MS <= t) {
+    const c = pending.shift()!;
+    signal('dead_click', { el: c.el, point: c.point, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
+  }
+  arm();
+}
+
+/**
+ * A click on something interactive opens a candidate; any page response within DEAD_WINDOW_MS
+ * closes it. More clicks on the same element while it is open are counted on it, so a rage burst
+ * on a dead button gives one dead_click, not one per click.
+ */
+export function deadClick(e: MouseEvent, target: Element, el: Element | null): void {
+  if (!el || disabledFor(el) || deadExcluded(el, target, e)) return;
+  const same = pending.find((c) => c.el === el);
+  if (same) {
+    same.clicks++;
+    return;
+  }
+  pending.push({ el, t: now(), clicks: 1, point: pointOf(e) });
+  arm();
+}
+
+/**
+ * The page responded. Focus and CSS animation count only when they are not on the clicked element
+ * itself: browsers focus a clicked button, and press effects animate it, without the page doing anything.
+ */
+export function deadActivity(kind: ActivityKind, target: EventTarget | null): void {
+  if (!pending.length) return;
+  pending = pending.filter(
+    (c) => (kind === 'focus' || kind === 'anim') && target instanceof Node && (c.el.contains(target) || target.contains(c.el)),
+  );
+}
+
+/** The page is going away: whatever was pending may have been answered by the next page. */
+export function deadReset(): void {
+  pending = [];
+}

@@ -1,0 +1,104 @@
+import { actions } from '../actions.ts';
+import { now } from '../clock.ts';
+import {
+  ERROR_ACTION_WINDOW_MS,
+  ERROR_CLICK_ATTRIBUTION_MS,
+  MAX_ERROR_STATES_PER_ACTION,
+  MAX_ERRORS_PER_PAGE,
+  MAX_MESSAGE_CHARS,
+} from '../constants.ts';
+import { ignored, signal } from '../core.ts';
+import { elementOf, on } from '../dom-events.ts';
+import { textOf } from '../label.ts';
+
+let perPage = 0;
+const messages = new Set<string>();
+let action = -1;
+let shown = new Set<Element>();
+let validationShown = false;
+
+const ALERT = '[role=alert]';
+/** Alerts that announce success or information are not errors, even though they use role=alert. */
+const NOT_ERROR = /success|info|notice|saved|confirm/i;
+
+export const errorsWatching = (): boolean => now() - actions.at <= ERROR_ACTION_WINDOW_MS;
+
+/** Uncaught exceptions and rejections: once per distinct message per page, tied to a click just before. */
+function uncaught(kind: string, message: string, source?: string): void {
+  const key = kind + message;
+  if (perPage >= MAX_ERRORS_PER_PAGE || messages.has(key)) return;
+  messages.add(key);
+  perPage++;
+  const c = actions.click;
+  const el = c && now() - c.t <= ERROR_CLICK_ATTRIBUTION_MS && c.el.isConnected ? c.el : null;
+  const meta: Record<string, string> = { kind, message: message.slice(0, MAX_MESSAGE_CHARS) };
+  if (source) meta.source = source;
+  signal('error_encounter', { el, meta });
+}
+
+/** An error state shown in answer to the current user action, once per element per action. */
+function shownState(el: Element, kind: string): void {
+  if (action !== actions.seq) {
+    action = actions.seq;
+    shown = new Set();
+    validationShown = false;
+  }
+  if (shown.has(el) || shown.size >= MAX_ERROR_STATES_PER_ACTION || perPage >= MAX_ERRORS_PER_PAGE || ignored(el)) return;
+  shown.add(el);
+  perPage++;
+  signal('error_encounter', { el, meta: { kind } });
+}
+
+function alertShown(el: Element): void {
+  if (NOT_ERROR.test(`${el.getAttribute('class') || ''} ${el.getAttribute('data-variant') || ''} ${el.getAttribute('data-type') || ''}`)) return;
+  // Rendered (not display:none) and saying something: an empty live region waiting for text is not an error yet.
+  if (el.getClientRects().length && textOf(el)) shownState(el, 'alert');
+}
+
+/**
+ * Error states appearing within ERROR_ACTION_WINDOW_MS of a user action: an element with
+ * role=alert added, revealed or given text, and a field getting aria-invalid="true".
+ */
+export function errorMutations(records: MutationRecord[]): void {
+  if (!errorsWatching()) return;
+  for (const r of records) {
+    const t = elementOf(r.target);
+    if (!t) continue;
+    if (r.type === 'attributes') {
+      if (r.attributeName === 'aria-invalid') {
+        if (t.getAttribute('aria-invalid') === 'true') shownState(t, 'invalid');
+      } else if (t.matches(ALERT)) alertShown(t);
+      else if (/^(class|style|hidden)$/.test(r.attributeName || '')) t.querySelectorAll(ALERT).forEach(alertShown);
+      continue;
+    }
+    const inAlert = t.closest(ALERT);
+    if (inAlert) alertShown(inAlert);
+    for (const n of Array.from(r.addedNodes)) {
+      if (!(n instanceof Element)) continue;
+      if (n.matches(ALERT)) alertShown(n);
+      else n.querySelectorAll(ALERT).forEach(alertShown);
+      n.querySelectorAll('[aria-invalid=true]').forEach((f) => shownState(f, 'invalid'));
+    }
+  }
+}
+
+export function watchErrors(): void {
+  on<ErrorEvent>(window, 'error', (e) => {
+    // Resource load failures do not bubble to window; what arrives here is a script error.
+    const src = e.filename ? `${e.filename.split(/[?#]/)[0].split('/').pop()}:${e.lineno}` : undefined;
+    uncaught('exception', String(e.message || (e.error && e.error.message) || 'error'), src);
+  }, false);
+  on<PromiseRejectionEvent>(window, 'unhandledrejection', (e) => {
+    const r: unknown = e.reason;
+    uncaught('rejection', r instanceof Error ? r.message : typeof r === 'string' ? r : 'unhandled rejection');
+  }, false);
+  // The browser's validation bubble, shown for the first invalid field of a submit attempt. `invalid`
+  // also fires for scripted checkValidity() calls, which show nothing, hence the submit-attempt test.
+  on(document, 'invalid', (e) => {
+    if (now() - actions.submitAt > ERROR_CLICK_ATTRIBUTION_MS || (action === actions.seq && validationShown)) return;
+    const el = elementOf(e.target);
+    if (!el) return;
+    shownState(el, 'validation');
+    validationShown = true;
+  });
+}

@@ -1,0 +1,114 @@
+import { actions } from '../actions.ts';
+import { now } from '../clock.ts';
+import { ERROR_CLICK_ATTRIBUTION_MS, FORM_RESTART_MIN_CLEARED } from '../constants.ts';
+import { describe, signal, state, type Identity } from '../core.ts';
+import { on } from '../dom-events.ts';
+
+type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
+
+interface FormState {
+  /** Fields the user filled; kept when emptied again, since "filled then found empty" is what a restart is. */
+  filled: Set<Field>;
+  lastField: string;
+  submitted: boolean;
+  restart: { how: string; cleared: number } | null;
+  done: boolean;
+  /** Taken when the form starts: an SPA may have removed it, and changed the route, by the time it is abandoned. */
+  known: Identity;
+  page: string;
+}
+
+const forms = new Map<Element, FormState>();
+let lastFormClick: { form: Element; t: number } | null = null;
+
+/** Fields whose emptiness we can judge; toggles, files and hidden inputs are not "filled in". */
+function fieldOf(t: EventTarget | null): Field | null {
+  if (t instanceof HTMLInputElement) return /^(hidden|button|submit|reset|image|checkbox|radio|file|range|color)$/.test(t.type) ? null : t;
+  return t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement ? t : null;
+}
+
+const formOf = (f: Element): Element | null => (f as Field).form || f.closest('form,[role=form]');
+/** Only emptiness is read; a value never leaves the page. */
+const isEmpty = (f: Field): boolean => !f.isConnected || f.value === '';
+const isSearch = (form: Element, f: Field): boolean => f.type === 'search' || !!form.closest('[role=search]');
+
+/** Filled fields found empty again (by the user, a script or a re-render): enough of them arm a restart. */
+function checkRestart(st: FormState): void {
+  const cleared = Array.from(st.filled).filter(isEmpty);
+  if (cleared.length < FORM_RESTART_MIN_CLEARED) return;
+  st.restart = { how: 'cleared', cleared: cleared.length };
+  for (const f of cleared) st.filled.delete(f);
+}
+
+function onInput(e: Event): void {
+  const f = fieldOf(e.target);
+  const form = f && formOf(f);
+  if (!e.isTrusted || !f || !form || isSearch(form, f)) return;
+  let st = forms.get(form);
+  if (!st) {
+    if (isEmpty(f)) return;
+    st = { filled: new Set(), lastField: '', submitted: false, restart: null, done: false, known: describe(form), page: state.page };
+    forms.set(form, st);
+  }
+  checkRestart(st);
+  if (isEmpty(f)) return;
+  st.filled.add(f);
+  st.lastField = (f.name || f.id || f.type).slice(0, 64);
+  if (st.restart) {
+    // Filled again after being cleared or reset: the user is starting over.
+    signal('form_restart', { el: form, known: st.known, meta: st.restart });
+    st.restart = null;
+    st.submitted = false;
+  }
+}
+
+/**
+ * form_abandon: a started form (a field filled by the user) that was not submitted when the page
+ * is left, or, on an SPA route change, when the form is gone from the page.
+ */
+export function formsLeave(onlyRemoved: boolean): void {
+  for (const [form, st] of forms) {
+    if (st.submitted || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) continue;
+    st.done = true;
+    signal('form_abandon', { el: form, known: st.known, page: st.page, meta: { fields: st.filled.size, last_field: st.lastField } });
+  }
+}
+
+/** A click inside a started form, remembered so a request right after it counts as the form being sent. */
+export function formsClick(target: Element): void {
+  const form = target.closest('form,[role=form]');
+  if (form && forms.has(form)) lastFormClick = { form, t: now() };
+  const submit = target.closest('button,input');
+  if (submit && (submit as HTMLButtonElement).type === 'submit') actions.submitAt = now();
+}
+
+/** SPA forms often send with fetch from a plain button; a request right after a click in the form is a submit. */
+export function formsNetwork(): void {
+  const c = lastFormClick;
+  const st = c && now() - c.t <= ERROR_CLICK_ATTRIBUTION_MS ? forms.get(c.form) : undefined;
+  if (st) st.submitted = true;
+}
+
+export function watchForms(): void {
+  on(document, 'input', onInput);
+  on(document, 'change', onInput);
+  on(document, 'focusin', (e) => {
+    const f = fieldOf(e.target);
+    const st = f && forms.get(formOf(f) as Element);
+    if (st) checkRestart(st);
+  });
+  on(document, 'submit', (e) => {
+    const st = forms.get(e.target as Element);
+    if (st) st.submitted = true;
+  });
+  // `reset` fires before the fields are reset, so every filled field counts as cleared.
+  on(document, 'reset', (e) => {
+    const st = forms.get(e.target as Element);
+    if (!st || !st.filled.size) return;
+    st.restart = { how: 'reset', cleared: st.filled.size };
+    st.filled.clear();
+  });
+  on<KeyboardEvent>(document, 'keydown', (e) => {
+    if (e.key === 'Enter' && fieldOf(e.target) instanceof HTMLInputElement) actions.submitAt = now();
+  });
+}

@@ -1,0 +1,72 @@
+import { FORM_ROUTE_SETTLE_MS } from '../constants.ts';
+import { pagePath } from '../context.ts';
+import { emit, signal, state } from '../core.ts';
+import { guard } from '../guard.ts';
+import { findLoop } from '../loop.ts';
+import { pushPage, update } from '../session.ts';
+import type { ConversionRule } from '../types.ts';
+import { formsLeave } from './forms.ts';
+
+let rules: ConversionRule[] = [];
+
+const pageMatches = (pattern: string, path: string): boolean =>
+  pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
+
+function conversion(rule: ConversionRule, extra: { selector?: string; label?: string } = {}): void {
+  const d: Parameters<typeof emit>[0] = { type: 'conversion', name: (rule.name || 'conversion').slice(0, 128), ...extra };
+  if (typeof rule.value === 'number' && rule.value >= 0 && Number.isFinite(rule.value)) d.value = rule.value;
+  emit(d);
+}
+
+function pageView(spa: boolean, reload: boolean): void {
+  emit(spa ? { type: 'page_view', meta: { spa: true } } : { type: 'page_view' });
+  const t = Date.now();
+  const loop = findLoop(pushPage(state.page, t).h, t);
+  if (loop) {
+    signal('navigation_loop', { meta: { cycle: loop.cycle, ms: loop.ms } });
+    // Start over, so the next view does not report the same loop again.
+    update((s) => {
+      s.h = s.h.slice(-1);
+    });
+  }
+  // A reload of a thank-you page is not a second purchase.
+  if (!reload) for (const r of rules) if (r.page && pageMatches(r.page, state.page)) conversion(r);
+}
+
+export function startNavigation(conversions: ConversionRule[]): void {
+  rules = conversions.filter((r) => r && (typeof r.page === 'string' || typeof r.selector === 'string'));
+  state.page = pagePath();
+  const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+  pageView(false, !!nav && nav.type === 'reload');
+}
+
+/** Back/forward restored this document from the back-forward cache: a page view without a new load. */
+export function pageRestored(): void {
+  state.page = pagePath();
+  pageView(false, false);
+}
+
+/** The URL changed inside the document; a new path (or hash route) is a page view. */
+export function routeChanged(): boolean {
+  const p = pagePath();
+  if (p === state.page) return false;
+  state.page = p;
+  pageView(true, false);
+  // Routers render the new route after changing the URL; judge the old route's forms once it has.
+  setTimeout(guard(() => formsLeave(true)), FORM_ROUTE_SETTLE_MS);
+  return true;
+}
+
+/** Clicks (and submits) on an element matching a conversion rule's selector. */
+export function conversionTarget(target: Element): void {
+  for (const r of rules) {
+    if (!r.selector) continue;
+    let el: Element | null = null;
+    try {
+      el = target.closest(r.selector);
+    } catch {
+      // An invalid selector in config must not stop the other rules.
+    }
+    if (el) conversion(r, { selector: r.selector.slice(0, 512) });
+  }
+}

@@ -1,0 +1,82 @@
+import { MAX_SELECTOR_CHARS } from './constants.ts';
+
+/**
+ * Ids that frameworks generate per render (React useId `:r1:`/`«r1»`, Radix, Headless UI, Ember,
+ * MUI, uuids) change between page loads, so a selector built on them would split one broken
+ * element into many issues.
+ */
+const GENERATED_ID = /[:«»]|^\d|^(ember|mui-|radix-|headlessui-|react-|rc-|__)|[0-9a-f]{8}-[0-9a-f]{4}|\d{6,}/i;
+const TEST_ATTRS = ['data-testid', 'data-test-id', 'data-test', 'data-cy'];
+
+const quote = (v: string): string => `"${v.replace(/["\\]/g, '\\$&').replace(/\n/g, '\\a ')}"`;
+
+function unique(sel: string, el: Element): boolean {
+  try {
+    const all = document.querySelectorAll(sel);
+    return all.length === 1 && all[0] === el;
+  } catch {
+    return false;
+  }
+}
+
+/** A selector that names the element by itself, if it has a stable identity (id, test id, aria-label). */
+function ownSelector(el: Element): string | null {
+  const id = el.id;
+  if (id && !GENERATED_ID.test(id)) {
+    const s = `#${CSS.escape(id)}`;
+    if (unique(s, el)) return s;
+  }
+  for (const a of TEST_ATTRS) {
+    const v = el.getAttribute(a);
+    if (v) {
+      const s = `[${a}=${quote(v)}]`;
+      if (unique(s, el)) return s;
+    }
+  }
+  const aria = el.getAttribute('aria-label');
+  if (aria) {
+    const s = `${el.localName}[aria-label=${quote(aria)}]`;
+    if (unique(s, el)) return s;
+  }
+  return null;
+}
+
+function segment(el: Element): string {
+  const tag = CSS.escape(el.localName);
+  const p = el.parentElement;
+  if (!p) return tag;
+  let n = 0;
+  let i = 0;
+  for (const sib of Array.from(p.children)) {
+    if (sib.localName === el.localName) {
+      n++;
+      if (sib === el) i = n;
+    }
+  }
+  return n > 1 ? `${tag}:nth-of-type(${i})` : tag;
+}
+
+/**
+ * A stable CSS selector for an element: its id, test id or aria-label when those are unique, else
+ * the shortest unique `>` path, anchored at the nearest ancestor with a stable identity. Classes are
+ * never used: CSS modules and utility frameworks make them change between builds.
+ */
+export function selectorFor(el: Element): string | undefined {
+  const own = ownSelector(el);
+  if (own) return own;
+  let path = '';
+  let cur: Element | null = el;
+  for (let depth = 0; cur && depth < 12; depth++) {
+    if (depth > 0) {
+      const anchor = ownSelector(cur);
+      if (anchor) {
+        path = `${anchor} > ${path}`;
+        break;
+      }
+    }
+    path = path ? `${segment(cur)} > ${path}` : segment(cur);
+    if (cur.localName === 'html' || unique(path, el)) break;
+    cur = cur.parentElement;
+  }
+  return path.length <= MAX_SELECTOR_CHARS && unique(path, el) ? path : undefined;
+}

@@ -1,0 +1,64 @@
+import { NAV_HISTORY_MAX, SESSION_IDLE_MS } from './constants.ts';
+import { uuid } from './ids.ts';
+
+/** What the SDK keeps per tab (sessionStorage), with short keys because it is rewritten on every event. */
+export interface SessionState {
+  /** session id */
+  i: string;
+  /** last activity, epoch ms */
+  l: number;
+  /** recent page views [path, epoch ms], for navigation_loop across full page loads */
+  h: [string, number][];
+  /** anonymous id from identify() */
+  a?: string;
+}
+
+const KEY = 'friction.session';
+let mem: SessionState | null = null;
+
+function load(): SessionState | null {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(KEY) || 'null') as SessionState | null;
+    return s && typeof s.i === 'string' && typeof s.l === 'number' && Array.isArray(s.h) ? s : null;
+  } catch {
+    // Storage disabled (privacy mode, sandboxed iframe) or tampered with: keep the session in memory.
+    return null;
+  }
+}
+
+function save(s: SessionState): void {
+  mem = s;
+  try {
+    sessionStorage.setItem(KEY, JSON.stringify(s));
+  } catch {
+    // Quota or storage disabled: the in-memory copy still serves this page.
+  }
+}
+
+/**
+ * The current session, renewed after 30 minutes without events; every call counts as activity.
+ * The anonymous id outlives a session renewal: it identifies the visitor, not the visit.
+ */
+export function touch(t = Date.now()): SessionState {
+  let s = mem || load();
+  if (!s || t - s.l > SESSION_IDLE_MS) s = { i: uuid(), l: t, h: [], a: s ? s.a : undefined };
+  s.l = t;
+  save(s);
+  return s;
+}
+
+/** Records a page view for loop detection. A reload (same path again) is not a new step. */
+export function pushPage(path: string, t = Date.now()): SessionState {
+  const s = touch(t);
+  const last = s.h[s.h.length - 1];
+  if (!last || last[0] !== path) s.h.push([path, t]);
+  s.h = s.h.slice(-NAV_HISTORY_MAX);
+  save(s);
+  return s;
+}
+
+export function update(fn: (s: SessionState) => void): void {
+  const s = touch();
+  fn(s);
+  save(s);
+}

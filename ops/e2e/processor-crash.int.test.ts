@@ -1,0 +1,75 @@
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { sql } from 'kysely';
+import { startTestStack } from '../testing/stack.ts';
+import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+
+/** The processor as its own OS process, so the test can SIGKILL it mid-stream. */
+function spawnProcessor(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PROCESSOR_BATCH_MESSAGES: '50' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+const kill = (p: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    p.once('exit', () => resolve());
+    p.kill('SIGKILL');
+  });
+
+test('the processor SIGKILLed mid-stream several times and restarted stores exactly what was accepted', async (t) => {
+  const stack = await startTestStack({ processor: false });
+  const env = {
+    DATABASE_URL: stack.databaseUrl!,
+    NATS_URL: stack.config.NATS_URL!,
+    STREAM_PREFIX: stack.config.STREAM_PREFIX,
+    EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS),
+    // What a killed processor had fetched comes back after the ack wait: keep the test short.
+    PROCESSOR_ACK_WAIT_MS: '3000',
+  };
+  let proc = spawnProcessor(env);
+  t.teardown(async () => {
+    await kill(proc);
+    await stack.stop();
+  });
+  const db = stack.infra.database.db;
+  const stored = async () =>
+    (await sql<{ n: number; d: number }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${stack.tenant.siteId}`.execute(db)).rows[0];
+
+  let accepted = 0;
+  let sending = true;
+  const sender = (async () => {
+    let i = 0;
+    while (sending) {
+      const batches = Array.from({ length: 10 }, () => sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }));
+      const results = await Promise.all(batches.map((b) => postJson(`${stack.baseUrl}/v1/ingest`, b, { authorization: `Bearer ${stack.tenant.publishableKey}` })));
+      for (const r of results) {
+        t.is(r.status, 202);
+        accepted += r.body.data.accepted;
+      }
+    }
+  })();
+
+  for (let round = 0; round < 4; round++) {
+    // Let it get some work done, then kill it while batches are in flight.
+    await eventually(async () => (await stored()).n > accepted * 0.3 && accepted > 0, 20_000, 50);
+    await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
+    await kill(proc);
+    proc = spawnProcessor(env);
+  }
+  sending = false;
+  await sender;
+
+  const final = await eventually(async () => {
+    const s = await stored();
+    return s.n === accepted ? s : undefined;
+  }, 60_000, 200);
+  t.is(final.n, accepted, 'stored = accepted');
+  t.is(final.d, final.n, 'no event stored twice');
+  const sessions = await sql<{ total: number }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(db);
+  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+  const pages = await sql<{ n: number }>`select count(distinct page)::int as n from page_scores where site_id = ${stack.tenant.siteId}`.execute(db);
+  t.is(pages.rows[0].n, 7);
+});
