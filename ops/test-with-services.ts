@@ -58,16 +58,23 @@ const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', .
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-let tail = '';
+let partial = '';
+// ava's reporter prints one line per test: ✔ passed, ✘ [fail] failed, - skipped. Count them as they stream by.
+const count = (line: string) => {
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+  if (/^\s*✔/.test(plain)) passed++;
+  else if (/^\s*✘ \[fail\]/.test(plain)) failed++;
+  else if (/^\s*- \[skip\]/.test(plain)) skipped++;
+};
 child.stdout.on('data', (chunk: Buffer) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
+  const lines = (partial + chunk.toString()).split('\n');
+  partial = lines.pop() ?? '';
+  lines.forEach(count);
 });
 const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-const plain = tail.replace(/\x1b\[[0-9;]*m/g, '');
-passed = Number(/(\d+) tests? passed/.exec(plain)?.[1] ?? 0);
-failed = Number(/(\d+) tests? failed/.exec(plain)?.[1] ?? 0) + Number(/(\d+) uncaught exceptions?/.exec(plain)?.[1] ?? 0);
-skipped = Number(/(\d+) tests? skipped/.exec(plain)?.[1] ?? 0);
+count(partial);
+// A crash, timeout or uncaught exception fails the run even when every reported test passed.
 if (code !== 0 && failed === 0) failed = 1;
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(code);

@@ -60,8 +60,8 @@ test('closed and ignored issues are not merged', (t) => {
 });
 
 test(`an issue with no signal for ${RESOLVE_AFTER_DAYS} days is resolved, not before`, (t) => {
-  const quiet = issue({ id: 'iss_q', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS, windowAffectedSessions: 0 });
-  const almost = issue({ id: 'iss_r', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS + 1, windowAffectedSessions: 0 });
+  const quiet = issue({ id: 'iss_q', selector: '#q', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS, windowAffectedSessions: 0 });
+  const almost = issue({ id: 'iss_r', selector: '#r', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS + 1, windowAffectedSessions: 0 });
   const actions = planTriage([quiet, almost], T0);
   t.deepEqual(actions.map((a) => [a.kind, a.issueId]), [['resolve', 'iss_q']]);
   t.is(actions[0]?.changes.status, 'resolved');
@@ -71,9 +71,9 @@ test(`an issue with no signal for ${RESOLVE_AFTER_DAYS} days is resolved, not be
 test('an issue that never had a signal is judged from its creation; in_progress is left to its owner', (t) => {
   const actions = planTriage(
     [
-      issue({ id: 'iss_never', lastSignalAt: null, createdAt: T0 - 8 * DAY_MS, windowAffectedSessions: 0 }),
-      issue({ id: 'iss_owned', status: 'in_progress', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
-      issue({ id: 'iss_regressed', status: 'regressed', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
+      issue({ id: 'iss_never', selector: '#n', lastSignalAt: null, createdAt: T0 - 8 * DAY_MS, windowAffectedSessions: 0 }),
+      issue({ id: 'iss_owned', selector: '#o', status: 'in_progress', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
+      issue({ id: 'iss_regressed', selector: '#g', status: 'regressed', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
     ],
     T0,
   );
@@ -83,25 +83,29 @@ test('an issue that never had a signal is judged from its creation; in_progress 
 test('a merged group is quiet only if every member is', (t) => {
   const actions = planTriage(
     [
-      issue({ id: 'iss_old', selector: 'li:nth-child(1)', createdAt: T0 - 30 * DAY_MS, lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
+      // Its context comes from the cluster, which spans every variant: it sees the recent sessions too.
+      issue({ id: 'iss_old', selector: 'li:nth-child(1)', createdAt: T0 - 30 * DAY_MS, lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 10 }),
       issue({ id: 'iss_new', selector: 'li:nth-child(2)', createdAt: T0 - DAY_MS, lastSignalAt: T0 - HOUR_MS }),
     ],
     T0,
   );
-  t.deepEqual(actions.map((a) => a.kind), ['merge', 'refresh'], 'the survivor is refreshed (its severity now counts the recent signal), not resolved');
-  t.is(actions[1]?.issueId, 'iss_old');
-  t.is(actions[1]?.changes.status, undefined);
+  t.deepEqual(actions.map((a) => [a.kind, a.issueId]), [['merge', 'iss_new'], ['refresh', 'iss_old']]);
+  t.like(actions[0], { changes: { mergedInto: 'iss_old' } });
+  t.is(actions[1]?.changes.status, undefined, 'not resolved although its own last signal is 20 days old');
+  const groupSeverity = issueSeverity({ signalType: 'rage_click', pageSessions: 100, windowAffectedSessions: 10, lastSignalAt: T0 - HOUR_MS, now: T0 });
+  t.true(groupSeverity > 20);
+  t.is(actions[1]?.changes.severity, groupSeverity, 'its severity takes recency from the group\'s latest signal');
 });
 
 test('titles and severities are refreshed', (t) => {
-  const stale = issue({ id: 'iss_1', title: 'Visitors rage-click something', label: 'Pay now' });
-  const decayed = issue({ id: 'iss_2', severity: 80 });
+  const stale = issue({ id: 'iss_1', selector: '#s', title: 'Visitors rage-click something', label: 'Pay now' });
+  const decayed = issue({ id: 'iss_2', selector: '#d', severity: 80 });
   const actions = planTriage([stale, decayed], T0);
   t.deepEqual(
     actions.map((a) => [a.kind, a.issueId, a.changes]),
     [
       ['refresh', 'iss_1', { title: "Visitors rage-click 'Pay now' on /checkout" }],
-      ['refresh', 'iss_2', { severity: decayed.severity === 80 ? 0 : issue({ id: 'x' }).severity }],
+      ['refresh', 'iss_2', { severity: issue({ id: 'x' }).severity }],
     ],
   );
 });

@@ -78,6 +78,11 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  /** Resolves once connected (requests before that use the in-process fallback). */
+  async ready(): Promise<void> {
+    if (this.redis.status !== 'ready') await new Promise((r) => this.redis.once('ready', r));
+  }
+
   async healthy(): Promise<boolean> {
     return this.redis.status === 'ready';
   }

@@ -3,8 +3,11 @@ import { now } from './clock.ts';
 import { guard } from './guard.ts';
 import { on } from './dom-events.ts';
 
-/** Kinds of page response a dead-click candidate can receive. */
-export type ActivityKind = 'dom' | 'nav' | 'open' | 'net' | 'scroll' | 'select' | 'focus' | 'input' | 'anim' | 'toggle';
+/**
+ * Kinds of page response a dead-click candidate can receive: the DOM event types watched, plus
+ * 'dom' (mutation), 'nav', 'open' (window.open), 'net' (fetch/XHR) and 'select' (new text selection).
+ */
+export type ActivityKind = string;
 
 export interface ActivityHooks {
   activity(kind: ActivityKind, target: EventTarget | null): void;
@@ -74,17 +77,9 @@ export function watchActivity(h: ActivityHooks): void {
   const nav = (window as unknown as { navigation?: EventTarget }).navigation;
   if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'), false);
 
-  const kinds: [string, ActivityKind][] = [
-    ['scroll', 'scroll'],
-    ['focusin', 'focus'],
-    ['input', 'input'],
-    ['change', 'input'],
-    ['toggle', 'toggle'],
-    ['transitionstart', 'anim'],
-    ['animationstart', 'anim'],
-    ['invalid', 'input'],
-  ];
-  for (const [type, kind] of kinds) on(document, type, (e) => fire(kind, e.target));
+  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid']) {
+    on(document, type, (e) => fire(type, e.target));
+  }
   on(document, 'selectionchange', () => {
     const s = getSelection();
     if (s && !s.isCollapsed && now() - h.multiClickAt() > MULTI_CLICK_SELECTION_MS) fire('select');

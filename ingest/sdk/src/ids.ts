@@ -1,16 +1,11 @@
-/** A v4 uuid: the service dedups events on it and batches on batch_id. */
-export function uuid(): string {
-  const c = globalThis.crypto;
-  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
-  const b = new Uint8Array(16);
-  if (c && typeof c.getRandomValues === 'function') c.getRandomValues(b);
-  else for (let i = 0; i < 16; i++) b[i] = (Math.random() * 256) | 0;
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  let h = '';
-  for (let i = 0; i < 16; i++) h += (b[i] + 0x100).toString(16).slice(1);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
+/**
+ * A v4 uuid: the service dedups events on it and batches on batch_id. Built on getRandomValues,
+ * which (unlike crypto.randomUUID) also exists on plain-http pages.
+ */
+export const uuid = (): string =>
+  '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) =>
+    (+c ^ (crypto.getRandomValues(new Uint8Array(1))[0] & (15 >> (+c / 4)))).toString(16),
+  );
 
 /** FNV-1a, 32 bit: a stable hash so sampling is decided once per session, the same on every page. */
 export function hash32(s: string): number {

@@ -1,54 +1,38 @@
 import { MAX_LABEL_CHARS } from './constants.ts';
 
-const tidy = (s: string | null | undefined): string => (s || '').replace(/\s+/g, ' ').trim();
+const tidy = (s: string | null | undefined): string => (s || '').replace(/\s+/g, ' ').trim().slice(0, MAX_LABEL_CHARS);
 
 /**
- * Visible text of an element, read node by node and stopped at the cap, so labelling a huge
+ * Visible text of an element, read node by node and stopped near the cap, so labelling a huge
  * container never builds a megabyte string. Skips scripts, styles and anything editable: what a
  * user typed must never leave the page.
  */
-export function textOf(el: Element, max = MAX_LABEL_CHARS): string {
+export function textOf(el: Element): string {
   let out = '';
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n && out.length < max * 2; n = walker.nextNode()) {
-    const p = n.parentElement;
-    if (p && (/^(SCRIPT|STYLE|TEXTAREA|NOSCRIPT)$/.test(p.tagName) || p.isContentEditable)) continue;
-    out += ` ${n.nodeValue}`;
+  for (let n = walker.nextNode(); n && out.length < 2 * MAX_LABEL_CHARS; n = walker.nextNode()) {
+    const p = n.parentElement!;
+    if (!p.closest('script,style,textarea,noscript,[contenteditable]')) out += ` ${n.nodeValue}`;
   }
-  return tidy(out).slice(0, max);
-}
-
-function isField(el: Element): el is HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement {
-  return el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
+  return tidy(out);
 }
 
 /**
- * A short accessible name: aria-label, aria-labelledby, the field's <label>, placeholder, title, alt,
- * then the element's own text. Never an input's value, except the author-written caption of a
- * submit/button input.
+ * A short accessible name: aria-label, a field's <label>, placeholder or name, title, alt, then
+ * the element's own text. Never a field's value (only the author-written caption of a button input).
  */
 export function labelFor(el: Element): string | undefined {
-  let s = tidy(el.getAttribute('aria-label'));
-  const by = el.getAttribute('aria-labelledby');
-  if (!s && by) {
-    s = tidy(
-      by
-        .split(/\s+/)
-        .map((id) => {
-          const t = document.getElementById(id);
-          return t ? textOf(t) : '';
-        })
-        .join(' '),
-    );
-  }
-  if (!s && isField(el)) {
-    if (el instanceof HTMLInputElement && /^(submit|button|reset)$/.test(el.type)) s = tidy(el.value);
-    const lab = el.labels && el.labels[0];
-    if (!s && lab) s = textOf(lab);
-    if (!s) s = tidy(el.getAttribute('placeholder') || el.getAttribute('name'));
-  }
-  if (!s) s = tidy(el.getAttribute('title') || el.getAttribute('alt'));
-  if (!s && !isField(el) && !(el instanceof HTMLElement && el.isContentEditable) && el.localName !== 'form') s = textOf(el);
-  s = s.slice(0, MAX_LABEL_CHARS);
-  return s || undefined;
+  const a = (n: string): string => tidy(el.getAttribute(n));
+  const field = el.matches('input,select,textarea');
+  const labels = (el as HTMLInputElement).labels;
+  return (
+    a('aria-label') ||
+    (el.matches('[type=submit],[type=button],[type=reset]') && tidy((el as HTMLInputElement).value)) ||
+    (field && labels && labels[0] && textOf(labels[0])) ||
+    (field && (a('placeholder') || a('name'))) ||
+    a('title') ||
+    a('alt') ||
+    (!field && el.localName !== 'form' && textOf(el)) ||
+    undefined
+  );
 }

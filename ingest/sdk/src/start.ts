@@ -12,7 +12,7 @@ import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.
 import { elementOf, on } from './dom-events.ts';
 import { uuid } from './ids.ts';
 import { interactiveFor } from './interactive.ts';
-import { Transport } from './transport.ts';
+import { createTransport } from './transport.ts';
 import type { ConversionRule, WireContext } from './types.ts';
 
 export interface Settings {
@@ -59,7 +59,7 @@ function watchPointer(): void {
 export function start(o: Settings): void {
   const base = { ...landing(), ...o.context };
   state.ignore = o.ignore;
-  state.transport = new Transport({
+  state.transport = createTransport({
     url: o.url,
     key: o.key,
     interval: o.interval,

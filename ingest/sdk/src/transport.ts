@@ -57,156 +57,138 @@ export function retryDelay(attempt: number, retryAfterMs: number | null, rand = 
 /** 429 and the gateway/unavailable 5xx are transient; network failures (status 0) too. */
 const retriable = (status: number): boolean => status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
 
+export type Transport = ReturnType<typeof createTransport>;
+
 /**
  * Queue → batches → POST {endpoint}/v1/ingest. One batch in flight at a time (it also waits out its
  * retries, which is the backpressure), a bounded queue that drops the oldest, and a beacon at pagehide.
+ * A closure rather than a class: its private names then minify, which the 8 KB budget needs.
  */
-export class Transport {
-  queue: Item[] = [];
-  batch: Batch | null = null;
-  inflight = false;
-  sent = 0;
-  batches = 0;
-  dropped = 0;
-  retries = 0;
-  rejected = 0;
-  private reported = 0;
-  private wanted = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private o: TransportOptions;
+export function createTransport(o: TransportOptions) {
+  const queue: Item[] = [];
+  const n = { sent: 0, batches: 0, dropped: 0, retries: 0, rejected: 0 };
+  let batch: Batch | null = null;
+  let reported = 0;
+  let wanted = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(o: TransportOptions) {
-    this.o = o;
-  }
+  const later = (ms: number): void => {
+    clearTimeout(timer);
+    timer = setTimeout(guard(() => flush(ms ? true : wanted)), ms);
+  };
 
-  push(s: string, e: WireEvent): void {
-    this.queue.push({ s, e });
-    if (this.queue.length > MAX_QUEUE_EVENTS) {
-      this.queue.shift();
-      this.dropped++;
-    }
-    if (this.queue.length >= BATCH_MAX_EVENTS) this.later(0);
-    else if (!this.timer) this.later(this.o.interval);
-  }
-
-  private later(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(
-      guard(() => this.flush(ms === 0 ? this.wanted : true)),
-      ms,
-    );
-  }
-
-  /** Sends the next batch unless one is already out; `all` keeps sending until the queue is empty. */
-  flush(all = true): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (all) this.wanted = true;
-    if (this.batch) return;
-    const b = this.take();
-    if (!b) {
-      this.wanted = false;
-      return;
-    }
-    this.batch = b;
-    this.send(b);
-  }
-
-  private take(): Batch | null {
-    if (!this.queue.length) return null;
-    const s = this.queue[0].s;
+  function take(): Batch | null {
+    if (!queue.length) return null;
+    const s = queue[0].s;
     const events: WireEvent[] = [];
-    while (this.queue.length && events.length < BATCH_MAX_EVENTS && this.queue[0].s === s) events.push(this.queue.shift()!.e);
-    if (this.dropped > this.reported) {
-      events.push(this.o.dropEvent(this.dropped - this.reported));
-      this.reported = this.dropped;
+    while (queue.length && events.length < BATCH_MAX_EVENTS && queue[0].s === s) events.push(queue.shift()!.e);
+    if (n.dropped > reported) {
+      events.push(o.dropEvent(n.dropped - reported));
+      reported = n.dropped;
     }
     return { id: uuid(), s, events, attempt: 0 };
   }
 
-  private body(b: Batch, withKey: boolean): string {
-    const body: WireBatch = { batch_id: b.id, session_id: b.s, sent_at: Date.now(), context: this.o.context(), events: b.events };
-    if (withKey) body.key = this.o.key;
-    return JSON.stringify(body);
-  }
+  const body = (b: Batch, withKey: boolean): string => {
+    const out: WireBatch = { batch_id: b.id, session_id: b.s, sent_at: Date.now(), context: o.context(), events: b.events };
+    if (withKey) out.key = o.key;
+    return JSON.stringify(out);
+  };
 
-  private send(b: Batch): void {
+  function send(b: Batch): void {
     b.attempt++;
-    this.inflight = true;
-    const settle = guard((status: number, retryAfter: string | null) => this.settle(b, status, retryAfter));
+    const done = guard((status: number, retryAfter: string | null) => settle(b, status, retryAfter));
     let p: Promise<Response>;
     try {
-      p = this.o.fetch(this.o.url, {
+      p = o.fetch(o.url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${this.o.key}` },
-        body: this.body(b, false),
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${o.key}` },
+        body: body(b, false),
         credentials: 'omit',
       });
     } catch (err) {
       p = Promise.reject(err);
     }
     p.then(
-      (r) => settle(r.status, r.headers.get('Retry-After')),
-      () => settle(0, null),
+      (r) => done(r.status, r.headers.get('Retry-After')),
+      () => done(0, null),
     );
   }
 
-  private settle(b: Batch, status: number, retryAfter: string | null): void {
+  function settle(b: Batch, status: number, retryAfter: string | null): void {
     // A beacon at pagehide may have taken this batch over; its late answer changes nothing.
-    if (this.batch !== b) return;
-    this.inflight = false;
+    if (batch !== b) return;
+    const count = b.events.length;
     if (status >= 200 && status < 300) {
-      this.sent += b.events.length;
-      this.batches++;
+      n.sent += count;
+      n.batches++;
     } else if (retriable(status) && b.attempt < MAX_ATTEMPTS) {
-      this.retries++;
+      n.retries++;
       setTimeout(
-        guard(() => this.batch === b && this.send(b)),
+        guard(() => batch === b && send(b)),
         retryDelay(b.attempt, parseRetryAfter(retryAfter)),
       );
       return;
     } else if (retriable(status)) {
-      this.dropped += b.events.length;
+      n.dropped += count;
     } else {
       // 400/401/413: resending the same bytes cannot succeed.
-      this.rejected += b.events.length;
+      n.rejected += count;
     }
-    this.batch = null;
-    if (this.queue.length >= BATCH_MAX_EVENTS || (this.queue.length && this.wanted)) this.flush(this.wanted);
-    else if (this.queue.length) this.later(this.o.interval);
-    else this.wanted = false;
+    batch = null;
+    if (queue.length >= BATCH_MAX_EVENTS || (queue.length && wanted)) flush(wanted);
+    else if (queue.length) later(o.interval);
+    else wanted = false;
   }
 
-  /**
-   * Page is going away: hand everything to sendBeacon (text/plain, so no CORS preflight; key in the
-   * body, since beacons cannot set headers). The batch in flight or waiting to retry goes too, with
-   * its batch_id, so ingest dedups it if the original also lands.
-   */
-  beacon(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const out: Batch[] = this.batch ? [this.batch] : [];
-    this.batch = null;
-    this.inflight = false;
-    for (let b = this.take(); b; b = this.take()) out.push(b);
-    for (const b of out) {
-      const body = this.body(b, true);
-      let ok = false;
-      try {
-        ok = body.length <= BEACON_MAX_BYTES && navigator.sendBeacon(this.o.url, body);
-      } catch {
-        ok = false;
+  /** Sends the next batch unless one is already out; `all` keeps sending until the queue is empty. */
+  function flush(all: boolean): void {
+    clearTimeout(timer);
+    timer = undefined;
+    if (all) wanted = true;
+    if (batch) return;
+    batch = take();
+    if (batch) send(batch);
+    else wanted = false;
+  }
+
+  return {
+    n,
+    queued: (): number => queue.length,
+    busy: (): boolean => batch !== null,
+    flush,
+    push(s: string, e: WireEvent): void {
+      queue.push({ s, e });
+      if (queue.length > MAX_QUEUE_EVENTS) {
+        queue.shift();
+        n.dropped++;
       }
-      if (!ok) {
+      if (queue.length >= BATCH_MAX_EVENTS) later(0);
+      else if (!timer) later(o.interval);
+    },
+    /**
+     * Page is going away: hand everything to sendBeacon (text/plain, so no CORS preflight; key in the
+     * body, since beacons cannot set headers). The batch in flight or waiting to retry goes too, with
+     * its batch_id, so ingest dedups it if the original also lands.
+     */
+    beacon(): void {
+      clearTimeout(timer);
+      timer = undefined;
+      const out: Batch[] = batch ? [batch] : [];
+      batch = null;
+      for (let b = take(); b; b = take()) out.push(b);
+      for (const b of out) {
+        const text = body(b, true);
         try {
-          // Too big or refused: a keepalive fetch also outlives the page.
-          void this.o.fetch(this.o.url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
-          ok = true;
+          if (!(text.length <= BEACON_MAX_BYTES && navigator.sendBeacon(o.url, text))) {
+            // Too big or refused: a keepalive fetch also outlives the page.
+            void o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
+          }
+          n.sent += b.events.length;
         } catch {
-          this.dropped += b.events.length;
+          n.dropped += b.events.length;
         }
       }
-      if (ok) this.sent += b.events.length;
-    }
-  }
+    },
+  };
 }

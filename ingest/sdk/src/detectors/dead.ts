@@ -56,7 +56,7 @@ export function deadClick(e: MouseEvent, target: Element, el: Element | null): v
 export function deadActivity(kind: ActivityKind, target: EventTarget | null): void {
   if (!pending.length) return;
   pending = pending.filter(
-    (c) => (kind === 'focus' || kind === 'anim') && target instanceof Node && (c.el.contains(target) || target.contains(c.el)),
+    (c) => /^focusin|start$/.test(kind) && target instanceof Node && (c.el.contains(target) || target.contains(c.el)),
   );
 }
 

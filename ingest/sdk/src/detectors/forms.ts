@@ -21,16 +21,18 @@ interface FormState {
 const forms = new Map<Element, FormState>();
 let lastFormClick: { form: Element; t: number } | null = null;
 
-/** Fields whose emptiness we can judge; toggles, files and hidden inputs are not "filled in". */
-function fieldOf(t: EventTarget | null): Field | null {
-  if (t instanceof HTMLInputElement) return /^(hidden|button|submit|reset|image|checkbox|radio|file|range|color)$/.test(t.type) ? null : t;
-  return t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement ? t : null;
-}
+/** Fields whose emptiness we can judge; toggles, files, hidden and search inputs are not "filling in a form". */
+const fieldOf = (t: EventTarget | null): Field | null =>
+  t instanceof Element &&
+  t.matches('textarea,select,input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]):not([type=range]):not([type=color]):not([type=search])')
+    ? (t as Field)
+    : null;
 
-const formOf = (f: Element): Element | null => (f as Field).form || f.closest('form,[role=form]');
+const FORM = 'form,[role=form]';
+const formOf = (f: Field): Element | null => (f.closest('[role=search]') ? null : f.form || f.closest(FORM));
 /** Only emptiness is read; a value never leaves the page. */
 const isEmpty = (f: Field): boolean => !f.isConnected || f.value === '';
-const isSearch = (form: Element, f: Field): boolean => f.type === 'search' || !!form.closest('[role=search]');
+const stateOf = (t: EventTarget | null): FormState | undefined => forms.get(t as Element);
 
 /** Filled fields found empty again (by the user, a script or a re-render): enough of them arm a restart. */
 function checkRestart(st: FormState): void {
@@ -43,12 +45,11 @@ function checkRestart(st: FormState): void {
 function onInput(e: Event): void {
   const f = fieldOf(e.target);
   const form = f && formOf(f);
-  if (!e.isTrusted || !f || !form || isSearch(form, f)) return;
+  if (!e.isTrusted || !form) return;
   let st = forms.get(form);
   if (!st) {
     if (isEmpty(f)) return;
-    st = { filled: new Set(), lastField: '', submitted: false, restart: null, done: false, known: describe(form), page: state.page };
-    forms.set(form, st);
+    forms.set(form, (st = { filled: new Set(), lastField: '', submitted: false, restart: null, done: false, known: describe(form), page: state.page }));
   }
   checkRestart(st);
   if (isEmpty(f)) return;
@@ -67,25 +68,23 @@ function onInput(e: Event): void {
  * is left, or, on an SPA route change, when the form is gone from the page.
  */
 export function formsLeave(onlyRemoved: boolean): void {
-  for (const [form, st] of forms) {
-    if (st.submitted || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) continue;
+  forms.forEach((st, form) => {
+    if (st.submitted || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
     st.done = true;
     signal('form_abandon', { el: form, known: st.known, page: st.page, meta: { fields: st.filled.size, last_field: st.lastField } });
-  }
+  });
 }
 
 /** A click inside a started form, remembered so a request right after it counts as the form being sent. */
 export function formsClick(target: Element): void {
-  const form = target.closest('form,[role=form]');
+  const form = target.closest(FORM);
   if (form && forms.has(form)) lastFormClick = { form, t: now() };
-  const submit = target.closest('button,input');
-  if (submit && (submit as HTMLButtonElement).type === 'submit') actions.submitAt = now();
+  if (target.closest('[type=submit],form button:not([type])')) actions.submitAt = now();
 }
 
 /** SPA forms often send with fetch from a plain button; a request right after a click in the form is a submit. */
 export function formsNetwork(): void {
-  const c = lastFormClick;
-  const st = c && now() - c.t <= ERROR_CLICK_ATTRIBUTION_MS ? forms.get(c.form) : undefined;
+  const st = lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form);
   if (st) st.submitted = true;
 }
 
@@ -94,21 +93,21 @@ export function watchForms(): void {
   on(document, 'change', onInput);
   on(document, 'focusin', (e) => {
     const f = fieldOf(e.target);
-    const st = f && forms.get(formOf(f) as Element);
+    const st = f && stateOf(formOf(f));
     if (st) checkRestart(st);
   });
   on(document, 'submit', (e) => {
-    const st = forms.get(e.target as Element);
+    const st = stateOf(e.target);
     if (st) st.submitted = true;
   });
   // `reset` fires before the fields are reset, so every filled field counts as cleared.
   on(document, 'reset', (e) => {
-    const st = forms.get(e.target as Element);
+    const st = stateOf(e.target);
     if (!st || !st.filled.size) return;
     st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
   });
   on<KeyboardEvent>(document, 'keydown', (e) => {
-    if (e.key === 'Enter' && fieldOf(e.target) instanceof HTMLInputElement) actions.submitAt = now();
+    if (e.key === 'Enter' && fieldOf(e.target)) actions.submitAt = now();
   });
 }

@@ -1,0 +1,45 @@
+import test from 'ava';
+import { checkTimestamps, normalizePage, toBatchMessage } from './normalize-batch.ts';
+import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
+
+test('pages are paths: query, fragment, origin and trailing slash removed', (t) => {
+  t.is(normalizePage('/checkout?step=2#pay'), '/checkout');
+  t.is(normalizePage('https://shop.example/cart/'), '/cart');
+  t.is(normalizePage('/'), '/');
+  t.is(normalizePage('pricing'), '/pricing');
+});
+
+const batch = (ids: string[], extra: object = {}) =>
+  IngestBatchSchema.parse({
+    session_id: 's1',
+    sent_at: 1_700_000_000_000,
+    context: { device: 'desktop', viewport: { w: 1, h: 1 } },
+    events: ids.map((id) => ({ id, type: 'page_view', ts: 1_700_000_000_000, page: '/a' })),
+    ...extra,
+  });
+
+test('the batch id is derived from site and event ids (retries collide) unless the client sends one', (t) => {
+  const ids = [crypto.randomUUID(), crypto.randomUUID()];
+  const key = { orgId: crypto.randomUUID(), siteId: crypto.randomUUID() };
+  const a = toBatchMessage(batch(ids), key, 1);
+  const b = toBatchMessage(batch(ids), key, 2);
+  t.is(a.message.batch_id, b.message.batch_id);
+  t.not(a.message.batch_id, toBatchMessage(batch([ids[0]]), key, 1).message.batch_id);
+  const mine = crypto.randomUUID();
+  t.is(toBatchMessage(batch(ids, { batch_id: mine }), key, 1).message.batch_id, `${key.siteId}:${mine}`);
+});
+
+test('events repeated inside a batch are dropped and counted', (t) => {
+  const id = crypto.randomUUID();
+  const r = toBatchMessage(batch([id, id, crypto.randomUUID()]), { orgId: crypto.randomUUID(), siteId: crypto.randomUUID() }, 1);
+  t.is(r.message.events.length, 2);
+  t.is(r.inBatchDuplicates, 1);
+});
+
+test('timestamps more than 1 h ahead or 30 days old are named per event', (t) => {
+  const now = 1_700_000_000_000;
+  const b = batch([crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()]);
+  b.events[1].ts = now + 2 * 3600_000;
+  b.events[2].ts = now - 31 * 86_400_000;
+  t.deepEqual(checkTimestamps(b, now).map((p) => p.path), ['events[1].ts', 'events[2].ts']);
+});

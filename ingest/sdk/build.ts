@@ -1,0 +1,50 @@
+/**
+ * Builds the browser SDK with esbuild: one ESM file and one script-tag (IIFE, global `Friction`)
+ * file, minified for ES2019 browsers. The ingest service calls buildSdk() at startup and serves the
+ * IIFE at GET /v1/sdk.js; run directly (`node ingest/sdk/build.ts`) it writes ingest/sdk/dist/.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
+  const out = await build({
+    entryPoints: [path.join(here, 'src', entry)],
+    bundle: true,
+    minify: true,
+    target: 'es2019',
+    platform: 'browser',
+    format,
+    define: { __FRICTION_VERSION__: JSON.stringify(version) },
+    legalComments: 'none',
+    charset: 'utf8',
+    write: false,
+    logLevel: 'silent',
+  });
+  return out.outputFiles[0].text;
+}
+
+/**
+ * Both builds as strings, and the version stamped into them: the package version plus 8 hex of a
+ * hash of the code, so the URL or ETag of a long-cached /v1/sdk.js changes whenever the code does.
+ */
+export async function buildSdk(): Promise<{ esm: string; iife: string; version: string }> {
+  const pkg = JSON.parse(readFileSync(path.join(here, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  const probe = await bundle('script.ts', 'iife', '');
+  const version = `${pkg.version}-${createHash('sha256').update(probe).digest('hex').slice(0, 8)}`;
+  const [esm, iife] = await Promise.all([bundle('index.ts', 'esm', version), bundle('script.ts', 'iife', version)]);
+  return { esm, iife, version };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { esm, iife, version } = await buildSdk();
+  const dist = path.join(here, 'dist');
+  mkdirSync(dist, { recursive: true });
+  writeFileSync(path.join(dist, 'friction.mjs'), esm);
+  writeFileSync(path.join(dist, 'friction.js'), iife);
+  console.log(`friction sdk ${version}: dist/friction.js ${iife.length} B, dist/friction.mjs ${esm.length} B`);
+}

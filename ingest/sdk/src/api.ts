@@ -1,0 +1,102 @@
+import { FLUSH_INTERVAL_MS, MIN_FLUSH_INTERVAL_MS } from './constants.ts';
+import { emit, state, type Draft } from './core.ts';
+import { deadPending } from './detectors/dead.ts';
+import { rageActive } from './detectors/rage.ts';
+import { guard, health } from './guard.ts';
+import { inSample } from './ids.ts';
+import { cleanMeta } from './meta.ts';
+import { touch, update } from './session.ts';
+import { start } from './start.ts';
+import type { FrictionOptions, Meta } from './types.ts';
+
+declare const __FRICTION_VERSION__: string;
+
+/** The SDK version, stamped by the build. */
+export const version: string = typeof __FRICTION_VERSION__ === 'string' ? __FRICTION_VERSION__ : 'dev';
+
+let initialized = false;
+let sampled = false;
+
+const warn = (msg: string): void => console.warn(`[friction] ${msg}`);
+const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
+
+/** Selectors that do not parse would throw on every click; they are dropped at init. */
+const validSelectors = (list: unknown): string[] =>
+  (Array.isArray(list) ? list : []).filter((s): s is string => {
+    try {
+      return typeof s === 'string' && (document.querySelector(s), true);
+    } catch {
+      warn(`ignore: bad selector ${s}`);
+      return false;
+    }
+  });
+
+/**
+ * Starts the SDK. Returns whether it is running (false: bad options, not a browser, already started).
+ * A session outside `sampleRate` initializes nothing but returns true.
+ */
+export const init = guard((o: FrictionOptions): boolean => {
+  if (initialized || typeof document === 'undefined') return false;
+  if (!o || typeof o.key !== 'string' || !/^svc_pub_/.test(o.key) || !/^https?:\/\//.test(o.endpoint)) {
+    warn('init needs a publishable key (svc_pub_…) and an http(s) endpoint');
+    return false;
+  }
+  initialized = true;
+  const s = touch();
+  state.anon = s.a;
+  sampled = inSample(s.i, typeof o.sampleRate === 'number' ? o.sampleRate : 1);
+  if (sampled) {
+    start({
+      url: `${o.endpoint.replace(/\/+$/, '')}/v1/ingest`,
+      key: o.key,
+      interval: o.flushInterval! > 0 ? Math.max(MIN_FLUSH_INTERVAL_MS, o.flushInterval!) : FLUSH_INTERVAL_MS,
+      ignore: validSelectors(o.ignore),
+      conversions: Array.isArray(o.conversions) ? o.conversions : [],
+      context: { environment: text(o.environment, 32), app_version: text(o.appVersion, 64) },
+    });
+  }
+  return true;
+});
+
+/** A custom event: `name` (1..128 chars) and primitive props. */
+export const track = guard((name: string, props?: Meta): void => {
+  const n = text(name, 128);
+  if (n) emit({ type: 'custom', name: n, meta: cleanMeta(props) });
+});
+
+/** A conversion, with its value (0..1e12) when it has one; `props.name` names it. */
+export const conversion = guard((value?: number, props?: Meta): void => {
+  const d: Draft = { type: 'conversion', name: text(props && props.name, 128), meta: cleanMeta(props) };
+  if (typeof value === 'number' && value >= 0 && value <= 1e12) d.value = value;
+  emit(d);
+});
+
+/**
+ * Sets the visitor's anonymous id (context.anonymous_id), kept for the tab's session. Anonymous
+ * only: anything that looks like an email address is refused, since it would be personal data.
+ */
+export const identify = guard((anonymousId: string): void => {
+  const a = text(anonymousId, 129);
+  if (!a || a.length > 128 || a.includes('@')) return warn('identify takes an anonymous id: no emails, ≤ 128 chars');
+  state.anon = a;
+  update((s) => {
+    s.a = a;
+  });
+});
+
+/** Sends everything queued now, instead of at the next interval. */
+export const flush = guard((): void => state.transport?.flush(true));
+
+/** Counters for debugging and tests. `pending` counts detections still inside their time window. */
+export const stats = guard(() => {
+  const t = state.transport;
+  return {
+    version,
+    sampled,
+    queued: t ? t.queued() : 0,
+    inflight: !!t && t.busy(),
+    pending: deadPending() + +rageActive(),
+    ...(t && t.n),
+    ...health,
+  };
+});

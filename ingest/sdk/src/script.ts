@@ -1,0 +1,24 @@
+/**
+ * Script-tag entry (IIFE, global `Friction`). With `data-key` on the script element it starts
+ * itself: `<script src="https://ingest.example.com/v1/sdk.js" data-key="svc_pub_…"></script>`.
+ * `data-endpoint` defaults to the script's own origin (ingest serves the file); `data-environment`,
+ * `data-app-version`, `data-sample-rate` and `data-config` (JSON of any other init option) are optional.
+ */
+import { conversion, flush, identify, init, stats, track, version } from './api.ts';
+import { guard } from './guard.ts';
+import type { FrictionOptions } from './types.ts';
+
+// Assigned by hand rather than through esbuild's globalName, whose export shim costs bytes.
+(window as unknown as { Friction: object }).Friction = { init, track, conversion, identify, flush, stats, version };
+
+guard(() => {
+  const s = document.currentScript;
+  if (!(s instanceof HTMLScriptElement) || !s.dataset.key) return;
+  const d = s.dataset;
+  const o = { ...(d.config ? (JSON.parse(d.config) as Partial<FrictionOptions>) : {}), key: d.key } as FrictionOptions;
+  o.endpoint = d.endpoint || new URL(s.src, location.href).origin;
+  if (d.environment) o.environment = d.environment;
+  if (d.appVersion) o.appVersion = d.appVersion;
+  if (d.sampleRate) o.sampleRate = Number(d.sampleRate);
+  init(o);
+})();

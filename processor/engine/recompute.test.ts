@@ -1,0 +1,144 @@
+import { deepStrictEqual } from 'node:assert/strict';
+import test from 'ava';
+import fc from 'fast-check';
+import { SIGNAL_CATALOG } from './catalog.ts';
+import { commitClusterUpdate, createClusterState, evictClusters, foldSignals } from './cluster-state.ts';
+import type { EngineEvent } from './events.ts';
+import { T0, sig, view } from './fixtures.test-support.ts';
+import { rebuildState, recomputeSite, snapshotFromState } from './recompute.ts';
+import { DAY_MS, HOUR_MS, clusterWindowStart, pageWindowStart } from './time.ts';
+import { commitWindowUpdate, createWindowState, evictWindows, foldEvents } from './windows.ts';
+
+const SITES = ['site-a', 'site-b'];
+
+const ALL_TYPES = [...SIGNAL_CATALOG.map((d) => d.type), 'mystery_signal'];
+const READ_TIMES = [T0, T0 + 5 * HOUR_MS, T0 + 2 * DAY_MS];
+/** Instants on the edges of every window read below (and one ms before each), plus a shared instant for ties. */
+const EDGES = [T0 - HOUR_MS, ...READ_TIMES.flatMap((now) => [pageWindowStart(now), pageWindowStart(now) - 1, clusterWindowStart(now), clusterWindowStart(now) - 1])];
+
+const rawEventArb = fc.record({
+  siteId: fc.constantFrom(...SITES),
+  sessionId: fc.constantFrom('ses_1', 'ses_2', 'ses_3', 'ses_4', 'ses_5', 'ses_6'),
+  type: fc.constantFrom<EngineEvent['type']>('page_view', 'page_view', 'signal', 'signal', 'signal', 'conversion', 'custom'),
+  // Dense around now, spread over the last day and week, and many exactly on window edges or tied.
+  ts: fc.oneof(
+    fc.integer({ min: T0 - 2 * HOUR_MS, max: T0 }), // dense: many events per bucket
+    fc.integer({ min: T0 - 26 * HOUR_MS, max: T0 + HOUR_MS }),
+    fc.integer({ min: T0 - 9 * DAY_MS, max: T0 + HOUR_MS }),
+    fc.constantFrom(...EDGES),
+  ),
+  page: fc.constantFrom('/a', '/b'),
+  // A few hot clusters, so sessions, labels and out-of-order times collide within one cluster often.
+  signal: fc.oneof(
+    { arbitrary: fc.constantFrom('rage_click', 'dead_click'), weight: 4 },
+    { arbitrary: fc.option(fc.constantFrom(...ALL_TYPES), { nil: undefined }), weight: 1 },
+  ),
+  selector: fc.oneof(
+    { arbitrary: fc.constantFrom('#pay', 'ul > li:nth-child(1) > button', 'ul>li:nth-child(2)>button'), weight: 4 },
+    { arbitrary: fc.option(fc.constantFrom('', 'div.css-1ab2c3 > a', 'div.css-9zz8y7>a'), { nil: undefined }), weight: 1 },
+  ),
+  label: fc.option(fc.constantFrom('Pay now', 'Buy', '  ', ''), { nil: undefined }),
+});
+
+/** A stream as the processor sees it: each stored event delivered 1-3 times, in any order, in random batches. */
+// size 'max': fast-check would otherwise keep most streams under ~10 events, too few to collide in one bucket.
+const streamArb = fc.array(rawEventArb, { maxLength: 120, size: 'max' }).chain((raw) => {
+  const events: EngineEvent[] = raw.map((e, i) => ({ ...e, id: `evt-${String(i).padStart(4, '0')}` }));
+  return fc.record({
+    events: fc.constant(events),
+    copies: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: events.length, maxLength: events.length }),
+    keys: fc.array(fc.integer(), { minLength: events.length * 3, maxLength: events.length * 3 }),
+    sizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 10 }),
+    redeliver: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+    evictOffsets: fc.array(fc.integer({ min: 0, max: 3 * DAY_MS }), { maxLength: 8 }),
+    crashAt: fc.option(fc.nat({ max: 15 }), { nil: null }),
+  });
+});
+
+test('property: incremental state equals recomputation from stored rows (duplicates, redeliveries, any order and batching, evictions, restarts)', (t) => {
+  let nonTrivial = 0;
+  fc.assert(
+    fc.property(streamArb, (s) => {
+      // Build the delivery sequence.
+      const deliveries: { e: EngineEvent; k: number }[] = [];
+      s.events.forEach((e, i) => {
+        for (let c = 0; c < (s.copies[i] as number); c++) deliveries.push({ e, k: s.keys[i * 3 + c] as number });
+      });
+      deliveries.sort((a, b) => a.k - b.k);
+      const batches: EngineEvent[][] = [];
+      for (let i = 0, b = 0; i < deliveries.length; b++) {
+        const size = s.sizes[b % s.sizes.length] as number;
+        const batch = deliveries.slice(i, i + size).map((d) => d.e);
+        batches.push(batch);
+        if (s.redeliver[b % s.redeliver.length]) batches.push(batch); // nak / ack lost: the whole batch again
+        i += size;
+      }
+      const evictTimes = [...s.evictOffsets].sort((a, b) => b - a).map((o) => T0 - o);
+
+      // The processor: the store dedupes on event id, then the new events are folded and committed.
+      const stored = new Map<string, EngineEvent>();
+      let windows = createWindowState();
+      let clusters = createClusterState();
+      let clock = T0 - 3 * DAY_MS;
+      batches.forEach((batch, b) => {
+        // Like INSERT … ON CONFLICT DO NOTHING RETURNING: a duplicate inside the batch is returned once.
+        const fresh: EngineEvent[] = [];
+        for (const e of batch) {
+          if (stored.has(e.id)) continue;
+          stored.set(e.id, e);
+          fresh.push(e);
+        }
+        const wu = foldEvents(windows, fresh);
+        const cu = foldSignals(clusters, fresh);
+        commitWindowUpdate(windows, wu);
+        commitClusterUpdate(clusters, cu);
+        const t = evictTimes.shift();
+        if (t !== undefined) {
+          clock = t;
+          evictWindows(windows, t);
+          evictClusters(clusters, t);
+        }
+        if (s.crashAt === b) {
+          // Restart: memory is rebuilt from the store, then the stream goes on.
+          ({ windows, clusters } = rebuildState([...stored.values()], clock));
+        }
+      });
+
+      const rows = [...stored.values()];
+      if (rows.some((r) => r.type === 'signal' && r.signal !== undefined)) nonTrivial++;
+      for (const site of SITES) {
+        for (const now of READ_TIMES) {
+          deepStrictEqual(snapshotFromState(windows, clusters, site, now), recomputeSite(rows, site, now));
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+  t.true(nonTrivial > 100, `most runs must exercise signals (${nonTrivial})`);
+});
+
+test('recomputation keeps sites apart and ignores rows outside the windows', (t) => {
+  const rows = [
+    view('a', '/p', T0, { siteId: 'x' }),
+    sig('a', '/p', 'rage_click', T0, { siteId: 'x', selector: '#b' }),
+    view('b', '/p', T0, { siteId: 'y' }),
+    view('c', '/p', T0 - 2 * DAY_MS, { siteId: 'x' }),
+  ];
+  const snap = recomputeSite(rows, 'x', T0);
+  t.deepEqual(snap.pages.map((p) => [p.page, p.stats.sessions]), [['/p', 1]]);
+  t.is(snap.clusters.length, 1);
+  t.is(snap.elements.length, 1);
+  t.deepEqual(recomputeSite(rows, 'nobody', T0).pages, []);
+  t.is(recomputeSite(rows, 'nobody', T0).overallScore, 0);
+});
+
+test('a fold that is never committed leaves the snapshot as it was (rollback after a failed commit)', (t) => {
+  const rows = [view('a', '/p', T0), sig('a', '/p', 'rage_click', T0, { selector: '#b' })];
+  const { windows, clusters } = rebuildState(rows, T0);
+  const before = snapshotFromState(windows, clusters, 'site-1', T0);
+  const more = [view('b', '/p', T0), sig('b', '/p', 'rage_click', T0, { selector: '#b' })];
+  foldEvents(windows, more);
+  foldSignals(clusters, more);
+  t.deepEqual(snapshotFromState(windows, clusters, 'site-1', T0), before);
+  t.deepEqual(before, recomputeSite(rows, 'site-1', T0));
+});
