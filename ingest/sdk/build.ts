@@ -11,6 +11,14 @@ import { build } from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+/**
+ * Field names of the SDK's internal objects, which the minifier may shorten (the 8 KB budget needs
+ * it). esbuild renames every property with these names, object-literal keys included, so none of
+ * them may ever be a wire field, a public option, a stats key or a DOM/builtin property we use.
+ */
+const INTERNAL_PROPS =
+  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url)$/;
+
 async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
   const out = await build({
     entryPoints: [path.join(here, 'src', entry)],
@@ -20,6 +28,7 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
     platform: 'browser',
     format,
     define: { __FRICTION_VERSION__: JSON.stringify(version) },
+    mangleProps: INTERNAL_PROPS,
     legalComments: 'none',
     charset: 'utf8',
     write: false,

@@ -25,6 +25,7 @@ export interface SignalDefinition {
 /** Top of the weight scale; severity divides by it, so the reference signal (rage_click) can reach 100. */
 export const MAX_SIGNAL_WEIGHT = 10;
 
+/** Every catalogued signal type, heaviest first; frozen (entries included). */
 export const SIGNAL_CATALOG: readonly SignalDefinition[] = Object.freeze([
   {
     type: 'rage_click',

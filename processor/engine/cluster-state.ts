@@ -1,12 +1,13 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { canonicalSelector } from './selectors.ts';
+import { compact, copyPairMap, forEachPair, updatePair, type OwnedPairMap, type PairMap } from './small-collections.ts';
 import { DAY_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
 /**
  * Incremental issue-cluster state: signals grouped by (site, page, canonical selector, signal type), in UTC-day
  * buckets over the last 7 days (time.ts `clusterWindowStart`). Each day keeps, per session, its signal count and
- * last signal time, plus the latest label and raw selector seen; that is enough to answer every issue field exactly
+ * last signal time, plus the latest label and raw selector seen. That is enough to answer every issue field exactly
  * (counts, distinct sessions, evidence, first/last signal) for any `now`, whatever the order or batching of events.
  *
  * Copy-on-write like windows.ts: `foldSignals` returns new versions of the touched clusters, `commitClusterUpdate`
@@ -21,37 +22,49 @@ export interface ClusterKey {
   readonly signalType: string;
 }
 
-/** The most recent value of a field, with what decides "most recent": (ts, event id), so ties are deterministic. */
+/**
+ * The most recent value of a field and its time. "Most recent" is decided by (ts, value): at equal times the larger
+ * string wins, so the answer never depends on arrival order (and no event id has to be kept in memory).
+ */
 export interface Latest {
+  /** Epoch ms. */
   readonly ts: number;
-  readonly id: string;
   readonly value: string;
 }
 
-/** One session's signals in one day bucket. */
+/** One session's share of a cluster over a window (views and summaries; times absolute). */
 export interface SessionDay {
   readonly count: number;
-  /** Epoch ms of its latest signal in that day. */
+  /** Epoch ms of its latest signal. */
   readonly lastTs: number;
 }
 
-/** One UTC day of one cluster. Never mutated once committed. */
+/**
+ * One UTC day of one cluster. Never mutated once committed. Flat, and with times stored as offsets from `start`
+ * (0..86 399 999, small integers V8 keeps unboxed) rather than epoch ms (boxed doubles, 16 bytes each): there can be
+ * a million of these.
+ */
 export interface ClusterDay {
   /** Day start, epoch ms (00:00 UTC). */
   readonly start: number;
   readonly count: number;
-  readonly firstTs: number;
-  readonly lastTs: number;
-  readonly sessions: ReadonlyMap<string, SessionDay>;
-  /** Latest non-empty label of the day, if any. */
-  readonly label: Latest | null;
-  /** Latest raw selector of the day ('' value when the signals had none). */
-  readonly selector: Latest;
+  /** Earliest and latest signal, ms after `start`. */
+  readonly firstAt: number;
+  readonly lastAt: number;
+  /** Per session id: its signal count this day and its latest signal, ms after `start`. */
+  readonly sessions: PairMap;
+  /** Latest non-empty label of the day, or null; `labelAt` is its time, ms after `start` (-1 when null). */
+  readonly label: string | null;
+  readonly labelAt: number;
+  /** Latest raw selector of the day ('' when the signals had none); `selectorAt` is its time, ms after `start`. */
+  readonly selector: string;
+  readonly selectorAt: number;
 }
 
+/** One cluster: its key and its day buckets (at most one per start, order not significant). Replaced, never mutated, once committed. */
 export interface Cluster {
   readonly key: ClusterKey;
-  readonly days: ReadonlyMap<number, ClusterDay>;
+  readonly days: readonly ClusterDay[];
 }
 
 /** Clusters by site, then page, then `${selector}\u0000${signalType}`. */
@@ -59,6 +72,7 @@ export interface ClusterState {
   readonly sites: Map<string, Map<string, Map<string, Cluster>>>;
 }
 
+/** New versions of the clusters a batch touched; commit it to make them current, drop it to roll back. */
 export interface ClusterUpdate {
   readonly clusters: readonly Cluster[];
 }
@@ -96,6 +110,7 @@ export interface ClusterSummary {
 /** Evidence sessions kept on an issue: enough to replay a pattern, few enough to read. */
 export const EVIDENCE_SESSIONS = 10;
 
+/** An empty state. */
 export function createClusterState(): ClusterState {
   return { sites: new Map() };
 }
@@ -110,9 +125,9 @@ export function clusterKeyString(k: ClusterKey): string {
   return `${k.siteId}\u0000${k.page}\u0000${k.selector}\u0000${k.signalType}`;
 }
 
-/** Whether (ts, id) of `a` is later than `b`. */
-export function isLater(a: { ts: number; id: string }, b: { ts: number; id: string } | null): boolean {
-  return b === null || a.ts > b.ts || (a.ts === b.ts && a.id > b.id);
+/** Whether `a` is more recent than `b` by (ts, value); anything is more recent than null. */
+export function isLater(a: Latest, b: Latest | null): boolean {
+  return b === null || a.ts > b.ts || (a.ts === b.ts && a.value > b.value);
 }
 
 /** The committed cluster for a key, or undefined. */
@@ -135,46 +150,74 @@ export function siteClusters(state: ClusterState, siteId: string): Cluster[] {
 interface DraftDay {
   start: number;
   count: number;
-  firstTs: number;
-  lastTs: number;
-  sessions: Map<string, SessionDay>;
-  label: Latest | null;
-  selector: Latest;
+  firstAt: number;
+  lastAt: number;
+  sessions: OwnedPairMap;
+  label: string | null;
+  labelAt: number;
+  selector: string;
+  selectorAt: number;
+}
+
+/** The published form of a draft day: an exact literal (no spread), so V8 allocates no spare fields. */
+function publishDay(d: DraftDay): ClusterDay {
+  return {
+    start: d.start,
+    count: d.count,
+    firstAt: d.firstAt,
+    lastAt: d.lastAt,
+    sessions: compact(d.sessions),
+    label: d.label,
+    labelAt: d.labelAt,
+    selector: d.selector,
+    selectorAt: d.selectorAt,
+  };
 }
 
 /** Folds new signal events into copies of the clusters they touch; `state` is not changed. Other events are skipped. */
 export function foldSignals(state: ClusterState, events: readonly EngineEvent[]): ClusterUpdate {
-  const drafts = new Map<string, { key: ClusterKey; days: Map<number, ClusterDay | DraftDay>; owned: Set<number> }>();
+  const drafts = new Map<string, { key: ClusterKey; kept: ClusterDay[]; owned: Map<number, DraftDay> }>();
   for (const e of events) {
     if (!isSignalEvent(e)) continue;
     const key = clusterKeyOf(e);
     const ks = clusterKeyString(key);
     let draft = drafts.get(ks);
     if (draft === undefined) {
-      draft = { key, days: new Map(getCluster(state, key)?.days ?? []), owned: new Set() };
+      draft = { key, kept: [...(getCluster(state, key)?.days ?? [])], owned: new Map() };
       drafts.set(ks, draft);
     }
     const start = bucketStart(e.ts, DAY_MS);
-    let day = draft.days.get(start) as DraftDay | undefined;
-    if (!draft.owned.has(start)) {
-      day =
-        day === undefined
-          ? { start, count: 0, firstTs: e.ts, lastTs: e.ts, sessions: new Map(), label: null, selector: { ts: e.ts, id: e.id, value: e.selector ?? '' } }
-          : { ...day, sessions: new Map(day.sessions) };
-      draft.days.set(start, day);
-      draft.owned.add(start);
+    // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double result would be a 16-byte heap number.
+    const at = (e.ts - start) | 0;
+    let d = draft.owned.get(start);
+    if (d === undefined) {
+      // Copy on first touch: the committed day may still be read until the commit.
+      const i = draft.kept.findIndex((k) => k.start === start);
+      const c = i < 0 ? undefined : draft.kept.splice(i, 1)[0];
+      d =
+        c === undefined
+          ? { start, count: 0, firstAt: at, lastAt: at, sessions: [], label: null, labelAt: -1, selector: e.selector ?? '', selectorAt: at }
+          : { ...c, sessions: copyPairMap(c.sessions) };
+      draft.owned.set(start, d);
     }
-    const d = day as DraftDay;
     d.count += 1;
-    d.firstTs = Math.min(d.firstTs, e.ts);
-    d.lastTs = Math.max(d.lastTs, e.ts);
-    const prev = d.sessions.get(e.sessionId);
-    d.sessions.set(e.sessionId, { count: (prev?.count ?? 0) + 1, lastTs: Math.max(prev?.lastTs ?? e.ts, e.ts) });
-    if (isLater(e, d.selector)) d.selector = { ts: e.ts, id: e.id, value: e.selector ?? '' };
+    d.firstAt = Math.min(d.firstAt, at);
+    d.lastAt = Math.max(d.lastAt, at);
+    d.sessions = updatePair(d.sessions, e.sessionId, (prev) => (prev === undefined ? [1, at] : [prev[0] + 1, Math.max(prev[1], at)]));
+    const selector = e.selector ?? '';
+    if (isLater({ ts: at, value: selector }, { ts: d.selectorAt, value: d.selector })) {
+      d.selector = selector;
+      d.selectorAt = at;
+    }
     const label = e.label?.trim() ?? '';
-    if (label !== '' && isLater(e, d.label)) d.label = { ts: e.ts, id: e.id, value: label };
+    if (label !== '' && isLater({ ts: at, value: label }, d.label === null ? null : { ts: d.labelAt, value: d.label })) {
+      d.label = label;
+      d.labelAt = at;
+    }
   }
-  return { clusters: [...drafts.values()].map((d) => ({ key: d.key, days: d.days })) };
+  return {
+    clusters: [...drafts.values()].map((d) => ({ key: d.key, days: d.kept.concat([...d.owned.values()].map(publishDay)).slice() })),
+  };
 }
 
 /** Makes the clusters of `update` current. */
@@ -205,12 +248,10 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   for (const [siteId, pages] of state.sites) {
     for (const [page, byKey] of pages) {
       for (const [k, c] of byKey) {
-        let stale = false;
-        for (const start of c.days.keys()) if (start < cutoff) stale = true;
-        if (!stale) continue;
+        if (!c.days.some((d) => d.start < cutoff)) continue;
         changed.push(c.key);
-        const kept = new Map([...c.days].filter(([start]) => start >= cutoff));
-        if (kept.size === 0) byKey.delete(k);
+        const kept = c.days.filter((d) => d.start >= cutoff);
+        if (kept.length === 0) byKey.delete(k);
         else byKey.set(k, { key: c.key, days: kept });
       }
       if (byKey.size === 0) pages.delete(page);
@@ -242,17 +283,23 @@ export function viewCluster(cluster: Cluster | undefined, now: number): ClusterV
   let lastSignalAt = -Infinity;
   let selector: Latest | null = null;
   let label: Latest | null = null;
-  for (const d of cluster.days.values()) {
+  for (const d of cluster.days) {
     if (d.start < cutoff) continue;
     signalCount += d.count;
-    firstSignalAt = Math.min(firstSignalAt, d.firstTs);
-    lastSignalAt = Math.max(lastSignalAt, d.lastTs);
-    if (isLater(d.selector, selector)) selector = d.selector;
-    if (d.label !== null && isLater(d.label, label)) label = d.label;
-    for (const [sid, s] of d.sessions) {
-      const prev = sessions.get(sid);
-      sessions.set(sid, prev === undefined ? s : { count: prev.count + s.count, lastTs: Math.max(prev.lastTs, s.lastTs) });
+    firstSignalAt = Math.min(firstSignalAt, d.start + d.firstAt);
+    lastSignalAt = Math.max(lastSignalAt, d.start + d.lastAt);
+    const daySelector = { ts: d.start + d.selectorAt, value: d.selector };
+    if (isLater(daySelector, selector)) selector = daySelector;
+    if (d.label !== null) {
+      const dayLabel = { ts: d.start + d.labelAt, value: d.label };
+      if (isLater(dayLabel, label)) label = dayLabel;
     }
+    const dayStart = d.start;
+    forEachPair(d.sessions, (sid, count, lastAt) => {
+      const lastTs = dayStart + lastAt;
+      const prev = sessions.get(sid);
+      sessions.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
+    });
   }
   if (signalCount === 0 || selector === null) return null;
   return { key: cluster.key, selector, label, signalCount, firstSignalAt, lastSignalAt, sessions };

@@ -73,7 +73,7 @@ test('a summary has counts, distinct sessions, first/last times, latest label an
   ]);
 });
 
-test('ties in time are broken by event id, so "latest" never depends on arrival order', (t) => {
+test('ties in time are broken by value, so "latest" never depends on arrival order', (t) => {
   const a = sig('a', '/p', 'rage_click', T0, { id: 'evt-b', label: 'B', selector: '#x' });
   const b = sig('b', '/p', 'rage_click', T0, { id: 'evt-a', label: 'A', selector: '#x' });
   t.is(summary([a, b], key('rage_click', '#x', '/p'))?.label, 'B');
@@ -101,7 +101,7 @@ test('the cluster window is 7 UTC days; eviction frees old days and reports the 
   const changed = evictClusters(s, T0);
   t.deepEqual(changed.map((k) => k.page).sort(), ['/p', '/q']);
   t.is(getCluster(s, key('rage_click', '#y', '/q')), undefined);
-  t.is(getCluster(s, key('rage_click', '#x', '/p'))?.days.size, 1);
+  t.is(getCluster(s, key('rage_click', '#x', '/p'))?.days.length, 1);
 });
 
 test('fold is copy-on-write', (t) => {

@@ -17,7 +17,9 @@ export * from './cluster-state.ts';
  * rage_click cluster opens a separate new issue.
  */
 
+/** Issue statuses: the spec's six plus `regressed` (set by renewed activity, filterable in the issue list). */
 export const ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed'] as const;
+/** One of ISSUE_STATUSES. */
 export type IssueStatus = (typeof ISSUE_STATUSES)[number];
 /** Statuses of an issue that is still being worked on or waiting for work. */
 export const ACTIVE_STATUSES: ReadonlySet<IssueStatus> = new Set<IssueStatus>(['open', 'triaged', 'in_progress', 'regressed']);
@@ -46,6 +48,7 @@ export function opensIssue(summary: ClusterSummary): boolean {
   );
 }
 
+/** What severity is computed from. */
 export interface SeverityInput {
   signalType: string;
   /** Distinct sessions on the page in the 24 h page window. */
@@ -159,12 +162,14 @@ export interface IssueChanges {
   evidence?: readonly EvidenceSession[];
 }
 
+/** What the processor does with a cluster's issue after a batch or an eviction. */
 export type IssueDecision =
   | { readonly action: 'none' }
   | { readonly action: 'create'; readonly issue: IssueDraft }
   /** `notify`: publish `issue.updated` (material change); otherwise store quietly. */
   | { readonly action: 'update'; readonly changes: IssueChanges; readonly notify: boolean };
 
+/** Input of `decideIssue`. */
 export interface DecideInput {
   /** The cluster at `now`, or null when its window is empty (all its signals aged out). */
   summary: ClusterSummary | null;

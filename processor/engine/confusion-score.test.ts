@@ -115,7 +115,7 @@ test('dominant signal is the largest weighted contribution, ties to the heavier 
 test('site mean pools pages by traffic and is itself shrunk toward the global prior', (t) => {
   t.is(siteMeanFriction([]), null);
   t.is(siteMeanFriction([{ sessions: 0, pageViews: 0, signals: {} }]), null);
-  const pages = [
+  const pages: PageWindowStats[] = [
     { sessions: 900, pageViews: 900, signals: { dead_click: 90 } }, // 450 points
     { sessions: 100, pageViews: 100, signals: { rage_click: 50 } }, // 500 points
   ];

@@ -26,7 +26,7 @@ test('an element aggregates every signal type on it, with distinct affected user
     dominantSignal: 'rage_click',
     lastSignalAt: T0 - 10,
   });
-  t.is(el?.recommendation, signalDefinition('rage_click')?.recommendation);
+  t.is(el?.recommendation, signalDefinition('rage_click')?.recommendation ?? null);
   // rage: 1 session × 10, dead: 2 sessions × 5, mystery: 0.
   t.is(el?.frictionScore, elementFrictionScore({ rage_click: 1, dead_click: 2 }));
   t.is(el?.frictionScore, Math.round(1000 * (1 - Math.exp(-20 / ELEMENT_SCALE))) / 10);

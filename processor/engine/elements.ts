@@ -12,6 +12,7 @@ import { compareStrings, sortedRecord } from './util.ts';
 /** Friction points (Σ weight × affected sessions per type) at which an element's friction score reaches 63.2. */
 export const ELEMENT_SCALE = 50;
 
+/** One element of a page over the cluster window (7 days). */
 export interface ElementAggregate {
   readonly siteId: string;
   readonly page: string;

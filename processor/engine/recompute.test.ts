@@ -6,6 +6,7 @@ import { commitClusterUpdate, createClusterState, evictClusters, foldSignals } f
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { rebuildState, recomputeSite, snapshotFromState } from './recompute.ts';
+import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, clusterWindowStart, pageWindowStart } from './time.ts';
 import { commitWindowUpdate, createWindowState, evictWindows, foldEvents } from './windows.ts';
 
@@ -16,9 +17,10 @@ const READ_TIMES = [T0, T0 + 5 * HOUR_MS, T0 + 2 * DAY_MS];
 /** Instants on the edges of every window read below (and one ms before each), plus a shared instant for ties. */
 const EDGES = [T0 - HOUR_MS, ...READ_TIMES.flatMap((now) => [pageWindowStart(now), pageWindowStart(now) - 1, clusterWindowStart(now), clusterWindowStart(now) - 1])];
 
-const rawEventArb = fc.record({
-  siteId: fc.constantFrom(...SITES),
-  sessionId: fc.constantFrom('ses_1', 'ses_2', 'ses_3', 'ses_4', 'ses_5', 'ses_6'),
+function rawEventArb(o: { sessions: number; sites: readonly string[]; pages: readonly string[] }) {
+  return fc.record({
+  siteId: fc.constantFrom(...o.sites),
+  sessionId: fc.integer({ min: 1, max: o.sessions }).map((i) => `ses_${i}`),
   type: fc.constantFrom<EngineEvent['type']>('page_view', 'page_view', 'signal', 'signal', 'signal', 'conversion', 'custom'),
   // Dense around now, spread over the last day and week, and many exactly on window edges or tied.
   ts: fc.oneof(
@@ -27,7 +29,7 @@ const rawEventArb = fc.record({
     fc.integer({ min: T0 - 9 * DAY_MS, max: T0 + HOUR_MS }),
     fc.constantFrom(...EDGES),
   ),
-  page: fc.constantFrom('/a', '/b'),
+  page: fc.constantFrom(...o.pages),
   // A few hot clusters, so sessions, labels and out-of-order times collide within one cluster often.
   signal: fc.oneof(
     { arbitrary: fc.constantFrom('rage_click', 'dead_click'), weight: 4 },
@@ -38,11 +40,13 @@ const rawEventArb = fc.record({
     { arbitrary: fc.option(fc.constantFrom('', 'div.css-1ab2c3 > a', 'div.css-9zz8y7>a'), { nil: undefined }), weight: 1 },
   ),
   label: fc.option(fc.constantFrom('Pay now', 'Buy', '  ', ''), { nil: undefined }),
-});
+  });
+}
 
 /** A stream as the processor sees it: each stored event delivered 1-3 times, in any order, in random batches. */
 // size 'max': fast-check would otherwise keep most streams under ~10 events, too few to collide in one bucket.
-const streamArb = fc.array(rawEventArb, { maxLength: 120, size: 'max' }).chain((raw) => {
+function streamArb(events: fc.Arbitrary<Omit<EngineEvent, 'id'>>, minLength: number, maxLength: number) {
+  return fc.array(events, { minLength, maxLength, size: 'max' }).chain((raw) => {
   const events: EngineEvent[] = raw.map((e, i) => ({ ...e, id: `evt-${String(i).padStart(4, '0')}` }));
   return fc.record({
     events: fc.constant(events),
@@ -50,71 +54,112 @@ const streamArb = fc.array(rawEventArb, { maxLength: 120, size: 'max' }).chain((
     keys: fc.array(fc.integer(), { minLength: events.length * 3, maxLength: events.length * 3 }),
     sizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 10 }),
     redeliver: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+    failCommit: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
     evictOffsets: fc.array(fc.integer({ min: 0, max: 3 * DAY_MS }), { maxLength: 8 }),
     crashAt: fc.option(fc.nat({ max: 15 }), { nil: null }),
   });
-});
+  });
+}
+type Stream = { events: EngineEvent[]; copies: number[]; keys: number[]; sizes: number[]; redeliver: boolean[]; failCommit: boolean[]; evictOffsets: number[]; crashAt: number | null };
+
+/**
+ * Runs a stream through a simulated processor (store dedupe, fold, commit, evictions, an optional restart) and
+ * asserts that the incremental snapshot equals the recomputation, for every site and read time. Returns the rows.
+ */
+function checkStream(s: Stream, sites: readonly string[]): EngineEvent[] {
+  // Build the delivery sequence.
+  const deliveries: { e: EngineEvent; k: number }[] = [];
+  s.events.forEach((e, i) => {
+    for (let c = 0; c < (s.copies[i] as number); c++) deliveries.push({ e, k: s.keys[i * 3 + c] as number });
+  });
+  deliveries.sort((a, b) => a.k - b.k);
+  const batches: EngineEvent[][] = [];
+  for (let i = 0, b = 0; i < deliveries.length; b++) {
+    const size = s.sizes[b % s.sizes.length] as number;
+    const batch = deliveries.slice(i, i + size).map((d) => d.e);
+    batches.push(batch);
+    if (s.redeliver[b % s.redeliver.length]) batches.push(batch); // nak / ack lost: the whole batch again
+    i += size;
+  }
+  const evictTimes = [...s.evictOffsets].sort((a, b) => b - a).map((o) => T0 - o);
+
+  // The processor: the store dedupes on event id, then the new events are folded and committed.
+  const stored = new Map<string, EngineEvent>();
+  let windows = createWindowState();
+  let clusters = createClusterState();
+  let clock = T0 - 3 * DAY_MS;
+  batches.forEach((batch, b) => {
+    const insertNew = (): EngineEvent[] => {
+      // Like INSERT … ON CONFLICT DO NOTHING RETURNING: a duplicate inside the batch is returned once.
+      const fresh: EngineEvent[] = [];
+      for (const e of batch) {
+        if (stored.has(e.id)) continue;
+        stored.set(e.id, e);
+        fresh.push(e);
+      }
+      return fresh;
+    };
+    if (s.failCommit[b % s.failCommit.length]) {
+      // The transaction fails after the fold: the rows roll back and the folded copies are dropped; the batch
+      // comes again (nak). The dropped fold must not have touched the committed state.
+      const fresh = insertNew();
+      foldEvents(windows, fresh);
+      foldSignals(clusters, fresh);
+      for (const e of fresh) stored.delete(e.id);
+    }
+    const fresh = insertNew();
+    const wu = foldEvents(windows, fresh);
+    const cu = foldSignals(clusters, fresh);
+    commitWindowUpdate(windows, wu);
+    commitClusterUpdate(clusters, cu);
+    const t = evictTimes.shift();
+    if (t !== undefined) {
+      clock = t;
+      evictWindows(windows, t);
+      evictClusters(clusters, t);
+    }
+    if (s.crashAt === b) {
+      // Restart: memory is rebuilt from the store, then the stream goes on.
+      ({ windows, clusters } = rebuildState([...stored.values()], clock));
+    }
+  });
+
+  const rows = [...stored.values()];
+  for (const site of sites) {
+    for (const now of READ_TIMES) {
+      deepStrictEqual(snapshotFromState(windows, clusters, site, now), recomputeSite(rows, site, now));
+    }
+  }
+  return rows;
+}
 
 test('property: incremental state equals recomputation from stored rows (duplicates, redeliveries, any order and batching, evictions, restarts)', (t) => {
   let nonTrivial = 0;
   fc.assert(
-    fc.property(streamArb, (s) => {
-      // Build the delivery sequence.
-      const deliveries: { e: EngineEvent; k: number }[] = [];
-      s.events.forEach((e, i) => {
-        for (let c = 0; c < (s.copies[i] as number); c++) deliveries.push({ e, k: s.keys[i * 3 + c] as number });
-      });
-      deliveries.sort((a, b) => a.k - b.k);
-      const batches: EngineEvent[][] = [];
-      for (let i = 0, b = 0; i < deliveries.length; b++) {
-        const size = s.sizes[b % s.sizes.length] as number;
-        const batch = deliveries.slice(i, i + size).map((d) => d.e);
-        batches.push(batch);
-        if (s.redeliver[b % s.redeliver.length]) batches.push(batch); // nak / ack lost: the whole batch again
-        i += size;
-      }
-      const evictTimes = [...s.evictOffsets].sort((a, b) => b - a).map((o) => T0 - o);
-
-      // The processor: the store dedupes on event id, then the new events are folded and committed.
-      const stored = new Map<string, EngineEvent>();
-      let windows = createWindowState();
-      let clusters = createClusterState();
-      let clock = T0 - 3 * DAY_MS;
-      batches.forEach((batch, b) => {
-        // Like INSERT … ON CONFLICT DO NOTHING RETURNING: a duplicate inside the batch is returned once.
-        const fresh: EngineEvent[] = [];
-        for (const e of batch) {
-          if (stored.has(e.id)) continue;
-          stored.set(e.id, e);
-          fresh.push(e);
-        }
-        const wu = foldEvents(windows, fresh);
-        const cu = foldSignals(clusters, fresh);
-        commitWindowUpdate(windows, wu);
-        commitClusterUpdate(clusters, cu);
-        const t = evictTimes.shift();
-        if (t !== undefined) {
-          clock = t;
-          evictWindows(windows, t);
-          evictClusters(clusters, t);
-        }
-        if (s.crashAt === b) {
-          // Restart: memory is rebuilt from the store, then the stream goes on.
-          ({ windows, clusters } = rebuildState([...stored.values()], clock));
-        }
-      });
-
-      const rows = [...stored.values()];
+    fc.property(streamArb(rawEventArb({ sessions: 6, sites: SITES, pages: ['/a', '/b'] }), 0, 120), (s) => {
+      const rows = checkStream(s, SITES);
       if (rows.some((r) => r.type === 'signal' && r.signal !== undefined)) nonTrivial++;
-      for (const site of SITES) {
-        for (const now of READ_TIMES) {
-          deepStrictEqual(snapshotFromState(windows, clusters, site, now), recomputeSite(rows, site, now));
-        }
-      }
     }),
-    { numRuns: 300 },
+    { numRuns: 500 },
   );
-  t.true(nonTrivial > 100, `most runs must exercise signals (${nonTrivial})`);
+  t.true(nonTrivial > 400, `most runs must exercise signals (${nonTrivial})`);
+});
+
+test('property: the same on a hot page, where buckets outgrow their small-array form', (t) => {
+  let big = 0;
+  fc.assert(
+    fc.property(streamArb(rawEventArb({ sessions: 60, sites: ['site-a'], pages: ['/hot'] }), 200, 400), (s) => {
+      const rows = checkStream(s, ['site-a']);
+      const perHour = new Map<number, Set<string>>();
+      for (const r of rows) {
+        const h = Math.floor(r.ts / HOUR_MS);
+        perHour.set(h, (perHour.get(h) ?? new Set()).add(r.sessionId));
+      }
+      if ([...perHour.values()].some((set) => set.size > SMALL_LIMIT)) big++;
+    }),
+    { numRuns: 60 },
+  );
+  t.true(big > 50, `most runs must put more than ${SMALL_LIMIT} sessions in one hour bucket (${big})`);
 });
 
 test('recomputation keeps sites apart and ignores rows outside the windows', (t) => {

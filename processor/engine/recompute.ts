@@ -139,9 +139,10 @@ export function recomputeClusterSummaries(rows: readonly EngineEvent[], siteId: 
     const s = a.sessions.get(r.sessionId);
     a.sessions.set(r.sessionId, { count: (s?.count ?? 0) + 1, lastTs: Math.max(s?.lastTs ?? r.ts, r.ts) });
     if (r.ts >= pageCutoff) a.recent.add(r.sessionId);
-    if (isLater(r, a.selector)) a.selector = { ts: r.ts, id: r.id, value: r.selector ?? '' };
-    const label = r.label?.trim() ?? '';
-    if (label !== '' && isLater(r, a.label)) a.label = { ts: r.ts, id: r.id, value: label };
+    const selector = { ts: r.ts, value: r.selector ?? '' };
+    if (isLater(selector, a.selector)) a.selector = selector;
+    const label = { ts: r.ts, value: r.label?.trim() ?? '' };
+    if (label.value !== '' && isLater(label, a.label)) a.label = label;
   }
   return [...acc.values()].map((a) => ({
     key: a.key,
@@ -178,9 +179,10 @@ export function recomputeElements(rows: readonly EngineEvent[], siteId: string, 
     typeUsers.add(r.sessionId);
     a.users.add(r.sessionId);
     a.last = Math.max(a.last, r.ts);
-    if (isLater(r, a.selector)) a.selector = { ts: r.ts, id: r.id, value: r.selector ?? '' };
-    const label = r.label?.trim() ?? '';
-    if (label !== '' && isLater(r, a.label)) a.label = { ts: r.ts, id: r.id, value: label };
+    const selector = { ts: r.ts, value: r.selector ?? '' };
+    if (isLater(selector, a.selector)) a.selector = selector;
+    const label = { ts: r.ts, value: r.label?.trim() ?? '' };
+    if (label.value !== '' && isLater(label, a.label)) a.label = label;
   }
   return rankElements(
     [...acc.values()].map((a) =>

@@ -143,10 +143,12 @@ function canonicalComplex(complex: string): string {
  */
 export function canonicalSelector(selector: string | undefined | null): string {
   if (selector === undefined || selector === null || selector.trim() === '') return '';
-  return splitTopLevel(selector, (ch) => ch === ',')
+  const canonical = splitTopLevel(selector, (ch) => ch === ',')
     .parts.map(canonicalComplex)
     .filter((s) => s !== '')
     .join(', ');
+  // Most selectors are already canonical: hand back the caller's string so keys share it instead of a copy.
+  return canonical === selector ? selector : canonical;
 }
 
 /** Whether two selectors are variants of the same element. */

@@ -1,5 +1,6 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import type { EngineEvent } from './events.ts';
+import { addOwned, compact, copyMap, copySet, getIn, setOwned, type OwnedMap, type OwnedSet, type SmallMap, type SmallSet } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -19,16 +20,18 @@ import { sortedRecord } from './util.ts';
 export interface PageBucket {
   /** Bucket start, epoch ms, hour-aligned (UTC). */
   readonly start: number;
-  readonly sessions: ReadonlySet<string>;
+  /** Distinct session ids seen on the page in this hour. */
+  readonly sessions: SmallSet;
   readonly pageViews: number;
-  readonly signals: ReadonlyMap<string, number>;
+  /** Signal counts by type. */
+  readonly signals: SmallMap<number>;
 }
 
-/** The buckets of one page, keyed by their start (epoch ms). Replaced, never mutated, once committed. */
+/** The hour buckets of one page, at most one per start (order not significant). Replaced, never mutated, once committed. */
 export interface PageWindow {
   readonly siteId: string;
   readonly page: string;
-  readonly buckets: ReadonlyMap<number, PageBucket>;
+  readonly buckets: readonly PageBucket[];
 }
 
 /** All page windows, by site then page. */
@@ -54,17 +57,18 @@ export function createWindowState(): WindowState {
 
 interface DraftBucket {
   start: number;
-  sessions: Set<string>;
+  sessions: OwnedSet;
   pageViews: number;
-  signals: Map<string, number>;
+  signals: OwnedMap<number>;
 }
 
 interface DraftWindow {
   siteId: string;
   page: string;
-  buckets: Map<number, PageBucket | DraftBucket>;
-  /** Buckets already copied by this fold, safe to mutate. */
-  owned: Set<number>;
+  /** Committed buckets not touched by this fold. */
+  kept: PageBucket[];
+  /** Buckets copied by this fold, by start: safe to mutate. */
+  owned: Map<number, DraftBucket>;
 }
 
 /** The committed window of a page, or undefined. */
@@ -88,28 +92,29 @@ export function foldEvents(state: WindowState, events: readonly EngineEvent[]): 
     let draft = drafts.get(key);
     if (draft === undefined) {
       const current = getPageWindow(state, e.siteId, e.page);
-      draft = { siteId: e.siteId, page: e.page, buckets: new Map(current?.buckets ?? []), owned: new Set() };
+      draft = { siteId: e.siteId, page: e.page, kept: [...(current?.buckets ?? [])], owned: new Map() };
       drafts.set(key, draft);
     }
     const start = bucketStart(e.ts, HOUR_MS);
-    let bucket = draft.buckets.get(start) as DraftBucket | undefined;
-    if (!draft.owned.has(start)) {
+    let b = draft.owned.get(start);
+    if (b === undefined) {
       // Copy on first touch: the committed bucket may still be read by the processor until the commit.
-      bucket = {
-        start,
-        sessions: new Set(bucket?.sessions ?? []),
-        pageViews: bucket?.pageViews ?? 0,
-        signals: new Map(bucket?.signals ?? []),
-      };
-      draft.buckets.set(start, bucket);
-      draft.owned.add(start);
+      const i = draft.kept.findIndex((k) => k.start === start);
+      const committed = i < 0 ? undefined : draft.kept.splice(i, 1)[0];
+      b = { start, sessions: copySet(committed?.sessions), pageViews: committed?.pageViews ?? 0, signals: copyMap(committed?.signals) };
+      draft.owned.set(start, b);
     }
-    const b = bucket as DraftBucket;
-    b.sessions.add(e.sessionId);
+    b.sessions = addOwned(b.sessions, e.sessionId);
     if (isView) b.pageViews += 1;
-    else b.signals.set(e.signal as string, (b.signals.get(e.signal as string) ?? 0) + 1);
+    else b.signals = setOwned(b.signals, e.signal as string, (getIn(b.signals, e.signal as string) ?? 0) + 1);
   }
-  return { pages: [...drafts.values()].map((d) => ({ siteId: d.siteId, page: d.page, buckets: d.buckets })) };
+  return {
+    pages: [...drafts.values()].map((d) => ({
+      siteId: d.siteId,
+      page: d.page,
+      buckets: d.kept.concat([...d.owned.values()].map((b) => ({ ...b, sessions: compact(b.sessions), signals: compact(b.signals) }))).slice(),
+    })),
+  };
 }
 
 /** Makes the windows of `update` current. */
@@ -142,12 +147,10 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      let stale = false;
-      for (const start of w.buckets.keys()) if (start < cutoff) stale = true;
-      if (!stale) continue;
+      if (!w.buckets.some((b) => b.start < cutoff)) continue;
       changed.push({ siteId, page });
-      const kept = new Map([...w.buckets].filter(([start]) => start >= cutoff));
-      if (kept.size === 0) pages.delete(page);
+      const kept = w.buckets.filter((b) => b.start >= cutoff);
+      if (kept.length === 0) pages.delete(page);
       else pages.set(page, { siteId, page, buckets: kept });
     }
     if (pages.size === 0) state.sites.delete(siteId);
@@ -162,7 +165,7 @@ export function readPageWindow(window: PageWindow | undefined, now: number): Pag
   const signals = new Map<string, number>();
   let pageViews = 0;
   if (window !== undefined) {
-    for (const b of window.buckets.values()) {
+    for (const b of window.buckets) {
       if (b.start < cutoff) continue;
       for (const s of b.sessions) sessions.add(s);
       pageViews += b.pageViews;

@@ -80,7 +80,7 @@ export class ScoreKeeper implements FreshEventsSink {
     const now = this.now();
     const changed = evictWindows(this.state, now);
     if (changed.length === 0) return 0;
-    const windows: PageWindow[] = changed.map((r) => getPageWindow(this.state, r.siteId, r.page) ?? { siteId: r.siteId, page: r.page, buckets: new Map() });
+    const windows: PageWindow[] = changed.map((r) => getPageWindow(this.state, r.siteId, r.page) ?? { siteId: r.siteId, page: r.page, buckets: [] });
     await upsertPageScores(db, await this.scoreRows(db, windows, now));
     return changed.length;
   }

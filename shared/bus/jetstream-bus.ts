@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { Consumer, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -9,6 +9,65 @@ import type { Bus, BusConsumer, BusMessage, ConsumerSpec, PublishResult, StreamS
 
 /** How long ingest waits for the stream's PubAck before answering 503. */
 const PUBLISH_TIMEOUT_MS = 3000;
+/**
+ * After the first message of a batch, how long to wait for more before handing the batch over. Under load the
+ * client buffer is already full and batches fill at once; at low traffic this caps the added latency.
+ */
+const LINGER_MS = 5;
+
+const TIMEOUT = Symbol('timeout');
+function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<typeof TIMEOUT>((r) => (timer = setTimeout(() => r(TIMEOUT), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Batches over a continuous pull (`consume`): the client keeps up to `max` messages in flight, so a batch is
+ * whatever has arrived (after a short linger), instead of a fetch that waits for a full batch or its expiry.
+ */
+class ContinuousPull {
+  private readonly consumer: Consumer;
+  private readonly max: number;
+  private messages: ConsumerMessages | undefined;
+  private iter: AsyncIterator<JsMsg> | undefined;
+  /** A next() that lost a race against the linger timer: its message belongs to the next batch. */
+  private pendingNext: Promise<IteratorResult<JsMsg>> | undefined;
+
+  constructor(consumer: Consumer, max: number) {
+    this.consumer = consumer;
+    this.max = max;
+  }
+
+  private next(): Promise<IteratorResult<JsMsg>> {
+    this.pendingNext ??= this.iter!.next();
+    return this.pendingNext;
+  }
+
+  async fetch(max: number, expiresMs: number): Promise<JsMsg[]> {
+    if (!this.messages) {
+      this.messages = await this.consumer.consume({ max_messages: this.max });
+      this.iter = this.messages[Symbol.asyncIterator]();
+    }
+    const out: JsMsg[] = [];
+    let wait = expiresMs;
+    while (out.length < max) {
+      const r = await within(this.next(), wait);
+      if (r === TIMEOUT) break;
+      this.pendingNext = undefined;
+      if (r.done) {
+        this.messages = undefined;
+        break;
+      }
+      out.push(r.value);
+      wait = LINGER_MS;
+    }
+    return out;
+  }
+
+  stop(): void {
+    this.messages?.stop();
+  }
+}
 
 function wrap(m: JsMsg): BusMessage {
   return {
@@ -33,6 +92,7 @@ export class JetStreamBus implements Bus {
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
   private readonly consumers = new Map<string, Consumer>();
+  private readonly pulls = new Set<ContinuousPull>();
   private connected = true;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager, log: Logger) {
@@ -111,15 +171,13 @@ export class JetStreamBus implements Bus {
       }
       return c;
     };
+    let pull: ContinuousPull | undefined;
     return {
       name: spec.name,
       fetch: async (max, expiresMs) => {
-        const c = await get();
-        const out: BusMessage[] = [];
-        // nats.js refuses pull expiries under one second.
-        const iter = await c.fetch({ max_messages: max, expires: Math.max(1000, expiresMs) });
-        for await (const m of iter) out.push(wrap(m));
-        return out;
+        pull ??= new ContinuousPull(await get(), Math.max(max, 100));
+        this.pulls.add(pull);
+        return (await pull.fetch(max, expiresMs)).map(wrap);
       },
       pending: async () => {
         const info = await (await get()).info(false);
@@ -157,6 +215,7 @@ export class JetStreamBus implements Bus {
   }
 
   async close(): Promise<void> {
+    for (const p of this.pulls) p.stop();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
 }

@@ -4,7 +4,7 @@ export const actions = {
   seq: 0,
   /** When that action happened (clock.now()). */
   at: -Infinity,
-  /** The last trusted click and the element it meant, for attributing an exception to it. */
+  /** The last trusted press or click and the element it meant, for attributing an exception to it. */
   click: null as { el: Element; t: number } | null,
   /** The last submit attempt (click on a submit control, Enter in a form field): native validation follows it. */
   submitAt: -Infinity,

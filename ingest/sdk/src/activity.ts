@@ -37,11 +37,8 @@ function wrap(obj: object, name: string, hook: () => void, after = false): void 
 
 /** A trusted click on a link that leaves this document (not a fragment, not javascript:). */
 function leavesDocument(e: MouseEvent): boolean {
-  const a = e.target instanceof Element ? e.target.closest('a[href]') : null;
-  if (!(a instanceof HTMLAnchorElement)) return false;
-  const raw = a.getAttribute('href') || '';
-  if (raw[0] === '#' || /^javascript:/i.test(raw)) return false;
-  return !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
+  const a = (e.target as Element).closest('a[href]:not([href^="#"]):not([href^="javascript:" i])') as HTMLAnchorElement | null;
+  return !!a && !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FLUSH_INTERVAL_MS, MIN_FLUSH_INTERVAL_MS } from './constants.ts';
 import { emit, state, type Draft } from './core.ts';
 import { deadPending } from './detectors/dead.ts';
+import { routesPending } from './detectors/navigation.ts';
 import { rageActive } from './detectors/rage.ts';
 import { guard, health } from './guard.ts';
 import { inSample } from './ids.ts';
@@ -19,17 +20,6 @@ let sampled = false;
 
 const warn = (msg: string): void => console.warn(`[friction] ${msg}`);
 const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
-
-/** Selectors that do not parse would throw on every click; they are dropped at init. */
-const validSelectors = (list: unknown): string[] =>
-  (Array.isArray(list) ? list : []).filter((s): s is string => {
-    try {
-      return typeof s === 'string' && (document.querySelector(s), true);
-    } catch {
-      warn(`ignore: bad selector ${s}`);
-      return false;
-    }
-  });
 
 /**
  * Starts the SDK. Returns whether it is running (false: bad options, not a browser, already started).
@@ -50,7 +40,7 @@ export const init = guard((o: FrictionOptions): boolean => {
       url: `${o.endpoint.replace(/\/+$/, '')}/v1/ingest`,
       key: o.key,
       interval: o.flushInterval! > 0 ? Math.max(MIN_FLUSH_INTERVAL_MS, o.flushInterval!) : FLUSH_INTERVAL_MS,
-      ignore: validSelectors(o.ignore),
+      ignore: Array.isArray(o.ignore) ? o.ignore.filter((x) => typeof x === 'string') : [],
       conversions: Array.isArray(o.conversions) ? o.conversions : [],
       context: { environment: text(o.environment, 32), app_version: text(o.appVersion, 64) },
     });
@@ -95,7 +85,7 @@ export const stats = guard(() => {
     sampled,
     queued: t ? t.queued() : 0,
     inflight: !!t && t.busy(),
-    pending: deadPending() + +rageActive(),
+    pending: deadPending() + +rageActive() + routesPending(),
     ...(t && t.n),
     ...health,
   };

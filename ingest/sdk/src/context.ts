@@ -9,10 +9,13 @@ export function pagePath(): string {
   return ((location.pathname || '/') + (/^#!?\//.test(h) ? h : '')).slice(0, 2048);
 }
 
+/**
+ * A touch (coarse) primary pointer makes a phone or a tablet, told apart by the screen's short
+ * side: the viewport is no guide, since phones lay out non-responsive pages 980 px wide.
+ */
 function device(): WireContext['device'] {
-  const coarse = typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches;
-  if (!coarse) return 'desktop';
-  return innerWidth < 768 ? 'mobile' : innerWidth < 1280 ? 'tablet' : 'desktop';
+  const s = matchMedia('(pointer: coarse)').matches ? Math.min(screen.width, screen.height) : 1e4;
+  return s < 600 ? 'mobile' : s < 1100 ? 'tablet' : 'desktop';
 }
 
 /** Landing facts, read once per document: the referrer without its query, and utm_source. */
@@ -29,6 +32,6 @@ export function batchContext(base: Omit<WireContext, 'device' | 'viewport'>): Wi
   return {
     ...base,
     device: device(),
-    viewport: { w: Math.max(0, Math.round(innerWidth)), h: Math.max(0, Math.round(innerHeight)) },
+    viewport: { w: Math.round(innerWidth), h: Math.round(innerHeight) },
   };
 }

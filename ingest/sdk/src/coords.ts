@@ -27,7 +27,8 @@ export function scale(v: number, size: number): number | undefined {
 export function coordsFor(el: Element, p: Point): Coords {
   const r = el.getBoundingClientRect();
   const de = document.documentElement;
-  const out: Coords = {
+  // An undefined axis (zero-size element) is left out by JSON.stringify.
+  return {
     x: scale(p.cx - r.left, r.width),
     y: scale(p.cy - r.top, r.height),
     vx: scale(p.cx, innerWidth),
@@ -35,8 +36,6 @@ export function coordsFor(el: Element, p: Point): Coords {
     px: scale(p.px, Math.max(de.scrollWidth, innerWidth)),
     py: scale(p.py, Math.max(de.scrollHeight, innerHeight)),
   };
-  for (const k of Object.keys(out) as (keyof Coords)[]) if (out[k] === undefined) delete out[k];
-  return out;
 }
 
 export function pointOf(e: MouseEvent): Point {

@@ -1,4 +1,5 @@
 import { coordsFor, type Point } from './coords.ts';
+import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import { labelFor } from './label.ts';
 import { cleanMeta } from './meta.ts';
@@ -21,9 +22,14 @@ export type Draft = Omit<WireEvent, 'id' | 'ts' | 'page'>;
 
 /** Elements the site opted out: `data-friction-ignore` on it or an ancestor, or an `ignore` selector. */
 export function ignored(el: Element): boolean {
-  if (el.closest('[data-friction-ignore]')) return true;
-  for (const s of state.ignore) if (el.closest(s)) return true;
-  return false;
+  return !!el.closest('[data-friction-ignore]') || state.ignore.some((s) => {
+    try {
+      return !!el.closest(s);
+    } catch {
+      // A selector that does not parse matches nothing; it must not cost the other rules.
+      return false;
+    }
+  });
 }
 
 /** Stamps an event (uuid for dedup, time, page) and queues it under the current session. */
@@ -37,9 +43,10 @@ export function emit(d: Draft, page = state.page): void {
 export type Identity = Pick<WireEvent, 'selector' | 'label' | 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>;
 
 export function describe(el: Element, point?: Point): Identity {
-  const d: Identity = point ? coordsFor(el, point) : {};
-  const sel = selectorFor(el);
-  const label = labelFor(el);
+  // Each part guarded on its own: a signal without coordinates or a label still tells the story.
+  const d: Identity = (point && guard(coordsFor)(el, point)) || {};
+  const sel = guard(selectorFor)(el);
+  const label = guard(labelFor)(el);
   if (sel) d.selector = sel;
   if (label) d.label = label;
   return d;

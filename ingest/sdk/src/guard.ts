@@ -3,7 +3,7 @@
  * timer, patch hook and public call goes through guard(); failures are counted (stats().errors) so
  * tests can still see them.
  */
-export const health = { errors: 0, lastError: '' };
+export const health = { errors: 0, lastError: '' as unknown };
 
 export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R | undefined {
   return function (this: unknown, ...args: A): R | undefined {
@@ -11,11 +11,8 @@ export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: 
       return fn.apply(this, args);
     } catch (err) {
       health.errors++;
-      try {
-        health.lastError = String(err instanceof Error ? err.message : err).slice(0, 200);
-      } catch {
-        // String() of a hostile object can throw too.
-      }
+      // Kept as thrown (not stringified: a hostile object's toString could throw here too).
+      health.lastError = err instanceof Error ? err.message : err;
       return undefined;
     }
   };

@@ -77,7 +77,7 @@ export function deadExcluded(el: Element, target: Element, e: MouseEvent): boole
 
 /** Captions of controls meant to be clicked many times in a row: steppers and pagers. */
 const REPEATABLE =
-  /^([-+−–›»‹«→←<>]|\d+|(plus|minus|increase|decrease|increment|decrement|add one|remove one|next|prev|previous|older|newer|load more|show more|page \d+)\b.*)$/i;
+  /^([-+−–›»‹«→←<>]|\d+|(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev|older|newer|(load|show) more|page \d+)\b.*)$/i;
 
 /**
  * rage_click exclusions: controls whose whole point is repeated clicking (toggles, steppers,

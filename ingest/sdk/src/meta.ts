@@ -6,21 +6,16 @@ const plain = (v: unknown): boolean =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
 /**
- * Host-supplied props made safe for the contract: at most 32 keys of ≤ 64 chars, primitive values
- * (strings cut to 256), arrays of primitives; nested objects, functions and cycles are dropped,
- * and the result must serialize to ≤ 2048 chars or it is replaced by `{ truncated: true }`.
+ * Props made safe for the contract: at most 32 keys of ≤ 64 chars with primitive values (strings
+ * cut to 256); nested objects, arrays, functions and cycles are dropped, and the result must
+ * serialize to ≤ 2048 chars or it is replaced by `{ truncated: true }`.
  */
 export function cleanMeta(m: unknown): Meta | undefined {
   if (!m || typeof m !== 'object') return undefined;
   const out: Meta = {};
-  let n = 0;
   for (const k of Object.keys(m).slice(0, 32)) {
     const v = (m as Meta)[k];
     if (plain(v)) out[k.slice(0, 64)] = clip(v);
-    else if (Array.isArray(v)) out[k.slice(0, 64)] = v.filter(plain).slice(0, 10).map(clip);
-    else continue;
-    n++;
   }
-  if (!n) return undefined;
   return JSON.stringify(out).length <= MAX_META_JSON_CHARS ? out : { truncated: true };
 }

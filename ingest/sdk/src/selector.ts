@@ -6,9 +6,9 @@ import { MAX_SELECTOR_CHARS } from './constants.ts';
  * element into many issues.
  */
 const GENERATED_ID = /[:«»]|^\d|^(ember|mui-|radix-|headlessui-|react-|rc-|__)|[0-9a-f]{8}-[0-9a-f]{4}|\d{6,}/i;
-const TEST_ATTRS = ['data-testid', 'data-test-id', 'data-test', 'data-cy'];
+const TEST_ATTRS = ['data-testid', 'data-test', 'data-cy'];
 
-const quote = (v: string): string => `"${v.replace(/["\\]/g, '\\$&').replace(/\n/g, '\\a ')}"`;
+const quote = (v: string): string => JSON.stringify(v);
 
 function unique(sel: string, el: Element): boolean {
   try {

@@ -6,10 +6,11 @@ import { ignored, state } from './core.ts';
 import { deadActivity, deadClick, deadPending, deadReset } from './detectors/dead.ts';
 import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
-import { formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
+import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
 import { conversionTarget, pageRestored, routeChanged, startNavigation } from './detectors/navigation.ts';
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
 import { elementOf, on } from './dom-events.ts';
+import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import { interactiveFor } from './interactive.ts';
 import { createTransport } from './transport.ts';
@@ -27,19 +28,22 @@ export interface Settings {
 /** Routes every trusted press and click to the detectors that need it, resolving the click target once. */
 function watchPointer(): void {
   on<PointerEvent>(document, 'pointerdown', (e) => {
-    if (!e.isTrusted) return;
+    if (!e.isTrusted || !(e.target instanceof Element)) return;
     actions.seq++;
     actions.at = now();
-    if (e.target instanceof Element) disabledPress(e, e.target);
+    // Provisional: an error thrown by the page while it handles this press belongs to this element.
+    actions.click = { el: e.target, t: actions.at };
+    disabledPress(e, e.target);
   });
   on<MouseEvent>(document, 'mousedown', (e) => {
     if (e.detail > 1) actions.multiAt = now();
   });
   on<KeyboardEvent>(document, 'keydown', (e) => {
-    if (e.isTrusted && (e.key === 'Enter' || e.key === ' ')) {
-      actions.seq++;
-      actions.at = now();
-    }
+    if (!e.isTrusted || (e.key !== 'Enter' && e.key !== ' ')) return;
+    actions.seq++;
+    actions.at = now();
+    // Enter in a form field submits it: native validation may answer with a bubble.
+    if (e.key === 'Enter' && fieldOf(e.target)) actions.submitAt = now();
   });
   on<MouseEvent>(document, 'click', (e) => {
     const target = e.target;
@@ -72,7 +76,9 @@ export function start(o: Settings): void {
     },
     dropEvent: (count) => ({ id: uuid(), ts: Date.now(), page: state.page, type: 'custom', name: 'sdk_queue_dropped', value: count }),
   });
-  watchActivity({
+  // Each watcher is guarded on its own: a browser API that is missing or broken disables one
+  // detector, not the SDK.
+  guard(watchActivity)({
     activity: (kind, target) => {
       if (kind === 'net') formsNetwork();
       deadActivity(kind, target);
@@ -86,9 +92,9 @@ export function start(o: Settings): void {
     route: routeChanged,
     multiClickAt: () => actions.multiAt,
   });
-  watchPointer();
-  watchErrors();
-  watchForms();
+  guard(watchPointer)();
+  guard(watchErrors)();
+  guard(watchForms)();
   on<PageTransitionEvent>(window, 'pagehide', () => {
     rageEnd();
     deadReset();
@@ -97,5 +103,5 @@ export function start(o: Settings): void {
   }, false);
   on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageRestored(), false);
   on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport!.beacon());
-  startNavigation(o.conversions);
+  guard(startNavigation)(o.conversions);
 }

@@ -35,13 +35,13 @@ export interface TransportOptions {
   dropEvent: (count: number) => WireEvent;
 }
 
-/** Retry-After in ms, from delta-seconds or an HTTP date; null when absent or unreadable. */
-export function parseRetryAfter(h: string | null, t = Date.now()): number | null {
-  if (!h) return null;
-  const n = Number(h);
-  if (h.trim() !== '' && Number.isFinite(n) && n >= 0) return n * 1000;
-  const d = Date.parse(h);
-  return Number.isNaN(d) ? null : Math.max(0, d - t);
+/**
+ * Retry-After in ms; null when absent or unreadable. Ingest sends delta-seconds; the HTTP-date form
+ * is read as absent (plain backoff), which is safe, just not as precise.
+ */
+export function parseRetryAfter(h: string | null): number | null {
+  const n = h ? +h : NaN;
+  return n >= 0 ? n * 1000 : null;
 }
 
 /**
@@ -179,11 +179,15 @@ export function createTransport(o: TransportOptions) {
       for (let b = take(); b; b = take()) out.push(b);
       for (const b of out) {
         const text = body(b, true);
+        let ok = false;
         try {
-          if (!(text.length <= BEACON_MAX_BYTES && navigator.sendBeacon(o.url, text))) {
-            // Too big or refused: a keepalive fetch also outlives the page.
-            void o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
-          }
+          ok = text.length <= BEACON_MAX_BYTES && navigator.sendBeacon(o.url, text);
+        } catch {
+          // A missing or broken sendBeacon is the same as a refused one.
+        }
+        try {
+          // Too big or refused: a keepalive fetch also outlives the page.
+          if (!ok) void o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
           n.sent += b.events.length;
         } catch {
           n.dropped += b.events.length;

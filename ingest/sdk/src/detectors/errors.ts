@@ -24,16 +24,14 @@ const NOT_ERROR = /success|info|notice|saved|confirm/i;
 export const errorsWatching = (): boolean => now() - actions.at <= ERROR_ACTION_WINDOW_MS;
 
 /** Uncaught exceptions and rejections: once per distinct message per page, tied to a click just before. */
-function uncaught(kind: string, message: string, source?: string): void {
+function uncaught(kind: string, message: string): void {
   const key = kind + message;
   if (perPage >= MAX_ERRORS_PER_PAGE || messages.has(key)) return;
   messages.add(key);
   perPage++;
   const c = actions.click;
   const el = c && now() - c.t <= ERROR_CLICK_ATTRIBUTION_MS && c.el.isConnected ? c.el : null;
-  const meta: Record<string, string> = { kind, message: message.slice(0, MAX_MESSAGE_CHARS) };
-  if (source) meta.source = source;
-  signal('error_encounter', { el, meta });
+  signal('error_encounter', { el, meta: { kind, message: message.slice(0, MAX_MESSAGE_CHARS) } });
 }
 
 /** An error state shown in answer to the current user action, once per element per action. */
@@ -50,7 +48,7 @@ function shownState(el: Element, kind: string): void {
 }
 
 function alertShown(el: Element): void {
-  if (NOT_ERROR.test(`${el.getAttribute('class') || ''} ${el.getAttribute('data-variant') || ''} ${el.getAttribute('data-type') || ''}`)) return;
+  if (NOT_ERROR.test(el.className)) return;
   // Rendered (not display:none) and saying something: an empty live region waiting for text is not an error yet.
   if (el.getClientRects().length && textOf(el)) shownState(el, 'alert');
 }
@@ -85,8 +83,7 @@ export function errorMutations(records: MutationRecord[]): void {
 export function watchErrors(): void {
   on<ErrorEvent>(window, 'error', (e) => {
     // Resource load failures do not bubble to window; what arrives here is a script error.
-    const src = e.filename ? `${e.filename.split(/[?#]/)[0].split('/').pop()}:${e.lineno}` : undefined;
-    uncaught('exception', String(e.message || (e.error && e.error.message) || 'error'), src);
+    uncaught('exception', String(e.message || 'error'));
   }, false);
   on<PromiseRejectionEvent>(window, 'unhandledrejection', (e) => {
     const r: unknown = e.reason;

@@ -22,9 +22,8 @@ const forms = new Map<Element, FormState>();
 let lastFormClick: { form: Element; t: number } | null = null;
 
 /** Fields whose emptiness we can judge; toggles, files, hidden and search inputs are not "filling in a form". */
-const fieldOf = (t: EventTarget | null): Field | null =>
-  t instanceof Element &&
-  t.matches('textarea,select,input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]):not([type=range]):not([type=color]):not([type=search])')
+export const fieldOf = (t: EventTarget | null): Field | null =>
+  t instanceof Element && t.matches('input,textarea,select') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
     ? (t as Field)
     : null;
 
@@ -106,8 +105,5 @@ export function watchForms(): void {
     if (!st || !st.filled.size) return;
     st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
-  });
-  on<KeyboardEvent>(document, 'keydown', (e) => {
-    if (e.key === 'Enter' && fieldOf(e.target)) actions.submitAt = now();
   });
 }

@@ -8,6 +8,10 @@ import type { ConversionRule } from '../types.ts';
 import { formsLeave } from './forms.ts';
 
 let rules: ConversionRule[] = [];
+let settling = 0;
+
+/** Route changes whose old forms are still to be judged (see routeChanged). */
+export const routesPending = (): number => settling;
 
 const pageMatches = (pattern: string, path: string): boolean =>
   pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
@@ -23,7 +27,7 @@ function pageView(spa: boolean, reload: boolean): void {
   const t = Date.now();
   const loop = findLoop(pushPage(state.page, t).h, t);
   if (loop) {
-    signal('navigation_loop', { meta: { cycle: loop.cycle, ms: loop.ms } });
+    signal('navigation_loop', { meta: { cycle: loop.cycle.join(' > '), ms: loop.ms } });
     // Start over, so the next view does not report the same loop again.
     update((s) => {
       s.h = s.h.slice(-1);
@@ -53,7 +57,14 @@ export function routeChanged(): boolean {
   state.page = p;
   pageView(true, false);
   // Routers render the new route after changing the URL; judge the old route's forms once it has.
-  setTimeout(guard(() => formsLeave(true)), FORM_ROUTE_SETTLE_MS);
+  settling++;
+  setTimeout(
+    guard(() => {
+      settling--;
+      formsLeave(true);
+    }),
+    FORM_ROUTE_SETTLE_MS,
+  );
   return true;
 }
 

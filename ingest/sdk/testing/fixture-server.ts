@@ -1,0 +1,105 @@
+/**
+ * Serves ingest/sdk/fixtures on 127.0.0.1 (port 0) as a small site, with the SDK injected at each
+ * page's `<!--FRICTION-->` marker. What is injected is decided per browser context through the
+ * `friction` cookie, so concurrent visitors can use different keys and options on one server:
+ * `{ key, endpoint, config?, esm? }`; without the cookie the page has no SDK at all.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+
+/** How long /slow.html takes to answer: longer than the dead-click window, on purpose. */
+export const SLOW_PAGE_MS = 2500;
+
+export interface SdkCookie {
+  key: string;
+  endpoint: string;
+  /** Any other init options, passed through data-config. */
+  config?: Record<string, unknown>;
+  /** Load the ESM build with an inline `import` instead of the script tag. */
+  esm?: boolean;
+}
+
+const attr = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+
+function snippet(c: SdkCookie): string {
+  if (c.esm) {
+    const opts = JSON.stringify({ key: c.key, endpoint: c.endpoint, ...c.config });
+    // The module is exposed as window.Friction only so tests can read stats() the same way.
+    return `<script type="module">import * as F from '/friction.mjs'; window.Friction = F; F.init(${opts});</script>`;
+  }
+  const config = c.config ? ` data-config="${attr(JSON.stringify(c.config))}"` : '';
+  return `<script src="/sdk.js" data-key="${attr(c.key)}" data-endpoint="${attr(c.endpoint)}"${config}></script>`;
+}
+
+export function sdkCookie(c: SdkCookie): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function readCookie(header: string | undefined): SdkCookie | null {
+  const m = /(?:^|;\s*)friction=([^;]+)/.exec(header || '');
+  if (!m) return null;
+  try {
+    return JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as SdkCookie;
+  } catch {
+    return null;
+  }
+}
+
+export interface Fixtures {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startFixtures(sdk: { iife: string; esm: string }): Promise<Fixtures> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url || '/', 'http://x');
+      let p = url.pathname;
+      if (p === '/sdk.js' || p === '/friction.mjs') {
+        res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
+        res.end(p === '/sdk.js' ? sdk.iife : sdk.esm);
+        return;
+      }
+      if (p === '/') p = '/index.html';
+      if (p === '/app' || p.startsWith('/app/')) p = '/app.html';
+      if (p === '/slow.html') await new Promise((r) => setTimeout(r, SLOW_PAGE_MS));
+      const file = path.join(dir, path.normalize(p).replace(/^([/\\])+/, ''));
+      if (!file.startsWith(dir) || !/\.(html|css)$/.test(file)) {
+        res.writeHead(404).end();
+        return;
+      }
+      let body: string;
+      try {
+        body = await readFile(file, 'utf8');
+      } catch {
+        res.writeHead(404).end();
+        return;
+      }
+      if (file.endsWith('.css')) {
+        res.writeHead(200, { 'Content-Type': 'text/css' }).end(body);
+        return;
+      }
+      const c = readCookie(req.headers.cookie);
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(body.replace('<!--FRICTION-->', c ? snippet(c) : ''));
+    })().catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

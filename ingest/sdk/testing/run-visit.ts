@@ -1,0 +1,100 @@
+/**
+ * Runs one scripted visit in a fresh browser context (a new visitor: new session, own publishable
+ * key) and returns everything the SDK sent for it. Shared by the detection test and the bench.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import type { IngestBatch } from '../../../shared/contracts/ingest.ts';
+import { SITE_CONFIG, type Scenario } from '../fixtures/scenarios.ts';
+import type { Capture } from './capture-server.ts';
+import { sdkCookie, type Fixtures } from './fixture-server.ts';
+import { seeded, Visitor } from './visitor.ts';
+
+export type SentEvent = IngestBatch['events'][number];
+
+export interface SdkStats {
+  sampled: boolean;
+  queued: number;
+  inflight: boolean;
+  pending: number;
+  sent: number;
+  batches: number;
+  dropped: number;
+  rejected: number;
+  retries: number;
+  errors: number;
+  lastError: unknown;
+}
+
+export interface VisitResult {
+  key: string;
+  events: SentEvent[];
+  signals: SentEvent[];
+  /** Uncaught errors in any page of the visit, the host's own included. */
+  pageErrors: string[];
+  /** SDK stats on the last page, once settled. */
+  stats: SdkStats;
+  visitor: Visitor;
+}
+
+export interface Env {
+  browser: Browser;
+  fixtures: Fixtures;
+  capture: Capture;
+}
+
+export const newKey = (): string => `svc_pub_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+
+/** Opens a context whose pages load the SDK with `key` and `config`. */
+export async function openContext(env: Env, key: string, config: Record<string, unknown>, esm = false) {
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 720 } });
+  await context.addCookies([{ name: 'friction', value: sdkCookie({ key, endpoint: env.capture.url, config, esm }), url: env.fixtures.url }]);
+  return context;
+}
+
+/**
+ * Waits until the SDK has nothing left to decide or send: no detection window open, queue empty,
+ * no batch in flight. Polls stats() and flushes, instead of sleeping for a guessed time.
+ */
+export async function settle(page: Page, timeout = 20_000): Promise<SdkStats> {
+  const handle = await page.waitForFunction(
+    () => {
+      const F = (window as unknown as { Friction: { stats(): SdkStats; flush(): void } }).Friction;
+      const s = F.stats();
+      if (!s.pending && s.queued && !s.inflight) F.flush();
+      return !s.pending && !s.queued && !s.inflight && s;
+    },
+    undefined,
+    { polling: 50, timeout },
+  );
+  return (await handle.jsonValue()) as SdkStats;
+}
+
+export async function visit(env: Env, scenario: Scenario, seed: number, flushInterval = 250): Promise<VisitResult> {
+  const key = newKey();
+  const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval });
+  const pageErrors: string[] = [];
+  const watch = (p: Page): void => {
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+  };
+  context.on('page', watch);
+  try {
+    const page = await context.newPage();
+    let loads = 0;
+    page.on('load', () => loads++);
+    const v = new Visitor(page, env.fixtures.url, seeded(seed));
+    await v.goto(scenario.start);
+    await scenario.run(v);
+    const stats = await settle(page);
+    // Earlier pages sent their last events by beacon at pagehide; wait until each page's page_view is in.
+    await env.capture.waitFor(
+      () => env.capture.events(key).filter((e) => e.type === 'page_view' && !e.meta?.spa).length >= loads,
+      10_000,
+      `${loads} page views for "${scenario.name}"`,
+    );
+    const events = env.capture.events(key);
+    return { key, events, signals: events.filter((e) => e.type === 'signal'), pageErrors, stats, visitor: v };
+  } finally {
+    await context.close();
+  }
+}

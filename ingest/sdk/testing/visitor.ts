@@ -1,0 +1,152 @@
+/**
+ * A scripted visitor: real, trusted input through Playwright (mouse and keyboard go through
+ * Chromium's input pipeline, as a person's would), with seeded jitter so the bench can vary where
+ * and how fast people click.
+ */
+import type { Page } from 'playwright-core';
+
+/** Where a click landed, recorded so tests can check the SDK's coordinates against it. */
+export interface ClickRecord {
+  /** Viewport position of the pointer. */
+  cx: number;
+  cy: number;
+  /** The element's box at click time, in viewport px. */
+  box: { x: number; y: number; width: number; height: number };
+  scrollX: number;
+  scrollY: number;
+  docW: number;
+  docH: number;
+  vw: number;
+  vh: number;
+}
+
+/** mulberry32: a tiny seeded PRNG, so a bench run can be replayed exactly. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ClickOptions {
+  /** Fraction of the element's width/height to click at; random in 0.2..0.8 when omitted. */
+  rx?: number;
+  ry?: number;
+  times?: number;
+  /** Pause between repeated clicks, ms: [min, max]. */
+  gap?: [number, number];
+  /** Pixels of wobble between repeated clicks. */
+  wobble?: number;
+}
+
+export class Visitor {
+  readonly page: Page;
+  readonly base: string;
+  readonly rand: () => number;
+  /** First click on each selector. */
+  readonly clicks = new Map<string, ClickRecord>();
+
+  readonly sdk: boolean;
+
+  constructor(page: Page, base: string, rand: () => number, sdk = true) {
+    this.page = page;
+    this.base = base;
+    this.rand = rand;
+    this.sdk = sdk;
+  }
+
+  between(min: number, max: number): number {
+    return min + (max - min) * this.rand();
+  }
+
+  /** Waits until the page has loaded and, when it has the SDK, the SDK has initialized. */
+  async ready(): Promise<void> {
+    await this.page.waitForFunction((sdk) => {
+      const f = (window as unknown as { Friction?: { stats(): unknown } }).Friction;
+      return document.readyState === 'complete' && (!sdk || !!(f && f.stats()));
+    }, this.sdk);
+  }
+
+  async goto(path: string): Promise<void> {
+    await this.page.goto(this.base + path);
+    await this.ready();
+  }
+
+  /** Two animation frames: scroll events from the last scroll have been dispatched by then. */
+  async frames(): Promise<void> {
+    await this.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  }
+
+  async pause(min: number, max: number): Promise<void> {
+    await this.page.waitForTimeout(this.between(min, max));
+  }
+
+  private async target(selector: string, rx?: number, ry?: number): Promise<ClickRecord> {
+    const loc = this.page.locator(selector).first();
+    await loc.scrollIntoViewIfNeeded();
+    await this.frames();
+    const box = await loc.boundingBox();
+    if (!box) throw new Error(`${selector} has no box`);
+    const fx = rx ?? this.between(0.2, 0.8);
+    const fy = ry ?? this.between(0.25, 0.75);
+    const geo = await this.page.evaluate(() => ({
+      scrollX,
+      scrollY,
+      docW: Math.max(document.documentElement.scrollWidth, innerWidth),
+      docH: Math.max(document.documentElement.scrollHeight, innerHeight),
+      vw: innerWidth,
+      vh: innerHeight,
+    }));
+    return { cx: box.x + box.width * fx, cy: box.y + box.height * fy, box, ...geo };
+  }
+
+  /** Clicks `selector` (once or `times` times) at a point inside it, with human-like pauses. */
+  async click(selector: string, o: ClickOptions = {}): Promise<ClickRecord> {
+    const rec = await this.target(selector, o.rx, o.ry);
+    if (!this.clicks.has(selector)) this.clicks.set(selector, rec);
+    const times = o.times ?? 1;
+    const [gmin, gmax] = o.gap ?? [80, 250];
+    for (let i = 0; i < times; i++) {
+      const w = i && o.wobble ? o.wobble : 0;
+      await this.page.mouse.click(rec.cx + this.between(-w, w), rec.cy + this.between(-w, w));
+      if (i < times - 1) await this.pause(gmin, gmax);
+    }
+    return rec;
+  }
+
+  /** A double or triple click, as the OS reports it (click detail 1, 2, 3). */
+  async multiClick(selector: string, count: 2 | 3): Promise<void> {
+    const rec = await this.target(selector);
+    await this.page.mouse.click(rec.cx, rec.cy, { clickCount: count, delay: 20 });
+  }
+
+  /** Clicks a link (or submit button) and waits for the next page's SDK. */
+  async follow(selector: string, o: ClickOptions = {}): Promise<void> {
+    await Promise.all([this.page.waitForEvent('load'), this.click(selector, o)]);
+    await this.ready();
+  }
+
+  async type(selector: string, text: string): Promise<void> {
+    await this.click(selector);
+    await this.page.keyboard.type(text, { delay: this.between(5, 25) });
+  }
+
+  async reload(): Promise<void> {
+    await this.page.reload();
+    await this.ready();
+  }
+
+  async back(): Promise<void> {
+    await this.page.goBack();
+    await this.ready();
+  }
+
+  async forward(): Promise<void> {
+    await this.page.goForward();
+    await this.ready();
+  }
+}

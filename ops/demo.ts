@@ -1,0 +1,103 @@
+/**
+ * `friction demo`: realistic synthetic SDK traffic against a running instance. Visitors browse a small shop;
+ * two elements are broken (a "Pay now" button that does nothing, a signup submit that stays disabled), one page
+ * is busy but healthy. Reads the demo credentials written by `friction start`.
+ *
+ *   friction demo [--sessions 300] [--base-url http://localhost:8080] [--key svc_pub_...]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { Config } from '../shared/config.ts';
+import { Progress } from './bench/progress.ts';
+
+interface DemoEvent {
+  id: string;
+  type: 'page_view' | 'signal' | 'conversion';
+  ts: string;
+  page: string;
+  signal?: string;
+  selector?: string;
+  label?: string;
+  x?: number;
+  y?: number;
+  vx?: number;
+  vy?: number;
+  value?: number;
+}
+
+const rand = (n: number) => Math.floor(Math.random() * n);
+const chance = (p: number) => Math.random() < p;
+
+/** One visitor's journey, as the SDK would report it. */
+export function visitorJourney(start: number): DemoEvent[] {
+  const events: DemoEvent[] = [];
+  let t = start;
+  const at = () => new Date((t += 800 + rand(4000))).toISOString();
+  const view = (page: string) => events.push({ id: randomUUID(), type: 'page_view', ts: at(), page });
+  const signal = (page: string, signal: string, selector: string, label: string) =>
+    events.push({ id: randomUUID(), type: 'signal', ts: at(), page, signal, selector, label, x: 200 + rand(600), y: 200 + rand(600), vx: rand(1000), vy: rand(1000) });
+
+  view('/');
+  if (chance(0.6)) {
+    view('/products');
+    if (chance(0.05)) signal('/products', 'dead_click', '.product-card img', 'Product photo');
+  }
+  if (chance(0.5)) {
+    view('/cart');
+    view('/checkout');
+    // The broken button: most visitors who reach it rage-click or dead-click it.
+    if (chance(0.7)) {
+      signal('/checkout', 'dead_click', '#pay-now', 'Pay now');
+      if (chance(0.6)) for (let i = 0; i < 1 + rand(2); i++) signal('/checkout', 'rage_click', '#pay-now', 'Pay now');
+    } else {
+      events.push({ id: randomUUID(), type: 'conversion', ts: at(), page: '/checkout', value: 20 + rand(180) });
+    }
+  }
+  if (chance(0.3)) {
+    view('/signup');
+    if (chance(0.6)) signal('/signup', 'disabled_element_attempt', 'form#signup button[type=submit]', 'Create account');
+    if (chance(0.2)) signal('/signup', 'form_abandon', 'form#signup', 'Sign up');
+  }
+  // The busy, healthy blog: lots of views, rare friction.
+  for (let i = 0; i < rand(3); i++) view('/blog');
+  if (chance(0.02)) signal('/blog', 'dead_click', '.hero h1', 'Welcome');
+  return events;
+}
+
+export async function runDemo(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { sessions: { type: 'string', default: '300' }, 'base-url': { type: 'string' }, key: { type: 'string' } } });
+  let baseUrl = values['base-url'];
+  let key = values.key;
+  if (!baseUrl || !key) {
+    const file = join(config.FRICTION_DATA_DIR, 'credentials.json');
+    try {
+      const creds = JSON.parse(readFileSync(file, 'utf8')) as { base_url: string; publishable_key: string };
+      baseUrl ??= creds.base_url;
+      key ??= creds.publishable_key;
+    } catch {
+      throw new Error(`no ${file}: start Friction first (npm start), or pass --base-url and --key`);
+    }
+  }
+  const sessions = Number(values.sessions);
+  const progress = new Progress('demo traffic', sessions);
+  let events = 0;
+  let failed = 0;
+  const devices = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
+  for (let s = 0; s < sessions; s++) {
+    const journey = visitorJourney(Date.now() - 20 * 60_000 + rand(15 * 60_000));
+    const body = {
+      session_id: `demo-${randomUUID()}`,
+      sent_at: new Date().toISOString(),
+      context: { device: devices[s % devices.length], viewport: { w: 1280, h: 800 }, source: ['google', 'newsletter', 'direct'][s % 3] },
+      events: journey,
+    };
+    const res = await fetch(`${baseUrl}/v1/ingest`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status === 202) events += journey.length;
+    else failed++;
+    progress.update(s + 1, `${events} events`);
+  }
+  progress.done(`${events} events`);
+  process.stdout.write(`sent ${sessions - failed} sessions (${events} events)${failed ? `, ${failed} batches refused` : ''} to ${baseUrl}\n`);
+}
