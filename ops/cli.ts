@@ -18,6 +18,7 @@ const USAGE = `friction <command>
   processor    the processor role only
   api          the api role only
   migrate      apply database migrations
+  bootstrap    create the demo org, site and keys if missing; print them (split deployments)
   demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
   bench NAME   run a benchmark (pipeline, sdk, ...)
 
@@ -126,6 +127,16 @@ async function main(argv: string[]): Promise<void> {
       const applied = await migrateToLatest(db.db, log);
       process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
       await db.close();
+      return;
+    }
+    case 'bootstrap': {
+      const log = createLogger(config.LOG_LEVEL, { role: 'bootstrap' });
+      const infra = await openInfra(config, log, { migrate: false });
+      try {
+        await printCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`);
+      } finally {
+        await closeInfra(infra);
+      }
       return;
     }
     case 'demo': {

@@ -28,7 +28,7 @@ const text = (v: unknown, max: number): string | undefined => (typeof v === 'str
 export const init = guard((o: FrictionOptions): boolean => {
   if (initialized || typeof document === 'undefined') return false;
   if (!o || typeof o.key !== 'string' || !/^svc_pub_/.test(o.key) || !/^https?:\/\//.test(o.endpoint)) {
-    warn('init needs a publishable key (svc_pub_…) and an http(s) endpoint');
+    warn('init: bad key (svc_pub_…) or endpoint');
     return false;
   }
   initialized = true;
@@ -67,7 +67,7 @@ export const conversion = guard((value?: number, props?: Meta): void => {
  */
 export const identify = guard((anonymousId: string): void => {
   const a = text(anonymousId, 129);
-  if (!a || a.length > 128 || a.includes('@')) return warn('identify takes an anonymous id: no emails, ≤ 128 chars');
+  if (!a || a.length > 128 || a.includes('@')) return warn('identify: anonymous ids only');
   state.anon = a;
   update((s) => {
     s.a = a;

@@ -49,10 +49,8 @@ function outsideResponse(el: Element, target: Element): boolean {
   const label = target.closest('label');
   const control = label && label.control;
   return (
-    el.matches(
-      'select,option,textarea,canvas,video,audio,iframe,embed,object,[contenteditable],' +
-        'input:not([type=button]):not([type=submit]):not([type=reset]):not([type=image])',
-    ) ||
+    el.matches('select,option,textarea,canvas,video,audio,iframe,embed,object,[contenteditable]') ||
+    (el instanceof HTMLInputElement && !/^(button|submit|reset|image)$/.test(el.type)) ||
     !!target.closest('canvas,video,audio') ||
     (control instanceof HTMLInputElement && control.type === 'file')
   );

@@ -19,7 +19,7 @@ let mem: SessionState | null = null;
 function load(): SessionState | null {
   try {
     const s = JSON.parse(sessionStorage.getItem(KEY) || 'null') as SessionState | null;
-    return s && typeof s.i === 'string' && typeof s.l === 'number' && Array.isArray(s.h) ? s : null;
+    return s && s.i && s.h ? s : null;
   } catch {
     // Storage disabled (privacy mode, sandboxed iframe) or tampered with: keep the session in memory.
     return null;

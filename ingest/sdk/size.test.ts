@@ -1,0 +1,48 @@
+/** The SDK's byte budget and the shape of its two builds. */
+import test from 'ava';
+import { gzipSync } from 'node:zlib';
+import { buildSdk } from './build.ts';
+
+/** Issue 5: at most 8 KB minified and gzipped. */
+const BUDGET = 8 * 1024;
+
+const built = buildSdk();
+
+test('the script-tag build is at most 8 KB minified and gzipped', async (t) => {
+  const { iife } = await built;
+  const gz = gzipSync(iife).length;
+  t.log(`friction.js: ${iife.length} B minified, ${gz} B gzipped (budget ${BUDGET} B)`);
+  t.true(gz <= BUDGET, `${gz} B gzipped is over the ${BUDGET} B budget`);
+});
+
+test('the ESM build is within the same budget', async (t) => {
+  const { esm } = await built;
+  t.true(gzipSync(esm).length <= BUDGET);
+});
+
+test('the version names the code: package version plus a hash of the build', async (t) => {
+  const { iife, esm, version } = await built;
+  t.regex(version, /^\d+\.\d+\.\d+-[0-9a-f]{8}$/);
+  t.true(iife.includes(JSON.stringify(version)) && esm.includes(JSON.stringify(version)), 'stamped into both builds');
+  t.is((await buildSdk()).version, version, 'the same code gives the same version');
+});
+
+test('the IIFE defines only window.Friction and is minified', async (t) => {
+  const { iife } = await built;
+  t.true(iife.includes('window.Friction='));
+  t.false(/\n\s+\w/.test(iife), 'no indented lines: minified');
+  t.false(iife.includes('import '), 'self-contained');
+});
+
+test('the ESM build imports outside a browser (SSR) and stays inert', async (t) => {
+  const { esm } = await built;
+  const mod = (await import(`data:text/javascript;base64,${Buffer.from(esm).toString('base64')}`)) as Record<string, unknown> & {
+    init(o: unknown): unknown;
+    track(n: string): unknown;
+    stats(): { sampled: boolean; queued: number };
+  };
+  t.deepEqual(Object.keys(mod).sort(), ['conversion', 'default', 'flush', 'identify', 'init', 'stats', 'track', 'version']);
+  t.is(mod.init({ key: 'svc_pub_x', endpoint: 'http://127.0.0.1:1' }), false, 'no document: nothing to start');
+  t.notThrows(() => mod.track('x'));
+  t.like(mod.stats(), { sampled: false, queued: 0 });
+});
