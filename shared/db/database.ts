@@ -131,6 +131,38 @@ export interface ScoreHistoryTable {
   updated_at: Timestamp;
 }
 
+export interface UxIssueTable {
+  id: string;
+  site_id: string;
+  page: string;
+  selector: string;
+  signal_type: string;
+  label: string | null;
+  title: string;
+  hypothesis: string;
+  signal_count: number;
+  affected_sessions: number;
+  severity: number;
+  /** open | triaged | in_progress | verified | resolved | ignored | regressed */
+  status: Generated<string>;
+  note: string | null;
+  assigned_to: string | null;
+  frozen: Generated<boolean>;
+  merged_into: string | null;
+  first_signal_at: Timestamp;
+  last_signal_at: Timestamp;
+  resolved_at: Timestamp | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface IssueSessionTable {
+  issue_id: string;
+  session_id: string;
+  signals: number;
+  last_signal_at: Timestamp;
+}
+
 export interface DeadLetterTable {
   id: Generated<number>;
   stream: string;
@@ -151,6 +183,8 @@ export interface Database {
   page_scores: PageScoreTable;
   score_history: ScoreHistoryTable;
   dead_letters: DeadLetterTable;
+  ux_issues: UxIssueTable;
+  issue_sessions: IssueSessionTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;
