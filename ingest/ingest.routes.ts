@@ -20,6 +20,8 @@ export interface IngestDeps {
   bodyLimitBytes: number;
   /** Requests per minute per publishable key (spec: 10,000). */
   ratePerMinute: number;
+  /** Monthly session allowance of the key's org (plan limit): over it, 429 quota_exceeded. */
+  quota?: { enforce(orgId: string): Promise<void> };
   now?: () => number;
 }
 
@@ -62,6 +64,7 @@ export function ingestRouter(deps: IngestDeps): Router {
     ctx.set('RateLimit-Remaining', String(limit.remaining));
     ctx.set('RateLimit-Reset', String(limit.resetSec));
     if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSec, `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`);
+    await deps.quota?.enforce(key.orgId);
 
     const batch = parseInput(IngestBatchSchema, raw, 'batch');
     const receivedAt = now();

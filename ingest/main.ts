@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { ingestRouter } from './ingest.routes.ts';
+import { SessionQuota } from '../shared/tenancy/quota.ts';
 
 /** The ingest role: its routes and what it needs to be ready (the stream). Never touches the database per request. */
 export function ingestRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; corsPaths: string[] } {
@@ -14,6 +15,7 @@ export function ingestRole(infra: Infra): { routers: Router[]; checks: Readiness
         limiter: infra.limiter,
         bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
         ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
+        quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
       }),
     ],
     checks: [['bus', () => infra.bus.healthy()]],

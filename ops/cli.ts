@@ -10,6 +10,7 @@ import { processorRole } from '../processor/main.ts';
 import { serveRoles, closeServer, type RoleHttp } from './server.ts';
 import { ensureDemoCredentials } from './bootstrap.ts';
 import type { Server } from 'node:http';
+import { parseArgs } from 'node:util';
 
 const USAGE = `friction <command>
 
@@ -19,6 +20,8 @@ const USAGE = `friction <command>
   api          the api role only
   migrate      apply database migrations
   bootstrap    create the demo org, site and keys if missing; print them (split deployments)
+  recompute --site ID [--write]
+               recompute a site's scores, issues and elements from its raw rows; report (and rewrite) differences
   demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
   bench NAME   run a benchmark (pipeline, sdk, ...)
 
@@ -94,11 +97,15 @@ Friction is running at ${creds.base_url}  (${created ? 'new demo tenant created'
   site_id:         ${creds.site_id}
   publishable_key: ${creds.publishable_key}
   secret_key:      ${creds.secret_key}
+  owner:           ${creds.owner.email}  password ${creds.owner.password}
+  owner token:     ${creds.owner.token}
 
 Send a batch:
   curl -s -X POST ${creds.base_url}/v1/ingest -H 'Authorization: Bearer ${creds.publishable_key}' -H 'Content-Type: application/json' -d '${batch}'
 Read scores:
   curl -s '${creds.base_url}/v1/query/scores?site_id=${creds.site_id}' -H 'Authorization: Bearer ${creds.secret_key}'
+List alert rules as the owner:
+  curl -s '${creds.base_url}/v1/manage/alert-rules?site_id=${creds.site_id}' -H 'Authorization: Bearer ${creds.owner.token}'
 
 `);
 }
@@ -136,6 +143,25 @@ async function main(argv: string[]): Promise<void> {
         await printCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`);
       } finally {
         await closeInfra(infra);
+      }
+      return;
+    }
+    case 'recompute': {
+      const { values } = parseArgs({ args: rest, options: { site: { type: 'string' }, write: { type: 'boolean', default: false } } });
+      if (!values.site) throw new ConfigError(['recompute: --site <site id> is required']);
+      const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
+      const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
+      try {
+        const { recomputeSiteCommand } = await import('../processor/recompute-site.ts');
+        const r = await recomputeSiteCommand(db.db, values.site, Date.now(), values.write, log);
+        process.stdout.write(`recomputed site ${r.siteId} from ${r.rows} stored rows${r.written ? ' and rewrote its derived rows' : ''}\n`);
+        for (const [what, part] of [['pages', r.pages], ['issues', r.issues], ['elements', r.elements]] as const) {
+          process.stdout.write(`  ${what}: ${part.differing.length} differing\n`);
+          for (const d of part.differing.slice(0, 20)) process.stdout.write(`    ${d}\n`);
+        }
+        if (!r.written && (r.pages.differing.length + r.issues.differing.length + r.elements.differing.length) > 0) process.exitCode = 3;
+      } finally {
+        await db.close();
       }
       return;
     }

@@ -5,9 +5,12 @@ import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import type Router from '@koa/router';
 import { startProcessor, type RunningProcessor } from './processor.ts';
 import { ScoreKeeper } from './scoring/score-keeper.ts';
+import { IssueKeeper } from './issues/issue-keeper.ts';
+import { FrictionEngineSink } from './engine-sink.ts';
+import { OutboxRelay } from './notify/outbox-relay.ts';
 import { listSiteIds } from './store/scores.store.ts';
 
-/** How often hours that left the 24-hour window are evicted and their pages rescored. */
+/** How often hours (days) that left the score (cluster) window are evicted and their pages and issues updated. */
 const TICK_MS = 5 * 60_000;
 
 /** The processor role: rebuilds its windows from the database, then consumes its partitions. */
@@ -16,10 +19,11 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
     async start(): Promise<{ running: RunningProcessor; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
       const { config, log } = infra;
       const partitions = ownedPartitions(config.PROCESSOR_PARTITIONS, config.EVENT_PARTITIONS);
-      const keeper = new ScoreKeeper({ now: opts.now, log });
+      const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
+      const keeper = new FrictionEngineSink({ scores: new ScoreKeeper({ log }), issues: new IssueKeeper({ log }), relay, now: opts.now });
       const owned = new Set(partitions);
-      const sites = (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
-      await keeper.rebuild(infra.database.db, sites);
+      await keeper.rebuild(infra.database.db, (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))));
+      relay.start();
       const running = await startProcessor({
         db: infra.database.db,
         bus: infra.bus,
@@ -32,16 +36,21 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
       });
+      // Sites created after start are picked up by the tick (their first batch is rebuilt from nothing anyway).
+      const ownedSites = async () => (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
+      const tick = async () => keeper.tick(infra.database.db, await ownedSites(), config.TRIAGE_HOUR_UTC, log);
       const timer = setInterval(() => {
-        keeper.tick(infra.database.db).catch((err) => log.warn({ err }, 'score tick failed'));
+        tick().catch((err) => log.warn({ err }, 'engine tick failed'));
       }, TICK_MS);
       timer.unref();
       return {
         running: {
           done: running.done,
+          tick,
           stop: async () => {
             clearInterval(timer);
             await running.stop();
+            await relay.stop();
           },
         },
         http: {

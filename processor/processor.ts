@@ -31,6 +31,8 @@ export interface ProcessorOptions {
 export interface RunningProcessor {
   /** Stops fetching, lets in-flight batches commit and ack, then resolves. */
   stop(): Promise<void>;
+  /** Runs the periodic work now (evictions, nightly triage when due); tests call it after moving the clock. */
+  tick?: () => Promise<void>;
   /** Rejects if a partition loop dies (the process should then exit and be restarted). */
   done: Promise<void>;
 }

@@ -30,10 +30,25 @@ export const EnvSchema = z.object({
   PROCESSOR_MAX_DELIVER: int(10, 1, 1000),
   /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */
   PROCESSOR_ACK_WAIT_MS: int(30_000, 1000, 600_000),
+  /** UTC hour from which the nightly issue triage runs (once per site and day). */
+  TRIAGE_HOUR_UTC: int(3, 0, 23),
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
   INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   KEY_CACHE_TTL_MS: int(30_000, 0),
   SHUTDOWN_TIMEOUT_MS: int(30_000, 100),
+  /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once, kept in the database. */
+  FRICTION_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(32).optional()),
+  /** Lifetime of a user token (login, signup). */
+  JWT_TTL_SECONDS: int(12 * 3600, 60, 30 * 24 * 3600),
+  /** scrypt cost of new password hashes (a power of two); stored hashes keep their own. */
+  PASSWORD_SCRYPT_N: int(32_768, 1024, 1_048_576).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+  /** Spec limits: read API per org, write API per org, guide surface per site; auth routes per client IP. */
+  READ_RATE_LIMIT_PER_MIN: int(100, 1),
+  WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
+  GUIDE_RATE_LIMIT_PER_MIN: int(200, 1),
+  AUTH_RATE_LIMIT_PER_MIN: int(20, 1),
+  /** How long ingest trusts an org's monthly session count before counting again. */
+  QUOTA_CACHE_TTL_MS: int(60_000, 0),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
 

@@ -1,8 +1,16 @@
 import type Koa from 'koa';
+import type { Kysely } from 'kysely';
 import type { KeyResolver } from '../../shared/auth/key-resolver.ts';
+import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { looksLikeJwt, verifyUserToken } from '../../shared/auth/jwt.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { loadMemberContext } from '../../shared/db/queries/accounts.queries.ts';
+import { liveSiteIdsOfOrg } from '../../shared/db/queries/sites.queries.ts';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors.ts';
+import type { Role } from '../../shared/tenancy/accounts.ts';
+import type { SurfaceLimits } from './rate-limit.ts';
 
-/** Who is calling. API keys now; user JWTs join this union with the management plane. */
+/** A secret or MCP key. Publishable keys never become principals here: they are for ingest only. */
 export interface KeyPrincipal {
   kind: 'key';
   keyId: string;
@@ -10,36 +18,120 @@ export interface KeyPrincipal {
   siteId: string | null;
   keyType: string;
   scopes: readonly string[];
+  /** Sites this key reaches: its own site (every key the API issues is site-scoped). */
+  siteIds: ReadonlySet<string>;
+  /** Display form for the audit log: the key's first characters. */
+  label: string;
 }
-export type Principal = KeyPrincipal;
+
+/** A user acting in the org their token was issued for, with their current role there. */
+export interface UserPrincipal {
+  kind: 'user';
+  userId: string;
+  email: string;
+  orgId: string;
+  role: Role;
+  /** The org's live sites. */
+  siteIds: ReadonlySet<string>;
+  label: string;
+}
+export type Principal = KeyPrincipal | UserPrincipal;
 
 export interface AuthState {
   principal: Principal;
 }
 
+/** Which rate-limit bucket a route counts against (spec "Limits"). */
+export type Surface = 'read' | 'manage' | 'guide';
+
 /**
- * The one auth middleware: a Bearer credential must resolve (else 401) and carry one of `anyScope` (else 403).
- * Publishable keys never pass here: they are for ingest only.
+ * Who may call a route. Checks run in a fixed order, so answers never reveal other tenants' objects:
+ * 1. credential (401 when missing, malformed, unknown, revoked or expired);
+ * 2. credential kind and key scopes, properties of the credential alone (403: publishable keys outside
+ *    ingest, keys lacking every one of `scopes`, any key when `scopes` is empty);
+ * 3. tenancy, once the route knows its target (404, identical for another tenant's object and a random id);
+ * 4. the user's role in that org (403) — a role only means something inside its org, so it comes after 3.
  */
-export function authenticate(keys: KeyResolver, anyScope: readonly string[]): Koa.Middleware {
+export interface AccessRule {
+  surface: Surface;
+  /** A key needs one of these scopes; empty means user tokens only. */
+  scopes: readonly string[];
+  /** Roles whose users may call the route. */
+  roles: readonly Role[];
+}
+
+export const ALL_ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
+export const EDITOR_ROLES: readonly Role[] = ['owner', 'admin', 'member'];
+export const ADMIN_ROLES: readonly Role[] = ['owner', 'admin'];
+export const OWNER_ROLES: readonly Role[] = ['owner'];
+
+/** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
+export const READ_SCOPES = ['query:read', 'mcp:read'] as const;
+export const MANAGE_SCOPES = ['manage:write'] as const;
+
+export interface AuthDeps {
+  db: Kysely<Database>;
+  keys: KeyResolver;
+  instanceKeys: InstanceKeys;
+  limits: SurfaceLimits;
+}
+
+/**
+ * The one auth middleware of the API: resolves the Bearer credential (API key or user JWT) into a principal,
+ * applies the credential-level checks of `rule` (steps 1-2 above) and the rule's rate limit. Tenancy and role
+ * (steps 3-4) need the route's target: routes call `requireSite` or a route guard (routes.ts).
+ */
+export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
   return async (ctx, next) => {
-    const header = ctx.get('authorization');
-    const m = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!m) throw new UnauthorizedError(header ? 'Authorization header must be "Bearer <key>"' : 'missing Authorization header');
-    const rec = await keys.resolve(m[1]);
-    if (!rec) throw new UnauthorizedError('unknown, revoked or malformed API key');
-    if (rec.keyType === 'publishable' || !anyScope.some((s) => rec.scopes.includes(s))) {
-      throw new ForbiddenError(`this key lacks the required scope (${anyScope.join(' or ')})`);
+    const principal = await resolvePrincipal(deps, ctx.get('authorization'));
+    if (principal.kind === 'key' && !rule.scopes.some((s) => principal.scopes.includes(s))) {
+      throw new ForbiddenError(
+        rule.scopes.length === 0 ? 'this route needs a user token (Authorization: Bearer <JWT>), not an API key' : `this key lacks the required scope (${rule.scopes.join(' or ')})`,
+      );
     }
-    (ctx.state as AuthState).principal = { kind: 'key', keyId: rec.id, orgId: rec.orgId, siteId: rec.siteId, keyType: rec.keyType, scopes: rec.scopes };
+    (ctx.state as AuthState).principal = principal;
+    await deps.limits.enforce(ctx, rule.surface, principal);
     await next();
   };
 }
 
+async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Principal> {
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!m) throw new UnauthorizedError(header ? 'Authorization header must be "Bearer <credential>"' : 'missing Authorization header');
+  const credential = m[1];
+  if (looksLikeJwt(credential)) {
+    const claims = verifyUserToken(await deps.instanceKeys.jwtKey(), credential);
+    if (!claims) throw new UnauthorizedError('invalid or expired user token');
+    const member = await loadMemberContext(deps.db, claims.sub, claims.org);
+    if (!member) throw new UnauthorizedError('this user is no longer a member of the token\'s organization');
+    return { kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email };
+  }
+  const rec = await deps.keys.resolve(credential);
+  if (!rec) throw new UnauthorizedError('unknown, revoked or malformed API key');
+  if (rec.keyType === 'publishable') throw new ForbiddenError('a publishable key only sends events to /v1/ingest');
+  const siteIds = rec.siteId ? [rec.siteId] : await liveSiteIdsOfOrg(deps.db, rec.orgId);
+  return {
+    kind: 'key', keyId: rec.id, orgId: rec.orgId, siteId: rec.siteId, keyType: rec.keyType, scopes: rec.scopes,
+    siteIds: new Set(siteIds), label: `${credential.slice(0, 12)}…`,
+  };
+}
+
 /**
- * A site the principal may see. Another site's id answers exactly like a missing one (404), so ids of
+ * A site the principal may see. Another tenant's site answers exactly like a missing one (404), so ids of
  * other tenants cannot be probed.
  */
-export function requireSite(principal: Principal, siteId: string): void {
-  if (principal.siteId !== null && principal.siteId !== siteId) throw new NotFoundError('site not found');
+export function requireSite(principal: Principal, siteId: string, notFound = 'site not found'): void {
+  if (!principal.siteIds.has(siteId)) throw new NotFoundError(notFound);
+}
+
+/** An org the principal acts in; another org answers like a missing one. */
+export function requireOrg(principal: Principal, orgId: string, notFound = 'organization not found'): void {
+  if (principal.orgId !== orgId) throw new NotFoundError(notFound);
+}
+
+/** Step 4: a user's role must be one of `roles`. Keys passed their scope check in the middleware. */
+export function requireRole(principal: Principal, roles: readonly Role[]): void {
+  if (principal.kind === 'user' && !roles.includes(principal.role)) {
+    throw new ForbiddenError(`this action needs one of the roles ${roles.join(', ')} (you are ${principal.role})`);
+  }
 }

@@ -34,7 +34,7 @@ test.after.always(async () => {
 
 for (const [i, scenario] of SCENARIOS.entries()) {
   test(`${scenario.friction ? 'friction' : 'non-friction'}: ${scenario.name}`, async (t) => {
-    const r = await run(() => visit(env, scenario, 1000 + i));
+    const r = await run(() => visit(env, scenario, { seed: 1000 + i }));
 
     t.deepEqual(env.capture.invalid.filter((x) => x.key === r.key).map((x) => x.issues), [], 'every batch matches IngestBatchSchema');
     t.is(r.stats.errors, 0, `no error inside the SDK (last: ${String(r.stats.lastError)})`);

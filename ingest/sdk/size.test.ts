@@ -1,5 +1,6 @@
 /** The SDK's byte budget and the shape of its two builds. */
 import test from 'ava';
+import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { buildSdk } from './build.ts';
 
@@ -27,11 +28,20 @@ test('the version names the code: package version plus a hash of the build', asy
   t.is((await buildSdk()).version, version, 'the same code gives the same version');
 });
 
-test('the IIFE defines only window.Friction and is minified', async (t) => {
-  const { iife } = await built;
-  t.true(iife.includes('window.Friction='));
+test('the IIFE adds one global, Friction, once, and is minified', async (t) => {
+  const { iife, version } = await built;
   t.false(/\n\s+\w/.test(iife), 'no indented lines: minified');
-  t.false(iife.includes('import '), 'self-contained');
+  // A bare global object: no script element, so no auto-init; anything else it defined would show up.
+  const global: Record<string, unknown> = { document: { currentScript: null } };
+  global.window = global;
+  const before = Object.keys(global);
+  runInNewContext(iife, global);
+  t.deepEqual(Object.keys(global).filter((k) => !before.includes(k)), ['Friction']);
+  const api = global.Friction as Record<string, unknown>;
+  t.deepEqual(Object.keys(api).sort(), ['conversion', 'flush', 'identify', 'init', 'stats', 'track', 'version']);
+  t.is(api.version, version);
+  runInNewContext(iife, global);
+  t.is(global.Friction, api, 'a second copy of the tag leaves the first in charge');
 });
 
 test('the ESM build imports outside a browser (SSR) and stays inert', async (t) => {

@@ -154,7 +154,8 @@ test('a batch refused with 400 is dropped, not retried, and later batches still 
 test('the queue is bounded: the oldest events are dropped, counted and reported', async (t) => {
   await withSdk({ flushInterval: 60_000 }, async ({ key, page, v }) => {
     await v.goto('/index.html');
-    env.capture.fail(key, { status: 503, retryAfter: '2' });
+    // The first batch is held for ≥ 3 s (two refusals), ample time to overfill the queue behind it.
+    env.capture.fail(key, { status: 503, retryAfter: '2' }, { status: 503, retryAfter: '1' });
     const track = (from: number, to: number): Promise<void> =>
       page.evaluate(
         ([a, b]) => {
@@ -176,7 +177,7 @@ test('the queue is bounded: the oldest events are dropped, counted and reported'
     const want = [...Array.from({ length: 19 }, (_, i) => i), ...Array.from({ length: 200 }, (_, i) => 130 + i)];
     t.deepEqual(kept, want, 'the oldest queued events were the ones dropped');
     t.like(customs(events).find((e) => e.name === 'sdk_queue_dropped'), { value: 111 }, 'the drop count reaches the service');
-    t.like(s, { dropped: 111, retries: 1 });
+    t.like(s, { dropped: 111, retries: 2 });
     noInvalid(t, key);
   });
 });
@@ -247,9 +248,8 @@ test('context: environment, app version, device, viewport, source; no query stri
     t.false((b.context.referrer ?? '').includes('?'));
   });
   const key = newKey();
-  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const context = await openContext(env, key, { flushInterval: 250 }, false, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {
-    await context.addCookies([{ name: 'friction', value: (await import('./testing/fixture-server.ts')).sdkCookie({ key, endpoint: env.capture.url, config: { flushInterval: 250 } }), url: env.fixtures.url }]);
     const page = await context.newPage();
     await page.goto(`${env.fixtures.url}/index.html`);
     await page.waitForFunction(() => 'Friction' in window);

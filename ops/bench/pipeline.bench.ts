@@ -6,11 +6,10 @@
  * Environment: BENCH_EVENTS (200000), BENCH_BATCH (20 events per request), BENCH_CONCURRENCY (64), BENCH_SITES (8),
  * BENCH_DATABASE_URL (admin connection, default the local PostgreSQL), BENCH_NATS_URL, BENCH_REDIS_URL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import { openDatabase } from '../../shared/db/connection.ts';
 import { migrateToLatest } from '../../shared/db/migrator.ts';
 import type { Database } from '../../shared/db/database.ts';
@@ -19,13 +18,15 @@ import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
 import { Progress } from './progress.ts';
+import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
 import { percentile, runLoad } from './load.ts';
+import { measureScoreLag } from './score-lag.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const SITES = Number(process.env.BENCH_SITES ?? 8);
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PAGES = ['/', '/pricing', '/checkout', '/cart', '/signup', '/docs', '/account', '/search'];
@@ -52,50 +53,6 @@ function makeBatch(i: number): { body: Row; events: Row[] } {
     return { ...base, type: 'custom', name: 'scroll', meta: { depth: j } };
   });
   return { body: { session_id: `bench-s-${i % 5000}`, sent_at: new Date(now).toISOString(), context: { device: i % 4 ? 'desktop' : 'mobile', viewport: { w: 1280, h: 800 } }, events }, events };
-}
-
-function withDb(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
-
-/** BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools). */
-function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
-  const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  return spawn(process.execPath, [...prof, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} not ready`);
-}
-
-function stop(p: ChildProcess | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (!p || p.exitCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGTERM');
-    setTimeout(() => p.kill('SIGKILL'), 10_000).unref();
-  });
 }
 
 const count = async (db: Kysely<Database>, table: string) =>
@@ -211,44 +168,11 @@ export async function runBench(_args: string[]): Promise<void> {
     const drainSeconds = (performance.now() - firstStoredAt) / 1000;
     storeProgress.done();
 
-    // Score lag: steady load at LAG_RATE events/s from concurrent clients, plus probes of never-seen pages.
+    // Score lag at a steady, moderate load with both roles running.
     const lagRate = Number(process.env.BENCH_LAG_RATE ?? 5000);
-    const lagSeconds = Number(process.env.BENCH_LAG_SECONDS ?? 15);
-    const lagProgress = new Progress(`score lag @${lagRate}/s`, lagSeconds);
-    const lags: number[] = [];
-    const lagStart = Date.now();
-    const steady = (async () => {
-      let i = 0;
-      while (Date.now() - lagStart < lagSeconds * 1000) {
-        const tick = Date.now();
-        const n = Math.max(1, Math.round(lagRate / BATCH / 10));
-        await Promise.all(Array.from({ length: n }, () => {
-          const b = makeBatch(i++);
-          return fetch(ingestUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...b.body, key: sites[i % SITES].publishableKey }) }).then((r) => r.arrayBuffer());
-        }));
-        lagProgress.update((Date.now() - lagStart) / 1000);
-        await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - tick))));
-      }
-    })();
-    let n = 0;
-    while (Date.now() - lagStart < lagSeconds * 1000) {
-      const page = `/probe-${n++}`;
-      const now = new Date().toISOString();
-      const sent = performance.now();
-      const r = await fetch(ingestUrl, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${sites[0].publishableKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ session_id: `probe-${n}`, sent_at: now, context: { device: 'desktop', viewport: { w: 1, h: 1 } }, events: [{ id: randomUUID(), type: 'signal', signal: 'rage_click', ts: now, page }] }),
-      });
-      if (r.status !== 202) continue;
-      while (!(await db.selectFrom('page_scores').select('page').where('site_id', '=', sites[0].siteId).where('page', '=', page).executeTakeFirst())) {
-        await new Promise((res) => setTimeout(res, 10));
-      }
-      lags.push(performance.now() - sent);
-      await new Promise((res) => setTimeout(res, 200));
-    }
-    await steady;
-    lagProgress.done();
+    const lags = await measureScoreLag({
+      db, ingestUrl, keys: sites.map((s) => s.publishableKey), probeSite: sites[0].siteId, rate: lagRate, seconds: Number(process.env.BENCH_LAG_SECONDS ?? 15),
+    });
 
     const rawIngestRate = (rawLoad.ok * BATCH) / rawLoad.seconds;
     const ingestRate = (load.ok * BATCH) / load.seconds;
@@ -272,6 +196,7 @@ export async function runBench(_args: string[]): Promise<void> {
     for (const c of children) await stop(c);
     await bus.deleteStream(`${prefix}_EVENTS`).catch(() => {});
     await bus.deleteStream(`${prefix}_COMMANDS`).catch(() => {});
+    await bus.deleteStream(`${prefix}_NOTIFY`).catch(() => {});
     await bus.close();
     await handle.close();
     await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});

@@ -9,16 +9,31 @@ import { openInfra, closeInfra, type Infra } from '../../shared/infra.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
+import { hashPassword } from '../../shared/auth/passwords.ts';
+import { signUserToken } from '../../shared/auth/jwt.ts';
+import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import type Router from '@koa/router';
 import { ingestRole } from '../../ingest/main.ts';
 import { apiRole } from '../../api/main.ts';
 import { processorRole } from '../../processor/main.ts';
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
+
+export interface TestUser {
+  userId: string;
+  email: string;
+  password: string;
+  /** A user token for the tenant's org. */
+  token: string;
+}
 
 export interface TestTenant {
   orgId: string;
   siteId: string;
   publishableKey: string;
   secretKey: string;
+  /** The org's owner. */
+  owner: TestUser;
 }
 
 export interface TestStack {
@@ -28,6 +43,10 @@ export interface TestStack {
   databaseUrl: string | undefined;
   tenant: TestTenant;
   newTenant(): Promise<TestTenant>;
+  /** A new user of `tenant`'s org with `role`, and a token. */
+  newUser(tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser>;
+  /** Every router the stack serves (ops routes excluded): what the OpenAPI coverage test walks. */
+  routers: Router[];
   stop(): Promise<void>;
 }
 
@@ -55,15 +74,30 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       REDIS_URL: opts.embedded ? undefined : testServices.redisUrl,
       STREAM_PREFIX: opts.embedded ? '' : `t${id}`,
       PROCESSOR_FETCH_EXPIRES_MS: '1000',
+      // API rate limits out of the way (tests make many requests per org); the limit tests set their own.
+      READ_RATE_LIMIT_PER_MIN: '1000000',
+      WRITE_RATE_LIMIT_PER_MIN: '1000000',
+      GUIDE_RATE_LIMIT_PER_MIN: '1000000',
+      AUTH_RATE_LIMIT_PER_MIN: '1000000',
+      // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
+      PASSWORD_SCRYPT_N: '1024',
       ...opts.env,
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
   const infra = await openInfra(config, log, { migrate: opts.embedded === true, embeddedPath: opts.embedded ? 'memory://' : undefined });
+  const instanceKeys = new InstanceKeys(infra.database.db, config.FRICTION_SECRET);
+  const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
+    const email = `${role}-${uniqueTestId()}@test.example`;
+    const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;
+    const userId = await createMember(infra.database.db, { orgId: tenant.orgId, email, passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N), role });
+    const { token } = signUserToken(await instanceKeys.jwtKey(), { userId, orgId: tenant.orgId }, config.JWT_TTL_SECONDS);
+    return { userId, email, password, token };
+  };
   const newTenant = async (): Promise<TestTenant> => {
     const orgId = await insertOrg(infra.database.db, { name: `org ${uniqueTestId()}`, plan: 'pro' });
     const site = await provisionSite(infra.database.db, { orgId, name: 'test site', url: 'https://shop.example' });
-    return { orgId, siteId: site.siteId, publishableKey: site.publishableKey, secretKey: site.secretKey };
+    return { orgId, siteId: site.siteId, publishableKey: site.publishableKey, secretKey: site.secretKey, owner: await newUser({ orgId }, 'owner') };
   };
   const tenant = await newTenant();
   const roles: RoleHttp[] = [ingestRole(infra), apiRole(infra)];
@@ -79,11 +113,14 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     databaseUrl: database?.url,
     tenant,
     newTenant,
+    newUser,
+    routers: roles.flatMap((r) => r.routers),
     async stop() {
       await closeServer(server);
       await processor?.running.stop();
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.eventsStream).catch(() => {});
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.commandsStream).catch(() => {});
+      if (!opts.embedded) await infra.bus.deleteStream(infra.topology.notifyStream).catch(() => {});
       await closeInfra(infra);
       await database?.drop();
     },

@@ -20,7 +20,7 @@ import {
   type ClusterSummary,
   type IssueRecord,
 } from './clustering.ts';
-import { SIGNAL_CATALOG } from './catalog.ts';
+import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { DAY_MS, HOUR_MS } from './time.ts';

@@ -1,4 +1,4 @@
-import { MAX_SIGNAL_WEIGHT, signalWeight } from './catalog.ts';
+import { MAX_SIGNAL_WEIGHT, signalWeight } from '../../shared/domain/signal-catalog.ts';
 import type { ClusterKey, ClusterSummary, EvidenceSession } from './cluster-state.ts';
 import { issueText } from './issue-text.ts';
 import { round1 } from './confusion-score.ts';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { SIGNAL_CATALOG } from './catalog.ts';
+import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 import {
   GLOBAL_PRIOR_FRICTION,
   PRIOR_SESSIONS,

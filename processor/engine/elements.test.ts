@@ -1,5 +1,5 @@
 import test from 'ava';
-import { signalDefinition } from './catalog.ts';
+import { signalDefinition } from '../../shared/domain/signal-catalog.ts';
 import { applySignals, createClusterState } from './cluster-state.ts';
 import { ELEMENT_SCALE, elementFrictionScore, elementsFromState } from './elements.ts';
 import { T0, sig } from './fixtures.test-support.ts';

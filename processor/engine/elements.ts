@@ -1,4 +1,4 @@
-import { signalDefinition, signalWeight } from './catalog.ts';
+import { signalDefinition, signalWeight } from '../../shared/domain/signal-catalog.ts';
 import { isLater, siteClusters, pageClusters, viewCluster, type ClusterState, type ClusterView, type Latest } from './cluster-state.ts';
 import { dominantSignal, round1 } from './confusion-score.ts';
 import { compareStrings, sortedRecord } from './util.ts';

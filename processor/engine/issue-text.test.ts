@@ -1,5 +1,6 @@
 import test from 'ava';
-import { MAX_LABEL_IN_TITLE, elementNoun, issueTarget, issueText } from './issue-text.ts';
+import { MAX_LABEL_IN_TITLE, elementNoun, hasPhrasing, issueTarget, issueText } from './issue-text.ts';
+import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 
 test('the example from the issue: rage clicks on a pay button', (t) => {
   const text = issueText({ signalType: 'rage_click', label: 'Pay now', selector: 'button#pay-now', page: '/checkout' });
@@ -47,4 +48,8 @@ test('element nouns come from the last compound of the selector', (t) => {
   t.is(elementNoun('main img.hero'), 'image');
   t.is(elementNoun('button > span.label'), 'element', 'the clicked node is the span');
   t.is(elementNoun('#pay-now'), 'element');
+});
+
+test('every catalogued signal type has issue wording', (t) => {
+  for (const d of SIGNAL_CATALOG) t.true(hasPhrasing(d.type), `${d.type} needs a title and hypothesis in issue-text.ts`);
 });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { signalDefinition } from './catalog.ts';
+import { signalDefinition } from '../../shared/domain/signal-catalog.ts';
 import { commitClusterUpdate, createClusterState, foldSignals, getCluster } from './cluster-state.ts';
 import { decideIssue } from './clustering.ts';
 import type { EngineEvent } from './events.ts';

@@ -1,7 +1,7 @@
-import { deepStrictEqual } from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { SIGNAL_CATALOG } from './catalog.ts';
+import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 import { commitClusterUpdate, createClusterState, evictClusters, foldSignals } from './cluster-state.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
@@ -61,6 +61,18 @@ function streamArb(events: fc.Arbitrary<Omit<EngineEvent, 'id'>>, minLength: num
   });
 }
 type Stream = { events: EngineEvent[]; copies: number[]; keys: number[]; sizes: number[]; redeliver: boolean[]; failCommit: boolean[]; evictOffsets: number[]; crashAt: number | null };
+
+/** Path and values of the first difference between two JSON-like values ("" when equal). */
+function firstDifference(a: unknown, b: unknown, path = '$'): string {
+  if (isDeepStrictEqual(a, b)) return '';
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+      if (d !== '') return d;
+    }
+  }
+  return `${path}: incremental ${JSON.stringify(a)} ≠ recomputed ${JSON.stringify(b)}`;
+}
 
 /**
  * Runs a stream through a simulated processor (store dedupe, fold, commit, evictions, an optional restart) and
@@ -127,7 +139,12 @@ function checkStream(s: Stream, sites: readonly string[]): EngineEvent[] {
   const rows = [...stored.values()];
   for (const site of sites) {
     for (const now of READ_TIMES) {
-      deepStrictEqual(snapshotFromState(windows, clusters, site, now), recomputeSite(rows, site, now));
+      const incremental = snapshotFromState(windows, clusters, site, now);
+      const recomputed = recomputeSite(rows, site, now);
+      // A cheap check and a one-line message: a full diff per shrink step would make a failure take minutes.
+      if (!isDeepStrictEqual(incremental, recomputed)) {
+        throw new Error(`${site} at ${new Date(now).toISOString()}: ${firstDifference(incremental, recomputed)}`);
+      }
     }
   }
   return rows;
@@ -140,7 +157,8 @@ test('property: incremental state equals recomputation from stored rows (duplica
       const rows = checkStream(s, SITES);
       if (rows.some((r) => r.type === 'signal' && r.signal !== undefined)) nonTrivial++;
     }),
-    { numRuns: 500 },
+    // Normal runs take ~1 s; the cap only bounds shrinking after a failure (which then still fails the test).
+    { numRuns: 500, interruptAfterTimeLimit: 30_000, markInterruptAsFailure: true },
   );
   t.true(nonTrivial > 400, `most runs must exercise signals (${nonTrivial})`);
 });
@@ -157,7 +175,7 @@ test('property: the same on a hot page, where buckets outgrow their small-array 
       }
       if ([...perHour.values()].some((set) => set.size > SMALL_LIMIT)) big++;
     }),
-    { numRuns: 60 },
+    { numRuns: 60, interruptAfterTimeLimit: 30_000, markInterruptAsFailure: true },
   );
   t.true(big > 50, `most runs must put more than ${SMALL_LIMIT} sessions in one hour bucket (${big})`);
 });

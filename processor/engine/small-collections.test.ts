@@ -33,18 +33,24 @@ test('a set stays an array up to the limit, then becomes a Set', (t) => {
 
 test('property: sets, maps and pair maps behave like their native models, across upgrades', (t) => {
   fc.assert(
-    fc.property(fc.array(fc.tuple(keyArb, fc.integer({ min: 0, max: 1000 })), { maxLength: 120 }), fc.integer({ min: 0, max: 120 }), (ops, cut) => {
+    fc.property(fc.array(fc.tuple(keyArb, fc.integer({ min: 0, max: 1000 })), { maxLength: 120, size: 'max' }), fc.integer({ min: 0, max: 120 }), (ops, cut) => {
       const setModel = new Set<string>();
       const mapModel = new Map<string, number>();
       const pairModel = new Map<string, [number, number]>();
       let s: OwnedSet = copySet(undefined);
       let m: OwnedMap<number> = copyMap<number>(undefined);
       let p: OwnedPairMap = copyPairMap(undefined);
-      let frozen: { s: OwnedSet; m: OwnedMap<number>; p: OwnedPairMap; size: number } | null = null;
+      let frozen: { s: OwnedSet; m: OwnedMap<number>; p: OwnedPairMap; size: number; snapshot: string } | null = null;
+      const dump = (x: { s: OwnedSet; m: OwnedMap<number>; p: OwnedPairMap }): string => {
+        const pairs: unknown[] = [];
+        forEachPair(x.p, (k, a, b) => pairs.push([k, a, b]));
+        return JSON.stringify([[...x.s].sort(), [...x.m].sort(), pairs.sort()]);
+      };
       ops.forEach(([k, v], i) => {
         if (i === cut) {
           // Copy-on-write: publish compacted copies, keep mutating fresh copies; the published ones must not change.
-          frozen = { s: compact(s), m: compact(m), p: compact(p), size: setModel.size };
+          const published = { s: compact(s), m: compact(m), p: compact(p) };
+          frozen = { ...published, size: setModel.size, snapshot: dump(published) };
           s = copySet(frozen.s);
           m = copyMap(frozen.m);
           p = copyPairMap(frozen.p);
@@ -59,7 +65,7 @@ test('property: sets, maps and pair maps behave like their native models, across
       });
       const pairs = new Map<string, [number, number]>();
       forEachPair(p, (k, a, b) => pairs.set(k, [a, b]));
-      const f = frozen as { s: OwnedSet; size: number } | null;
+      const f = frozen as { s: OwnedSet; m: OwnedMap<number>; p: OwnedPairMap; size: number; snapshot: string } | null;
       return (
         sizeOf(s) === setModel.size &&
         [...s].every((k) => setModel.has(k)) &&
@@ -67,7 +73,7 @@ test('property: sets, maps and pair maps behave like their native models, across
         [...mapModel].every(([k, v]) => getIn(m, k) === v) &&
         pairCount(p) === pairModel.size &&
         JSON.stringify([...pairs].sort()) === JSON.stringify([...pairModel].sort()) &&
-        (f === null || sizeOf(f.s) === f.size)
+        (f === null || (sizeOf(f.s) === f.size && dump(f) === f.snapshot))
       );
     }),
     { numRuns: 300 },

@@ -96,7 +96,7 @@ export function pairCount(m: PairMap): number {
 export function copyPairMap(m: PairMap | undefined): OwnedPairMap {
   if (m === undefined) return [];
   if (Array.isArray(m)) return [...m];
-  return m as Map<string, [number, number]>;
+  return new Map([...(m as ReadonlyMap<string, readonly [number, number]>)].map(([k, [a, b]]) => [k, [a, b]]));
 }
 
 /** Calls `fn` for every key with its pair. */

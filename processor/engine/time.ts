@@ -39,7 +39,4 @@ export function utcDate(ts: number): string {
   return new Date(bucketStart(ts, DAY_MS)).toISOString().slice(0, 10);
 }
 
-/** Epoch ms of 00:00 UTC on a `YYYY-MM-DD` date; NaN when the string is not such a date. */
-export function utcDateStart(date: string): number {
-  return /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00.000Z`) : Number.NaN;
-}
+export { utcDateStart } from '../../shared/domain/score-summary.ts';

@@ -1,5 +1,5 @@
 import type { PageWindowStats } from './confusion-score.ts';
-import type { EngineEvent } from './events.ts';
+import { isSignalEvent, type EngineEvent } from './events.ts';
 import { addOwned, compact, copyMap, copySet, getIn, setOwned, type OwnedMap, type OwnedSet, type SmallMap, type SmallSet } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
@@ -39,7 +39,11 @@ export interface WindowState {
   readonly sites: Map<string, Map<string, PageWindow>>;
 }
 
-/** New versions of the pages a batch touched; commit it to make them current, drop it to roll back. */
+/**
+ * New versions of the pages a batch touched; commit it to make them current, drop it to roll back. Before the
+ * commit, `readPageWindow(update.pages[i], now)` gives the new stats of a touched page (the scores to write in the
+ * same transaction).
+ */
 export interface WindowUpdate {
   readonly pages: readonly PageWindow[];
 }
@@ -86,8 +90,7 @@ export function foldEvents(state: WindowState, events: readonly EngineEvent[]): 
   const drafts = new Map<string, DraftWindow>();
   for (const e of events) {
     const isView = e.type === 'page_view';
-    const isSignal = e.type === 'signal' && typeof e.signal === 'string' && e.signal.length > 0;
-    if (!isView && !isSignal) continue;
+    if (!isView && !isSignalEvent(e)) continue;
     const key = `${e.siteId}\u0000${e.page}`;
     let draft = drafts.get(key);
     if (draft === undefined) {

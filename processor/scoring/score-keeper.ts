@@ -12,12 +12,11 @@ import {
   evictWindows,
   foldEvents,
   getPageWindow,
+  pageStats,
   readPageWindow,
   siteStats,
   type PageWindow,
 } from '../engine/windows.ts';
-import type { FreshEventsSink } from '../events.consumer.ts';
-import type { StoredEvent } from '../store/events.store.ts';
 import { loadScoreHistory, loadWindowEvents, upsertPageScores, type PageScoreWrite } from '../store/scores.store.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -31,21 +30,19 @@ const SITE_MEAN_TTL_MS = 60_000;
  * Windows are copy-on-write: a failed transaction leaves memory as it was, and only a commit swaps the new
  * windows in.
  */
-export class ScoreKeeper implements FreshEventsSink {
+export class ScoreKeeper {
   private readonly state = createWindowState();
   private readonly siteMeans = new Map<string, { value: number | null; at: number }>();
   private readonly history = new Map<string, { today: string; byPage: Map<string, { date: string; score: number }[]> }>();
-  private readonly now: () => number;
   private readonly log: Logger;
 
-  constructor(opts: { now?: () => number; log: Logger }) {
-    this.now = opts.now ?? Date.now;
+  constructor(opts: { log: Logger }) {
     this.log = opts.log;
   }
 
   /** Rebuilds the windows of these sites from the stored events of the last 24 hours. */
-  async rebuild(db: Db, siteIds: readonly string[]): Promise<void> {
-    const since = pageWindowStart(this.now());
+  async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
+    const since = pageWindowStart(now);
     let events = 0;
     for (const siteId of siteIds) {
       const rows = await loadWindowEvents(db, siteId, since);
@@ -55,34 +52,49 @@ export class ScoreKeeper implements FreshEventsSink {
     this.log.info({ sites: siteIds.length, events }, 'score windows rebuilt');
   }
 
-  async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
-    const events: EngineEvent[] = fresh.map((e) => ({
-      id: e.id,
-      siteId: e.siteId,
-      sessionId: e.sessionId,
-      type: e.type as EngineEvent['type'],
-      ts: e.ts,
-      page: e.page,
-      signal: e.signal ?? undefined,
-      selector: e.selector ?? undefined,
-      label: e.label ?? undefined,
-    }));
+  /**
+   * Folds a batch into copies of the touched windows and writes their scores in `trx`. `apply` makes the new
+   * windows current (after the commit); `pageSessions` answers with the staged windows laid over the committed ones.
+   */
+  async stage(
+    trx: Transaction<Database>,
+    events: readonly EngineEvent[],
+    now: number,
+  ): Promise<{ apply: () => void; pageSessions: (siteId: string, page: string) => number }> {
     const update = foldEvents(this.state, events);
-    await upsertPageScores(trx, await this.scoreRows(trx, update.pages, this.now()));
-    return () => commitWindowUpdate(this.state, update);
+    await upsertPageScores(trx, await this.scoreRows(trx, update.pages, now));
+    const staged = new Map(update.pages.map((w) => [`${w.siteId}\u0000${w.page}`, w]));
+    return {
+      apply: () => commitWindowUpdate(this.state, update),
+      pageSessions: (siteId, page) => {
+        const w = staged.get(`${siteId}\u0000${page}`);
+        return w ? readPageWindow(w, now).sessions : pageStats(this.state, siteId, page, now).sessions;
+      },
+    };
+  }
+
+  /** Distinct sessions of a page in the committed 24 h window. */
+  pageSessions(siteId: string, page: string, now: number): number {
+    return pageStats(this.state, siteId, page, now).sessions;
   }
 
   /**
    * Drops hours that left the 24-hour window and rescores the pages that lost them, so a page whose traffic
    * stopped does not keep yesterday's score. Run it at least hourly.
    */
-  async tick(db: Kysely<Database>): Promise<number> {
-    const now = this.now();
+  async tick(db: Kysely<Database>, now: number): Promise<number> {
     const changed = evictWindows(this.state, now);
     if (changed.length === 0) return 0;
     const windows: PageWindow[] = changed.map((r) => getPageWindow(this.state, r.siteId, r.page) ?? { siteId: r.siteId, page: r.page, buckets: [] });
     await upsertPageScores(db, await this.scoreRows(db, windows, now));
     return changed.length;
+  }
+
+  /** Rescores every page of a site held in memory (recompute, or after the site mean moved). */
+  async rescoreSite(db: Db, siteId: string, now: number): Promise<number> {
+    const windows = [...(this.state.sites.get(siteId)?.values() ?? [])];
+    await upsertPageScores(db, await this.scoreRows(db, windows, now));
+    return windows.length;
   }
 
   private async scoreRows(db: Db, windows: readonly PageWindow[], now: number): Promise<PageScoreWrite[]> {

@@ -13,6 +13,7 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
   t.teardown(async () => {
     await bus.deleteStream(topo.eventsStream);
     await bus.deleteStream(topo.commandsStream);
+    await bus.deleteStream(topo.notifyStream);
     await bus.close();
   });
   await ensureStreams(bus, topo);

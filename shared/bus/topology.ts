@@ -6,8 +6,9 @@ const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /** Client retries within this window carry the same batch id and are dropped by the stream. */
 const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 
-/** Creates the EVENTS and COMMANDS streams (idempotent). */
+/** Creates the EVENTS, COMMANDS and NOTIFY streams (idempotent). */
 export async function ensureStreams(bus: Bus, t: Topology): Promise<void> {
+  await bus.ensureStream({ name: t.notifyStream, subjects: [t.allNotifyFilter], duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS });
   await bus.ensureStream({ name: t.eventsStream, subjects: [t.allEventsFilter], duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS });
   await bus.ensureStream({ name: t.commandsStream, subjects: [t.allCommandsFilter], duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS });
 }

@@ -7,8 +7,10 @@ export interface Topology {
   partitions: number;
   /** Stream holding accepted SDK batches. */
   eventsStream: string;
-  /** Stream holding API commands (deploy recorded, alert status changed) and notifications. */
+  /** Stream holding API commands (deploy recorded, alert status changed). */
   commandsStream: string;
+  /** Stream of notifications for the dispatcher (issue.created, alert.triggered, ...). */
+  notifyStream: string;
   /** `events.v1.<partition>.<siteId>` */
   eventSubject(siteId: string): string;
   /** Filter of one partition's durable consumer: `events.v1.<p>.>` */
@@ -17,8 +19,11 @@ export interface Topology {
   partitionConsumer(partition: number): string;
   /** `commands.v1.<kind>` */
   commandSubject(kind: string): string;
+  /** `notify.v1.<kind>`, kind being a webhook event kind such as `issue.created`. */
+  notifySubject(kind: string): string;
   allEventsFilter: string;
   allCommandsFilter: string;
+  allNotifyFilter: string;
 }
 
 /** FNV-1a (32-bit) of the site id: stable across processes and languages, so every ingest agrees. */
@@ -39,11 +44,14 @@ export function topology(prefix: string, partitions: number): Topology {
     partitions,
     eventsStream: `${P}EVENTS`,
     commandsStream: `${P}COMMANDS`,
+    notifyStream: `${P}NOTIFY`,
     eventSubject: (siteId) => `${p}events.v1.${partitionOf(siteId, partitions)}.${siteId}`,
     partitionFilter: (n) => `${p}events.v1.${n}.>`,
     partitionConsumer: (n) => `${P}processor-p${n}`,
     commandSubject: (kind) => `${p}commands.v1.${kind}`,
+    notifySubject: (kind) => `${p}notify.v1.${kind}`,
     allEventsFilter: `${p}events.v1.>`,
     allCommandsFilter: `${p}commands.v1.>`,
+    allNotifyFilter: `${p}notify.v1.>`,
   };
 }

@@ -23,6 +23,9 @@ export interface DatabaseHandle {
 export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; embeddedPath?: string }): Promise<DatabaseHandle> {
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    // An idle connection the server closed (restart, failover, admin kill) is dropped by the pool and replaced on
+    // the next checkout; without a listener node-postgres would crash the process on it.
+    pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

@@ -5,6 +5,8 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
  * Timestamps are timestamptz (UTC); `day` columns are dates.
  */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp with a database default: optional on insert. */
+type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json = ColumnType<Record<string, unknown>, string | Record<string, unknown>, string | Record<string, unknown>>;
 
 export interface OrgTable {
@@ -12,7 +14,10 @@ export interface OrgTable {
   name: string;
   plan: Generated<string>;
   trial_ends_at: Timestamp | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+  /** Enterprise (custom) limits; null means the plan's own. */
+  site_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  session_limit: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SiteTable {
@@ -21,8 +26,10 @@ export interface SiteTable {
   name: string;
   url: string;
   status: Generated<string>;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+  /** Soft deletion: the site is gone for every route, its sessions still count toward the month. */
+  deleted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface ApiKeyTable {
@@ -36,7 +43,7 @@ export interface ApiKeyTable {
   key_hash: string;
   scopes: string[];
   name: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   revoked_at: Timestamp | null;
 }
 
@@ -135,6 +142,9 @@ export interface UxIssueTable {
   id: string;
   site_id: string;
   page: string;
+  /** The canonical selector the cluster is keyed by. */
+  cluster_selector: string;
+  /** The latest raw selector the SDK sent (shown, and usable for the element heatmap). */
   selector: string;
   signal_type: string;
   label: string | null;
@@ -149,18 +159,64 @@ export interface UxIssueTable {
   assigned_to: string | null;
   frozen: Generated<boolean>;
   merged_into: string | null;
+  /** Top sessions of the cluster: [{ session_id, signals, last_signal_at }], most signals first. */
+  evidence: ColumnType<EvidenceRow[], string | undefined, string>;
   first_signal_at: Timestamp;
   last_signal_at: Timestamp;
   resolved_at: Timestamp | null;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
 }
 
-export interface IssueSessionTable {
-  issue_id: string;
+export interface EvidenceRow {
   session_id: string;
   signals: number;
+  /** ISO 8601. */
+  last_signal_at: string;
+}
+
+export interface IssueUpdateTable {
+  id: Generated<number>;
+  issue_id: string;
+  /** engine | triage | api */
+  source: string;
+  kind: string;
+  changes: Json;
+  reason: string | null;
+  created_at: GeneratedTimestamp;
+}
+
+export interface PageElementTable {
+  site_id: string;
+  page: string;
+  cluster_selector: string;
+  selector: string;
+  label: string | null;
+  signals: Json;
+  signal_count: number;
+  friction_score: number;
+  dominant_signal: string | null;
+  affected_users: number;
+  recommendation: string | null;
   last_signal_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OutboxTable {
+  id: Generated<number>;
+  /** The notification kind, e.g. issue.created; the relay publishes it on notify.v1.<kind>. */
+  subject_kind: string;
+  msg_id: string;
+  payload: Json;
+  created_at: GeneratedTimestamp;
+  published_at: Timestamp | null;
+}
+
+export interface JobRunTable {
+  job: string;
+  scope: string;
+  period: string;
+  ran_at: GeneratedTimestamp;
 }
 
 export interface DeadLetterTable {
@@ -170,7 +226,159 @@ export interface DeadLetterTable {
   stream_seq: number;
   reason: string;
   payload: string;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+}
+
+// --- management plane (migrations 0003-0005) ---
+
+export interface UserTable {
+  id: string;
+  /** Stored lowercased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (shared/auth/passwords.ts). */
+  password_hash: string;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface MembershipTable {
+  id: string;
+  org_id: string;
+  user_id: string;
+  /** owner | admin | member | viewer */
+  role: string;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface InvitationTable {
+  id: string;
+  org_id: string;
+  email: string;
+  /** admin | member | viewer: owner is never granted by invite. */
+  role: string;
+  token_hash: string;
+  invited_by: string | null;
+  created_at: GeneratedTimestamp;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface InstanceSecretTable {
+  name: string;
+  value: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface AlertRuleTable {
+  id: string;
+  site_id: string;
+  name: string;
+  /** spike | anomaly | new_page | trend | co_occurrence | positive | budget */
+  trigger_type: string;
+  threshold: number;
+  cooldown_minutes: number;
+  channels: string[];
+  /** A page path, optionally ending in `*`; null means every page. */
+  page_pattern: string | null;
+  slack_channel: string | null;
+  enabled: boolean;
+  last_fired_at: Timestamp | null;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface AlertTable {
+  id: string;
+  site_id: string;
+  rule_id: string | null;
+  rule_name: string;
+  page: string | null;
+  trigger_type: string;
+  score_before: number | null;
+  score_after: number | null;
+  /** fired | acknowledged | investigating | resolved */
+  status: Generated<string>;
+  details: ColumnType<Record<string, unknown>, string | Record<string, unknown> | undefined, string | Record<string, unknown>>;
+  triggered_at: Timestamp;
+  acknowledged_at: Timestamp | null;
+  resolved_at: Timestamp | null;
+  resolved_reason: string | null;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface WebhookEndpointTable {
+  id: string;
+  org_id: string;
+  site_id: string | null;
+  url: string;
+  description: string | null;
+  events: string[];
+  active: boolean;
+  /** The signing secret, sealed with the instance key (shared/auth/secret-box.ts): retrievable for signing. */
+  secret_sealed: string;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+  deleted_at: Timestamp | null;
+}
+
+export interface IntegrationTable {
+  id: string;
+  org_id: string;
+  site_id: string;
+  /** slack | pagerduty | linear | github */
+  provider: string;
+  /** The non-secret part of the provider config. */
+  config: Json;
+  /** Names of the config fields kept sealed (shown, their values never). */
+  secret_fields: string[];
+  /** The secret fields of the provider config, sealed as one JSON object. */
+  secrets_sealed: string;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface EnvironmentTable {
+  id: string;
+  site_id: string;
+  name: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface SdkConfigTable {
+  environment_id: string;
+  site_id: string;
+  config: Json;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface AnnotationTable {
+  id: string;
+  site_id: string;
+  message: string;
+  page: string | null;
+  occurred_at: Timestamp;
+  /** Email of the user or prefix of the key that added it. */
+  created_by: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  org_id: string;
+  site_id: string | null;
+  /** user | key */
+  actor_type: string;
+  actor_id: string | null;
+  /** The user's email or the key's display prefix. */
+  actor: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  summary: Json;
+  created_at: GeneratedTimestamp;
 }
 
 export interface Database {
@@ -184,7 +392,22 @@ export interface Database {
   score_history: ScoreHistoryTable;
   dead_letters: DeadLetterTable;
   ux_issues: UxIssueTable;
-  issue_sessions: IssueSessionTable;
+  issue_updates: IssueUpdateTable;
+  page_elements: PageElementTable;
+  outbox: OutboxTable;
+  job_runs: JobRunTable;
+  users: UserTable;
+  memberships: MembershipTable;
+  invitations: InvitationTable;
+  instance_secrets: InstanceSecretTable;
+  alert_rules: AlertRuleTable;
+  alerts: AlertTable;
+  webhook_endpoints: WebhookEndpointTable;
+  integrations: IntegrationTable;
+  environments: EnvironmentTable;
+  sdk_configs: SdkConfigTable;
+  annotations: AnnotationTable;
+  audit_log: AuditLogTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

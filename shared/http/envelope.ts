@@ -10,7 +10,12 @@ export const ok = <T>(data: T): { data: T; error: null } => ({ data, error: null
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what = 'request'): z.infer<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const details: ErrorDetail[] = r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+  // An unknown field (strict objects: no mass assignment) is named by its own path, one detail per field.
+  const details: ErrorDetail[] = r.error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ path: formatPath([...i.path, k]), message: 'is not a known field' }))
+      : [{ path: formatPath(i.path), message: i.message }],
+  );
   const first = details[0];
   throw new ValidationError(`invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
 }

@@ -5,7 +5,8 @@ import { on } from './dom-events.ts';
 
 /**
  * Kinds of page response a dead-click candidate can receive: the DOM event types watched, plus
- * 'dom' (mutation), 'nav', 'open' (window.open), 'net' (fetch/XHR) and 'select' (new text selection).
+ * 'dom' (mutation), 'nav', 'open' (window.open, alert/confirm/prompt/print, a scripted click),
+ * 'net' (fetch/XHR) and 'select' (new text selection).
  */
 export type ActivityKind = string;
 
@@ -35,7 +36,7 @@ function wrap(obj: object, name: string, hook: () => void, after = false): void 
   };
 }
 
-/** A trusted click on a link that leaves this document (not a fragment, not javascript:). */
+/** A click on a link that leaves this document (not a fragment, not javascript:). */
 function leavesDocument(e: MouseEvent): boolean {
   const a = (e.target as Element).closest('a[href]:not([href^="#"]):not([href^="javascript:" i])') as HTMLAnchorElement | null;
   return !!a && !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
@@ -43,9 +44,9 @@ function leavesDocument(e: MouseEvent): boolean {
 
 /**
  * Watches everything that counts as the page responding: DOM mutations, navigation (history API,
- * popstate, hashchange, leaving links, unprevented submits, the Navigation API), window.open,
- * fetch/XHR, scroll, a new text selection, focus moving, input/change, toggles, CSS transitions and
- * animations starting.
+ * popstate, hashchange, leaving links, unprevented submits, the Navigation API), new windows and
+ * dialogs, scripted clicks, fetch/XHR, scroll, a new text selection, focus moving, input/change,
+ * toggles, CSS transitions and animations starting.
  */
 export function watchActivity(h: ActivityHooks): void {
   const fire = (kind: ActivityKind, target: EventTarget | null = null): void => h.activity(kind, target);
@@ -57,7 +58,10 @@ export function watchActivity(h: ActivityHooks): void {
   });
   wrap(window, 'fetch', () => fire('net'));
   wrap(XMLHttpRequest.prototype, 'send', () => fire('net'));
-  wrap(window, 'open', () => fire('open'));
+  // Dialogs and new windows answer a click outside the DOM; so does a scripted click on another
+  // element (the usual way to start a generated download).
+  for (const name of ['open', 'alert', 'confirm', 'prompt', 'print']) wrap(window, name, () => fire('open'));
+  wrap(HTMLElement.prototype, 'click', () => fire('open'));
   const onHistory = (): void => {
     if (h.route()) fire('nav');
   };

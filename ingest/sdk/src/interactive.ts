@@ -29,14 +29,15 @@ export const disabledFor = (target: Element): Element | null =>
  * is how people dismiss modals, whether or not this modal listens.
  */
 export function isBackdrop(target: Element, e: MouseEvent): boolean {
-  const r = target.getBoundingClientRect();
-  if (target instanceof HTMLDialogElement) return e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom;
+  // Cheapest tests first: geometry forces a layout, which an ordinary click must not pay for.
+  const r = (): DOMRect => target.getBoundingClientRect();
+  if (target instanceof HTMLDialogElement) return e.clientX < r().left || e.clientX > r().right || e.clientY < r().top || e.clientY > r().bottom;
   return (
     target.matches('[data-backdrop],[class*=backdrop],[class*=overlay],[class*=scrim]') ||
-    (r.width >= innerWidth * 0.9 &&
-      r.height >= innerHeight * 0.9 &&
+    (!!target.querySelector('dialog,[role=dialog],[role=alertdialog],[aria-modal=true]') &&
       /fixed|absolute/.test(getComputedStyle(target).position) &&
-      !!target.querySelector('dialog,[role=dialog],[role=alertdialog],[aria-modal=true]'))
+      r().width >= innerWidth * 0.9 &&
+      r().height >= innerHeight * 0.9)
   );
 }
 
@@ -83,14 +84,15 @@ const REPEATABLE =
  */
 export function rageExcluded(el: Element, target: Element, label: string | undefined): boolean {
   const p = el.parentElement;
-  const nav = el.closest('nav,[role=navigation]');
   const lab = el.closest('label');
   const control = lab && lab.control;
   return (
     outsideResponse(el, target) ||
     el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],[role=switch],[role=checkbox],[role=radio],[role=tab],[role=option],summary') ||
-    !!el.closest('[role=spinbutton],[class*=pagination],[class*=pager],[class*=carousel],[aria-roledescription=carousel],[rel=next],[rel=prev]') ||
-    (!!nav && /pag/i.test(nav.getAttribute('aria-label') || '')) ||
+    !!el.closest(
+      '[role=spinbutton],[class*=pagination],[class*=pager],[class*=carousel],[aria-roledescription=carousel],[rel=next],[rel=prev],' +
+        'nav[aria-label*=pag i],[role=navigation][aria-label*=pag i]',
+    ) ||
     !!(p && p.querySelector('input[type=number],[role=spinbutton]')) ||
     (control instanceof HTMLInputElement && /^(checkbox|radio)$/.test(control.type)) ||
     (!!label && REPEATABLE.test(label))

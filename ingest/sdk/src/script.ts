@@ -8,10 +8,13 @@ import { conversion, flush, identify, init, stats, track, version } from './api.
 import { guard } from './guard.ts';
 import type { FrictionOptions } from './types.ts';
 
-// Assigned by hand rather than through esbuild's globalName, whose export shim costs bytes.
-(window as unknown as { Friction: object }).Friction = { init, track, conversion, identify, flush, stats, version };
+const w = window as unknown as { Friction?: object };
 
 guard(() => {
+  // A second copy of the tag would double every signal: the first one stays in charge.
+  if (w.Friction) return;
+  // Assigned by hand rather than through esbuild's globalName, whose export shim costs bytes.
+  w.Friction = { init, track, conversion, identify, flush, stats, version };
   const s = document.currentScript;
   if (!(s instanceof HTMLScriptElement) || !s.dataset.key) return;
   const d = s.dataset;

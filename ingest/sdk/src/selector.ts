@@ -5,8 +5,9 @@ import { MAX_SELECTOR_CHARS } from './constants.ts';
  * MUI, uuids) change between page loads, so a selector built on them would split one broken
  * element into many issues.
  */
-const GENERATED_ID = /[:«»]|^\d|^(ember|mui-|radix-|headlessui-|react-|rc-|__)|[0-9a-f]{8}-[0-9a-f]{4}|\d{6,}/i;
-const TEST_ATTRS = ['data-testid', 'data-test', 'data-cy'];
+const GENERATED_ID = /[:«»]|^\d|^(ember|mui|radix|headlessui|react|rc)[-\d]|^__|[\da-f]{8}-[\da-f]{4}|\d{6}/i;
+/** Test ids first (they exist to be stable), then the accessible name, qualified by tag. */
+const NAMING_ATTRS = ['data-testid', 'data-test', 'data-cy', 'aria-label'];
 
 const quote = (v: string): string => JSON.stringify(v);
 
@@ -26,17 +27,10 @@ function ownSelector(el: Element): string | null {
     const s = `#${CSS.escape(id)}`;
     if (unique(s, el)) return s;
   }
-  for (const a of TEST_ATTRS) {
+  for (const a of NAMING_ATTRS) {
     const v = el.getAttribute(a);
-    if (v) {
-      const s = `[${a}=${quote(v)}]`;
-      if (unique(s, el)) return s;
-    }
-  }
-  const aria = el.getAttribute('aria-label');
-  if (aria) {
-    const s = `${el.localName}[aria-label=${quote(aria)}]`;
-    if (unique(s, el)) return s;
+    const s = `${a[0] === 'a' ? el.localName : ''}[${a}=${quote(v!)}]`;
+    if (v && unique(s, el)) return s;
   }
   return null;
 }

@@ -7,7 +7,7 @@ import { deadActivity, deadClick, deadPending, deadReset } from './detectors/dea
 import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
 import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
-import { conversionTarget, pageRestored, routeChanged, startNavigation } from './detectors/navigation.ts';
+import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigation.ts';
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
 import { elementOf, on } from './dom-events.ts';
 import { guard } from './guard.ts';
@@ -101,7 +101,7 @@ export function start(o: Settings): void {
     formsLeave(false);
     state.transport!.beacon();
   }, false);
-  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageRestored(), false);
+  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded(), false);
   on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport!.beacon());
-  guard(startNavigation)(o.conversions);
+  guard(pageLoaded)(o.conversions);
 }

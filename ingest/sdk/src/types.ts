@@ -8,7 +8,7 @@ export type WireBatch = z.input<typeof IngestBatchSchema>;
 export type WireContext = WireBatch['context'];
 export type Meta = Record<string, unknown>;
 
-/** A conversion declared in config: reaching `page` (exact, or prefix when it ends in `*`) or clicking / submitting `selector`. */
+/** A conversion declared in config: reaching `page` (exact, or prefix when it ends in `*`) or clicking `selector`. */
 export interface ConversionRule {
   name?: string;
   page?: string;

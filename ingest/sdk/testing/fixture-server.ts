@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
-/** How long /slow.html takes to answer: longer than the dead-click window, on purpose. */
+/** How long /slow.html and /api/slow take to answer: longer than the dead-click window, on purpose. */
 export const SLOW_PAGE_MS = 2500;
 
 export interface SdkCookie {
@@ -63,6 +63,11 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
       if (p === '/sdk.js' || p === '/friction.mjs') {
         res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
         res.end(p === '/sdk.js' ? sdk.iife : sdk.esm);
+        return;
+      }
+      if (p === '/api/slow') {
+        await new Promise((r) => setTimeout(r, SLOW_PAGE_MS));
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ estimate: '2 days' }));
         return;
       }
       if (p === '/') p = '/index.html';

@@ -3,7 +3,7 @@
  * key) and returns everything the SDK sent for it. Shared by the detection test and the bench.
  */
 import { randomUUID } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { IngestBatch } from '../../../shared/contracts/ingest.ts';
 import { SITE_CONFIG, type Scenario } from '../fixtures/scenarios.ts';
 import type { Capture } from './capture-server.ts';
@@ -46,8 +46,14 @@ export interface Env {
 export const newKey = (): string => `svc_pub_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 
 /** Opens a context whose pages load the SDK with `key` and `config`. */
-export async function openContext(env: Env, key: string, config: Record<string, unknown>, esm = false) {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 720 } });
+export async function openContext(
+  env: Env,
+  key: string,
+  config: Record<string, unknown>,
+  esm = false,
+  options: BrowserContextOptions = { viewport: { width: 1280, height: 720 } },
+): Promise<BrowserContext> {
+  const context = await env.browser.newContext(options);
   await context.addCookies([{ name: 'friction', value: sdkCookie({ key, endpoint: env.capture.url, config, esm }), url: env.fixtures.url }]);
   return context;
 }
@@ -70,9 +76,17 @@ export async function settle(page: Page, timeout = 20_000): Promise<SdkStats> {
   return (await handle.jsonValue()) as SdkStats;
 }
 
-export async function visit(env: Env, scenario: Scenario, seed: number, flushInterval = 250): Promise<VisitResult> {
+export interface VisitOptions {
+  /** Seeds the visitor's jitter (where in an element it clicks, pauses between clicks, typing speed). */
+  seed: number;
+  /** Short by default so visits end quickly; the transport tests cover the real default. */
+  flushInterval?: number;
+  viewport?: { width: number; height: number };
+}
+
+export async function visit(env: Env, scenario: Scenario, o: VisitOptions): Promise<VisitResult> {
   const key = newKey();
-  const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval });
+  const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval: o.flushInterval ?? 250 }, false, { viewport: o.viewport ?? { width: 1280, height: 720 } });
   const pageErrors: string[] = [];
   const watch = (p: Page): void => {
     p.on('pageerror', (e) => pageErrors.push(e.message));
@@ -82,7 +96,7 @@ export async function visit(env: Env, scenario: Scenario, seed: number, flushInt
     const page = await context.newPage();
     let loads = 0;
     page.on('load', () => loads++);
-    const v = new Visitor(page, env.fixtures.url, seeded(seed));
+    const v = new Visitor(page, env.fixtures.url, seeded(o.seed));
     await v.goto(scenario.start);
     await scenario.run(v);
     const stats = await settle(page);

@@ -15,7 +15,8 @@ let perPage = 0;
 const messages = new Set<string>();
 let action = -1;
 let shown = new Set<Element>();
-let validationShown = false;
+/** The action whose validation bubble was already counted. */
+let validated = -1;
 
 const ALERT = '[role=alert]';
 /** Alerts that announce success or information are not errors, even though they use role=alert. */
@@ -39,7 +40,6 @@ function shownState(el: Element, kind: string): void {
   if (action !== actions.seq) {
     action = actions.seq;
     shown = new Set();
-    validationShown = false;
   }
   if (shown.has(el) || shown.size >= MAX_ERROR_STATES_PER_ACTION || perPage >= MAX_ERRORS_PER_PAGE || ignored(el)) return;
   shown.add(el);
@@ -92,10 +92,9 @@ export function watchErrors(): void {
   // The browser's validation bubble, shown for the first invalid field of a submit attempt. `invalid`
   // also fires for scripted checkValidity() calls, which show nothing, hence the submit-attempt test.
   on(document, 'invalid', (e) => {
-    if (now() - actions.submitAt > ERROR_CLICK_ATTRIBUTION_MS || (action === actions.seq && validationShown)) return;
     const el = elementOf(e.target);
-    if (!el) return;
+    if (!el || now() - actions.submitAt > ERROR_CLICK_ATTRIBUTION_MS || validated === actions.seq) return;
+    validated = actions.seq;
     shownState(el, 'validation');
-    validationShown = true;
   });
 }

@@ -16,9 +16,9 @@ export const routesPending = (): number => settling;
 const pageMatches = (pattern: string, path: string): boolean =>
   pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
 
-function conversion(rule: ConversionRule, extra: { selector?: string; label?: string } = {}): void {
-  const d: Parameters<typeof emit>[0] = { type: 'conversion', name: (rule.name || 'conversion').slice(0, 128), ...extra };
-  if (typeof rule.value === 'number' && rule.value >= 0 && Number.isFinite(rule.value)) d.value = rule.value;
+function conversion(rule: ConversionRule, selector?: string): void {
+  const d: Parameters<typeof emit>[0] = { type: 'conversion', name: String(rule.name || 'conversion').slice(0, 128), selector };
+  if (typeof rule.value === 'number' && rule.value >= 0 && rule.value <= 1e12) d.value = rule.value;
   emit(d);
 }
 
@@ -34,20 +34,22 @@ function pageView(spa: boolean, reload: boolean): void {
     });
   }
   // A reload of a thank-you page is not a second purchase.
-  if (!reload) for (const r of rules) if (r.page && pageMatches(r.page, state.page)) conversion(r);
+  if (!reload) for (const r of rules) if (r && typeof r.page === 'string' && pageMatches(r.page, state.page)) conversion(r);
 }
 
-export function startNavigation(conversions: ConversionRule[]): void {
-  rules = conversions.filter((r) => r && (typeof r.page === 'string' || typeof r.selector === 'string'));
+/**
+ * A page view for a document load (`conversions` given, at init) or a back/forward-cache restore
+ * (a page view without a new load).
+ */
+export function pageLoaded(conversions?: ConversionRule[]): void {
   state.page = pagePath();
-  const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
-  pageView(false, !!nav && nav.type === 'reload');
-}
-
-/** Back/forward restored this document from the back-forward cache: a page view without a new load. */
-export function pageRestored(): void {
-  state.page = pagePath();
-  pageView(false, false);
+  let reload = false;
+  if (conversions) {
+    rules = conversions;
+    const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+    reload = !!nav && nav.type === 'reload';
+  }
+  pageView(false, reload);
 }
 
 /** The URL changed inside the document; a new path (or hash route) is a page view. */
@@ -68,16 +70,13 @@ export function routeChanged(): boolean {
   return true;
 }
 
-/** Clicks (and submits) on an element matching a conversion rule's selector. */
+/** A click on (or inside) an element matching a conversion rule's selector. */
 export function conversionTarget(target: Element): void {
   for (const r of rules) {
-    if (!r.selector) continue;
-    let el: Element | null = null;
     try {
-      el = target.closest(r.selector);
+      if (target.closest(r.selector!)) conversion(r, r.selector!.slice(0, 512));
     } catch {
-      // An invalid selector in config must not stop the other rules.
+      // A rule without a selector, or with one that does not parse, must not stop the other rules.
     }
-    if (el) conversion(r, { selector: r.selector.slice(0, 512) });
   }
 }

@@ -1,0 +1,63 @@
+import type Koa from 'koa';
+import { RateLimitedError } from '../../shared/errors.ts';
+import type { LimitDecision, RateLimiter } from '../../shared/limiter/limiter.ts';
+import type { Principal, Surface } from './auth.ts';
+
+const WINDOW_MS = 60_000;
+
+export interface SurfaceLimitConfig {
+  /** Requests per minute per org on /v1/query/* (spec: 100). */
+  readPerMin: number;
+  /** Requests per minute per org on /v1/manage/* and the short-form writes (spec: 30). */
+  managePerMin: number;
+  /** Requests per minute per site on the guide surface (spec: 200). */
+  guidePerMin: number;
+  /** Requests per minute per client IP on /v1/auth/* (password guessing). */
+  authPerMin: number;
+}
+
+/**
+ * The API's rate limits, on the shared limiter (Redis sliding log: exact, shared by every replica; while
+ * Redis is unreachable each process limits on its own, never failing the request).
+ */
+export class SurfaceLimits {
+  private readonly limiter: RateLimiter;
+  private readonly cfg: SurfaceLimitConfig;
+
+  constructor(limiter: RateLimiter, cfg: SurfaceLimitConfig) {
+    this.limiter = limiter;
+    this.cfg = cfg;
+  }
+
+  /** Counts one request of `principal` on `surface`; 429 `rate_limited` with Retry-After beyond the limit. */
+  async enforce(ctx: Koa.Context, surface: Surface, principal: Principal): Promise<void> {
+    if (surface === 'guide') {
+      const site = typeof ctx.query.site_id === 'string' && principal.siteIds.has(ctx.query.site_id) ? ctx.query.site_id : ((principal.kind === 'key' ? principal.siteId : null) ?? principal.orgId);
+      return this.apply(ctx, `guide:${site}`, this.cfg.guidePerMin, 'guide surface limit of %d requests per minute per site exceeded');
+    }
+    const [limit, what] = surface === 'read' ? [this.cfg.readPerMin, 'read'] : [this.cfg.managePerMin, 'write'];
+    return this.apply(ctx, `${surface}:${principal.orgId}`, limit, `${what} API limit of %d requests per minute per organization exceeded`);
+  }
+
+  /** Unauthenticated routes (signup, login, accept-invite): per client IP. */
+  byIp(): Koa.Middleware {
+    return async (ctx, next) => {
+      await this.apply(ctx, `auth:${ctx.ip}`, this.cfg.authPerMin, 'too many sign-in attempts from this address (%d per minute)');
+      await next();
+    };
+  }
+
+  private async apply(ctx: Koa.Context, key: string, limit: number, message: string): Promise<void> {
+    const d = await this.limiter.hit(key, limit, WINDOW_MS);
+    setHeaders(ctx, d);
+    if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, message.replace('%d', String(limit)));
+  }
+}
+
+/** IETF RateLimit header fields (draft), as ingest sends them; the policy names the window. */
+function setHeaders(ctx: Koa.Context, d: LimitDecision): void {
+  ctx.set('RateLimit-Limit', String(d.limit));
+  ctx.set('RateLimit-Remaining', String(d.remaining));
+  ctx.set('RateLimit-Reset', String(d.resetSec));
+  ctx.set('RateLimit-Policy', `${d.limit};w=${WINDOW_MS / 1000}`);
+}

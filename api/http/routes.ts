@@ -1,0 +1,123 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import { InternalError, NotFoundError } from '../../shared/errors.ts';
+import { readJsonBody } from '../../shared/http/body.ts';
+import { ok, parseInput } from '../../shared/http/envelope.ts';
+import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
+import { requireOrg, requireRole, requireSite, type AccessRule, type AuthState, type Principal } from './auth.ts';
+
+/** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
+export const MANAGE_BODY_LIMIT_BYTES = 64 * 1024;
+
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+/**
+ * Tenancy then role for the route's target (steps 3-4 of AccessRule). Every authenticated route must call
+ * one of these before it answers: the route table fails the request (500) when a handler forgets, so a
+ * missing check shows up in the first test instead of as a cross-tenant leak.
+ */
+export interface Guard {
+  /** The object's site; undefined (object not found) answers 404 with the same message as a foreign one. */
+  site(siteId: string | null | undefined, notFound: string): void;
+  org(orgId: string | null | undefined, notFound: string): void;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  guard: Guard;
+}
+
+export interface RouteSpec<P extends z.ZodObject | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined> {
+  method: Exclude<HttpMethod, 'put'>;
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: AccessRule;
+  params?: P;
+  /** Answer for a malformed path id: the same 404 as a missing object, so ids cannot be probed by shape. */
+  notFound?: string;
+  query?: Q;
+  body?: B;
+  response?: z.ZodType;
+  status?: number;
+  handler(ctx: Koa.Context, input: RouteInput<Infer<P>, Infer<Q>, Infer<B>>): Promise<unknown>;
+}
+
+/**
+ * A router whose every route carries its description: `add` registers the handler (auth, validation,
+ * envelope) and records the RouteDoc the OpenAPI document is generated from.
+ */
+export class RouteTable {
+  readonly router = new Router();
+  readonly docs: RouteDoc[] = [];
+  private readonly auth: (rule: AccessRule) => Koa.Middleware;
+
+  constructor(auth: (rule: AccessRule) => Koa.Middleware) {
+    this.auth = auth;
+  }
+
+  add<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec<P, Q, B>,
+  ): this {
+    return this.register(spec, { kind: 'access', scopes: spec.access.scopes, roles: spec.access.roles }, [this.auth(spec.access)], spec.access);
+  }
+
+  /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */
+  addPublic<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+    spec: Omit<RouteSpec<P, Q, B>, 'access'>,
+    before: Koa.Middleware[],
+  ): this {
+    return this.register(spec, { kind: 'public' }, before, null);
+  }
+
+  private register<P extends z.ZodObject | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined>(
+    spec: Omit<RouteSpec<P, Q, B>, 'access'>,
+    auth: RouteDoc['auth'],
+    before: Koa.Middleware[],
+    access: AccessRule | null,
+  ): this {
+    this.docs.push({
+      method: spec.method, path: spec.path, tag: spec.tag, summary: spec.summary, description: spec.description, auth,
+      params: spec.params, query: spec.query, body: spec.body, response: spec.response, status: spec.status,
+    });
+    this.router[spec.method](spec.path, ...before, async (ctx) => {
+      const principal = (ctx.state as Partial<AuthState>).principal as Principal;
+      let params: unknown;
+      if (spec.params) {
+        const r = spec.params.safeParse(ctx.params);
+        if (!r.success) throw new NotFoundError(spec.notFound ?? 'not found');
+        params = r.data;
+      }
+      const query = spec.query ? parseInput(spec.query, ctx.query, 'query') : undefined;
+      const body = spec.body ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body') : undefined;
+      let guarded = access === null;
+      const guard: Guard = {
+        site(siteId, notFound) {
+          if (!siteId) throw new NotFoundError(notFound);
+          requireSite(principal, siteId, notFound);
+          requireRole(principal, access?.roles ?? []);
+          guarded = true;
+        },
+        org(orgId, notFound) {
+          if (!orgId) throw new NotFoundError(notFound);
+          requireOrg(principal, orgId, notFound);
+          requireRole(principal, access?.roles ?? []);
+          guarded = true;
+        },
+      };
+      const data = await spec.handler(ctx, { params, query, body, principal, guard } as RouteInput<Infer<P>, Infer<Q>, Infer<B>>);
+      if (!guarded) throw new InternalError(new Error(`${spec.method.toUpperCase()} ${spec.path} answered without a tenancy check`));
+      ctx.status = spec.status ?? 200;
+      ctx.body = ok(data);
+    });
+    return this;
+  }
+}
+
+/** Path parameter schemas: a uuid, or the route's 404. */
+export const idParam = <K extends string>(name: K) => z.object({ [name]: z.uuid() } as Record<K, z.ZodUUID>);

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
+import type { RouteDoc } from './route-doc.ts';
+
+/**
+ * Routes served outside the API role's route tables: ingest, the operations routes every role serves, and
+ * this document itself. Their handlers live in ingest/ and shared/http/; the schemas are the ones they use.
+ */
+export const platformDocs: RouteDoc[] = [
+  {
+    method: 'post', path: '/v1/ingest', tag: 'ingest', status: 202, auth: { kind: 'publishable' },
+    summary: 'Send a batch of SDK events (publishable key in the header, or in the body field key for beacons)',
+    description: 'application/json or text/plain, gzip/deflate accepted, 1 MiB; 10,000 requests per minute per key. 202 only after the stream stored the batch.',
+    body: IngestBatchSchema,
+    response: z.object({ accepted: z.number().int(), duplicates: z.number().int() }),
+  },
+  { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
+  {
+    method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
+    response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])) }),
+  },
+  { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', contentType: 'text/plain' },
+  { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
+];

@@ -1,0 +1,50 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface AuditEntry {
+  orgId: string;
+  siteId: string | null;
+  actorType: 'user' | 'key';
+  actorId: string | null;
+  actor: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  summary: Record<string, unknown>;
+}
+
+/** Records one write; call it in the write's own transaction. */
+export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      org_id: e.orgId, site_id: e.siteId, actor_type: e.actorType, actor_id: e.actorId, actor: e.actor,
+      action: e.action, target_type: e.targetType, target_id: e.targetId, summary: JSON.stringify(e.summary),
+    })
+    .execute();
+}
+
+export interface AuditRow {
+  id: number;
+  created_at: Date;
+  site_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  actor: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  summary: Record<string, unknown>;
+}
+
+/** The org's newest `limit` entries, newest first; `siteId` narrows them to one site (site-scoped keys). */
+export async function listAuditEntries(db: Db, orgId: string, limit: number, siteId?: string): Promise<AuditRow[]> {
+  let q = db
+    .selectFrom('audit_log')
+    .select(['id', 'created_at', 'site_id', 'actor_type', 'actor_id', 'actor', 'action', 'target_type', 'target_id', 'summary'])
+    .where('org_id', '=', orgId);
+  if (siteId) q = q.where('site_id', '=', siteId);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+export const AuditQuerySchema = z.strictObject({
+  org_id: z.uuid(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const AuditEntrySchema = z.object({
+  id: z.number().int(),
+  created_at: z.iso.datetime(),
+  site_id: z.uuid().nullable(),
+  actor_type: z.enum(['user', 'key']),
+  actor_id: z.uuid().nullable(),
+  actor: z.string().describe('the user\'s email or the key\'s display prefix'),
+  action: z.string().describe('resource.verb, e.g. alert.update'),
+  target_type: z.string(),
+  target_id: z.string(),
+  summary: z.record(z.string(), z.unknown()).describe('created fields, or changes: { field: { from, to } }; never secrets'),
+});
+
+export const AuditListSchema = z.object({ org_id: z.uuid(), entries: z.array(AuditEntrySchema) });

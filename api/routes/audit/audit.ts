@@ -1,0 +1,32 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import type { Principal } from '../../http/auth.ts';
+import { insertAuditEntry } from './audit.queries.ts';
+
+/**
+ * Records a write by `principal` in the audit log, inside the write's transaction. `summary` describes the
+ * change (created fields, or `changes: { field: { from, to } }`) and never holds secrets.
+ */
+export function audit(
+  trx: Transaction<Database>,
+  principal: Principal,
+  e: { orgId: string; siteId: string | null; action: string; targetType: string; targetId: string; summary: Record<string, unknown> },
+): Promise<void> {
+  return insertAuditEntry(trx, {
+    ...e,
+    actorType: principal.kind,
+    actorId: principal.kind === 'user' ? principal.userId : principal.keyId,
+    actor: principal.label,
+  });
+}
+
+/** `{ field: { from, to } }` for each field of `next` whose value differs from `prev`. */
+export function diff(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string, { from: unknown; to: unknown }> {
+  const out: Record<string, { from: unknown; to: unknown }> = {};
+  for (const [k, to] of Object.entries(next)) {
+    if (to === undefined) continue;
+    const from = prev[k] ?? null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) out[k] = { from, to };
+  }
+  return out;
+}

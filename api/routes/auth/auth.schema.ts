@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { SELF_SERVE_PLANS } from '../../../shared/tenancy/plans.ts';
+
+/** Lowercased at the boundary: emails compare case-insensitively everywhere. */
+export const EmailSchema = z.email().max(254).transform((e) => e.trim().toLowerCase());
+/** 8 to 256 characters: long passphrases welcome, megabyte "passwords" (scrypt input) refused. */
+export const PasswordSchema = z.string().min(8).max(256);
+
+export const SignupBodySchema = z.strictObject({
+  email: EmailSchema,
+  password: PasswordSchema,
+  org_name: z.string().trim().min(1).max(120),
+  /** Self-serve plans only; defaults to grow. Every new org starts its 3-day trial. */
+  plan: z.enum(SELF_SERVE_PLANS).optional(),
+});
+
+export const LoginBodySchema = z.strictObject({
+  email: EmailSchema,
+  password: z.string().min(1).max(256),
+  /** The org the token acts in; default: the user's oldest membership. */
+  org_id: z.uuid().optional(),
+});
+
+export const AcceptInviteBodySchema = z.strictObject({
+  token: z.string().min(1).max(200),
+  /** A new user's password; an existing user proves who they are with theirs. */
+  password: PasswordSchema,
+});
+
+export const UserSchema = z.object({ id: z.uuid(), email: z.string() });
+export const OrgSchema = z.object({ id: z.uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
+export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime() });
+export const SessionSchema = z.object({ user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime() });

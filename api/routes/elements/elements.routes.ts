@@ -1,0 +1,65 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Database } from '../../../shared/db/database.ts';
+import { ok, parseInput } from '../../../shared/http/envelope.ts';
+import { pageParams } from '../../../shared/http/pagination.ts';
+import { requireSite, type AuthState } from '../../http/auth.ts';
+
+export const ElementsQuerySchema = z.object({
+  site_id: z.uuid(),
+  page: z.string().min(1).max(2048).optional(),
+  ...pageParams({ max: 500, default: 50 }),
+});
+
+/** Elements with friction signals in the last 7 days, highest friction first (written by the processor). */
+export async function listElements(db: Kysely<Database>, q: z.infer<typeof ElementsQuerySchema>) {
+  const base = db
+    .selectFrom('page_elements')
+    .where('site_id', '=', q.site_id)
+    .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
+  const [rows, total] = await Promise.all([
+    base
+      .select(['page', 'selector', 'label', 'signals', 'signal_count', 'friction_score', 'dominant_signal', 'affected_users', 'recommendation', 'last_signal_at'])
+      .orderBy('friction_score', 'desc')
+      .orderBy('signal_count', 'desc')
+      .orderBy('page')
+      .orderBy('cluster_selector')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute(),
+    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.n };
+}
+
+/** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
+export function presentElement(r: Awaited<ReturnType<typeof listElements>>['rows'][number]) {
+  return {
+    page: r.page,
+    selector: r.selector,
+    label: r.label,
+    signals: typeof r.signals === 'string' ? JSON.parse(r.signals) : r.signals,
+    signal_count: r.signal_count,
+    friction_score: Math.round(r.friction_score * 10) / 10,
+    dominant_signal: r.dominant_signal,
+    affected_users: r.affected_users,
+    recommendation: r.recommendation,
+    last_signal_at: new Date(r.last_signal_at).toISOString(),
+  };
+}
+
+/** `/v1/query/elements` and the short form `/v1/elements`. */
+export function elementsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware }): Router {
+  const router = new Router();
+  const handler: Koa.Middleware = async (ctx) => {
+    const q = parseInput(ElementsQuerySchema, ctx.query, 'query');
+    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const { rows, total } = await listElements(deps.db, q);
+    ctx.body = ok({ elements: rows.map(presentElement), total });
+  };
+  router.get('/v1/query/elements', deps.readAuth, handler);
+  router.get('/v1/elements', deps.readAuth, handler);
+  return router;
+}

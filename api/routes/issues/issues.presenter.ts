@@ -1,0 +1,38 @@
+import type { IssueRow } from './issues.queries.ts';
+
+/**
+ * Session ids as the spec shows them (`ses_` prefix). SDK session ids are opaque strings; the prefix is added
+ * for display and stripped again where a session id is taken as input.
+ */
+export const presentSessionId = (id: string): string => (id.startsWith('ses_') ? id : `ses_${id}`);
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+const round1 = (v: number) => Math.round(v * 10) / 10;
+
+/**
+ * An issue as the API shows it. The spec names two spellings for two fields (element_selector / selector,
+ * type / signal_type): both are present.
+ */
+export function presentIssue(r: IssueRow) {
+  return {
+    id: r.id,
+    title: r.title,
+    page: r.page,
+    element_selector: r.selector,
+    selector: r.selector,
+    type: r.signal_type,
+    signal_type: r.signal_type,
+    label: r.label,
+    signal_count: r.signal_count,
+    affected_sessions: r.affected_sessions,
+    severity: round1(r.severity),
+    status: r.status,
+    note: r.note,
+    assigned_to: r.assigned_to,
+    frozen: r.frozen,
+    merged_into: r.merged_into,
+    last_signal_at: iso(r.last_signal_at),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}

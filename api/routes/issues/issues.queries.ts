@@ -1,0 +1,44 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import type { IssueListQuery } from './issues.schema.ts';
+
+const LIST_COLUMNS = [
+  'id', 'title', 'page', 'selector', 'signal_type', 'signal_count', 'affected_sessions', 'severity', 'status', 'note',
+  'assigned_to', 'frozen', 'label', 'created_at', 'updated_at', 'last_signal_at', 'merged_into',
+] as const;
+
+export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
+
+/** Issues of a site, most severe first, with the total matching the filter. */
+export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
+  const base = db
+    .selectFrom('ux_issues')
+    .where('site_id', '=', q.site_id)
+    .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
+  const [rows, total] = await Promise.all([
+    base
+      .select(LIST_COLUMNS)
+      .orderBy('severity', 'desc')
+      .orderBy('affected_sessions', 'desc')
+      .orderBy('signal_count', 'desc')
+      .orderBy('id')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute(),
+    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.n };
+}
+
+/** One issue of a site with its hypothesis, evidence sessions (most signals first) and history, or undefined. */
+export async function findIssue(db: Kysely<Database>, siteId: string, id: string) {
+  const issue = await db
+    .selectFrom('ux_issues')
+    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence'])
+    .where('site_id', '=', siteId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!issue) return undefined;
+  const updates = await db.selectFrom('issue_updates').select(['source', 'kind', 'changes', 'reason', 'created_at']).where('issue_id', '=', id).orderBy('id', 'desc').limit(50).execute();
+  return { issue, sessions: issue.evidence, updates };
+}

@@ -1,0 +1,56 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Database } from '../../../shared/db/database.ts';
+import { NotFoundError } from '../../../shared/errors.ts';
+import { ok, parseInput } from '../../../shared/http/envelope.ts';
+import { requireSite, type AuthState } from '../../http/auth.ts';
+import { IssueDetailQuerySchema, IssueListQuerySchema } from './issues.schema.ts';
+import { findIssue, listIssues } from './issues.queries.ts';
+import { presentIssue, presentSessionId } from './issues.presenter.ts';
+
+export interface IssuesDeps {
+  db: Kysely<Database>;
+  readAuth: Koa.Middleware;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** `/v1/query/issues`, `/v1/query/issues/:issue_id` and their short forms `/v1/issues`, `/v1/issues/:id`. */
+export function issuesRouter(deps: IssuesDeps): Router {
+  const router = new Router();
+
+  const list: Koa.Middleware = async (ctx) => {
+    const q = parseInput(IssueListQuerySchema, ctx.query, 'query');
+    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const { rows, total } = await listIssues(deps.db, q);
+    ctx.body = ok({ issues: rows.map(presentIssue), total, limit: q.limit, offset: q.offset });
+  };
+
+  const detail: Koa.Middleware = async (ctx) => {
+    const { site_id } = parseInput(IssueDetailQuerySchema, ctx.query, 'query');
+    requireSite((ctx.state as AuthState).principal, site_id);
+    // A malformed id is answered like a missing one: ids are not worth a different error.
+    const id = z.uuid().safeParse(ctx.params.issue_id);
+    const found = id.success ? await findIssue(deps.db, site_id, id.data) : undefined;
+    if (!found) throw new NotFoundError('issue not found');
+    const { issue, sessions, updates } = found;
+    ctx.body = ok({
+      ...presentIssue(issue),
+      hypothesis: issue.hypothesis,
+      first_signal_at: iso(issue.first_signal_at),
+      resolved_at: iso(issue.resolved_at),
+      sessions: sessions.map((s) => ({ id: presentSessionId(s.session_id), signals: s.signals, timestamp: iso(s.last_signal_at) })),
+      // Deploy verification records arrive with deploy recording; until then there are none.
+      verifications: [],
+      history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
+    });
+  };
+
+  router.get('/v1/query/issues', deps.readAuth, list);
+  router.get('/v1/issues', deps.readAuth, list);
+  router.get('/v1/query/issues/:issue_id', deps.readAuth, detail);
+  router.get('/v1/issues/:issue_id', deps.readAuth, detail);
+  return router;
+}

@@ -1,0 +1,60 @@
+import { encode } from '../../../../shared/contracts/codec.ts';
+import { commandSubjectKind, type AlertStatusChanged } from '../../../../shared/contracts/commands.ts';
+import { ConflictError } from '../../../../shared/errors.ts';
+import { newId } from '../../../../shared/ids.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
+import { idParam, type RouteTable } from '../../../http/routes.ts';
+import { audit } from '../../audit/audit.ts';
+import type { ManageDeps } from '../deps.ts';
+import { alertTransition, type AlertStatus } from './alert-transitions.ts';
+import { findAlertForUpdate, setAlertStatus, type AlertRow } from './alerts.queries.ts';
+import { AlertPatchSchema, AlertSchema } from './alerts.schema.ts';
+
+const NOT_FOUND = 'alert not found';
+
+export function presentAlert(a: AlertRow) {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,
+    score_before: a.score_before, score_after: a.score_after, status: a.status as AlertStatus, triggered_at: a.triggered_at.toISOString(),
+    acknowledged_at: iso(a.acknowledged_at), resolved_at: iso(a.resolved_at), resolved_reason: a.resolved_reason, updated_at: a.updated_at.toISOString(),
+  };
+}
+
+/** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
+export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  for (const [method, path, param] of [['patch', '/v1/manage/alerts/:alert_id', 'alert_id'], ['post', '/v1/alerts/:alert_id', 'alert_id']] as const) {
+    table.add({
+      method, path, tag: 'alerts',
+      summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
+      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command.',
+      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      params: idParam(param), notFound: NOT_FOUND, body: AlertPatchSchema, response: AlertSchema,
+      async handler(_ctx, { params, body, principal, guard }) {
+        const id = (params as Record<string, string>)[param];
+        return deps.db.transaction().execute(async (trx) => {
+          const before = await findAlertForUpdate(trx, id);
+          guard.site(before?.site_id, NOT_FOUND);
+          const from = before!.status as AlertStatus;
+          const t = alertTransition(from, body.status);
+          if (t.kind === 'refused') throw new ConflictError(t.reason);
+          if (t.kind === 'unchanged') return presentAlert(before!);
+          const now = deps.now();
+          const after = await setAlertStatus(trx, id, { status: body.status, resolvedReason: body.resolved_reason ?? null, now });
+          await audit(trx, principal, {
+            orgId: before!.org_id, siteId: after.site_id, action: 'alert.update', targetType: 'alert', targetId: id,
+            summary: { changes: { status: { from, to: body.status }, ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}) } },
+          });
+          const command: AlertStatusChanged = {
+            kind: 'alert.status_changed', command_id: newId(), org_id: before!.org_id, site_id: after.site_id, alert_id: id,
+            from, to: body.status, resolved_reason: after.resolved_reason, actor: principal.label, at: now.toISOString(),
+          };
+          // NOTE: published before the commit: a publish failure (503) rolls the change back, so no change goes unannounced.
+          await deps.bus.publish(deps.topology.commandSubject(commandSubjectKind(command)), encode(command), command.command_id);
+          return presentAlert(after);
+        });
+      },
+    });
+  }
+  return table;
+}

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+/** An absolute http(s) URL of at most 2048 characters. */
+export const HttpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+
+export const OrgQuerySchema = z.strictObject({ org_id: z.uuid() });
+export const SiteQuerySchema = z.strictObject({ site_id: z.uuid() });
+
+/** A PATCH body must change something. */
+export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).some((x) => x !== undefined);
+/** Judged only on an otherwise valid body: an unknown field is the whole story, not also "nothing to change". */
+export const NON_EMPTY = { error: 'name at least one field to change', when: (p: { issues: readonly unknown[] }) => p.issues.length === 0 };
+
+export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+export const Timestamp = z.iso.datetime();
+
+/** Body of a successful DELETE (the spec leaves it unspecified). */
+export const DeletedSchema = z.object({ id: z.uuid(), deleted: z.literal(true) });

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+
+/** The six statuses a person may set. `regressed` is the engine's verdict after a deploy and is never set by hand. */
+export const SETTABLE_ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored'] as const;
+
+export const IssuePatchSchema = z
+  .strictObject({
+    status: z.enum(SETTABLE_ISSUE_STATUSES).optional(),
+    note: z.string().max(1000).nullable().optional(),
+    assigned_to: z.string().max(256).nullable().optional(),
+    frozen: z.boolean().optional(),
+    severity: z.number().min(0).max(100).optional(),
+  })
+  .refine(nonEmpty, NON_EMPTY);
+export type IssuePatch = z.infer<typeof IssuePatchSchema>;
+
+export const IssueRecordSchema = z.object({
+  id: z.uuid(),
+  site_id: z.uuid(),
+  title: z.string(),
+  page: z.string(),
+  element_selector: z.string(),
+  selector: z.string(),
+  type: z.string(),
+  signal_type: z.string(),
+  signal_count: z.number().int(),
+  affected_sessions: z.number().int(),
+  severity: z.number(),
+  status: z.string(),
+  note: z.string().nullable(),
+  assigned_to: z.string().nullable(),
+  frozen: z.boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+
+export const SITE_STATUSES = ['active', 'paused', 'degraded'] as const;
+
+export const SiteParamsSchema = z.object({ site_id: z.uuid() });
+export const SiteCreateSchema = z.strictObject({
+  org_id: z.uuid(),
+  name: z.string().trim().min(1).max(120),
+  url: HttpUrlSchema,
+});
+export const SitePatchSchema = z
+  .strictObject({ name: z.string().trim().min(1).max(120).optional(), url: HttpUrlSchema.optional(), status: z.enum(SITE_STATUSES).optional() })
+  .refine(nonEmpty, NON_EMPTY);
+
+export const SiteSchema = z.object({
+  id: z.uuid(), org_id: z.uuid(), name: z.string(), url: z.string(), status: z.enum(SITE_STATUSES), created_at: Timestamp, updated_at: Timestamp,
+});
+export const SiteCreatedSchema = z.object({
+  site: SiteSchema,
+  environment: z.string().describe('the production environment created with the site'),
+  publishable_key: z.string().describe('svc_pub_…, shown once'),
+  secret_key: z.string().describe('svc_sec_… scoped to this site with query:read and manage:write, shown once'),
+});
+export const SiteListSchema = z.object({ sites: z.array(SiteSchema) });

@@ -1,0 +1,101 @@
+import { seal } from '../../../../shared/auth/secret-box.ts';
+import { newId, randomToken } from '../../../../shared/ids.ts';
+import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
+import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
+import { audit, diff } from '../../audit/audit.ts';
+import { DeletedSchema } from '../common.schema.ts';
+import type { ManageDeps } from '../deps.ts';
+import { findWebhookForUpdate, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from './webhooks.queries.ts';
+import { WEBHOOK_EVENTS, WebhookCreatedSchema, WebhookCreateSchema, WebhookEndpointSchema, WebhookListQuerySchema, WebhookListSchema, WebhookPatchSchema } from './webhooks.schema.ts';
+
+const NOT_FOUND = 'webhook endpoint not found';
+/** Keys with either scope may manage webhooks: `webhook:write` exists for exactly this (spec "API key"). */
+const SCOPES = ['manage:write', 'webhook:write'] as const;
+
+export function presentWebhook(w: WebhookRow) {
+  return {
+    id: w.id, org_id: w.org_id, site_id: w.site_id, url: w.url, description: w.description, events: w.events, active: w.active, enabled: w.active,
+    created_at: w.created_at.toISOString(), updated_at: w.updated_at.toISOString(),
+  };
+}
+
+/** A key reaches only the endpoints bound to its own site; a user every endpoint of their org. */
+function guardEndpoint(guard: Guard, principal: Principal, w: WebhookRow | undefined): void {
+  if (principal.kind === 'key') guard.site(w?.site_id, NOT_FOUND);
+  else guard.org(w?.org_id, NOT_FOUND);
+}
+
+/** Webhook endpoints: the signing secret is returned once and stored sealed (the dispatcher signs with it). */
+export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  const write = { surface: 'manage', scopes: SCOPES, roles: ADMIN_ROLES } as const;
+
+  table.add({
+    method: 'get', path: '/v1/manage/webhooks', tag: 'webhooks', summary: 'Webhook endpoints, by org_id or site_id',
+    description: 'By site_id: the site\'s endpoints and the org-wide ones (a key: only its site\'s). Signing secrets are never returned.',
+    access: { surface: 'manage', scopes: SCOPES, roles: ALL_ROLES },
+    query: WebhookListQuerySchema, response: WebhookListSchema,
+    async handler(_ctx, { query, principal, guard }) {
+      if (query.site_id) guard.site(query.site_id, 'site not found');
+      if (query.org_id) guard.org(query.org_id, 'organization not found');
+      const siteId = principal.kind === 'key' ? (principal.siteId ?? query.site_id) : query.site_id;
+      return { endpoints: (await listWebhooks(deps.db, principal.orgId, { siteId, onlySite: principal.kind === 'key' })).map(presentWebhook) };
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/manage/webhooks', tag: 'webhooks', status: 201, access: write,
+    summary: 'Add a webhook endpoint; its signing secret is in this answer only',
+    body: WebhookCreateSchema, response: WebhookCreatedSchema,
+    async handler(_ctx, { body, principal, guard }) {
+      const siteId = body.site_id ?? (principal.kind === 'key' ? principal.siteId : null) ?? null;
+      guard.org(body.org_id, 'organization not found');
+      if (siteId || principal.kind === 'key') guard.site(siteId, 'site not found');
+      const secret = body.secret ?? `whsec_${randomToken(32)}`;
+      const sealed = seal(await deps.instanceKeys.sealKey(), secret);
+      return deps.db.transaction().execute(async (trx) => {
+        const w = await insertWebhook(trx, {
+          id: newId(), orgId: body.org_id, siteId, url: body.url, description: body.description ?? null, events: body.events ?? [...WEBHOOK_EVENTS], secretSealed: sealed,
+        });
+        await audit(trx, principal, {
+          orgId: w.org_id, siteId: w.site_id, action: 'webhook.create', targetType: 'webhook_endpoint', targetId: w.id,
+          summary: { url: w.url, site_id: w.site_id, events: w.events, description: w.description, own_secret: body.secret !== undefined },
+        });
+        return { endpoint: presentWebhook(w), signing_secret: secret };
+      });
+    },
+  });
+
+  table.add({
+    method: 'patch', path: '/v1/manage/webhooks/:endpoint_id', tag: 'webhooks', access: write,
+    summary: 'Change an endpoint\'s url, events, description or active (alias enabled)',
+    params: idParam('endpoint_id'), notFound: NOT_FOUND, body: WebhookPatchSchema, response: WebhookEndpointSchema,
+    async handler(_ctx, { params, body, principal, guard }) {
+      return deps.db.transaction().execute(async (trx) => {
+        const before = await findWebhookForUpdate(trx, params.endpoint_id);
+        guardEndpoint(guard, principal, before);
+        const { enabled, ...rest } = body;
+        const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
+        const after = await updateWebhook(trx, params.endpoint_id, { ...set, updated_at: deps.now() });
+        await audit(trx, principal, { orgId: after.org_id, siteId: after.site_id, action: 'webhook.update', targetType: 'webhook_endpoint', targetId: after.id, summary: { changes: diff(before!, set) } });
+        return presentWebhook(after);
+      });
+    },
+  });
+
+  table.add({
+    method: 'delete', path: '/v1/manage/webhooks/:endpoint_id', tag: 'webhooks', access: write,
+    summary: 'Disable and remove an endpoint (its delivery log is kept)',
+    params: idParam('endpoint_id'), notFound: NOT_FOUND, response: DeletedSchema,
+    async handler(_ctx, { params, principal, guard }) {
+      await deps.db.transaction().execute(async (trx) => {
+        const w = await findWebhookForUpdate(trx, params.endpoint_id);
+        guardEndpoint(guard, principal, w);
+        const now = deps.now();
+        await updateWebhook(trx, w!.id, { active: false, deleted_at: now, updated_at: now });
+        await audit(trx, principal, { orgId: w!.org_id, siteId: w!.site_id, action: 'webhook.delete', targetType: 'webhook_endpoint', targetId: w!.id, summary: { url: w!.url } });
+      });
+      return { id: params.endpoint_id, deleted: true as const };
+    },
+  });
+  return table;
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+
+/** Event kinds of the spec's Events table. */
+export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated', 'alert.triggered', 'alert.acknowledged', 'alert.resolved', 'score.spike', 'deploy.recorded'] as const;
+
+const Events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).refine((e) => new Set(e).size === e.length, 'must not repeat an event kind');
+
+export const WebhookListQuerySchema = z
+  .strictObject({ org_id: z.uuid().optional(), site_id: z.uuid().optional() })
+  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
+
+export const WebhookCreateSchema = z.strictObject({
+  org_id: z.uuid(),
+  url: HttpUrlSchema,
+  /** Only this site's events; omitted: every site of the org (a site-scoped key always means its own site). */
+  site_id: z.uuid().optional(),
+  description: z.string().max(160).optional(),
+  /** Omitted: every kind. */
+  events: Events.optional(),
+  /** Your own signing secret (another reference shows it); omitted: a random one is generated. */
+  secret: z.string().min(16).max(256).optional(),
+});
+
+/** `active` and `enabled` are the two references' names of one flag: either may be sent, both only when they agree. */
+export const WebhookPatchSchema = z
+  .strictObject({ url: HttpUrlSchema.optional(), events: Events.optional(), description: z.string().max(160).nullable().optional(), active: z.boolean().optional(), enabled: z.boolean().optional() })
+  .refine((b) => b.active === undefined || b.enabled === undefined || b.active === b.enabled, { path: ['enabled'], error: 'differs from active; send one of them' })
+  .refine(nonEmpty, NON_EMPTY);
+
+export const WebhookEndpointSchema = z.object({
+  id: z.uuid(), org_id: z.uuid(), site_id: z.uuid().nullable(), url: z.string(), description: z.string().nullable(),
+  events: z.array(z.enum(WEBHOOK_EVENTS)), active: z.boolean(), enabled: z.boolean().describe('same as active'),
+  created_at: Timestamp, updated_at: Timestamp,
+});
+export const WebhookCreatedSchema = z.object({ endpoint: WebhookEndpointSchema, signing_secret: z.string().describe('shown only in this response') });
+export const WebhookListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) });

@@ -1,0 +1,38 @@
+/**
+ * Child process of the engine bench: builds the processor's in-memory engine state for one scenario and prints
+ * {rss, heapUsed, events, ms} as JSON. Run with --expose-gc so the figure is live memory, not garbage.
+ *   node --expose-gc ops/bench/engine-memory.ts <pages> <clustersPerPage>
+ */
+import { applyEvents, createWindowState } from '../../processor/engine/windows.ts';
+import { applySignals, createClusterState } from '../../processor/engine/cluster-state.ts';
+import type { EngineEvent } from '../../processor/engine/events.ts';
+
+const pages = Number(process.argv[2]);
+const clustersPerPage = Number(process.argv[3]);
+const SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt', 'error_encounter', 'form_abandon'];
+const site = '00000000-0000-4000-8000-000000000001';
+const now = Date.now();
+const windows = createWindowState();
+const clusters = createClusterState();
+let events = 0;
+const started = performance.now();
+// Per page: 5 sessions viewing it, then `clustersPerPage` distinct (selector, type) clusters with 2 signals each.
+for (let p = 0; p < pages; p += 1000) {
+  const batch: EngineEvent[] = [];
+  for (let q = p; q < Math.min(pages, p + 1000); q++) {
+    const page = `/p/${q}`;
+    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: site, sessionId: `s${(q * 7 + s) % 50_000}`, type: 'page_view', ts: now - s * 60_000, page });
+    for (let c = 0; c < clustersPerPage; c++) {
+      for (let k = 0; k < 2; k++) {
+        batch.push({ id: `${q}-${c}-${k}`, siteId: site, sessionId: `s${(q * 7 + k) % 50_000}`, type: 'signal', ts: now - k * 3_600_000, page, signal: SIGNALS[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: 'Button' });
+      }
+    }
+  }
+  applyEvents(windows, batch);
+  applySignals(clusters, batch);
+  events += batch.length;
+}
+const ms = performance.now() - started;
+(globalThis as { gc?: () => void }).gc?.();
+const m = process.memoryUsage();
+process.stdout.write(`${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, events, ms, windows: windows.sites.size, clusters: pages * clustersPerPage })}\n`);

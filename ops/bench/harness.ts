@@ -1,0 +1,50 @@
+/** Bench plumbing shared by the benchmarks: scratch databases and role processes. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+
+export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function withDb(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function admin(q: string): Promise<void> {
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(q);
+  } finally {
+    await c.end();
+  }
+}
+
+/** BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools). */
+export function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
+  const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  return spawn(process.execPath, [...prof, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} not ready`);
+}
+
+export function stop(p: ChildProcess | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (!p || p.exitCode !== null) return resolve();
+    p.once('exit', () => resolve());
+    p.kill('SIGTERM');
+    setTimeout(() => p.kill('SIGKILL'), 10_000).unref();
+  });
+}
+

@@ -1,0 +1,130 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { signUserToken } from '../../shared/auth/jwt.ts';
+import { issueApiKey } from '../../shared/tenancy/provision.ts';
+import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { EXPECTED_ACCESS, PRINCIPAL_LETTERS, REQUESTS, UNAUTHENTICATED, servedRoutes, tenantFixtures, type Fixtures } from '../testing/manage-fixtures.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../testing/stack.ts';
+
+let stack: TestStack;
+let api: ApiCall;
+let fx: Fixtures;
+const credentials: Record<string, string> = {};
+
+test.before(async () => {
+  stack = await startTestStack({ processor: false });
+  api = apiClient(stack.baseUrl);
+  const { tenant } = stack;
+  const db = stack.infra.database.db;
+  // Enterprise: no site limit in the way of the site routes' successes.
+  await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', tenant.orgId).execute();
+  fx = tenantFixtures(stack, tenant);
+  const key = async (type: 'secret' | 'mcp', scopes: string[]) => (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type, scopes })).key;
+  Object.assign(credentials, {
+    O: tenant.owner.token,
+    A: (await stack.newUser(tenant, 'admin')).token,
+    M: (await stack.newUser(tenant, 'member')).token,
+    V: (await stack.newUser(tenant, 'viewer')).token,
+    S: tenant.secretKey,
+    R: await key('secret', ['query:read']),
+    W: await key('secret', ['webhook:write']),
+    C: await key('mcp', ['mcp:read']),
+    P: tenant.publishableKey,
+  });
+});
+test.after.always(async () => {
+  await stack?.stop();
+});
+
+const split = (route: string) => route.split(' ') as [Method, string];
+
+test('every authenticated route the app serves has a request builder and an expected row', (t) => {
+  const authenticated = servedRoutes(stack).filter((r) => !UNAUTHENTICATED.has(r));
+  t.deepEqual(authenticated, Object.keys(REQUESTS).sort(), 'add the route to REQUESTS in ops/testing/manage-fixtures.ts');
+  t.deepEqual(authenticated, Object.keys(EXPECTED_ACCESS).sort(), 'add the route to EXPECTED_ACCESS in ops/testing/manage-fixtures.ts');
+});
+
+test.serial('role × route and key type/scope × route: the full table of who gets through (2xx) and who gets 403', async (t) => {
+  const actual: Record<string, string> = {};
+  for (const route of Object.keys(REQUESTS).sort()) {
+    const [method] = split(route);
+    let through = '';
+    const odd: string[] = [];
+    for (const letter of PRINCIPAL_LETTERS) {
+      const req = await REQUESTS[route](fx);
+      const res = await api(method, req.path, { token: credentials[letter], body: req.body });
+      if (res.status >= 200 && res.status < 300) through += letter;
+      else if (res.status !== 403 || res.body?.error?.code !== 'forbidden') odd.push(`${letter} ${res.status} ${res.text.slice(0, 160)}`);
+    }
+    actual[route] = odd.length ? `${through} | ${odd.join(' | ')}` : through;
+  }
+  t.deepEqual(actual, EXPECTED_ACCESS);
+});
+
+test.serial('no credential, a malformed header or an expired token: 401 on every authenticated route', async (t) => {
+  const jwtKey = await new InstanceKeys(stack.infra.database.db, stack.config.FRICTION_SECRET).jwtKey();
+  const expired = signUserToken(jwtKey, { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId }, 60, Date.now() - 3600_000).token;
+  const odd: string[] = [];
+  for (const route of Object.keys(REQUESTS).sort()) {
+    const [method] = split(route);
+    const req = await REQUESTS[route](fx);
+    for (const [what, headers] of [['none', {}], ['malformed', { authorization: 'Basic b3duZXI6cHc=' }], ['expired', { authorization: `Bearer ${expired}` }]] as const) {
+      const res = await api(method, req.path, { body: req.body, headers });
+      if (res.status !== 401 || res.body?.error?.code !== 'unauthorized') odd.push(`${route} ${what}: ${res.status}`);
+    }
+  }
+  t.deepEqual(odd, []);
+});
+
+test.serial('forged, unknown, revoked and orphaned credentials are 401', async (t) => {
+  const { tenant } = stack;
+  const path = `/v1/manage/alert-rules?site_id=${tenant.siteId}`;
+  const [header, payload] = tenant.owner.token.split('.');
+  const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const cases: Record<string, string> = {
+    'alg none': `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+    'wrong signature': `${header}.${payload}.${Buffer.alloc(32, 7).toString('base64url')}`,
+    'claims changed after signing': `${header}.${b64({ ...claims, org: crypto.randomUUID() })}.${tenant.owner.token.split('.')[2]}`,
+    'unknown key': `svc_sec_${'A'.repeat(32)}`,
+  };
+  for (const [what, token] of Object.entries(cases)) {
+    const res = await api('GET', path, { token });
+    t.is(res.status, 401, what);
+    t.is(res.body.error.code, 'unauthorized', what);
+  }
+  // A removed member's token stops working at once, whatever its expiry.
+  const leaver = await stack.newUser(tenant, 'member');
+  t.is((await api('GET', path, { token: leaver.token })).status, 200);
+  await sql`delete from memberships where user_id = ${leaver.userId}`.execute(stack.infra.database.db);
+  t.is((await api('GET', path, { token: leaver.token })).status, 401);
+});
+
+test.serial('a revoked key is refused at once: on the API and (its cache dropped) on ingest', async (t) => {
+  const { tenant } = stack;
+  const made = await api('POST', '/v1/manage/keys', { token: tenant.owner.token, body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] } });
+  const read = () => api('GET', `/v1/query/scores?site_id=${tenant.siteId}`, { token: made.body.data.key });
+  t.is((await read()).status, 200);
+  const revoked = await api('DELETE', `/v1/manage/keys/${made.body.data.id}`, { token: tenant.owner.token });
+  t.is(revoked.status, 200);
+  t.truthy(revoked.body.data.revoked_at);
+  t.is((await read()).status, 401);
+
+  const pub = await api('POST', '/v1/manage/keys', { token: tenant.owner.token, body: { site_id: tenant.siteId, key_type: 'publishable', scopes: ['ingest:write'] } });
+  const ingest = () => api('POST', '/v1/ingest', { token: pub.body.data.key, body: sdkBatch() });
+  t.is((await ingest()).status, 202, 'the key is now in ingest\'s cache');
+  await api('DELETE', `/v1/manage/keys/${pub.body.data.id}`, { token: tenant.owner.token });
+  t.is((await ingest()).status, 401);
+});
+
+test.serial('a publishable key works on ingest only; an MCP key only reads', async (t) => {
+  const { tenant } = stack;
+  const pub = await api('GET', `/v1/query/scores?site_id=${tenant.siteId}`, { token: tenant.publishableKey });
+  t.is(pub.status, 403);
+  t.regex(pub.body.error.message, /ingest/);
+  const mcpWrite = await api('POST', '/v1/annotations', { token: credentials.C, body: { message: 'x' } });
+  t.is(mcpWrite.status, 403);
+  t.is((await api('GET', `/v1/query/scores?site_id=${tenant.siteId}`, { token: credentials.C })).status, 200);
+});

@@ -1,0 +1,292 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { unseal } from '../../shared/auth/secret-box.ts';
+import { safeDecode } from '../../shared/contracts/codec.ts';
+import { CommandSchema } from '../../shared/contracts/commands.ts';
+import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { REQUESTS, tenantFixtures } from '../testing/manage-fixtures.ts';
+import { startTestStack, type TestStack } from '../testing/stack.ts';
+
+let stack: TestStack;
+let api: ApiCall;
+let owner: string;
+test.before(async () => {
+  stack = await startTestStack({ processor: false });
+  api = apiClient(stack.baseUrl);
+  owner = stack.tenant.owner.token;
+});
+test.after.always(async () => {
+  await stack?.stop();
+});
+
+const s = (n: number) => 'x'.repeat(n);
+/** The 400's details name exactly `path` (and nothing passes). */
+const refused = (t: any, res: { status: number; body: any; text: string }, path: string) => {
+  t.is(res.status, 400, res.text);
+  t.is(res.body.error.code, 'invalid_input');
+  t.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], res.text);
+};
+
+test.serial('every bound of the Limits table holds at max and refuses max+1, naming the field', async (t) => {
+  const { tenant } = stack;
+  const fx = tenantFixtures(stack, tenant);
+  const ok = (res: { status: number; text: string }, what: string) => t.true(res.status >= 200 && res.status < 300, `${what}: ${res.status} ${res.text}`);
+  // site name ≤ 120
+  const site = `/v1/manage/site/${tenant.siteId}`;
+  ok(await api('PATCH', site, { token: owner, body: { name: s(120) } }), 'site name 120');
+  refused(t, await api('PATCH', site, { token: owner, body: { name: s(121) } }), 'name');
+  refused(t, await api('POST', '/v1/manage/site', { token: owner, body: { org_id: tenant.orgId, name: s(121), url: 'https://a.example' } }), 'name');
+  // webhook description ≤ 160
+  const hook = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example', description: s(160) } });
+  ok(hook, 'webhook description 160');
+  refused(t, await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example', description: s(161) } }), 'description');
+  refused(t, await api('PATCH', `/v1/manage/webhooks/${hook.body.data.endpoint.id}`, { token: owner, body: { description: s(161) } }), 'description');
+  // issue note ≤ 1000, assigned_to ≤ 256
+  const issue = `/v1/manage/issues/${await fx.issueId()}`;
+  ok(await api('PATCH', issue, { token: owner, body: { note: s(1000), assigned_to: s(256) } }), 'note 1000, assigned_to 256');
+  refused(t, await api('PATCH', issue, { token: owner, body: { note: s(1001) } }), 'note');
+  refused(t, await api('PATCH', issue, { token: owner, body: { assigned_to: s(257) } }), 'assigned_to');
+  // alert resolved_reason ≤ 500
+  ok(await api('PATCH', `/v1/manage/alerts/${await fx.alertId()}`, { token: owner, body: { status: 'resolved', resolved_reason: s(500) } }), 'resolved_reason 500');
+  refused(t, await api('PATCH', `/v1/manage/alerts/${await fx.alertId()}`, { token: owner, body: { status: 'resolved', resolved_reason: s(501) } }), 'resolved_reason');
+  // alert rule threshold 0..1000, on create and update
+  for (const threshold of [0, 1000]) ok(await api('POST', '/v1/manage/alert-rules', { token: owner, body: { site_id: tenant.siteId, trigger_type: 'spike', threshold } }), `threshold ${threshold}`);
+  for (const threshold of [-1, 1001, 2.5]) refused(t, await api('POST', '/v1/manage/alert-rules', { token: owner, body: { site_id: tenant.siteId, trigger_type: 'spike', threshold } }), 'threshold');
+  const rule = `/v1/manage/alert-rules/${await fx.ruleId()}`;
+  for (const threshold of [0, 1000]) ok(await api('PATCH', rule, { token: owner, body: { threshold } }), `patch threshold ${threshold}`);
+  for (const threshold of [-1, 1001]) refused(t, await api('PATCH', rule, { token: owner, body: { threshold } }), 'threshold');
+  // audit limit 1..500, default 100
+  const audit = (q: string) => api('GET', `/v1/query/audit?org_id=${tenant.orgId}${q}`, { token: owner });
+  for (let i = 0; i < 110; i++) await sql`insert into audit_log (org_id, actor_type, actor, action, target_type, target_id, summary) values (${tenant.orgId}, 'user', 'seed', 'seed.row', 'seed', ${String(i)}, '{}')`.execute(stack.infra.database.db);
+  t.is((await audit('')).body.data.entries.length, 100, 'default 100');
+  t.is((await audit('&limit=1')).body.data.entries.length, 1);
+  t.true((await audit('&limit=500')).body.data.entries.length > 100);
+  refused(t, await audit('&limit=0'), 'limit');
+  refused(t, await audit('&limit=501'), 'limit');
+  const newest = (await audit('&limit=2')).body.data.entries;
+  t.true(newest[0].id > newest[1].id, 'newest first');
+});
+
+test.serial('unknown fields are refused, so nothing can be mass-assigned', async (t) => {
+  const { tenant } = stack;
+  const fx = tenantFixtures(stack, tenant);
+  const site = await api('POST', '/v1/manage/site', { token: owner, body: { org_id: tenant.orgId, name: 'x', url: 'https://x.example', id: crypto.randomUUID(), created_at: '2020-01-01T00:00:00Z' } });
+  t.is(site.status, 400);
+  t.deepEqual(site.body.error.details.map((d: { path: string }) => d.path).sort(), ['created_at', 'id']);
+  refused(t, await api('PATCH', `/v1/manage/site/${tenant.siteId}`, { token: owner, body: { org_id: crypto.randomUUID() } }), 'org_id');
+  refused(t, await api('PATCH', `/v1/manage/webhooks/${await fx.webhookId()}`, { token: owner, body: { signing_secret: 'mine' } }), 'signing_secret');
+  refused(t, await api('PATCH', `/v1/manage/members/${await fx.memberId()}`, { token: owner, body: { role: 'admin', user_id: crypto.randomUUID() } }), 'user_id');
+  refused(t, await api('POST', '/v1/manage/members', { token: owner, body: { org_id: tenant.orgId, email: 'boss@test.example', role: 'owner' } }), 'role');
+  refused(t, await api('PATCH', `/v1/manage/alert-rules/${await fx.ruleId()}`, { token: owner, body: { site_id: crypto.randomUUID() } }), 'site_id');
+  const text = await api('POST', '/v1/manage/alert-rules', { token: owner, body: 'threshold=1', headers: { 'content-type': 'text/plain' } });
+  t.is(text.status, 415, 'writes need application/json');
+  const huge = await api('POST', '/v1/annotations', { token: owner, body: { site_id: tenant.siteId, message: 'x', page: `/${s(70_000)}` } });
+  t.is(huge.status, 413);
+});
+
+test.serial('alerts move forward only; each change is audited and published as a command', async (t) => {
+  const { tenant } = stack;
+  const fx = tenantFixtures(stack, tenant);
+  const topo = stack.infra.topology;
+  const consumer = await stack.infra.bus.ensureConsumer({ stream: topo.commandsStream, name: 'test-alert-commands', filterSubject: topo.commandSubject('alert'), maxDeliver: 1, ackWaitMs: 30_000, maxAckPending: 100 });
+  const id = await fx.alertId();
+  const set = (body: object, short = false) => api(short ? 'POST' : 'PATCH', short ? `/v1/alerts/${id}` : `/v1/manage/alerts/${id}`, { token: owner, body });
+  const acked = await set({ status: 'acknowledged' });
+  t.is(acked.status, 200);
+  t.is(acked.body.data.status, 'acknowledged');
+  t.truthy(acked.body.data.acknowledged_at);
+  t.is((await set({ status: 'investigating' }, true)).body.data.status, 'investigating');
+  const back = await set({ status: 'acknowledged' });
+  t.is(back.status, 409);
+  t.is(back.body.error.code, 'conflict');
+  refused(t, await set({ status: 'acknowledged', resolved_reason: 'why' }), 'resolved_reason');
+  refused(t, await set({ status: 'fired' }), 'status');
+  const resolved = await set({ status: 'resolved', resolved_reason: 'rolled back the deploy' });
+  t.is(resolved.body.data.resolved_reason, 'rolled back the deploy');
+  t.is((await set({ status: 'resolved' })).status, 200, 'repeating the current status is a harmless no-op');
+  t.is((await set({ status: 'investigating' })).status, 409, 'a resolved alert stays resolved');
+
+  const messages = await consumer.fetch(10, 2000);
+  const commands = messages.map((m) => safeDecode(CommandSchema, m.data)).map((r) => (r.ok ? r.value : r.error));
+  t.deepEqual(commands.filter((c: any) => c.alert_id === id).map((c: any) => [c.alert_id, c.from, c.to]), [[id, 'fired', 'acknowledged'], [id, 'acknowledged', 'investigating'], [id, 'investigating', 'resolved']]);
+  for (const m of messages) m.ack();
+  const entries = (await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&limit=3`, { token: owner })).body.data.entries;
+  t.deepEqual(entries.map((e: any) => e.summary.changes.status), [{ from: 'investigating', to: 'resolved' }, { from: 'acknowledged', to: 'investigating' }, { from: 'fired', to: 'acknowledged' }]);
+});
+
+test.serial('issues: any of the six statuses, never regressed by hand, never on a merged issue; history and command recorded', async (t) => {
+  const { tenant } = stack;
+  const fx = tenantFixtures(stack, tenant);
+  const db = stack.infra.database.db;
+  const id = await fx.issueId();
+  for (const status of ['triaged', 'in_progress', 'resolved', 'open', 'verified', 'ignored']) {
+    const r = await api('POST', `/v1/issues/${id}`, { token: owner, body: { status } });
+    t.is(r.body.data?.status, status, r.text);
+  }
+  const both = await api('PATCH', `/v1/manage/issues/${id}`, { token: owner, body: { status: 'triaged', note: 'checkout team', assigned_to: 'dana', frozen: true, severity: 75 } });
+  t.like(both.body.data, { status: 'triaged', note: 'checkout team', assigned_to: 'dana', frozen: true, severity: 75 });
+  refused(t, await api('PATCH', `/v1/manage/issues/${id}`, { token: owner, body: { status: 'regressed' } }), 'status');
+  refused(t, await api('PATCH', `/v1/manage/issues/${id}`, { token: owner, body: {} }), '');
+  const history = await db.selectFrom('issue_updates').select(['source', 'changes']).where('issue_id', '=', id).orderBy('id').execute();
+  t.is(history.length, 7);
+  t.true(history.every((h) => h.source === 'api'));
+  const topo = stack.infra.topology;
+  const consumer = await stack.infra.bus.ensureConsumer({ stream: topo.commandsStream, name: 'test-issue-commands', filterSubject: topo.commandSubject('issue'), maxDeliver: 1, ackWaitMs: 30_000, maxAckPending: 100 });
+  const commands = (await consumer.fetch(50, 2000)).map((m) => safeDecode(CommandSchema, m.data)).flatMap((r) => (r.ok && r.value.kind === 'issue.updated' && r.value.issue_id === id ? [r.value] : []));
+  t.is(commands.length, 7);
+  t.deepEqual(commands[6].changes, { status: { from: 'ignored', to: 'triaged' }, note: { from: null, to: 'checkout team' }, assigned_to: { from: null, to: 'dana' }, frozen: { from: false, to: true }, severity: { from: 40, to: 75 } });
+
+  const merged = await fx.issueId();
+  await db.updateTable('ux_issues').set({ merged_into: id }).where('id', '=', merged).execute();
+  const r = await api('PATCH', `/v1/manage/issues/${merged}`, { token: owner, body: { note: 'x' } });
+  t.is(r.status, 409);
+  t.regex(r.body.error.message, new RegExp(id));
+});
+
+test.serial('members: owner only, nobody changes or removes themselves, owner is granted only by an owner', async (t) => {
+  // Its own org: the first owner is demoted on the way.
+  const tenant = await stack.newTenant();
+  const owner = tenant.owner.token;
+  const admin = await stack.newUser(tenant, 'admin');
+  const list = async () => (await api('GET', `/v1/manage/members?org_id=${tenant.orgId}`, { token: owner })).body.data;
+  const members = (await list()).members;
+  const me = members.find((m: any) => m.user_id === tenant.owner.userId);
+  const adminRow = members.find((m: any) => m.user_id === admin.userId);
+  t.is((await api('PATCH', `/v1/manage/members/${me.id}`, { token: owner, body: { role: 'admin' } })).status, 403, 'not your own role');
+  t.is((await api('DELETE', `/v1/manage/members/${me.id}`, { token: owner })).status, 403, 'not yourself');
+  t.is((await api('PATCH', `/v1/manage/members/${me.id}`, { token: admin.token, body: { role: 'viewer' } })).status, 403, 'admins do not change roles');
+  const promoted = await api('PATCH', `/v1/manage/members/${adminRow.id}`, { token: owner, body: { role: 'owner' } });
+  t.is(promoted.body.data.role, 'owner');
+  t.is((await api('PATCH', `/v1/manage/members/${me.id}`, { token: admin.token, body: { role: 'member' } })).status, 200, 'the new owner may change the first one');
+
+  const invited = await api('POST', '/v1/manage/members', { token: admin.token, body: { org_id: tenant.orgId, email: 'New.Person@test.example', role: 'viewer' } });
+  t.is(invited.status, 201);
+  t.is(invited.body.data.invitation.email, 'new.person@test.example');
+  const again = await api('POST', '/v1/manage/members/invite', { token: admin.token, body: { email: 'new.person@test.example', role: 'admin' } });
+  t.is(again.status, 201, 'inviting again replaces the pending invitation');
+  const old = await api('POST', '/v1/auth/accept-invite', { body: { token: invited.body.data.invite_token, password: 'long enough' } });
+  t.is(old.status, 404, 'the replaced invitation no longer works');
+  t.deepEqual((await list()).invitations.map((i: any) => [i.email, i.role]), [['new.person@test.example', 'admin']]);
+  t.is((await api('POST', '/v1/manage/members', { token: admin.token, body: { org_id: tenant.orgId, email: admin.email, role: 'viewer' } })).status, 409, 'already a member');
+  const cancel = await api('DELETE', `/v1/manage/members/${again.body.data.invitation.id}`, { token: admin.token });
+  t.is(cancel.status, 200, 'an owner cancels a pending invitation');
+  t.deepEqual((await list()).invitations, []);
+});
+
+test.serial('an existing user joins another org with their own password; login picks the org', async (t) => {
+  const { tenant } = stack;
+  const other = await stack.newTenant();
+  const inv = await api('POST', '/v1/manage/members', { token: other.owner.token, body: { org_id: other.orgId, email: tenant.owner.email, role: 'member' } });
+  t.is((await api('POST', '/v1/auth/accept-invite', { body: { token: inv.body.data.invite_token, password: 'not their password' } })).status, 401);
+  const joined = await api('POST', '/v1/auth/accept-invite', { body: { token: inv.body.data.invite_token, password: tenant.owner.password } });
+  t.is(joined.status, 201, joined.text);
+  const login = await api('POST', '/v1/auth/login', { body: { email: tenant.owner.email, password: tenant.owner.password, org_id: other.orgId } });
+  const asMember = await api('GET', `/v1/manage/alert-rules?site_id=${other.siteId}`, { token: login.body.data.token });
+  t.is(asMember.status, 200);
+  t.is((await api('GET', `/v1/manage/alert-rules?site_id=${tenant.siteId}`, { token: login.body.data.token })).status, 404, 'one token, one org');
+  const wrong = await api('POST', '/v1/auth/login', { body: { email: tenant.owner.email, password: 'wrong password' } });
+  const unknown = await api('POST', '/v1/auth/login', { body: { email: 'nobody@test.example', password: 'wrong password' } });
+  t.is(wrong.status, 401);
+  t.is(wrong.text, unknown.text, 'an unknown email and a wrong password answer alike');
+  t.is((await api('POST', '/v1/auth/signup', { body: { email: tenant.owner.email, password: 'long enough', org_name: 'dup' } })).status, 409);
+  refused(t, await api('POST', '/v1/auth/signup', { body: { email: 'x@test.example', password: 'short', org_name: 'x' } }), 'password');
+});
+
+test.serial('webhooks: secret shown once, stored retrievable for signing; active/enabled aliases; delete disables', async (t) => {
+  const { tenant } = stack;
+  const created = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example/a', events: ['alert.triggered', 'deploy.recorded'] } });
+  const { endpoint, signing_secret } = created.body.data;
+  const row = await stack.infra.database.db.selectFrom('webhook_endpoints').select('secret_sealed').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+  t.false(row.secret_sealed.includes(signing_secret), 'not stored in the clear');
+  t.is(unseal(await new InstanceKeys(stack.infra.database.db, stack.config.FRICTION_SECRET).sealKey(), row.secret_sealed), signing_secret, 'the dispatcher can sign with it');
+  const path = `/v1/manage/webhooks/${endpoint.id}`;
+  t.like((await api('PATCH', path, { token: owner, body: { enabled: false } })).body.data, { active: false, enabled: false });
+  t.like((await api('PATCH', path, { token: owner, body: { active: true } })).body.data, { active: true, enabled: true });
+  refused(t, await api('PATCH', path, { token: owner, body: { active: true, enabled: false } }), 'enabled');
+  refused(t, await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example', events: ['page.viewed'] } }), 'events[0]');
+  refused(t, await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'ftp://h.example' } }), 'url');
+  const own = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example/b', secret: 'my-own-secret-0123456789' } });
+  t.is(own.body.data.signing_secret, 'my-own-secret-0123456789');
+  t.is((await api('DELETE', path, { token: owner })).status, 200);
+  t.is((await api('PATCH', path, { token: owner, body: { active: true } })).status, 404, 'a deleted endpoint is gone');
+  const listed = await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token: owner });
+  t.false(listed.body.data.endpoints.some((e: any) => e.id === endpoint.id));
+});
+
+test.serial('integrations: per-provider validation, secrets never returned, one per provider and site', async (t) => {
+  const { tenant } = stack;
+  const connect = (provider: string, config: object) => api('POST', '/v1/manage/integrations', { token: owner, body: { site_id: tenant.siteId, provider, config } });
+  refused(t, await connect('slack', { webhook_url: 'https://evil.example/hook' }), 'config.webhook_url');
+  refused(t, await connect('pagerduty', { routing_key: 'short' }), 'config.routing_key');
+  refused(t, await connect('linear', { api_key: 'lin_api_0123456789abcdefghij' }), 'config.team_id');
+  refused(t, await connect('github', { token: 'ghp_0123456789abcdefghijklmn', repository: 'no-slash' }), 'config.repository');
+  refused(t, await connect('jira', {}), 'provider');
+  const slackUrl = 'https://hooks.slack.com/services/T000/B000/XXXXXXXX';
+  const slack = await connect('slack', { webhook_url: slackUrl, channel: '#ux' });
+  t.is(slack.status, 201, slack.text);
+  t.deepEqual(slack.body.data.config, { channel: '#ux' });
+  t.deepEqual(slack.body.data.secrets, ['webhook_url']);
+  t.is((await connect('slack', { webhook_url: slackUrl })).status, 409);
+  const gh = await connect('github', { token: 'ghp_0123456789abcdefghijklmn', repository: 'shop/web' });
+  t.is(gh.status, 201);
+  const list = await api('GET', `/v1/manage/integrations?org_id=${tenant.orgId}`, { token: owner });
+  t.deepEqual(list.body.data.integrations.map((i: any) => i.provider).sort(), ['github', 'slack']);
+  t.false(list.text.includes('hooks.slack.com') || list.text.includes('ghp_'), 'no secret in the list');
+  t.is((await api('DELETE', `/v1/manage/integrations/${slack.body.data.id}`, { token: owner })).status, 200);
+  t.is((await connect('slack', { bot_token: 'xoxb-123456789012-abc', channel: '#ux' })).status, 201, 'connectable again once disconnected');
+});
+
+test.serial('sdk config: per environment, each field replaces its stored value; a new environment starts from the defaults', async (t) => {
+  const { tenant } = stack;
+  const patch = (env: string, body: object) => api('PATCH', `/v1/manage/sdk-config/${env}`, { token: owner, body: { site_id: tenant.siteId, ...body } });
+  const r = await patch('production', { revenue_config: { enabled: true, currency: 'EUR', conversion_event: 'purchase' }, segment: { app_version: '2.4.1' }, sample_rate: 0.25, ignore_selectors: ['.chat-widget'] });
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.data.config, { sample_rate: 0.25, ignore_selectors: ['.chat-widget'], segment: { app_version: '2.4.1' }, revenue_config: { enabled: true, currency: 'EUR', conversion_event: 'purchase' } });
+  t.is((await patch('production', { sample_rate: 1 })).body.data.config.revenue_config.currency, 'EUR', 'fields not sent stay');
+  refused(t, await patch('production', { sample_rate: 1.5 }), 'sample_rate');
+  refused(t, await patch('production', { revenue_config: { enabled: true, currency: 'euro', conversion_event: 'x' } }), 'revenue_config.currency');
+  refused(t, await patch('production', { ignore_selectors: Array(101).fill('.x') }), 'ignore_selectors');
+  const staging = await patch('staging', { segment: { app_version: '2.5.0-rc1' } });
+  t.is(staging.body.data.config.sample_rate, 1);
+  const got = await api('GET', `/v1/manage/sdk-config?site_id=${tenant.siteId}`, { token: owner });
+  t.deepEqual(got.body.data.environments.map((e: any) => e.environment), ['production', 'staging']);
+  const keyPatch = await api('PATCH', '/v1/manage/sdk-config/production', { token: tenant.secretKey, body: { sample_rate: 0.5 } });
+  t.is(keyPatch.body.data.site_id, tenant.siteId, 'a site-scoped key means its own site');
+  refused(t, await api('PATCH', '/v1/manage/sdk-config/production', { token: owner, body: { sample_rate: 0.5 } }), 'site_id');
+});
+
+test.serial('deleting a site revokes its keys at once and hides it everywhere', async (t) => {
+  const { tenant } = stack;
+  await stack.infra.database.db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', tenant.orgId).execute();
+  const made = await api('POST', '/v1/manage/site', { token: owner, body: { org_id: tenant.orgId, name: 'Doomed', url: 'https://doomed.example' } });
+  const { site, secret_key } = made.body.data;
+  t.is((await api('GET', `/v1/manage/alert-rules?site_id=${site.id}`, { token: secret_key })).status, 200);
+  t.is((await api('DELETE', `/v1/manage/site/${site.id}`, { token: owner })).status, 200);
+  t.is((await api('GET', `/v1/manage/alert-rules?site_id=${site.id}`, { token: secret_key })).status, 401, 'its keys are revoked');
+  t.is((await api('GET', `/v1/manage/alert-rules?site_id=${site.id}`, { token: owner })).status, 404);
+  const sites = await api('GET', `/v1/manage/site?org_id=${tenant.orgId}`, { token: owner });
+  t.false(sites.body.data.sites.some((x: any) => x.id === site.id));
+  t.is((await api('DELETE', `/v1/manage/site/${site.id}`, { token: owner })).status, 404);
+});
+
+test.serial('every write route leaves exactly one audit entry naming its actor and target', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', tenant.orgId).execute();
+  const fx = tenantFixtures(stack, tenant);
+  const count = async () => Number((await sql<{ n: number }>`select count(*)::int as n from audit_log where org_id = ${tenant.orgId}`.execute(db)).rows[0].n);
+  const missing: string[] = [];
+  const writes = Object.keys(REQUESTS).filter((r) => !r.startsWith('GET '));
+  for (const route of writes) {
+    const [method] = route.split(' ') as [Method, string];
+    const req = await REQUESTS[route](fx);
+    const before = await count();
+    const res = await api(method, req.path, { token: tenant.owner.token, body: req.body });
+    const after = await count();
+    const last = await db.selectFrom('audit_log').selectAll().where('org_id', '=', tenant.orgId).orderBy('id', 'desc').executeTakeFirst();
+    if (res.status >= 300 || after !== before + 1 || last?.actor !== tenant.owner.email || !last.target_id) missing.push(`${route}: ${res.status}, ${after - before} entries`);
+  }
+  t.deepEqual(missing, []);
+  t.true(writes.length >= 25, `${writes.length} write routes`);
+});

@@ -1,0 +1,232 @@
+/**
+ * Test-only: objects of one tenant, made directly in the database (fast, and independent of the routes under
+ * test), and request builders for every authenticated API route. A route without a builder fails the auth
+ * and cross-tenant tables, so every new route gets covered.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { TestStack, TestTenant } from './stack.ts';
+import { issueApiKey, provisionSite } from '../../shared/tenancy/provision.ts';
+import { createMember } from '../../shared/tenancy/accounts.ts';
+import { opsRouter } from '../../shared/http/ops-routes.ts';
+
+export interface Fixtures {
+  orgId: string;
+  siteId: string;
+  /** Each call makes a new object (DELETE and state changes need their own). */
+  ruleId(): Promise<string>;
+  alertId(): Promise<string>;
+  issueId(): Promise<string>;
+  memberId(): Promise<string>;
+  webhookId(): Promise<string>;
+  integrationId(): Promise<string>;
+  keyId(): Promise<string>;
+  newSiteId(): Promise<string>;
+  /** Removes the base site's integrations, so a connect is not a duplicate. */
+  clearIntegrations(): Promise<void>;
+}
+
+/** Ids that exist nowhere: what another tenant's ids must be indistinguishable from. */
+export function randomFixtures(): Fixtures {
+  const id = async () => randomUUID();
+  return {
+    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, newSiteId: id,
+    clearIntegrations: async () => {},
+  };
+}
+
+export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures & { created: string[] } {
+  const db = stack.infra.database.db;
+  const created: string[] = [];
+  const track = (id: string) => (created.push(id), id);
+  return {
+    orgId: tenant.orgId,
+    siteId: tenant.siteId,
+    created,
+    async ruleId() {
+      const id = track(randomUUID());
+      await db.insertInto('alert_rules').values({ id, site_id: tenant.siteId, name: `rule ${id.slice(0, 4)}`, trigger_type: 'spike', threshold: 10, cooldown_minutes: 60, channels: ['email'], page_pattern: '/checkout*', slack_channel: null, enabled: true }).execute();
+      return id;
+    },
+    async alertId() {
+      const id = track(randomUUID());
+      await db.insertInto('alerts').values({ id, site_id: tenant.siteId, rule_id: null, rule_name: 'spike on /checkout', page: '/checkout', trigger_type: 'spike', score_before: 20, score_after: 55, triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null }).execute();
+      return id;
+    },
+    async issueId() {
+      const id = track(randomUUID());
+      const now = new Date();
+      await sql`
+        insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, title, hypothesis, signal_count, affected_sessions, severity, first_signal_at, last_signal_at)
+        values (${id}, ${tenant.siteId}, '/checkout', ${`#pay-${id}`}, ${`#pay-${id}`}, 'rage_click', 'Rage clicks on Pay', 'The button does not answer', 12, 5, 40, ${now}, ${now})`.execute(db);
+      return id;
+    },
+    async memberId() {
+      const userId = await createMember(db, { orgId: tenant.orgId, email: `m-${randomUUID()}@test.example`, passwordHash: 'scrypt$1024$8$3$x$y', role: 'viewer' });
+      const m = await db.selectFrom('memberships').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
+      return track(m.id);
+    },
+    async webhookId() {
+      const id = track(randomUUID());
+      await db.insertInto('webhook_endpoints').values({ id, org_id: tenant.orgId, site_id: tenant.siteId, url: 'https://hooks.test.example/x', description: null, events: ['alert.triggered'], active: true, secret_sealed: 'v1.x.y.z', deleted_at: null }).execute();
+      return id;
+    },
+    async integrationId() {
+      await db.deleteFrom('integrations').where('site_id', '=', tenant.siteId).where('provider', '=', 'linear').execute();
+      const id = track(randomUUID());
+      await db.insertInto('integrations').values({ id, org_id: tenant.orgId, site_id: tenant.siteId, provider: 'linear', config: JSON.stringify({ team_id: 'ENG' }), secret_fields: ['api_key'], secrets_sealed: 'v1.x.y.z' }).execute();
+      return id;
+    },
+    async keyId() {
+      return track((await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] })).id);
+    },
+    async newSiteId() {
+      return track((await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId);
+    },
+    async clearIntegrations() {
+      await db.deleteFrom('integrations').where('site_id', '=', tenant.siteId).execute();
+    },
+  };
+}
+
+export interface BuiltRequest {
+  path: string;
+  body?: unknown;
+}
+export type RequestBuilder = (f: Fixtures) => Promise<BuiltRequest>;
+
+const u = () => randomUUID().slice(0, 8);
+
+/**
+ * A valid request for every authenticated route, keyed `METHOD path` as the router declares it. A builder
+ * answers 2xx for a principal the route admits, so the tables show real successes, not merely passed auth.
+ */
+export const REQUESTS: Record<string, RequestBuilder> = {
+  // read routes (api/routes/{scores,issues,elements,heuristics}) and the audit log
+  'GET /v1/query/scores': async (f) => ({ path: `/v1/query/scores?site_id=${f.siteId}` }),
+  'GET /v1/query/issues': async (f) => ({ path: `/v1/query/issues?site_id=${f.siteId}` }),
+  'GET /v1/issues': async (f) => ({ path: `/v1/issues?site_id=${f.siteId}` }),
+  'GET /v1/query/issues/:issue_id': async (f) => ({ path: `/v1/query/issues/${await f.issueId()}?site_id=${f.siteId}` }),
+  'GET /v1/issues/:issue_id': async (f) => ({ path: `/v1/issues/${await f.issueId()}?site_id=${f.siteId}` }),
+  'GET /v1/query/elements': async (f) => ({ path: `/v1/query/elements?site_id=${f.siteId}` }),
+  'GET /v1/elements': async (f) => ({ path: `/v1/elements?site_id=${f.siteId}` }),
+  'GET /v1/query/heuristics': async (f) => ({ path: `/v1/query/heuristics?site_id=${f.siteId}` }),
+  'GET /v1/query/audit': async (f) => ({ path: `/v1/query/audit?org_id=${f.orgId}` }),
+  // sites
+  'GET /v1/manage/site': async (f) => ({ path: `/v1/manage/site?org_id=${f.orgId}` }),
+  'POST /v1/manage/site': async (f) => ({ path: '/v1/manage/site', body: { org_id: f.orgId, name: `site ${u()}`, url: 'https://new.example' } }),
+  'PATCH /v1/manage/site/:site_id': async (f) => ({ path: `/v1/manage/site/${f.siteId}`, body: { name: `renamed ${u()}` } }),
+  'DELETE /v1/manage/site/:site_id': async (f) => ({ path: `/v1/manage/site/${await f.newSiteId()}` }),
+  // alert rules and their short forms
+  'GET /v1/manage/alert-rules': async (f) => ({ path: `/v1/manage/alert-rules?site_id=${f.siteId}` }),
+  'POST /v1/manage/alert-rules': async (f) => ({ path: '/v1/manage/alert-rules', body: { site_id: f.siteId, trigger_type: 'spike', threshold: 25 } }),
+  'POST /v1/alert-rules': async (f) => ({ path: '/v1/alert-rules', body: { site_id: f.siteId, trigger_type: 'trend', threshold: 5, name: 'trend' } }),
+  'PATCH /v1/manage/alert-rules/:rule_id': async (f) => ({ path: `/v1/manage/alert-rules/${await f.ruleId()}`, body: { threshold: 30 } }),
+  'PATCH /v1/alert-rules/:rule_id': async (f) => ({ path: `/v1/alert-rules/${await f.ruleId()}`, body: { enabled: false } }),
+  'DELETE /v1/manage/alert-rules/:rule_id': async (f) => ({ path: `/v1/manage/alert-rules/${await f.ruleId()}` }),
+  'DELETE /v1/alert-rules/:rule_id': async (f) => ({ path: `/v1/alert-rules/${await f.ruleId()}` }),
+  // alerts and issues
+  'PATCH /v1/manage/alerts/:alert_id': async (f) => ({ path: `/v1/manage/alerts/${await f.alertId()}`, body: { status: 'acknowledged' } }),
+  'POST /v1/alerts/:alert_id': async (f) => ({ path: `/v1/alerts/${await f.alertId()}`, body: { status: 'resolved', resolved_reason: 'fixed' } }),
+  'PATCH /v1/manage/issues/:issue_id': async (f) => ({ path: `/v1/manage/issues/${await f.issueId()}`, body: { status: 'triaged', note: 'looking' } }),
+  'POST /v1/issues/:issue_id': async (f) => ({ path: `/v1/issues/${await f.issueId()}`, body: { assigned_to: 'dana' } }),
+  // members
+  'GET /v1/manage/members': async (f) => ({ path: `/v1/manage/members?org_id=${f.orgId}` }),
+  'POST /v1/manage/members': async (f) => ({ path: '/v1/manage/members', body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'viewer' } }),
+  'POST /v1/manage/members/invite': async (f) => ({ path: '/v1/manage/members/invite', body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'member' } }),
+  'PATCH /v1/manage/members/:member_id': async (f) => ({ path: `/v1/manage/members/${await f.memberId()}`, body: { role: 'member' } }),
+  'DELETE /v1/manage/members/:member_id': async (f) => ({ path: `/v1/manage/members/${await f.memberId()}` }),
+  // webhooks
+  'GET /v1/manage/webhooks': async (f) => ({ path: `/v1/manage/webhooks?site_id=${f.siteId}` }),
+  'POST /v1/manage/webhooks': async (f) => ({ path: '/v1/manage/webhooks', body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' } }),
+  'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}`, body: { enabled: false } }),
+  'DELETE /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}` }),
+  // integrations
+  'GET /v1/manage/integrations': async (f) => ({ path: `/v1/manage/integrations?site_id=${f.siteId}` }),
+  'POST /v1/manage/integrations': async (f) => {
+    await f.clearIntegrations();
+    return { path: '/v1/manage/integrations', body: { site_id: f.siteId, provider: 'pagerduty', config: { routing_key: 'a'.repeat(32) } } };
+  },
+  'DELETE /v1/manage/integrations/:id': async (f) => ({ path: `/v1/manage/integrations/${await f.integrationId()}` }),
+  // sdk config
+  'GET /v1/manage/sdk-config': async (f) => ({ path: `/v1/manage/sdk-config?site_id=${f.siteId}` }),
+  'PATCH /v1/manage/sdk-config/:environment': async (f) => ({ path: `/v1/manage/sdk-config/production?site_id=${f.siteId}`, body: { sample_rate: 0.5 } }),
+  // keys
+  'GET /v1/manage/keys': async (f) => ({ path: `/v1/manage/keys?site_id=${f.siteId}` }),
+  'POST /v1/manage/keys': async (f) => ({ path: '/v1/manage/keys', body: { site_id: f.siteId, key_type: 'secret', scopes: ['query:read'] } }),
+  'DELETE /v1/manage/keys/:id': async (f) => ({ path: `/v1/manage/keys/${await f.keyId()}` }),
+  // annotations and usage
+  'POST /v1/annotations': async (f) => ({ path: '/v1/annotations', body: { site_id: f.siteId, message: 'campaign started' } }),
+  'POST /v1/manage/annotations': async (f) => ({ path: '/v1/manage/annotations', body: { site_id: f.siteId, message: 'vendor outage' } }),
+  'GET /v1/manage/annotations': async (f) => ({ path: `/v1/manage/annotations?site_id=${f.siteId}` }),
+  'GET /v1/manage/usage': async (f) => ({ path: `/v1/manage/usage?org_id=${f.orgId}` }),
+};
+
+/** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
+export const UNAUTHENTICATED = new Set([
+  'POST /v1/auth/signup', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+]);
+
+/** `METHOD path` of every route the stack serves (HEAD, the router's twin of GET, left out). */
+export function servedRoutes(stack: TestStack): string[] {
+  const out = new Set<string>();
+  // serveRoles adds the operations routes to every role's routers.
+  for (const r of [...stack.routers, opsRouter('test', [])]) for (const layer of r.stack) for (const m of layer.methods) if (m !== 'HEAD') out.add(`${m} ${layer.path}`);
+  return [...out].sort();
+}
+
+/**
+ * Who gets through each route, in one letter per principal: O owner, A admin, M member, V viewer (user
+ * tokens); S secret key with query:read + manage:write (the one issued with a site); R secret key with
+ * query:read only; W secret key with webhook:write only; C MCP key (mcp:read); P publishable key.
+ * Everyone else answers 403. The README's roles table says the same in words.
+ */
+const READ = 'OAMVSRC';
+export const PRINCIPAL_LETTERS = 'OAMVSRWCP';
+export const EXPECTED_ACCESS: Record<string, string> = {
+  'GET /v1/query/scores': READ,
+  'GET /v1/query/issues': READ,
+  'GET /v1/issues': READ,
+  'GET /v1/query/issues/:issue_id': READ,
+  'GET /v1/issues/:issue_id': READ,
+  'GET /v1/query/elements': READ,
+  'GET /v1/elements': READ,
+  'GET /v1/query/heuristics': READ,
+  'GET /v1/query/audit': 'OASRC',
+  'GET /v1/manage/site': 'OAMVS',
+  'POST /v1/manage/site': 'OA',
+  'PATCH /v1/manage/site/:site_id': 'OAS',
+  'DELETE /v1/manage/site/:site_id': 'OA',
+  'GET /v1/manage/alert-rules': 'OAMVS',
+  'POST /v1/manage/alert-rules': 'OAMS',
+  'POST /v1/alert-rules': 'OAMS',
+  'PATCH /v1/manage/alert-rules/:rule_id': 'OAMS',
+  'PATCH /v1/alert-rules/:rule_id': 'OAMS',
+  'DELETE /v1/manage/alert-rules/:rule_id': 'OAMS',
+  'DELETE /v1/alert-rules/:rule_id': 'OAMS',
+  'PATCH /v1/manage/alerts/:alert_id': 'OAMS',
+  'POST /v1/alerts/:alert_id': 'OAMS',
+  'PATCH /v1/manage/issues/:issue_id': 'OAMS',
+  'POST /v1/issues/:issue_id': 'OAMS',
+  'GET /v1/manage/members': 'OAMV',
+  'POST /v1/manage/members': 'OA',
+  'POST /v1/manage/members/invite': 'OA',
+  'PATCH /v1/manage/members/:member_id': 'O',
+  'DELETE /v1/manage/members/:member_id': 'O',
+  'GET /v1/manage/webhooks': 'OAMVSW',
+  'POST /v1/manage/webhooks': 'OASW',
+  'PATCH /v1/manage/webhooks/:endpoint_id': 'OASW',
+  'DELETE /v1/manage/webhooks/:endpoint_id': 'OASW',
+  'GET /v1/manage/integrations': 'OAMVS',
+  'POST /v1/manage/integrations': 'OAS',
+  'DELETE /v1/manage/integrations/:id': 'OAS',
+  'GET /v1/manage/sdk-config': 'OAMVS',
+  'PATCH /v1/manage/sdk-config/:environment': 'OAS',
+  'GET /v1/manage/keys': 'OA',
+  'POST /v1/manage/keys': 'OA',
+  'DELETE /v1/manage/keys/:id': 'OA',
+  'POST /v1/annotations': 'OAMS',
+  'POST /v1/manage/annotations': 'OAMS',
+  'GET /v1/manage/annotations': 'OAMVS',
+  'GET /v1/manage/usage': 'OAMVS',
+};

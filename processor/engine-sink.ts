@@ -1,0 +1,75 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../shared/db/database.ts';
+import type { EngineEvent } from './engine/events.ts';
+import type { FreshEventsSink } from './events.consumer.ts';
+import type { IssueKeeper } from './issues/issue-keeper.ts';
+import type { OutboxRelay } from './notify/outbox-relay.ts';
+import type { ScoreKeeper } from './scoring/score-keeper.ts';
+import type { StoredEvent } from './store/events.store.ts';
+import type { Logger } from '../shared/logger.ts';
+import { runDueTriage } from './issues/triage-job.ts';
+
+const toEngineEvent = (e: StoredEvent): EngineEvent => ({
+  id: e.id,
+  siteId: e.siteId,
+  sessionId: e.sessionId,
+  type: e.type as EngineEvent['type'],
+  ts: e.ts,
+  page: e.page,
+  signal: e.signal ?? undefined,
+  selector: e.selector ?? undefined,
+  label: e.label ?? undefined,
+});
+
+/**
+ * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
+ * issues and elements (IssueKeeper, whose severity reads the page's sessions from the staged score windows).
+ */
+export class FrictionEngineSink implements FreshEventsSink {
+  readonly scores: ScoreKeeper;
+  readonly issues: IssueKeeper;
+  private readonly relay: OutboxRelay | undefined;
+  private readonly now: () => number;
+
+  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number }) {
+    this.scores = opts.scores;
+    this.issues = opts.issues;
+    this.relay = opts.relay;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async rebuild(db: Kysely<Database>, siteIds: readonly string[]): Promise<void> {
+    const now = this.now();
+    await this.scores.rebuild(db, siteIds, now);
+    await this.issues.rebuild(db, siteIds, now);
+  }
+
+  async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
+    const now = this.now();
+    const events = fresh.map(toEngineEvent);
+    const scores = await this.scores.stage(trx, events, now);
+    const issues = await this.issues.write(trx, events, now, scores.pageSessions);
+    return () => {
+      scores.apply();
+      issues.apply();
+      if (issues.notified > 0) this.relay?.wake();
+    };
+  }
+
+  /**
+   * Time passing: hours leave the score window, days leave the cluster window, and once a day (at or after
+   * `triageHourUtc`) the nightly triage runs for every owned site.
+   */
+  async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
+    const now = this.now();
+    await this.scores.tick(db, now);
+    const pageSessions = (s: string, p: string) => this.scores.pageSessions(s, p, now);
+    const notified = await this.issues.tick(db, now, pageSessions);
+    await runDueTriage(db, siteIds, now, triageHourUtc, {
+      pageSessions,
+      windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
+    }, log);
+    if (notified > 0) this.relay?.wake();
+    this.relay?.wake();
+  }
+}

@@ -1,0 +1,227 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
+import type { Logger } from '../../shared/logger.ts';
+import {
+  applySignals,
+  clusterKeyString,
+  commitClusterUpdate,
+  createClusterState,
+  decideIssue,
+  evictClusters,
+  getCluster,
+  pageClusters,
+  sessionsActiveSince,
+  siteClusters,
+  summarizeCluster,
+  viewCluster,
+  foldSignals,
+  type Cluster,
+  type ClusterKey,
+  type ClusterState,
+  type ClusterView,
+  type IssueChanges,
+} from '../engine/clustering.ts';
+import { aggregateElements, type ElementAggregate } from '../engine/elements.ts';
+import type { EngineEvent } from '../engine/events.ts';
+import { clusterWindowStart } from '../engine/time.ts';
+import {
+  insertIssueUpdates,
+  insertIssues,
+  issueKeyString,
+  loadIssuesForKeys,
+  loadSignalEvents,
+  loadSiteIssues,
+  updateIssues,
+  type IssueUpdateRow,
+  type NewIssue,
+} from '../store/issues.store.ts';
+import { newId } from '../../shared/ids.ts';
+import { writeElements } from '../store/elements.store.ts';
+import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Distinct sessions of a page in the 24 h window (from the score windows), for issue severity. */
+export type PageSessions = (siteId: string, page: string) => number;
+
+/** The issue fields published with issue.created / issue.updated. */
+function issuePayload(id: string, f: { siteId: string; page: string; selector: string; signalType: string; title: string; status: string; signalCount: number; affectedSessions: number; severity: number }) {
+  return {
+    id, site_id: f.siteId, page: f.page, element_selector: f.selector, signal_type: f.signalType, title: f.title, status: f.status,
+    signal_count: f.signalCount, affected_sessions: f.affectedSessions, severity: f.severity,
+  };
+}
+
+/**
+ * Keeps the issue clusters of the last 7 days in memory (a cache of the stored signals, rebuilt at start) and,
+ * in the batch transaction, creates and updates `ux_issues`, their evidence sessions and the element aggregates,
+ * and queues issue.created / issue.updated notifications in the outbox. Copy-on-write like the score windows:
+ * the new clusters become current only after the commit.
+ */
+export class IssueKeeper {
+  private readonly state: ClusterState = createClusterState();
+  private readonly log: Logger;
+
+  constructor(opts: { log: Logger }) {
+    this.log = opts.log;
+  }
+
+  /** Rebuilds the clusters of these sites from the stored signals of the cluster window. */
+  async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
+    let n = 0;
+    for (const siteId of siteIds) {
+      const rows = await loadSignalEvents(db, siteId, clusterWindowStart(now));
+      applySignals(this.state, rows);
+      n += rows.length;
+    }
+    this.log.info({ sites: siteIds.length, signals: n }, 'issue clusters rebuilt');
+  }
+
+  /** Stages a batch: writes issue and element rows in `trx`; returns what makes the new clusters current. */
+  async write(trx: Transaction<Database>, events: readonly EngineEvent[], now: number, pageSessions: PageSessions): Promise<{ apply: () => void; notified: number }> {
+    const update = foldSignals(this.state, events);
+    if (update.clusters.length === 0) return { apply: () => {}, notified: 0 };
+    const overlay = new Map(update.clusters.map((c) => [clusterKeyString(c.key), c]));
+    const notified = await this.reconcile(trx, update.clusters.map((c) => c.key), now, pageSessions, (k) => overlay.get(clusterKeyString(k)) ?? getCluster(this.state, k), overlay);
+    return { apply: () => commitClusterUpdate(this.state, update), notified };
+  }
+
+  /** Distinct sessions of a cluster whose latest signal is in the 24 h window (triage severity). */
+  windowAffectedSessions(siteId: string, page: string, clusterSelector: string, signalType: string, now: number): number {
+    return summarizeCluster(getCluster(this.state, { siteId, page, selector: clusterSelector, signalType }), now)?.windowAffectedSessions ?? 0;
+  }
+
+  /**
+   * Re-decides every cluster of a site and every stored issue of it (recompute): issues whose signals are gone
+   * get their counts set to 0, missing issues are created, elements rewritten.
+   */
+  async reconcileSite(db: Db, siteId: string, now: number, pageSessions: PageSessions): Promise<number> {
+    const keys = new Map<string, ClusterKey>();
+    for (const c of siteClusters(this.state, siteId)) keys.set(clusterKeyString(c.key), c.key);
+    for (const r of await loadSiteIssues(db, siteId)) {
+      const key = { siteId, page: r.page, selector: r.cluster_selector, signalType: r.signal_type };
+      keys.set(clusterKeyString(key), key);
+    }
+    return this.reconcile(db, [...keys.values()], now, pageSessions, (k) => getCluster(this.state, k), new Map());
+  }
+
+  /** Drops days that left the cluster window and updates the issues and elements that lost them. */
+  async tick(db: Db, now: number, pageSessions: PageSessions): Promise<number> {
+    const changed = evictClusters(this.state, now);
+    if (changed.length === 0) return 0;
+    return this.reconcile(db, changed, now, pageSessions, (k) => getCluster(this.state, k), new Map());
+  }
+
+  /** Clusters of a page with the staged versions laid over the committed ones. */
+  private viewsOfPage(siteId: string, page: string, overlay: ReadonlyMap<string, Cluster>, now: number): ClusterView[] {
+    const byKey = new Map(pageClusters(this.state, siteId, page).map((c) => [clusterKeyString(c.key), c]));
+    for (const [k, c] of overlay) if (c.key.siteId === siteId && c.key.page === page) byKey.set(k, c);
+    const views: ClusterView[] = [];
+    for (const c of byKey.values()) {
+      const v = viewCluster(c, now);
+      if (v !== null) views.push(v);
+    }
+    return views;
+  }
+
+  private async reconcile(
+    db: Db,
+    keys: readonly ClusterKey[],
+    now: number,
+    pageSessions: PageSessions,
+    clusterOf: (k: ClusterKey) => Cluster | undefined,
+    overlay: ReadonlyMap<string, Cluster>,
+  ): Promise<number> {
+    const existing = await loadIssuesForKeys(db, keys);
+    const outbox: OutboxMessage[] = [];
+    const creates: NewIssue[] = [];
+    const updates: IssueUpdateRow[] = [];
+    const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
+    const at = new Date(now).toISOString();
+    for (const key of keys) {
+      const cluster = clusterOf(key);
+      const rec = existing.get(issueKeyString(key)) ?? null;
+      const decision = decideIssue({
+        summary: summarizeCluster(cluster, now),
+        existing: rec,
+        pageSessions: pageSessions(key.siteId, key.page),
+        now,
+        sessionsSinceResolved: rec?.resolvedAt != null ? sessionsActiveSince(cluster, rec.resolvedAt, now) : undefined,
+      });
+      if (decision.action === 'create') {
+        const id = newId();
+        creates.push({ id, draft: decision.issue });
+        history.push({ issueId: id, source: 'engine', kind: 'created', changes: { status: 'open' } });
+        outbox.push({ kind: 'issue.created', msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
+      } else if (decision.action === 'update' && rec) {
+        const c = decision.changes;
+        const next = {
+          id: rec.id,
+          status: c.status ?? rec.status,
+          selector: c.selector ?? rec.selector,
+          label: c.label !== undefined ? c.label : rec.label,
+          signalCount: c.signalCount ?? rec.signalCount,
+          affectedSessions: c.affectedSessions ?? rec.affectedSessions,
+          severity: c.severity ?? rec.severity,
+          lastSignalAt: c.lastSignalAt !== undefined ? c.lastSignalAt : rec.lastSignalAt,
+          evidence: c.evidence,
+        };
+        updates.push(next);
+        if (decision.notify) {
+          const changes = publicChanges(c);
+          history.push({ issueId: rec.id, source: 'engine', kind: c.status ?? 'worsened', changes });
+          outbox.push({
+            kind: 'issue.updated',
+            // The outbox row keeps this id through relay retries; the stream drops a second publish of it.
+            msgId: `issue.updated:${rec.id}:${newId()}`,
+            payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
+          });
+        }
+      }
+    }
+    await insertIssues(db, creates, now);
+    await updateIssues(db, updates, now);
+    await insertIssueUpdates(db, history);
+    await enqueueOutbox(db, outbox);
+    await this.writeElementsOf(db, keys, now, overlay);
+    return outbox.length;
+  }
+
+
+
+  /** Recomputes the element aggregates of the (page, selector) pairs these clusters belong to. */
+  private async writeElementsOf(db: Db, keys: readonly ClusterKey[], now: number, overlay: ReadonlyMap<string, Cluster>): Promise<void> {
+    const touched = new Map<string, { siteId: string; page: string; selectors: Set<string> }>();
+    for (const k of keys) {
+      if (k.selector === '') continue;
+      const pk = `${k.siteId}\u0000${k.page}`;
+      const t = touched.get(pk) ?? { siteId: k.siteId, page: k.page, selectors: new Set<string>() };
+      t.selectors.add(k.selector);
+      touched.set(pk, t);
+    }
+    const upserts: ElementAggregate[] = [];
+    const removals: { siteId: string; page: string; canonicalSelector: string }[] = [];
+    for (const t of touched.values()) {
+      const views = this.viewsOfPage(t.siteId, t.page, overlay, now).filter((v) => t.selectors.has(v.key.selector));
+      const elements = aggregateElements(views);
+      for (const sel of t.selectors) {
+        const el = elements.find((e) => e.canonicalSelector === sel);
+        if (el) upserts.push(el);
+        else removals.push({ siteId: t.siteId, page: t.page, canonicalSelector: sel });
+      }
+    }
+    await writeElements(db, upserts, removals, now);
+  }
+}
+
+/** The changed fields in the API's names (snake_case). */
+function publicChanges(c: IssueChanges): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (c.status !== undefined) out.status = c.status;
+  if (c.signalCount !== undefined) out.signal_count = c.signalCount;
+  if (c.affectedSessions !== undefined) out.affected_sessions = c.affectedSessions;
+  if (c.severity !== undefined) out.severity = c.severity;
+  if (c.selector !== undefined) out.element_selector = c.selector;
+  if (c.label !== undefined) out.label = c.label;
+  return out;
+}

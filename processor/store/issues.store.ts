@@ -1,0 +1,161 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
+import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A stored issue with the key and fields the live path needs. */
+export interface StoredIssue extends IssueRecord {
+  siteId: string;
+  page: string;
+  clusterSelector: string;
+  signalType: string;
+  title: string;
+}
+
+const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
+  JSON.stringify(ev.map((e) => ({ session_id: e.sessionId, signals: e.signals, last_signal_at: new Date(e.lastSignalAt).toISOString() })));
+const fromEvidenceJson = (rows: readonly { session_id: string; signals: number; last_signal_at: string }[]): EvidenceSession[] =>
+  rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
+
+const keyOf = (siteId: string, page: string, selector: string, type: string) => `${siteId}\u0000${page}\u0000${selector}\u0000${type}`;
+export const issueKeyString = (k: ClusterKey) => keyOf(k.siteId, k.page, k.selector, k.signalType);
+
+/**
+ * The issues of these cluster keys with their evidence, locked for this transaction (`for update`) so a
+ * concurrent manual change (PATCH) and the engine's update serialize.
+ */
+export async function loadIssuesForKeys(db: Db, keys: readonly ClusterKey[]): Promise<Map<string, StoredIssue>> {
+  const out = new Map<string, StoredIssue>();
+  if (keys.length === 0) return out;
+  const { rows } = await sql<{
+    id: string; site_id: string; page: string; cluster_selector: string; selector: string; signal_type: string; label: string | null;
+    title: string; status: string; frozen: boolean; signal_count: number; affected_sessions: number; severity: number;
+    last_signal_at: Date; resolved_at: Date | null; evidence: { session_id: string; signals: number; last_signal_at: string }[];
+  }>`
+    select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
+           i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.evidence
+    from ux_issues i
+    join unnest(${keys.map((k) => k.siteId)}::uuid[], ${keys.map((k) => k.page)}::text[], ${keys.map((k) => k.selector)}::text[],
+                ${keys.map((k) => k.signalType)}::text[]) as k(site_id, page, cluster_selector, signal_type)
+      on i.site_id = k.site_id and i.page = k.page and i.cluster_selector = k.cluster_selector and i.signal_type = k.signal_type
+    order by i.id
+    for update of i`.execute(db);
+  for (const r of rows) {
+    const ev = fromEvidenceJson(r.evidence);
+    out.set(keyOf(r.site_id, r.page, r.cluster_selector, r.signal_type), {
+      id: r.id, siteId: r.site_id, page: r.page, clusterSelector: r.cluster_selector, signalType: r.signal_type, title: r.title,
+      status: r.status as IssueStatus, frozen: r.frozen, selector: r.selector, label: r.label, signalCount: r.signal_count,
+      affectedSessions: r.affected_sessions, severity: r.severity, lastSignalAt: new Date(r.last_signal_at).getTime(),
+      resolvedAt: r.resolved_at ? new Date(r.resolved_at).getTime() : null, evidence: ev,
+    });
+  }
+  return out;
+}
+
+/** A new issue row with its id (the keeper assigns ids so notifications can name them before the insert). */
+export interface NewIssue {
+  id: string;
+  draft: IssueDraft;
+}
+
+/**
+ * Inserts new issues and their evidence. Column arrays (unnest) keep the parameter count fixed: a multi-row
+ * VALUES list would pass PostgreSQL's 65,535-parameter limit at a few thousand issues.
+ */
+export async function insertIssues(db: Db, issues: readonly NewIssue[], now: number): Promise<void> {
+  if (issues.length === 0) return;
+  const at = new Date(now).toISOString();
+  const c = <T>(f: (i: NewIssue) => T) => issues.map(f);
+  const iso = (v: number) => new Date(v).toISOString();
+  await sql`
+    insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, label, title, hypothesis, signal_count,
+                           affected_sessions, severity, status, first_signal_at, last_signal_at, evidence, created_at, updated_at)
+    select *, ${at}::timestamptz, ${at}::timestamptz from unnest(
+      ${c((i) => i.id)}::uuid[], ${c((i) => i.draft.key.siteId)}::uuid[], ${c((i) => i.draft.page)}::text[], ${c((i) => i.draft.key.selector)}::text[],
+      ${c((i) => i.draft.selector)}::text[], ${c((i) => i.draft.signalType)}::text[], ${c((i) => i.draft.label)}::text[], ${c((i) => i.draft.title)}::text[],
+      ${c((i) => i.draft.hypothesis)}::text[], ${c((i) => i.draft.signalCount)}::int[], ${c((i) => i.draft.affectedSessions)}::int[],
+      ${c((i) => i.draft.severity)}::real[], ${c((i) => i.draft.status)}::text[], ${c((i) => iso(i.draft.firstSignalAt))}::timestamptz[],
+      ${c((i) => iso(i.draft.lastSignalAt))}::timestamptz[], ${c((i) => toEvidenceJson(i.draft.evidence))}::jsonb[])`.execute(db);
+}
+
+/** An issue's fields after the engine's changes (status only ever becomes `regressed` here). */
+export interface IssueUpdateRow {
+  id: string;
+  status: string;
+  selector: string;
+  label: string | null;
+  signalCount: number;
+  affectedSessions: number;
+  severity: number;
+  lastSignalAt: number | null;
+  /** Replaced when present. */
+  evidence?: readonly EvidenceSession[];
+}
+
+/** Applies the engine's updates to many issues in one statement. */
+export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now: number): Promise<void> {
+  if (rows.length === 0) return;
+  const c = <T>(f: (r: IssueUpdateRow) => T) => rows.map(f);
+  await sql`
+    update ux_issues u set
+      status = v.status, selector = v.selector, label = v.label, signal_count = v.signal_count,
+      affected_sessions = v.affected_sessions, severity = v.severity, evidence = coalesce(v.evidence, u.evidence),
+      last_signal_at = coalesce(v.last_signal_at, u.last_signal_at), updated_at = ${new Date(now).toISOString()}::timestamptz
+    from unnest(${c((r) => r.id)}::uuid[], ${c((r) => r.status)}::text[], ${c((r) => r.selector)}::text[], ${c((r) => r.label)}::text[],
+                ${c((r) => r.signalCount)}::int[], ${c((r) => r.affectedSessions)}::int[], ${c((r) => r.severity)}::real[],
+                ${c((r) => (r.lastSignalAt === null ? null : new Date(r.lastSignalAt).toISOString()))}::timestamptz[],
+                ${c((r) => (r.evidence === undefined ? null : toEvidenceJson(r.evidence)))}::jsonb[])
+      as v(id, status, selector, label, signal_count, affected_sessions, severity, last_signal_at, evidence)
+    where u.id = v.id`.execute(db);
+}
+
+/** Lines of issues' history. */
+export async function insertIssueUpdates(
+  db: Db,
+  updates: readonly { issueId: string; source: 'engine' | 'triage'; kind: string; changes: Record<string, unknown>; reason?: string }[],
+): Promise<void> {
+  if (updates.length === 0) return;
+  const c = <T>(f: (u: (typeof updates)[number]) => T) => updates.map(f);
+  await sql`
+    insert into issue_updates (issue_id, source, kind, changes, reason)
+    select * from unnest(${c((u) => u.issueId)}::uuid[], ${c((u) => u.source)}::text[], ${c((u) => u.kind)}::text[],
+                         ${c((u) => JSON.stringify(u.changes))}::jsonb[], ${c((u) => u.reason ?? null)}::text[])`.execute(db);
+}
+
+/** Signal rows since `since` of one site: what rebuilds the cluster state after a restart. */
+export async function loadSignalEvents(db: Db, siteId: string, since: number) {
+  const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; page: string; signal_type: string; selector: string | null; label: string | null }>`
+    select event_id, session_id, ts, page, signal_type, selector, label from signals
+    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz`.execute(db);
+  return rows.map((r) => ({
+    id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
+    signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
+  }));
+}
+
+/** Every issue of a site as the nightly triage reads it. */
+export async function loadSiteIssues(db: Db, siteId: string) {
+  return db
+    .selectFrom('ux_issues')
+    .select(['id', 'site_id', 'page', 'cluster_selector', 'selector', 'signal_type', 'status', 'frozen', 'title', 'hypothesis', 'label', 'severity', 'created_at', 'last_signal_at'])
+    .where('site_id', '=', siteId)
+    .execute();
+}
+
+/** Applies a triage action's fields. */
+export async function applyTriageChanges(
+  db: Db,
+  id: string,
+  c: { status?: string; mergedInto?: string; title?: string; hypothesis?: string; severity?: number },
+  now: number,
+): Promise<void> {
+  const set: Record<string, unknown> = { updated_at: new Date(now) };
+  if (c.status !== undefined) set.status = c.status;
+  if (c.status === 'resolved') set.resolved_at = new Date(now);
+  if (c.mergedInto !== undefined) set.merged_into = c.mergedInto;
+  if (c.title !== undefined) set.title = c.title;
+  if (c.hypothesis !== undefined) set.hypothesis = c.hypothesis;
+  if (c.severity !== undefined) set.severity = c.severity;
+  await db.updateTable('ux_issues').set(set).where('id', '=', id).execute();
+}

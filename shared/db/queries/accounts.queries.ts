@@ -1,0 +1,62 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../database.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  passwordHash: string;
+}
+
+/** Emails are stored lowercased; callers pass them lowercased. */
+export async function findUserByEmail(db: Db, email: string): Promise<UserRecord | null> {
+  const row = await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('email', '=', email).executeTakeFirst();
+  return row ? { id: row.id, email: row.email, passwordHash: row.password_hash } : null;
+}
+
+/** Inserts a user; returns false when the email is taken (unique violation), leaving the transaction usable. */
+export async function insertUser(db: Db, u: { id: string; email: string; passwordHash: string }): Promise<boolean> {
+  const r = await db
+    .insertInto('users')
+    .values({ id: u.id, email: u.email, password_hash: u.passwordHash })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function insertMembership(db: Db, m: { id: string; orgId: string; userId: string; role: string }): Promise<boolean> {
+  const r = await db
+    .insertInto('memberships')
+    .values({ id: m.id, org_id: m.orgId, user_id: m.userId, role: m.role })
+    .onConflict((oc) => oc.columns(['org_id', 'user_id']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+/** The org a login lands in when none is named: the user's oldest membership. */
+export async function firstMembershipOrg(db: Db, userId: string): Promise<string | null> {
+  const row = await db.selectFrom('memberships').select('org_id').where('user_id', '=', userId).orderBy('created_at').orderBy('id').executeTakeFirst();
+  return row?.org_id ?? null;
+}
+
+export interface MemberContext {
+  email: string;
+  role: string;
+  /** The org's live (not deleted) sites. */
+  siteIds: string[];
+}
+
+/**
+ * One round trip per authenticated user request: the user's role in the token's org and that org's sites.
+ * Null when the membership no longer exists (removed members lose access at once, whatever their token says).
+ */
+export async function loadMemberContext(db: Db, userId: string, orgId: string): Promise<MemberContext | null> {
+  const { rows } = await sql<{ email: string; role: string; site_ids: string[] | null }>`
+    select u.email, m.role,
+           array(select s.id::text from sites s where s.org_id = m.org_id and s.deleted_at is null) as site_ids
+    from memberships m join users u on u.id = m.user_id
+    where m.user_id = ${userId} and m.org_id = ${orgId}`.execute(db);
+  const r = rows[0];
+  return r ? { email: r.email, role: r.role, siteIds: r.site_ids ?? [] } : null;
+}

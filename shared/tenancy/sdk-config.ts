@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/**
+ * The SDK config of one site environment: what the browser SDK is told to record. The spec names
+ * `revenue_config` and `segment.app_version`; sampling and ignore selectors complete it.
+ */
+export const RevenueConfigSchema = z.strictObject({
+  /** Whether conversion values are counted as revenue (enables /query/revenue). */
+  enabled: z.boolean(),
+  /** ISO 4217 code of conversion values. */
+  currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD'),
+  /** The event that counts as a conversion: `conversion` events, or a custom event of this name. */
+  conversion_event: z.string().min(1).max(128),
+});
+
+export const SdkConfigSchema = z.strictObject({
+  /** Fraction of sessions the SDK records, 0 to 1. */
+  sample_rate: z.number().min(0).max(1),
+  /** CSS selectors whose elements never produce signals (at most 100, each at most 512 characters). */
+  ignore_selectors: z.array(z.string().min(1).max(512)).max(100),
+  /** `app_version` tags sessions so they can be associated with deploys (it does not replace recording a deploy). */
+  segment: z.strictObject({ app_version: z.string().min(1).max(64).nullable() }),
+  revenue_config: RevenueConfigSchema,
+});
+export type SdkConfig = z.infer<typeof SdkConfigSchema>;
+
+export const DEFAULT_SDK_CONFIG: SdkConfig = {
+  sample_rate: 1,
+  ignore_selectors: [],
+  segment: { app_version: null },
+  revenue_config: { enabled: false, currency: 'USD', conversion_event: 'conversion' },
+};
+
+/** The environment every site starts with (spec: site creation creates its production environment). */
+export const DEFAULT_ENVIRONMENT = 'production';
+/** Environment names: short lowercase slugs, such as `production` or `staging`. */
+export const EnvironmentNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a lowercase slug of at most 32 characters');
