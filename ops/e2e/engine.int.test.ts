@@ -104,3 +104,26 @@ test.serial('issue detail: another site\'s issue, a random id and a malformed id
   t.is((await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${a.siteId}&limit=100`, { authorization: `Bearer ${a.secretKey}` })).status, 200);
   t.is((await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${a.siteId}&status=bogus`, { authorization: `Bearer ${a.secretKey}` })).status, 400);
 });
+
+test.serial('after a tick, the stored scores, issues and elements equal a recomputation from the raw rows', async (t) => {
+  const tenant = await stack.newTenant();
+  for (let i = 0; i < 7; i++) await session(tenant.publishableKey, [view('/a'), sig('/a', 'dead_click', '#go', 'Go'), sig('/a', 'rage_click', '#go', 'Go')]);
+  for (let i = 0; i < 9; i++) await session(tenant.publishableKey, [view('/b'), ...(i % 3 === 0 ? [sig('/b', 'error_encounter', '', 'Oops')] : [])]);
+  await eventually(async () => {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${tenant.siteId}`.execute(stack.infra.database.db);
+    return rows[0].n === 7 * 3 + 9 + 3;
+  });
+  await stack.tick();
+  const { recomputeSiteCommand } = await import('../../processor/recompute-site.ts');
+  const report = await recomputeSiteCommand(stack.infra.database.db, tenant.siteId, Date.now(), false, stack.infra.log);
+  t.is(report.rows, 33);
+  t.is(report.pages.checked, 2);
+  t.deepEqual(report.pages.differing, []);
+  t.is(report.issues.expected, 2);
+  t.deepEqual(report.issues.differing, []);
+  t.deepEqual(report.elements.differing, []);
+  // A tampered count is found, and --write repairs it through the processor's own code path.
+  await stack.infra.database.db.updateTable('ux_issues').set({ signal_count: 999 }).where('site_id', '=', tenant.siteId).execute();
+  t.is((await recomputeSiteCommand(stack.infra.database.db, tenant.siteId, Date.now(), false, stack.infra.log)).issues.differing.length, 2);
+  t.deepEqual((await recomputeSiteCommand(stack.infra.database.db, tenant.siteId, Date.now(), true, stack.infra.log)).issues.differing, []);
+});

@@ -43,6 +43,8 @@ export interface TestStack {
   databaseUrl: string | undefined;
   tenant: TestTenant;
   newTenant(): Promise<TestTenant>;
+  /** Runs the processor's periodic work now (window eviction, rescoring, nightly triage when due). */
+  tick(): Promise<void>;
   /** A new user of `tenant`'s org with `role`, and a token. */
   newUser(tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser>;
   /** Every router the stack serves (ops routes excluded): what the OpenAPI coverage test walks. */
@@ -115,6 +117,9 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     newTenant,
     newUser,
     routers: roles.flatMap((r) => r.routers),
+    async tick() {
+      await processor?.running.tick?.();
+    },
     async stop() {
       await closeServer(server);
       await processor?.running.stop();

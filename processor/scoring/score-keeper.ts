@@ -79,22 +79,30 @@ export class ScoreKeeper {
   }
 
   /**
-   * Drops hours that left the 24-hour window and rescores the pages that lost them, so a page whose traffic
-   * stopped does not keep yesterday's score. Run it at least hourly.
+   * Time passing: drops hours that left the 24-hour window, then rescores every page with the site's current
+   * mean. Between ticks a batch rescores only the pages it touched, with a site mean up to a minute old; the tick
+   * brings every stored score back to exactly what a recomputation from the raw rows gives. Run it at least hourly.
    */
   async tick(db: Kysely<Database>, now: number): Promise<number> {
-    const changed = evictWindows(this.state, now);
-    if (changed.length === 0) return 0;
-    const windows: PageWindow[] = changed.map((r) => getPageWindow(this.state, r.siteId, r.page) ?? { siteId: r.siteId, page: r.page, buckets: [] });
-    await upsertPageScores(db, await this.scoreRows(db, windows, now));
-    return changed.length;
+    const emptied = evictWindows(this.state, now).filter((r) => getPageWindow(this.state, r.siteId, r.page) === undefined);
+    // Pages whose whole window left: one last row with their now-empty window, so they stop showing old friction.
+    await this.writeScores(db, emptied.map((r) => ({ siteId: r.siteId, page: r.page, buckets: [] })), now);
+    let n = emptied.length;
+    for (const siteId of [...this.state.sites.keys()]) n += await this.rescoreSite(db, siteId, now);
+    return n;
   }
 
-  /** Rescores every page of a site held in memory (recompute, or after the site mean moved). */
+  /** Rescores every page of a site held in memory, with a freshly computed site mean (tick, recompute). */
   async rescoreSite(db: Db, siteId: string, now: number): Promise<number> {
+    this.siteMeans.delete(siteId);
     const windows = [...(this.state.sites.get(siteId)?.values() ?? [])];
-    await upsertPageScores(db, await this.scoreRows(db, windows, now));
+    await this.writeScores(db, windows, now);
     return windows.length;
+  }
+
+  /** Scores and writes windows in chunks, so a site with 100k pages is not one giant statement. */
+  private async writeScores(db: Db, windows: readonly PageWindow[], now: number): Promise<void> {
+    for (let i = 0; i < windows.length; i += 5000) await upsertPageScores(db, await this.scoreRows(db, windows.slice(i, i + 5000), now));
   }
 
   private async scoreRows(db: Db, windows: readonly PageWindow[], now: number): Promise<PageScoreWrite[]> {

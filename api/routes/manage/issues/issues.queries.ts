@@ -24,7 +24,8 @@ export async function updateIssueFields(
 ): Promise<IssueRow> {
   return trx
     .updateTable('ux_issues')
-    .set({ ...set, updated_at: now, ...(set.status === 'resolved' ? { resolved_at: now } : {}) })
+    // resolved_at marks when an issue closed: the engine reopens it as regressed only on activity after that.
+    .set({ ...set, updated_at: now, ...(set.status === 'resolved' || set.status === 'verified' ? { resolved_at: now } : {}) })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
