@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { ingestRouter } from './ingest.routes.ts';
+import { sdkRouter } from './sdk.routes.ts';
 import { SessionQuota } from '../shared/tenancy/quota.ts';
 
 /** The ingest role: its routes and what it needs to be ready (the stream). Never touches the database per request. */
@@ -17,6 +18,8 @@ export function ingestRole(infra: Infra): { routers: Router[]; checks: Readiness
         ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
         quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
       }),
+      // GET /v1/sdk.js and /v1/sdk.mjs: built in the background from here on; never blocks readiness, never throws.
+      sdkRouter({ log: infra.log }),
     ],
     checks: [['bus', () => infra.bus.healthy()]],
     corsPaths: ['/v1/ingest'],

@@ -14,6 +14,14 @@ export const platformDocs: RouteDoc[] = [
     body: IngestBatchSchema,
     response: z.object({ accepted: z.number().int(), duplicates: z.number().int() }),
   },
+  ...(['/v1/sdk.js', '/v1/sdk.mjs'] as const).map((path): RouteDoc => ({
+    method: 'get', path, tag: 'ingest', auth: { kind: 'public' }, contentType: 'text/javascript',
+    summary: path.endsWith('.mjs') ? 'The browser SDK, ES module build' : 'The browser SDK, script-tag build (global Friction; starts itself with data-key)',
+    description:
+      'Built when ingest starts (ingest/sdk.routes.ts). With ?v= equal to the running build version (the strong ETag, unquoted): ' +
+      'Cache-Control immutable for a year; otherwise max-age=300, so unversioned tags pick up new builds. 304 on If-None-Match; ' +
+      'br and gzip by Accept-Encoding; Access-Control-Allow-Origin *. 503 while the build is still running or when it failed.',
+  })),
   { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
   {
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',

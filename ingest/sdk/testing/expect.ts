@@ -12,7 +12,7 @@ function near(actual: number | undefined, expected: number, sizePx: number): boo
 }
 
 /** Why the signal's coordinates do not match the recorded click, or null when they do. */
-export function coordinateProblem(e: SentEvent, c: ClickRecord): string | null {
+export function coordinateProblem(e: Pick<SentEvent, 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>, c: ClickRecord): string | null {
   const want = {
     x: [((c.cx - c.box.x) / c.box.width) * 1000, c.box.width],
     y: [((c.cy - c.box.y) / c.box.height) * 1000, c.box.height],

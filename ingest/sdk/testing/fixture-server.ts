@@ -17,7 +17,10 @@ export const SLOW_PAGE_MS = 2500;
 
 export interface SdkCookie {
   key: string;
-  endpoint: string;
+  /** Ingest base URL. Omitted: no data-endpoint, so the script tag's own origin is used, as in a site's snippet. */
+  endpoint?: string;
+  /** Where the script tag loads the SDK from (e.g. the service's /v1/sdk.js); default this server's copy. */
+  src?: string;
   /** Any other init options, passed through data-config. */
   config?: Record<string, unknown>;
   /** Load the ESM build with an inline `import` instead of the script tag. */
@@ -33,7 +36,8 @@ function snippet(c: SdkCookie): string {
     return `<script type="module">import * as F from '/friction.mjs'; window.Friction = F; F.init(${opts});</script>`;
   }
   const config = c.config ? ` data-config="${attr(JSON.stringify(c.config))}"` : '';
-  return `<script src="/sdk.js" data-key="${attr(c.key)}" data-endpoint="${attr(c.endpoint)}"${config}></script>`;
+  const endpoint = c.endpoint ? ` data-endpoint="${attr(c.endpoint)}"` : '';
+  return `<script src="${attr(c.src ?? '/sdk.js')}" data-key="${attr(c.key)}"${endpoint}${config}></script>`;
 }
 
 export function sdkCookie(c: SdkCookie): string {

@@ -1,0 +1,139 @@
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { UnavailableError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import { buildSdk } from './sdk/build.ts';
+
+/**
+ * `GET /v1/sdk.js` (the script-tag build, global `Friction`) and `GET /v1/sdk.mjs` (the ESM build): the browser SDK,
+ * built once when ingest starts and served from memory.
+ *
+ * Caching: `?v=<version>` equal to the running build is immutable for a year, since that URL can only ever mean
+ * these bytes. Anything else (the plain `<script src=".../v1/sdk.js">` most sites paste, or a stale `?v=`) is cached
+ * for SDK_SHORT_MAX_AGE_S only, so a deploy reaches every site within minutes; the strong ETag makes the
+ * revalidations that follow a 304 with no body.
+ *
+ * Failure: the build runs in the background and never blocks or crashes the role, because ingesting events matters
+ * more than serving the script. Requests made while it still runs wait for it (at most `waitMs`); if it failed, the
+ * failure is logged once and both routes answer 503. Readiness does not depend on it: taking ingest out of the load
+ * balancer over a script file would lose events.
+ */
+
+/** Cache lifetime of an unversioned (or stale-versioned) request, seconds. */
+export const SDK_SHORT_MAX_AGE_S = 300;
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** Retry-After of the 503 after a failed build: a restart (a deploy) is what fixes it, not a quick retry. */
+const FAILED_RETRY_AFTER_S = 300;
+
+export type SdkBuild = () => Promise<{ esm: string; iife: string; version: string }>;
+
+export interface SdkRouteDeps {
+  log: Logger;
+  /** What builds the SDK (default: buildSdk, esbuild over ingest/sdk/src). */
+  build?: SdkBuild;
+  /** How long a request waits for a build still running before a 503 (default 5 s; the build takes ~0.1 s). */
+  waitMs?: number;
+}
+
+/** One file in the three content codings a browser may ask for, compressed once at startup. */
+interface Asset {
+  identity: Buffer;
+  gzip: Buffer;
+  br: Buffer;
+}
+
+interface Built {
+  version: string;
+  js: Asset;
+  mjs: Asset;
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+async function asset(code: string): Promise<Asset> {
+  const identity = Buffer.from(code, 'utf8');
+  const [gz, br] = await Promise.all([
+    gzipAsync(identity, { level: 9 }),
+    brotliAsync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
+  ]);
+  return { identity, gzip: gz, br };
+}
+
+/** Starts the build now; the returned promise never rejects (null: the build failed, and that was logged). */
+function startBuild(deps: SdkRouteDeps): Promise<Built | null> {
+  const t0 = performance.now();
+  return Promise.resolve()
+    .then(() => (deps.build ?? buildSdk)())
+    .then(async (b) => {
+      if (!b || typeof b.version !== 'string' || !/^[\w.+-]+$/.test(b.version)) throw new Error(`the build returned an unusable version: ${JSON.stringify(b?.version)}`);
+      const [js, mjs] = await Promise.all([asset(b.iife), asset(b.esm)]);
+      deps.log.info({ version: b.version, js_bytes: js.identity.length, js_gzip_bytes: js.gzip.length, js_br_bytes: js.br.length, ms: Math.round(performance.now() - t0) }, 'browser SDK built');
+      return { version: b.version, js, mjs };
+    })
+    .catch((err: unknown) => {
+      deps.log.error({ err }, 'browser SDK build failed: GET /v1/sdk.js and /v1/sdk.mjs answer 503 until ingest restarts');
+      return null;
+    });
+}
+
+/** The strong ETag of one coding: different bytes must never share a strong validator. */
+const etagFor = (version: string, coding: keyof Asset): string => `"${version}${coding === 'identity' ? '' : `+${coding}`}"`;
+
+export function sdkRouter(deps: SdkRouteDeps): Router {
+  const waitMs = deps.waitMs ?? 5000;
+  // undefined while the build runs; null once it failed.
+  let built: Built | null | undefined;
+  const pending = startBuild(deps).then((b) => (built = b));
+
+  const current = async (): Promise<Built | null | undefined> => {
+    if (built !== undefined) return built;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    });
+    try {
+      return await Promise.race([pending, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const serve = (pick: (b: Built) => Asset): Koa.Middleware => async (ctx) => {
+    // A static public file: any page may load it, with or without crossorigin / as a module, and under COEP.
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    const b = await current();
+    if (!b) {
+      // An error must not be cached in place of the script (by the browser or a CDN).
+      ctx.set('Cache-Control', 'no-store');
+      throw b === null
+        ? new UnavailableError('the browser SDK failed to build; see the ingest log', FAILED_RETRY_AFTER_S)
+        : new UnavailableError('the browser SDK is still being built', 1);
+    }
+    const file = pick(b);
+    const accepted = ctx.acceptsEncodings('br', 'gzip', 'identity');
+    // `identity;q=0` with neither br nor gzip leaves nothing acceptable; plain bytes are still the best answer.
+    const coding: keyof Asset = accepted === 'br' || accepted === 'gzip' ? accepted : 'identity';
+    ctx.set('Vary', 'Accept-Encoding');
+    ctx.set('Cache-Control', ctx.query.v === b.version ? IMMUTABLE : `public, max-age=${SDK_SHORT_MAX_AGE_S}`);
+    ctx.set('ETag', etagFor(b.version, coding));
+    ctx.status = 200;
+    // ctx.fresh compares If-None-Match (lists, `*`, W/ prefixes) with the ETag just set, for GET and HEAD.
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    if (coding !== 'identity') ctx.set('Content-Encoding', coding);
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.body = file[coding];
+  };
+
+  const router = new Router();
+  router.get('/v1/sdk.js', serve((b) => b.js));
+  router.get('/v1/sdk.mjs', serve((b) => b.mjs));
+  return router;
+}
