@@ -14,22 +14,33 @@ export async function readTextBody(ctx: Koa.Context, limitBytes: number): Promis
   if (encoding === 'gzip') source = ctx.req.pipe(createGunzip());
   else if (encoding === 'deflate') source = ctx.req.pipe(createInflate());
   else if (encoding !== 'identity') throw new UnsupportedMediaTypeError(`content-encoding ${encoding} is not supported`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limitBytes) throw new PayloadTooLargeError(limitBytes);
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof PayloadTooLargeError) {
+  // Event listeners rather than for-await: this runs for every ingest batch, and async iteration of a
+  // stream costs a promise per chunk.
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const fail = (err: Error) => {
+      if (done) return;
+      done = true;
+      source.removeAllListeners('data');
       ctx.req.resume();
-      throw err;
-    }
-    throw new ValidationError(`could not read the request body: ${(err as Error).message}`);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+      reject(err);
+    };
+    source.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limitBytes) fail(new PayloadTooLargeError(limitBytes));
+      else chunks.push(chunk);
+    });
+    source.once('end', () => {
+      if (done) return;
+      done = true;
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    source.once('error', (err: Error) => fail(new ValidationError(`could not read the request body: ${err.message}`)));
+    ctx.req.once('aborted', () => fail(new ValidationError('the client aborted the request body')));
+  });
 }
 
 /** Parses a JSON body; a syntax error is a 400. */
