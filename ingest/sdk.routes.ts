@@ -82,6 +82,17 @@ function startBuild(deps: SdkRouteDeps): Promise<Built | null> {
 /** The strong ETag of one coding: different bytes must never share a strong validator. */
 const etagFor = (version: string, coding: keyof Asset): string => `"${version}${coding === 'identity' ? '' : `+${coding}`}"`;
 
+/**
+ * RFC 9110 §13.1.2: If-None-Match is `*` or a list of entity tags, compared weakly (a `W/` prefix is ignored).
+ * Not Koa's ctx.fresh: it also treats a request's `Cache-Control: no-cache` as "send it all", which fetch() adds to
+ * every request carrying If-None-Match, so no fetch-based client could ever get its 304.
+ */
+function notModified(ifNoneMatch: string, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
 export function sdkRouter(deps: SdkRouteDeps): Router {
   const waitMs = deps.waitMs ?? 5000;
   // undefined while the build runs; null once it failed.
@@ -115,15 +126,13 @@ export function sdkRouter(deps: SdkRouteDeps): Router {
         : new UnavailableError('the browser SDK is still being built', 1);
     }
     const file = pick(b);
-    const accepted = ctx.acceptsEncodings('br', 'gzip', 'identity');
-    // `identity;q=0` with neither br nor gzip leaves nothing acceptable; plain bytes are still the best answer.
-    const coding: keyof Asset = accepted === 'br' || accepted === 'gzip' ? accepted : 'identity';
+    // One coding at a time, smallest first: asked together, the negotiator follows the client's order, and browsers
+    // list gzip before br. Neither acceptable (even under `identity;q=0`): plain bytes are still the best answer.
+    const coding: keyof Asset = ctx.acceptsEncodings('br') ? 'br' : ctx.acceptsEncodings('gzip') ? 'gzip' : 'identity';
     ctx.set('Vary', 'Accept-Encoding');
     ctx.set('Cache-Control', ctx.query.v === b.version ? IMMUTABLE : `public, max-age=${SDK_SHORT_MAX_AGE_S}`);
     ctx.set('ETag', etagFor(b.version, coding));
-    ctx.status = 200;
-    // ctx.fresh compares If-None-Match (lists, `*`, W/ prefixes) with the ETag just set, for GET and HEAD.
-    if (ctx.fresh) {
+    if (notModified(ctx.get('If-None-Match'), etagFor(b.version, coding))) {
       ctx.status = 304;
       return;
     }
