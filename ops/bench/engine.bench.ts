@@ -9,22 +9,18 @@
  *  4. Score-update lag (event ingested → its page's score row exists) at a steady 5k events/s through ingest.
  * Environment: BENCH_EVENTS (100000 for 3), BENCH_LAG_RATE (5000), BENCH_LAG_SECONDS (20).
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { applyEvents, createWindowState } from '../../processor/engine/windows.ts';
 import { applySignals, createClusterState } from '../../processor/engine/cluster-state.ts';
 import type { EngineEvent } from '../../processor/engine/events.ts';
-import { openDatabase } from '../../shared/db/connection.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
-import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
-import { createLogger } from '../../shared/logger.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
-import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
+import { openBenchEnvironment, spawnRole, waitReady } from './harness.ts';
 import { Progress } from './progress.ts';
 import { percentile } from './load.ts';
 import { measureScoreLag } from './score-lag.ts';
@@ -106,18 +102,10 @@ export async function runBench(_args: string[]): Promise<void> {
   rows.push(['RSS @100k pages + 1M clusters', mib(m1m.rss), '', '', `≤ 1024 MiB (heap ${mib(m1m.heapUsed)})`]);
 
   // 3 and 4 need the services.
-  const id = randomUUID().slice(0, 8);
-  const dbName = `friction_bench_${id}`;
-  const prefix = `bench${id}`;
-  const children: ChildProcess[] = [];
-  await admin(`create database ${dbName}`);
-  const dbUrl = withDb(ADMIN_URL, dbName);
-  const handle = await openDatabase({ url: dbUrl, dataDir: '' });
-  const db = handle.db;
-  const bus = await JetStreamBus.connect(NATS_URL, createLogger('silent'));
+  const bench = await openBenchEnvironment(NATS_URL);
+  const { db, dbUrl, bus, prefix, children } = bench;
   const topo = topology(prefix, 4);
   try {
-    await migrateToLatest(db);
     const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
     const sites = await Promise.all(Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })));
     await ensureStreams(bus, topo);
@@ -186,11 +174,7 @@ export async function runBench(_args: string[]): Promise<void> {
     });
     rows.push([`score lag p50 / p99 ms @${fmt(rate)} events/s`, `${percentile(lags, 50).toFixed(0)} / ${percentile(lags, 99).toFixed(0)}`, '', '', `p99 ≤ 2000 (${lags.length} probes)`]);
   } finally {
-    for (const c of children) await stop(c);
-    for (const s of [topo.eventsStream, topo.commandsStream, topo.notifyStream]) await bus.deleteStream(s).catch(() => {});
-    await bus.close();
-    await handle.close();
-    await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await bench.close();
   }
 
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));

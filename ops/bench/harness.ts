@@ -48,3 +48,35 @@ export function stop(p: ChildProcess | undefined): Promise<void> {
   });
 }
 
+
+/** A scratch database (migrated) and a JetStream connection for one bench run; `close` drops everything. */
+export async function openBenchEnvironment(natsUrl: string) {
+  const { randomUUID } = await import('node:crypto');
+  const { openDatabase } = await import('../../shared/db/connection.ts');
+  const { migrateToLatest } = await import('../../shared/db/migrator.ts');
+  const { JetStreamBus } = await import('../../shared/bus/jetstream-bus.ts');
+  const { createLogger } = await import('../../shared/logger.ts');
+  const id = randomUUID().slice(0, 8);
+  const dbName = `friction_bench_${id}`;
+  await admin(`create database ${dbName}`);
+  const dbUrl = withDb(ADMIN_URL, dbName);
+  const handle = await openDatabase({ url: dbUrl, dataDir: '' });
+  const bus = await JetStreamBus.connect(natsUrl, createLogger('silent'));
+  const children: ChildProcess[] = [];
+  const prefix = `bench${id}`;
+  await migrateToLatest(handle.db);
+  return {
+    db: handle.db,
+    dbUrl,
+    bus,
+    prefix,
+    children,
+    async close() {
+      for (const c of children) await stop(c);
+      for (const s of ['EVENTS', 'COMMANDS', 'NOTIFY', 'RAW']) await bus.deleteStream(`${prefix}_${s}`).catch(() => {});
+      await bus.close();
+      await handle.close();
+      await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    },
+  };
+}

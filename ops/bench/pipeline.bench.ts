@@ -6,19 +6,14 @@
  * Environment: BENCH_EVENTS (200000), BENCH_BATCH (20 events per request), BENCH_CONCURRENCY (64), BENCH_SITES (8),
  * BENCH_DATABASE_URL (admin connection, default the local PostgreSQL), BENCH_NATS_URL, BENCH_REDIS_URL.
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { sql, type Kysely } from 'kysely';
-import { openDatabase } from '../../shared/db/connection.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import type { Database } from '../../shared/db/database.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
-import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
-import { createLogger } from '../../shared/logger.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
 import { Progress } from './progress.ts';
-import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
+import { openBenchEnvironment, spawnRole, stop, waitReady } from './harness.ts';
 import { percentile, runLoad } from './load.ts';
 import { measureScoreLag } from './score-lag.ts';
 
@@ -59,17 +54,9 @@ const count = async (db: Kysely<Database>, table: string) =>
   Number((await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows[0].n);
 
 export async function runBench(_args: string[]): Promise<void> {
-  const id = randomUUID().slice(0, 8);
-  const dbName = `friction_bench_${id}`;
-  const prefix = `bench${id}`;
-  const children: ChildProcess[] = [];
-  await admin(`create database ${dbName}`);
-  const dbUrl = withDb(ADMIN_URL, dbName);
-  const handle = await openDatabase({ url: dbUrl, dataDir: '' });
-  const db = handle.db;
-  const bus = await JetStreamBus.connect(NATS_URL, createLogger('silent'));
+  const bench = await openBenchEnvironment(NATS_URL);
+  const { db, dbUrl, bus, prefix, children } = bench;
   try {
-    await migrateToLatest(db);
     const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
     const sites: Site[] = [];
     for (let s = 0; s < SITES; s++) {
@@ -193,12 +180,7 @@ export async function runBench(_args: string[]): Promise<void> {
     for (const r of table) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c])).join('  ')}\n`);
     process.stdout.write(`  (raw baselines: bare node:http + JSON.parse + JetStream publish; bare unnest multi-row insert of the same rows.\n   end-to-end = the processor draining the ingested backlog from JetStream into events, signals, sessions and scores)\n`);
   } finally {
-    for (const c of children) await stop(c);
-    await bus.deleteStream(`${prefix}_EVENTS`).catch(() => {});
-    await bus.deleteStream(`${prefix}_COMMANDS`).catch(() => {});
-    await bus.deleteStream(`${prefix}_NOTIFY`).catch(() => {});
-    await bus.close();
-    await handle.close();
-    await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await bench.close();
   }
+
 }
