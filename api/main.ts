@@ -10,7 +10,7 @@ import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
 
-/** The api role: read (and later write) routes, ready when the database and the bus answer. */
+/** The api role: read, write, auth and audit routes, ready when the database and the bus answer. */
 export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[] } {
   // Auth (keys and user tokens), rate limits, every /manage, /auth and audit route, and /v1/openapi.json.
   const plane = managementPlane(infra);

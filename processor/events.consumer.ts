@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
 import type { Database } from '../shared/db/database.ts';
 import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
@@ -7,7 +7,6 @@ import type { Logger } from '../shared/logger.ts';
 import { insertDeadLetter } from './store/dead-letters.store.ts';
 import { insertEvents, insertSignals, type StoredEvent } from './store/events.store.ts';
 import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
-import type { Transaction } from 'kysely';
 
 /**
  * Derives state from newly stored events inside the batch transaction (scores, clusters). It must not change
