@@ -99,7 +99,7 @@ export async function runBench(_args: string[]): Promise<void> {
   mem.done();
   rows.push(['RSS @10k pages (40k clusters)', mib(m10k.rss), '', '', `heap ${mib(m10k.heapUsed)}`]);
   rows.push(['RSS @100k pages (400k clusters)', mib(m100k.rss), '', '', `heap ${mib(m100k.heapUsed)}`]);
-  rows.push(['RSS @100k pages + 1M clusters', mib(m1m.rss), '', '', `≤ 1024 MiB (heap ${mib(m1m.heapUsed)})`]);
+  rows.push(['RSS @100k pages + 1M clusters', mib(m1m.rss), '', '', `≤ 1024 MiB (live heap ${mib(m1m.heapUsed)})`]);
 
   // 3 and 4 need the services.
   const bench = await openBenchEnvironment(NATS_URL);
