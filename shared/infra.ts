@@ -10,7 +10,7 @@ import { topology, type Topology } from './contracts/subjects.ts';
 import type { RateLimiter } from './limiter/limiter.ts';
 import { MemoryRateLimiter } from './limiter/limiter.ts';
 import { RedisRateLimiter } from './limiter/redis-limiter.ts';
-import { KeyResolver } from './auth/key-resolver.ts';
+import { KeyResolver, listenForRevocations } from './auth/key-resolver.ts';
 import { sql } from 'kysely';
 
 /** The infrastructure every role receives: built once by the entry point, closed in reverse order. */
@@ -36,7 +36,9 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
   await ensureStreams(bus, t);
   const limiter: RateLimiter = config.REDIS_URL ? new RedisRateLimiter(config.REDIS_URL, log, `${config.STREAM_PREFIX || 'friction'}:rl:`) : new MemoryRateLimiter();
   log.info({ database: database.kind, bus: bus.kind, limiter: limiter.kind }, 'infrastructure ready');
-  return { config, log, database, bus, limiter, keys: new KeyResolver(database.db, config.KEY_CACHE_TTL_MS), topology: t };
+  const keys = new KeyResolver(database.db, config.KEY_CACHE_TTL_MS);
+  listenForRevocations(bus, t.keyRevokedSubject, keys);
+  return { config, log, database, bus, limiter, keys, topology: t };
 }
 
 /** Database readiness: one round trip. */

@@ -9,7 +9,8 @@ const MAX_ENTRIES = 100_000;
 
 /**
  * Resolves an API key to its record, caching lookups so the ingest hot path does not touch the database.
- * `invalidate` drops a key at once (revocation); other replicas drop it within the TTL.
+ * `invalidate` drops a key at once (revocation); `announceRevocation` tells every other process through the bus,
+ * and the TTL bounds what a missed broadcast (bus down) can leave behind.
  */
 export class KeyResolver {
   private readonly cache = new Map<string, { rec: KeyRecord | null; until: number }>();
@@ -49,4 +50,28 @@ export class KeyResolver {
   invalidateHash(hash: string): void {
     this.cache.delete(hash);
   }
+}
+
+/** The broadcast of revoked key hashes: every process's resolver drops them at once. */
+export interface RevocationBus {
+  broadcast(subject: string, data: Uint8Array): Promise<void>;
+  listen(subject: string, handler: (data: Uint8Array) => void): () => void;
+}
+
+/** Subscribes `resolver` to revocations; returns the unsubscribe function. */
+export function listenForRevocations(bus: RevocationBus, subject: string, resolver: KeyResolver): () => void {
+  return bus.listen(subject, (data) => {
+    try {
+      const { hashes } = JSON.parse(new TextDecoder().decode(data)) as { hashes?: unknown };
+      if (Array.isArray(hashes)) for (const h of hashes) if (typeof h === 'string') resolver.invalidateHash(h);
+    } catch {
+      /* a malformed hint changes nothing; the TTL still applies */
+    }
+  });
+}
+
+/** Announces revoked keys to every process (best effort: the cache TTL is the fallback). */
+export async function announceRevocation(bus: RevocationBus, subject: string, hashes: readonly string[]): Promise<void> {
+  if (hashes.length === 0) return;
+  await bus.broadcast(subject, new TextEncoder().encode(JSON.stringify({ hashes }))).catch(() => {});
 }

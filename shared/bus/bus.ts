@@ -55,6 +55,13 @@ export interface Bus {
   ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer>;
   /** Resolves only once the stream has durably stored the message (or found it a duplicate). Throws UnavailableError otherwise. */
   publish(subject: string, data: Uint8Array, msgId: string): Promise<PublishResult>;
+  /**
+   * Fire-and-forget fan-out to every process listening on `subject` right now (core NATS, not the stream):
+   * at most once, for hints that have a fallback, such as dropping a cached key on revocation.
+   */
+  broadcast(subject: string, data: Uint8Array): Promise<void>;
+  /** Calls `handler` for each broadcast on `subject`; returns the unsubscribe function. */
+  listen(subject: string, handler: (data: Uint8Array) => void): () => void;
   /** True when the bus can accept publishes right now. */
   healthy(): Promise<boolean>;
   deleteStream(name: string): Promise<void>;

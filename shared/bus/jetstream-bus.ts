@@ -196,6 +196,20 @@ export class JetStreamBus implements Bus {
     }
   }
 
+  async broadcast(subject: string, data: Uint8Array): Promise<void> {
+    if (!this.connected || this.nc.isClosed()) throw new UnavailableError('bus unavailable', 5);
+    this.nc.publish(subject, data);
+  }
+
+  listen(subject: string, handler: (data: Uint8Array) => void): () => void {
+    const sub = this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (!err) handler(msg.data);
+      },
+    });
+    return () => sub.unsubscribe();
+  }
+
   async healthy(): Promise<boolean> {
     if (!this.connected || this.nc.isClosed()) return false;
     try {

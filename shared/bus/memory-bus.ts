@@ -44,6 +44,7 @@ export class MemoryBus implements Bus {
   readonly kind = 'memory' as const;
   private readonly streams = new Map<string, StreamState>();
   private waiters = new Set<() => void>();
+  private readonly listeners = new Map<string, Set<(data: Uint8Array) => void>>();
   private closed = false;
   private readonly now: () => number;
 
@@ -94,6 +95,17 @@ export class MemoryBus implements Bus {
     stream.dedup.set(msgId, { seq, at: now });
     this.wake();
     return { duplicate: false, seq };
+  }
+
+  async broadcast(subject: string, data: Uint8Array): Promise<void> {
+    for (const [filter, handlers] of this.listeners) if (subjectMatches(filter, subject)) for (const h of handlers) h(data);
+  }
+
+  listen(subject: string, handler: (data: Uint8Array) => void): () => void {
+    const set = this.listeners.get(subject) ?? new Set();
+    set.add(handler);
+    this.listeners.set(subject, set);
+    return () => set.delete(handler);
   }
 
   async healthy(): Promise<boolean> {

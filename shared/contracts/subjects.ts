@@ -21,6 +21,8 @@ export interface Topology {
   commandSubject(kind: string): string;
   /** `notify.v1.<kind>`, kind being a webhook event kind such as `issue.created`. */
   notifySubject(kind: string): string;
+  /** Core-NATS broadcast (not a stream): hashes of API keys just revoked, for every process's key cache. */
+  keyRevokedSubject: string;
   allEventsFilter: string;
   allCommandsFilter: string;
   allNotifyFilter: string;
@@ -50,6 +52,7 @@ export function topology(prefix: string, partitions: number): Topology {
     partitionConsumer: (n) => `${P}processor-p${n}`,
     commandSubject: (kind) => `${p}commands.v1.${kind}`,
     notifySubject: (kind) => `${p}notify.v1.${kind}`,
+    keyRevokedSubject: `${p}broadcast.v1.key-revoked`,
     allEventsFilter: `${p}events.v1.>`,
     allCommandsFilter: `${p}commands.v1.>`,
     allNotifyFilter: `${p}notify.v1.>`,

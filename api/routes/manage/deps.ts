@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { KeyResolver } from '../../../shared/auth/key-resolver.ts';
 import type { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
 import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Topology } from '../../../shared/contracts/subjects.ts';
@@ -11,8 +10,8 @@ export interface ManageDeps {
   bus: Bus;
   topology: Topology;
   instanceKeys: InstanceKeys;
-  /** Key caches of this process (ingest's, the API's): a revoked key is dropped from each at once. */
-  keyCaches: readonly KeyResolver[];
+  /** Drops revoked keys from this process's caches and announces them to every other process. */
+  keysRevoked(hashes: readonly string[]): Promise<void>;
   /** scrypt cost of new password hashes. */
   passwordCost: number;
   jwtTtlSec: number;

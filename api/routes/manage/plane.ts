@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
-import { KeyResolver } from '../../../shared/auth/key-resolver.ts';
+import { KeyResolver, announceRevocation } from '../../../shared/auth/key-resolver.ts';
 import type { Infra } from '../../../shared/infra.ts';
 import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../http/auth.ts';
 import { SurfaceLimits } from '../../http/rate-limit.ts';
@@ -52,7 +52,11 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   });
   const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
   const deps: ManageDeps = {
-    db, bus: infra.bus, topology: infra.topology, instanceKeys, keyCaches: [infra.keys, apiKeys],
+    db, bus: infra.bus, topology: infra.topology, instanceKeys,
+    keysRevoked: async (hashes) => {
+      for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
+      await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
+    },
     passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, now: opts.now ?? (() => new Date()),
   };
   const table = new RouteTable(auth);

@@ -88,7 +88,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         });
         return revoked;
       });
-      for (const cache of deps.keyCaches) for (const h of hashes) cache.invalidateHash(h);
+      await deps.keysRevoked(hashes);
       return { id: params.site_id, deleted: true as const };
     },
   });

@@ -1,0 +1,37 @@
+import test from 'ava';
+import { loadConfig } from '../../shared/config.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { closeInfra, openInfra } from '../../shared/infra.ts';
+import { ingestRole } from '../../ingest/main.ts';
+import { serveRoles, closeServer } from '../server.ts';
+import { startTestStack } from '../testing/stack.ts';
+import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+
+test('revoking a key stops a second ingest replica at once, not after its cache TTL', async (t) => {
+  const stack = await startTestStack();
+  // A second ingest replica: its own process state (key cache with a 10-minute TTL), the same NATS and database.
+  const config = loadConfig({}, { ...stack.config, PORT: '0', KEY_CACHE_TTL_MS: '600000' } as Record<string, unknown>);
+  const log = createLogger('silent');
+  const replica = await openInfra(config, log);
+  const server = await serveRoles('ingest', [ingestRole(replica)], log, 0, '127.0.0.1');
+  t.teardown(async () => {
+    await closeServer(server);
+    await closeInfra(replica);
+    await stack.stop();
+  });
+  const port = (server.address() as { port: number }).port;
+  const send = () => postJson(`http://127.0.0.1:${port}/v1/ingest`, sdkBatch(), { authorization: `Bearer ${stack.tenant.publishableKey}` });
+  t.is((await send()).status, 202, 'the replica has now cached the key');
+
+  const keys = await fetch(`${stack.baseUrl}/v1/manage/keys?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}` } });
+  const list = (await keys.json()).data;
+  const items = Array.isArray(list) ? list : list.keys;
+  const pub = items.find((k: { key_type: string }) => k.key_type === 'publishable');
+  const revoke = await fetch(`${stack.baseUrl}/v1/manage/keys/${pub.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${stack.tenant.owner.token}` } });
+  t.is(revoke.status, 200);
+  const refused = await eventually(async () => {
+    const r = await send();
+    return r.status === 401 ? r : undefined;
+  }, 3000, 50);
+  t.is(refused.body.error.code, 'unauthorized');
+});
