@@ -9,6 +9,7 @@ import { openDatabase } from '../shared/db/connection.ts';
 import { migrateToLatest } from '../shared/db/migrator.ts';
 import { recreateTemplate } from '../shared/testing/database.ts';
 import { testServices } from '../shared/testing/services.ts';
+import { dockerAnswers, startServiceContainers, type ServiceName } from '../shared/testing/containers.ts';
 
 function reachable(url: string, defaultPort: number): Promise<boolean> {
   const u = new URL(url);
@@ -21,17 +22,26 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
   });
 }
 
-const services: Array<[string, string, number]> = [
-  ['TEST_DATABASE_URL', testServices.databaseUrl, 5432],
-  ['TEST_NATS_URL', testServices.natsUrl, 4222],
-  ['TEST_REDIS_URL', testServices.redisUrl, 6379],
+const services: Array<[string, ServiceName, number, 'databaseUrl' | 'natsUrl' | 'redisUrl']> = [
+  ['TEST_DATABASE_URL', 'postgres', 5432, 'databaseUrl'],
+  ['TEST_NATS_URL', 'nats', 4222, 'natsUrl'],
+  ['TEST_REDIS_URL', 'redis', 6379, 'redisUrl'],
 ];
-const down: string[] = [];
-for (const [name, url, port] of services) if (!(await reachable(url, port))) down.push(`${name} (${url})`);
-if (down.length > 0) {
+const down: typeof services = [];
+for (const svc of services) if (!(await reachable(testServices[svc[3]], svc[2]))) down.push(svc);
+// A service whose URL was left unset and whose local port is silent runs in Docker when a Docker engine answers.
+const containerable = down.filter(([name]) => process.env[name] === undefined);
+let stopContainers = async () => {};
+if (down.length > 0 && containerable.length === down.length && (await dockerAnswers())) {
+  process.stderr.write(`starting ${containerable.map((d) => d[1]).join(', ')} with testcontainers\n`);
+  const started = await startServiceContainers(containerable.map((d) => d[1]));
+  for (const [, name, , field] of containerable) testServices[field] = started.urls[name]!;
+  stopContainers = started.stop;
+} else if (down.length > 0) {
   process.stderr.write(
-    `These services are not reachable: ${down.join(', ')}.\n` +
-      `Start them (see .ci/run, which starts PostgreSQL, Redis and NATS when they are down) or point the variables elsewhere.\n`,
+    `These services are not reachable: ${down.map(([name, , , field]) => `${name} (${testServices[field]})`).join(', ')}.\n` +
+      `Start them (see .ci/run, which starts PostgreSQL, Redis and NATS when they are down), point the variables elsewhere,\n` +
+      `or leave them unset with a Docker engine running so testcontainers starts them.\n`,
   );
   process.exit(1);
 }
@@ -73,6 +83,7 @@ child.stdout.on('data', (chunk: Buffer) => {
   lines.forEach(count);
 });
 const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+await stopContainers();
 count(partial);
 // A crash, timeout or uncaught exception fails the run even when every reported test passed.
 if (code !== 0 && failed === 0) failed = 1;

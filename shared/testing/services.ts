@@ -2,7 +2,7 @@
  * Test-only: where the real services are. `npm test` (ops/test-with-services.ts) sets these for every test
  * worker; the defaults are this machine's own services.
  */
-export const testServices = {
+export const testServices: { databaseUrl: string; templateDatabase: string; natsUrl: string; redisUrl: string } = {
   /** Admin connection (any database) used to create per-file databases from the migrated template. */
   databaseUrl: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   templateDatabase: process.env.TEST_TEMPLATE_DATABASE ?? 'friction_test_template',
