@@ -95,8 +95,12 @@ export async function insertSignals(db: Db, batches: readonly EventBatchMessage[
     }
   }
   if (cols[0].length === 0) return;
-  const types = ['uuid', 'uuid', 'timestamptz', 'text', 'text', 'text', 'text', 'text', 'smallint', 'smallint', 'smallint', 'smallint', 'smallint', 'smallint', 'text'];
+  const types = [
+    ['uuid', 'csv'], ['uuid', 'csv'], ['timestamptz', 'csv'], ['text', 'array'], ['text', 'array'], ['text', 'array'], ['text', 'array'],
+    ['text', 'array'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'],
+    ['smallint', 'csv'], ['text', 'csv'],
+  ] as const;
   await sql`insert into signals (site_id, event_id, ts, session_id, page, signal_type, selector, label, x, y, vx, vy, px, py, device)
-    select * from unnest(${sql.join(types.map((t, i) => sql`${cols[i]}::${sql.raw(t)}[]`))})
+    select * from unnest(${sql.join(types.map(([t, mode], i) => columnParam(cols[i], t, mode)))})
     on conflict do nothing`.execute(db);
 }
