@@ -4,33 +4,22 @@
  * the SDK sent (to a capture server that answers like ingest) compared with the labels.
  */
 import test from 'ava';
-import type { Browser } from 'playwright-core';
 import { build } from 'esbuild';
 import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
-import { buildSdk } from './build.ts';
 import { SCENARIOS, SITE_CONFIG, TYPED_SECRETS } from './fixtures/scenarios.ts';
-import { launchChromium } from './testing/browser.ts';
-import { startCapture, type Capture } from './testing/capture-server.ts';
 import { judge, describeExpected, describeSignals } from './testing/expect.ts';
-import { startFixtures, type Fixtures } from './testing/fixture-server.ts';
 import { limiter } from './testing/limit.ts';
-import { newKey, openContext, settle, visit, type Env } from './testing/run-visit.ts';
+import { closeEnv, newKey, openContext, settle, startEnv, visit, type Env } from './testing/run-visit.ts';
 import { Visitor, seeded } from './testing/visitor.ts';
 
 let env: Env;
 const run = limiter(4);
 
 test.before(async () => {
-  const sdk = await buildSdk();
-  const [capture, fixtures, browser]: [Capture, Fixtures, Browser] = await Promise.all([startCapture(), startFixtures(sdk), launchChromium()]);
-  env = { capture, fixtures, browser };
+  env = await startEnv();
 });
 
-test.after.always(async () => {
-  await env?.browser.close();
-  await env?.fixtures.close();
-  await env?.capture.close();
-});
+test.after.always(() => closeEnv(env));
 
 for (const [i, scenario] of SCENARIOS.entries()) {
   test(`${scenario.friction ? 'friction' : 'non-friction'}: ${scenario.name}`, async (t) => {

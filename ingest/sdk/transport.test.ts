@@ -4,30 +4,21 @@
  * fields, and a page that throws or breaks browser APIs without the SDK ever surfacing an error.
  */
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
-import { buildSdk } from './build.ts';
-import { launchChromium } from './testing/browser.ts';
-import { startCapture, type Capture, type Received } from './testing/capture-server.ts';
-import { startFixtures, type Fixtures } from './testing/fixture-server.ts';
+import type { Received } from './testing/capture-server.ts';
 import { limiter } from './testing/limit.ts';
-import { newKey, openContext, settle, type Env, type SdkStats, type SentEvent } from './testing/run-visit.ts';
+import { closeEnv, newKey, openContext, settle, startEnv, type Env, type SdkStats, type SentEvent } from './testing/run-visit.ts';
 import { seeded, Visitor } from './testing/visitor.ts';
 
 let env: Env;
 const run = limiter(4);
 
 test.before(async () => {
-  const sdk = await buildSdk();
-  const [capture, fixtures, browser]: [Capture, Fixtures, Browser] = await Promise.all([startCapture(), startFixtures(sdk), launchChromium()]);
-  env = { capture, fixtures, browser };
+  env = await startEnv();
 });
 
-test.after.always(async () => {
-  await env?.browser.close();
-  await env?.fixtures.close();
-  await env?.capture.close();
-});
+test.after.always(() => closeEnv(env));
 
 interface Session {
   key: string;

@@ -6,8 +6,10 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { IngestBatch } from '../../../shared/contracts/ingest.ts';
 import { SITE_CONFIG, type Scenario } from '../fixtures/scenarios.ts';
-import type { Capture } from './capture-server.ts';
-import { sdkCookie, type Fixtures } from './fixture-server.ts';
+import { startCapture, type Capture } from './capture-server.ts';
+import { sdkCookie, startFixtures, type Fixtures } from './fixture-server.ts';
+import { buildSdk } from '../build.ts';
+import { launchChromium } from './browser.ts';
 import { seeded, Visitor } from './visitor.ts';
 
 export type SentEvent = IngestBatch['events'][number];
@@ -41,6 +43,19 @@ export interface Env {
   browser: Browser;
   fixtures: Fixtures;
   capture: Capture;
+}
+
+/** One browser, the fixture site serving a fresh SDK build, and a capture server: what a browser test file needs. */
+export async function startEnv(): Promise<Env> {
+  const sdk = await buildSdk();
+  const [capture, fixtures, browser] = await Promise.all([startCapture(), startFixtures(sdk), launchChromium()]);
+  return { capture, fixtures, browser };
+}
+
+export async function closeEnv(env: Env | undefined): Promise<void> {
+  await env?.browser.close();
+  await env?.fixtures.close();
+  await env?.capture.close();
 }
 
 export const newKey = (): string => `svc_pub_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
