@@ -68,7 +68,7 @@ export async function loadWindowEvents(
   return rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined }));
 }
 
-/** Ids of every site (the processor keeps those of its partitions). */
+/** Ids of every live site (the processor keeps those of its partitions; deleted sites take no more traffic). */
 export async function listSiteIds(db: Db): Promise<string[]> {
-  return (await db.selectFrom('sites').select('id').execute()).map((r) => r.id);
+  return (await db.selectFrom('sites').select('id').where('deleted_at', 'is', null).execute()).map((r) => r.id);
 }
