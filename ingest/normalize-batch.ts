@@ -42,10 +42,16 @@ export function toBatchMessage(
 ): { message: EventBatchMessage; inBatchDuplicates: number } {
   const seen = new Set<string>();
   const events: StreamEvent[] = [];
+  // A batch's events nearly always share a page or two: normalize each distinct value once. The parsed batch is
+  // this request's own copy, so its events are reused rather than copied.
+  const pages = new Map<string, string>();
   for (const e of batch.events) {
     if (seen.has(e.id)) continue;
     seen.add(e.id);
-    events.push({ ...e, page: normalizePage(e.page) });
+    let page = pages.get(e.page);
+    if (page === undefined) pages.set(e.page, (page = normalizePage(e.page)));
+    e.page = page;
+    events.push(e);
   }
   const batchId = batch.batch_id ?? deterministicId(key.siteId, ...events.map((e) => e.id));
   return {
