@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { AuditLogTable, Database } from '../../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -26,18 +26,8 @@ export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
     .execute();
 }
 
-export interface AuditRow {
-  id: number;
-  created_at: Date;
-  site_id: string | null;
-  actor_type: string;
-  actor_id: string | null;
-  actor: string;
-  action: string;
-  target_type: string;
-  target_id: string;
-  summary: Record<string, unknown>;
-}
+/** An audit entry as read back (the table's row without its org, which the caller already scoped by). */
+export type AuditRow = Omit<Selectable<AuditLogTable>, 'org_id'>;
 
 /** The org's newest `limit` entries, newest first; `siteId` narrows them to one site (site-scoped keys). */
 export async function listAuditEntries(db: Db, orgId: string, limit: number, siteId?: string): Promise<AuditRow[]> {
