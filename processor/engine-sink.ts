@@ -1,6 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
-import type { EngineEvent } from './engine/events.ts';
 import type { FreshEventsSink } from './events.consumer.ts';
 import type { IssueKeeper } from './issues/issue-keeper.ts';
 import type { OutboxRelay } from './notify/outbox-relay.ts';
@@ -8,18 +7,6 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
-
-const toEngineEvent = (e: StoredEvent): EngineEvent => ({
-  id: e.id,
-  siteId: e.siteId,
-  sessionId: e.sessionId,
-  type: e.type as EngineEvent['type'],
-  ts: e.ts,
-  page: e.page,
-  signal: e.signal ?? undefined,
-  selector: e.selector ?? undefined,
-  label: e.label ?? undefined,
-});
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
@@ -46,9 +33,8 @@ export class FrictionEngineSink implements FreshEventsSink {
 
   async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
     const now = this.now();
-    const events = fresh.map(toEngineEvent);
-    const scores = await this.scores.stage(trx, events, now);
-    const issues = await this.issues.write(trx, events, now, scores.pageSessions);
+    const scores = await this.scores.stage(trx, fresh, now);
+    const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
     return () => {
       scores.apply();
       issues.apply();

@@ -5,7 +5,8 @@ import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
 import type { BusConsumer } from '../shared/bus/bus.ts';
 import type { Logger } from '../shared/logger.ts';
 import { insertDeadLetter } from './store/dead-letters.store.ts';
-import { insertEvents, insertSignals, type StoredEvent } from './store/events.store.ts';
+import { storeEvents, type StoredEvent } from './store/events.store.ts';
+import type { RunBulkTransaction } from '../shared/db/bulk.ts';
 import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
 
 /**
@@ -18,6 +19,7 @@ export interface FreshEventsSink {
 
 export interface EventsConsumerOptions {
   db: Kysely<Database>;
+  bulk: RunBulkTransaction;
   consumer: BusConsumer;
   stream: string;
   sink: FreshEventsSink;
@@ -30,11 +32,11 @@ export interface EventsConsumerOptions {
 }
 
 /** Stores one transaction per fetched batch: events, signals, sessions, and whatever the sink derives. */
-export async function storeBatch(db: Kysely<Database>, sink: FreshEventsSink, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
-  const { fresh, apply } = await db.transaction().execute(async (trx) => {
-    const fresh = await insertEvents(trx, batches);
+export async function storeBatch(bulk: RunBulkTransaction, sink: FreshEventsSink, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
+  const { fresh, apply } = await bulk(async (tx) => {
+    const { trx } = tx;
+    const fresh = await storeEvents(tx, batches);
     if (fresh.length === 0) return { fresh, apply: undefined };
-    await insertSignals(trx, batches, new Set(fresh.map((e) => `${e.siteId}:${e.id}`)));
     await upsertSessions(trx, sessionDeltas(fresh, batches));
     return { fresh, apply: await sink.write(trx, fresh) };
   });
@@ -54,7 +56,7 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
       const batches = items.map((i) => i.value);
-      const fresh = await storeBatch(o.db, o.sink, batches);
+      const fresh = await storeBatch(o.bulk, o.sink, batches);
       o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
     },
     deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).catch((err) => o.log.error({ err }, 'dead-letter insert failed')),

@@ -26,6 +26,7 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       relay.start();
       const running = await startProcessor({
         db: infra.database.db,
+        bulk: infra.database.bulk,
         bus: infra.bus,
         topology: infra.topology,
         partitions,

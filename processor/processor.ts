@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
+import type { RunBulkTransaction } from '../shared/db/bulk.ts';
 import type { Bus } from '../shared/bus/bus.ts';
 import type { Topology } from '../shared/contracts/subjects.ts';
 import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.ts';
@@ -17,6 +18,7 @@ const processed = new Counter({
 
 export interface ProcessorOptions {
   db: Kysely<Database>;
+  bulk: RunBulkTransaction;
   bus: Bus;
   topology: Topology;
   partitions: readonly number[];
@@ -47,6 +49,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
       // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
       const loop = runEventsConsumer({
         db: o.db,
+        bulk: o.bulk,
         consumer,
         stream: o.topology.eventsStream,
         sink: o.sink,

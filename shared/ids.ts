@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** A random v4 uuid. */
 export const newId = (): string => randomUUID();
@@ -26,7 +26,7 @@ export function newApiKey(type: KeyType): string {
 
 /** Keys are stored only as this hash. Keys are long random tokens, so a fast hash suffices (no dictionary to attack). */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */
@@ -44,6 +44,6 @@ export function keyTypeOf(key: string): KeyType | null {
 
 /** A uuid-shaped id derived from content, so the same content always yields the same id. */
 export function deterministicId(...parts: string[]): string {
-  const h = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  const h = hash('sha256', parts.join('\u0000'), 'hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

