@@ -1,5 +1,6 @@
 /** Bench plumbing shared by the benchmarks: scratch databases and role processes. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -24,6 +25,20 @@ export async function admin(q: string): Promise<void> {
 export function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
   const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   return spawn(process.execPath, [...prof, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc (Linux; NaN elsewhere). Read around a load
+ * run it gives CPU per request, which is steadier than throughput on a machine the load generator shares.
+ */
+export function processCpuSeconds(pid: number | undefined): number {
+  try {
+    // Fields after the parenthesized command name; utime and stime are the 12th and 13th of them, in clock ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {

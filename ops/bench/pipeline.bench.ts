@@ -13,7 +13,7 @@ import type { Database } from '../../shared/db/database.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
 import { Progress } from './progress.ts';
-import { openBenchEnvironment, spawnRole, stop, waitReady } from './harness.ts';
+import { openBenchEnvironment, processCpuSeconds, spawnRole, stop, waitReady } from './harness.ts';
 import { percentile, runLoad } from './load.ts';
 import { measureScoreLag } from './score-lag.ts';
 
@@ -21,6 +21,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const SITES = Number(process.env.BENCH_SITES ?? 8);
+/** Batches sent to each server before its measured run, so both are compared JIT-warm (not counted). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -81,8 +83,11 @@ export async function runBench(_args: string[]): Promise<void> {
     });
     gen.done();
     const bodies = batches.map((b) => JSON.stringify(b.body));
+    const warmBatches = Array.from({ length: WARMUP }, (_, i) => makeBatch(requests + i));
+    // Each ingest batch carries its site's publishable key (the beacon form), so one load run spreads over every site.
+    const keyed = (list: typeof batches) => list.map((b, i) => JSON.stringify({ ...b.body, key: sites[i % SITES].publishableKey }));
     const total = requests * BATCH;
-    process.stderr.write(`workload: ${total} events in ${requests} batches of ${BATCH}, ${CONCURRENCY} concurrent clients, ${SITES} sites\n`);
+    process.stderr.write(`workload: ${total} events in ${requests} batches of ${BATCH}, ${CONCURRENCY} concurrent clients, ${SITES} sites; ${WARMUP} warm-up batches per server first\n`);
 
     // Baseline 1: bare node:http + JSON.parse + JetStream publish.
     const rawSubject = `${prefix}.raw`;
@@ -90,9 +95,13 @@ export async function runBench(_args: string[]): Promise<void> {
     const raw = spawnRole(['ops/bench/raw-ingest-server.ts'], { NATS_URL, RAW_SUBJECT: rawSubject });
     children.push(raw);
     const rawPort: number = await new Promise((resolve) => createInterface({ input: raw.stdout! }).once('line', (l) => resolve(JSON.parse(l).port)));
+    const rawOptions = { url: `http://127.0.0.1:${rawPort}/`, headers: { 'content-type': 'application/json' }, concurrency: CONCURRENCY, okStatus: 202 };
+    await runLoad({ ...rawOptions, bodies: warmBatches.map((b) => JSON.stringify(b.body)) });
     const rawProgress = new Progress('raw ingest baseline', requests);
-    const rawLoad = await runLoad({ url: `http://127.0.0.1:${rawPort}/`, bodies, headers: { 'content-type': 'application/json' }, concurrency: CONCURRENCY, okStatus: 202, onProgress: (d) => rawProgress.update(d) });
+    const rawCpu0 = processCpuSeconds(raw.pid);
+    const rawLoad = await runLoad({ ...rawOptions, bodies, onProgress: (d) => rawProgress.update(d) });
     rawProgress.done();
+    const rawCpuPerBatch = (processCpuSeconds(raw.pid) - rawCpu0) / rawLoad.requests;
     await stop(raw);
     await bus.deleteStream(`${prefix}_RAW`);
 
@@ -134,20 +143,16 @@ export async function runBench(_args: string[]): Promise<void> {
     await waitReady(`http://127.0.0.1:${ingestPort}/readyz`);
     const ingestUrl = `http://127.0.0.1:${ingestPort}/v1/ingest`;
 
+    const ingestOptions = { url: ingestUrl, headers: { 'content-type': 'application/json' }, concurrency: CONCURRENCY, okStatus: 202 };
+    const warm = await runLoad({ ...ingestOptions, bodies: keyed(warmBatches) });
     const ingestProgress = new Progress('friction ingest', requests);
-    const load = await runLoad({
-      url: ingestUrl,
-      // Each batch carries its site's publishable key (the beacon form), so one load run spreads over every site.
-      bodies: batches.map((b, i) => JSON.stringify({ ...b.body, key: sites[i % SITES].publishableKey })),
-      headers: { 'content-type': 'application/json' },
-      concurrency: CONCURRENCY,
-      okStatus: 202,
-      onProgress: (d) => ingestProgress.update(d),
-    });
+    const ingestCpu0 = processCpuSeconds(ingest.pid);
+    const load = await runLoad({ ...ingestOptions, bodies: keyed(batches), onProgress: (d) => ingestProgress.update(d) });
     ingestProgress.done();
+    const ingestCpuPerBatch = (processCpuSeconds(ingest.pid) - ingestCpu0) / load.requests;
     if (load.failed > 0) process.stderr.write(`warning: ${load.failed} ingest requests failed\n`);
 
-    const expected = load.ok * BATCH;
+    const expected = (warm.ok + load.ok) * BATCH;
     const storeProgress = new Progress('processor drain', expected);
     const processor = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(processorPort) });
     children.push(processor);
@@ -186,6 +191,7 @@ export async function runBench(_args: string[]): Promise<void> {
     const table = [
       ['measure', 'friction', 'raw baseline', 'ratio', 'target'],
       ['ingest events/s accepted', fmt(ingestRate), fmt(rawIngestRate), (ingestRate / rawIngestRate).toFixed(2), '≥ 0.70'],
+      ['ingest CPU µs per batch', (ingestCpuPerBatch * 1e6).toFixed(0), (rawCpuPerBatch * 1e6).toFixed(0), (rawCpuPerBatch / ingestCpuPerBatch).toFixed(2), ''],
       ['ingest p50 latency ms', percentile(load.latenciesMs, 50).toFixed(1), percentile(rawLoad.latenciesMs, 50).toFixed(1), '', ''],
       ['ingest p99 latency ms', percentile(load.latenciesMs, 99).toFixed(1), percentile(rawLoad.latenciesMs, 99).toFixed(1), '', ''],
       ['end-to-end events/s persisted', fmt(e2eRate), fmt(rawInsertRate), (e2eRate / rawInsertRate).toFixed(2), '≥ 40,000 and ≥ 0.35'],
