@@ -23,6 +23,7 @@ import { freePort } from '../../shared/testing/nats-server.ts';
 import { openBenchEnvironment, spawnRole, waitReady } from './harness.ts';
 import { Progress } from './progress.ts';
 import { percentile } from './load.ts';
+import { measureDrain } from './drain.ts';
 import { measureScoreLag } from './score-lag.ts';
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -151,20 +152,9 @@ export async function runBench(_args: string[]): Promise<void> {
 
     const env = { DATABASE_URL: dbUrl, NATS_URL, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', STREAM_PREFIX: prefix, LOG_LEVEL: 'warn', HOST: '127.0.0.1', INGEST_RATE_LIMIT_PER_MIN: '100000000' };
     const processorPort = await freePort();
-    const drain = new Progress('processor drain', total);
     const processor = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(processorPort) });
     children.push(processor);
-    let first = 0;
-    let stored = 0;
-    const deadline = Date.now() + 5 * 60_000;
-    while (stored < total && Date.now() < deadline) {
-      stored = Number((await sql<{ n: number }>`select count(*)::int as n from events`.execute(db)).rows[0].n);
-      if (stored > 0 && first === 0) first = performance.now();
-      drain.update(stored);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const drainRate = stored / ((performance.now() - first) / 1000);
-    drain.done();
+    const drainRate = await measureDrain(processorPort, total);
     const issues = Number((await sql<{ n: number }>`select count(*)::int as n from ux_issues`.execute(db)).rows[0].n);
     rows.push(['processor events/s, signal-heavy (80% signals)', fmt(drainRate), fmt(rawInsertRate), (drainRate / rawInsertRate).toFixed(2), `${issues} issues opened`]);
 

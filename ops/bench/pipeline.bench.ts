@@ -15,6 +15,7 @@ import { freePort } from '../../shared/testing/nats-server.ts';
 import { Progress } from './progress.ts';
 import { openBenchEnvironment, processCpuSeconds, spawnRole, stop, waitReady } from './harness.ts';
 import { percentile, runLoad } from './load.ts';
+import { measureDrain } from './drain.ts';
 import { measureScoreLag } from './score-lag.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
@@ -53,13 +54,6 @@ function makeBatch(i: number): { body: Row; events: Row[] } {
     return { ...base, type: 'custom', name: 'scroll', meta: { depth: j } };
   });
   return { body: { batch_id: randomUUID(), session_id: `bench-s-${i % 5000}`, sent_at: now, context: { device: i % 4 ? 'desktop' : 'mobile', viewport: { w: 1280, h: 800 } }, events }, events };
-}
-
-/** The processor's `friction_processor_events_total{outcome="stored"}`. */
-async function storedCounter(metricsUrl: string): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
-  const m = /^friction_processor_events_total\{outcome="stored"\} (\d+)/m.exec(text);
-  return m ? Number(m[1]) : 0;
 }
 
 const count = async (db: Kysely<Database>, table: string) =>
@@ -153,27 +147,9 @@ export async function runBench(_args: string[]): Promise<void> {
     if (load.failed > 0) process.stderr.write(`warning: ${load.failed} ingest requests failed\n`);
 
     const expected = (warm.ok + load.ok) * BATCH;
-    const storeProgress = new Progress('processor drain', expected);
     const processor = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(processorPort) });
     children.push(processor);
-    // Progress comes from the processor's committed-events counter (it counts after each commit): polling
-    // count(*) on the growing table every 50 ms would take PostgreSQL CPU from the very thing being measured.
-    await waitReady(`http://127.0.0.1:${processorPort}/readyz`, 120_000);
-    let committed = 0;
-    // Timed from the first poll that sees commits, counting only what was committed after it, so process start-up
-    // and the window rebuild are not counted and nothing committed before the clock started inflates the rate.
-    let first: { at: number; committed: number } | undefined;
-    const deadline = Date.now() + 5 * 60_000;
-    while (Date.now() < deadline) {
-      committed = await storedCounter(`http://127.0.0.1:${processorPort}/metrics`);
-      if (committed > 0) first ??= { at: performance.now(), committed };
-      storeProgress.update(committed);
-      if (committed >= expected) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const drainSeconds = (performance.now() - (first?.at ?? 0)) / 1000;
-    const drained = committed - (first?.committed ?? 0);
-    storeProgress.done();
+    const e2eRate = await measureDrain(processorPort, expected);
     const stored = await count(db, 'events');
     if (stored !== expected) process.stderr.write(`warning: ${stored} events stored, ${expected} accepted\n`);
 
@@ -186,7 +162,6 @@ export async function runBench(_args: string[]): Promise<void> {
     const rawIngestRate = (rawLoad.ok * BATCH) / rawLoad.seconds;
     const ingestRate = (load.ok * BATCH) / load.seconds;
     const rawInsertRate = total / rawInsertSeconds;
-    const e2eRate = drained / drainSeconds;
     const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
     const table = [
       ['measure', 'friction', 'raw baseline', 'ratio', 'target'],
