@@ -44,6 +44,8 @@ export function ingestRouter(deps: IngestDeps): Router {
     if (rec.keyType !== 'publishable' || !rec.scopes.includes('ingest:write') || !rec.siteId) {
       throw new ForbiddenError('ingest needs a publishable key with scope ingest:write');
     }
+    // A paused site collects nothing. 403 rather than a silent 202: the SDK drops a refused batch without retrying.
+    if (rec.siteStatus === 'paused') throw new ForbiddenError(`site ${rec.siteId} is paused: ingest resumes when its status is set back to active`);
     return rec as KeyRecord & { siteId: string };
   };
 

@@ -10,8 +10,11 @@ export interface ManageDeps {
   bus: Bus;
   topology: Topology;
   instanceKeys: InstanceKeys;
-  /** Drops revoked keys from this process's caches and announces them to every other process. */
-  keysRevoked(hashes: readonly string[]): Promise<void>;
+  /**
+   * Drops keys from this process's caches and announces them to every other process, which re-read them on next
+   * use: after a revocation, or a change of what a key record carries (its site paused or resumed).
+   */
+  forgetKeys(hashes: readonly string[]): Promise<void>;
   /** scrypt cost of new password hashes. */
   passwordCost: number;
   jwtTtlSec: number;

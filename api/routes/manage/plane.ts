@@ -53,7 +53,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
   const deps: ManageDeps = {
     db, bus: infra.bus, topology: infra.topology, instanceKeys,
-    keysRevoked: async (hashes) => {
+    forgetKeys: async (hashes) => {
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
     },

@@ -8,18 +8,27 @@ export interface KeyRecord {
   keyType: string;
   keyHash: string;
   scopes: string[];
+  /** The key's site status (`active`, `paused`, `degraded`); null for org-level keys. Ingest refuses paused sites. */
+  siteStatus: string | null;
 }
 
 /** The unrevoked key with this hash (of a site that still exists), or null. */
 export async function findActiveKeyByHash(db: Kysely<Database>, keyHash: string): Promise<KeyRecord | null> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'org_id', 'site_id', 'key_type', 'key_hash', 'scopes'])
-    .where('key_hash', '=', keyHash)
-    .where('revoked_at', 'is', null)
+    .leftJoin('sites', 'sites.id', 'api_keys.site_id')
+    .select(['api_keys.id', 'api_keys.org_id', 'api_keys.site_id', 'api_keys.key_type', 'api_keys.key_hash', 'api_keys.scopes', 'sites.status as site_status'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
-  return { id: row.id, orgId: row.org_id, siteId: row.site_id, keyType: row.key_type, keyHash: row.key_hash, scopes: row.scopes };
+  return { id: row.id, orgId: row.org_id, siteId: row.site_id, keyType: row.key_type, keyHash: row.key_hash, scopes: row.scopes, siteStatus: row.site_status };
+}
+
+/** Hashes of a site's unrevoked keys (to drop them from key caches when the site changes). */
+export async function activeKeyHashesOfSite(db: Kysely<Database>, siteId: string): Promise<string[]> {
+  const rows = await db.selectFrom('api_keys').select('key_hash').where('site_id', '=', siteId).where('revoked_at', 'is', null).execute();
+  return rows.map((r) => r.key_hash);
 }
 
 export async function insertApiKey(

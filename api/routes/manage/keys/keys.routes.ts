@@ -62,7 +62,7 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         if (h) await audit(trx, principal, { orgId: key!.org_id, siteId: key!.site_id, action: 'key.revoke', targetType: 'api_key', targetId: key!.id, summary: { key_type: key!.key_type, key_prefix: key!.key_prefix } });
         return h;
       });
-      if (hash) await deps.keysRevoked([hash]);
+      if (hash) await deps.forgetKeys([hash]);
       const row = await findKey(deps.db, params.id);
       if (!row) throw new NotFoundError(NOT_FOUND);
       return present(row);

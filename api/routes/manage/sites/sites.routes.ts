@@ -1,3 +1,4 @@
+import { activeKeyHashesOfSite } from '../../../../shared/db/queries/api-keys.queries.ts';
 import { orgUsage, lockOrg } from '../../../../shared/db/queries/usage.queries.ts';
 import { NotFoundError } from '../../../../shared/errors.ts';
 import { limitsOf, monthStart, QuotaExceededError } from '../../../../shared/tenancy/plans.ts';
@@ -56,20 +57,23 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   });
 
   table.add({
-    method: 'patch', path: '/v1/manage/site/:site_id', tag: 'sites', summary: 'Update a site\'s name, url or status',
+    method: 'patch', path: '/v1/manage/site/:site_id', tag: 'sites', summary: 'Update a site\'s name, url or status (paused: ingest refuses its batches with 403 until it is active again)',
     access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES },
     params: SiteParamsSchema, notFound: NOT_FOUND, body: SitePatchSchema, response: SiteSchema,
     async handler(_ctx, { params, body, principal, guard }) {
       guard.site(params.site_id, NOT_FOUND);
-      return deps.db.transaction().execute(async (trx) => {
+      const { before, after } = await deps.db.transaction().execute(async (trx) => {
         const before = await findSiteForUpdate(trx, params.site_id);
         if (!before) throw new NotFoundError(NOT_FOUND);
         const after = await updateSite(trx, params.site_id, body, deps.now());
         await audit(trx, principal, {
           orgId: before.org_id, siteId: before.id, action: 'site.update', targetType: 'site', targetId: before.id, summary: { changes: diff(before, body) },
         });
-        return present(after);
+        return { before, after };
       });
+      // Key records carry their site's status (ingest refuses a paused site): every ingest re-reads them now.
+      if (after.status !== before.status) await deps.forgetKeys(await activeKeyHashesOfSite(deps.db, after.id));
+      return present(after);
     },
   });
 
@@ -88,7 +92,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         });
         return revoked;
       });
-      await deps.keysRevoked(hashes);
+      await deps.forgetKeys(hashes);
       return { id: params.site_id, deleted: true as const };
     },
   });
