@@ -10,6 +10,7 @@ import type { RateLimiter } from '../shared/limiter/limiter.ts';
 import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../shared/errors.ts';
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
+import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
 import { checkTimestamps, toBatchMessage } from './normalize-batch.ts';
 
 export interface IngestDeps {
@@ -62,9 +63,7 @@ export function ingestRouter(deps: IngestDeps): Router {
     }
 
     const limit = await deps.limiter.hit(`ingest:${key.id}`, deps.ratePerMinute, 60_000);
-    ctx.set('RateLimit-Limit', String(limit.limit));
-    ctx.set('RateLimit-Remaining', String(limit.remaining));
-    ctx.set('RateLimit-Reset', String(limit.resetSec));
+    setRateLimitHeaders(ctx, limit, 60_000);
     if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSec, `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`);
     await deps.quota?.enforce(key.orgId);
 

@@ -61,12 +61,18 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   if (roles.includes('api')) http.push(apiRole(infra));
   const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
   if (processor) http.push(processor.http);
+  // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
+  // the address is only known after listening: then it is written right after).
+  const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
+  let demo = name === 'start' && plannedBaseUrl ? await ensureDemoCredentials(infra, plannedBaseUrl) : undefined;
   const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-  const baseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
   log.info({ port, roles }, 'listening');
-  if (name === 'start') await printCredentials(infra, baseUrl);
+  if (name === 'start') {
+    demo ??= await ensureDemoCredentials(infra, `http://localhost:${port}`);
+    printCredentials(infra, demo);
+  }
   processor?.running.done.catch((err) => {
     log.fatal({ err }, 'processor loop died');
     process.exit(1);
@@ -78,8 +84,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   });
 }
 
-async function printCredentials(infra: Infra, baseUrl: string): Promise<void> {
-  const { creds, created } = await ensureDemoCredentials(infra, baseUrl);
+function printCredentials(infra: Infra, { creds, created }: Awaited<ReturnType<typeof ensureDemoCredentials>>): void {
   const now = new Date().toISOString();
   const batch = JSON.stringify({
     session_id: 'readme-session-1',
@@ -140,7 +145,7 @@ async function main(argv: string[]): Promise<void> {
       const log = createLogger(config.LOG_LEVEL, { role: 'bootstrap' });
       const infra = await openInfra(config, log, { migrate: false });
       try {
-        await printCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`);
+        printCredentials(infra, await ensureDemoCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`));
       } finally {
         await closeInfra(infra);
       }

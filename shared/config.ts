@@ -10,7 +10,6 @@ const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
  * Unset DATABASE_URL / NATS_URL / REDIS_URL select the embedded single-process defaults.
  */
 export const EnvSchema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   HOST: z.string().default('0.0.0.0'),
   PORT: int(8080, 0, 65535),

@@ -97,6 +97,8 @@ export function toAppError(err: unknown): AppError {
     if (e.status === 403) return new ForbiddenError(e.message);
     if (e.status >= 400 && e.status < 500) return new AppError('invalid_input', 400, e.message ?? 'bad request');
   }
+  // A database or network outage is not a bug of the request: 503 with Retry-After, so clients (the SDK) retry.
+  if (isRetriable(err)) return new UnavailableError('a backing service is unavailable; retry shortly', 2, err);
   return new InternalError(err);
 }
 

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { RateLimitedError } from '../../shared/errors.ts';
-import type { LimitDecision, RateLimiter } from '../../shared/limiter/limiter.ts';
+import type { RateLimiter } from '../../shared/limiter/limiter.ts';
+import { setRateLimitHeaders } from '../../shared/http/rate-limit-headers.ts';
 import type { Principal, Surface } from './auth.ts';
 
 const WINDOW_MS = 60_000;
@@ -49,15 +50,7 @@ export class SurfaceLimits {
 
   private async apply(ctx: Koa.Context, key: string, limit: number, message: string): Promise<void> {
     const d = await this.limiter.hit(key, limit, WINDOW_MS);
-    setHeaders(ctx, d);
+    setRateLimitHeaders(ctx, d, WINDOW_MS);
     if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, message.replace('%d', String(limit)));
   }
-}
-
-/** IETF RateLimit header fields (draft), as ingest sends them; the policy names the window. */
-function setHeaders(ctx: Koa.Context, d: LimitDecision): void {
-  ctx.set('RateLimit-Limit', String(d.limit));
-  ctx.set('RateLimit-Remaining', String(d.remaining));
-  ctx.set('RateLimit-Reset', String(d.resetSec));
-  ctx.set('RateLimit-Policy', `${d.limit};w=${WINDOW_MS / 1000}`);
 }

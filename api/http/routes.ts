@@ -6,6 +6,7 @@ import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import { requireOrg, requireRole, requireSite, type AccessRule, type AuthState, type Principal } from './auth.ts';
+import { Uuid } from '../../shared/contracts/uuid.ts';
 
 /** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
 export const MANAGE_BODY_LIMIT_BYTES = 64 * 1024;
@@ -120,4 +121,4 @@ export class RouteTable {
 }
 
 /** Path parameter schemas: a uuid, or the route's 404. */
-export const idParam = <K extends string>(name: K) => z.object({ [name]: z.uuid() } as Record<K, z.ZodUUID>);
+export const idParam = <K extends string>(name: K) => z.object({ [name]: Uuid() } as Record<K, ReturnType<typeof Uuid>>);

@@ -4,16 +4,18 @@ import { SiteQuerySchema } from '../routes/scores/scores.schema.ts';
 import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/issues.schema.ts';
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import type { RouteDoc } from './route-doc.ts';
+import { Uuid } from '../../shared/contracts/uuid.ts';
 
 /**
  * Read routes built as plain routers (their modules validate with these same schemas). A read route added
  * without an entry here, or a RouteTable of its own, fails `ops/e2e/manage-openapi.int.test.ts`.
  */
 const read = { kind: 'access', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
-const IssueParams = z.object({ issue_id: z.uuid() });
+const IssueParams = z.object({ issue_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
+  { method: 'get', path: '/v1/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'Each page\'s current score with top_signal, issue_count and updated_at (short form)' },
   { method: 'get', path: '/v1/query/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, summary: 'UX issues of a site, ranked' },
   { method: 'get', path: '/v1/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, summary: 'UX issues of a site (short form)' },
   { method: 'get', path: '/v1/query/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, summary: 'One issue with its evidence sessions and history' },

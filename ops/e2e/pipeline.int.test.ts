@@ -78,6 +78,17 @@ test.serial('a retried batch and repeated events are stored once', async (t) => 
   t.is(session.event_count, 3, 'session counters only count new events');
 });
 
+test.serial('event ids are any 8-4-4-4-12 hex id, in either case, and stored in lower case', async (t) => {
+  const tenant = await stack.newTenant();
+  const batch = sdkBatch({ events: 3 });
+  const ids = ['00000000-0000-0000-0000-000000000001', '11111111-1111-1111-1111-111111111111', 'ABCDEF01-2345-6789-ABCD-EF0123456789'];
+  batch.events.forEach((e, i) => (e.id = ids[i]));
+  t.deepEqual((await ingest(batch, tenant.publishableKey)).body.data, { accepted: 3, duplicates: 0 });
+  await eventually(async () => (await countRows('events', tenant.siteId)) === 3);
+  const rows = await stack.infra.database.db.selectFrom('events').select('id').where('site_id', '=', tenant.siteId).orderBy('id').execute();
+  t.deepEqual(rows.map((r) => r.id), ids.map((i) => i.toLowerCase()));
+});
+
 test.serial('a malformed batch is refused with 400 naming the event index and field, and nothing of it is stored', async (t) => {
   const tenant = await stack.newTenant();
   const batch = sdkBatch({ events: 4 });
@@ -170,6 +181,32 @@ test.serial('CORS preflight is answered for browser origins', async (t) => {
   t.is(res.headers.get('access-control-allow-origin'), '*');
   t.regex(res.headers.get('access-control-allow-headers') ?? '', /Authorization/i);
   t.regex(res.headers.get('access-control-allow-methods') ?? '', /POST/);
+  // The router also takes /v1/ingest/, so CORS does too.
+  const slash = await fetch(`${stack.baseUrl}/v1/ingest/`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+  t.is(slash.status, 204);
+  t.is(slash.headers.get('access-control-allow-origin'), '*');
+});
+
+test.serial('the short form /v1/scores and the unversioned /query and /manage routes answer like their /v1 forms', async (t) => {
+  const { tenant } = stack;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  await eventually(async () => (await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, auth)).body.data.pages.length > 0);
+  const full = (await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, auth)).body.data;
+  const short = await getJson(`${stack.baseUrl}/v1/scores?site_id=${tenant.siteId}`, auth);
+  t.is(short.status, 200);
+  t.deepEqual(short.body.data.scores.map((s: { page: string; score: number; top_signal: string }) => [s.page, s.score, s.top_signal]),
+    full.pages.map((p: { page: string; score: number; dominant_signal: string }) => [p.page, p.score, p.dominant_signal]));
+  const first = short.body.data.scores[0];
+  t.deepEqual(Object.keys(first).sort(), ['issue_count', 'page', 'score', 'top_signal', 'trend', 'updated_at']);
+  t.true(Number.isInteger(first.issue_count));
+  t.false(Number.isNaN(Date.parse(first.updated_at)));
+
+  const alt = await getJson(`${stack.baseUrl}/query/scores?site_id=${tenant.siteId}`, auth);
+  t.deepEqual(alt.body, (await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, auth)).body);
+  const sites = await getJson(`${stack.baseUrl}/manage/site?org_id=${tenant.orgId}`, { authorization: `Bearer ${tenant.owner.token}` });
+  t.is(sites.status, 200);
+  t.true(sites.body.data.sites.some((s: { id: string }) => s.id === tenant.siteId));
+  t.is((await getJson(`${stack.baseUrl}/query/scores?site_id=${tenant.siteId}`)).status, 401, 'the same auth');
 });
 
 test.serial('the read API scopes a secret key to its own site: another site is 404, like a random id', async (t) => {
@@ -179,6 +216,12 @@ test.serial('the read API scopes a secret key to its own site: another site is 4
   const random = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${crypto.randomUUID()}`, auth);
   t.is(foreign.status, 404);
   t.deepEqual(foreign.body, random.body);
+  // Any 8-4-4-4-12 hex id is an id (404 when unknown, not 400), and case does not matter.
+  const handMade = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=11111111-1111-1111-1111-111111111111`, auth);
+  t.deepEqual(handMade.body, random.body);
+  const upper = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId.toUpperCase()}`, auth);
+  t.is(upper.status, 200);
+  t.is(upper.body.data.site_id, stack.tenant.siteId);
   const missing = await getJson(`${stack.baseUrl}/v1/query/scores`, auth);
   t.is(missing.status, 400);
   t.is(missing.body.error.details[0].path, 'site_id');
@@ -191,7 +234,16 @@ test.serial('every response, 404 and 405 included, is in the envelope; health, r
   t.is(nf.body.error.code, 'not_found');
   const na = await fetch(`${stack.baseUrl}/v1/ingest`, { method: 'DELETE' });
   t.is(na.status, 405);
-  t.is((await na.json()).error.status, 405);
+  t.is(na.headers.get('allow'), 'POST');
+  t.deepEqual((await na.json()).error, { code: 'method_not_allowed', status: 405, message: 'DELETE is not allowed on /v1/ingest; allowed: POST' });
+  // A method the router does not know at all is the same 405, not a crash.
+  const odd = await fetch(`${stack.baseUrl}/v1/ingest`, { method: 'PROPFIND' });
+  t.is(odd.status, 405);
+  t.is((await odd.json()).error.code, 'method_not_allowed');
+  // OPTIONS without a browser origin lists the route's methods, in the envelope.
+  const options = await fetch(`${stack.baseUrl}/v1/query/scores`, { method: 'OPTIONS' });
+  t.is(options.status, 200);
+  t.deepEqual(await options.json(), { data: { allow: ['HEAD', 'GET'] }, error: null });
   t.is((await getJson(`${stack.baseUrl}/healthz`)).body.data.status, 'ok');
   const ready = await getJson(`${stack.baseUrl}/readyz`);
   t.is(ready.status, 200);

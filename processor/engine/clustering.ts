@@ -1,4 +1,5 @@
 import { MAX_SIGNAL_WEIGHT, signalWeight } from '../../shared/domain/signal-catalog.ts';
+import { ACTIVE_STATUSES, CLOSED_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
 import type { ClusterKey, ClusterSummary, EvidenceSession } from './cluster-state.ts';
 import { issueText } from './issue-text.ts';
 import { round1 } from './confusion-score.ts';
@@ -17,14 +18,8 @@ export * from './cluster-state.ts';
  * rage_click cluster opens a separate new issue.
  */
 
-/** Issue statuses: the spec's six plus `regressed` (set by renewed activity, filterable in the issue list). */
-export const ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed'] as const;
-/** One of ISSUE_STATUSES. */
-export type IssueStatus = (typeof ISSUE_STATUSES)[number];
-/** Statuses of an issue that is still being worked on or waiting for work. */
-export const ACTIVE_STATUSES: ReadonlySet<IssueStatus> = new Set<IssueStatus>(['open', 'triaged', 'in_progress', 'regressed']);
-/** Statuses of an issue considered fixed; renewed activity turns them into `regressed`. */
-export const CLOSED_STATUSES: ReadonlySet<IssueStatus> = new Set<IssueStatus>(['resolved', 'verified']);
+// The statuses are shared with the API (filters, counts); re-exported so the engine has one import for them.
+export { ACTIVE_STATUSES, CLOSED_STATUSES, ISSUE_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
 
 /** An issue opens with at least this many signals in the cluster window (7 days). */
 export const MIN_ISSUE_SIGNALS = 5;

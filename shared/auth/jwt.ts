@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { Uuid } from '../contracts/uuid.ts';
 
 /**
  * User tokens: compact JWS with HS256 only. The header must say exactly `HS256`, so `alg: none` and
@@ -8,9 +9,9 @@ import { z } from 'zod';
  */
 export const UserClaimsSchema = z.object({
   /** The user id. */
-  sub: z.uuid(),
+  sub: Uuid(),
   /** The org this token acts in: one token, one org (login picks it). */
-  org: z.uuid(),
+  org: Uuid(),
   iat: z.number().int().nonnegative(),
   exp: z.number().int().positive(),
   iss: z.literal('friction'),

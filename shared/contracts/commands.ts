@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Uuid } from './uuid.ts';
 
 /**
  * Commands the API publishes on `commands.v1.<kind>` for roles that act on writes (the processor keeps
@@ -8,9 +9,9 @@ import { z } from 'zod';
  * Published inside the write's transaction before it commits: a failed publish rolls the write back (503).
  */
 const Base = {
-  command_id: z.uuid(),
-  org_id: z.uuid(),
-  site_id: z.uuid(),
+  command_id: Uuid(),
+  org_id: Uuid(),
+  site_id: Uuid(),
   /** Who made the change: a user's email or a key's display prefix. */
   actor: z.string(),
   /** When the change was made (ISO 8601, UTC). */
@@ -20,7 +21,7 @@ const Base = {
 export const AlertStatusChangedSchema = z.object({
   kind: z.literal('alert.status_changed'),
   ...Base,
-  alert_id: z.uuid(),
+  alert_id: Uuid(),
   from: z.enum(['fired', 'acknowledged', 'investigating', 'resolved']),
   to: z.enum(['acknowledged', 'investigating', 'resolved']),
   resolved_reason: z.string().nullable(),
@@ -30,7 +31,7 @@ export type AlertStatusChanged = z.infer<typeof AlertStatusChangedSchema>;
 export const IssueUpdatedSchema = z.object({
   kind: z.literal('issue.updated'),
   ...Base,
-  issue_id: z.uuid(),
+  issue_id: Uuid(),
   /** Field → { from, to } for each field the write changed (status, note, assigned_to, frozen, severity). */
   changes: z.record(z.string(), z.object({ from: z.unknown(), to: z.unknown() })),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Uuid } from './uuid.ts';
 
 /**
  * The browser ingest contract (ARCHITECTURE.md, "Ingest"): what `POST /v1/ingest` accepts from the SDK,
@@ -33,7 +34,7 @@ export const SignalName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be lo
 
 export const IngestEventSchema = z
   .object({
-    id: z.uuid(),
+    id: Uuid(),
     type: z.enum(EVENT_TYPES),
     ts: Timestamp,
     page: z.string().min(1).max(2048),
@@ -50,7 +51,7 @@ export const IngestEventSchema = z
     value: z.number().finite().min(0).max(1e12).optional(),
     meta: z
       .record(z.string().max(64), z.unknown())
-      .refine((m) => JSON.stringify(m).length <= 2048, 'must serialize to at most 2048 bytes')
+      .refine((m) => JSON.stringify(m).length <= 2048, 'must serialize to at most 2048 characters of JSON')
       .optional(),
   })
   .superRefine((e, ctx) => {
@@ -82,7 +83,7 @@ export type IngestContext = z.infer<typeof IngestContextSchema>;
 export const IngestBatchSchema = z.compile(z.object({
   key: z.string().max(200).optional(),
   /** Optional client batch id; when absent ingest derives one from the event ids so retries dedupe. */
-  batch_id: z.uuid().optional(),
+  batch_id: Uuid().optional(),
   session_id: z.string().min(1).max(128),
   sent_at: Timestamp,
   context: IngestContextSchema,
@@ -92,7 +93,7 @@ export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 
 /** An event as it travels on the stream: ts normalized to epoch ms. */
 export const StreamEventSchema = z.object({
-  id: z.uuid(),
+  id: Uuid(),
   type: z.enum(EVENT_TYPES),
   ts: z.number().int(),
   page: z.string(),
@@ -115,8 +116,8 @@ export type StreamEvent = z.infer<typeof StreamEventSchema>;
 export const EventBatchMessageSchema = z.compile(z.object({
   v: z.literal(1),
   batch_id: z.string().min(1),
-  org_id: z.uuid(),
-  site_id: z.uuid(),
+  org_id: Uuid(),
+  site_id: Uuid(),
   received_at: z.number().int(),
   session_id: z.string(),
   context: IngestContextSchema,

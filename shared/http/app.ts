@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
-import { errorEnvelope } from './envelope.ts';
+import { errorEnvelope, ok } from './envelope.ts';
 import { httpDuration, httpRequests } from './metrics.ts';
 
 export interface HttpAppOptions {
@@ -38,10 +38,31 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
     }
   });
   app.use(errorEnvelope(log));
+  app.use(unversionedAliases);
   for (const mw of opts.before ?? []) app.use(mw);
+  app.use(optionsInEnvelope);
   const root = new Router();
   for (const r of opts.routers) root.use(r.routes());
   app.use(root.routes());
-  app.use(root.allowedMethods({ throw: true }));
+  // Not thrown: the router then sets `Allow` on 405 (and on 501 for methods it does not know), and the error
+  // envelope turns both into 405 `method_not_allowed`, header kept.
+  app.use(root.allowedMethods());
   return app;
 }
+
+/**
+ * The spec's `{alt_base_url}` serves the same `/query` and `/manage` routes without the version prefix: they are
+ * the `/v1` routes under another name (same auth, limits and answers).
+ */
+const unversionedAliases: Koa.Middleware = (ctx, next) => {
+  if (ctx.path.startsWith('/query/') || ctx.path.startsWith('/manage/')) ctx.path = `/v1${ctx.path}`;
+  return next();
+};
+
+/** `OPTIONS` on a route answers its methods in the envelope (the router alone would send an empty body). */
+const optionsInEnvelope: Koa.Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '') {
+    ctx.body = ok({ allow: (ctx.response.get('Allow') || '').split(', ').filter(Boolean) });
+  }
+};

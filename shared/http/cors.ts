@@ -6,7 +6,8 @@ import type Koa from 'koa';
  */
 export function ingestCors(paths: string[]): Koa.Middleware {
   return async (ctx, next) => {
-    if (!paths.includes(ctx.path)) return next();
+    // The router matches a trailing slash too (non-strict), so CORS must as well.
+    if (!paths.includes(ctx.path.length > 1 ? ctx.path.replace(/\/+$/, '') : ctx.path)) return next();
     const origin = ctx.get('Origin');
     if (origin) {
       ctx.set('Access-Control-Allow-Origin', '*');
@@ -19,7 +20,7 @@ export function ingestCors(paths: string[]): Koa.Middleware {
       ctx.status = 204;
       return;
     }
-    ctx.set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset');
+    ctx.set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy');
     await next();
   };
 }

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { z } from 'zod';
-import { NotFoundError, ValidationError, toAppError, type ErrorDetail } from '../errors.ts';
+import { MethodNotAllowedError, NotFoundError, ValidationError, toAppError, type ErrorDetail } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /** The success envelope (spec "Response envelope"). */
@@ -36,6 +36,9 @@ export function errorEnvelope(log: Logger): Koa.Middleware {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
+      if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
+        throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`);
+      }
     } catch (err) {
       const e = toAppError(err);
       if (e.status >= 500 && e.status !== 503) log.error({ err, method: ctx.method, path: ctx.path }, 'request failed');

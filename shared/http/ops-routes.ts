@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { AppError } from '../errors.ts';
 import { ok } from './envelope.ts';
 import { registry } from './metrics.ts';
 
@@ -17,10 +18,9 @@ export function opsRouter(role: string, checks: ReadinessCheck[]): Router {
     );
     const status = Object.fromEntries(results.map(([n, r]) => [n, r ? 'ok' : 'down']));
     const ready = results.every(([, r]) => r);
-    ctx.status = ready ? 200 : 503;
-    ctx.body = ready
-      ? ok({ status: 'ready', role, checks: status })
-      : { data: null, error: { code: 'unavailable', message: 'a dependency is not ready', status: 503, details: status } };
+    // Not ready leaves through the one error path: 503 `unavailable`, Retry-After, the checks as details.
+    if (!ready) throw new AppError('unavailable', 503, 'a dependency is not ready', { details: status, retryAfterSec: 5, retriable: true });
+    ctx.body = ok({ status: 'ready', role, checks: status });
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = registry.contentType;

@@ -1,16 +1,17 @@
 import { z } from 'zod';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export const AuditQuerySchema = z.strictObject({
-  org_id: z.uuid(),
+  org_id: Uuid(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
 export const AuditEntrySchema = z.object({
   id: z.number().int(),
   created_at: z.iso.datetime(),
-  site_id: z.uuid().nullable(),
+  site_id: Uuid().nullable(),
   actor_type: z.enum(['user', 'key']),
-  actor_id: z.uuid().nullable(),
+  actor_id: Uuid().nullable(),
   actor: z.string().describe('the user\'s email or the key\'s display prefix'),
   action: z.string().describe('resource.verb, e.g. alert.update'),
   target_type: z.string(),
@@ -18,4 +19,4 @@ export const AuditEntrySchema = z.object({
   summary: z.record(z.string(), z.unknown()).describe('created fields, or changes: { field: { from, to } }; never secrets'),
 });
 
-export const AuditListSchema = z.object({ org_id: z.uuid(), entries: z.array(AuditEntrySchema) });
+export const AuditListSchema = z.object({ org_id: Uuid(), entries: z.array(AuditEntrySchema) });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SELF_SERVE_PLANS } from '../../../shared/tenancy/plans.ts';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 /** Lowercased at the boundary: emails compare case-insensitively everywhere. */
 export const EmailSchema = z.email().max(254).transform((e) => e.trim().toLowerCase());
@@ -18,7 +19,7 @@ export const LoginBodySchema = z.strictObject({
   email: EmailSchema,
   password: z.string().min(1).max(256),
   /** The org the token acts in; default: the user's oldest membership. */
-  org_id: z.uuid().optional(),
+  org_id: Uuid().optional(),
 });
 
 export const AcceptInviteBodySchema = z.strictObject({
@@ -27,7 +28,7 @@ export const AcceptInviteBodySchema = z.strictObject({
   password: PasswordSchema,
 });
 
-export const UserSchema = z.object({ id: z.uuid(), email: z.string() });
-export const OrgSchema = z.object({ id: z.uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
+export const UserSchema = z.object({ id: Uuid(), email: z.string() });
+export const OrgSchema = z.object({ id: Uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
 export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime() });
 export const SessionSchema = z.object({ user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime() });

@@ -6,9 +6,10 @@ import type { Database } from '../../../shared/db/database.ts';
 import { ok, parseInput } from '../../../shared/http/envelope.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
 import { requireSite, type AuthState } from '../../http/auth.ts';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export const ElementsQuerySchema = z.object({
-  site_id: z.uuid(),
+  site_id: Uuid(),
   page: z.string().min(1).max(2048).optional(),
   ...pageParams({ max: 500, default: 50 }),
 });

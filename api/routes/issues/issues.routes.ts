@@ -9,6 +9,7 @@ import { requireSite, type AuthState } from '../../http/auth.ts';
 import { IssueDetailQuerySchema, IssueListQuerySchema } from './issues.schema.ts';
 import { findIssue, listIssues } from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export interface IssuesDeps {
   db: Kysely<Database>;
@@ -32,7 +33,7 @@ export function issuesRouter(deps: IssuesDeps): Router {
     const { site_id } = parseInput(IssueDetailQuerySchema, ctx.query, 'query');
     requireSite((ctx.state as AuthState).principal, site_id);
     // A malformed id is answered like a missing one: ids are not worth a different error.
-    const id = z.uuid().safeParse(ctx.params.issue_id);
+    const id = Uuid().safeParse(ctx.params.issue_id);
     const found = id.success ? await findIssue(deps.db, site_id, id.data) : undefined;
     if (!found) throw new NotFoundError('issue not found');
     const { issue, sessions, updates } = found;

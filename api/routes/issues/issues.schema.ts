@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { pageParams } from '../../../shared/http/pagination.ts';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
-/** Issue states (spec "Issue status") plus `regressed`, which the engine sets and the list filter accepts. */
-export const ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed'] as const;
+import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
 
 export const IssueListQuerySchema = z.object({
-  site_id: z.uuid(),
+  site_id: Uuid(),
   status: z.enum(ISSUE_STATUSES).optional(),
   ...pageParams({ max: 100, default: 20 }),
 });
 export type IssueListQuery = z.infer<typeof IssueListQuerySchema>;
 
-export const IssueDetailQuerySchema = z.object({ site_id: z.uuid() });
+export const IssueDetailQuerySchema = z.object({ site_id: Uuid() });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 /** An absolute http(s) URL of at most 2048 characters. */
 export const HttpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
 
-export const OrgQuerySchema = z.strictObject({ org_id: z.uuid() });
-export const SiteQuerySchema = z.strictObject({ site_id: z.uuid() });
+export const OrgQuerySchema = z.strictObject({ org_id: Uuid() });
+export const SiteQuerySchema = z.strictObject({ site_id: Uuid() });
 
 /** A PATCH body must change something. */
 export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).some((x) => x !== undefined);
@@ -15,4 +16,4 @@ export const iso = (d: Date | null): string | null => (d ? d.toISOString() : nul
 export const Timestamp = z.iso.datetime();
 
 /** Body of a successful DELETE (the spec leaves it unspecified). */
-export const DeletedSchema = z.object({ id: z.uuid(), deleted: z.literal(true) });
+export const DeletedSchema = z.object({ id: Uuid(), deleted: z.literal(true) });

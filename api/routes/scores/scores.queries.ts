@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 
 export interface CurrentPageScore {
   page: string;
@@ -34,4 +35,16 @@ export async function siteDailyScores(db: Kysely<Database>, siteId: string, now:
     where site_id = ${siteId} and day < ${today}::date and day >= ${today}::date - 7 and sessions > 0
     group by day`.execute(db);
   return rows.filter((r) => r.score !== null);
+}
+
+/** Active issues (open, triaged, in progress, regressed) per page of the site. */
+export async function activeIssueCountsByPage(db: Kysely<Database>, siteId: string): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('ux_issues')
+    .select(['page', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('site_id', '=', siteId)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .groupBy('page')
+    .execute();
+  return new Map(rows.map((r) => [r.page, Number(r.n)]));
 }

@@ -6,7 +6,7 @@ import { baselineScore, overallScore, round1, scoreTrend } from '../../../shared
 import type { AuthState } from '../../http/auth.ts';
 import { requireSite } from '../../http/auth.ts';
 import { SiteQuerySchema } from './scores.schema.ts';
-import { listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
+import { activeIssueCountsByPage, listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
 import type Koa from 'koa';
 
 export interface ScoresDeps {
@@ -15,13 +15,15 @@ export interface ScoresDeps {
   now?: () => Date;
 }
 
-/** `GET /v1/query/scores`: the site's overall score and trend, and every page's current score. */
+/**
+ * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form
+ * `GET /v1/scores`: `{ scores: [ { page, score, trend, top_signal, issue_count, updated_at } ] }` (spec "Page score").
+ */
 export function scoresRouter(deps: ScoresDeps): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
   router.get('/v1/query/scores', deps.readAuth, async (ctx) => {
-    const { site_id } = parseInput(SiteQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, site_id);
+    const site_id = siteOf(ctx);
     const at = now();
     const [pages, history] = await Promise.all([listCurrentPageScores(deps.db, site_id, at), siteDailyScores(deps.db, site_id, at)]);
     const baseline = baselineScore(history, at.toISOString().slice(0, 10));
@@ -35,5 +37,22 @@ export function scoresRouter(deps: ScoresDeps): Router {
     // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
     ctx.body = ok({ ...site, site });
   });
+  router.get('/v1/scores', deps.readAuth, async (ctx) => {
+    const site_id = siteOf(ctx);
+    const [pages, issues] = await Promise.all([listCurrentPageScores(deps.db, site_id, now()), activeIssueCountsByPage(deps.db, site_id)]);
+    ctx.body = ok({
+      scores: pages.map((p) => ({
+        page: p.page, score: round1(p.score), trend: p.trend, top_signal: p.dominant_signal, issue_count: issues.get(p.page) ?? 0,
+        updated_at: p.updated_at.toISOString(),
+      })),
+    });
+  });
   return router;
+}
+
+/** The validated `site_id` the caller may read (404 otherwise, like an unknown site). */
+function siteOf(ctx: Koa.Context): string {
+  const { site_id } = parseInput(SiteQuerySchema, ctx.query, 'query');
+  requireSite((ctx.state as AuthState).principal, site_id);
+  return site_id;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PagePatternSchema } from '../../../../shared/domain/page-pattern.ts';
 import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occurrence', 'positive', 'budget'] as const;
 export const CHANNELS = ['email', 'slack', 'webhook', 'mcp', 'pagerduty'] as const;
@@ -34,7 +35,7 @@ function samePattern(v: { page_pattern?: string | null; config?: { page_pattern?
 
 export const AlertRuleCreateSchema = z
   .strictObject({
-    site_id: z.uuid(),
+    site_id: Uuid(),
     trigger_type: fields.trigger_type,
     threshold: fields.threshold,
     name: fields.name.optional(),
@@ -65,8 +66,8 @@ export const AlertRulePatchSchema = z
 export type AlertRulePatch = z.infer<typeof AlertRulePatchSchema>;
 
 export const AlertRuleSchema = z.object({
-  id: z.uuid(),
-  site_id: z.uuid(),
+  id: Uuid(),
+  site_id: Uuid(),
   name: z.string(),
   trigger_type: z.enum(TRIGGER_TYPES),
   threshold: z.number().int(),
@@ -80,4 +81,4 @@ export const AlertRuleSchema = z.object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
-export const AlertRuleListSchema = z.object({ site_id: z.uuid(), alert_rules: z.array(AlertRuleSchema) });
+export const AlertRuleListSchema = z.object({ site_id: Uuid(), alert_rules: z.array(AlertRuleSchema) });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
 import { ALERT_STATUSES, SETTABLE_ALERT_STATUSES } from './alert-transitions.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const AlertPatchSchema = z
   .strictObject({
@@ -10,9 +11,9 @@ export const AlertPatchSchema = z
   .refine((b) => b.resolved_reason === undefined || b.status === 'resolved', { path: ['resolved_reason'], error: 'only accompanies status resolved' });
 
 export const AlertSchema = z.object({
-  id: z.uuid(),
-  site_id: z.uuid(),
-  rule_id: z.uuid().nullable(),
+  id: Uuid(),
+  site_id: Uuid(),
+  rule_id: Uuid().nullable(),
   rule_name: z.string(),
   page: z.string().nullable(),
   trigger_type: z.string(),

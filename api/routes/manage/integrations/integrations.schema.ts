@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const PROVIDERS = ['slack', 'pagerduty', 'linear', 'github'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -39,18 +40,18 @@ export const SECRET_FIELDS: Record<Provider, readonly string[]> = {
 };
 
 export const IntegrationCreateSchema = z.discriminatedUnion('provider', [
-  z.strictObject({ site_id: z.uuid(), provider: z.literal('slack'), config: SlackConfigSchema }),
-  z.strictObject({ site_id: z.uuid(), provider: z.literal('pagerduty'), config: PagerDutyConfigSchema }),
-  z.strictObject({ site_id: z.uuid(), provider: z.literal('linear'), config: LinearConfigSchema }),
-  z.strictObject({ site_id: z.uuid(), provider: z.literal('github'), config: GithubConfigSchema }),
+  z.strictObject({ site_id: Uuid(), provider: z.literal('slack'), config: SlackConfigSchema }),
+  z.strictObject({ site_id: Uuid(), provider: z.literal('pagerduty'), config: PagerDutyConfigSchema }),
+  z.strictObject({ site_id: Uuid(), provider: z.literal('linear'), config: LinearConfigSchema }),
+  z.strictObject({ site_id: Uuid(), provider: z.literal('github'), config: GithubConfigSchema }),
 ]);
 
 export const IntegrationListQuerySchema = z
-  .strictObject({ org_id: z.uuid().optional(), site_id: z.uuid().optional() })
+  .strictObject({ org_id: Uuid().optional(), site_id: Uuid().optional() })
   .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
 
 export const IntegrationSchema = z.object({
-  id: z.uuid(), site_id: z.uuid(), provider: z.enum(PROVIDERS),
+  id: Uuid(), site_id: Uuid(), provider: z.enum(PROVIDERS),
   config: z.record(z.string(), z.unknown()).describe('the non-secret fields'),
   secrets: z.array(z.string()).describe('names of the stored secret fields; their values are never returned'),
   created_at: Timestamp, updated_at: Timestamp,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 /** The six statuses a person may set. `regressed` is the engine's verdict after a deploy and is never set by hand. */
 export const SETTABLE_ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored'] as const;
@@ -16,8 +17,8 @@ export const IssuePatchSchema = z
 export type IssuePatch = z.infer<typeof IssuePatchSchema>;
 
 export const IssueRecordSchema = z.object({
-  id: z.uuid(),
-  site_id: z.uuid(),
+  id: Uuid(),
+  site_id: Uuid(),
   title: z.string(),
   page: z.string(),
   element_selector: z.string(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const SCOPES = ['ingest:write', 'query:read', 'manage:write', 'mcp:read', 'webhook:write'] as const;
 /**
@@ -14,7 +15,7 @@ export const SCOPES_BY_TYPE = {
 
 export const KeyCreateSchema = z
   .strictObject({
-    site_id: z.uuid(),
+    site_id: Uuid(),
     key_type: z.enum(['secret', 'mcp', 'publishable']),
     scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).refine((s) => new Set(s).size === s.length, 'must not repeat a scope'),
     name: z.string().trim().min(1).max(120).optional(),
@@ -27,9 +28,9 @@ export const KeyCreateSchema = z
   });
 
 export const ApiKeySchema = z.object({
-  id: z.uuid(), site_id: z.uuid().nullable(), key_type: z.enum(['secret', 'mcp', 'publishable']), name: z.string().nullable(),
+  id: Uuid(), site_id: Uuid().nullable(), key_type: z.enum(['secret', 'mcp', 'publishable']), name: z.string().nullable(),
   key_prefix: z.string().describe('the first characters, to recognise the key'), scopes: z.array(z.enum(SCOPES)),
   created_at: Timestamp, revoked_at: Timestamp.nullable(),
 });
 export const ApiKeyCreatedSchema = ApiKeySchema.extend({ key: z.string().describe('the key itself: shown only in this response, stored only as a hash') });
-export const ApiKeyListSchema = z.object({ site_id: z.uuid(), keys: z.array(ApiKeySchema) });
+export const ApiKeyListSchema = z.object({ site_id: Uuid(), keys: z.array(ApiKeySchema) });

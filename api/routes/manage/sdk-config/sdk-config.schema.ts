@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { EnvironmentNameSchema, SdkConfigSchema } from '../../../../shared/tenancy/sdk-config.ts';
 import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const SdkConfigParamsSchema = z.object({ environment: EnvironmentNameSchema });
 /** The site: in the query or the body (a site-scoped key may omit it: its own site). */
-export const SdkConfigPatchQuerySchema = z.strictObject({ site_id: z.uuid().optional() });
+export const SdkConfigPatchQuerySchema = z.strictObject({ site_id: Uuid().optional() });
 
 /** Each top-level field replaces the stored one; fields not sent stay as they are. */
 export const SdkConfigPatchBodySchema = SdkConfigSchema.partial()
-  .extend({ site_id: z.uuid().optional() })
+  .extend({ site_id: Uuid().optional() })
   .refine(({ site_id: _site, ...fields }) => nonEmpty(fields), NON_EMPTY);
 
 export const EnvironmentConfigSchema = z.object({ environment: z.string(), config: SdkConfigSchema, updated_at: Timestamp });
-export const SdkConfigListSchema = z.object({ site_id: z.uuid(), environments: z.array(EnvironmentConfigSchema) });
-export const SdkConfigUpdatedSchema = EnvironmentConfigSchema.extend({ site_id: z.uuid() });
+export const SdkConfigListSchema = z.object({ site_id: Uuid(), environments: z.array(EnvironmentConfigSchema) });
+export const SdkConfigUpdatedSchema = EnvironmentConfigSchema.extend({ site_id: Uuid() });

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const SITE_STATUSES = ['active', 'paused', 'degraded'] as const;
 
-export const SiteParamsSchema = z.object({ site_id: z.uuid() });
+export const SiteParamsSchema = z.object({ site_id: Uuid() });
 export const SiteCreateSchema = z.strictObject({
-  org_id: z.uuid(),
+  org_id: Uuid(),
   name: z.string().trim().min(1).max(120),
   url: HttpUrlSchema,
 });
@@ -14,7 +15,7 @@ export const SitePatchSchema = z
   .refine(nonEmpty, NON_EMPTY);
 
 export const SiteSchema = z.object({
-  id: z.uuid(), org_id: z.uuid(), name: z.string(), url: z.string(), status: z.enum(SITE_STATUSES), created_at: Timestamp, updated_at: Timestamp,
+  id: Uuid(), org_id: Uuid(), name: z.string(), url: z.string(), status: z.enum(SITE_STATUSES), created_at: Timestamp, updated_at: Timestamp,
 });
 export const SiteCreatedSchema = z.object({
   site: SiteSchema,

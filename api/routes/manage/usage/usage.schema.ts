@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const UsageSchema = z.object({
-  org_id: z.uuid(),
+  org_id: Uuid(),
   plan: z.string(),
   trial_ends_at: Timestamp.nullable(),
   trial_active: z.boolean(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 /** Event kinds of the spec's Events table. */
 export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated', 'alert.triggered', 'alert.acknowledged', 'alert.resolved', 'score.spike', 'deploy.recorded'] as const;
@@ -7,14 +8,14 @@ export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated', 'alert.triggere
 const Events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).refine((e) => new Set(e).size === e.length, 'must not repeat an event kind');
 
 export const WebhookListQuerySchema = z
-  .strictObject({ org_id: z.uuid().optional(), site_id: z.uuid().optional() })
+  .strictObject({ org_id: Uuid().optional(), site_id: Uuid().optional() })
   .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
 
 export const WebhookCreateSchema = z.strictObject({
-  org_id: z.uuid(),
+  org_id: Uuid(),
   url: HttpUrlSchema,
   /** Only this site's events; omitted: every site of the org (a site-scoped key always means its own site). */
-  site_id: z.uuid().optional(),
+  site_id: Uuid().optional(),
   description: z.string().max(160).optional(),
   /** Omitted: every kind. */
   events: Events.optional(),
@@ -29,7 +30,7 @@ export const WebhookPatchSchema = z
   .refine(nonEmpty, NON_EMPTY);
 
 export const WebhookEndpointSchema = z.object({
-  id: z.uuid(), org_id: z.uuid(), site_id: z.uuid().nullable(), url: z.string(), description: z.string().nullable(),
+  id: Uuid(), org_id: Uuid(), site_id: Uuid().nullable(), url: z.string(), description: z.string().nullable(),
   events: z.array(z.enum(WEBHOOK_EVENTS)), active: z.boolean(), enabled: z.boolean().describe('same as active'),
   created_at: Timestamp, updated_at: Timestamp,
 });

@@ -1,0 +1,71 @@
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../shared/testing/nats-server.ts';
+import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+
+// `friction start` as a new user runs it: its own OS process, no service URLs (the embedded default), one port.
+
+function start(dataDir: string, port: number): ChildProcess {
+  const env: Record<string, string | undefined> = { ...process.env, FRICTION_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  for (const k of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'PUBLIC_BASE_URL']) delete env[k];
+  return spawn(process.execPath, ['ops/cli.ts', 'start'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+const stop = (p: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    p.once('exit', () => resolve());
+    p.kill('SIGTERM');
+  });
+
+/** Polls /healthz as a harness would, and reads credentials.json the moment it answers. */
+async function credentialsWhenHealthy(base: string, dataDir: string) {
+  await eventually(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200, 60_000, 20);
+  const file = join(dataDir, 'credentials.json');
+  if (!existsSync(file)) throw new Error('credentials.json missing while /healthz answers');
+  return { file, creds: JSON.parse(readFileSync(file, 'utf8')) };
+}
+
+test('friction start: credentials.json exists once /healthz answers; the printed keys send a batch and read its score; a restart keeps them', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'friction-start-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let proc = start(dataDir, port);
+  let printed = '';
+  proc.stdout!.on('data', (c: Buffer) => (printed += c.toString()));
+  t.teardown(async () => {
+    await stop(proc);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const { file, creds } = await credentialsWhenHealthy(base, dataDir);
+  t.deepEqual(Object.keys(creds).sort(), ['base_url', 'org_id', 'owner', 'publishable_key', 'secret_key', 'site_id']);
+  t.deepEqual(Object.keys(creds.owner).sort(), ['email', 'password', 'token']);
+  t.is(creds.base_url, `http://localhost:${port}`);
+  t.regex(creds.publishable_key, /^svc_pub_/);
+  t.regex(creds.secret_key, /^svc_sec_/);
+  t.is(statSync(file).mode & 0o777, 0o600, 'secrets are readable by their owner only');
+  await eventually(async () => printed.includes(creds.publishable_key) && printed.includes(creds.secret_key), 5000, 20);
+
+  const batch = sdkBatch({ page: '/checkout', events: 3 });
+  const sent = await postJson(`${base}/v1/ingest`, batch, { authorization: `Bearer ${creds.publishable_key}` });
+  t.deepEqual(sent.body, { data: { accepted: 3, duplicates: 0 }, error: null });
+  const scores = await eventually(async () => {
+    const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
+    return r.body.data?.pages.length ? r.body.data : undefined;
+  }, 5000, 50);
+  t.is(scores.pages[0].page, '/checkout');
+  const login = await postJson(`${base}/v1/auth/login`, { email: creds.owner.email, password: creds.owner.password });
+  t.is(login.status, 200);
+
+  // Restart on the same data directory: same tenant and keys, the stored score still there.
+  await stop(proc);
+  proc = start(dataDir, port);
+  const again = await credentialsWhenHealthy(base, dataDir);
+  t.deepEqual({ ...again.creds, owner: undefined }, { ...creds, owner: undefined });
+  const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
+  t.is(after.body.data.pages[0].page, '/checkout');
+});
