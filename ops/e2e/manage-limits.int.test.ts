@@ -123,6 +123,22 @@ test.serial('plan limits: sites beyond the plan are refused; past the month\'s s
   t.is((await api('GET', `/v1/query/scores?site_id=${tenant.siteId}`, { token: tenant.secretKey })).status, 200, 'reads go on');
 });
 
+test.serial('a self-serve org has the Pro limits during its trial, then its own plan\'s', async (t) => {
+  // (Sign-up itself is limited per address and an earlier test used that up: the org is set up directly.)
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  await db.updateTable('orgs').set({ plan: 'grow', trial_ends_at: new Date(Date.now() + 3 * 24 * 3600 * 1000) }).where('id', '=', tenant.orgId).execute();
+  const create = (name: string) => api('POST', '/v1/manage/site', { token: tenant.owner.token, body: { org_id: tenant.orgId, name, url: 'https://trial.example' } });
+  t.is((await create('two')).status, 201, 'grow allows 1 site, the trial 10');
+  const usage = await api('GET', `/v1/manage/usage?org_id=${tenant.orgId}`, { token: tenant.owner.token });
+  t.like(usage.body.data, { plan: 'grow', trial_active: true, limits: { sites: 10, sessions_per_month: 1_000_000 } });
+
+  await db.updateTable('orgs').set({ trial_ends_at: new Date(Date.now() - 1000) }).where('id', '=', tenant.orgId).execute();
+  const after = await create('three');
+  t.is(after.status, 429);
+  t.deepEqual(after.body.error.details, { limit: 1, current: 2, plan: 'grow' });
+});
+
 test('while Redis is down the limits hold per process and nothing answers 5xx', async (t) => {
   // Port 1 refuses connections: the limiter falls back to its in-process sliding log.
   const down = await startTestStack({ processor: false, env: { ...SPEC_LIMITS, REDIS_URL: 'redis://127.0.0.1:1' } });

@@ -53,6 +53,13 @@ test.serial('every bound of the Limits table holds at max and refuses max+1, nam
   // alert rule threshold 0..1000, on create and update
   for (const threshold of [0, 1000]) ok(await api('POST', '/v1/manage/alert-rules', { token: owner, body: { site_id: tenant.siteId, trigger_type: 'spike', threshold } }), `threshold ${threshold}`);
   for (const threshold of [-1, 1001, 2.5]) refused(t, await api('POST', '/v1/manage/alert-rules', { token: owner, body: { site_id: tenant.siteId, trigger_type: 'spike', threshold } }), 'threshold');
+  // Only site_id is required on create (spec); a pasted short-form body with "*" and a capitalized channel works.
+  const minimal = await api('POST', '/v1/manage/alert-rules', { token: owner, body: { site_id: tenant.siteId } });
+  t.is(minimal.status, 201);
+  t.like(minimal.body.data, { trigger_type: 'spike', threshold: 20, enabled: true });
+  const short = await api('POST', '/v1/alert-rules', { token: owner, body: { site_id: tenant.siteId, name: 'All pages', trigger_type: 'spike', page_pattern: '*', slack_channel: '#Alerts', channels: ['slack'] } });
+  t.is(short.status, 201);
+  t.like(short.body.data, { page_pattern: '*', slack_channel: '#alerts' });
   const rule = `/v1/manage/alert-rules/${await fx.ruleId()}`;
   for (const threshold of [0, 1000]) ok(await api('PATCH', rule, { token: owner, body: { threshold } }), `patch threshold ${threshold}`);
   for (const threshold of [-1, 1001]) refused(t, await api('PATCH', rule, { token: owner, body: { threshold } }), 'threshold');
@@ -81,6 +88,11 @@ test.serial('unknown fields are refused, so nothing can be mass-assigned', async
   refused(t, await api('PATCH', `/v1/manage/alert-rules/${await fx.ruleId()}`, { token: owner, body: { site_id: crypto.randomUUID() } }), 'site_id');
   const text = await api('POST', '/v1/manage/alert-rules', { token: owner, body: 'threshold=1', headers: { 'content-type': 'text/plain' } });
   t.is(text.status, 415, 'writes need application/json');
+  // The short form's body is only `message`: the site comes from the query, or is the org's only site.
+  const bare = await api('POST', '/v1/annotations', { token: owner, body: { message: 'campaign started' } });
+  t.is(bare.status, 201);
+  t.is(bare.body.data.site_id, tenant.siteId);
+  t.is((await api('POST', `/v1/annotations?site_id=${tenant.siteId}`, { token: owner, body: { message: 'via query' } })).body.data.site_id, tenant.siteId);
   const huge = await api('POST', '/v1/annotations', { token: owner, body: { site_id: tenant.siteId, message: 'x', page: `/${s(70_000)}` } });
   t.is(huge.status, 413);
 });
@@ -193,7 +205,7 @@ test.serial('an existing user joins another org with their own password; login p
   refused(t, await api('POST', '/v1/auth/signup', { body: { email: 'x@test.example', password: 'short', org_name: 'x' } }), 'password');
 });
 
-test.serial('webhooks: secret shown once, stored retrievable for signing; active/enabled aliases; delete disables', async (t) => {
+test.serial('webhooks: secret shown once, stored retrievable for signing; active/enabled aliases; delete disables (still listed)', async (t) => {
   const { tenant } = stack;
   const created = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example/a', events: ['alert.triggered', 'deploy.recorded'] } });
   const { endpoint, signing_secret } = created.body.data;
@@ -208,10 +220,12 @@ test.serial('webhooks: secret shown once, stored retrievable for signing; active
   refused(t, await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'ftp://h.example' } }), 'url');
   const own = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example/b', secret: 'my-own-secret-0123456789' } });
   t.is(own.body.data.signing_secret, 'my-own-secret-0123456789');
-  t.is((await api('DELETE', path, { token: owner })).status, 200);
-  t.is((await api('PATCH', path, { token: owner, body: { active: true } })).status, 404, 'a deleted endpoint is gone');
+  const deleted = await api('DELETE', path, { token: owner });
+  t.is(deleted.status, 200);
+  t.like(deleted.body.data, { id: endpoint.id, active: false });
   const listed = await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token: owner });
-  t.false(listed.body.data.endpoints.some((e: any) => e.id === endpoint.id));
+  t.like(listed.body.data.endpoints.find((e: any) => e.id === endpoint.id), { active: false }, 'a deleted endpoint is disabled, still listed');
+  t.like((await api('PATCH', path, { token: owner, body: { active: true } })).body.data, { active: true }, 'and can be enabled again');
 });
 
 test.serial('integrations: per-provider validation, secrets never returned, one per provider and site', async (t) => {

@@ -9,11 +9,12 @@ test('a trailing wildcard matches the prefix and everything below it; an exact p
   t.false(matchesPagePattern('/checkout', '/checkout/pay'));
   t.true(matchesPagePattern('/*', '/anything'));
   t.true(matchesPagePattern(null, '/anything'));
+  t.true(matchesPagePattern('*', '/anything'));
 });
 
-test('patterns start with / and allow one wildcard, only at the end', (t) => {
-  for (const ok of ['/', '/*', '/checkout', '/checkout*', '/a/b/*']) t.true(PagePatternSchema.safeParse(ok).success, ok);
-  for (const bad of ['checkout', '/*/pay', '/a**', '*', '']) t.false(PagePatternSchema.safeParse(bad).success, bad);
+test('patterns are * or start with / and allow one wildcard, only at the end', (t) => {
+  for (const ok of ['*', '/', '/*', '/checkout', '/checkout*', '/a/b/*']) t.true(PagePatternSchema.safeParse(ok).success, ok);
+  for (const bad of ['checkout', '/*/pay', '/a**', '**', '*/a', '']) t.false(PagePatternSchema.safeParse(bad).success, bad);
   t.true(PagePatternSchema.safeParse(`/${'a'.repeat(2047)}`).success);
   t.false(PagePatternSchema.safeParse(`/${'a'.repeat(2048)}`).success);
 });

@@ -25,9 +25,20 @@ export interface PlanLimits {
   sessionsPerMonth: number | null;
 }
 
-/** The limits that apply to an org: its row's custom values where set, else its plan's. */
-export function limitsOf(org: { plan: string; site_limit: number | null; session_limit: number | null }): PlanLimits {
-  const plan = PLANS[org.plan as Plan] ?? PLANS.grow;
+/** The plan a self-serve trial runs on: the trial is for trying everything self-serve offers. */
+export const TRIAL_PLAN: Plan = 'pro';
+
+/**
+ * The limits that apply to an org at `now`: its row's custom values where set, else its plan's; during its trial a
+ * self-serve org has the trial plan's limits (a new `grow` org can set up more than one site while it evaluates).
+ */
+export function limitsOf(
+  org: { plan: string; site_limit: number | null; session_limit: number | null; trial_ends_at?: Date | null },
+  now: Date = new Date(),
+): PlanLimits {
+  const own = PLANS[org.plan as Plan] ?? PLANS.grow;
+  const inTrial = org.trial_ends_at != null && org.trial_ends_at > now && (SELF_SERVE_PLANS as readonly string[]).includes(org.plan);
+  const plan = inTrial ? PLANS[TRIAL_PLAN] : own;
   return { sites: org.site_limit ?? plan.sites, sessionsPerMonth: org.session_limit ?? plan.sessionsPerMonth };
 }
 

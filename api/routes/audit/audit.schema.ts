@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
-export const AuditQuerySchema = z.strictObject({
+export const AuditQuerySchema = z.object({
   org_id: Uuid(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });

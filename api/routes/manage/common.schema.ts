@@ -4,8 +4,10 @@ import { Uuid } from '../../../shared/contracts/uuid.ts';
 /** An absolute http(s) URL of at most 2048 characters. */
 export const HttpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
 
-export const OrgQuerySchema = z.strictObject({ org_id: Uuid() });
-export const SiteQuerySchema = z.strictObject({ site_id: Uuid() });
+// Query strings ignore parameters they do not know (like the read routes): a generic client adding site_id to an
+// org-scoped list is not an error. Bodies stay strict.
+export const OrgQuerySchema = z.object({ org_id: Uuid() });
+export const SiteQuerySchema = z.object({ site_id: Uuid() });
 
 /** A PATCH body must change something. */
 export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).some((x) => x !== undefined);

@@ -7,7 +7,8 @@ export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occur
 export const CHANNELS = ['email', 'slack', 'webhook', 'mcp', 'pagerduty'] as const;
 
 const Channels = z.array(z.enum(CHANNELS)).max(CHANNELS.length).refine((c) => new Set(c).size === c.length, 'must not repeat a channel');
-const SlackChannel = z.string().regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/, 'must be a Slack channel name such as #alerts');
+/** Slack channel names are lower case; `#Alerts` is taken as `#alerts`. */
+const SlackChannel = z.string().regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/i, 'must be a Slack channel name such as #alerts').toLowerCase();
 /** `config.page_pattern` and top-level `page_pattern` are two spellings of one field (spec: both references). */
 const Config = z.strictObject({ page_pattern: PagePatternSchema.nullable().optional() });
 
@@ -33,11 +34,15 @@ function samePattern(v: { page_pattern?: string | null; config?: { page_pattern?
   }
 }
 
+/** Defaults of a rule created with only its site (the spec requires nothing else): a score spike of 20 points. */
+export const DEFAULT_TRIGGER = 'spike';
+export const DEFAULT_THRESHOLD = 20;
+
 export const AlertRuleCreateSchema = z
   .strictObject({
     site_id: Uuid(),
-    trigger_type: fields.trigger_type,
-    threshold: fields.threshold,
+    trigger_type: fields.trigger_type.default(DEFAULT_TRIGGER),
+    threshold: fields.threshold.default(DEFAULT_THRESHOLD),
     name: fields.name.optional(),
     cooldown_minutes: fields.cooldown_minutes.default(60),
     channels: fields.channels.default([]),

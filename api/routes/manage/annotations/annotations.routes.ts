@@ -1,3 +1,4 @@
+import { Uuid } from '../../../../shared/contracts/uuid.ts';
 import { ValidationError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
@@ -17,9 +18,15 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
       summary: path === '/v1/annotations' ? 'Add an annotation (short form)' : 'Add an annotation',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
       body: AnnotationCreateSchema, response: AnnotationSchema,
-      async handler(_ctx, { body, principal, guard }) {
-        const siteId = body.site_id ?? (principal.kind === 'key' ? principal.siteId : null);
-        if (!siteId) throw new ValidationError('invalid body: site_id: is required with a user token', [{ path: 'site_id', message: 'is required with a user token' }]);
+      async handler(ctx, { body, principal, guard }) {
+        // The short form's body is only `message`: the site may also come from the query, the key, or the org's
+        // only site.
+        const fromQuery = Uuid().safeParse(ctx.query.site_id);
+        const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
+        const siteId = body.site_id ?? (fromQuery.success ? fromQuery.data : null) ?? (principal.kind === 'key' ? principal.siteId : onlySite);
+        if (!siteId) {
+          throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [{ path: 'site_id', message: 'is required when the organization has several sites' }]);
+        }
         guard.site(siteId, 'site not found');
         return deps.db.transaction().execute(async (trx) => {
           const a = await insertAnnotation(trx, {

@@ -47,7 +47,7 @@ export const IntegrationCreateSchema = z.discriminatedUnion('provider', [
 ]);
 
 export const IntegrationListQuerySchema = z
-  .strictObject({ org_id: Uuid().optional(), site_id: Uuid().optional() })
+  .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
   .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
 
 export const IntegrationSchema = z.object({

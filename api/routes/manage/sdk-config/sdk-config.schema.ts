@@ -5,7 +5,7 @@ import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
 export const SdkConfigParamsSchema = z.object({ environment: EnvironmentNameSchema });
 /** The site: in the query or the body (a site-scoped key may omit it: its own site). */
-export const SdkConfigPatchQuerySchema = z.strictObject({ site_id: Uuid().optional() });
+export const SdkConfigPatchQuerySchema = z.object({ site_id: Uuid().optional() });
 
 /** Each top-level field replaces the stored one; fields not sent stay as they are. */
 export const SdkConfigPatchBodySchema = SdkConfigSchema.partial()

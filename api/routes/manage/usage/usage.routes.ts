@@ -19,7 +19,7 @@ export function usageRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const from = monthStart(now);
       const u = await orgUsage(deps.db, query.org_id, from);
       if (!u) throw new NotFoundError('organization not found');
-      const limits = limitsOf({ plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit });
+      const limits = limitsOf({ plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt }, now);
       return {
         org_id: query.org_id, plan: u.plan, trial_ends_at: u.trialEndsAt?.toISOString() ?? null, trial_active: u.trialEndsAt !== null && u.trialEndsAt > now,
         limits: { sites: limits.sites, sessions_per_month: limits.sessionsPerMonth },

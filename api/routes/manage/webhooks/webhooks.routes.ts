@@ -3,7 +3,6 @@ import { newId, randomToken } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
-import { DeletedSchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
 import { findWebhookForUpdate, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from './webhooks.queries.ts';
 import { WEBHOOK_EVENTS, WebhookCreatedSchema, WebhookCreateSchema, WebhookEndpointSchema, WebhookListQuerySchema, WebhookListSchema, WebhookPatchSchema } from './webhooks.schema.ts';
@@ -84,17 +83,16 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
 
   table.add({
     method: 'delete', path: '/v1/manage/webhooks/:endpoint_id', tag: 'webhooks', access: write,
-    summary: 'Disable and remove an endpoint (its delivery log is kept)',
-    params: idParam('endpoint_id'), notFound: NOT_FOUND, response: DeletedSchema,
+    summary: 'Disable an endpoint (spec: "the endpoint is disabled"): it stays listed, inactive, and PATCH active:true re-enables it',
+    params: idParam('endpoint_id'), notFound: NOT_FOUND, response: WebhookEndpointSchema,
     async handler(_ctx, { params, principal, guard }) {
-      await deps.db.transaction().execute(async (trx) => {
+      return deps.db.transaction().execute(async (trx) => {
         const w = await findWebhookForUpdate(trx, params.endpoint_id);
         guardEndpoint(guard, principal, w);
-        const now = deps.now();
-        await updateWebhook(trx, w!.id, { active: false, deleted_at: now, updated_at: now });
+        const after = await updateWebhook(trx, w!.id, { active: false, updated_at: deps.now() });
         await audit(trx, principal, { orgId: w!.org_id, siteId: w!.site_id, action: 'webhook.delete', targetType: 'webhook_endpoint', targetId: w!.id, summary: { url: w!.url } });
+        return presentWebhook(after);
       });
-      return { id: params.endpoint_id, deleted: true as const };
     },
   });
   return table;

@@ -8,7 +8,7 @@ export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated', 'alert.triggere
 const Events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).refine((e) => new Set(e).size === e.length, 'must not repeat an event kind');
 
 export const WebhookListQuerySchema = z
-  .strictObject({ org_id: Uuid().optional(), site_id: Uuid().optional() })
+  .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
   .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
 
 export const WebhookCreateSchema = z.strictObject({
