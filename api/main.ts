@@ -6,6 +6,7 @@ import { scoresRouter } from './routes/scores/scores.routes.ts';
 import { issuesRouter } from './routes/issues/issues.routes.ts';
 import { elementsRouter } from './routes/elements/elements.routes.ts';
 import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
+import { alertsRouter } from './routes/alerts/alerts.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -20,6 +21,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       scoresRouter({ db: infra.database.db, readAuth }),
       issuesRouter({ db: infra.database.db, readAuth }),
       elementsRouter({ db: infra.database.db, readAuth }),
+      alertsRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

@@ -3,6 +3,7 @@ import { READ_SCOPES, ALL_ROLES } from '../http/auth.ts';
 import { SiteQuerySchema } from '../routes/scores/scores.schema.ts';
 import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/issues.schema.ts';
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
+import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -12,6 +13,7 @@ import { Uuid } from '../../shared/contracts/uuid.ts';
  */
 const read = { kind: 'access', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
 const IssueParams = z.object({ issue_id: Uuid() });
+const AlertParams = z.object({ alert_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
@@ -22,5 +24,8 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, summary: 'One issue (short form)' },
   { method: 'get', path: '/v1/query/elements', tag: 'elements', auth: read, query: ElementsQuerySchema, summary: 'Elements with the most friction' },
   { method: 'get', path: '/v1/elements', tag: 'elements', auth: read, query: ElementsQuerySchema, summary: 'Elements with the most friction (short form)' },
+  { method: 'get', path: '/v1/query/alerts', tag: 'alerts', auth: read, query: AlertListQuerySchema, summary: 'Alerts of a site, newest first' },
+  { method: 'get', path: '/v1/alerts', tag: 'alerts', auth: read, query: AlertListQuerySchema, summary: 'Alerts of a site (short form)' },
+  { method: 'get', path: '/v1/query/alerts/:alert_id', tag: 'alerts', auth: read, params: AlertParams, query: AlertDetailQuerySchema, summary: 'One alert' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

@@ -105,6 +105,9 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   // read routes (api/routes/{scores,issues,elements,heuristics}) and the audit log
   'GET /v1/query/scores': async (f) => ({ path: `/v1/query/scores?site_id=${f.siteId}` }),
   'GET /v1/scores': async (f) => ({ path: `/v1/scores?site_id=${f.siteId}` }),
+  'GET /v1/query/alerts': async (f) => ({ path: `/v1/query/alerts?site_id=${f.siteId}` }),
+  'GET /v1/alerts': async (f) => ({ path: `/v1/alerts?site_id=${f.siteId}` }),
+  'GET /v1/query/alerts/:alert_id': async (f) => ({ path: `/v1/query/alerts/${await f.alertId()}?site_id=${f.siteId}` }),
   'GET /v1/query/issues': async (f) => ({ path: `/v1/query/issues?site_id=${f.siteId}` }),
   'GET /v1/issues': async (f) => ({ path: `/v1/issues?site_id=${f.siteId}` }),
   'GET /v1/query/issues/:issue_id': async (f) => ({ path: `/v1/query/issues/${await f.issueId()}?site_id=${f.siteId}` }),
@@ -187,6 +190,9 @@ export const PRINCIPAL_LETTERS = 'OAMVSRWCP';
 export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/scores': READ,
   'GET /v1/scores': READ,
+  'GET /v1/query/alerts': READ,
+  'GET /v1/alerts': READ,
+  'GET /v1/query/alerts/:alert_id': READ,
   'GET /v1/query/issues': READ,
   'GET /v1/issues': READ,
   'GET /v1/query/issues/:issue_id': READ,

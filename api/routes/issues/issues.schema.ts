@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { pageParams } from '../../../shared/http/pagination.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-
 import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
 
 export const IssueListQuerySchema = z.object({

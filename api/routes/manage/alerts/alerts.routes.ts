@@ -7,19 +7,11 @@ import { idParam, type RouteTable } from '../../../http/routes.ts';
 import { audit } from '../../audit/audit.ts';
 import type { ManageDeps } from '../deps.ts';
 import { alertTransition, type AlertStatus } from './alert-transitions.ts';
-import { findAlertForUpdate, setAlertStatus, type AlertRow } from './alerts.queries.ts';
+import { findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
+import { presentAlert } from '../../alerts/alerts.presenter.ts';
 import { AlertPatchSchema, AlertSchema } from './alerts.schema.ts';
 
 const NOT_FOUND = 'alert not found';
-
-export function presentAlert(a: AlertRow) {
-  const iso = (d: Date | null) => d?.toISOString() ?? null;
-  return {
-    id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,
-    score_before: a.score_before, score_after: a.score_after, status: a.status as AlertStatus, triggered_at: a.triggered_at.toISOString(),
-    acknowledged_at: iso(a.acknowledged_at), resolved_at: iso(a.resolved_at), resolved_reason: a.resolved_reason, updated_at: a.updated_at.toISOString(),
-  };
-}
 
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {

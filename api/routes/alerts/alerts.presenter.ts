@@ -1,0 +1,12 @@
+import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { AlertStatus } from '../manage/alerts/alert-transitions.ts';
+
+/** An alert as every route answers it (read list and detail, status changes). */
+export function presentAlert(a: AlertRow) {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,
+    score_before: a.score_before, score_after: a.score_after, status: a.status as AlertStatus, triggered_at: a.triggered_at.toISOString(),
+    acknowledged_at: iso(a.acknowledged_at), resolved_at: iso(a.resolved_at), resolved_reason: a.resolved_reason, updated_at: a.updated_at.toISOString(),
+  };
+}
