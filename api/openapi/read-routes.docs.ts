@@ -4,6 +4,7 @@ import { SiteQuerySchema } from '../routes/scores/scores.schema.ts';
 import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/issues.schema.ts';
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
+import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -27,5 +28,7 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/alerts', tag: 'alerts', auth: read, query: AlertListQuerySchema, summary: 'Alerts of a site, newest first' },
   { method: 'get', path: '/v1/alerts', tag: 'alerts', auth: read, query: AlertListQuerySchema, summary: 'Alerts of a site (short form)' },
   { method: 'get', path: '/v1/query/alerts/:alert_id', tag: 'alerts', auth: read, params: AlertParams, query: AlertDetailQuerySchema, summary: 'One alert' },
+  { method: 'get', path: '/v1/query/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table, as stored' },
+  { method: 'get', path: '/v1/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table (short form)' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

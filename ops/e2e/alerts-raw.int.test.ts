@@ -59,3 +59,28 @@ test('GET /v1/query/alerts/:id answers one alert; another site\'s, a random and 
   t.is(patched.status, 200);
   t.like((await getJson(`${stack.baseUrl}/v1/query/alerts/${mine}?site_id=${tenant.siteId}`, auth)).body.data, { status: 'resolved', resolved_reason: 'fixed in 1.2' });
 });
+
+test('GET /v1/query/raw answers a site\'s rows of one table, newest first by default, sorted by any of its columns; bounds hold', async (t) => {
+  const tenant = await stack.newTenant();
+  const other = await stack.newTenant();
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const first = await insertAlert(tenant.siteId, 'fired', 30);
+  const second = await insertAlert(tenant.siteId, 'resolved', 5);
+  await insertAlert(other.siteId, 'fired', 1);
+  const raw = (q: string) => getJson(`${stack.baseUrl}/v1/query/raw?site_id=${tenant.siteId}&${q}`, auth);
+  const newest = await raw('table=alerts');
+  t.is(newest.status, 200);
+  t.like(newest.body.data, { site_id: tenant.siteId, table: 'alerts', sort: 'triggered_at', order: 'desc', limit: 100 });
+  t.deepEqual(newest.body.data.rows.map((r: { id: string }) => r.id), [second, first], 'only this site\'s rows');
+  t.deepEqual((await raw('table=alerts&sort=status&order=asc')).body.data.rows.map((r: { status: string }) => r.status), ['fired', 'resolved']);
+  t.is((await raw('table=alerts&limit=1')).body.data.rows.length, 1);
+  t.is((await raw('table=events&limit=500')).status, 200);
+  t.deepEqual((await raw('table=events')).body.data.rows, []);
+  for (const [q, path] of [['table=nope', 'table'], ['', 'table'], ['table=alerts&limit=0', 'limit'], ['table=alerts&limit=501', 'limit'], ['table=alerts&order=up', 'order'], ['table=alerts&sort=password', 'sort'], ['table=alerts&sort=id;drop', 'sort'], ['table=deploys', 'table']]) {
+    const r = await raw(q);
+    t.is(r.status, 400, q);
+    t.is(r.body.error.details[0].path, path, q);
+  }
+  t.deepEqual((await getJson(`${stack.baseUrl}/v1/raw?site_id=${tenant.siteId}&table=alerts`, auth)).body, newest.body, 'short form');
+  t.is((await getJson(`${stack.baseUrl}/v1/query/raw?site_id=${other.siteId}&table=alerts`, auth)).status, 404);
+});

@@ -1,0 +1,41 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import { ValidationError } from '../../../shared/errors.ts';
+import { ok, parseInput } from '../../../shared/http/envelope.ts';
+import { requireSite, type AuthState } from '../../http/auth.ts';
+import { rawRows, tableColumns } from './raw.queries.ts';
+import { RawQuerySchema, type RawTable } from './raw.schema.ts';
+
+export interface RawDeps {
+  db: Kysely<Database>;
+  readAuth: Koa.Middleware;
+}
+
+/** What `sort` defaults to: each table's time column, so the default answer is the newest rows. */
+const DEFAULT_SORT: Record<Exclude<RawTable, 'deploys'>, string> = {
+  events: 'ts', signals: 'ts', sessions: 'last_seen_at', page_scores: 'window_start', score_history: 'day', ux_issues: 'updated_at', alerts: 'triggered_at',
+};
+
+/** `GET /v1/query/raw` and the short form `/v1/raw`: a site's rows of one table, as stored. */
+export function rawRouter(deps: RawDeps): Router {
+  const router = new Router();
+  const handler: Koa.Middleware = async (ctx) => {
+    const q = parseInput(RawQuerySchema, ctx.query, 'query');
+    requireSite((ctx.state as AuthState).principal, q.site_id);
+    if (q.table === 'deploys') {
+      throw new ValidationError('invalid query: table: deploys are not recorded by this version yet', [{ path: 'table', message: 'deploys are not recorded by this version yet' }]);
+    }
+    const sort = q.sort ?? DEFAULT_SORT[q.table];
+    const columns = await tableColumns(deps.db, q.table);
+    if (!columns.includes(sort)) {
+      throw new ValidationError(`invalid query: sort: ${q.table} has no column ${sort}`, [{ path: 'sort', message: `must be a column of ${q.table}: ${columns.join(', ')}` }]);
+    }
+    const rows = await rawRows(deps.db, { table: q.table, siteId: q.site_id, sort, order: q.order, limit: q.limit });
+    ctx.body = ok({ site_id: q.site_id, table: q.table, sort, order: q.order, limit: q.limit, rows });
+  };
+  router.get('/v1/query/raw', deps.readAuth, handler);
+  router.get('/v1/raw', deps.readAuth, handler);
+  return router;
+}

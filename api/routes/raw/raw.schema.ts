@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
+
+/** The spec's `/query/raw` tables. `deploys` is listed by the spec but not recorded by this version yet (400). */
+export const RAW_TABLES = ['events', 'signals', 'sessions', 'page_scores', 'score_history', 'ux_issues', 'alerts', 'deploys'] as const;
+export type RawTable = (typeof RAW_TABLES)[number];
+
+export const RawQuerySchema = z.object({
+  site_id: Uuid(),
+  table: z.enum(RAW_TABLES),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  /** A column of the table; checked against the table's columns (400 naming `sort` otherwise). */
+  sort: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a column name').optional(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});
+export type RawQuery = z.infer<typeof RawQuerySchema>;
