@@ -14,7 +14,10 @@ export const ElementsQuerySchema = z.object({
   ...pageParams({ max: 500, default: 50 }),
 });
 
-/** Elements with friction signals in the last 7 days, highest friction first (written by the processor). */
+/**
+ * Elements with friction signals in the last 7 days (written by the processor), most friction signals first as the
+ * spec says ("top elements by friction signal count"); equal counts by friction score.
+ */
 export async function listElements(db: Kysely<Database>, q: z.infer<typeof ElementsQuerySchema>) {
   const base = db
     .selectFrom('page_elements')
@@ -23,8 +26,8 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
   const [rows, total] = await Promise.all([
     base
       .select(['page', 'selector', 'label', 'signals', 'signal_count', 'friction_score', 'dominant_signal', 'affected_users', 'recommendation', 'last_signal_at'])
-      .orderBy('friction_score', 'desc')
       .orderBy('signal_count', 'desc')
+      .orderBy('friction_score', 'desc')
       .orderBy('page')
       .orderBy('cluster_selector')
       .limit(q.limit)
