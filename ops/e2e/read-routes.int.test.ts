@@ -84,3 +84,15 @@ test('GET /v1/query/raw answers a site\'s rows of one table, newest first by def
   t.deepEqual((await getJson(`${stack.baseUrl}/v1/raw?site_id=${tenant.siteId}&table=alerts`, auth)).body, newest.body, 'short form');
   t.is((await getJson(`${stack.baseUrl}/v1/query/raw?site_id=${other.siteId}&table=alerts`, auth)).status, 404);
 });
+
+test('GET /v1/query/elements ranks elements by friction signal count, friction score breaking ties', async (t) => {
+  const tenant = await stack.newTenant();
+  const now = new Date();
+  const element = (selector: string, signalCount: number, frictionScore: number) => ({
+    site_id: tenant.siteId, page: '/checkout', cluster_selector: selector, selector, label: null, signals: JSON.stringify({ dead_click: signalCount }),
+    signal_count: signalCount, friction_score: frictionScore, dominant_signal: 'dead_click', affected_users: 1, recommendation: null, last_signal_at: now, updated_at: now,
+  });
+  await stack.infra.database.db.insertInto('page_elements').values([element('#few-but-severe', 3, 80), element('#many', 10, 20), element('#many-worse', 10, 30)]).execute();
+  const r = await getJson(`${stack.baseUrl}/v1/query/elements?site_id=${tenant.siteId}`, { authorization: `Bearer ${tenant.secretKey}` });
+  t.deepEqual(r.body.data.elements.map((e: { selector: string }) => e.selector), ['#many-worse', '#many', '#few-but-severe']);
+});
