@@ -251,13 +251,15 @@ test.serial('integrations: per-provider validation, secrets never returned, one 
   t.is((await connect('slack', { bot_token: 'xoxb-123456789012-abc', channel: '#ux' })).status, 201, 'connectable again once disconnected');
 });
 
-test.serial('sdk config: per environment, each field replaces its stored value; a new environment starts from the defaults', async (t) => {
+test.serial('sdk config: per environment, each field replaces its stored value (revenue_config merges); a new environment starts from the defaults', async (t) => {
   const { tenant } = stack;
   const patch = (env: string, body: object) => api('PATCH', `/v1/manage/sdk-config/${env}`, { token: owner, body: { site_id: tenant.siteId, ...body } });
   const r = await patch('production', { revenue_config: { enabled: true, currency: 'EUR', conversion_event: 'purchase' }, segment: { app_version: '2.4.1' }, sample_rate: 0.25, ignore_selectors: ['.chat-widget'] });
   t.is(r.status, 200, r.text);
   t.deepEqual(r.body.data.config, { sample_rate: 0.25, ignore_selectors: ['.chat-widget'], segment: { app_version: '2.4.1' }, revenue_config: { enabled: true, currency: 'EUR', conversion_event: 'purchase' } });
   t.is((await patch('production', { sample_rate: 1 })).body.data.config.revenue_config.currency, 'EUR', 'fields not sent stay');
+  const partial = await patch('production', { revenue_config: { enabled: false } });
+  t.deepEqual(partial.body.data.config.revenue_config, { enabled: false, currency: 'EUR', conversion_event: 'purchase' }, 'revenue_config merges field by field');
   refused(t, await patch('production', { sample_rate: 1.5 }), 'sample_rate');
   refused(t, await patch('production', { revenue_config: { enabled: true, currency: 'euro', conversion_event: 'x' } }), 'revenue_config.currency');
   refused(t, await patch('production', { ignore_selectors: Array(101).fill('.x') }), 'ignore_selectors');

@@ -31,6 +31,25 @@ export const DEFAULT_SDK_CONFIG: SdkConfig = {
   revenue_config: { enabled: false, currency: 'USD', conversion_event: 'conversion' },
 };
 
+/** A change to an SDK config: top-level fields replace the stored ones; `revenue_config` and `segment` merge field by field. */
+export const SdkConfigPatchSchema = SdkConfigSchema.extend({
+  segment: SdkConfigSchema.shape.segment.partial(),
+  revenue_config: RevenueConfigSchema.partial(),
+}).partial();
+export type SdkConfigPatch = z.infer<typeof SdkConfigPatchSchema>;
+
+/** Applies a patch (pure): `{ revenue_config: { enabled: true } }` turns revenue on and keeps currency and event. */
+export function mergeSdkConfig(before: SdkConfig, patch: SdkConfigPatch): SdkConfig {
+  const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  const { segment, revenue_config, ...rest } = patch;
+  return {
+    ...before,
+    ...defined(rest),
+    segment: { ...before.segment, ...defined(segment ?? {}) },
+    revenue_config: { ...before.revenue_config, ...defined(revenue_config ?? {}) },
+  };
+}
+
 /** The environment every site starts with (spec: site creation creates its production environment). */
 export const DEFAULT_ENVIRONMENT = 'production';
 /** Environment names: short lowercase slugs, such as `production` or `staging`. */

@@ -1,7 +1,7 @@
 import { insertEnvironment } from '../../../../shared/db/queries/sites.queries.ts';
 import { ValidationError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
-import { DEFAULT_SDK_CONFIG, SdkConfigSchema, type SdkConfig } from '../../../../shared/tenancy/sdk-config.ts';
+import { DEFAULT_SDK_CONFIG, mergeSdkConfig, SdkConfigSchema, type SdkConfig } from '../../../../shared/tenancy/sdk-config.ts';
 import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import type { RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
@@ -29,7 +29,7 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
   table.add({
     method: 'patch', path: '/v1/manage/sdk-config/:environment', tag: 'sdk-config',
     summary: 'Change an environment\'s SDK config (creates the environment if new)',
-    description: 'Fields: sample_rate (0-1), ignore_selectors (≤100 selectors of ≤512 chars), segment.app_version, revenue_config {enabled, currency, conversion_event}. Each field sent replaces the stored one. The site is site_id in the query or body (a site-scoped key may omit it).',
+    description: 'Fields: sample_rate (0-1), ignore_selectors (≤100 selectors of ≤512 chars), segment.app_version, revenue_config {enabled, currency, conversion_event}. Each field sent replaces the stored one; revenue_config and segment merge field by field. The site is site_id in the query or body (a site-scoped key may omit it).',
     access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES },
     params: SdkConfigParamsSchema, notFound: 'environment not found', query: SdkConfigPatchQuerySchema, body: SdkConfigPatchBodySchema, response: SdkConfigUpdatedSchema,
     async handler(_ctx, { params, query, body, principal, guard }) {
@@ -46,7 +46,7 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
           row = (await findEnvironmentConfigForUpdate(trx, siteId, params.environment))!;
         }
         const before = readConfig(row.config);
-        const after: SdkConfig = { ...before, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+        const after: SdkConfig = mergeSdkConfig(before, patch);
         await updateEnvironmentConfig(trx, row.environment_id, after, now);
         await audit(trx, principal, {
           orgId: principal.orgId, siteId, action: 'sdk_config.update', targetType: 'environment', targetId: row.environment_id,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EnvironmentNameSchema, SdkConfigSchema } from '../../../../shared/tenancy/sdk-config.ts';
+import { EnvironmentNameSchema, SdkConfigPatchSchema, SdkConfigSchema } from '../../../../shared/tenancy/sdk-config.ts';
 import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
 import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
@@ -7,8 +7,8 @@ export const SdkConfigParamsSchema = z.object({ environment: EnvironmentNameSche
 /** The site: in the query or the body (a site-scoped key may omit it: its own site). */
 export const SdkConfigPatchQuerySchema = z.object({ site_id: Uuid().optional() });
 
-/** Each top-level field replaces the stored one; fields not sent stay as they are. */
-export const SdkConfigPatchBodySchema = SdkConfigSchema.partial()
+/** Fields not sent stay as they are; `revenue_config` and `segment` merge field by field. */
+export const SdkConfigPatchBodySchema = SdkConfigPatchSchema
   .extend({ site_id: Uuid().optional() })
   .refine(({ site_id: _site, ...fields }) => nonEmpty(fields), NON_EMPTY);
 
