@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { ok, parseInput } from '../../../shared/http/envelope.ts';
