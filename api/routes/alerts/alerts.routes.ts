@@ -4,8 +4,8 @@ import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
-import { requireSite, type AuthState } from '../../http/auth.ts';
+import { ok } from '../../../shared/http/envelope.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { presentAlert } from './alerts.presenter.ts';
 import { findAlert, listAlerts } from './alerts.queries.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from './alerts.schema.ts';
@@ -19,16 +19,14 @@ export interface AlertsDeps {
 export function alertsRouter(deps: AlertsDeps): Router {
   const router = new Router();
   const list: Koa.Middleware = async (ctx) => {
-    const q = parseInput(AlertListQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const q = siteQuery(ctx, AlertListQuerySchema);
     const { rows, total } = await listAlerts(deps.db, q);
     ctx.body = ok({ alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset });
   };
   router.get('/v1/query/alerts', deps.readAuth, list);
   router.get('/v1/alerts', deps.readAuth, list);
   router.get('/v1/query/alerts/:alert_id', deps.readAuth, async (ctx) => {
-    const { site_id } = parseInput(AlertDetailQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, site_id);
+    const { site_id } = siteQuery(ctx, AlertDetailQuerySchema);
     // A malformed id is answered like a missing one, as for issues.
     const id = Uuid().safeParse(ctx.params.alert_id);
     const alert = id.success ? await findAlert(deps.db, site_id, id.data) : undefined;

@@ -3,9 +3,9 @@ import type Koa from 'koa';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
+import { ok } from '../../../shared/http/envelope.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
-import { requireSite, type AuthState } from '../../http/auth.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export const ElementsQuerySchema = z.object({
@@ -58,8 +58,7 @@ export function presentElement(r: Awaited<ReturnType<typeof listElements>>['rows
 export function elementsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware }): Router {
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {
-    const q = parseInput(ElementsQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const q = siteQuery(ctx, ElementsQuerySchema);
     const { rows, total } = await listElements(deps.db, q);
     ctx.body = ok({ elements: rows.map(presentElement), total });
   };

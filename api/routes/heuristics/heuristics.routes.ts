@@ -1,16 +1,15 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
-import { requireSite, type AuthState } from '../../http/auth.ts';
+import { ok } from '../../../shared/http/envelope.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { SiteQuerySchema } from '../scores/scores.schema.ts';
 
 /** `GET /v1/query/heuristics`: the signal catalog (every type the engine weighs, and what to do about it). */
 export function heuristicsRouter(deps: { readAuth: Koa.Middleware }): Router {
   const router = new Router();
   router.get('/v1/query/heuristics', deps.readAuth, (ctx) => {
-    const { site_id } = parseInput(SiteQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, site_id);
+    siteQuery(ctx, SiteQuerySchema);
     ctx.body = ok({
       heuristics: SIGNAL_CATALOG.map((d) => ({ type: d.type, weight: d.weight, journey_edge_decorator: d.journey_edge_decorator, recommendation: d.recommendation, detection: d.detection })),
       total_heuristics: SIGNAL_CATALOG.length,

@@ -3,8 +3,8 @@ import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
-import { requireSite, type AuthState } from '../../http/auth.ts';
+import { ok } from '../../../shared/http/envelope.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { IssueDetailQuerySchema, IssueListQuerySchema } from './issues.schema.ts';
 import { findIssue, listIssues } from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
@@ -22,15 +22,13 @@ export function issuesRouter(deps: IssuesDeps): Router {
   const router = new Router();
 
   const list: Koa.Middleware = async (ctx) => {
-    const q = parseInput(IssueListQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const q = siteQuery(ctx, IssueListQuerySchema);
     const { rows, total } = await listIssues(deps.db, q);
     ctx.body = ok({ issues: rows.map(presentIssue), total, limit: q.limit, offset: q.offset });
   };
 
   const detail: Koa.Middleware = async (ctx) => {
-    const { site_id } = parseInput(IssueDetailQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, site_id);
+    const { site_id } = siteQuery(ctx, IssueDetailQuerySchema);
     // A malformed id is answered like a missing one: ids are not worth a different error.
     const id = Uuid().safeParse(ctx.params.issue_id);
     const found = id.success ? await findIssue(deps.db, site_id, id.data) : undefined;

@@ -3,8 +3,8 @@ import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { ValidationError } from '../../../shared/errors.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
-import { requireSite, type AuthState } from '../../http/auth.ts';
+import { ok } from '../../../shared/http/envelope.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { rawRows, tableColumns } from './raw.queries.ts';
 import { RawQuerySchema, type RawTable } from './raw.schema.ts';
 
@@ -22,8 +22,7 @@ const DEFAULT_SORT: Record<Exclude<RawTable, 'deploys'>, string> = {
 export function rawRouter(deps: RawDeps): Router {
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {
-    const q = parseInput(RawQuerySchema, ctx.query, 'query');
-    requireSite((ctx.state as AuthState).principal, q.site_id);
+    const q = siteQuery(ctx, RawQuerySchema);
     if (q.table === 'deploys') {
       throw new ValidationError('invalid query: table: deploys are not recorded by this version yet', [{ path: 'table', message: 'deploys are not recorded by this version yet' }]);
     }

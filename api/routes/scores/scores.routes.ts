@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { ok, parseInput } from '../../../shared/http/envelope.ts';
+import { ok } from '../../../shared/http/envelope.ts';
 import { baselineScore, overallScore, round1, scoreTrend } from '../../../shared/domain/score-summary.ts';
-import type { AuthState } from '../../http/auth.ts';
-import { requireSite } from '../../http/auth.ts';
+import { siteQuery } from '../../http/auth.ts';
 import { SiteQuerySchema } from './scores.schema.ts';
 import { activeIssueCountsByPage, listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
 import type Koa from 'koa';
@@ -23,7 +22,7 @@ export function scoresRouter(deps: ScoresDeps): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
   router.get('/v1/query/scores', deps.readAuth, async (ctx) => {
-    const site_id = siteOf(ctx);
+    const { site_id } = siteQuery(ctx, SiteQuerySchema);
     const at = now();
     const [pages, history] = await Promise.all([listCurrentPageScores(deps.db, site_id, at), siteDailyScores(deps.db, site_id, at)]);
     const baseline = baselineScore(history, at.toISOString().slice(0, 10));
@@ -38,7 +37,7 @@ export function scoresRouter(deps: ScoresDeps): Router {
     ctx.body = ok({ ...site, site });
   });
   router.get('/v1/scores', deps.readAuth, async (ctx) => {
-    const site_id = siteOf(ctx);
+    const { site_id } = siteQuery(ctx, SiteQuerySchema);
     const [pages, issues] = await Promise.all([listCurrentPageScores(deps.db, site_id, now()), activeIssueCountsByPage(deps.db, site_id)]);
     ctx.body = ok({
       scores: pages.map((p) => ({
@@ -48,11 +47,4 @@ export function scoresRouter(deps: ScoresDeps): Router {
     });
   });
   return router;
-}
-
-/** The validated `site_id` the caller may read (404 otherwise, like an unknown site). */
-function siteOf(ctx: Koa.Context): string {
-  const { site_id } = parseInput(SiteQuerySchema, ctx.query, 'query');
-  requireSite((ctx.state as AuthState).principal, site_id);
-  return site_id;
 }
