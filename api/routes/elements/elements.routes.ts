@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
+import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
 import { siteQuery } from '../../http/auth.ts';
@@ -19,12 +20,13 @@ export const ElementsQuerySchema = z.object({
  * spec says ("top elements by friction signal count"); equal counts by friction score.
  */
 export async function listElements(db: Kysely<Database>, q: z.infer<typeof ElementsQuerySchema>) {
-  const base = db
-    .selectFrom('page_elements')
-    .where('site_id', '=', q.site_id)
-    .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
-  const [rows, total] = await Promise.all([
-    base
+  // One snapshot: the page and its total agree while the processor rewrites elements.
+  return inOneSnapshot(db, async (trx) => {
+    const base = trx
+      .selectFrom('page_elements')
+      .where('site_id', '=', q.site_id)
+      .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
+    const rows = await base
       .select(['page', 'selector', 'label', 'signals', 'signal_count', 'friction_score', 'dominant_signal', 'affected_users', 'recommendation', 'last_signal_at'])
       .orderBy('signal_count', 'desc')
       .orderBy('friction_score', 'desc')
@@ -32,10 +34,10 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
       .orderBy('cluster_selector')
       .limit(q.limit)
       .offset(q.offset)
-      .execute(),
-    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+      .execute();
+    const total = await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+    return { rows, total: total.n };
+  });
 }
 
 /** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import type { IssueListQuery } from './issues.schema.ts';
 
 const LIST_COLUMNS = [
@@ -9,14 +10,14 @@ const LIST_COLUMNS = [
 
 export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
 
-/** Issues of a site, most severe first, with the total matching the filter. */
+/** Issues of a site, most severe first, with the total matching the filter (both from one snapshot). */
 export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
-  const base = db
-    .selectFrom('ux_issues')
-    .where('site_id', '=', q.site_id)
-    .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
-  const [rows, total] = await Promise.all([
-    base
+  return inOneSnapshot(db, async (trx) => {
+    const base = trx
+      .selectFrom('ux_issues')
+      .where('site_id', '=', q.site_id)
+      .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
+    const rows = await base
       .select(LIST_COLUMNS)
       .orderBy('severity', 'desc')
       .orderBy('affected_sessions', 'desc')
@@ -24,10 +25,10 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
       .orderBy('id')
       .limit(q.limit)
       .offset(q.offset)
-      .execute(),
-    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+      .execute();
+    const total = await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+    return { rows, total: total.n };
+  });
 }
 
 /** One issue of a site with its hypothesis, evidence sessions (most signals first) and history, or undefined. */
