@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { openDatabase } from '../shared/db/connection.ts';
 import { migrateToLatest } from '../shared/db/migrator.ts';
-import { recreateTemplate } from '../shared/testing/database.ts';
+import { dropTemplate, recreateTemplate } from '../shared/testing/database.ts';
 import { testServices } from '../shared/testing/services.ts';
 import { dockerAnswers, startServiceContainers, type ServiceName } from '../shared/testing/containers.ts';
 
@@ -83,6 +83,7 @@ child.stdout.on('data', (chunk: Buffer) => {
   lines.forEach(count);
 });
 const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+await dropTemplate().catch(() => undefined);
 await stopContainers();
 count(partial);
 // A crash, timeout or uncaught exception fails the run even when every reported test passed.

@@ -44,3 +44,10 @@ export async function recreateTemplate(migrate: (url: string) => Promise<void>):
   });
   await migrate(withDatabase(testServices.databaseUrl, name));
 }
+
+/** Drops this run's template (its per-file clones are dropped by their own tests). */
+export async function dropTemplate(): Promise<void> {
+  const name = testServices.templateDatabase;
+  assertTestName(name);
+  await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+}
