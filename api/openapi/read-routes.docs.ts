@@ -5,6 +5,7 @@ import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/i
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
+import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from '../routes/pages/page.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -30,5 +31,11 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/alerts/:alert_id', tag: 'alerts', auth: read, params: AlertParams, query: AlertDetailQuerySchema, summary: 'One alert' },
   { method: 'get', path: '/v1/query/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table, as stored' },
   { method: 'get', path: '/v1/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table (short form)' },
+  { method: 'get', path: '/v1/query/page', tag: 'pages', auth: read, query: PageQuerySchema, summary: 'One page: score, trend, 30 days of score_history, open issues, elements, budget, recent deploys, active alerts', description: '404 when the site never scored the page.' },
+  { method: 'get', path: '/v1/page', tag: 'pages', auth: read, query: PageQuerySchema, summary: 'One page (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/trends', tag: 'pages', auth: read, query: TrendsQuerySchema, summary: 'Daily scores of a page, or of the site when page is omitted, over the last days (1-90, default 7)', description: 'The array is sent twice, as history and as data (the short form\'s name). Days without traffic are absent.' },
+  { method: 'get', path: '/v1/trends', tag: 'pages', auth: read, query: TrendsQuerySchema, summary: 'Daily scores (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a' },
+  { method: 'get', path: '/v1/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (short form; the same shape)' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
+
+/** A page path as stored (ingest normalises pages to their path). */
+export const PagePath = z.string().min(1).max(2048).describe('page path, e.g. /checkout');
+
+export const PageQuerySchema = z.object({ site_id: Uuid(), page: PagePath });
+export type PageQuery = z.infer<typeof PageQuerySchema>;
+
+/** Spec bounds: trends and insights `days` 1 to 90, default 7. */
+export const DaysParam = z.coerce.number().int().min(1).max(90).default(7).describe('days of history, 1-90');
+
+export const TrendsQuerySchema = z.object({ site_id: Uuid(), page: PagePath.optional(), days: DaysParam });
+export type TrendsQuery = z.infer<typeof TrendsQuerySchema>;
+
+export const CompareQuerySchema = z.object({ site_id: Uuid(), a: PagePath, b: PagePath });
+export type CompareQuery = z.infer<typeof CompareQuerySchema>;
