@@ -9,6 +9,8 @@ import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
 import { alertsRouter } from './routes/alerts/alerts.routes.ts';
 import { rawRouter } from './routes/raw/raw.routes.ts';
 import { pageRouter } from './routes/pages/page.routes.ts';
+import { sessionRouter } from './routes/sessions/session.routes.ts';
+import { heatmapsRouter } from './routes/heatmaps/heatmaps.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -26,6 +28,8 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       alertsRouter({ db: infra.database.db, readAuth }),
       rawRouter({ db: infra.database.db, readAuth }),
       pageRouter({ db: infra.database.db, readAuth }),
+      sessionRouter({ db: infra.database.db, readAuth }),
+      heatmapsRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

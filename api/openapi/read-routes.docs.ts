@@ -6,6 +6,8 @@ import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
 import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from '../routes/pages/page.schema.ts';
+import { SessionQuerySchema } from '../routes/sessions/session.schema.ts';
+import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from '../routes/heatmaps/heatmaps.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -37,5 +39,9 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/trends', tag: 'pages', auth: read, query: TrendsQuerySchema, summary: 'Daily scores (short form; the same shape)' },
   { method: 'get', path: '/v1/query/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a' },
   { method: 'get', path: '/v1/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/session', tag: 'sessions', auth: read, query: SessionQuerySchema, summary: 'One session\'s page views and signals in order (each event has occurred_at and timestamp)', description: '404 for an unknown session. At most 5000 events; truncated says when there were more.' },
+  { method: 'get', path: '/v1/session', tag: 'sessions', auth: read, query: SessionQuerySchema, summary: 'One session\'s timeline (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/element-heatmap', tag: 'heatmaps', auth: read, query: ElementHeatmapQuerySchema, summary: 'At most 300 points (rx, ry 0..1, signal) representing the element\'s latest 800 rage, dead and disabled-element clicks', description: 'Points keep each signal type\'s share and are spread evenly over time; count is the number of signals they represent.' },
+  { method: 'get', path: '/v1/query/page-heatmap', tag: 'heatmaps', auth: read, query: PageHeatmapQuerySchema, summary: 'At most 500 page points (vx, vy, px/py when sent, signal, el when known) over the last 30 days', description: 'device=mobile includes tablets; omitted means every device. count is the number of signals the points were drawn from (every k-th in time order).' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];
