@@ -11,6 +11,7 @@ import { rawRouter } from './routes/raw/raw.routes.ts';
 import { pageRouter } from './routes/pages/page.routes.ts';
 import { sessionRouter } from './routes/sessions/session.routes.ts';
 import { heatmapsRouter } from './routes/heatmaps/heatmaps.routes.ts';
+import { journeysRouter } from './routes/journeys/journeys.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -30,6 +31,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       pageRouter({ db: infra.database.db, readAuth }),
       sessionRouter({ db: infra.database.db, readAuth }),
       heatmapsRouter({ db: infra.database.db, readAuth }),
+      journeysRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

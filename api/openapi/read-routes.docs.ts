@@ -8,6 +8,7 @@ import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
 import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from '../routes/pages/page.schema.ts';
 import { SessionQuerySchema } from '../routes/sessions/session.schema.ts';
 import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from '../routes/heatmaps/heatmaps.schema.ts';
+import { FlowsQuerySchema, JourneyQuerySchema } from '../routes/journeys/journeys.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -43,5 +44,8 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/session', tag: 'sessions', auth: read, query: SessionQuerySchema, summary: 'One session\'s timeline (short form; the same shape)' },
   { method: 'get', path: '/v1/query/element-heatmap', tag: 'heatmaps', auth: read, query: ElementHeatmapQuerySchema, summary: 'At most 300 points (rx, ry 0..1, signal) representing the element\'s latest 800 rage, dead and disabled-element clicks', description: 'Points keep each signal type\'s share and are spread evenly over time; count is the number of signals they represent.' },
   { method: 'get', path: '/v1/query/page-heatmap', tag: 'heatmaps', auth: read, query: PageHeatmapQuerySchema, summary: 'At most 500 page points (vx, vy, px/py when sent, signal, el when known) over the last 30 days', description: 'device=mobile includes tablets; omitted means every device. count is the number of signals the points were drawn from (every k-th in time order).' },
+  { method: 'get', path: '/v1/query/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)' },
+  { method: 'get', path: '/v1/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Navigation flows (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/journeys/friction', tag: 'journeys', auth: read, query: JourneyQuerySchema, summary: 'Navigation edges weighted by the edge-decorator signals on their source or destination page; at most 100 edges, 5 examples each', description: 'Sessions analysed: the limit most recently active sessions of the last 30 days with a qualifying signal. friction_weight sums weight x confidence (meta.confidence, 1 when absent) to one decimal; edges below min_friction_weight are removed, then sorted heaviest first.' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];
