@@ -12,6 +12,9 @@ import { pageRouter } from './routes/pages/page.routes.ts';
 import { sessionRouter } from './routes/sessions/session.routes.ts';
 import { heatmapsRouter } from './routes/heatmaps/heatmaps.routes.ts';
 import { journeysRouter } from './routes/journeys/journeys.routes.ts';
+import { exportRouter } from './routes/export/export.routes.ts';
+import { revenueRouter } from './routes/revenue/revenue.routes.ts';
+import { insightsRouter } from './routes/insights/insights.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -32,6 +35,9 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       sessionRouter({ db: infra.database.db, readAuth }),
       heatmapsRouter({ db: infra.database.db, readAuth }),
       journeysRouter({ db: infra.database.db, readAuth }),
+      exportRouter({ db: infra.database.db, readAuth, log: infra.log }),
+      revenueRouter({ db: infra.database.db, readAuth }),
+      insightsRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

@@ -9,6 +9,8 @@ import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from '../route
 import { SessionQuerySchema } from '../routes/sessions/session.schema.ts';
 import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from '../routes/heatmaps/heatmaps.schema.ts';
 import { FlowsQuerySchema, JourneyQuerySchema } from '../routes/journeys/journeys.schema.ts';
+import { ExportQuerySchema } from '../routes/export/export.schema.ts';
+import { InsightsQuerySchema, RecommendationsQuerySchema, RevenueQuerySchema } from '../routes/revenue/revenue.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -47,5 +49,12 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)' },
   { method: 'get', path: '/v1/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Navigation flows (short form; the same shape)' },
   { method: 'get', path: '/v1/query/journeys/friction', tag: 'journeys', auth: read, query: JourneyQuerySchema, summary: 'Navigation edges weighted by the edge-decorator signals on their source or destination page; at most 100 edges, 5 examples each', description: 'Sessions analysed: the limit most recently active sessions of the last 30 days with a qualifying signal. friction_weight sums weight x confidence (meta.confidence, 1 when absent) to one decimal; edges below min_friction_weight are removed, then sorted heaviest first.' },
+  { method: 'get', path: '/v1/query/export/events.csv', tag: 'export', auth: read, query: ExportQuerySchema, contentType: 'text/csv', summary: 'The site\'s events as RFC 4180 CSV with a header row, oldest first, streamed', description: 'Columns: id, ts, session_id, type, page, signal, name, selector, label, x, y, vx, vy, px, py (fractions 0..1), value, device, source, app_version, environment, meta (JSON). Text starting with = + - @ (or a tab or CR) is prefixed with \'. Content-Disposition names the file.' },
+  { method: 'get', path: '/v1/export/events.csv', tag: 'export', auth: read, query: ExportQuerySchema, contentType: 'text/csv', summary: 'Events as CSV (short form; the same file)' },
+  { method: 'get', path: '/v1/query/recommendations', tag: 'revenue', auth: read, query: RecommendationsQuerySchema, summary: 'Ranked fixes, one per active issue: the catalog\'s fix made specific to the element and page, its impact and the issue it closes', description: 'Ranked by revenue at risk when revenue tracking is wired, then severity, then affected sessions.' },
+  { method: 'get', path: '/v1/recommendations', tag: 'revenue', auth: read, query: RecommendationsQuerySchema, summary: 'Ranked fixes (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired' },
+  { method: 'get', path: '/v1/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/insights', tag: 'revenue', auth: read, query: InsightsQuerySchema, summary: 'Confused versus calm sessions\' conversion by page and traffic source over days (1-90, default 7), with ranked insight sentences; empty with the reason without a conversion event' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

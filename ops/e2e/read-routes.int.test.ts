@@ -32,8 +32,11 @@ test('GET /v1/query/alerts lists a site\'s alerts newest first, filters by statu
   t.like(list.body.data.alerts[1], { rule_name: 'spike on /checkout', page: '/checkout', trigger_type: 'spike', score_before: 20, score_after: 55, status: 'fired' });
   const fired = await getJson(`${stack.baseUrl}/v1/query/alerts?site_id=${tenant.siteId}&status=fired`, auth);
   t.deepEqual(fired.body.data.alerts.map((a: { id: string }) => a.id), [older]);
+  for (const word of ['open', 'active']) {
+    t.deepEqual((await getJson(`${stack.baseUrl}/v1/alerts?site_id=${tenant.siteId}&status=${word}`, auth)).body, fired.body, `status=${word} is fired`);
+  }
   t.deepEqual((await getJson(`${stack.baseUrl}/v1/alerts?site_id=${tenant.siteId}`, auth)).body.data.alerts, list.body.data.alerts);
-  for (const bad of ['status=open', 'limit=0', 'limit=101']) {
+  for (const bad of ['status=opened', 'status=FIRED', 'limit=0', 'limit=101']) {
     const r = await getJson(`${stack.baseUrl}/v1/query/alerts?site_id=${tenant.siteId}&${bad}`, auth);
     t.is(r.status, 400, bad);
   }
