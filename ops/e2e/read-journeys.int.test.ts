@@ -97,3 +97,40 @@ test('flows: navigation edges with sessions and transitions, pages with entries 
   const other = await stack.newTenant();
   t.is((await getJson(`${stack.baseUrl}/v1/query/flows?site_id=${other.siteId}`, auth)).status, 404);
 });
+
+test('hostile query text on the new read routes: NUL, overlong, repeated and empty parameters are 400s naming the field, never 500', async (t) => {
+  const tenant = await stack.newTenant();
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const long = 'x'.repeat(2049);
+  const cases: [string, string][] = [
+    ['/v1/query/page?page=%2Fa%00b', 'page'], ['/v1/page?page=' + long, 'page'], ['/v1/query/page?page=%2Fa&page=%2Fb', 'page'],
+    ['/v1/query/trends?page=%00', 'page'], ['/v1/query/trends?days=', 'days'], ['/v1/query/compare?a=%2Fa&b=%00', 'b'],
+    ['/v1/query/session?session_id=%00', 'session_id'], ['/v1/session?session_id=', 'session_id'],
+    ['/v1/query/element-heatmap?page=%2Fa&selector=%23a%00', 'selector'], ['/v1/query/page-heatmap?page=%2Fa%00', 'page'],
+    ['/v1/query/page-heatmap?page=%2Fa&device=Mobile', 'device'], ['/v1/query/journeys/friction?limit=1e9', 'limit'],
+    ['/v1/query/insights?days=-1', 'days'], ['/v1/query/export/events.csv?from=%00', 'from'],
+  ];
+  for (const [path, field] of cases) {
+    const r = await getJson(`${stack.baseUrl}${path}&site_id=${tenant.siteId}`, auth);
+    t.is(r.status, 400, path);
+    t.is(r.body?.error?.details?.[0]?.path, field, path);
+  }
+});
+
+test('every new read route answers another site\'s id exactly like a random one: 404', async (t) => {
+  const tenant = await stack.newTenant();
+  const other = await stack.newTenant();
+  const routes = [
+    '/v1/query/page?page=/a', '/v1/page?page=/a', '/v1/query/trends?', '/v1/trends?', '/v1/query/compare?a=/a&b=/b', '/v1/compare?a=/a&b=/b',
+    '/v1/query/session?session_id=s', '/v1/session?session_id=s', '/v1/query/element-heatmap?page=/a&selector=%23a', '/v1/query/page-heatmap?page=/a',
+    '/v1/query/flows?', '/v1/flows?', '/v1/query/journeys/friction?', '/v1/query/recommendations?', '/v1/recommendations?', '/v1/query/revenue?',
+    '/v1/revenue?', '/v1/query/insights?', '/v1/query/export/events.csv?', '/v1/export/events.csv?',
+  ];
+  for (const route of routes) {
+    const sep = route.endsWith('?') ? '' : '&';
+    const foreign = await getJson(`${stack.baseUrl}${route}${sep}site_id=${other.siteId}`, { authorization: `Bearer ${tenant.secretKey}` });
+    const random = await getJson(`${stack.baseUrl}${route}${sep}site_id=${randomUUID()}`, { authorization: `Bearer ${tenant.secretKey}` });
+    t.is(foreign.status, 404, route);
+    t.deepEqual(foreign.body, random.body, route);
+  }
+});

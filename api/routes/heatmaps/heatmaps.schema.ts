@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { PagePath } from '../pages/page.schema.ts';
+import { PagePath, QueryText } from '../pages/page.schema.ts';
 
 export const ElementHeatmapQuerySchema = z.object({
   site_id: Uuid(),
   page: PagePath,
-  selector: z.string().min(1).max(512).describe('the element\'s CSS selector as the SDK sent it (an issue\'s selector)'),
+  selector: QueryText(512).describe('the element\'s CSS selector as the SDK sent it (an issue\'s selector)'),
 });
 export type ElementHeatmapQuery = z.infer<typeof ElementHeatmapQuerySchema>;
 

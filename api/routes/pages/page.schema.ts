@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
+/** Text of a query parameter: PostgreSQL text cannot hold NUL, so one is a 400 here rather than a database error. */
+export const QueryText = (max: number) => z.string().min(1).max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+
 /** A page path as stored (ingest normalises pages to their path). */
-export const PagePath = z.string().min(1).max(2048).describe('page path, e.g. /checkout');
+export const PagePath = QueryText(2048).describe('page path, e.g. /checkout');
 
 export const PageQuerySchema = z.object({ site_id: Uuid(), page: PagePath });
 export type PageQuery = z.infer<typeof PageQuerySchema>;
