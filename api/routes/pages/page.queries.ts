@@ -67,6 +67,18 @@ export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, p
   return listIssuesOfPage(db, siteId, page, [...ACTIVE_STATUSES], 100);
 }
 
+/** How many active issues the page has. */
+export async function activeIssueCount(db: Kysely<Database>, siteId: string, page: string): Promise<number> {
+  const r = await db
+    .selectFrom('ux_issues')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('site_id', '=', siteId)
+    .where('page', '=', page)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .executeTakeFirstOrThrow();
+  return r.n;
+}
+
 /** The page's elements, most friction signals first (the elements route's order). */
 export async function elementsOfPage(db: Kysely<Database>, siteId: string, page: string) {
   return (await listElements(db, { site_id: siteId, page, limit: 50, offset: 0 })).rows;

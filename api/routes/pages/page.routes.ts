@@ -10,7 +10,7 @@ import { pageBudget } from './budget.ts';
 import { noDeploysRecorded, RECENT_DEPLOY_DAYS, type RecentDeploysReader } from './deploys-adapter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
-  activeAlertsOfPage, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
+  activeAlertsOfPage, activeIssueCount, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
 } from './page.queries.ts';
 import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.schema.ts';
 
@@ -61,8 +61,8 @@ export function pageRouter(deps: PageDeps): Router {
 
   const compared = async (siteId: string, p: string, which: 'a' | 'b', at: Date): Promise<ComparedPage> => {
     if (!(await pageKnown(deps.db, siteId, p))) throw new NotFoundError(`page not found: ${which}`);
-    const [score, activity, issues] = await Promise.all([currentPageScore(deps.db, siteId, p), pageActivity(deps.db, siteId, p, at), activeIssuesOfPage(deps.db, siteId, p)]);
-    return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues.length };
+    const [score, activity, issues] = await Promise.all([currentPageScore(deps.db, siteId, p), pageActivity(deps.db, siteId, p, at), activeIssueCount(deps.db, siteId, p)]);
+    return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues };
   };
   const compare: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, CompareQuerySchema);
