@@ -76,6 +76,8 @@ test('revenue, recommendations and insights: off with the reason until wired; th
   t.is(d.total_at_risk, 400);
   t.deepEqual((await q('/v1/revenue')).body, revenue.body);
   t.like((await q('/v1/query/recommendations')).body.data.recommendations[0].impact, { revenue_at_risk: 400, currency: 'EUR' });
+  t.is((await q('/v1/query/recommendations?limit=1')).body.data.recommendations.length, 1);
+  t.is((await q('/v1/query/recommendations?limit=100')).status, 200);
   t.is((await q('/v1/query/recommendations?limit=0')).status, 400);
   t.is((await q('/v1/query/recommendations?limit=101')).status, 400);
 
