@@ -8,6 +8,7 @@ import { elementsRouter } from './routes/elements/elements.routes.ts';
 import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
 import { alertsRouter } from './routes/alerts/alerts.routes.ts';
 import { rawRouter } from './routes/raw/raw.routes.ts';
+import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -24,6 +25,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       elementsRouter({ db: infra.database.db, readAuth }),
       alertsRouter({ db: infra.database.db, readAuth }),
       rawRouter({ db: infra.database.db, readAuth }),
+      deploysRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

@@ -5,6 +5,7 @@ import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/i
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
+import { DeployDetailQuerySchema, DeployListQuerySchema, DeployListSchema, DeploySchema } from '../routes/deploys/deploys.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -15,6 +16,7 @@ import { Uuid } from '../../shared/contracts/uuid.ts';
 const read = { kind: 'access', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
 const IssueParams = z.object({ issue_id: Uuid() });
 const AlertParams = z.object({ alert_id: Uuid() });
+const DeployParams = z.object({ deploy_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
@@ -30,5 +32,9 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/alerts/:alert_id', tag: 'alerts', auth: read, params: AlertParams, query: AlertDetailQuerySchema, summary: 'One alert' },
   { method: 'get', path: '/v1/query/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table, as stored' },
   { method: 'get', path: '/v1/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table (short form)' },
+  { method: 'get', path: '/v1/query/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict' },
+  { method: 'get', path: '/v1/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site (short form)' },
+  { method: 'get', path: '/v1/query/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy with its related issues (each with its verification record), cohort and verdict' },
+  { method: 'get', path: '/v1/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy (short form)' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

@@ -440,6 +440,15 @@ export interface DeployVerificationTable {
   verified_at: Timestamp;
 }
 
+/** Overall score of a non-production environment over the last 24 h (migration 0050). */
+export interface EnvironmentScoreTable {
+  site_id: string;
+  environment: string;
+  score: number;
+  sessions: number;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -469,6 +478,7 @@ export interface Database {
   audit_log: AuditLogTable;
   deploys: DeployTable;
   deploy_verifications: DeployVerificationTable;
+  environment_scores: EnvironmentScoreTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

@@ -9,6 +9,8 @@ import { sql, type Kysely } from 'kysely';
  * - `deploy_verifications`: one row per (deploy, issue, look): the test's counts, p-value and result, shown as the
  *   issue's `verifications` and the deploy's related issues.
  * - `ux_issues.introduced_by_deploy`: the deploy after which a new issue was first seen.
+ * - `environment_scores`: the overall score of a non-production environment (staging traffic never enters the
+ *   page scores), refreshed each scoring cycle: a staging deploy's confusion_before.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -54,11 +56,21 @@ export async function up(db: Kysely<any>): Promise<void> {
       unique (deploy_id, issue_id, look)
     )`.execute(db);
   await sql`create index deploy_verifications_issue_idx on deploy_verifications (issue_id, verified_at)`.execute(db);
+  await sql`
+    create table environment_scores (
+      site_id uuid not null references sites(id) on delete cascade,
+      environment text not null,
+      score real not null,
+      sessions integer not null,
+      updated_at timestamptz not null,
+      primary key (site_id, environment)
+    )`.execute(db);
   await sql`alter table ux_issues add column introduced_by_deploy uuid references deploys(id) on delete set null`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table ux_issues drop column if exists introduced_by_deploy`.execute(db);
+  await db.schema.dropTable('environment_scores').ifExists().execute();
   await db.schema.dropTable('deploy_verifications').ifExists().execute();
   await db.schema.dropTable('deploys').ifExists().execute();
 }
