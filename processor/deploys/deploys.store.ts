@@ -101,13 +101,16 @@ export async function markLookDone(db: Db, id: string, look: string): Promise<vo
   await sql`update deploys set looks_done = array_append(looks_done, ${look}) where id = ${id}`.execute(db);
 }
 
-/** Issues a look tests: open ones (fix?) and ones closed before the deploy (regression?), locked for the transaction. */
+/**
+ * Issues a look tests, locked for the transaction: open ones first seen before the deploy (fixed by it? an issue
+ * born after it cannot have been) and ones closed before the deploy (back after it?).
+ */
 export async function loadLookIssues(trx: Transaction<Database>, siteId: string, recordedAt: Date) {
   return trx.selectFrom('ux_issues')
     .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
     .where('site_id', '=', siteId).where('merged_into', 'is', null)
     .where((eb) => eb.or([
-      eb('status', 'in', ['open', 'triaged', 'in_progress']),
+      eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
       eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
     ]))
     .orderBy('id').forUpdate().execute();
