@@ -94,7 +94,7 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 4 * DAY) }).where('id', '=', coupon.id).execute();
 
   // Quiet period for the coupon; Pay still broken.
-  sent += await send(tenant.publishableKey, spread(200, N - 4 * DAY, N - 3 * HOUR - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
+  sent += await send(tenant.publishableKey, spread(200, N - 4 * DAY, N - 50 * HOUR - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
 
   // Deploy 1 (the Pay fix): 201, before set, after null.
   const rec1 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '1.1.0', commit_sha: 'a1b2c3d' }, auth);
@@ -103,20 +103,20 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   t.is(rec1.body.data.confusion_after, null);
   t.is(rec1.body.data.delta, null);
   const d1 = rec1.body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(N - 3 * HOUR) }).where('id', '=', d1).execute();
-  // After deploy 1: no Pay signals at all.
-  sent += await send(tenant.publishableKey, spread(250, N - 3 * HOUR + 6 * MIN, N - 2 * HOUR - 5 * MIN, () => ({})));
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 50 * HOUR) }).where('id', '=', d1).execute();
+  // After deploy 1, for a day (decisions wait for a full day of evidence): no Pay signals at all.
+  sent += await send(tenant.publishableKey, spread(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN, () => ({})));
 
   // Deploy 2 (2.0.0): the coupon comes back in the sessions on the new version; a new element breaks too.
   const rec2 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, auth);
   t.is(rec2.status, 201);
   const d2 = rec2.body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(N - 2 * HOUR) }).where('id', '=', d2).execute();
-  sent += await send(tenant.publishableKey, spread(250, N - 2 * HOUR + 2 * MIN, N - 20 * MIN, (i) => ({
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 25 * HOUR) }).where('id', '=', d2).execute();
+  sent += await send(tenant.publishableKey, spread(250, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, (i) => ({
     appVersion: '2.0.0', signals: [...(i % 6 === 0 ? [COUPON] : []), ...(i % 40 === 0 ? [NEWS] : [])],
   })));
   // Sessions still on the old release after deploy 2: not evidence for it (release-aware cohort).
-  sent += await send(tenant.publishableKey, spread(30, N - 2 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })));
+  sent += await send(tenant.publishableKey, spread(30, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 120_000, 250);
 
   await stack.tick();
@@ -126,7 +126,7 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   t.is(payNow.status, 'verified');
   t.truthy(payNow.resolved_at);
   const v = payNow.verifications.find((r: { deploy_id: string }) => r.deploy_id === d1);
-  t.like(v, { deploy_version: '1.1.0', result: 'verified', look: '1h', signal_count_after: 0 });
+  t.like(v, { deploy_version: '1.1.0', result: 'verified', look: '24h', signal_count_after: 0 });
   t.true(v.signal_count_before > 0 && v.sessions_before >= 200 && v.sessions_after >= 200 && v.p_value < v.alpha);
   t.truthy(v.verified_at);
   const updated = await db.selectFrom('outbox').select(['subject_kind', 'payload']).where('msg_id', 'like', `issue.updated:${pay.id}:deploy:%`).execute();
@@ -149,14 +149,18 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   t.is(dep1.verdict, 'PASS', dep1.verdict_reasons.join('; '));
   t.true(dep1.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified'));
   const dep2 = (await read(`/v1/query/deploys/${d2}?site_id=${tenant.siteId}`)).body.data;
-  t.like(dep2.cohort, { kind: 'version', sessions: 250 });
+  // Only sessions on 2.0.0, and only the first 24 h: confusion_after froze a day after the deploy.
+  t.like(dep2.cohort, { kind: 'version' });
+  t.true(dep2.cohort.sessions > 200 && dep2.cohort.sessions < 250, String(dep2.cohort.sessions));
+  t.true(dep2.frozen);
+  t.true(Date.parse(dep2.cohort.to) <= N - HOUR);
   t.is(dep2.verdict, 'FAIL');
   t.true(dep2.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === coupon.id && r.relation === 'regressed'));
   t.true(dep2.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === news.id && r.relation === 'introduced'));
   // A second tick takes no look twice.
   await stack.tick();
   const records = await db.selectFrom('deploy_verifications').select(['deploy_id', 'look']).where('site_id', '=', tenant.siteId).execute();
-  t.is(records.filter((r) => r.deploy_id === d1 && r.look === '1h').length, 2, 'one per tested issue');
+  t.is(records.filter((r) => r.deploy_id === d1 && r.look === '24h').length, 2, 'one per tested issue');
 
   // The CI gate: exit 1 on the regressing deploy, 0 on the fixing one, 2 on a wrong id.
   const env = { FRICTION_BASE_URL: stack.baseUrl, FRICTION_SECRET_KEY: tenant.secretKey, FRICTION_SITE_ID: tenant.siteId };

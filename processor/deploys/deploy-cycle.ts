@@ -133,7 +133,10 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const look = dueLook(now - recorded, d.looks_done);
   if (look === null) return 0;
   // Traffic after the next deploy of this environment is that deploy's evidence, not this one's.
-  const { scope: after } = await afterScope(trx, d, Math.min(now, nextAt ?? now));
+  const until = Math.min(now, nextAt ?? now);
+  const { scope: after } = await afterScope(trx, d, until);
+  // How long after the deploy the evidence reaches: decisions wait for a full day (MIN_DECISION_SPAN_MS).
+  const span = until - recorded;
   const issues = await loadLookIssues(trx, d.site_id, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
   const alreadyRegressed = await regressedIssueIds(trx, d.id);
@@ -167,7 +170,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
     for (const i of open) {
       const c = counts(i);
-      const v = verifyIssue(c, look.alpha);
+      const v = verifyIssue(c, look.alpha, span);
       record(i, c, v.result, v.pValue);
       if (v.result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
@@ -179,7 +182,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
     const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
     const c = (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i);
-    const r = checkRegression(c, look.alpha);
+    const r = checkRegression(c, look.alpha, span);
     record(i, c, r.result, r.pValue);
     if (r.result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);

@@ -19,6 +19,7 @@ import {
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
 
 /** Reference: P(X ≤ k) by summing the pmf directly with exact-ish binomial coefficients (small n only). */
 function naiveCdf(k: number, n: number, p: number): number {
@@ -127,14 +128,33 @@ test('the due look is the latest one reached, and it spends what the skipped loo
 const counts = (sb: number, ab: number, sa: number, aa: number) => ({ sessionsBefore: sb, affectedBefore: ab, sessionsAfter: sa, affectedAfter: aa });
 
 test('verification: a clear fix is verified, a partial fix or no change is not, and thin data is insufficient', (t) => {
-  t.is(verifyIssue(counts(10_000, 500, 2000, 10), 0.01).result, 'verified');
+  t.is(verifyIssue(counts(10_000, 500, 2000, 10), 0.01, DAY).result, 'verified');
   // Rate fell by 30 %: significant with this much data, but less than half, so not verified.
-  t.is(verifyIssue(counts(100_000, 5000, 20_000, 700), 0.01).result, 'not_verified');
-  t.is(verifyIssue(counts(10_000, 500, 2000, 100), 0.01).result, 'not_verified');
-  t.is(verifyIssue(counts(10_000, 500, 199, 0), 0.01).result, 'insufficient_data');
-  t.is(verifyIssue(counts(150, 20, 2000, 0), 0.01).result, 'insufficient_data');
+  t.is(verifyIssue(counts(100_000, 5000, 20_000, 700), 0.01, DAY).result, 'not_verified');
+  t.is(verifyIssue(counts(10_000, 500, 2000, 100), 0.01, DAY).result, 'not_verified');
+  t.is(verifyIssue(counts(10_000, 500, 199, 0), 0.01, DAY).result, 'insufficient_data');
+  t.is(verifyIssue(counts(150, 20, 2000, 0), 0.01, DAY).result, 'insufficient_data');
+  // Less than a day after the deploy: no decision however strong the evidence.
+  t.is(verifyIssue(counts(10_000, 500, 2000, 0), 0.01, DAY - 1).result, 'insufficient_data');
+  t.is(checkRegression(counts(5000, 2, 2000, 300), 0.01, DAY - 1).result, 'insufficient_data');
+  // Rate fell to 45 %: halved, but not significantly below half with this little data.
+  t.is(verifyIssue(counts(4000, 400, 1000, 45), 0.01, DAY).result, 'not_verified');
   // 4 expected after if nothing changed: even 0 cannot prove a fix.
-  t.is(verifyIssue(counts(10_000, 20, 2000, 0), 0.01).result, 'insufficient_data');
+  t.is(verifyIssue(counts(10_000, 20, 2000, 0), 0.01, DAY).result, 'insufficient_data');
+});
+
+test('property: a partial fix (rate at least half of before) is verified at most alpha of the time, exactly', (t) => {
+  // Given the total k, X2 ~ Binomial(k, p) with p at or above the null's: enumerate the rejection probability.
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 200, max: 5000 }), fc.integer({ min: 200, max: 5000 }), fc.double({ min: 0.5, max: 1.2, noNaN: true }), (k, n1, n2, ratio) => {
+      const p = (ratio * n2) / (n1 + ratio * n2);
+      let rejected = 0;
+      for (let x2 = 0; x2 <= k; x2++) {
+        if (poissonRateTest(k - x2, n1, x2, n2, 'decrease', 0.5) <= 0.05) rejected += binomialCdf(x2, k, p) - binomialCdf(x2 - 1, k, p);
+      }
+      t.true(rejected <= 0.05 + 1e-9, `k=${k} ratio=${ratio}: ${rejected}`);
+    }),
+  );
 });
 
 test('property: verified implies significant and at least halved; more evidence never un-verifies', (t) => {
@@ -144,11 +164,11 @@ test('property: verified implies significant and at least halved; more evidence 
       (sb, ab0, sa, aa0, alpha) => {
         const ab = Math.min(ab0, sb);
         const aa = Math.min(aa0, sa);
-        const v = verifyIssue(counts(sb, ab, sa, aa), alpha);
+        const v = verifyIssue(counts(sb, ab, sa, aa), alpha, DAY);
         if (v.result === 'verified') {
           t.true(v.pValue! <= alpha);
           t.true(aa / sa <= 0.5 * (ab / sb));
-          if (aa > 0) t.is(verifyIssue(counts(sb, ab, sa, aa - 1), alpha).result, 'verified');
+          if (aa > 0) t.is(verifyIssue(counts(sb, ab, sa, aa - 1), alpha, DAY).result, 'verified');
         }
       },
     ),
@@ -156,12 +176,12 @@ test('property: verified implies significant and at least halved; more evidence 
 });
 
 test('regression: renewed activity after a quiet period regresses; a trickle or a small rise does not', (t) => {
-  t.is(checkRegression(counts(5000, 2, 2000, 30), 0.01).result, 'regressed');
-  t.is(checkRegression(counts(5000, 2, 2000, 2), 0.01).result, 'not_regressed');
-  t.is(checkRegression(counts(10_000, 100, 10_000, 120), 0.01).result, 'not_regressed');
-  t.is(checkRegression(counts(5000, 2, 150, 30), 0.01).result, 'insufficient_data');
+  t.is(checkRegression(counts(5000, 2, 2000, 30), 0.01, DAY).result, 'regressed');
+  t.is(checkRegression(counts(5000, 2, 2000, 2), 0.01, DAY).result, 'not_regressed');
+  t.is(checkRegression(counts(10_000, 100, 10_000, 120), 0.01, DAY).result, 'not_regressed');
+  t.is(checkRegression(counts(5000, 2, 150, 30), 0.01, DAY).result, 'insufficient_data');
   // No quiet-period traffic at all: the affected-session floor decides.
-  t.is(checkRegression(counts(0, 0, 500, 3), 0.01).result, 'regressed');
+  t.is(checkRegression(counts(0, 0, 500, 3), 0.01, DAY).result, 'regressed');
 });
 
 test('confusion_after needs 5 minutes of post-deploy traffic; the after window ends at 24 h or the next deploy', (t) => {
