@@ -154,3 +154,23 @@ test('GET /v1/query/deploys lists newest first per environment with bounds; deta
   t.is(raw.body.data.sort, 'recorded_at');
   t.is(raw.body.data.rows.length, 4);
 });
+
+test('the embedded database (PGlite + TimescaleDB) records deploys and runs the deploy cycle', async (t) => {
+  const embedded = await startTestStack({ embedded: true });
+  try {
+    const { tenant } = embedded;
+    const r = await postJson(`${embedded.baseUrl}/v1/deploys`, { version: 'e1' }, bearer(tenant.secretKey));
+    t.is(r.status, 201, JSON.stringify(r.body));
+    const batch = { session_id: 's-emb', sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1, h: 1 }, environment: 'staging' }, events: [{ id: randomUUID(), type: 'page_view', ts: new Date().toISOString(), page: '/x' }] };
+    t.is((await postJson(`${embedded.baseUrl}/v1/ingest`, batch, bearer(tenant.publishableKey))).status, 202);
+    const staging = await postJson(`${embedded.baseUrl}/v1/deploys`, { version: 'e1', environment: 'staging' }, bearer(tenant.secretKey));
+    t.is(staging.status, 201);
+    await embedded.tick();
+    const d = await getJson(`${embedded.baseUrl}/v1/query/deploys/${r.body.data.id}?site_id=${tenant.siteId}`, bearer(tenant.secretKey));
+    t.is(d.status, 200);
+    const row = await embedded.infra.database.db.selectFrom('deploys').select(['measured_until']).where('id', '=', r.body.data.id).executeTakeFirstOrThrow();
+    t.truthy(row.measured_until, 'the cycle measured it');
+  } finally {
+    await embedded.stop();
+  }
+});

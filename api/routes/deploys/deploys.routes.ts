@@ -82,7 +82,8 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           if (same) return { deploy: same, replayed: true };
           const d: DeployRow = await insertDeploy(trx, {
             id: newId(), site_id: siteId, environment: body.environment, version: body.version, commit_sha: body.commit_sha ?? null,
-            url: body.url ?? null, description: body.description ?? null, confusion_before: await currentScore(deps.db, siteId, body.environment, now),
+            url: body.url ?? null, description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
+            confusion_before: await currentScore(trx, siteId, body.environment, now),
             recorded_at: now, idempotency_key: key, created_by: principal.label,
           });
           await audit(trx, principal, { orgId: principal.orgId, siteId, action: 'deploy.record', targetType: 'deploy', targetId: d.id, summary: { version: d.version, environment: d.environment } });
