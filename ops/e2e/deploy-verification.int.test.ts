@@ -197,3 +197,39 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   t.is(envScore?.environment, 'staging');
   t.true(envScore!.score > 0);
 });
+
+test.serial('confusion_after and delta stay null until post-deploy traffic spans 5 minutes, then follow it each cycle', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const N = Date.now();
+  const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '9.0.0' }, auth);
+  t.is(rec.status, 201);
+  const id = rec.body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 30 * MIN) }).where('id', '=', id).execute();
+  const detail = async () => (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
+  // Traffic spanning 4 minutes (after the 5-minute grace of a time-window cohort).
+  let sent = await send(tenant.publishableKey, spread(20, N - 24 * MIN, N - 20 * MIN, (i) => ({ signals: i % 2 ? [PAY] : [] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const early = await detail();
+  t.is(early.confusion_after, null);
+  t.is(early.delta, null);
+  t.like(early.cohort, { kind: 'time_window', sessions: 20 });
+  t.is(early.verdict, 'WARN');
+  t.regex(early.verdict_reasons.join(' '), /insufficient data/);
+  // More traffic: now it spans 10 minutes.
+  sent += await send(tenant.publishableKey, spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const later = await detail();
+  t.true(later.confusion_after > 0);
+  t.is(later.delta, Math.round((later.confusion_after - later.confusion_before) * 10) / 10);
+  t.is(later.cohort.sessions, 40);
+  t.false(later.frozen);
+  // Events before the deploy, or in its first 5 minutes, are not "after".
+  sent += await send(tenant.publishableKey, spread(10, N - 29 * MIN, N - 26 * MIN, () => ({ signals: [PAY, PAY, PAY] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  t.is((await detail()).confusion_after, later.confusion_after);
+});
