@@ -164,11 +164,15 @@ export async function linkIntroducedIssues(db: Db, d: DeployRow, nextAt: number 
   return Number(r.numUpdatedRows);
 }
 
-/** Sites of these with traffic of `environment` since `since`. */
+/**
+ * Sites of these with sessions of `environment` seen since `since`. Read from `sessions` (one row per visit, indexed
+ * by start) rather than scanning a day of every site's events each cycle; a visit longer than a day is missed.
+ */
 export async function sitesWithTraffic(db: Db, siteIds: readonly string[], environment: string, since: number): Promise<string[]> {
   if (siteIds.length === 0) return [];
   const { rows } = await sql<{ site_id: string }>`
-    select distinct site_id from events where site_id = any(${[...siteIds]}::uuid[]) and ts >= ${new Date(since).toISOString()}::timestamptz
+    select distinct site_id from sessions where site_id = any(${[...siteIds]}::uuid[])
+      and started_at >= ${new Date(since - 86_400_000).toISOString()}::timestamptz and last_seen_at >= ${new Date(since).toISOString()}::timestamptz
       and environment = ${environment}`.execute(db);
   return rows.map((r) => r.site_id);
 }
