@@ -233,3 +233,45 @@ test.serial('confusion_after and delta stay null until post-deploy traffic spans
   await stack.tick();
   t.is((await detail()).confusion_after, later.confusion_after);
 });
+
+test.serial('the CI gate answers within the first hour: PASS with open issues still untested, FAIL as soon as the engine sees a closed issue come back', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const read = async (id: string) => (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
+  const N = Date.now();
+  let sent = await send(tenant.publishableKey, spread(40, N - 6 * DAY, N - 5 * DAY, (i) => ({ signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  const issues = await eventually(async () => {
+    const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
+    return r.total >= 2 ? r.issues : undefined;
+  }, 30_000);
+  const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+  t.is((await postJson(`${stack.baseUrl}/v1/issues/${coupon.id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` })).status, 200);
+  await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 2 * HOUR) }).where('id', '=', coupon.id).execute();
+
+  // A quiet deploy: 20 minutes of clean traffic. The open Pay issue cannot be decided yet, which is no reason to wait.
+  const quiet = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q1' }, auth)).body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 90 * MIN) }).where('id', '=', quiet).execute();
+  sent += await send(tenant.publishableKey, spread(30, N - 84 * MIN, N - 62 * MIN, () => ({})));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const q = await read(quiet);
+  t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
+  t.true(q.related_issues.some((r: { relation: string; record: { look: string; result: string } }) => r.relation === 'still_failing' && r.record.look === '1h' && r.record.result === 'insufficient_data'));
+
+  // The next deploy brings the coupon back: 4 sessions are enough for the engine's live rule, and the gate fails.
+  const bad = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q2' }, auth)).body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 60 * MIN) }).where('id', '=', bad).execute();
+  sent += await send(tenant.publishableKey, spread(30, N - 55 * MIN, N - 30 * MIN, (i) => ({ signals: i % 7 === 0 ? [COUPON] : [] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await eventually(async () => (await getJson(`${stack.baseUrl}/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`, auth)).body.data.status === 'regressed', 30_000);
+  await stack.tick();
+  const b = await read(bad);
+  t.is(b.verdict, 'FAIL');
+  t.true(b.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === coupon.id && r.relation === 'regressed'));
+  t.is((await read(quiet)).verdict, 'PASS', 'the regression belongs to the later deploy');
+  const env = { FRICTION_BASE_URL: stack.baseUrl, FRICTION_SECRET_KEY: tenant.secretKey, FRICTION_SITE_ID: tenant.siteId };
+  t.is((await cliCheck(['--deploy', bad, '--timeout', '5s'], env)).code, 1);
+  t.is((await cliCheck(['--deploy', quiet, '--timeout', '5s'], env)).code, 0);
+});

@@ -151,8 +151,8 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const outbox: OutboxMessage[] = [];
   const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
   const at = new Date(now).toISOString();
-  const record = (i: LookIssue, c: ReturnType<Awaited<ReturnType<typeof countsFor>>>, result: string, pValue: number | null) => records.push({
-    deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
+  const record = (i: LookIssue, c: ReturnType<Awaited<ReturnType<typeof countsFor>>>, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
+    deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
     affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now,
   });
   const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
@@ -171,7 +171,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     for (const i of open) {
       const c = counts(i);
       const v = verifyIssue(c, look.alpha, span);
-      record(i, c, v.result, v.pValue);
+      record(i, c, 'fix', v.result, v.pValue);
       if (v.result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
         transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${v.pValue!.toExponential(2)}, look ${look.name})`);
@@ -183,7 +183,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
     const c = (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i);
     const r = checkRegression(c, look.alpha, span);
-    record(i, c, r.result, r.pValue);
+    record(i, c, 'regression', r.result, r.pValue);
     if (r.result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);
       transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);

@@ -133,6 +133,7 @@ export interface VerificationWrite {
   issueId: string;
   siteId: string;
   look: string;
+  test: 'fix' | 'regression';
   result: string;
   signalCountBefore: number;
   signalCountAfter: number;
@@ -148,7 +149,7 @@ export interface VerificationWrite {
 export async function insertVerifications(db: Db, rows: readonly VerificationWrite[]): Promise<void> {
   if (rows.length === 0) return;
   await db.insertInto('deploy_verifications').values(rows.map((r) => ({
-    deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, result: r.result,
+    deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, test: r.test, result: r.result,
     signal_count_before: r.signalCountBefore, signal_count_after: r.signalCountAfter, affected_before: r.affectedBefore, affected_after: r.affectedAfter,
     sessions_before: r.sessionsBefore, sessions_after: r.sessionsAfter, p_value: r.pValue, alpha: r.alpha, verified_at: new Date(r.at),
   }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();

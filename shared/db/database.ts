@@ -427,7 +427,9 @@ export interface DeployVerificationTable {
   issue_id: string;
   site_id: string;
   look: string;
-  /** verified | not_verified | insufficient_data | regressed | not_regressed */
+  /** fix (an open issue: verified?) | regression (a closed issue: back?) */
+  test: string;
+  /** verified | not_verified | insufficient_data (fix); regressed | not_regressed | insufficient_data (regression) */
   result: string;
   signal_count_before: number;
   signal_count_after: number;

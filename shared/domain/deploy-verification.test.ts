@@ -12,6 +12,7 @@ import {
   chooseCohort,
   deployVerdict,
   dueLook,
+  isDecidingLook,
   poissonRateTest,
   verifyIssue,
   type VerdictInput,
@@ -113,6 +114,11 @@ test('alpha is spent linearly over 7 days and never exceeds ALPHA in total', (t)
       t.true(spent <= ALPHA + 1e-12);
     }),
   );
+});
+
+test('only looks a day or more after the deploy decide', (t) => {
+  t.deepEqual(LOOKS.filter((l) => isDecidingLook(l.name)).map((l) => l.name), ['24h', '72h', '7d']);
+  t.false(isDecidingLook('nope'));
 });
 
 test('the due look is the latest one reached, and it spends what the skipped looks did not', (t) => {

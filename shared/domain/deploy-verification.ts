@@ -232,18 +232,26 @@ export interface VerdictInput {
   dataSpanMs: number;
   /** The site's spike threshold in score points (enabled spike rule's threshold, else DEFAULT_SPIKE_THRESHOLD). */
   spikeThreshold: number;
+  /** Issues that regressed after the deploy: by a look's test, or by the engine's live rule (3 sessions after closing). */
   regressed: readonly { title: string }[];
   introduced: readonly { title: string; severity: number }[];
-  /** Latest result of each open issue tested after the deploy. */
+  /** Latest result of each open issue tested at a deciding look (isDecidingLook); earlier looks cannot decide. */
   tested: readonly { title: string; result: VerificationResult }[];
   verified: readonly { title: string }[];
+}
+
+/** Whether a look may decide (its after window reaches MIN_DECISION_SPAN_MS): only those make a verdict inconclusive. */
+export function isDecidingLook(name: string): boolean {
+  const look = LOOKS.find((l) => l.name === name);
+  return look !== undefined && look.afterMs >= MIN_DECISION_SPAN_MS;
 }
 
 /**
  * The deploy's verdict with its reasons (one pure rule shared by the API, the CLI and the MCP prompt):
  * FAIL when an issue regressed, an issue of severity ≥ HIGH_SEVERITY was introduced, or delta exceeds the spike
  * threshold; otherwise WARN while post-deploy data spans less than VERDICT_MIN_DATA_MS (or confusion_after is
- * still null) or when issues were tested and none could be decided (all insufficient_data); otherwise PASS.
+ * still null) or when issues were tested at a deciding look and none could be decided (all insufficient_data);
+ * otherwise PASS. A PASS in the first day can still become FAIL when the 24 h look finds a regression.
  */
 export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: string[] } {
   const fail: string[] = [];

@@ -1,4 +1,4 @@
-import { deployVerdict, type VerificationResult } from '../../../shared/domain/deploy-verification.ts';
+import { deployVerdict, isDecidingLook, type VerificationResult } from '../../../shared/domain/deploy-verification.ts';
 import type { DeployRow, RelatedData, VerificationRow } from './deploys.queries.ts';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -20,14 +20,17 @@ export function presentVerification(v: VerificationRow) {
     p_value: v.p_value,
     alpha: v.alpha,
     look: v.look,
+    test: v.test as 'fix' | 'regression',
   };
 }
 
-/** How an issue relates to a deploy, from its latest record there. `not_regressed` (a closed issue stayed closed) is not a relation. */
-function relationOf(result: string): 'verified' | 'regressed' | 'still_failing' | null {
-  if (result === 'verified' || result === 'regressed') return result;
-  if (result === 'not_verified' || result === 'insufficient_data') return 'still_failing';
-  return null;
+/**
+ * How an issue relates to a deploy, from its latest record there: a fix test makes it verified or still failing; a
+ * regression test relates it only when it regressed (a closed issue that stayed closed, or not yet known, is not related).
+ */
+function relationOf(test: string, result: string): 'verified' | 'regressed' | 'still_failing' | null {
+  if (test === 'regression') return result === 'regressed' ? 'regressed' : null;
+  return result === 'verified' ? 'verified' : 'still_failing';
 }
 
 /** A deploy with its related issues, cohort and verdict (deployVerdict: the same rule the CLI and MCP prompt read). */
@@ -38,12 +41,18 @@ export function presentDeploy(d: DeployRow, related: RelatedData) {
   const regressed: { title: string }[] = [];
   for (const r of related.records) {
     if (r.deploy_id !== d.id) continue;
-    const relation = relationOf(r.result);
+    const relation = relationOf(r.test, r.result);
     if (relation === null) continue;
     if (relation === 'regressed') regressed.push({ title: r.issue.title });
-    else tested.push({ title: r.issue.title, result: r.result as VerificationResult });
+    else if (isDecidingLook(r.look)) tested.push({ title: r.issue.title, result: r.result as VerificationResult });
     if (relation === 'verified') verified.push({ title: r.issue.title });
     related_issues.push({ issue_id: r.issue.id, title: r.issue.title, page: r.issue.page, signal_type: r.issue.signal_type, severity: round1(r.issue.severity), status: r.issue.status, relation, record: presentVerification(r) });
+  }
+  // Regressed by the engine's live rule after this deploy, without a look's record (yet).
+  for (const i of related.liveRegressions) {
+    if (i.deploy_id !== d.id || related_issues.some((r) => r.issue_id === i.id && r.relation === 'regressed')) continue;
+    regressed.push({ title: i.title });
+    related_issues.push({ issue_id: i.id, title: i.title, page: i.page, signal_type: i.signal_type, severity: round1(i.severity), status: i.status, relation: 'regressed' as const, record: null });
   }
   const introduced = related.introduced.filter((i) => i.introduced_by_deploy === d.id);
   for (const i of introduced) {

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
-import { IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS } from '../../../shared/domain/deploy-verification.ts';
+import { DEFAULT_SPIKE_THRESHOLD, IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS } from '../../../shared/domain/deploy-verification.ts';
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { ok } from '../../../shared/http/envelope.ts';
@@ -27,7 +27,7 @@ import {
 import { presentDeploy } from './deploys.presenter.ts';
 import { DeployCreateSchema, DeployDetailQuerySchema, DeployListQuerySchema, DeploySchema, IdempotencyKeySchema, type DeployCreate } from './deploys.schema.ts';
 
-const NO_RELATED = { records: [], introduced: [], spikeThreshold: 20 };
+const NO_RELATED = { records: [], introduced: [], liveRegressions: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
 
 /** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
 function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {

@@ -45,6 +45,7 @@ export const VerificationRecordSchema = z.object({
   p_value: z.number().nullable(),
   alpha: z.number(),
   look: z.string(),
+  test: z.enum(['fix', 'regression']),
 });
 
 export const RelatedIssueSchema = z.object({

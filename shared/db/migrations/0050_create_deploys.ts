@@ -43,6 +43,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       issue_id uuid not null references ux_issues(id) on delete cascade,
       site_id uuid not null,
       look text not null,
+      test text not null check (test in ('fix', 'regression')),
       result text not null check (result in ('verified', 'not_verified', 'insufficient_data', 'regressed', 'not_regressed')),
       signal_count_before integer not null,
       signal_count_after integer not null,
