@@ -105,6 +105,14 @@ test('bad input and credentials: missing version, environment qa, version 42, un
   }
   t.is((await post({ version: '1', description: 'line one\nline two' })).status, 201);
   t.is((await post('{"version":')).status, 400);
+  const huge = await post({ version: '1', description: 'x'.repeat(70_000) });
+  t.is(huge.status, 413);
+  t.is(huge.body.error.code, 'payload_too_large');
+  const depth = 6000;
+  const nested = `${'{"version":"1","n":'.repeat(depth)}{}${'}'.repeat(depth)}`.slice(0, 63_000);
+  const deep = await post(`${'{"n":'.repeat(depth)}1${'}'.repeat(depth)}`);
+  t.is(deep.status, 400, 'deeply nested body: an unknown field, not a crash');
+  t.is((await post(nested)).status, 400, 'cut-off nested body: malformed JSON');
   t.is((await post([1, 2])).status, 400);
   const badKey = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '1' }, { ...bearer(tenant.secretKey), 'idempotency-key': 'has space' });
   t.is(badKey.status, 400);
