@@ -15,6 +15,7 @@ import { journeysRouter } from './routes/journeys/journeys.routes.ts';
 import { exportRouter } from './routes/export/export.routes.ts';
 import { revenueRouter } from './routes/revenue/revenue.routes.ts';
 import { insightsRouter } from './routes/insights/insights.routes.ts';
+import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -38,6 +39,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       exportRouter({ db: infra.database.db, readAuth, log: infra.log }),
       revenueRouter({ db: infra.database.db, readAuth }),
       insightsRouter({ db: infra.database.db, readAuth }),
+      deploysRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

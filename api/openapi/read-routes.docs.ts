@@ -11,6 +11,7 @@ import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from '../routes/hea
 import { FlowsQuerySchema, JourneyQuerySchema } from '../routes/journeys/journeys.schema.ts';
 import { ExportQuerySchema } from '../routes/export/export.schema.ts';
 import { InsightsQuerySchema, RecommendationsQuerySchema, RevenueQuerySchema } from '../routes/revenue/revenue.schema.ts';
+import { DeployDetailQuerySchema, DeployListQuerySchema, DeployListSchema, DeploySchema } from '../routes/deploys/deploys.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -21,6 +22,7 @@ import { Uuid } from '../../shared/contracts/uuid.ts';
 const read = { kind: 'access', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
 const IssueParams = z.object({ issue_id: Uuid() });
 const AlertParams = z.object({ alert_id: Uuid() });
+const DeployParams = z.object({ deploy_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
@@ -56,5 +58,9 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired' },
   { method: 'get', path: '/v1/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk (short form; the same shape)' },
   { method: 'get', path: '/v1/query/insights', tag: 'revenue', auth: read, query: InsightsQuerySchema, summary: 'Confused versus calm sessions\' conversion by page and traffic source over days (1-90, default 7), with ranked insight sentences; empty with the reason without a conversion event' },
+  { method: 'get', path: '/v1/query/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict' },
+  { method: 'get', path: '/v1/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site (short form)' },
+  { method: 'get', path: '/v1/query/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy with its related issues (each with its verification record), cohort and verdict' },
+  { method: 'get', path: '/v1/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy (short form)' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

@@ -21,6 +21,7 @@ export interface Fixtures {
   webhookId(): Promise<string>;
   integrationId(): Promise<string>;
   keyId(): Promise<string>;
+  deployId(): Promise<string>;
   newSiteId(): Promise<string>;
   /** A page the site has scored (read routes about one page answer 404 for a page never scored). */
   scoredPage(): Promise<string>;
@@ -34,8 +35,8 @@ export interface Fixtures {
 export function randomFixtures(): Fixtures {
   const id = async () => randomUUID();
   return {
-    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, newSiteId: id,
     scoredPage: async () => '/checkout', sessionId: id,
+    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, deployId: id, newSiteId: id,
     clearIntegrations: async () => {},
   };
 }
@@ -84,6 +85,11 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     },
     async keyId() {
       return track((await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] })).id);
+    },
+    async deployId() {
+      const id = track(randomUUID());
+      await db.insertInto('deploys').values({ id, site_id: tenant.siteId, environment: 'production', version: `v-${id.slice(0, 8)}`, commit_sha: null, url: null, description: null, confusion_before: 20, recorded_at: new Date(), idempotency_key: null, created_by: 'fixture' }).execute();
+      return id;
     },
     async newSiteId() {
       return track((await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId);
@@ -139,6 +145,12 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/query/elements': async (f) => ({ path: `/v1/query/elements?site_id=${f.siteId}` }),
   'GET /v1/elements': async (f) => ({ path: `/v1/elements?site_id=${f.siteId}` }),
   'GET /v1/query/heuristics': async (f) => ({ path: `/v1/query/heuristics?site_id=${f.siteId}` }),
+  'GET /v1/query/deploys': async (f) => ({ path: `/v1/query/deploys?site_id=${f.siteId}` }),
+  'GET /v1/deploys': async (f) => ({ path: `/v1/deploys?site_id=${f.siteId}&environment=staging` }),
+  'GET /v1/query/deploys/:deploy_id': async (f) => ({ path: `/v1/query/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
+  'GET /v1/deploys/:deploy_id': async (f) => ({ path: `/v1/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
+  'POST /v1/deploys': async (f) => ({ path: '/v1/deploys', body: { site_id: f.siteId, version: `v${u()}` } }),
+  'POST /v1/manage/deploys': async (f) => ({ path: '/v1/manage/deploys', body: { site_id: f.siteId, version: `v${u()}`, environment: 'staging' } }),
   'GET /v1/query/audit': async (f) => ({ path: `/v1/query/audit?org_id=${f.orgId}` }),
   // read routes of api/routes/{pages,sessions,heatmaps,journeys,revenue,insights,export}
   'GET /v1/query/page': async (f) => ({ path: `/v1/query/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
@@ -247,6 +259,12 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/elements': READ,
   'GET /v1/elements': READ,
   'GET /v1/query/heuristics': READ,
+  'GET /v1/query/deploys': READ,
+  'GET /v1/deploys': READ,
+  'GET /v1/query/deploys/:deploy_id': READ,
+  'GET /v1/deploys/:deploy_id': READ,
+  'POST /v1/deploys': 'OAMS',
+  'POST /v1/manage/deploys': 'OAMS',
   'GET /v1/query/audit': 'OASRC',
   'GET /v1/query/page': READ,
   'GET /v1/page': READ,

@@ -35,7 +35,7 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
 export async function findIssue(db: Kysely<Database>, siteId: string, id: string) {
   const issue = await db
     .selectFrom('ux_issues')
-    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence'])
+    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence', 'introduced_by_deploy'])
     .where('site_id', '=', siteId)
     .where('id', '=', id)
     .executeTakeFirst();
