@@ -4,6 +4,7 @@ import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import type { ManageDeps } from '../deps.ts';
+import { assertOutboundUrl } from '../outbound-url.ts';
 import { findWebhookForUpdate, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from './webhooks.queries.ts';
 import { WEBHOOK_EVENTS, WebhookCreatedSchema, WebhookCreateSchema, WebhookEndpointSchema, WebhookListQuerySchema, WebhookListSchema, WebhookPatchSchema } from './webhooks.schema.ts';
 
@@ -49,6 +50,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const siteId = body.site_id ?? (principal.kind === 'key' ? principal.siteId : null) ?? null;
       guard.org(body.org_id, 'organization not found');
       if (siteId || principal.kind === 'key') guard.site(siteId, 'site not found');
+      await assertOutboundUrl(body.url, deps.outbound);
       const secret = body.secret ?? `whsec_${randomToken(32)}`;
       const sealed = seal(await deps.instanceKeys.sealKey(), secret);
       return deps.db.transaction().execute(async (trx) => {
@@ -72,6 +74,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       return deps.db.transaction().execute(async (trx) => {
         const before = await findWebhookForUpdate(trx, params.endpoint_id);
         guardEndpoint(guard, principal, before);
+        await assertOutboundUrl(body.url, deps.outbound);
         const { enabled, ...rest } = body;
         const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
         const after = await updateWebhook(trx, params.endpoint_id, { ...set, updated_at: deps.now() });
