@@ -58,6 +58,16 @@ export const EnvSchema = z.object({
    * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
    */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
+  /** SMTP server for email alerts (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log. */
+  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+  /** Sender address of emails. */
+  SMTP_FROM: z.string().default('Friction <friction@localhost>'),
+  /** Origin Slack incoming webhooks are sent to (the stored https://hooks.slack.com URL keeps its path). */
+  SLACK_WEBHOOK_BASE_URL: z.string().url().default('https://hooks.slack.com'),
+  /** Slack Web API base (bot tokens: chat.postMessage). */
+  SLACK_API_BASE_URL: z.string().url().default('https://slack.com/api'),
+  /** PagerDuty Events API v2 enqueue URL. */
+  PAGERDUTY_EVENTS_URL: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
 

@@ -11,6 +11,7 @@ import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
+import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
 import { alertRuleRoutes } from './alert-rules/alert-rules.routes.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { annotationRoutes } from './annotations/annotations.routes.ts';
@@ -64,6 +65,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   authRoutes(table, deps, limits);
   for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes]) add(table, deps);
   auditRoutes(table, deps);
+  deliveryRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),
