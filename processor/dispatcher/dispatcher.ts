@@ -49,7 +49,7 @@ export class Dispatcher {
   readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0 };
 
   constructor(o: DispatcherOptions) {
-    this.o = { now: () => Date.now(), random: Math.random, ...o };
+    this.o = { ...o, now: o.now ?? (() => Date.now()), random: o.random ?? Math.random };
   }
 
   async start(opts: { consume?: boolean } = {}): Promise<void> {

@@ -11,7 +11,9 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
     async start(): Promise<{ running: { stop(): Promise<void>; dispatcher: Dispatcher }; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
       const { config, log } = infra;
       const dispatcher = new Dispatcher({
-        db: infra.database.db, bus: infra.bus, topology: infra.topology, log: log.child({ role: 'dispatcher' }), now: opts.now, random: opts.random,
+        db: infra.database.db, bus: infra.bus, topology: infra.topology, log, now: opts.now, random: opts.random,
+        // The NOTIFY consumer redelivers what a killed dispatcher had fetched after the same wait as the processor's.
+        ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         channels: {
           outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
           slackWebhookBaseUrl: config.SLACK_WEBHOOK_BASE_URL,

@@ -1,5 +1,6 @@
 import { seal } from '../../../../shared/auth/secret-box.ts';
-import { newId, randomToken } from '../../../../shared/ids.ts';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
@@ -57,7 +58,8 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       guard.org(body.org_id, 'organization not found');
       if (siteId || principal.kind === 'key') guard.site(siteId, 'site not found');
       await assertOutboundUrl(body.url, deps.outbound);
-      const secret = body.secret ?? `whsec_${randomToken(32)}`;
+      // Standard Webhooks form: whsec_ + base64 of 24 random bytes (its libraries decode the key from it).
+      const secret = body.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
       const sealed = seal(await deps.instanceKeys.sealKey(), secret);
       return deps.db.transaction().execute(async (trx) => {
         const w = await insertWebhook(trx, {
