@@ -59,7 +59,13 @@ export async function fanOut(
     if (!event.site_id) continue;
     const site = await trx.selectFrom('sites').select(['org_id']).where('id', '=', event.site_id).executeTakeFirst();
     if (!site) continue;
-    const ruleChannels = Array.isArray((n as { channels?: unknown }).channels) ? ((n as { channels: unknown[] }).channels.filter((c) => typeof c === 'string') as string[]) : null;
+    // An alert's channels are its rule's, read now (a rule deleted since: webhooks only).
+    const alert = n.alert as { rule_id?: unknown } | undefined;
+    const rule = kind.startsWith('alert.') && typeof alert?.rule_id === 'string'
+      ? await trx.selectFrom('alert_rules').select(['channels', 'slack_channel']).where('id', '=', alert.rule_id).executeTakeFirst()
+      : undefined;
+    const ruleChannels = rule ? rule.channels : null;
+    const forChannels = rule?.slack_channel && alert ? { ...n, alert: { ...alert, slack_channel: rule.slack_channel } } : n;
     const toWebhooks = !kind.startsWith('alert.') || ruleChannels === null || ruleChannels.length === 0 || ruleChannels.includes('webhook');
     const base = { event_id: event.id, event_type: kind, org_id: site.org_id, site_id: event.site_id, next_attempt_at: now };
     if (toWebhooks) {
@@ -78,7 +84,7 @@ export async function fanOut(
     if (kind.startsWith('alert.') && ruleChannels) {
       for (const ch of PUSH_CHANNELS) {
         if (!ruleChannels.includes(ch)) continue;
-        const built = await channels[ch](trx, { event, orgId: site.org_id, notification: n });
+        const built = await channels[ch](trx, { event, orgId: site.org_id, notification: forChannels });
         for (const b of built) rows.push({ ...base, id: newId(), channel: ch, endpoint_id: b.endpointId, target: b.target, body: b.body });
       }
     }

@@ -445,6 +445,19 @@ export interface DegradationEventTable {
   details: ColumnType<Record<string, unknown>, string | undefined, string>;
 }
 
+export interface AlertRuleStateTable {
+  rule_id: string;
+  page: string;
+  /** The condition on the last evaluations, oldest first: '1' held, '0' clear. */
+  recent: string;
+  consecutive: number;
+  clear_since: Timestamp | null;
+  /** Held back for flapping since then (null: not held back). */
+  held_back_since: Timestamp | null;
+  held_back_reason: string | null;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -475,6 +488,7 @@ export interface Database {
   notification_deliveries: NotificationDeliveryTable;
   delivery_attempts: DeliveryAttemptTable;
   degradation_events: DegradationEventTable;
+  alert_rule_states: AlertRuleStateTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

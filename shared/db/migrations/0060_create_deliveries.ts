@@ -8,6 +8,7 @@ import { sql, type Kysely } from 'kysely';
  *   dispatcher that dies mid-send leaves the row due again once the lease passes (nothing lost), and
  *   `for update skip locked` keeps two dispatchers off one row (nothing sent twice at once).
  * - `delivery_attempts`: one row per attempt made, the log `/query/webhook-deliveries` reads.
+ * - `alert_rule_states`: what rule evaluation remembers per (rule, page) between evaluations.
  * - `degradation_events`: something degraded (started_at) and, later, recovered (recovered_at); org_id null
  *   means instance-wide.
  */
@@ -69,9 +70,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db);
   await sql`create unique index degradation_events_open_idx on degradation_events (kind, subject) where recovered_at is null`.execute(db);
   await sql`create index degradation_events_org_idx on degradation_events (org_id, started_at desc)`.execute(db);
+  // Per (rule, page): the evaluation memory of processor/alerts/rules.ts (consecutive holds, flapping, auto-resolve clock).
+  await sql`
+    create table alert_rule_states (
+      rule_id uuid not null references alert_rules(id) on delete cascade,
+      page text not null,
+      recent text not null default '',
+      consecutive integer not null default 0,
+      clear_since timestamptz,
+      held_back_since timestamptz,
+      held_back_reason text,
+      updated_at timestamptz not null,
+      primary key (rule_id, page)
+    )`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('alert_rule_states').ifExists().execute();
   await db.schema.dropTable('degradation_events').ifExists().execute();
   await db.schema.dropTable('delivery_attempts').ifExists().execute();
   await db.schema.dropTable('notification_deliveries').ifExists().execute();
