@@ -112,3 +112,38 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
   t.true(log.body.data.deliveries.every((d: { status: string }) => d.status === 'succeeded'));
   t.false(JSON.stringify(log.body).includes('R'.repeat(32)), 'no routing key in the log');
 });
+
+test('a cleared condition resolves the alert 15 minutes later with "condition cleared" and notifies; a disabled rule fires nothing', async (t) => {
+  let clock = Date.now();
+  const webhook = await startReceiver(() => ({ status: 200 }));
+  const stack = await startTestStack({ dispatcher: true, now: () => clock, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  t.teardown(async () => {
+    await stack.stop();
+    await webhook.close();
+  });
+  const api = apiClient(stack.baseUrl);
+  const { tenant } = stack;
+  const token = tenant.owner.token;
+  await api('POST', '/v1/manage/webhooks', { token, body: { org_id: tenant.orgId, url: webhook.url, events: ['alert.triggered', 'alert.resolved'] } });
+  const rule = await api('POST', '/v1/manage/alert-rules', { token, body: { site_id: tenant.siteId, name: 'Budget', trigger_type: 'budget', threshold: 0, channels: ['webhook'] } });
+  const quiet = await api('POST', '/v1/manage/alert-rules', { token, body: { site_id: tenant.siteId, name: 'Off', trigger_type: 'budget', threshold: 0, channels: ['webhook'], enabled: false } });
+  t.is(quiet.status, 201, quiet.text);
+  await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ page: '/cart', events: 6, ts: clock }), { authorization: `Bearer ${tenant.publishableKey}` });
+  const alert = await eventually(async () => (await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token })).body.data.alerts[0], 20_000, 'alert');
+  t.is(alert.rule_name, 'Budget');
+  // The budget is raised above the score: the condition clears. Not resolved before 15 minutes have passed...
+  t.is((await api('PATCH', `/v1/manage/alert-rules/${rule.body.data.id}`, { token, body: { threshold: 1000 } })).status, 200);
+  await stack.tick();
+  clock += 14 * 60_000;
+  await stack.tick();
+  t.is((await api('GET', `/v1/query/alerts/${alert.id}?site_id=${tenant.siteId}`, { token })).body.data.status, 'fired');
+  // ...and resolved once they have.
+  clock += 2 * 60_000;
+  await stack.tick();
+  const resolved = (await api('GET', `/v1/query/alerts/${alert.id}?site_id=${tenant.siteId}`, { token })).body.data;
+  t.like(resolved, { status: 'resolved', resolved_reason: 'condition cleared' });
+  await webhook.waitFor(2);
+  t.deepEqual(webhook.received.map((r) => JSON.parse(r.body).type), ['alert.triggered', 'alert.resolved']);
+  const all = (await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token })).body.data.alerts;
+  t.is(all.length, 1, 'the disabled rule fired nothing');
+});

@@ -21,7 +21,7 @@ export interface AlertFacts {
 const VERB: Record<string, string> = { 'alert.triggered': 'fired', 'alert.acknowledged': 'acknowledged', 'alert.resolved': 'resolved' };
 
 export function alertLink(a: AlertFacts, base: string | undefined): string | null {
-  return base ? `${base.replace(/\/$/, '')}/v1/query/alerts/${a.id}` : null;
+  return base ? `${base.replace(/\/$/, '')}/v1/query/alerts/${a.id}?site_id=${a.site_id}` : null;
 }
 
 const score = (n: number | null) => (n === null ? '–' : String(Math.round(n * 10) / 10));
