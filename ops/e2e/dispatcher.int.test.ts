@@ -161,3 +161,34 @@ test('20 failures in a row disable an endpoint only once they span 5 days', asyn
   t.regex(disabled.disabled_reason, /^2\d failed attempts in a row since /);
   t.true(Date.parse(disabled.failing_since) - start < MIN);
 });
+
+test('degradation: dead-lettered batches and an org over its session quota are recorded, then recovered; /query/degradation lists org and instance events', async (t) => {
+  const { stack, advance } = await clockedStack();
+  t.teardown(() => stack.stop());
+  const api = apiClient(stack.baseUrl);
+  const { tenant } = stack;
+  const db = stack.infra.database.db;
+  await db.insertInto('dead_letters').values({ stream: 'EVENTS', subject: 'events.v1.0.x', stream_seq: 1, reason: 'poison: test', payload: '{}' }).execute();
+  await db.updateTable('orgs').set({ session_limit: 0 }).where('id', '=', tenant.orgId).execute();
+  await db.insertInto('sessions').values({
+    site_id: tenant.siteId, id: 'over-1', started_at: new Date(), last_seen_at: new Date(), device: 'desktop', source: null, referrer: null, app_version: null,
+    environment: null, anonymous_id: null, first_page: '/', last_page: '/', event_count: 1, page_views: 1, signal_count: 0, conversions: 0, revenue: 0,
+  }).execute();
+  await stack.monitor!.check();
+  const read = async () => (await api('GET', `/v1/query/degradation?org_id=${tenant.orgId}`, { token: tenant.owner.token })).body.data.events as Record<string, any>[];
+  const open = await read();
+  t.like(open.find((e) => e.kind === 'dead_letters'), { scope: 'instance', active: true, subject: 'pipeline' });
+  t.like(open.find((e) => e.kind === 'over_quota'), { scope: 'org', active: true, subject: tenant.orgId });
+  t.falsy(open.find((e) => e.kind === 'bus_unreachable'));
+  // Another org sees the instance-wide event, never this org's quota.
+  const other = await stack.newTenant();
+  const theirs = (await api('GET', `/v1/query/degradation?org_id=${other.orgId}`, { token: other.owner.token })).body.data.events as Record<string, any>[];
+  t.truthy(theirs.find((e) => e.kind === 'dead_letters'));
+  t.falsy(theirs.find((e) => e.kind === 'over_quota' && e.subject === tenant.orgId));
+  await db.updateTable('orgs').set({ session_limit: null }).where('id', '=', tenant.orgId).execute();
+  advance(2 * 3600_000);
+  await stack.monitor!.check();
+  const later = await read();
+  t.like(later.find((e) => e.kind === 'dead_letters'), { active: false });
+  t.like(later.find((e) => e.kind === 'over_quota'), { active: false });
+});

@@ -19,6 +19,7 @@ import { apiRole } from '../../api/main.ts';
 import { processorRole } from '../../processor/main.ts';
 import { dispatcherRole } from '../../processor/dispatcher/main.ts';
 import type { Dispatcher } from '../../processor/dispatcher/dispatcher.ts';
+import type { DegradationMonitor } from '../../processor/dispatcher/degradation-monitor.ts';
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
 
 export interface TestUser {
@@ -51,6 +52,8 @@ export interface TestStack {
   newUser(tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser>;
   /** The dispatcher, when started (`dispatcher: true`). */
   dispatcher: Dispatcher | undefined;
+  /** Its degradation monitor (checks every 30 s; tests call check()). */
+  monitor: DegradationMonitor | undefined;
   /** Every router the stack serves (ops routes excluded): what the OpenAPI coverage test walks. */
   routers: Router[];
   stop(): Promise<void>;
@@ -123,6 +126,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     databaseUrl: database?.url,
     tenant,
     dispatcher: dispatcher?.running.dispatcher,
+    monitor: dispatcher?.running.monitor,
     newTenant,
     newUser,
     routers: roles.flatMap((r) => r.routers),

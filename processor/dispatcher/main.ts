@@ -4,11 +4,12 @@ import type { ReadinessCheck } from '../../shared/http/ops-routes.ts';
 import { databaseReady, type Infra } from '../../shared/infra.ts';
 import { createMailer } from '../../shared/mail/mailer.ts';
 import { Dispatcher } from './dispatcher.ts';
+import { DegradationMonitor } from './degradation-monitor.ts';
 
 /** The dispatcher role (`friction dispatcher`, also inside `friction start`): webhooks and alert channels. */
 export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?: () => number } = {}) {
   return {
-    async start(): Promise<{ running: { stop(): Promise<void>; dispatcher: Dispatcher }; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
+    async start(): Promise<{ running: { stop(): Promise<void>; dispatcher: Dispatcher; monitor: DegradationMonitor }; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
       const { config, log } = infra;
       const dispatcher = new Dispatcher({
         db: infra.database.db, bus: infra.bus, topology: infra.topology, log, now: opts.now, random: opts.random,
@@ -25,8 +26,10 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
         },
       });
       await dispatcher.start();
+      const monitor = new DegradationMonitor({ db: infra.database.db, bus: infra.bus, log, now: opts.now });
+      monitor.start();
       return {
-        running: { dispatcher, stop: () => dispatcher.stop() },
+        running: { dispatcher, monitor, stop: async () => (await monitor.stop(), await dispatcher.stop()) },
         http: { routers: [], checks: [['database', () => databaseReady(infra)], ['bus', () => infra.bus.healthy()]] },
       };
     },
