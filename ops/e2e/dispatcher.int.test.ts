@@ -71,6 +71,8 @@ test('a receiver failing then recovering gets exactly one successful delivery, s
   t.is(rows[2]!.next_attempt_at, new Date(start + 5000).toISOString(), 'retry after the scheduled 5 s (Retry-After: 1 is shorter)');
   t.is(rows[0]!.next_attempt_at, null);
   t.true(rows.every((r) => r.event_id === [...ids][0] && r.channel === 'webhook' && r.target === `${rx.url}/hooks`));
+  const ep = (await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token: tenant.owner.token })).body.data.endpoints[0];
+  t.like(ep, { active: true, consecutive_failures: 0, failing_since: null }, 'a success clears the failure streak');
   const limited = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}&limit=1`, { token: tenant.owner.token });
   t.is(limited.body.data.deliveries.length, 1);
   t.is((await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}&limit=501`, { token: tenant.owner.token })).status, 400);

@@ -3,7 +3,7 @@ import { runBatchLoop } from '../../shared/bus/batch-loop.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { abandonDelivery, claimDueDeliveries, recordAttempt, type DeliveryRow } from '../../shared/db/queries/deliveries.queries.ts';
+import { abandonDelivery, claimDueDeliveries, recordAttempt, recordSuccess, type DeliveryRow } from '../../shared/db/queries/deliveries.queries.ts';
 import { openDegradation } from '../../shared/db/queries/degradation.queries.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
@@ -127,9 +127,17 @@ export class Dispatcher {
     this.stats.sent++;
     if (outcome.ok) this.stats.succeeded++;
     else this.stats.failed++;
+    if (outcome.ok) {
+      const a = { deliveryId: d.id, orgId: d.org_id, claimedAttempts: d.attempts, httpStatus: outcome.status, durationMs, startedAt: new Date(startedAt), now };
+      if (!(await recordSuccess(this.o.db, a, d.channel === 'webhook' ? d.endpoint_id : null))) this.o.log.warn({ delivery: d.id }, 'delivery claim went stale before its attempt was recorded');
+      return;
+    }
     await this.o.db.transaction().execute(async (trx) => {
-      const ep = d.channel === 'webhook' && d.endpoint_id
-        ? await trx.selectFrom('webhook_endpoints').select(['id', 'org_id', 'url', 'active', 'consecutive_failures', 'failing_since']).where('id', '=', d.endpoint_id).forUpdate().executeTakeFirst()
+      // NOTE: the endpoint row is locked only when an attempt failed (a success clears a streak only if there is one),
+      // so concurrent successful sends to one endpoint never queue on its row.
+      const webhookId = d.channel === 'webhook' ? d.endpoint_id : null;
+      const ep = webhookId && !outcome.ok
+        ? await trx.selectFrom('webhook_endpoints').select(['id', 'org_id', 'url', 'active', 'consecutive_failures', 'failing_since']).where('id', '=', webhookId).forUpdate().executeTakeFirst()
         : undefined;
       const h = ep ? afterAttempt({ consecutiveFailures: ep.consecutive_failures, failingSince: ep.failing_since?.getTime() ?? null }, outcome, now.getTime()) : undefined;
       const stopRetrying = h?.disable != null;
@@ -142,6 +150,10 @@ export class Dispatcher {
       if (!written) {
         this.o.log.warn({ delivery: d.id }, 'delivery claim went stale before its attempt was recorded');
         return;
+      }
+      if (webhookId && outcome.ok) {
+        await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0, failing_since: null }).where('id', '=', webhookId)
+          .where((eb) => eb.or([eb('consecutive_failures', '!=', 0), eb('failing_since', 'is not', null)])).execute();
       }
       if (!ep || !h) return;
       const disable = h.disable !== null && ep.active;

@@ -113,3 +113,25 @@ export async function listDeliveryLog(db: Db, orgId: string, limit: number, site
     ) log order by at desc, attempt desc limit ${limit}`.execute(db);
   return rows;
 }
+
+/**
+ * The common case in one statement (atomic on its own, one round trip): marks the delivery succeeded, logs the
+ * attempt, and clears the webhook endpoint's failure streak if it has one. Returns false when the claim had gone
+ * stale (nothing written).
+ */
+export async function recordSuccess(db: Kysely<Database>, a: Omit<AttemptRecord, 'status' | 'error' | 'nextAttemptAt'>, webhookEndpointId: string | null): Promise<boolean> {
+  const { rows } = await sql<{ id: string }>`
+    with d as (
+      update notification_deliveries set status = 'succeeded', attempts = ${a.claimedAttempts + 1}, last_http_status = ${a.httpStatus},
+        last_error = null, updated_at = ${a.now}, next_attempt_at = ${a.now}, completed_at = ${a.now}
+      where id = ${a.deliveryId} and attempts = ${a.claimedAttempts} and status = 'pending'
+      returning id),
+    att as (
+      insert into delivery_attempts (delivery_id, org_id, attempt, status, http_status, error, duration_ms, started_at, next_attempt_at)
+      select id, ${a.orgId}, ${a.claimedAttempts + 1}, 'succeeded', ${a.httpStatus}, null, ${Math.round(a.durationMs)}, ${a.startedAt}, null from d),
+    e as (
+      update webhook_endpoints set consecutive_failures = 0, failing_since = null
+      where id = ${webhookEndpointId} and exists (select 1 from d) and (consecutive_failures <> 0 or failing_since is not null))
+    select id from d`.execute(db);
+  return rows.length > 0;
+}
