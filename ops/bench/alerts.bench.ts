@@ -21,7 +21,7 @@ import { ingestRole } from '../../ingest/main.ts';
 import { processorRole } from '../../processor/main.ts';
 import { dispatcherRole } from '../../processor/dispatcher/main.ts';
 import { closeServer, serveRoles } from '../server.ts';
-import { openBenchEnvironment, withDb } from './harness.ts';
+import { openBenchEnvironment } from './harness.ts';
 import { percentile } from './load.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 
@@ -34,7 +34,6 @@ const EVENTS_PER_BATCH = 50;
 
 export async function runBench(): Promise<void> {
   const bench = await openBenchEnvironment(NATS_URL);
-  void withDb;
   const received = new Map<string, number>();
   const receiver = http.createServer((req, res) => {
     req.resume();
