@@ -46,6 +46,8 @@ for (const [i, scenario] of SCENARIOS.entries()) {
     const wire = JSON.stringify(env.capture.received.filter((x) => x.key === r.key).map((x) => x.raw));
     for (const s of TYPED_SECRETS) t.false(wire.includes(s), `typed text "${s}" never leaves the page`);
 
+    if (scenario.pageViews) t.deepEqual(r.events.filter((e) => e.type === 'page_view').map((e) => e.page), scenario.pageViews, 'page views: hash routes are pages, anchors are not');
+
     if (scenario.conversion) {
       const c = r.events.find((e) => e.type === 'conversion');
       t.like(c, scenario.conversion, 'the conversion from config was recorded');

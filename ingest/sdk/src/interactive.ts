@@ -19,9 +19,62 @@ export function interactiveFor(target: Element): Element | null {
   return found;
 }
 
-/** The disabled control a press landed on: `disabled` (also via a disabled fieldset) or aria-disabled. */
-export const disabledFor = (target: Element): Element | null =>
-  target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]');
+/**
+ * The disabled control a press landed on: `disabled` (also via a disabled fieldset) or aria-disabled.
+ * Given the pointer, also a disabled-looking child of the target under it (`:disabled`, aria-disabled or
+ * class `disabled`): Bootstrap and others give disabled controls `pointer-events: none`, so the press
+ * lands on the parent. Only the target's children are looked at, which is where such a press lands
+ * (a child's own children inherit `pointer-events: none`), and costs next to nothing per press.
+ */
+export const disabledFor = (target: Element, e?: MouseEvent): Element | null =>
+  target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]') ||
+  (e &&
+    Array.from(target.children).find((c) => {
+      if (!c.matches(':disabled,.disabled,[aria-disabled=true]')) return false;
+      const r = c.getBoundingClientRect();
+      return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+    })) ||
+  null;
+
+/** Class tokens and style properties of press, focus and ripple effects (`Mui-focusVisible`, `--ripple-x: 4px`). */
+const EFFECT = /\S*(ripple|focus|hover|press|wave)\S*|--[\w-]+:[^;]*;?/gi;
+const effectless = (v: string | null): string => (v || '').replace(EFFECT, '').replace(/\s/g, '');
+/** An element with nothing to read or see in it: no text, no image or icon. Ripples and focus rings are such spans and divs. */
+const bare = (n: Node): boolean =>
+  !(n.textContent || '').trim() && (!(n instanceof Element) || (/^(span|div)$/.test(n.localName) && !n.querySelector('img,svg,video,canvas')));
+
+/**
+ * A change inside the clicked element that only decorates the press: a ripple, focus ring or press
+ * layer coming or going (an element with no text and no image), a `class` or `style` change that is
+ * about ripples, focus, hover or press (or touches only such a bare element), or a `data-*` attribute
+ * named so (`data-focus-visible`, `data-pressed`). New text, an icon, an `aria-*` or other state
+ * attribute, or a class that shows a new state (`open`, `selected`) is a response the visitor can use.
+ */
+export function decorative(r: MutationRecord, el: Element): boolean {
+  const t = r.target as Element;
+  if (!el.contains(t)) return false;
+  if (r.type == 'childList') return Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare);
+  const a = r.attributeName || '';
+  return (
+    /^data-.*(ripple|focus|hover|press|wave)/.test(a) ||
+    (/^(class|style)$/.test(a) && ((t != el && bare(t)) || effectless(r.oldValue) == effectless(t.getAttribute(a))))
+  );
+}
+
+/**
+ * A trigger of a menu that CSS alone may open (`:hover`, `:focus-within`): next to it (sibling of it or
+ * of its parent) sits an absolutely positioned box of links, buttons or menu items, which is how such
+ * menus drop down. (Fixed layers are modals and toasts, not menus.) Asked only before a dead_click is
+ * sent, so it costs ordinary clicks nothing.
+ */
+export function menuTrigger(el: Element): boolean {
+  for (let p = el.parentElement, i = 0; p && i < 2; p = p.parentElement, i++) {
+    for (const c of Array.from(p.children)) {
+      if (!c.contains(el) && getComputedStyle(c).position == 'absolute' && c.querySelector('a[href],button,[role^=menuitem]')) return true;
+    }
+  }
+  return false;
+}
 
 /**
  * A modal's backdrop: the ::backdrop of a <dialog> (the click lands on the dialog, outside its box),
@@ -74,9 +127,12 @@ export function deadExcluded(el: Element, target: Element, e: MouseEvent): boole
   );
 }
 
-/** Captions of controls meant to be clicked many times in a row: steppers and pagers. */
+/**
+ * Captions (any case, anywhere in the accessible name) of controls meant to be clicked many times in a
+ * row: steppers, pagers, carousels. "Go to next page", "Next slide", "Slide right", "Show 10 more".
+ */
 const REPEATABLE =
-  /^([-+−–›»‹«→←<>]|\d+|(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev|older|newer|(load|show) more|page \d+)\b.*)$/i;
+  /^([-+−–›»‹«→←<>]|\d+)$|\b(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev(ious)?|older|newer|(load|show|see|view)( \d+)? more|page \d+|slide)\b/i;
 
 /**
  * rage_click exclusions: controls whose whole point is repeated clicking (toggles, steppers,
@@ -90,7 +146,7 @@ export function rageExcluded(el: Element, target: Element, label: string | undef
     outsideResponse(el, target) ||
     el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],[role=switch],[role=checkbox],[role=radio],[role=tab],[role=option],summary') ||
     !!el.closest(
-      '[role=spinbutton],[class*=pagination],[class*=pager],[class*=carousel],[aria-roledescription=carousel],[rel=next],[rel=prev],' +
+      '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[aria-roledescription=slide i],[rel=next],[rel=prev],' +
         'nav[aria-label*=pag i],[role=navigation][aria-label*=pag i]',
     ) ||
     !!(p && p.querySelector('input[type=number],[role=spinbutton]')) ||
