@@ -54,8 +54,6 @@ export function watchActivity(h: ActivityHooks): void {
     childList: true,
     subtree: true,
     attributes: true,
-    // Old values tell a ripple's class coming and going from a class that shows a new state (see decorative).
-    attributeOldValue: true,
     characterData: true,
   });
   wrap(window, 'fetch', () => fire('net'));

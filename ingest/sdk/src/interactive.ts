@@ -28,53 +28,28 @@ export function interactiveFor(target: Element): Element | null {
  */
 export const disabledFor = (target: Element, e?: MouseEvent): Element | null =>
   target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]') ||
-  (e &&
-    Array.from(target.children).find((c) => {
-      if (!c.matches(':disabled,.disabled,[aria-disabled=true]')) return false;
-      const r = c.getBoundingClientRect();
-      return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
-    })) ||
+  (e && Array.from(target.children).find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
   null;
 
-/** Class tokens and style properties of press, focus and ripple effects (`Mui-focusVisible`, `--ripple-x: 4px`). */
-const EFFECT = /\S*(ripple|focus|hover|press|wave)\S*|--[\w-]+:[^;]*;?/gi;
-const effectless = (v: string | null): string => (v || '').replace(EFFECT, '').replace(/\s/g, '');
-/** An element with nothing to read or see in it: no text, no image or icon. Ripples and focus rings are such spans and divs. */
+/** Whether the pointer is inside the element's box. */
+function within(el: Element, e: MouseEvent): boolean {
+  const r = el.getBoundingClientRect();
+  return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+}
+
+/** A node with nothing to read or see in it: no text, and a span or div with no image or icon. Ripples and focus rings are such. */
 const bare = (n: Node): boolean =>
-  !(n.textContent || '').trim() && (!(n instanceof Element) || (/^(span|div)$/.test(n.localName) && !n.querySelector('img,svg,video,canvas')));
+  !n.textContent!.trim() && (!(n instanceof Element) || (n.matches('span,div') && !n.querySelector('img,svg,video,canvas')));
 
 /**
  * A change inside the clicked element that only decorates the press: a ripple, focus ring or press
- * layer coming or going (an element with no text and no image), a `class` or `style` change that is
- * about ripples, focus, hover or press (or touches only such a bare element), or a `data-*` attribute
- * named so (`data-focus-visible`, `data-pressed`). New text, an icon, an `aria-*` or other state
- * attribute, or a class that shows a new state (`open`, `selected`) is a response the visitor can use.
+ * layer (a bare node) coming or going, or an attribute (class, style) changing on such a bare node.
+ * New text, an icon, or any attribute of the element itself (a class or aria-* that shows a new
+ * state) is a response the visitor can use.
  */
-export function decorative(r: MutationRecord, el: Element): boolean {
-  const t = r.target as Element;
-  if (!el.contains(t)) return false;
-  if (r.type == 'childList') return Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare);
-  const a = r.attributeName || '';
-  return (
-    /^data-.*(ripple|focus|hover|press|wave)/.test(a) ||
-    (/^(class|style)$/.test(a) && ((t != el && bare(t)) || effectless(r.oldValue) == effectless(t.getAttribute(a))))
-  );
-}
-
-/**
- * A trigger of a menu that CSS alone may open (`:hover`, `:focus-within`): next to it (sibling of it or
- * of its parent) sits an absolutely positioned box of links, buttons or menu items, which is how such
- * menus drop down. (Fixed layers are modals and toasts, not menus.) Asked only before a dead_click is
- * sent, so it costs ordinary clicks nothing.
- */
-export function menuTrigger(el: Element): boolean {
-  for (let p = el.parentElement, i = 0; p && i < 2; p = p.parentElement, i++) {
-    for (const c of Array.from(p.children)) {
-      if (!c.contains(el) && getComputedStyle(c).position == 'absolute' && c.querySelector('a[href],button,[role^=menuitem]')) return true;
-    }
-  }
-  return false;
-}
+export const decorative = (r: MutationRecord, el: Element): boolean =>
+  el.contains(r.target) &&
+  (r.type == 'childList' ? Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare) : r.target != el && bare(r.target));
 
 /**
  * A modal's backdrop: the ::backdrop of a <dialog> (the click lands on the dialog, outside its box),
@@ -84,7 +59,7 @@ export function menuTrigger(el: Element): boolean {
 export function isBackdrop(target: Element, e: MouseEvent): boolean {
   // Cheapest tests first: geometry forces a layout, which an ordinary click must not pay for.
   const r = (): DOMRect => target.getBoundingClientRect();
-  if (target instanceof HTMLDialogElement) return e.clientX < r().left || e.clientX > r().right || e.clientY < r().top || e.clientY > r().bottom;
+  if (target instanceof HTMLDialogElement) return !within(target, e);
   return (
     target.matches('[data-backdrop],[class*=backdrop],[class*=overlay],[class*=scrim]') ||
     (!!target.querySelector('dialog,[role=dialog],[role=alertdialog],[aria-modal=true]') &&
@@ -146,8 +121,7 @@ export function rageExcluded(el: Element, target: Element, label: string | undef
     outsideResponse(el, target) ||
     el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],[role=switch],[role=checkbox],[role=radio],[role=tab],[role=option],summary') ||
     !!el.closest(
-      '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[aria-roledescription=slide i],[rel=next],[rel=prev],' +
-        'nav[aria-label*=pag i],[role=navigation][aria-label*=pag i]',
+      '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[rel=next],[rel=prev],[aria-label*=pag i]',
     ) ||
     !!(p && p.querySelector('input[type=number],[role=spinbutton]')) ||
     (control instanceof HTMLInputElement && /^(checkbox|radio)$/.test(control.type)) ||

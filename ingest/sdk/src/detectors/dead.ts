@@ -5,7 +5,7 @@ import { pointOf, type Point } from '../coords.ts';
 import { guard } from '../guard.ts';
 import { ignored, signal } from '../core.ts';
 import { elementOf } from '../dom-events.ts';
-import { deadExcluded, decorative, disabledFor, menuTrigger } from '../interactive.ts';
+import { deadExcluded, decorative, disabledFor } from '../interactive.ts';
 
 interface Candidate {
   el: Element;
@@ -29,7 +29,7 @@ function check(): void {
   const t = now();
   while (pending.length && pending[0].t + DEAD_WINDOW_MS <= t) {
     const c = pending.shift()!;
-    if (!menuTrigger(c.el)) signal('dead_click', { el: c.el, point: c.point, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
+    signal('dead_click', { el: c.el, point: c.point, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
   }
   arm();
 }
