@@ -139,6 +139,51 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
   }
 });
 
+/** scrub.ts bundled alone: what a visitor types, and personal-looking text, never survive it. */
+test('scrubbing free text of typed values, e-mails, numbers and quotes', async (t) => {
+  const out = await build({
+    stdin: { contents: `export { scrub, watchTyping } from './src/scrub.ts';`, resolveDir: import.meta.dirname, loader: 'ts' },
+    bundle: true,
+    format: 'iife',
+    globalName: 'S',
+    write: false,
+  });
+  const page = await env.browser.newPage();
+  try {
+    await page.setContent('<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">');
+    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.evaluate(() => (window as unknown as { S: { watchTyping(): void } }).S.watchTyping());
+    await page.type('#code', 'Spring15');
+    await page.type('#note', '  private note  ');
+    await page.click('#box');
+    const r = await page.evaluate(() => {
+      const S = (window as unknown as { S: { scrub(s: string, quoted?: boolean): string } }).S;
+      return [
+        "Cannot read properties of undefined (reading 'SPRING15')",
+        'Code spring15 is not valid',
+        'Your PRIVATE NOTE was saved',
+        'Write to ada.l@example.com today',
+        'Card 4242 4242 4242 4242, order 2024-118-77, room 42',
+        'Search for "hiking boots" and don\'t stop',
+        'Tick yes-please to agree',
+        'Close "dialog"',
+      ].map((s, i) => S.scrub(s, i !== 7));
+    });
+    t.deepEqual(r, [
+      'Cannot read properties of undefined (reading …)',
+      'Code … is not valid',
+      'Your … was saved',
+      'Write to … today',
+      'Card …, order …, room 42',
+      "Search for … and don't stop",
+      'Tick yes-please to agree',
+      'Close "dialog"',
+    ]);
+  } finally {
+    await page.close();
+  }
+});
+
 test.after('no batch anywhere broke the ingest contract', (t) => {
   t.deepEqual(env.capture.invalid.map((x) => x.issues), []);
   for (const r of env.capture.received.filter((x) => x.status === 202)) t.true(IngestBatchSchema.safeParse(r.raw).success);
