@@ -8,7 +8,7 @@ import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
 import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
 import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigation.ts';
-import { rageActive, rageClick, rageEnd, rageMutations, rageNavigated } from './detectors/rage.ts';
+import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
 import { on } from './dom-events.ts';
 import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
@@ -82,7 +82,6 @@ export function start(o: Settings): void {
   guard(watchActivity)({
     activity: (kind, target) => {
       if (kind === 'net') formsNetwork();
-      if (kind === 'nav') rageNavigated();
       deadActivity(kind, target);
     },
     wanted: () => deadPending() > 0 || rageActive() || errorsWatching(),

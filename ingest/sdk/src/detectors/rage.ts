@@ -82,7 +82,10 @@ export function rageMutations(records: MutationRecord[]): void {
   if (b && !b.current) b.current = records.some((r) => b.scope.some((s) => s.contains(r.target)) && !decorative(r, b.el));
 }
 
-/** The URL changed (a pager that pushes `?page=3`, a hash-routed carousel): the latest click was answered. */
+/**
+ * The document's route changed (a pager that pushes `/page/3` or `#/page/3`): the latest click was
+ * answered. Leaving the document is not: hammering a link to a slow page is rage.
+ */
 export function rageNavigated(): void {
   if (burst) burst.current = true;
 }
