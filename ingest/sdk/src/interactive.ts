@@ -37,9 +37,12 @@ function within(el: Element, e: MouseEvent): boolean {
   return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
 }
 
-/** A node with nothing to read or see in it: no text, and a span or div with no image or icon. Ripples and focus rings are such. */
+/**
+ * A node with nothing to read or see in it: a span or div with no text, image or icon (ripples and
+ * focus rings are such), a blank text node, or a comment (Vue leaves `<!--v-if-->` where a ripple was).
+ */
 const bare = (n: Node): boolean =>
-  !n.textContent!.trim() && (!(n instanceof Element) || (n.matches('span,div') && !n.querySelector('img,svg,video,canvas')));
+  n instanceof Element ? !n.textContent!.trim() && n.matches('span,div') && !n.querySelector('img,svg,video,canvas') : !(n instanceof Text && n.data.trim());
 
 /**
  * A change inside the clicked element that only decorates the press: a ripple, focus ring or press
