@@ -7,8 +7,8 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
-import { runDeployCycle } from './deploys/deploy-cycle.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
+import { runDeployCycle } from './deploys/deploy-cycle.ts';
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then

@@ -146,4 +146,11 @@ test('a cleared condition resolves the alert 15 minutes later with "condition cl
   t.deepEqual(webhook.received.map((r) => JSON.parse(r.body).type), ['alert.triggered', 'alert.resolved']);
   const all = (await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token })).body.data.alerts;
   t.is(all.length, 1, 'the disabled rule fired nothing');
+  // The evaluation memory is stored per (rule, page); a held-back rule says so in its record.
+  const state = await stack.infra.database.db.selectFrom('alert_rule_states').selectAll().where('rule_id', '=', rule.body.data.id).executeTakeFirstOrThrow();
+  t.is(state.page, '/cart');
+  t.true(state.recent.length >= 3 && state.recent.startsWith('1'));
+  await stack.infra.database.db.updateTable('alert_rule_states').set({ held_back_since: new Date(clock), held_back_reason: 'held back: the condition changed 4 times in the last 9 evaluations' }).where('rule_id', '=', rule.body.data.id).execute();
+  const listed = (await api('GET', `/v1/manage/alert-rules?site_id=${tenant.siteId}`, { token })).body.data.alert_rules.find((r: { id: string }) => r.id === rule.body.data.id);
+  t.deepEqual(listed.held_back, [{ page: '/cart', since: new Date(clock).toISOString(), reason: 'held back: the condition changed 4 times in the last 9 evaluations' }]);
 });

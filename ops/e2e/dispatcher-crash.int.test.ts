@@ -45,12 +45,12 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
 
   procs.push(spawnDispatcher(env));
   await publish(0);
-  await eventually(async () => (await attempts()) >= 1, 30_000, 'first attempt recorded');
+  await eventually(async () => (await attempts()) >= 1, 120_000, 'first attempt recorded');
   await kill(procs[0]!); // mid-retry: the next attempt is due in about 5 s
   procs.push(spawnDispatcher(env), spawnDispatcher(env));
-  await eventually(async () => (await attempts()) >= 2, 30_000, 'retry after the restart');
+  await eventually(async () => (await attempts()) >= 2, 120_000, 'retry after the restart');
   for (let i = 1; i <= 60; i++) await publish(i);
-  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from notification_deliveries where status = 'succeeded'`.execute(db)).rows[0]!.n === 61, 60_000, '61 deliveries succeeded');
+  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from notification_deliveries where status = 'succeeded'`.execute(db)).rows[0]!.n === 61, 120_000, '61 deliveries succeeded');
   await new Promise((r) => setTimeout(r, 1500));
 
   const byId = new Map<string, number[]>();
