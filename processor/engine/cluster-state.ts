@@ -449,15 +449,17 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
-function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[string, number]>, cutoff: number): number {
-  let n = index?.countSince(cutoff) ?? 0;
+function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
+  // NOTE: with a cap the committed count may be cut to `cap`; the batch's sessions counted below are not in it, so
+  // the sum still reaches `cap` exactly when the true count does.
+  let n = index?.countSince(cutoff, cap) ?? 0;
   for (const [id, t] of batch) {
     work.steps++;
     if (t < cutoff) continue;
     const prev = index?.get(id);
     if (prev === undefined || prev.t < cutoff) n++;
   }
-  return n;
+  return Math.min(n, cap);
 }
 
 function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
@@ -523,15 +525,17 @@ export function summarizeCluster(cluster: Cluster | undefined, now: number, evid
 
 /**
  * Distinct sessions of a committed cluster whose latest signal is strictly after `since` (epoch ms), within the
- * window at `now`: the "renewed activity" count used to reopen a resolved issue as regressed.
+ * window at `now`: the "renewed activity" count used to reopen a resolved issue as regressed. With `cap`, counting
+ * stops there (the processor only asks whether MIN_ISSUE_SESSIONS is reached): `since` is any instant, so the hour
+ * holding it is scanned, and the cap keeps that scan short once the later hours have enough sessions.
  */
-export function sessionsActiveSince(cluster: Cluster | undefined, since: number, now: number): number {
-  return activeSince(cluster, undefined, since, now);
+export function sessionsActiveSince(cluster: Cluster | undefined, since: number, now: number, cap: number = Infinity): number {
+  return activeSince(cluster, undefined, since, now, cap);
 }
 
-function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number): number {
+function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number, cap: number): number {
   if (totals(c, p, now) === null) return 0;
-  return countSince(c?.sessions, latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)));
+  return countSince(c?.sessions, latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
 }
 
 /**
@@ -565,8 +569,8 @@ export class ClusterReader {
   }
 
   /** Sessions of a cluster whose latest signal is after `since` and in the window at `now` (see `sessionsActiveSince`). */
-  activeSince(key: ClusterKey, since: number, now: number): number {
-    return activeSince(getCluster(this.state, key), this.patches.get(clusterKeyString(key)), since, now);
+  activeSince(key: ClusterKey, since: number, now: number, cap: number = Infinity): number {
+    return activeSince(getCluster(this.state, key), this.patches.get(clusterKeyString(key)), since, now, cap);
   }
 
   /** An element's parts at `now` (every signal type on it), or null when it has no signal in the window. */

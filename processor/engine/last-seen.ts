@@ -122,8 +122,12 @@ export class LastSeenIndex {
     }
   }
 
-  /** Number of ids whose latest time is ≥ `cutoff`. O(buckets held) plus, for a cutoff inside a bucket, that bucket. */
-  countSince(cutoff: number): number {
+  /**
+   * Number of ids whose latest time is ≥ `cutoff`, or `cap` if there are at least that many. O(buckets held) for a
+   * bucket-aligned cutoff (every window is); a cutoff inside a bucket also scans that bucket's ids, stopping once
+   * `cap` is reached.
+   */
+  countSince(cutoff: number, cap: number = Infinity): number {
     const s = this.small;
     if (s !== null) {
       let n = 0;
@@ -131,29 +135,31 @@ export class LastSeenIndex {
         work.steps++;
         if ((s[i] as number) >= cutoff) n++;
       }
-      return n;
+      return Math.min(n, cap);
     }
     const map = this.map as Map<string, Seen>;
+    const buckets = this.buckets as Map<number, Bucket>;
     const first = this.bucketOf(cutoff);
     const aligned = first * this.width === cutoff;
     let n = 0;
-    for (const [b, bucket] of this.buckets as Map<number, Bucket>) {
+    for (const [b, bucket] of buckets) {
       work.steps++;
       if (b > first || (b === first && aligned)) n += bucket.count;
-      else if (b === first) {
-        // The cutoff falls inside this bucket: only its ids at or after the cutoff count (each id once).
-        const seen = new Set<string>();
-        for (const id of bucket.ids) {
-          work.steps++;
-          const e = map.get(id);
-          if (e !== undefined && e.t >= cutoff && this.bucketOf(e.t) === b && !seen.has(id)) {
-            seen.add(id);
-            n++;
-          }
+    }
+    const partial = aligned ? undefined : buckets.get(first);
+    if (partial !== undefined && n < cap) {
+      // The cutoff falls inside this bucket: only its ids at or after the cutoff count (each id once).
+      const seen = new Set<string>();
+      for (const id of partial.ids) {
+        work.steps++;
+        const e = map.get(id);
+        if (e !== undefined && e.t >= cutoff && this.bucketOf(e.t) === first && !seen.has(id)) {
+          seen.add(id);
+          if (++n >= cap) break;
         }
       }
     }
-    return n;
+    return Math.min(n, cap);
   }
 
   /** Removes the ids whose latest time is before `cutoff`. Walks only the buckets that end before it. */

@@ -82,7 +82,7 @@ function stagedReads(windows: WindowState, clusters: ClusterState, wu: WindowUpd
   const reader = new ClusterReader(clusters, cu);
   return {
     pages: wu.pages.map((p) => readStagedPage(windows, p, now)),
-    clusters: cu.clusters.map((c) => [reader.summary(c.key, now), reader.activeSince(c.key, now - 2 * HOUR_MS, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now)]),
+    clusters: cu.clusters.map((c) => [reader.summary(c.key, now), reader.activeSince(c.key, now - 2 * HOUR_MS, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now, 3)]),
     elements: cu.elements.map((e) => reader.elementParts(e.siteId, e.page, e.selector, now)),
   };
 }

@@ -3,6 +3,7 @@ import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import {
   ClusterReader,
+  MIN_ISSUE_SESSIONS,
   applySignals,
   clusterKeyString,
   commitClusterUpdate,
@@ -128,7 +129,7 @@ export class IssueKeeper {
         existing: rec,
         pageSessions: pageSessions(key.siteId, key.page),
         now,
-        sessionsSinceResolved: rec?.resolvedAt != null ? reader.activeSince(key, rec.resolvedAt, now) : undefined,
+        sessionsSinceResolved: rec?.resolvedAt != null ? reader.activeSince(key, rec.resolvedAt, now, MIN_ISSUE_SESSIONS) : undefined,
       });
       if (decision.action === 'create') {
         const id = newId();
