@@ -11,6 +11,7 @@ import type { EngineEvent } from '../../processor/engine/events.ts';
 import { work } from '../../processor/engine/last-seen.ts';
 import { DAY_MS, HOUR_MS } from '../../processor/engine/time.ts';
 import { applyEvents, commitWindowUpdate, createWindowState, evictWindows, foldEvents, pageStats, readStagedPage, type WindowState } from '../../processor/engine/windows.ts';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { SiteProfile, type SdkBatch } from './workload.ts';
 
 const SITE = '00000000-0000-4000-8000-000000000001';
@@ -97,6 +98,8 @@ export interface BatchCost {
   bareUs: number;
   /** p99 µs per batch through the engine. */
   p99Us: number;
+  /** Mean ms of garbage collection per batch while the engine ran (V8 'gc' performance entries). */
+  gcUs: number;
   /** Mean engine work steps per batch (deterministic). */
   steps: number;
   events: number;
@@ -109,9 +112,16 @@ export function measureBatches(state: EngineState, batches: readonly EngineEvent
   const bare: number[] = [];
   const per: number[] = [];
   let steps = 0;
+  let gcMs = 0;
+  let inEngine = false;
+  const gcObserver = new PerformanceObserver((list) => {
+    if (inEngine) for (const e of list.getEntries()) gcMs += e.duration;
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   for (let pass = 0; pass < 3; pass++) {
     const slice = batches.slice(pass * third, (pass + 1) * third);
     const s0 = work.steps;
+    inEngine = true;
     let t = performance.now();
     for (const b of slice) {
       const t1 = performance.now();
@@ -119,18 +129,21 @@ export function measureBatches(state: EngineState, batches: readonly EngineEvent
       per.push(performance.now() - t1);
     }
     engine.push(((performance.now() - t) * 1000) / slice.length);
+    inEngine = false;
     steps += work.steps - s0;
     const counts = new Map<string, number>();
     t = performance.now();
     for (const b of slice) bareFold(counts, b);
     bare.push(((performance.now() - t) * 1000) / slice.length);
   }
+  gcObserver.disconnect();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1] as number;
   per.sort((a, b) => a - b);
   return {
     engineUs: median(engine),
     bareUs: median(bare),
     p99Us: (per[Math.floor(per.length * 0.99)] as number) * 1000,
+    gcUs: (gcMs * 1000) / (third * 3),
     steps: steps / (third * 3),
     events: batches.reduce((n, b) => n + b.length, 0) / batches.length,
   };

@@ -17,11 +17,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
-import { partitionOf } from '../../shared/contracts/subjects.ts';
-import { pgBulkTransactions } from '../../shared/db/bulk.ts';
-import { storeEvents } from '../../processor/store/events.store.ts';
+import { copyFloor } from './copy-floor.ts';
 import { buildHotPage, hotBatches, measureBatches } from './engine-batch.ts';
 import { SiteProfile } from './workload.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -68,8 +65,8 @@ export async function runBench(args: string[]): Promise<void> {
   });
   fold.done();
   for (const { n, sdk, twenty } of costs) {
-    rows.push([`µs per SDK batch (${sdk.events.toFixed(1)} events) @${fmt(n)} sessions/page`, sdk.engineUs.toFixed(0), sdk.bareUs.toFixed(1), (sdk.engineUs / sdk.bareUs).toFixed(0), `p99 ${(sdk.p99Us / 1000).toFixed(1)} ms, ${sdk.steps.toFixed(0)} steps`]);
-    rows.push([`µs per 20-event batch @${fmt(n)} sessions/page`, twenty.engineUs.toFixed(0), twenty.bareUs.toFixed(1), (twenty.engineUs / twenty.bareUs).toFixed(0), `p99 ${(twenty.p99Us / 1000).toFixed(1)} ms, ${twenty.steps.toFixed(0)} steps`]);
+    rows.push([`µs per SDK batch (${sdk.events.toFixed(1)} events) @${fmt(n)} sessions/page`, sdk.engineUs.toFixed(0), sdk.bareUs.toFixed(1), (sdk.engineUs / sdk.bareUs).toFixed(0), `p99 ${(sdk.p99Us / 1000).toFixed(1)} ms, GC ${sdk.gcUs.toFixed(0)} µs, ${sdk.steps.toFixed(0)} steps`]);
+    rows.push([`µs per 20-event batch @${fmt(n)} sessions/page`, twenty.engineUs.toFixed(0), twenty.bareUs.toFixed(1), (twenty.engineUs / twenty.bareUs).toFixed(0), `p99 ${(twenty.p99Us / 1000).toFixed(1)} ms, GC ${twenty.gcUs.toFixed(0)} µs, ${twenty.steps.toFixed(0)} steps`]);
   }
   const first = costs[0];
   const last = costs.at(-1);
@@ -135,21 +132,7 @@ export async function runBench(args: string[]): Promise<void> {
     }
     pub.done();
 
-    // Floor: the same rows through the processor's own COPY path (storeEvents) into the same tables, one writer per
-    // partition as the processor has, one transaction per fetch-sized chunk; then emptied for the processor.
-    const partitions = 4;
-    const perPartition = Array.from({ length: partitions }, () => [] as EventBatchMessage[]);
-    for (const m of messages) perPartition[partitionOf(m.site_id, partitions)].push(m);
-    const pool = new pg.Pool({ connectionString: dbUrl, max: partitions });
-    const bulk = pgBulkTransactions(pool);
-    const fetchSize = 1000;
-    const t0 = performance.now();
-    await Promise.all(perPartition.map(async (list) => {
-      for (let i = 0; i < list.length; i += fetchSize) await bulk((tx) => storeEvents(tx, list.slice(i, i + fetchSize)));
-    }));
-    const copyRate = total / ((performance.now() - t0) / 1000);
-    await pool.end();
-    await sql`truncate events, signals`.execute(db);
+    const copyRate = await copyFloor(db, dbUrl, messages);
     const signalShare = messages.reduce((n, m) => n + m.events.filter((e) => e.type === 'signal').length, 0) / total;
 
     const env = { DATABASE_URL: dbUrl, NATS_URL, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', STREAM_PREFIX: prefix, LOG_LEVEL: 'warn', HOST: '127.0.0.1', INGEST_RATE_LIMIT_PER_MIN: '100000000' };
