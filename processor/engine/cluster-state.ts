@@ -1,7 +1,7 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work, type Seen } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
-import { forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
+import { compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
@@ -75,8 +75,8 @@ export interface ClusterDay extends DayFields {
 /** One cluster. Mutated in place by commits and evictions only. */
 export interface Cluster {
   readonly key: ClusterKey;
-  /** At most one per start, order not significant. */
-  readonly days: ClusterDay[];
+  /** At most one per start, order not significant. Replaced by an exact-size array when days come or go. */
+  days: ClusterDay[];
   /** Sessions by their latest signal (epoch ms), with their signal counts over the days held. */
   readonly sessions: LastSeenIndex;
   /** The top EVIDENCE_SESSIONS session ids over `sessions` (by `compareEvidence`) while it is large; else null. */
@@ -86,8 +86,8 @@ export interface Cluster {
 /** The clusters of one element (canonical selector; '' holds a page's page-level clusters). */
 export interface ElementClusters {
   readonly selector: string;
-  /** One per signal type. */
-  readonly clusters: Cluster[];
+  /** One per signal type. Replaced by an exact-size array when clusters come or go. */
+  clusters: Cluster[];
   /** Distinct sessions over every type, by latest signal (epoch ms); null for page-level signals (not an element). */
   readonly users: LastSeenIndex | null;
 }
@@ -326,17 +326,22 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
   for (const p of update.clusters) {
     const el = elementOf(state, p.key.siteId, p.key.page, p.key.selector);
     let c = el.clusters.find((x) => x.key.signalType === p.key.signalType);
-    if (c === undefined) el.clusters.push((c = { key: p.key, days: [], sessions: new LastSeenIndex(HOUR_MS), top: null }));
+    if (c === undefined) {
+      c = { key: p.key, days: [], sessions: new LastSeenIndex(HOUR_MS), top: null };
+      // Exact-size arrays (not push): a pushed array keeps V8's growth slack, and there can be a million of these.
+      el.clusters = [...el.clusters, c];
+    }
     for (const dp of p.days.values()) {
       let d = c.days.find((x) => x.start === dp.start);
       if (d === undefined) {
         d = { start: dp.start, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
-        c.days.push(d);
+        c.days = [...c.days, d];
       } else mergeDayFields(d, dp);
       for (const [sid, [n, at]] of dp.sessions) {
         work.steps++;
         d.sessions = updatePair(d.sessions, sid, (prev) => (prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]));
       }
+      d.sessions = compact(d.sessions);
     }
     for (const [sid, s] of p.sessions) {
       work.steps++;
@@ -383,11 +388,10 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           changed.push(c.key);
           const kept = c.days.filter((d) => d.start >= cutoff);
           for (const d of c.days) if (d.start < cutoff) forEachPair(d.sessions, (sid, n) => c.sessions.addCount(sid, -n));
-          c.days.length = 0;
-          c.days.push(...kept);
+          c.days = kept;
           c.sessions.removeBefore(cutoff);
           rebuildTop(c);
-          if (kept.length === 0) el.clusters.splice(i, 1);
+          if (kept.length === 0) el.clusters = el.clusters.filter((x) => x !== c);
         }
         if (lost) el.users?.removeBefore(cutoff);
         if (el.clusters.length === 0) els.delete(selector);

@@ -88,7 +88,9 @@ export class LastSeenIndex {
         }
       }
       s.push(id, t, n);
+      // NOTE: push leaves V8's growth slack (at least 16 slots); a copy is exact, and most indexes hold 1-3 ids.
       if (s.length / 3 > SMALL_LIMIT) this.upgrade();
+      else this.small = s.slice();
       return;
     }
     const map = this.map as Map<string, Seen>;
@@ -191,6 +193,7 @@ export class LastSeenIndex {
         }
       }
       s.length = w;
+      this.small = s.slice();
       return;
     }
     const map = this.map as Map<string, Seen>;

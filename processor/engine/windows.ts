@@ -1,7 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
-import { getIn, setOwned, type OwnedMap } from './small-collections.ts';
+import { compact, getIn, setOwned, type OwnedMap } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -38,8 +38,8 @@ export interface HourStats {
 export interface PageWindow {
   readonly siteId: string;
   readonly page: string;
-  /** Hours with counted events, at most one per start (order not significant). */
-  readonly hours: HourStats[];
+  /** Hours with counted events, at most one per start (order not significant). Replaced, exact-size, as hours come and go. */
+  hours: HourStats[];
   /** Distinct sessions by the hour number (epoch ms / HOUR_MS) of their latest counted event. */
   readonly sessions: LastSeenIndex;
 }
@@ -118,9 +118,13 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
     for (const [start, ph] of p.hours) {
       let h = w.hours.find((x) => x.start === start);
-      if (h === undefined) w.hours.push((h = { start, pageViews: 0, signals: [] }));
+      if (h === undefined) {
+        h = { start, pageViews: 0, signals: [] };
+        w.hours = [...w.hours, h];
+      }
       h.pageViews += ph.pageViews;
       for (const [type, n] of ph.signals) h.signals = setOwned(h.signals, type, (getIn(h.signals, type) ?? 0) + n);
+      if (ph.signals.size > 0) h.signals = compact(h.signals);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -147,8 +151,7 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
       if (!w.hours.some((h) => h.start < cutoff)) continue;
       changed.push({ siteId, page });
       const kept = w.hours.filter((h) => h.start >= cutoff);
-      w.hours.length = 0;
-      w.hours.push(...kept);
+      w.hours = kept;
       w.sessions.removeBefore(hourNumber(cutoff));
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
