@@ -106,22 +106,22 @@ export interface BatchCost {
 }
 
 /** Runs `batches` through the engine and the bare fold; the median of three passes for each (the machine is shared). */
-export function measureBatches(state: EngineState, batches: readonly EngineEvent[][], now: number): BatchCost {
+export async function measureBatches(state: EngineState, batches: readonly EngineEvent[][], now: number): Promise<BatchCost> {
   const third = Math.floor(batches.length / 3);
   const engine: number[] = [];
   const bare: number[] = [];
   const per: number[] = [];
   let steps = 0;
-  let gcMs = 0;
-  let inEngine = false;
+  // GC entries arrive asynchronously: keep them all, then count those that started inside an engine pass.
+  const gcs: { start: number; duration: number }[] = [];
+  const passes: [number, number][] = [];
   const gcObserver = new PerformanceObserver((list) => {
-    if (inEngine) for (const e of list.getEntries()) gcMs += e.duration;
+    for (const e of list.getEntries()) gcs.push({ start: e.startTime, duration: e.duration });
   });
   gcObserver.observe({ entryTypes: ['gc'] });
   for (let pass = 0; pass < 3; pass++) {
     const slice = batches.slice(pass * third, (pass + 1) * third);
     const s0 = work.steps;
-    inEngine = true;
     let t = performance.now();
     for (const b of slice) {
       const t1 = performance.now();
@@ -129,14 +129,17 @@ export function measureBatches(state: EngineState, batches: readonly EngineEvent
       per.push(performance.now() - t1);
     }
     engine.push(((performance.now() - t) * 1000) / slice.length);
-    inEngine = false;
+    passes.push([t, performance.now()]);
     steps += work.steps - s0;
     const counts = new Map<string, number>();
     t = performance.now();
     for (const b of slice) bareFold(counts, b);
     bare.push(((performance.now() - t) * 1000) / slice.length);
   }
+  await new Promise((r) => setTimeout(r, 50));
   gcObserver.disconnect();
+  let gcMs = 0;
+  for (const g of gcs) if (passes.some(([a, b]) => g.start >= a && g.start <= b)) gcMs += g.duration;
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1] as number;
   per.sort((a, b) => a - b);
   return {

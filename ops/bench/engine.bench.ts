@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- engine [--in-process]`: the friction engine under load, each figure beside a floor for the
+ * `npm run bench -- engine [--in-process] [--no-memory]`: the friction engine under load, each figure beside a floor for the
  * same work measured in the same run (the machine is shared, so ratios are the figures to read).
  *  1. Cost per batch against one page holding 1k, 10k, 100k and 1M sessions (large-site profile, workload.ts):
  *     SDK-sized batches (1-10 events) and 20-event batches through fold + staged reads + commit, beside a bare
@@ -56,13 +56,14 @@ export async function runBench(args: string[]): Promise<void> {
   const sizes = [1_000, 10_000, 100_000, 1_000_000].filter((n) => n <= maxSessions);
   const fold = new Progress('batch cost vs sessions on a page', sizes.length);
   const now = Date.now();
-  const costs = sizes.map((n, i) => {
+  const costs = [];
+  for (const [i, n] of sizes.entries()) {
     const state = buildHotPage(n, now);
-    const sdk = measureBatches(state, hotBatches(6000, 'sdk', n, now), now);
-    const twenty = measureBatches(state, hotBatches(1500, 20, n, now), now);
+    const sdk = await measureBatches(state, hotBatches(6000, 'sdk', n, now), now);
+    const twenty = await measureBatches(state, hotBatches(1500, 20, n, now), now);
     fold.update(i + 1);
-    return { n, sdk, twenty };
-  });
+    costs.push({ n, sdk, twenty });
+  }
   fold.done();
   for (const { n, sdk, twenty } of costs) {
     rows.push([`µs per SDK batch (${sdk.events.toFixed(1)} events) @${fmt(n)} sessions/page`, sdk.engineUs.toFixed(0), sdk.bareUs.toFixed(1), (sdk.engineUs / sdk.bareUs).toFixed(0), `p99 ${(sdk.p99Us / 1000).toFixed(1)} ms, GC ${sdk.gcUs.toFixed(0)} µs, ${sdk.steps.toFixed(0)} steps`]);
@@ -77,8 +78,8 @@ export async function runBench(args: string[]): Promise<void> {
     rows.push(['slope µs per SDK batch per 10× sessions', ((last.sdk.engineUs - first.sdk.engineUs) / decades).toFixed(0), '', '', 'flat (≈ 0)']);
   }
 
-  // 2. Memory against sessions on a page, then against pages and clusters.
-  const memSizes = sizes;
+  // 2. Memory against sessions on a page, then against pages and clusters (`--no-memory` skips it: minutes).
+  const memSizes = args.includes('--no-memory') ? [] : sizes;
   const hm = new Progress('memory vs sessions on a page', memSizes.length);
   const hot = memSizes.map((n, i) => {
     const m = hotPageMemory(n);
@@ -90,6 +91,7 @@ export async function runBench(args: string[]): Promise<void> {
   if (args.includes('--in-process')) return printTable(rows);
 
   // 2. Memory.
+  if (!args.includes('--no-memory')) {
   const mem = new Progress('engine memory', 4);
   const m10k = memory(10_000, 4);
   mem.update(1);
@@ -104,6 +106,7 @@ export async function runBench(args: string[]): Promise<void> {
   rows.push(['RSS @100k pages (400k clusters)', mib(m100k.rss), '', '', `heap ${mib(m100k.heapUsed)}`]);
   rows.push(['RSS @100k pages + 1M clusters', mib(m1m.rss), '', '', `≤ 1024 MiB (live heap ${mib(m1m.heapUsed)})`]);
   rows.push(['  same, heap capped at 1000 MB', mib(m1mCapped.rss), '', '', `≤ 1024 MiB (build ${(m1mCapped.ms / m1m.ms).toFixed(1)}× slower)`]);
+  }
 
   // 3 and 4 need the services.
   const bench = await openBenchEnvironment(NATS_URL);
