@@ -328,14 +328,14 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     let c = el.clusters.find((x) => x.key.signalType === p.key.signalType);
     if (c === undefined) {
       c = { key: p.key, days: [], sessions: new LastSeenIndex(HOUR_MS), top: null };
-      // Exact-size arrays (not push): a pushed array keeps V8's growth slack, and there can be a million of these.
-      el.clusters = [...el.clusters, c];
+      // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
+      el.clusters = el.clusters.concat(c);
     }
     for (const dp of p.days.values()) {
       let d = c.days.find((x) => x.start === dp.start);
       if (d === undefined) {
         d = { start: dp.start, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
-        c.days = [...c.days, d];
+        c.days = c.days.concat(d);
       } else mergeDayFields(d, dp);
       for (const [sid, [n, at]] of dp.sessions) {
         work.steps++;

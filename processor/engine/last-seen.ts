@@ -26,6 +26,14 @@ export interface Seen {
   n: number;
 }
 
+interface Large {
+  map: Map<string, Seen>;
+  buckets: Map<number, Bucket>;
+  /** Bounds on the buckets held: every id's bucket is in [low, high]. */
+  low: number;
+  high: number;
+}
+
 interface Bucket {
   /** Ids whose latest time is in this bucket. */
   count: number;
@@ -38,18 +46,15 @@ export class LastSeenIndex {
   private readonly width: number;
   /** Small form: `[id, t, n, …]`; null once upgraded. */
   private small: (string | number)[] | null = [];
-  private map: Map<string, Seen> | null = null;
-  private buckets: Map<number, Bucket> | null = null;
-  /** Bounds on the buckets held in the Map form: every id's bucket is in [low, high]. */
-  private low = Infinity;
-  private high = -Infinity;
+  /** Large form (null while small): kept apart so a small index is a 3-field object (there are millions). */
+  private large: Large | null = null;
 
   constructor(width: number) {
     this.width = width;
   }
 
   get size(): number {
-    return this.small !== null ? this.small.length / 3 : (this.map as Map<string, Seen>).size;
+    return this.small !== null ? this.small.length / 3 : (this.large as Large).map.size;
   }
 
   /** Whether the index is in its Map form (more than SMALL_LIMIT ids). */
@@ -64,7 +69,7 @@ export class LastSeenIndex {
   /** The latest time and count of `id` (a copy), or undefined. */
   get(id: string): Seen | undefined {
     if (this.small === null) {
-      const e = (this.map as Map<string, Seen>).get(id);
+      const e = (this.large as Large).map.get(id);
       return e === undefined ? undefined : { t: e.t, n: e.n };
     }
     const s = this.small;
@@ -93,7 +98,7 @@ export class LastSeenIndex {
       else this.small = s.slice();
       return;
     }
-    const map = this.map as Map<string, Seen>;
+    const map = (this.large as Large).map;
     const e = map.get(id);
     if (e === undefined) {
       map.set(id, { t, n });
@@ -114,7 +119,7 @@ export class LastSeenIndex {
   addCount(id: string, dn: number): void {
     const s = this.small;
     if (s === null) {
-      const e = (this.map as Map<string, Seen>).get(id);
+      const e = (this.large as Large).map.get(id);
       if (e !== undefined) e.n += dn;
       return;
     }
@@ -142,17 +147,18 @@ export class LastSeenIndex {
       }
       return Math.min(n, cap);
     }
-    const map = this.map as Map<string, Seen>;
-    const buckets = this.buckets as Map<number, Bucket>;
+    const map = (this.large as Large).map;
+    const buckets = (this.large as Large).buckets;
     const first = this.bucketOf(cutoff);
     const aligned = first * this.width === cutoff;
     // Every id is at or after the cutoff (the whole window of a cluster or element, evicted daily): no bucket walk.
-    if (aligned ? first <= this.low : first < this.low) return Math.min(map.size, cap);
+    const { low, high } = this.large as Large;
+    if (aligned ? first <= low : first < low) return Math.min(map.size, cap);
     let n = 0;
     // Sum the buckets after the cutoff by direct lookup (a 24 h window is 25 lookups) or by walking those held.
     const from = aligned ? first : first + 1;
-    if (this.high - from < buckets.size) {
-      for (let b = from; b <= this.high; b++) {
+    if (high - from < buckets.size) {
+      for (let b = from; b <= high; b++) {
         work.steps++;
         n += buckets.get(b)?.count ?? 0;
       }
@@ -196,8 +202,8 @@ export class LastSeenIndex {
       this.small = s.slice();
       return;
     }
-    const map = this.map as Map<string, Seen>;
-    const buckets = this.buckets as Map<number, Bucket>;
+    const map = (this.large as Large).map;
+    const buckets = (this.large as Large).buckets;
     for (const [b, bucket] of buckets) {
       work.steps++;
       if ((b + 1) * this.width <= cutoff) {
@@ -219,7 +225,8 @@ export class LastSeenIndex {
       }
     }
     // Every id left has its latest time at or after the cutoff.
-    this.low = Math.max(this.low, this.bucketOf(cutoff));
+    const large = this.large as Large;
+    large.low = Math.max(large.low, this.bucketOf(cutoff));
     if (map.size <= SMALL_LIMIT / 2) this.downgrade();
   }
 
@@ -233,16 +240,17 @@ export class LastSeenIndex {
       }
       return;
     }
-    for (const [id, e] of this.map as Map<string, Seen>) {
+    for (const [id, e] of (this.large as Large).map) {
       work.steps++;
       fn(id, e.t, e.n);
     }
   }
 
   private enter(id: string, b: number): void {
-    if (b < this.low) this.low = b;
-    if (b > this.high) this.high = b;
-    const buckets = this.buckets as Map<number, Bucket>;
+    const large = this.large as Large;
+    if (b < large.low) large.low = b;
+    if (b > large.high) large.high = b;
+    const buckets = large.buckets;
     const bucket = buckets.get(b);
     if (bucket === undefined) buckets.set(b, { count: 1, ids: [id] });
     else {
@@ -252,30 +260,27 @@ export class LastSeenIndex {
   }
 
   private leave(b: number): void {
-    const bucket = (this.buckets as Map<number, Bucket>).get(b);
+    const bucket = (this.large as Large).buckets.get(b);
     if (bucket !== undefined) bucket.count--;
   }
 
   private upgrade(): void {
     const s = this.small as (string | number)[];
     this.small = null;
-    this.map = new Map();
-    this.buckets = new Map();
+    const large: Large = { map: new Map(), buckets: new Map(), low: Infinity, high: -Infinity };
+    this.large = large;
     for (let i = 0; i < s.length; i += 3) {
       const id = s[i] as string;
       const t = s[i + 1] as number;
-      this.map.set(id, { t, n: s[i + 2] as number });
+      large.map.set(id, { t, n: s[i + 2] as number });
       this.enter(id, this.bucketOf(t));
     }
   }
 
   private downgrade(): void {
     const small: (string | number)[] = [];
-    for (const [id, e] of this.map as Map<string, Seen>) small.push(id, e.t, e.n);
-    this.small = small;
-    this.map = null;
-    this.buckets = null;
-    this.low = Infinity;
-    this.high = -Infinity;
+    for (const [id, e] of (this.large as Large).map) small.push(id, e.t, e.n);
+    this.small = small.slice();
+    this.large = null;
   }
 }

@@ -120,7 +120,7 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
       let h = w.hours.find((x) => x.start === start);
       if (h === undefined) {
         h = { start, pageViews: 0, signals: [] };
-        w.hours = [...w.hours, h];
+        w.hours = w.hours.concat(h);
       }
       h.pageViews += ph.pageViews;
       for (const [type, n] of ph.signals) h.signals = setOwned(h.signals, type, (getIn(h.signals, type) ?? 0) + n);
