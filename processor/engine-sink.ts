@@ -64,7 +64,8 @@ export class FrictionEngineSink implements FreshEventsSink {
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
     }, log);
     // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
-    await runDeployCycle(db, siteIds, now, log);
+    const alerts = this.alerts;
+    await runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));
     await this.alerts?.tick(db, siteIds, now);
     if (notified > 0) this.relay?.wake();
     this.relay?.wake();

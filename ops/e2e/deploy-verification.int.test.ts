@@ -218,6 +218,10 @@ test.serial('confusion_after and delta stay null until post-deploy traffic spans
   t.like(early.cohort, { kind: 'time_window', sessions: 20 });
   t.is(early.verdict, 'WARN');
   t.regex(early.verdict_reasons.join(' '), /insufficient data/);
+  // A spike rule the deploy's delta will exceed (spec "Recording a deploy", rule 4); nothing fires while delta is null.
+  const rule = await postJson(`${stack.baseUrl}/v1/manage/alert-rules`, { site_id: tenant.siteId, name: 'deploy spike', trigger_type: 'spike', threshold: 0 }, { authorization: `Bearer ${tenant.owner.token}` });
+  t.is(rule.status, 201);
+  const deployAlerts = () => db.selectFrom('alerts').selectAll().where('site_id', '=', tenant.siteId).where('page', '=', 'deploy:9.0.0').execute();
   // More traffic: now it spans 10 minutes.
   sent += await send(tenant.publishableKey, spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
@@ -225,6 +229,11 @@ test.serial('confusion_after and delta stay null until post-deploy traffic spans
   const later = await detail();
   t.true(later.confusion_after > 0);
   t.is(later.delta, Math.round((later.confusion_after - later.confusion_before) * 10) / 10);
+  const fired = await deployAlerts();
+  t.is(fired.length, 1, 'a delta above the spike threshold fires one alert');
+  t.like(fired[0], { rule_id: rule.body.data.id, trigger_type: 'spike', status: 'fired', score_before: later.confusion_before });
+  await stack.tick();
+  t.is((await deployAlerts()).length, 1, 'one alert per rule and deploy, however many cycles measure it');
   t.is(later.cohort.sessions, 40);
   t.false(later.frozen);
   // Events before the deploy, or in its first 5 minutes, are not "after".

@@ -66,9 +66,22 @@ async function afterScope(db: Db, d: DeployRow, until: number): Promise<{ scope:
   return { kind, scope: kind === 'version' ? { ...base, appVersion: d.version } : { ...base, from: Math.min(base.to, recorded + TIME_WINDOW_GRACE_MS) } };
 }
 
-/** confusion_after and delta from post-deploy sessions, once they span 5 minutes; frozen at the window's end. */
-async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<void> {
-  if (d.frozen_at !== null) return;
+/**
+ * Fires the spike rules whose threshold a deploy's delta exceeds (spec "Recording a deploy", rule 4), in the
+ * measurement's transaction; answers the alerts created. The alert evaluator supplies it (`fireForDeploy`).
+ */
+export type DeployDeltaAlerts = (
+  trx: Transaction<Database>,
+  d: { siteId: string; deployId: string; version: string; confusionBefore: number; confusionAfter: number },
+  now: number,
+) => Promise<string[]>;
+
+/**
+ * confusion_after and delta from post-deploy sessions, once they span 5 minutes; frozen at the window's end.
+ * Answers confusion_after (null while the traffic is too short, or once frozen).
+ */
+async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<number | null> {
+  if (d.frozen_at !== null) return null;
   const end = afterWindowEnd(d.recorded_at.getTime(), nextAt);
   const { scope, kind } = await afterScope(trx, d, Math.min(now, end));
   const t = await scoreTraffic(trx, scope);
@@ -83,6 +96,7 @@ async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number 
     measuredUntil: Math.min(now, end),
     frozenAt: now >= end ? now : null,
   });
+  return ready ? t.score : null;
 }
 
 interface Affected {
@@ -206,7 +220,7 @@ async function setStatus(trx: Transaction<Database>, id: string, status: 'verifi
  * not hold the others back); then the staging score of each site with staging traffic is refreshed.
  * Returns the notifications queued (the caller wakes the outbox relay).
  */
-export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly string[], now: number, log: Logger): Promise<number> {
+export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly string[], now: number, log: Logger, deltaAlerts?: DeployDeltaAlerts): Promise<number> {
   let notified = 0;
   for (const candidate of await loadActiveDeploys(db, siteIds, now, LOOK_HORIZON_MS)) {
     try {
@@ -214,11 +228,14 @@ export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly str
         const d = await lockDeploy(trx, candidate.id);
         if (!d) return 0;
         const nextAt = await nextDeployAt(trx, d);
-        await measure(trx, d, nextAt, now);
-        // Issues and their statuses are production's: staging traffic never reaches them.
+        const after = await measure(trx, d, nextAt, now);
+        // Issues, statuses and alerts are production's: staging traffic never reaches them.
         if (d.environment !== 'production') return 0;
+        const alerted = after === null || !deltaAlerts
+          ? []
+          : await deltaAlerts(trx, { siteId: d.site_id, deployId: d.id, version: d.version, confusionBefore: d.confusion_before, confusionAfter: after }, now);
         await linkIntroducedIssues(trx, d, nextAt, LOOK_HORIZON_MS);
-        return takeLook(trx, d, nextAt, now);
+        return alerted.length + (await takeLook(trx, d, nextAt, now));
       });
     } catch (err) {
       log.warn({ err, deploy: candidate.id }, 'deploy measurement failed');
