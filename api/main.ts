@@ -16,15 +16,27 @@ import { exportRouter } from './routes/export/export.routes.ts';
 import { revenueRouter } from './routes/revenue/revenue.routes.ts';
 import { insightsRouter } from './routes/insights/insights.routes.ts';
 import { deploysRouter } from './routes/deploys/deploys.routes.ts';
+import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
+import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
 
-/** The api role: read, write, auth and audit routes, ready when the database and the bus answer. */
-export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[] } {
+/**
+ * The api role: read, write, auth and audit routes, ready when the database and the bus answer. `stop` closes
+ * what the role owns (the screenshot browser) after the server stopped taking requests.
+ */
+export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; stop(): Promise<void> } {
   // Auth (keys and user tokens), rate limits, every /manage, /auth and audit route, and /v1/openapi.json.
   const plane = managementPlane(infra);
   const readAuth = plane.readAuth;
+  const cfg = infra.config;
+  const capturer = screenshotsEnabled(cfg)
+    ? new ScreenshotCapturer({
+      db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
+      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY,
+    })
+    : undefined;
   return {
     routers: [
       scoresRouter({ db: infra.database.db, readAuth }),
@@ -40,6 +52,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       revenueRouter({ db: infra.database.db, readAuth }),
       insightsRouter({ db: infra.database.db, readAuth }),
       deploysRouter({ db: infra.database.db, readAuth }),
+      screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],
@@ -47,5 +60,8 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       ['database', () => databaseReady(infra)],
       ['bus', () => infra.bus.healthy()],
     ],
+    stop: async () => {
+      await capturer?.close();
+    },
   };
 }

@@ -62,7 +62,8 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   const infra = await openInfra(config, log, { migrate: name === 'start' });
   const http: RoleHttp[] = [];
   if (roles.includes('ingest')) http.push(ingestRole(infra));
-  if (roles.includes('api')) http.push(apiRole(infra));
+  const api = roles.includes('api') ? apiRole(infra) : undefined;
+  if (api) http.push(api);
   const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
   if (processor) http.push(processor.http);
   const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
@@ -85,6 +86,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   });
   onShutdown(log, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeServer(server);
+    await api?.stop();
     await processor?.running.stop();
     await dispatcher?.running.stop();
     await closeInfra(infra);

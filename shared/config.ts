@@ -58,6 +58,14 @@ export const EnvSchema = z.object({
    * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
    */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
+  /** Page screenshots: `auto` captures when CHROMIUM_PATH exists (off otherwise), `off` never captures. */
+  SCREENSHOTS: z.enum(['auto', 'off']).default('auto'),
+  /** The Chromium executable screenshots run in (Debian's package by default). */
+  CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+  /** Captures a site may start per UTC day (successful or not); past it the route answers reason `limit_reached`. */
+  SCREENSHOTS_PER_SITE_PER_DAY: int(50, 1, 100_000),
+  /** Deadline of one capture (navigation and render); past it the capture fails as `render_failed`. */
+  SCREENSHOT_TIMEOUT_MS: int(15_000, 1000, 120_000),
   /** SMTP server for email alerts (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log. */
   SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
   /** Sender address of emails. */

@@ -27,6 +27,8 @@ export interface Fixtures {
   scoredPage(): Promise<string>;
   /** A stored session of the site. */
   sessionId(): Promise<string>;
+  /** A page with a stored desktop screenshot. */
+  screenshotPage(): Promise<string>;
   /** Removes the base site's integrations, so a connect is not a duplicate. */
   clearIntegrations(): Promise<void>;
 }
@@ -35,7 +37,7 @@ export interface Fixtures {
 export function randomFixtures(): Fixtures {
   const id = async () => randomUUID();
   return {
-    scoredPage: async () => '/checkout', sessionId: id,
+    scoredPage: async () => '/checkout', sessionId: id, screenshotPage: async () => '/shot',
     orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, deployId: id, newSiteId: id,
     clearIntegrations: async () => {},
   };
@@ -102,6 +104,15 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
         on conflict do nothing`.execute(db);
       return '/checkout';
     },
+    async screenshotPage() {
+      // A 1x1 PNG stands for a capture: the auth table checks who may read it, not Chromium.
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+      await sql`
+        insert into page_screenshots (site_id, page, device, width, height, png, failure, captured_at)
+        values (${tenant.siteId}, '/shot', 'desktop', 1280, 800, ${png}, null, now())
+        on conflict do nothing`.execute(db);
+      return '/shot';
+    },
     async sessionId() {
       const id = track(`fx-${randomUUID()}`);
       const now = new Date();
@@ -163,6 +174,8 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/session': async (f) => ({ path: `/v1/session?site_id=${f.siteId}&session_id=${await f.sessionId()}` }),
   'GET /v1/query/element-heatmap': async (f) => ({ path: `/v1/query/element-heatmap?site_id=${f.siteId}&page=/checkout&selector=%23pay` }),
   'GET /v1/query/page-heatmap': async (f) => ({ path: `/v1/query/page-heatmap?site_id=${f.siteId}&page=/checkout&device=mobile` }),
+  'GET /v1/query/page-screenshot': async (f) => ({ path: `/v1/query/page-screenshot?site_id=${f.siteId}&page=/checkout&cached=1` }),
+  'GET /v1/query/page-screenshot/image': async (f) => ({ path: `/v1/query/page-screenshot/image?site_id=${f.siteId}&page=${await f.screenshotPage()}` }),
   'GET /v1/query/flows': async (f) => ({ path: `/v1/query/flows?site_id=${f.siteId}` }),
   'GET /v1/flows': async (f) => ({ path: `/v1/flows?site_id=${f.siteId}` }),
   'GET /v1/query/journeys/friction': async (f) => ({ path: `/v1/query/journeys/friction?site_id=${f.siteId}` }),
@@ -276,6 +289,8 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/session': READ,
   'GET /v1/query/element-heatmap': READ,
   'GET /v1/query/page-heatmap': READ,
+  'GET /v1/query/page-screenshot': READ,
+  'GET /v1/query/page-screenshot/image': READ,
   'GET /v1/query/flows': READ,
   'GET /v1/flows': READ,
   'GET /v1/query/journeys/friction': READ,

@@ -112,7 +112,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     return { orgId, siteId: site.siteId, publishableKey: site.publishableKey, secretKey: site.secretKey, owner: await newUser({ orgId }, 'owner') };
   };
   const tenant = await newTenant();
-  const roles: RoleHttp[] = [ingestRole(infra), apiRole(infra)];
+  const api = apiRole(infra);
+  const roles: RoleHttp[] = [ingestRole(infra), api];
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
   const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
@@ -135,6 +136,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     },
     async stop() {
       await closeServer(server);
+      await api.stop();
       await processor?.running.stop();
       await dispatcher?.running.stop();
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.eventsStream).catch(() => {});

@@ -528,6 +528,25 @@ export interface AlertRuleStateTable {
   updated_at: Timestamp;
 }
 
+/** The latest capture of a page on one device; a failed one has `png` null and `failure` set. */
+export interface PageScreenshotTable {
+  site_id: string;
+  page: string;
+  device: string;
+  width: number;
+  height: number;
+  png: Buffer | null;
+  failure: string | null;
+  captured_at: Timestamp;
+}
+
+/** Captures started per site and UTC day. */
+export interface ScreenshotQuotaTable {
+  site_id: string;
+  day: ColumnType<string, string, string>;
+  used: number;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -562,6 +581,8 @@ export interface Database {
   delivery_attempts: DeliveryAttemptTable;
   degradation_events: DegradationEventTable;
   alert_rule_states: AlertRuleStateTable;
+  page_screenshots: PageScreenshotTable;
+  screenshot_quota: ScreenshotQuotaTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

@@ -1,0 +1,20 @@
+import type { StoredScreenshot } from './screenshots.queries.ts';
+import type { ScreenshotReason } from './screenshots.schema.ts';
+
+/** The image route's URL for a capture: a path on this API, absolute when PUBLIC_BASE_URL is set. */
+export function imageUrl(baseUrl: string | undefined, siteId: string, page: string, device: string): string {
+  const q = new URLSearchParams({ site_id: siteId, page, device });
+  return `${(baseUrl ?? '').replace(/\/+$/, '')}/v1/query/page-screenshot/image?${q.toString()}`;
+}
+
+/** `/query/page-screenshot` with a stored capture. */
+export function presentScreenshot(row: StoredScreenshot, image_url: string) {
+  return {
+    screenshot: { page: row.page, device: row.device, width: row.width, height: row.height, captured_at: row.captured_at.toISOString(), image_url },
+  };
+}
+
+/** `/query/page-screenshot` without one, and why. */
+export function presentNoScreenshot(reason: ScreenshotReason) {
+  return { screenshot: null, reason };
+}

@@ -1,0 +1,61 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+
+export interface StoredScreenshot {
+  page: string;
+  device: string;
+  width: number;
+  height: number;
+  failure: string | null;
+  captured_at: Date;
+}
+
+/** The stored capture (or failure) of a page on one device, without its image. */
+export async function storedScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string): Promise<StoredScreenshot | undefined> {
+  return db.selectFrom('page_screenshots')
+    .select(['page', 'device', 'width', 'height', 'failure', 'captured_at'])
+    .where('site_id', '=', siteId).where('page', '=', page).where('device', '=', device)
+    .executeTakeFirst();
+}
+
+/** The PNG of a successful capture. */
+export async function screenshotPng(db: Kysely<Database>, siteId: string, page: string, device: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('page_screenshots').select('png')
+    .where('site_id', '=', siteId).where('page', '=', page).where('device', '=', device).where('png', 'is not', null)
+    .executeTakeFirst();
+  return row?.png ?? undefined;
+}
+
+/** The site's stored URL, the origin pages are captured from. */
+export async function siteUrl(db: Kysely<Database>, siteId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('sites').select('url').where('id', '=', siteId).where('deleted_at', 'is', null).executeTakeFirst();
+  return row?.url;
+}
+
+/**
+ * Takes one capture from the site's quota of `day` (a UTC date), atomically: false when `limit` are used.
+ * One statement, so concurrent API processes cannot both take the last one.
+ */
+export async function takeQuota(db: Kysely<Database>, siteId: string, day: string, limit: number): Promise<boolean> {
+  const r = await sql<{ used: number }>`
+    insert into screenshot_quota (site_id, day, used) values (${siteId}, ${day}::date, 1)
+    on conflict (site_id, day) do update set used = screenshot_quota.used + 1 where screenshot_quota.used < ${limit}
+    returning used`.execute(db);
+  return r.rows.length > 0;
+}
+
+export interface CaptureResult {
+  width: number;
+  height: number;
+  png: Buffer | null;
+  failure: string | null;
+  captured_at: Date;
+}
+
+/** Stores the latest capture (or failure) of a page on a device, replacing the previous one. */
+export async function saveScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string, r: CaptureResult): Promise<void> {
+  await db.insertInto('page_screenshots')
+    .values({ site_id: siteId, page, device, ...r })
+    .onConflict((oc) => oc.columns(['site_id', 'page', 'device']).doUpdateSet({ width: r.width, height: r.height, png: r.png, failure: r.failure, captured_at: r.captured_at }))
+    .execute();
+}

@@ -1,0 +1,51 @@
+import test from 'ava';
+import { captureUrl, decide, quotaDay, REFRESH_AFTER_MS, RETRY_FAILED_AFTER_MS } from './decide.ts';
+import { subrequestAllowed } from './capturer.ts';
+
+const now = new Date('2026-11-23T12:00:00Z');
+const row = (failure: string | null, ageMs: number) => ({ page: '/a', device: 'desktop', width: 1280, height: 800, failure, captured_at: new Date(now.getTime() - ageMs) });
+
+test('decide: cached=1 never queues; off answers disabled; missing queues', (t) => {
+  t.deepEqual(decide(undefined, { cached: true, enabled: true, now }), { answer: 'null', reason: 'not_captured', queue: false });
+  t.deepEqual(decide(undefined, { cached: false, enabled: false, now }), { answer: 'null', reason: 'disabled', queue: false });
+  t.deepEqual(decide(undefined, { cached: false, enabled: true, now }), { answer: 'null', reason: 'capturing', queue: true });
+  t.deepEqual(decide(undefined, { cached: true, enabled: false, now }), { answer: 'null', reason: 'not_captured', queue: false });
+});
+
+test('decide: a stored capture is answered, refreshed only when a day old and not cached', (t) => {
+  t.deepEqual(decide(row(null, 1000), { cached: false, enabled: true, now }), { answer: 'stored', queue: false });
+  t.deepEqual(decide(row(null, REFRESH_AFTER_MS), { cached: false, enabled: true, now }), { answer: 'stored', queue: true });
+  t.deepEqual(decide(row(null, REFRESH_AFTER_MS), { cached: true, enabled: true, now }), { answer: 'stored', queue: false });
+  t.deepEqual(decide(row(null, REFRESH_AFTER_MS), { cached: false, enabled: false, now }), { answer: 'stored', queue: false });
+});
+
+test('decide: a failure is answered with its reason and retried after an hour', (t) => {
+  t.deepEqual(decide(row('refused', 1000), { cached: false, enabled: true, now }), { answer: 'null', reason: 'refused', queue: false });
+  t.deepEqual(decide(row('render_failed', RETRY_FAILED_AFTER_MS), { cached: false, enabled: true, now }), { answer: 'null', reason: 'render_failed', queue: true });
+  t.deepEqual(decide(row('render_failed', RETRY_FAILED_AFTER_MS), { cached: true, enabled: true, now }), { answer: 'null', reason: 'render_failed', queue: false });
+});
+
+test('captureUrl keeps the site URL\'s path prefix and drops its query', (t) => {
+  t.is(captureUrl('https://shop.example', '/checkout'), 'https://shop.example/checkout');
+  t.is(captureUrl('https://shop.example/', '/checkout'), 'https://shop.example/checkout');
+  t.is(captureUrl('https://shop.example/store/?x=1', '/cart'), 'https://shop.example/store/cart');
+  t.is(captureUrl('http://127.0.0.1:8080', 'a'), 'http://127.0.0.1:8080/a');
+  t.is(quotaDay(now), '2026-11-23');
+});
+
+test('subrequestAllowed: metadata and non-http schemes never; private only when allowed; data: always', async (t) => {
+  const open = { allowPrivateNetworks: true };
+  const closed = { allowPrivateNetworks: false };
+  t.false(await subrequestAllowed('http://169.254.169.254/latest/meta-data', open));
+  t.false(await subrequestAllowed('file:///etc/passwd', open));
+  t.false(await subrequestAllowed('ws://127.0.0.1:1/', open));
+  t.true(await subrequestAllowed('http://127.0.0.1:1/', open));
+  t.false(await subrequestAllowed('http://127.0.0.1:1/', closed));
+  t.false(await subrequestAllowed('http://localhost/', closed));
+  t.false(await subrequestAllowed('http://[::1]/', closed));
+  t.false(await subrequestAllowed('http://10.0.0.1/', closed));
+  t.false(await subrequestAllowed('http://0x7f000001/', closed));
+  t.true(await subrequestAllowed('http://93.184.216.34/', closed));
+  t.true(await subrequestAllowed('data:image/png;base64,AAAA', closed));
+  t.false(await subrequestAllowed('not a url', closed));
+});

@@ -1,0 +1,162 @@
+import test from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { eventually, getJson } from '../testing/sdk-batch.ts';
+
+/** A site on 127.0.0.1: counts requests per path; /w records the innerWidth the page reports. */
+interface Site {
+  url: string;
+  hits: Map<string, number>;
+  widths: number[];
+  close(): Promise<void>;
+}
+async function serveSite(): Promise<Site> {
+  const hits = new Map<string, number>();
+  const widths: number[] = [];
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    hits.set(u.pathname, (hits.get(u.pathname) ?? 0) + 1);
+    if (u.pathname === '/w') {
+      widths.push(Number(u.searchParams.get('w')));
+      res.writeHead(204).end();
+      return;
+    }
+    if (u.pathname === '/missing') {
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not here</h1>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><meta name="viewport" content="width=device-width">
+      <body style="background:#fc0"><h1>${u.pathname}</h1><script>fetch('/w?w=' + innerWidth)</script></body>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    widths,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+let allowed: TestStack;
+let strict: TestStack;
+let site: Site;
+test.before(async () => {
+  site = await serveSite();
+  [allowed, strict] = await Promise.all([
+    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '20000' } }),
+    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
+  ]);
+});
+test.after.always(async () => {
+  await allowed?.stop();
+  await strict?.stop();
+  await site?.close();
+});
+
+async function tenantOn(stack: TestStack, url: string): Promise<TestTenant> {
+  const tenant = await stack.newTenant();
+  await sql`update sites set url = ${url} where id = ${tenant.siteId}`.execute(stack.infra.database.db);
+  return tenant;
+}
+const shot = (stack: TestStack, tenant: TestTenant, q: string, key = tenant.secretKey) =>
+  getJson(`${stack.baseUrl}/v1/query/page-screenshot?site_id=${tenant.siteId}&${q}`, { authorization: `Bearer ${key}` });
+/** Width and height from a PNG's IHDR chunk. */
+const pngSize = (b: Buffer) => ({ width: b.readUInt32BE(16), height: b.readUInt32BE(20) });
+
+test.serial('a page is captured in the background: cached=1 is null before, the first request queues once, the descriptor and its PNG follow', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  const before = await shot(allowed, tenant, 'page=/home&cached=1');
+  t.is(before.status, 200);
+  t.deepEqual(before.body.data, { screenshot: null, reason: 'not_captured' });
+  t.is(site.hits.get('/home'), undefined, 'cached=1 never captures');
+
+  // Concurrent first requests: all answer at once with capturing, one capture runs.
+  const first = await Promise.all([1, 2, 3].map(() => shot(allowed, tenant, 'page=/home')));
+  for (const r of first) t.deepEqual(r.body.data, { screenshot: null, reason: 'capturing' });
+  const done = await eventually(async () => (await shot(allowed, tenant, 'page=/home&cached=1')).body.data.screenshot, 30_000, 200);
+  t.is(site.hits.get('/home'), 1, 'one capture for concurrent requests');
+  t.like(done, { page: '/home', device: 'desktop', width: 1280, height: 800 });
+  t.true(Date.now() - Date.parse(done.captured_at) < 60_000);
+  t.is(done.image_url, `/v1/query/page-screenshot/image?site_id=${tenant.siteId}&page=%2Fhome&device=desktop`);
+
+  const img = await fetch(`${allowed.baseUrl}${done.image_url}`, { headers: { authorization: `Bearer ${tenant.secretKey}` } });
+  t.is(img.status, 200);
+  t.is(img.headers.get('content-type'), 'image/png');
+  const png = Buffer.from(await img.arrayBuffer());
+  t.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  t.deepEqual(pngSize(png), { width: 1280, height: 800 });
+  t.true(site.widths.includes(1280));
+});
+
+test.serial('device=mobile renders at the phone viewport', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  t.is((await shot(allowed, tenant, 'page=/phone&device=mobile')).body.data.reason, 'capturing');
+  const done = await eventually(async () => (await shot(allowed, tenant, 'page=/phone&device=mobile&cached=1')).body.data.screenshot, 30_000, 200);
+  t.like(done, { page: '/phone', device: 'mobile', width: 390, height: 844 });
+  const img = await fetch(`${allowed.baseUrl}${done.image_url}`, { headers: { authorization: `Bearer ${tenant.secretKey}` } });
+  t.deepEqual(pngSize(Buffer.from(await img.arrayBuffer())), { width: 390, height: 844 });
+  t.true(site.widths.includes(390), `the page saw innerWidth 390 (saw ${site.widths.join(',')})`);
+  // Desktop of the same page is a separate capture.
+  t.deepEqual((await shot(allowed, tenant, 'page=/phone&cached=1')).body.data, { screenshot: null, reason: 'not_captured' });
+});
+
+test.serial('a page that answers an error status is render_failed, and the image route is 404 for it', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'capturing');
+  const failed = await eventually(async () => {
+    const r = (await shot(allowed, tenant, 'page=/missing&cached=1')).body.data;
+    return r.reason === 'render_failed' && r;
+  }, 30_000, 200);
+  t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
+  // Answered from the stored failure for an hour, not captured again.
+  t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'render_failed');
+  const img = await getJson(`${allowed.baseUrl}/v1/query/page-screenshot/image?site_id=${tenant.siteId}&page=/missing`, { authorization: `Bearer ${tenant.secretKey}` });
+  t.is(img.status, 404);
+});
+
+test.serial('the daily limit per site: past SCREENSHOTS_PER_SITE_PER_DAY captures, limit_reached', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  const reasons = [];
+  for (const p of ['/l1', '/l2', '/l3', '/l4']) reasons.push((await shot(allowed, tenant, `page=${p}`)).body.data.reason);
+  t.deepEqual(reasons, ['capturing', 'capturing', 'capturing', 'limit_reached']);
+  t.is((await shot(allowed, tenant, 'page=/l4')).body.data.reason, 'limit_reached');
+  // Another site has its own quota.
+  const other = await tenantOn(allowed, site.url);
+  t.is((await shot(allowed, other, 'page=/l4')).body.data.reason, 'capturing');
+  await eventually(async () => (await shot(allowed, other, 'page=/l4&cached=1')).body.data.screenshot, 30_000, 200);
+  t.is(site.hits.get('/l4'), 1);
+});
+
+test.serial('cross-site and unauthenticated requests: 404 and 401 like every read route; bad input names the field', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  const stranger = await allowed.newTenant();
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+  await sql`insert into page_screenshots (site_id, page, device, width, height, png, failure, captured_at)
+    values (${tenant.siteId}, '/own', 'desktop', 1280, 800, ${png}, null, now())`.execute(allowed.infra.database.db);
+  t.is((await shot(allowed, tenant, 'page=/own&cached=1')).body.data.screenshot.page, '/own');
+  t.is((await shot(allowed, tenant, 'page=/own', stranger.secretKey)).status, 404);
+  const image = `${allowed.baseUrl}/v1/query/page-screenshot/image?site_id=${tenant.siteId}&page=/own`;
+  t.is((await getJson(image, { authorization: `Bearer ${stranger.secretKey}` })).status, 404);
+  t.is((await getJson(image)).status, 401);
+  t.is((await getJson(`${allowed.baseUrl}/v1/query/page-screenshot?site_id=${tenant.siteId}&page=/own`)).status, 401);
+  t.is((await getJson(image, { authorization: `Bearer ${tenant.publishableKey}` })).status, 403);
+  for (const [q, field] of [['page=/own&device=tablet', 'device'], ['page=/own&cached=yes', 'cached'], ['device=mobile', 'page'], ['page=%2Fa%00', 'page']]) {
+    const r = await shot(allowed, tenant, q);
+    t.is(r.status, 400, q);
+    t.true(JSON.stringify(r.body.error).includes(field), `${q}: ${JSON.stringify(r.body.error)}`);
+  }
+  t.is((await shot(allowed, stranger, 'page=/own&cached=1')).body.data.reason, 'not_captured', 'another site\'s captures are its own');
+});
+
+test.serial('with OUTBOUND_ALLOW_PRIVATE_NETWORKS=false a site on a private address is refused and never contacted', async (t) => {
+  const tenant = await tenantOn(strict, `${site.url}/base`);
+  t.is((await shot(strict, tenant, 'page=/private')).body.data.reason, 'capturing');
+  const refused = await eventually(async () => {
+    const r = (await shot(strict, tenant, 'page=/private&cached=1')).body.data;
+    return r.reason === 'refused' && r;
+  }, 30_000, 200);
+  t.deepEqual(refused, { screenshot: null, reason: 'refused' });
+  t.is(site.hits.get('/base/private'), undefined);
+});
