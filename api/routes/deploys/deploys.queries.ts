@@ -121,9 +121,3 @@ export async function issueVerifications(db: Db, issueId: string): Promise<Verif
     .selectAll('v').select('d.version as deploy_version')
     .where('v.issue_id', '=', issueId).orderBy('v.verified_at').orderBy('v.id').execute();
 }
-
-/** Production deploys of a site recorded at or after `since`, newest first (at most 50): the page view's recent deploys. */
-export async function recentProductionDeploys(db: Kysely<Database>, siteId: string, since: Date): Promise<DeployRow[]> {
-  return db.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('environment', '=', 'production')
-    .where('recorded_at', '>=', since).orderBy('recorded_at', 'desc').orderBy('id').limit(50).execute();
-}

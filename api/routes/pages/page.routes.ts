@@ -7,7 +7,7 @@ import { ok } from '../../../shared/http/envelope.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { pageBudget } from './budget.ts';
-import { deploysTableReader, RECENT_DEPLOY_DAYS, type RecentDeploysReader } from './deploys-adapter.ts';
+import { noDeploysRecorded, RECENT_DEPLOY_DAYS, type RecentDeploysReader } from './deploys-adapter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
   activeAlertsOfPage, activeIssueCount, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
@@ -17,7 +17,7 @@ import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.s
 export interface PageDeps {
   db: Kysely<Database>;
   readAuth: Koa.Middleware;
-  /** Where recent deploys come from (default: the deploys table). */
+  /** The deploy module's reader; without one, the page lists no deploys. */
   recentDeploys?: RecentDeploysReader;
   now?: () => Date;
 }
@@ -31,7 +31,7 @@ export const PAGE_HISTORY_DAYS = 30;
  */
 export function pageRouter(deps: PageDeps): Router {
   const now = deps.now ?? (() => new Date());
-  const recentDeploys = deps.recentDeploys ?? deploysTableReader(deps.db);
+  const recentDeploys = deps.recentDeploys ?? noDeploysRecorded;
   const router = new Router();
 
   const page: Koa.Middleware = async (ctx) => {
