@@ -69,9 +69,15 @@ test('GET /v1/query/page answers score, trend, 30 days of history, issues, eleme
   t.is(typeof d.elements[0].friction_score, 'number');
   t.true(Array.isArray(d.issues));
   t.deepEqual(d.budget, { limit: 1, current: d.score, exceeded: d.score > 1 });
-  t.deepEqual(d.deploys, []);
+  t.deepEqual(d.deploys, [], 'no deploy recorded yet');
   t.deepEqual(d.alerts.map((a: { id: string }) => a.id), [alertId], 'resolved alerts are not active');
   t.deepEqual((await getJson(`${stack.baseUrl}/v1/page?site_id=${tenant.siteId}&page=/checkout`, auth)).body, page.body);
+
+  const recorded = await postJson(`${stack.baseUrl}/v1/deploys`, { site_id: tenant.siteId, version: 'v-page-1' }, { authorization: `Bearer ${tenant.owner.token}` });
+  t.is(recorded.status, 201);
+  const withDeploy = (await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, auth)).body.data;
+  t.deepEqual(withDeploy.deploys, [(await getJson(`${stack.baseUrl}/v1/query/deploys/${recorded.body.data.id}?site_id=${tenant.siteId}`, auth)).body.data],
+    'the page lists the recorded deploy as the deploy routes present it');
 
   const home = (await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/home`, auth)).body.data;
   t.deepEqual(home.budget, { limit: null, current: home.score, exceeded: false }, 'no budget rule matches /home');

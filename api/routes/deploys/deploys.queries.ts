@@ -53,6 +53,15 @@ export async function listDeploys(db: Kysely<Database>, q: DeployListQuery) {
   });
 }
 
+/** Production deploys of a site recorded since `since`, newest first, at most `limit` (the page view's recent deploys). */
+export async function recentDeploys(db: Kysely<Database>, siteId: string, since: Date, limit: number) {
+  return inOneSnapshot(db, async (trx) => {
+    const rows = await trx.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('environment', '=', 'production')
+      .where('recorded_at', '>=', since).orderBy('recorded_at', 'desc').orderBy('id').limit(limit).execute();
+    return { rows, related: await relatedOf(trx, siteId, rows.map((r) => r.id)) };
+  });
+}
+
 export async function findDeploy(db: Kysely<Database>, siteId: string, id: string) {
   return inOneSnapshot(db, async (trx) => {
     const row = await trx.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();

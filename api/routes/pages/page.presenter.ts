@@ -5,7 +5,7 @@ import { presentIssue } from '../issues/issues.presenter.ts';
 import type { IssueRow } from '../issues/issues.queries.ts';
 import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
 import type { PageBudget } from './budget.ts';
-import type { PageDeploy } from './deploys-adapter.ts';
+import type { presentDeploy } from '../deploys/deploys.presenter.ts';
 import type { PageScoreNow } from './page.queries.ts';
 
 type ElementRow = Parameters<typeof presentElement>[0];
@@ -23,7 +23,7 @@ export function presentPage(p: {
   issues: IssueRow[];
   elements: ElementRow[];
   budget: PageBudget;
-  deploys: PageDeploy[];
+  deploys: ReturnType<typeof presentDeploy>[];
   alerts: AlertRow[];
 }) {
   return {

@@ -7,7 +7,8 @@ import { ok } from '../../../shared/http/envelope.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { pageBudget } from './budget.ts';
-import { noDeploysRecorded, RECENT_DEPLOY_DAYS, type RecentDeploysReader } from './deploys-adapter.ts';
+import { recentDeploys } from '../deploys/deploys.queries.ts';
+import { presentDeploy } from '../deploys/deploys.presenter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
   activeAlertsOfPage, activeIssueCount, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
@@ -17,13 +18,13 @@ import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.s
 export interface PageDeps {
   db: Kysely<Database>;
   readAuth: Koa.Middleware;
-  /** The deploy module's reader; without one, the page lists no deploys. */
-  recentDeploys?: RecentDeploysReader;
   now?: () => Date;
 }
 
-/** Days of `score_history[]` on the page view. */
+/** Days of `score_history[]` on the page view; its recent deploys cover the same days. */
 export const PAGE_HISTORY_DAYS = 30;
+/** At most this many recent deploys on the page view, newest first. */
+export const PAGE_DEPLOYS = 10;
 
 /**
  * `/query/page` (+ `/v1/page`), `/query/trends` (+ `/v1/trends`) and `/query/compare` (+ `/v1/compare`).
@@ -31,7 +32,6 @@ export const PAGE_HISTORY_DAYS = 30;
  */
 export function pageRouter(deps: PageDeps): Router {
   const now = deps.now ?? (() => new Date());
-  const recentDeploys = deps.recentDeploys ?? noDeploysRecorded;
   const router = new Router();
 
   const page: Koa.Middleware = async (ctx) => {
@@ -44,7 +44,8 @@ export function pageRouter(deps: PageDeps): Router {
       activeIssuesOfPage(deps.db, site_id, page),
       elementsOfPage(deps.db, site_id, page),
       budgetRules(deps.db, site_id),
-      recentDeploys(site_id, new Date(at.getTime() - RECENT_DEPLOY_DAYS * 86_400_000)),
+      recentDeploys(deps.db, site_id, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
+        .then(({ rows, related }) => rows.map((d) => presentDeploy(d, related))),
       activeAlertsOfPage(deps.db, site_id, page),
     ]);
     const budget = pageBudget(rules, page, round1(score?.score ?? 0));
