@@ -152,6 +152,8 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'POST /v1/deploys': async (f) => ({ path: '/v1/deploys', body: { site_id: f.siteId, version: `v${u()}` } }),
   'POST /v1/manage/deploys': async (f) => ({ path: '/v1/manage/deploys', body: { site_id: f.siteId, version: `v${u()}`, environment: 'staging' } }),
   'GET /v1/query/audit': async (f) => ({ path: `/v1/query/audit?org_id=${f.orgId}` }),
+  'GET /v1/query/webhook-deliveries': async (f) => ({ path: `/v1/query/webhook-deliveries?org_id=${f.orgId}` }),
+  'GET /v1/query/degradation': async (f) => ({ path: `/v1/query/degradation?org_id=${f.orgId}` }),
   // read routes of api/routes/{pages,sessions,heatmaps,journeys,revenue,insights,export}
   'GET /v1/query/page': async (f) => ({ path: `/v1/query/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
   'GET /v1/page': async (f) => ({ path: `/v1/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
@@ -202,6 +204,7 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'POST /v1/manage/webhooks': async (f) => ({ path: '/v1/manage/webhooks', body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' } }),
   'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}`, body: { enabled: false } }),
   'DELETE /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}` }),
+  'POST /v1/manage/webhooks/:endpoint_id/test': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}/test`, body: {} }),
   // integrations
   'GET /v1/manage/integrations': async (f) => ({ path: `/v1/manage/integrations?site_id=${f.siteId}` }),
   'POST /v1/manage/integrations': async (f) => {
@@ -266,6 +269,8 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'POST /v1/deploys': 'OAMS',
   'POST /v1/manage/deploys': 'OAMS',
   'GET /v1/query/audit': 'OASRC',
+  'GET /v1/query/webhook-deliveries': 'OASRC',
+  'GET /v1/query/degradation': READ,
   'GET /v1/query/page': READ,
   'GET /v1/page': READ,
   'GET /v1/query/trends': READ,
@@ -310,6 +315,7 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'POST /v1/manage/webhooks': 'OASW',
   'PATCH /v1/manage/webhooks/:endpoint_id': 'OASW',
   'DELETE /v1/manage/webhooks/:endpoint_id': 'OASW',
+  'POST /v1/manage/webhooks/:endpoint_id/test': 'OASW',
   'GET /v1/manage/integrations': 'OAMVS',
   'POST /v1/manage/integrations': 'OAS',
   'DELETE /v1/manage/integrations/:id': 'OAS',
