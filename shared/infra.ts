@@ -11,6 +11,7 @@ import type { RateLimiter } from './limiter/limiter.ts';
 import { MemoryRateLimiter } from './limiter/limiter.ts';
 import { RedisRateLimiter } from './limiter/redis-limiter.ts';
 import { KeyResolver, listenForRevocations } from './auth/key-resolver.ts';
+import { SdkConfigCache, listenForSdkConfigChanges } from './tenancy/sdk-config-cache.ts';
 import { sql } from 'kysely';
 
 /** The infrastructure every role receives: built once by the entry point, closed in reverse order. */
@@ -21,6 +22,8 @@ export interface Infra {
   bus: Bus;
   limiter: RateLimiter;
   keys: KeyResolver;
+  /** SDK configs by site and environment (ingest: GET /v1/sdk-config and the ignore-selector check). */
+  sdkConfigs: SdkConfigCache;
   topology: Topology;
 }
 
@@ -38,7 +41,9 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
   log.info({ database: database.kind, bus: bus.kind, limiter: limiter.kind }, 'infrastructure ready');
   const keys = new KeyResolver(database.db, config.KEY_CACHE_TTL_MS);
   listenForRevocations(bus, t.keyRevokedSubject, keys);
-  return { config, log, database, bus, limiter, keys, topology: t };
+  const sdkConfigs = new SdkConfigCache(database.db, config.SDK_CONFIG_CACHE_TTL_MS);
+  listenForSdkConfigChanges(bus, t.sdkConfigChangedSubject, sdkConfigs);
+  return { config, log, database, bus, limiter, keys, sdkConfigs, topology: t };
 }
 
 /** Database readiness: one round trip. */
