@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
-import { openInfra, closeInfra, type Infra } from '../shared/infra.ts';
-import { migrateToLatest } from '../shared/db/migrator.ts';
-import { openDatabase } from '../shared/db/connection.ts';
-import { ingestRole } from '../ingest/main.ts';
-import { apiRole } from '../api/main.ts';
-import { processorRole } from '../processor/main.ts';
-import { serveRoles, closeServer, type RoleHttp } from './server.ts';
-import { ensureDemoCredentials } from './bootstrap.ts';
+import { createServer } from 'node:net';
 import type { Server } from 'node:http';
+// Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
+// option or a port in use answer at once instead of after loading every role.
+import type { Infra } from '../shared/infra.ts';
+import type { RoleHttp } from './server.ts';
+import type { ensureDemoCredentials } from './bootstrap.ts';
+
+/** Same class the infra module throws; defined there, re-exported lazily would lose instanceof: compare by name. */
+const isStartupError = (err: unknown): err is Error => err instanceof Error && err.name === 'StartupError';
 import { parseArgs } from 'node:util';
 
 const USAGE = `friction <command>
@@ -52,8 +53,29 @@ function onShutdown(log: Infra['log'], timeoutMs: number, stop: Stopper): void {
   process.on('SIGTERM', handler);
 }
 
+const startupError = (message: string): Error => Object.assign(new Error(message), { name: 'StartupError' });
+
+/** Fails at once, before any slow start-up work, when the port cannot be bound. */
+async function assertPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
+      reject(startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`));
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
+  await assertPortFree(config.PORT, config.HOST);
+  const t0 = performance.now();
+  const [{ openInfra, closeInfra }, { ingestRole }, { apiRole }, { processorRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
+    import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
+  ]);
+  log.info({ step: 'load modules', ms: Math.round(performance.now() - t0) }, 'start-up: modules loaded');
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
   const infra = await openInfra(config, log, { migrate: name === 'start' });
   const http: RoleHttp[] = [];
@@ -134,14 +156,20 @@ async function main(argv: string[]): Promise<void> {
     case 'processor':
       return runRoles(config, [command], command);
     case 'migrate': {
+      const { openDatabase } = await import('../shared/db/connection.ts');
+      const { migrateToLatest } = await import('../shared/db/migrator.ts');
+      const { waitForDatabase } = await import('../shared/infra.ts');
       const log = createLogger(config.LOG_LEVEL, { role: 'migrate' });
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
+      if (config.DATABASE_URL) await waitForDatabase(db.db, config.DATABASE_URL, config.MIGRATE_CONNECT_TIMEOUT_MS, log);
       const applied = await migrateToLatest(db.db, log);
       process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
       await db.close();
       return;
     }
     case 'bootstrap': {
+      const { openInfra, closeInfra } = await import('../shared/infra.ts');
+      const { ensureDemoCredentials } = await import('./bootstrap.ts');
       const log = createLogger(config.LOG_LEVEL, { role: 'bootstrap' });
       const infra = await openInfra(config, log, { migrate: false });
       try {
@@ -155,6 +183,7 @@ async function main(argv: string[]): Promise<void> {
       const { values } = parseArgs({ args: rest, options: { site: { type: 'string' }, write: { type: 'boolean', default: false } } });
       if (!values.site) throw new ConfigError(['recompute: --site <site id> is required']);
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
+      const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
       try {
         const { recomputeSiteCommand } = await import('../processor/recompute-site.ts');
@@ -182,6 +211,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
   else process.stderr.write(`${err?.stack ?? err}\n`);
   process.exit(1);
 });
