@@ -11,22 +11,10 @@ import type { ensureDemoCredentials } from './bootstrap.ts';
 
 /** Same class the infra module throws; defined there, re-exported lazily would lose instanceof: compare by name. */
 const isStartupError = (err: unknown): err is Error => err instanceof Error && err.name === 'StartupError';
-import { parseArgs } from 'node:util';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
 
-const USAGE = `friction <command>
-
-  start        every role in one process (embedded database, bus and limiter unless configured)
-  ingest       the ingest role only
-  processor    the processor role only
-  api          the api role only
-  migrate      apply database migrations
-  bootstrap    create the demo org, site and keys if missing; print them (split deployments)
-  recompute --site ID [--write]
-               recompute a site's scores, issues and elements from its raw rows; report (and rewrite) differences
-  demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
-  bench NAME   run a benchmark (pipeline, sdk, ...)
-
-Configuration is read from the environment; see the README's configuration table.`;
 
 type Stopper = () => Promise<void>;
 
@@ -137,57 +125,78 @@ List alert rules as the owner:
 `);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help') {
-    process.stdout.write(`${USAGE}\n`);
-    return;
+/** Option parsers: a bad value is one line naming the option, and exit 1, before anything starts. */
+const wholeNumber = (min: number, max: number) => (v: string): number => {
+  if (!/^\d+$/.test(v) || +v < min || +v > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+  return +v;
+};
+const httpUrl = (v: string): string => {
+  if (!/^https?:\/\/[^/\s]+/.test(v)) throw new InvalidArgumentError('must be an http(s) URL such as http://localhost:8080');
+  return v.replace(/\/+$/, '');
+};
+const publishableKey = (v: string): string => {
+  if (!/^svc_pub_\w+$/.test(v)) throw new InvalidArgumentError('must be a publishable key (svc_pub_…), e.g. publishable_key in .friction/credentials.json');
+  return v;
+};
+const uuidArg = (v: string): string => {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new InvalidArgumentError('must be a site id (uuid)');
+  return v.toLowerCase();
+};
+
+/** The whole CLI: one command per role or task, each with its own --help and validated options. */
+export function cliProgram(): Command {
+  const program = new Command('friction')
+    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (README, Configuration).')
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
+
+  program.command('start').description('every role in one process on PORT (embedded database, bus and limiter unless configured)')
+    .action(() => runRoles(loadConfig(), ['ingest', 'api', 'processor'], 'start'));
+  for (const role of ['ingest', 'processor', 'api'] as const) {
+    program.command(role).description(`the ${role} role only, on PORT`).action(() => runRoles(loadConfig(), [role], role));
   }
-  if (command === 'bench') {
-    const { runBenchCommand } = await import('./bench/index.ts');
-    return runBenchCommand(rest);
-  }
-  const config = loadConfig();
-  switch (command) {
-    case 'start':
-      return runRoles(config, ['ingest', 'api', 'processor'], 'start');
-    case 'ingest':
-    case 'api':
-    case 'processor':
-      return runRoles(config, [command], command);
-    case 'migrate': {
+
+  program.command('migrate').description('apply database migrations (retries the connection for MIGRATE_CONNECT_TIMEOUT_MS)')
+    .action(async () => {
+      const config = loadConfig();
       const { openDatabase } = await import('../shared/db/connection.ts');
       const { migrateToLatest } = await import('../shared/db/migrator.ts');
       const { waitForDatabase } = await import('../shared/infra.ts');
       const log = createLogger(config.LOG_LEVEL, { role: 'migrate' });
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
-      if (config.DATABASE_URL) await waitForDatabase(db.db, config.DATABASE_URL, config.MIGRATE_CONNECT_TIMEOUT_MS, log);
-      const applied = await migrateToLatest(db.db, log);
-      process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
-      await db.close();
-      return;
-    }
-    case 'bootstrap': {
+      try {
+        if (config.DATABASE_URL) await waitForDatabase(db.db, config.DATABASE_URL, config.MIGRATE_CONNECT_TIMEOUT_MS, log);
+        const applied = await migrateToLatest(db.db, log);
+        process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
+      } finally {
+        await db.close();
+      }
+    });
+
+  program.command('bootstrap').description('create the demo org, site and keys if missing, and print them (split deployments)')
+    .action(async () => {
+      const config = loadConfig();
       const { openInfra, closeInfra } = await import('../shared/infra.ts');
       const { ensureDemoCredentials } = await import('./bootstrap.ts');
-      const log = createLogger(config.LOG_LEVEL, { role: 'bootstrap' });
-      const infra = await openInfra(config, log, { migrate: false });
+      const infra = await openInfra(config, createLogger(config.LOG_LEVEL, { role: 'bootstrap' }), { migrate: false });
       try {
         printCredentials(infra, await ensureDemoCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`));
       } finally {
         await closeInfra(infra);
       }
-      return;
-    }
-    case 'recompute': {
-      const { values } = parseArgs({ args: rest, options: { site: { type: 'string' }, write: { type: 'boolean', default: false } } });
-      if (!values.site) throw new ConfigError(['recompute: --site <site id> is required']);
+    });
+
+  program.command('recompute').description('recompute a site\'s scores, issues and elements from its raw rows; report (and rewrite) differences; exit 3 when differences were found and not written')
+    .requiredOption('--site <uuid>', 'the site id', uuidArg)
+    .option('--write', 'rewrite the site\'s derived rows', false)
+    .action(async (o: { site: string; write: boolean }) => {
+      const config = loadConfig();
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
       const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
       try {
         const { recomputeSiteCommand } = await import('../processor/recompute-site.ts');
-        const r = await recomputeSiteCommand(db.db, values.site, Date.now(), values.write, log);
+        const r = await recomputeSiteCommand(db.db, o.site, Date.now(), o.write, log);
         process.stdout.write(`recomputed site ${r.siteId} from ${r.rows} stored rows${r.written ? ' and rewrote its derived rows' : ''}\n`);
         for (const [what, part] of [['pages', r.pages], ['issues', r.issues], ['elements', r.elements]] as const) {
           process.stdout.write(`  ${what}: ${part.differing.length} differing\n`);
@@ -197,21 +206,33 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.close();
       }
-      return;
-    }
-    case 'demo': {
+    });
+
+  program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json)')
+    .option('--sessions <n>', 'visitor sessions to send', wholeNumber(1, 100_000), 300)
+    .option('--base-url <url>', 'the Friction (ingest) base URL; default base_url of credentials.json', httpUrl)
+    .option('--key <svc_pub_…>', 'publishable key; default publishable_key of credentials.json', publishableKey)
+    .action(async (o: { sessions: number; baseUrl?: string; key?: string }) => {
       const { runDemo } = await import('./demo.ts');
-      return runDemo(config, rest);
-    }
-    default:
-      process.stderr.write(`unknown command: ${command}\n\n${USAGE}\n`);
-      process.exitCode = 2;
-  }
+      await runDemo(loadConfig(), o);
+    });
+
+  program.command('bench').description('run a benchmark: pipeline, engine or sdk (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine or sdk')
+    .argument('[options...]')
+    .allowUnknownOption()
+    .action(async (name: string, rest: string[]) => {
+      const { runBenchCommand } = await import('./bench/index.ts');
+      await runBenchCommand([name, ...rest]);
+    });
+  return program;
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
-  else process.stderr.write(`${err?.stack ?? err}\n`);
-  process.exit(1);
-});
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  cliProgram().parseAsync(process.argv).catch((err) => {
+    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see the README's Configuration table)\n`);
+    else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
+    else process.stderr.write(`${err?.stack ?? err}\n`);
+    process.exit(1);
+  });
+}
