@@ -60,7 +60,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   const log = createLogger(config.LOG_LEVEL, { role: name });
   await assertPortFree(config.PORT, config.HOST);
   const t0 = performance.now();
-  const [{ openInfra, closeInfra }, { ingestRole }, { apiRole }, { processorRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
+  const [{ openInfra, closeInfra, timed }, { ingestRole }, { apiRole }, { processorRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
     import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
   ]);
   log.info({ step: 'load modules', ms: Math.round(performance.now() - t0) }, 'start-up: modules loaded');
@@ -69,12 +69,12 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   const http: RoleHttp[] = [];
   if (roles.includes('ingest')) http.push(ingestRole(infra));
   if (roles.includes('api')) http.push(apiRole(infra));
-  const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
+  const processor = roles.includes('processor') ? await timed(log, 'start the processor (rebuild its state)', () => processorRole(infra).start()) : undefined;
   if (processor) http.push(processor.http);
   // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
-  let demo = name === 'start' && plannedBaseUrl ? await ensureDemoCredentials(infra, plannedBaseUrl) : undefined;
+  let demo = name === 'start' && plannedBaseUrl ? await timed(log, 'demo tenant', () => ensureDemoCredentials(infra, plannedBaseUrl)) : undefined;
   const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;

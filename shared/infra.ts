@@ -82,15 +82,16 @@ export interface Infra {
  * in-process bus, in-process limiter). `migrate` runs migrations (single-process start, tests).
  */
 export async function openInfra(config: Config, log: Logger, opts: { migrate: boolean; embeddedPath?: string } = { migrate: false }): Promise<Infra> {
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR, embeddedPath: opts.embeddedPath });
+  const database = await timed(log, config.DATABASE_URL ? 'connect to the database' : 'open the embedded database', () =>
+    openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR, embeddedPath: opts.embeddedPath }));
   if (config.DATABASE_URL) await checkDatabase(database.db, config.DATABASE_URL).catch(async (err) => {
     await database.close().catch(() => {});
     throw err;
   });
-  if (opts.migrate) await timed(log, 'migrations', () => migrateToLatest(database.db, log));
+  if (opts.migrate) await timed(log, 'migrate', () => migrateToLatest(database.db, log));
   const natsUrl = config.NATS_URL;
   const bus: Bus = natsUrl
-    ? await JetStreamBus.connect(natsUrl, log).catch(async (err: unknown) => {
+    ? await timed(log, 'connect to NATS', () => JetStreamBus.connect(natsUrl, log)).catch(async (err: unknown) => {
       await database.close().catch(() => {});
       throw new StartupError(`cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`);
     })
