@@ -1,22 +1,23 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { findSdkConfig } from '../db/queries/sdk-config.queries.ts';
+import { findSdkConfigs } from '../db/queries/sdk-config.queries.ts';
 import { DEFAULT_SDK_CONFIG, readSdkConfig, type SdkConfig } from './sdk-config.ts';
 
-const MAX_ENTRIES = 100_000;
+const MAX_SITES = 100_000;
 
 /**
- * SDK configs by (site, environment), cached so ingest's hot path (the ignore-selector check on every batch and
- * GET /v1/sdk-config) reads the database once per TTL, not per request. `invalidateSite` drops a site at once:
- * the API broadcasts every config change (see `sdkConfigChangedSubject`), and the TTL bounds what a missed
- * broadcast leaves behind. An environment that does not exist gets the defaults.
+ * SDK configs of every environment of a site, cached per site so ingest's hot path (the config applied to every
+ * batch and GET /v1/sdk-config) reads the database once per site and TTL, not per request. One read loads all of
+ * a site's environments: an environment name the site never configured (batches carry free text) costs no read
+ * and gets the defaults. `invalidateSite` drops a site at once: the API broadcasts every config change (see
+ * `sdkConfigChangedSubject`), and the TTL bounds what a missed broadcast leaves behind.
  */
 export class SdkConfigCache {
-  private readonly cache = new Map<string, { config: SdkConfig; until: number }>();
-  private readonly inflight = new Map<string, Promise<SdkConfig>>();
+  private readonly cache = new Map<string, { configs: Map<string, SdkConfig>; until: number }>();
+  private readonly inflight = new Map<string, Promise<Map<string, SdkConfig>>>();
   private readonly db: Kysely<Database>;
   private readonly ttlMs: number;
-  /** Bumped by every invalidation, so a lookup that started before one does not cache what it read. */
+  /** Bumped by every invalidation, so a read that started before one does not cache what it read. */
   private generation = 0;
 
   constructor(db: Kysely<Database>, ttlMs: number) {
@@ -25,31 +26,34 @@ export class SdkConfigCache {
   }
 
   async get(siteId: string, environment: string): Promise<SdkConfig> {
-    const k = `${siteId} ${environment}`;
-    const hit = this.cache.get(k);
-    if (hit && hit.until > Date.now()) return hit.config;
-    let pending = this.inflight.get(k);
+    return (await this.site(siteId)).get(environment) ?? DEFAULT_SDK_CONFIG;
+  }
+
+  private async site(siteId: string): Promise<Map<string, SdkConfig>> {
+    const hit = this.cache.get(siteId);
+    if (hit && hit.until > Date.now()) return hit.configs;
+    let pending = this.inflight.get(siteId);
     if (!pending) {
       const gen = this.generation;
-      pending = findSdkConfig(this.db, siteId, environment)
-        .then((stored) => {
-          const config = stored === undefined ? DEFAULT_SDK_CONFIG : readSdkConfig(stored);
+      pending = findSdkConfigs(this.db, siteId)
+        .then((rows) => {
+          const configs = new Map(rows.map((r) => [r.environment, readSdkConfig(r.config)] as const));
           if (gen === this.generation && this.ttlMs > 0) {
-            if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
-            this.cache.set(k, { config, until: Date.now() + this.ttlMs });
+            if (this.cache.size >= MAX_SITES) this.cache.clear();
+            this.cache.set(siteId, { configs, until: Date.now() + this.ttlMs });
           }
-          return config;
+          return configs;
         })
-        .finally(() => this.inflight.delete(k));
-      this.inflight.set(k, pending);
+        .finally(() => this.inflight.delete(siteId));
+      this.inflight.set(siteId, pending);
     }
     return pending;
   }
 
   invalidateSite(siteId: string): void {
     this.generation++;
-    for (const k of this.cache.keys()) if (k.startsWith(`${siteId} `)) this.cache.delete(k);
-    for (const k of this.inflight.keys()) if (k.startsWith(`${siteId} `)) this.inflight.delete(k);
+    this.cache.delete(siteId);
+    this.inflight.delete(siteId);
   }
 }
 

@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.ts';
 
-/** The stored SDK config of one site environment (raw JSON), or undefined when the environment does not exist. */
-export async function findSdkConfig(db: Kysely<Database>, siteId: string, environment: string): Promise<unknown> {
-  const row = await db
+/** The stored SDK config (raw JSON) of every environment of a site. */
+export async function findSdkConfigs(db: Kysely<Database>, siteId: string): Promise<{ environment: string; config: unknown }[]> {
+  return db
     .selectFrom('environments as e')
     .innerJoin('sdk_configs as c', 'c.environment_id', 'e.id')
-    .select('c.config')
+    .select(['e.name as environment', 'c.config'])
     .where('e.site_id', '=', siteId)
-    .where('e.name', '=', environment)
-    .executeTakeFirst();
-  return row?.config;
+    .execute();
 }
