@@ -56,12 +56,12 @@ async function assertPortFree(port: number, host: string): Promise<void> {
   });
 }
 
-async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor'>, name: string): Promise<void> {
+async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
   await assertPortFree(config.PORT, config.HOST);
   const t0 = performance.now();
-  const [{ openInfra, closeInfra, timed }, { ingestRole }, { apiRole }, { processorRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
-    import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
+  const [{ openInfra, closeInfra, timed }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
+    import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('../processor/dispatcher/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
   ]);
   log.info({ step: 'load modules', ms: Math.round(performance.now() - t0) }, 'start-up: modules loaded');
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
@@ -71,6 +71,8 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   if (roles.includes('api')) http.push(apiRole(infra));
   const processor = roles.includes('processor') ? await timed(log, 'start the processor (rebuild its state)', () => processorRole(infra).start()) : undefined;
   if (processor) http.push(processor.http);
+  const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
+  if (dispatcher) http.push(dispatcher.http);
   // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
@@ -90,6 +92,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   onShutdown(log, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeServer(server);
     await processor?.running.stop();
+    await dispatcher?.running.stop();
     await closeInfra(infra);
   });
 }
@@ -151,8 +154,8 @@ export function cliProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
 
   program.command('start').description('every role in one process on PORT (embedded database, bus and limiter unless configured)')
-    .action(() => runRoles(loadConfig(), ['ingest', 'api', 'processor'], 'start'));
-  for (const role of ['ingest', 'processor', 'api'] as const) {
+    .action(() => runRoles(loadConfig(), ['ingest', 'api', 'processor', 'dispatcher'], 'start'));
+  for (const role of ['ingest', 'processor', 'api', 'dispatcher'] as const) {
     program.command(role).description(`the ${role} role only, on PORT`).action(() => runRoles(loadConfig(), [role], role));
   }
 
@@ -215,6 +218,15 @@ export function cliProgram(): Command {
     .action(async (o: { sessions: number; baseUrl?: string; key?: string }) => {
       const { runDemo } = await import('./demo.ts');
       await runDemo(loadConfig(), o);
+    });
+
+  program.command('deploy').description('record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help')
+    .argument('[args...]', 'record|check and their options')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const { runDeployCommand } = await import('./deploy-cli.ts');
+      process.exitCode = await runDeployCommand(args);
     });
 
   program.command('bench').description('run a benchmark: pipeline, engine or sdk (options after the name go to it)')

@@ -35,5 +35,6 @@ export const IssueDetailSchema = IssueSchema.extend({
   resolved_at: Timestamp.nullable(),
   sessions: z.array(z.object({ id: z.string(), signals: z.number().int(), timestamp: Timestamp.nullable() })),
   verifications: z.array(z.record(z.string(), z.unknown())),
+  introduced_by_deploy: z.unknown().describe('the deploy after which the issue first appeared, when known'),
   history: z.array(z.object({ source: z.string(), kind: z.string(), changes: z.unknown(), reason: z.string().nullable(), at: Timestamp.nullable() })),
 }).meta({ id: 'IssueDetail' });
