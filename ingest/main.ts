@@ -3,6 +3,7 @@ import type { Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { ingestRouter } from './ingest.routes.ts';
 import { sdkRouter } from './sdk.routes.ts';
+import { sdkConfigRouter } from './sdk-config.routes.ts';
 import { SessionQuota } from '../shared/tenancy/quota.ts';
 
 /** The ingest role: its routes and what it needs to be ready (the stream). Never touches the database per request. */
@@ -17,11 +18,13 @@ export function ingestRole(infra: Infra): { routers: Router[]; checks: Readiness
         bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
         ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
         quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
+        sdkConfigs: infra.sdkConfigs,
       }),
+      sdkConfigRouter({ keys: infra.keys, sdkConfigs: infra.sdkConfigs, maxAgeS: infra.config.SDK_CONFIG_MAX_AGE_S }),
       // GET /v1/sdk.js and /v1/sdk.mjs: built in the background from here on; never blocks readiness, never throws.
       sdkRouter({ log: infra.log }),
     ],
     checks: [['bus', () => infra.bus.healthy()]],
-    corsPaths: ['/v1/ingest'],
+    corsPaths: ['/v1/ingest', '/v1/sdk-config'],
   };
 }

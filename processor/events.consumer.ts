@@ -28,7 +28,9 @@ export interface EventsConsumerOptions {
   maxDeliver: number;
   signal: AbortSignal;
   log: Logger;
-  onBatch?: (stats: { messages: number; events: number; fresh: number }) => void;
+  onBatch?: (stats: { messages: number; events: number; fresh: number; seconds: number }) => void;
+  /** Called after a dead letter is stored (metrics). */
+  onDeadLetter?: () => void;
 }
 
 /** Stores one transaction per fetched batch: events, signals, sessions, and whatever the sink derives. */
@@ -55,10 +57,11 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     signal: o.signal,
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
+      const t0 = performance.now();
       const batches = items.map((i) => i.value);
       const fresh = await storeBatch(o.bulk, o.sink, batches);
-      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
+      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length, seconds: (performance.now() - t0) / 1000 });
     },
-    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).catch((err) => o.log.error({ err }, 'dead-letter insert failed')),
+    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).then(() => o.onDeadLetter?.(), (err) => o.log.error({ err }, 'dead-letter insert failed')),
   });
 }

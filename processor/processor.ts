@@ -7,7 +7,7 @@ import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.t
 import type { Logger } from '../shared/logger.ts';
 import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
 import { Counter } from 'prom-client';
-import { registry } from '../shared/http/metrics.ts';
+import { deadLetters, outboxBacklog, processorBatchDuration, processorLag, registry } from '../shared/http/metrics.ts';
 
 const processed = new Counter({
   name: 'friction_processor_events_total',
@@ -58,16 +58,28 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
         maxDeliver: o.maxDeliver,
         signal: abort.signal,
         log: o.log.child({ partition: p }),
-        onBatch: ({ events, fresh }) => {
+        onBatch: ({ events, fresh, seconds }) => {
           processed.inc({ outcome: 'stored' }, fresh);
           processed.inc({ outcome: 'duplicate' }, events - fresh);
+          processorBatchDuration.observe(seconds);
         },
+        onDeadLetter: () => deadLetters.inc(),
       });
+      const unlisten = processorLag.add(async () => {
+        const { pending, ackPending } = await consumer.pending();
+        return [{ labels: { partition: String(p) }, value: pending + ackPending }];
+      });
+      void loop.then(unlisten, unlisten);
       return { loop };
     }),
   );
+  const unlistenOutbox = outboxBacklog.add(async () => {
+    const row = await o.db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('published_at', 'is', null).executeTakeFirstOrThrow();
+    return [{ labels: {}, value: Number(row.n) }];
+  });
   o.log.info({ partitions: o.partitions }, 'processor consuming');
   const done = Promise.all(loops.map((l) => l.loop)).then(() => undefined);
+  void done.finally(unlistenOutbox).catch(() => {});
   return {
     done,
     stop: async () => {

@@ -39,7 +39,13 @@ export const EnvSchema = z.object({
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
   INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   KEY_CACHE_TTL_MS: int(30_000, 0),
+  /** How long ingest trusts a cached SDK config (changes are also broadcast to every replica). */
+  SDK_CONFIG_CACHE_TTL_MS: int(30_000, 0),
+  /** Cache-Control max-age of GET /v1/sdk-config: how long a browser may reuse a config before revalidating. */
+  SDK_CONFIG_MAX_AGE_S: int(60, 0, 86_400),
   SHUTDOWN_TIMEOUT_MS: int(30_000, 100),
+  /** How long `friction migrate` retries its database connection before it gives up (containers start in any order). */
+  MIGRATE_CONNECT_TIMEOUT_MS: int(30_000, 0),
   /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once, kept in the database. */
   FRICTION_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(32).optional()),
   /** Lifetime of a user token (login, signup). */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
@@ -26,6 +27,13 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
   app.silent = true;
   app.use(async (ctx, next) => {
     const start = performance.now();
+    // A request id in the log line and the X-Request-Id header of every answer (errors included), so a user's
+    // report of an error finds its log line. A caller's (or proxy's) own id is kept when it looks like one. Not in
+    // the body: a refused request for another tenant's object must stay byte for byte the answer to a random id.
+    const given = ctx.get('X-Request-Id');
+    const requestId = /^[\w.:-]{8,128}$/.test(given) ? given : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
@@ -34,7 +42,7 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
       httpRequests.inc({ role, route, status: ctx.status });
       httpDuration.observe({ role, route }, ms / 1000);
       const lineLevel = ctx.status >= 500 ? 'error' : level;
-      if (log.isLevelEnabled(lineLevel)) log[lineLevel]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      if (log.isLevelEnabled(lineLevel)) log[lineLevel]({ request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
     }
   });
   app.use(errorEnvelope(log));

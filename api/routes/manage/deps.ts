@@ -16,6 +16,8 @@ export interface ManageDeps {
    * use: after a revocation, or a change of what a key record carries (its site paused or resumed).
    */
   forgetKeys(hashes: readonly string[]): Promise<void>;
+  /** Drops a site's SDK configs from this process's cache and tells every ingest replica to do the same. */
+  sdkConfigChanged(siteId: string): Promise<void>;
   /** scrypt cost of new password hashes. */
   passwordCost: number;
   jwtTtlSec: number;

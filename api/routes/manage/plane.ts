@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
 import { KeyResolver, announceRevocation } from '../../../shared/auth/key-resolver.ts';
+import { announceSdkConfigChange } from '../../../shared/tenancy/sdk-config-cache.ts';
 import type { Infra } from '../../../shared/infra.ts';
 import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../http/auth.ts';
 import { SurfaceLimits } from '../../http/rate-limit.ts';
@@ -58,6 +59,10 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     forgetKeys: async (hashes) => {
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
+    },
+    sdkConfigChanged: async (siteId) => {
+      infra.sdkConfigs.invalidateSite(siteId);
+      await announceSdkConfigChange(infra.bus, infra.topology.sdkConfigChangedSubject, siteId);
     },
     passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS,
     outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()),
