@@ -85,7 +85,15 @@ export interface AuthDeps {
  */
 export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
   return async (ctx, next) => {
-    const principal = await resolvePrincipal(deps, ctx.get('authorization'));
+    let principal: Principal;
+    try {
+      principal = await resolvePrincipal(deps, ctx.get('authorization'));
+    } catch (err) {
+      // A request without a valid credential counts against its address: beyond the limit it is a 429, so guessing
+      // keys or tokens (or flooding anonymously) is bounded per IP.
+      if (err instanceof UnauthorizedError) await deps.limits.unauthenticated(ctx);
+      throw err;
+    }
     if (principal.kind === 'key' && !rule.scopes.some((s) => principal.scopes.includes(s))) {
       throw new ForbiddenError(
         rule.scopes.length === 0 ? 'this route needs a user token (Authorization: Bearer <JWT>), not an API key' : `this key lacks the required scope (${rule.scopes.join(' or ')})`,

@@ -81,6 +81,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       WRITE_RATE_LIMIT_PER_MIN: '1000000',
       GUIDE_RATE_LIMIT_PER_MIN: '1000000',
       AUTH_RATE_LIMIT_PER_MIN: '1000000',
+      UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
+      LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
       ...opts.env,
@@ -105,7 +107,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const roles: RoleHttp[] = [ingestRole(infra), apiRole(infra)];
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
-  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1');
+  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {

@@ -54,7 +54,8 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
       summary: 'Exchange email and password for a user token',
       description: 'The token acts in one organization: `org_id`, or the oldest membership. Wrong email, wrong password and a foreign org_id all answer the same 401.',
       body: LoginBodySchema, response: TokenSchema,
-      async handler(_ctx, { body }) {
+      async handler(ctx, { body }) {
+        await limits.loginAttempt(ctx, body.email);
         const user = await findUserByEmail(deps.db, body.email);
         // NOTE: an unknown email still costs one scrypt verification, so timing does not reveal accounts.
         const valid = await verifyPassword(body.password, user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))));

@@ -49,6 +49,8 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     managePerMin: config.WRITE_RATE_LIMIT_PER_MIN,
     guidePerMin: config.GUIDE_RATE_LIMIT_PER_MIN,
     authPerMin: config.AUTH_RATE_LIMIT_PER_MIN,
+    loginPerAccount: config.LOGIN_ATTEMPTS_PER_ACCOUNT,
+    unauthPerMin: config.UNAUTH_RATE_LIMIT_PER_MIN,
   });
   const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
   const deps: ManageDeps = {
