@@ -61,7 +61,7 @@ async function createOwner(infra: Infra, orgId: string): Promise<{ email: string
 
 async function ownerToken(infra: Infra, email: string, orgId: string): Promise<string> {
   const user = await findUserByEmail(infra.database.db, email);
-  const keys = new InstanceKeys(infra.database.db, infra.config.FRICTION_SECRET);
+  const keys = new InstanceKeys(infra.database.db, infra.config);
   return signUserToken(await keys.jwtKey(), { userId: user!.id, orgId }, infra.config.JWT_TTL_SECONDS).token;
 }
 

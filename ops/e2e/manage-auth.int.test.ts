@@ -64,7 +64,7 @@ test.serial('role × route and key type/scope × route: the full table of who ge
 });
 
 test.serial('no credential, a malformed header or an expired token: 401 on every authenticated route', async (t) => {
-  const jwtKey = await new InstanceKeys(stack.infra.database.db, stack.config.FRICTION_SECRET).jwtKey();
+  const jwtKey = await new InstanceKeys(stack.infra.database.db, stack.config).jwtKey();
   const expired = signUserToken(jwtKey, { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId }, 60, Date.now() - 3600_000).token;
   const odd: string[] = [];
   for (const route of Object.keys(REQUESTS).sort()) {

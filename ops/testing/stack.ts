@@ -2,6 +2,7 @@
  * Test-only: a whole Friction (every role on one port) against real services or the embedded defaults,
  * isolated per call: its own database cloned from the migrated template, its own stream prefix and Redis prefix.
  */
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -85,12 +86,14 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
+      // Each stack its own secret: no secret file written into the working directory.
+      FRICTION_SECRET: randomBytes(32).toString('hex'),
       ...opts.env,
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
   const infra = await openInfra(config, log, { migrate: opts.embedded === true, embeddedPath: opts.embedded ? 'memory://' : undefined });
-  const instanceKeys = new InstanceKeys(infra.database.db, config.FRICTION_SECRET);
+  const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
     const email = `${role}-${uniqueTestId()}@test.example`;
     const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;

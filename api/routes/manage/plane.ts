@@ -40,7 +40,17 @@ export interface ManagementPlane {
 export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): ManagementPlane {
   const db = infra.database.db;
   const config = infra.config;
-  const instanceKeys = new InstanceKeys(db, config.FRICTION_SECRET);
+  const instanceKeys = new InstanceKeys(db, config);
+  // Loaded at start, not on the first login: a weak, missing or misplaced secret is said loudly in the start log.
+  void instanceKeys.load().then(
+    (s) => {
+      for (const w of s.warnings) infra.log.warn({ security: 'instance-secret' }, w);
+      if (s.source === 'generated' || s.source === 'moved-from-database') {
+        infra.log.warn({ security: 'instance-secret', dir: config.FRICTION_DATA_DIR }, s.source === 'generated' ? 'generated the instance secret into FRICTION_DATA_DIR/instance-secret (mode 0600): back it up with the data directory' : 'moved the instance secret out of the database into FRICTION_DATA_DIR/instance-secret (mode 0600)');
+      }
+    },
+    (err) => infra.log.error({ err, security: 'instance-secret' }, 'could not load the instance secret'),
+  );
   // NOTE: the API looks keys up on every request (TTL 0): a revocation holds at once on every API replica.
   // Only ingest caches keys (hot path); in this process its cache is dropped on revocation too.
   const apiKeys = new KeyResolver(db, 0);
