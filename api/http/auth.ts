@@ -36,6 +36,8 @@ export interface UserPrincipal {
   /** The org's live sites. */
   siteIds: ReadonlySet<string>;
   label: string;
+  /** The token's session (absent on the principals auth routes make for audit entries). */
+  session?: { id: string; expiresAt: Date };
 }
 export type Principal = KeyPrincipal | UserPrincipal;
 
@@ -112,9 +114,12 @@ async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Princip
   if (looksLikeJwt(credential)) {
     const claims = verifyUserToken(await deps.instanceKeys.jwtKey(), credential);
     if (!claims) throw new UnauthorizedError('invalid or expired user token');
-    const member = await loadMemberContext(deps.db, claims.sub, claims.org);
-    if (!member) throw new UnauthorizedError('this user is no longer a member of the token\'s organization');
-    return { kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email };
+    const member = await loadMemberContext(deps.db, claims.sub, claims.org, claims.sid);
+    if (!member) throw new UnauthorizedError('this token\'s session has ended (logout, password change) or its user is no longer a member of its organization');
+    return {
+      kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email,
+      session: { id: claims.sid, expiresAt: member.sessionExpiresAt },
+    };
   }
   const rec = await deps.keys.resolve(credential);
   if (!rec) throw new UnauthorizedError('unknown, revoked or malformed API key');

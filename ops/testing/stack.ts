@@ -12,7 +12,7 @@ import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
 import { hashPassword } from '../../shared/auth/passwords.ts';
-import { signUserToken } from '../../shared/auth/jwt.ts';
+import { startSession } from '../../shared/auth/sessions.ts';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import type Router from '@koa/router';
 import { ingestRole } from '../../ingest/main.ts';
@@ -98,7 +98,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     const email = `${role}-${uniqueTestId()}@test.example`;
     const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;
     const userId = await createMember(infra.database.db, { orgId: tenant.orgId, email, passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N), role });
-    const { token } = signUserToken(await instanceKeys.jwtKey(), { userId, orgId: tenant.orgId }, config.JWT_TTL_SECONDS);
+    const { token } = await startSession(infra.database.db, instanceKeys, { userId, orgId: tenant.orgId }, { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS }, new Date());
     return { userId, email, password, token };
   };
   const newTenant = async (): Promise<TestTenant> => {

@@ -1,6 +1,7 @@
-import { signUserToken } from '../../../shared/auth/jwt.ts';
+import { renewToken, startSession, type IssuedToken, type SessionPolicy } from '../../../shared/auth/sessions.ts';
+import { endSession, endSessionsOfUser } from '../../../shared/db/queries/sessions.queries.ts';
 import { decoyHash, hashPassword, verifyPassword } from '../../../shared/auth/passwords.ts';
-import { findUserByEmail, firstMembershipOrg, insertUser } from '../../../shared/db/queries/accounts.queries.ts';
+import { findUserByEmail, findUserById, firstMembershipOrg, insertUser, updatePasswordHash } from '../../../shared/db/queries/accounts.queries.ts';
 import { UnauthorizedError, NotFoundError, ConflictError } from '../../../shared/errors.ts';
 import { hashApiKey, newId } from '../../../shared/ids.ts';
 import { addMember, createOrgWithOwner, type Role } from '../../../shared/tenancy/accounts.ts';
@@ -10,16 +11,21 @@ import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../audit/audit.ts';
 import type { ManageDeps } from '../manage/deps.ts';
 import { findOrg, findPendingInvitation, hasMembership, markInvitationAccepted } from './auth.queries.ts';
-import { AcceptInviteBodySchema, LoginBodySchema, SessionSchema, SignupBodySchema, TokenSchema } from './auth.schema.ts';
+import { AcceptInviteBodySchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema, SessionSchema, SignupBodySchema, TokenSchema } from './auth.schema.ts';
+import { ALL_ROLES, type AccessRule } from '../../http/auth.ts';
+
+/** The caller's own session: user tokens of any role; keys have no session. */
+const OWN_SESSION: AccessRule = { surface: 'manage', scopes: [], roles: ALL_ROLES };
+
+const presentToken = (t: IssuedToken) => ({ token: t.token, expires_at: t.expiresAt.toISOString(), session_expires_at: t.sessionExpiresAt.toISOString() });
 
 /** `POST /v1/auth/signup`, `POST /v1/auth/login`, `POST /v1/auth/accept-invite`: the only routes without a credential. */
 export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceLimits): RouteTable {
   const byIp = [limits.byIp()];
   let decoy: Promise<string> | undefined;
-  const token = async (userId: string, orgId: string) => {
-    const t = signUserToken(await deps.instanceKeys.jwtKey(), { userId, orgId }, deps.jwtTtlSec, deps.now().getTime());
-    return { token: t.token, expires_at: t.expiresAt.toISOString() };
-  };
+  const policy: SessionPolicy = { tokenTtlSec: deps.jwtTtlSec, sessionMaxSec: deps.sessionMaxSec };
+  /** A new session (login, signup, accepted invitation) and its first token. */
+  const token = async (userId: string, orgId: string) => presentToken(await startSession(deps.db, deps.instanceKeys, { userId, orgId }, policy, deps.now()));
   const actor = (userId: string, email: string, orgId: string, role: Role): UserPrincipal => ({ kind: 'user', userId, email, orgId, role, siteIds: new Set(), label: email });
 
   table.addPublic(
@@ -106,5 +112,50 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     },
     byIp,
   );
+  table.add({
+    method: 'post', path: '/v1/auth/refresh', tag: 'auth', access: OWN_SESSION,
+    summary: 'Renew a user token before it expires',
+    description: 'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
+    response: TokenSchema,
+    async handler(_ctx, { principal, guard }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      const session = u.session!;
+      return presentToken(await renewToken(deps.instanceKeys, { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt }, policy, deps.now()));
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/auth/logout', tag: 'auth', access: OWN_SESSION,
+    summary: 'End this session: its tokens are refused from now on',
+    response: LogoutSchema,
+    async handler(_ctx, { principal, guard }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      return { logged_out: await endSession(deps.db, u.session!.id, u.userId, deps.now()) };
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/auth/password', tag: 'auth', access: OWN_SESSION,
+    summary: 'Change your password; every other session of yours ends',
+    description: 'Needs the current password (counted against the account\'s sign-in attempts). The calling session stays; every other session (other devices, a leaked token) ends at once.',
+    body: PasswordChangeBodySchema, response: PasswordChangedSchema,
+    async handler(ctx, { principal, guard, body }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      await limits.loginAttempt(ctx, u.email);
+      const user = await findUserById(deps.db, u.userId);
+      if (!user || !(await verifyPassword(body.current_password, user.passwordHash))) throw new UnauthorizedError('current_password is wrong');
+      const newHash = await hashPassword(body.new_password, deps.passwordCost);
+      const ended = await deps.db.transaction().execute(async (trx) => {
+        await updatePasswordHash(trx, u.userId, newHash);
+        const n = await endSessionsOfUser(trx, u.userId, u.session!.id, deps.now());
+        await audit(trx, u, { orgId: u.orgId, siteId: null, action: 'user.password_change', targetType: 'user', targetId: u.userId, summary: { sessions_ended: n } });
+        return n;
+      });
+      return { changed: true, other_sessions_ended: ended };
+    },
+  });
   return table;
 }

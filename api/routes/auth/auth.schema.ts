@@ -30,5 +30,15 @@ export const AcceptInviteBodySchema = z.strictObject({
 
 export const UserSchema = z.object({ id: Uuid(), email: z.string() });
 export const OrgSchema = z.object({ id: Uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
-export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime() });
-export const SessionSchema = z.object({ user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime() });
+/** `expires_at`: this token's end (renew before it); `session_expires_at`: when renewal stops and a new login is due. */
+export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime() });
+export const SessionSchema = z.object({
+  user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime(),
+});
+export const LogoutSchema = z.object({ logged_out: z.boolean() });
+
+export const PasswordChangeBodySchema = z.strictObject({
+  current_password: z.string().min(1).max(256),
+  new_password: PasswordSchema,
+});
+export const PasswordChangedSchema = z.object({ changed: z.literal(true), other_sessions_ended: z.number().int() });

@@ -18,5 +18,7 @@ export interface ManageDeps {
   /** scrypt cost of new password hashes. */
   passwordCost: number;
   jwtTtlSec: number;
+  /** Longest life of a session (SESSION_MAX_SECONDS). */
+  sessionMaxSec: number;
   now: () => Date;
 }

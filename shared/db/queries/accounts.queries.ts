@@ -43,20 +43,34 @@ export async function firstMembershipOrg(db: Db, userId: string): Promise<string
 export interface MemberContext {
   email: string;
   role: string;
+  /** When the token's session ends (renewal stops there). */
+  sessionExpiresAt: Date;
   /** The org's live (not deleted) sites. */
   siteIds: string[];
 }
 
 /**
- * One round trip per authenticated user request: the user's role in the token's org and that org's sites.
- * Null when the membership no longer exists (removed members lose access at once, whatever their token says).
+ * One round trip per authenticated user request: the user's role in the token's org and that org's sites, when
+ * the token's session is live. Null when the membership no longer exists or the session ended (logout, password
+ * change, expiry): removed members and ended sessions lose access at once, whatever the token says.
  */
-export async function loadMemberContext(db: Db, userId: string, orgId: string): Promise<MemberContext | null> {
-  const { rows } = await sql<{ email: string; role: string; site_ids: string[] | null }>`
-    select u.email, m.role,
+export async function loadMemberContext(db: Db, userId: string, orgId: string, sessionId: string): Promise<MemberContext | null> {
+  const { rows } = await sql<{ email: string; role: string; site_ids: string[] | null; session_expires_at: Date }>`
+    select u.email, m.role, us.expires_at as session_expires_at,
            array(select s.id::text from sites s where s.org_id = m.org_id and s.deleted_at is null) as site_ids
-    from memberships m join users u on u.id = m.user_id
+    from memberships m
+    join users u on u.id = m.user_id
+    join user_sessions us on us.id = ${sessionId} and us.user_id = m.user_id and us.revoked_at is null and us.expires_at > now()
     where m.user_id = ${userId} and m.org_id = ${orgId}`.execute(db);
   const r = rows[0];
-  return r ? { email: r.email, role: r.role, siteIds: r.site_ids ?? [] } : null;
+  return r ? { email: r.email, role: r.role, siteIds: r.site_ids ?? [], sessionExpiresAt: new Date(r.session_expires_at) } : null;
+}
+
+export async function updatePasswordHash(db: Db, userId: string, passwordHash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', userId).execute();
+}
+
+export async function findUserById(db: Db, userId: string): Promise<UserRecord | null> {
+  const row = await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('id', '=', userId).executeTakeFirst();
+  return row ? { id: row.id, email: row.email, passwordHash: row.password_hash } : null;
 }
