@@ -20,5 +20,7 @@ export interface ManageDeps {
   jwtTtlSec: number;
   /** Longest life of a session (SESSION_MAX_SECONDS). */
   sessionMaxSec: number;
+  /** Environments a site may have (MAX_ENVIRONMENTS_PER_SITE). */
+  maxEnvironmentsPerSite: number;
   now: () => Date;
 }

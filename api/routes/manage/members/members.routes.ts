@@ -7,7 +7,7 @@ import { DeletedSchema, OrgQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
 import {
   deleteMember, findMemberByEmail, findMemberForUpdate, findPendingInvitationById, insertInvitation, listMembers,
-  listPendingInvitations, revokeInvitation, revokePendingInvitations, setMemberRole,
+  listPendingInvitations, lockOrgForInvitations, revokeInvitation, revokePendingInvitations, setMemberRole,
 } from './members.queries.ts';
 import { InviteCreatedSchema, MemberInviteAliasSchema, MemberInviteSchema, MemberListSchema, MemberPatchSchema, MemberSchema } from './members.schema.ts';
 
@@ -53,6 +53,7 @@ export function memberRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         guard.org(orgId, 'organization not found');
         const now = deps.now();
         return deps.db.transaction().execute(async (trx) => {
+          await lockOrgForInvitations(trx, orgId);
           if (await findMemberByEmail(trx, orgId, body.email)) throw new ConflictError('this email is already a member of the organization');
           await revokePendingInvitations(trx, orgId, body.email, now);
           // Random like an API key, so stored the same way: only its SHA-256 (hashApiKey), shown once.
