@@ -23,6 +23,7 @@ export interface SurfaceLimitConfig {
 }
 
 const ACCOUNT_WINDOW_MS = 15 * 60_000;
+const MAILS_PER_ADDRESS_PER_HOUR = 5;
 
 /**
  * The API's rate limits, on the shared limiter (Redis sliding log: exact, shared by every replica; while
@@ -64,6 +65,15 @@ export class SurfaceLimits {
   async loginAttempt(ctx: Koa.Context, email: string): Promise<void> {
     const key = `login:${createHash('sha256').update(email).digest('base64url')}`;
     await this.apply(ctx, key, this.cfg.loginPerAccount, 'too many sign-in attempts for this account (%d per 15 minutes); try again later', ACCOUNT_WINDOW_MS);
+  }
+
+  /**
+   * Whether Friction may mail `email` again now: at most 5 account mails per address per hour, so signups and
+   * invitations cannot bomb someone's inbox. The caller answers the same either way (no enumeration).
+   */
+  async mayMail(email: string): Promise<boolean> {
+    const key = `mail:${createHash('sha256').update(email).digest('base64url')}`;
+    return (await this.limiter.hit(key, MAILS_PER_ADDRESS_PER_HOUR, 3600_000)).allowed;
   }
 
   /**

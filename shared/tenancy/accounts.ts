@@ -29,11 +29,19 @@ export async function createOrgWithOwner(
   if (!(await insertUser(db, { id: userId, email: normalizeEmail(a.email), passwordHash: a.passwordHash }))) {
     throw new ConflictError('an account with this email already exists');
   }
-  const ends = trialEndsAt(now);
+  return { userId, ...(await createOrgForUser(db, { userId, orgName: a.orgName, plan: a.plan, now })) };
+}
+
+/** A new org owned by an existing user (a verified signup), starting its 3-day trial now. */
+export async function createOrgForUser(
+  db: Db,
+  a: { userId: string; orgName: string; plan?: Plan; now?: Date },
+): Promise<{ orgId: string; membershipId: string; trialEndsAt: Date }> {
+  const ends = trialEndsAt(a.now ?? new Date());
   const orgId = await insertOrg(db, { name: a.orgName, plan: a.plan ?? 'grow', trialEndsAt: ends });
   const membershipId = newId();
-  await insertMembership(db, { id: membershipId, orgId, userId, role: 'owner' });
-  return { userId, orgId, membershipId, trialEndsAt: ends };
+  await insertMembership(db, { id: membershipId, orgId, userId: a.userId, role: 'owner' });
+  return { orgId, membershipId, trialEndsAt: ends };
 }
 
 /** Adds an existing user to an org with `role`; false when they already belong to it. */

@@ -28,6 +28,14 @@ export const AcceptInviteBodySchema = z.strictObject({
   password: PasswordSchema,
 });
 
+export const VerifyEmailBodySchema = z.strictObject({
+  /** The token mailed at signup. */
+  token: z.string().min(1).max(200),
+});
+
+/** Signup's answer with SMTP configured: the same for a free and a taken address. */
+export const SignupPendingSchema = z.object({ status: z.literal('verification_sent'), email: z.string() });
+
 export const UserSchema = z.object({ id: Uuid(), email: z.string() });
 export const OrgSchema = z.object({ id: Uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
 /** `expires_at`: this token's end (renew before it); `session_expires_at`: when renewal stops and a new login is due. */

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
 import { KeyResolver, announceRevocation } from '../../../shared/auth/key-resolver.ts';
 import type { Infra } from '../../../shared/infra.ts';
+import { createMailer } from '../../../shared/mail/mailer.ts';
 import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../http/auth.ts';
 import { SurfaceLimits } from '../../http/rate-limit.ts';
 import { RouteTable } from '../../http/routes.ts';
@@ -62,6 +63,13 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     loginPerAccount: config.LOGIN_ATTEMPTS_PER_ACCOUNT,
     unauthPerMin: config.UNAUTH_RATE_LIMIT_PER_MIN,
   });
+  const mailer = config.SMTP_URL ? createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }) : null;
+  if (!mailer) {
+    infra.log.warn(
+      { security: 'email' },
+      'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (README "Security").',
+    );
+  }
   const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
   const deps: ManageDeps = {
     db, bus: infra.bus, topology: infra.topology, instanceKeys,
@@ -69,7 +77,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
     },
-    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, maxEnvironmentsPerSite: config.MAX_ENVIRONMENTS_PER_SITE, now: opts.now ?? (() => new Date()),
+    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`, maxEnvironmentsPerSite: config.MAX_ENVIRONMENTS_PER_SITE, now: opts.now ?? (() => new Date()),
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);

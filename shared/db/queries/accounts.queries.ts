@@ -7,19 +7,26 @@ export interface UserRecord {
   id: string;
   email: string;
   passwordHash: string;
+  /** When the address was proven; null: unverified. */
+  emailVerifiedAt: Date | null;
 }
+
+const userColumns = ['id', 'email', 'password_hash', 'email_verified_at'] as const;
+const toUser = (row: { id: string; email: string; password_hash: string; email_verified_at: Date | null }): UserRecord => ({
+  id: row.id, email: row.email, passwordHash: row.password_hash, emailVerifiedAt: row.email_verified_at,
+});
 
 /** Emails are stored lowercased; callers pass them lowercased. */
 export async function findUserByEmail(db: Db, email: string): Promise<UserRecord | null> {
-  const row = await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('email', '=', email).executeTakeFirst();
-  return row ? { id: row.id, email: row.email, passwordHash: row.password_hash } : null;
+  const row = await db.selectFrom('users').select(userColumns).where('email', '=', email).executeTakeFirst();
+  return row ? toUser(row) : null;
 }
 
 /** Inserts a user; returns false when the email is taken (unique violation), leaving the transaction usable. */
-export async function insertUser(db: Db, u: { id: string; email: string; passwordHash: string }): Promise<boolean> {
+export async function insertUser(db: Db, u: { id: string; email: string; passwordHash: string; emailVerifiedAt?: Date | null }): Promise<boolean> {
   const r = await db
     .insertInto('users')
-    .values({ id: u.id, email: u.email, password_hash: u.passwordHash })
+    .values({ id: u.id, email: u.email, password_hash: u.passwordHash, email_verified_at: u.emailVerifiedAt ?? null })
     .onConflict((oc) => oc.column('email').doNothing())
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
@@ -71,6 +78,22 @@ export async function updatePasswordHash(db: Db, userId: string, passwordHash: s
 }
 
 export async function findUserById(db: Db, userId: string): Promise<UserRecord | null> {
-  const row = await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('id', '=', userId).executeTakeFirst();
-  return row ? { id: row.id, email: row.email, passwordHash: row.password_hash } : null;
+  const row = await db.selectFrom('users').select(userColumns).where('id', '=', userId).executeTakeFirst();
+  return row ? toUser(row) : null;
+}
+
+/** Marks the user's address proven. */
+export async function markEmailVerified(db: Db, userId: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ email_verified_at: now, updated_at: now }).where('id', '=', userId).where('email_verified_at', 'is', null).execute();
+}
+
+/**
+ * The address's proven owner takes over an account someone created for it without proof (an invitation redeemed
+ * by the inviter, before SMTP was configured): their password replaces the squatter's, every session ends, and
+ * the memberships the squatter gathered under that address are dropped.
+ */
+export async function claimUnverifiedUser(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, email_verified_at: now, updated_at: now }).where('id', '=', userId).execute();
+  await db.deleteFrom('memberships').where('user_id', '=', userId).execute();
+  await db.updateTable('user_sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
 }
