@@ -4,6 +4,7 @@ import { findOrg } from '../../auth/auth.queries.ts';
 import { hashApiKey, newId, randomToken } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, OWNER_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit } from '../../audit/audit.ts';
 import { DeletedSchema, OrgQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
@@ -60,6 +61,7 @@ export function memberRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           await lockOrgForInvitations(trx, orgId);
           if (await findMemberByEmail(trx, orgId, body.email)) throw new ConflictError('this email is already a member of the organization');
           await revokePendingInvitations(trx, orgId, body.email, now);
+          await enforceBound(trx, 'invitations', orgId, now);
           // Random like an API key, so stored the same way: only its SHA-256 (hashApiKey), shown once.
           const token = `inv_${randomToken(32)}`;
           const invitation = await insertInvitation(trx, {

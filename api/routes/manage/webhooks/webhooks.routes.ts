@@ -2,6 +2,7 @@ import { seal } from '../../../../shared/auth/secret-box.ts';
 import { newId, randomToken } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import type { ManageDeps } from '../deps.ts';
 import { findWebhookForUpdate, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from './webhooks.queries.ts';
@@ -52,6 +53,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const secret = body.secret ?? `whsec_${randomToken(32)}`;
       const sealed = seal(await deps.instanceKeys.sealKey(), secret);
       return deps.db.transaction().execute(async (trx) => {
+        await enforceBound(trx, 'webhooks', body.org_id);
         const w = await insertWebhook(trx, {
           id: newId(), orgId: body.org_id, siteId, url: body.url, description: body.description ?? null, events: body.events ?? [...WEBHOOK_EVENTS], secretSealed: sealed,
         });
