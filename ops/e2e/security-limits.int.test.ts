@@ -64,6 +64,8 @@ test('requests without a valid credential are limited per address; valid credent
 
 test('/metrics: open to loopback without METRICS_TOKEN; with it, the token is required', async (t) => {
   t.is((await fetch(`${direct.baseUrl}/metrics`)).status, 200, 'loopback peer, no token configured');
+  const viaProxy = await fetch(`${direct.baseUrl}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.7' } });
+  t.is(viaProxy.status, 403, 'a reverse proxy on the same host connects from loopback too: forwarded is not local');
   const api = apiClient(proxied.baseUrl);
   const none = await api('GET', '/metrics');
   t.is(none.status, 401);

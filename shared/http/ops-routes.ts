@@ -34,8 +34,9 @@ export function opsRouter(role: string, checks: ReadinessCheck[], opts: { metric
 
 /**
  * Who may scrape /metrics. With METRICS_TOKEN: whoever sends it as a Bearer token (compared in constant time).
- * Without: loopback peers only (the TCP peer, not a forwarded address), so a default install does not publish its
- * internals while a local Prometheus or `curl localhost` still works.
+ * Without: direct loopback requests only (a loopback TCP peer, and no forwarding header: a reverse proxy on the same
+ * host also connects from loopback), so a default install does not publish its internals while a local Prometheus
+ * or `curl localhost` still works.
  */
 function metricsAccess(token: string | undefined): Koa.Middleware {
   const expected = token ? createHash('sha256').update(token).digest() : null;
@@ -44,7 +45,8 @@ function metricsAccess(token: string | undefined): Koa.Middleware {
       const m = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
       const given = createHash('sha256').update(m?.[1] ?? '').digest();
       if (!m || !timingSafeEqual(given, expected)) throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');
-    } else if (!isLoopback(ctx.req.socket.remoteAddress ?? '')) {
+    } else if (!isLoopback(ctx.req.socket.remoteAddress ?? '') || !isLoopback(ctx.ip) || ctx.get('x-forwarded-for') || ctx.get('forwarded')) {
+      // NOTE: a reverse proxy on the same host connects from loopback too: a forwarded request is not a local one.
       throw new ForbiddenError('/metrics answers loopback only; set METRICS_TOKEN to scrape it from elsewhere');
     }
     await next();
