@@ -84,6 +84,7 @@ test.serial('the squatting attack: an invitation is mailed (never shown to the i
   const signup = await api('POST', '/v1/auth/signup', { body: { email: victim, password: 'the real owner pw', org_name: 'Victim Co' } });
   t.is(signup.status, 202);
   const confirm = await sink.waitFor((m) => m.to.includes(victim) && /Confirm/.test(m.subject));
+  t.regex(confirm.text, /never confirmed/, 'the mail warns that confirming takes an existing account over');
   const verified = await api('POST', '/v1/auth/verify-email', { body: { token: tokenIn(confirm, 'evt') } });
   t.is(verified.status, 201, verified.text);
   t.is(verified.body.data.user.id, squatterId, 'the same account, now the proven owner\'s');

@@ -60,6 +60,8 @@ test('requests without a valid credential are limited per address; valid credent
   t.deepEqual(statuses, [...Array(10).fill(401), 429, 429]);
   t.is((await api('GET', path)).status, 429, 'no credential at all counts too');
   t.is((await api('GET', path, { token: direct.tenant.secretKey })).status, 200, 'a valid key from the same address still works');
+  const ingest = await api('POST', '/v1/ingest', { token: `svc_pub_${'B'.repeat(32)}`, body: { events: [] } });
+  t.is(ingest.status, 429, 'ingest with an unknown key counts against the same budget');
 });
 
 test('/metrics: open to loopback without METRICS_TOKEN; with it, the token is required', async (t) => {

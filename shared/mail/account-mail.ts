@@ -6,12 +6,18 @@ import type { MailMessage } from './mailer.ts';
  */
 const footer = (baseUrl: string) => `\n\n— Friction at ${baseUrl}\nIf you did not expect this message, ignore it: nothing happens without the token above.`;
 
-export function verificationMail(to: string, token: string, baseUrl: string): MailMessage {
+/** `takesOver`: the address holds an unverified account, which confirming takes over (README "Security"). */
+export function verificationMail(to: string, token: string, baseUrl: string, takesOver = false): MailMessage {
+  const warning = takesOver
+    ? 'This address already has a Friction account that was never confirmed. Confirming gives that account the new ' +
+      'password, signs it out everywhere and removes it from every organization it belongs to. If that account is ' +
+      'yours, do not confirm: sign in with its password instead.\n\n'
+    : '';
   return {
     to,
     subject: 'Confirm your email address for Friction',
     text:
-      `Someone (hopefully you) signed up for Friction with this address.\n\nYour confirmation token (valid 24 hours):\n\n  ${token}\n\n` +
+      `Someone (hopefully you) signed up for Friction with this address.\n\n${warning}Your confirmation token (valid 24 hours):\n\n  ${token}\n\n` +
       `Confirm with:\n\n  curl -X POST ${baseUrl}/v1/auth/verify-email -H 'content-type: application/json' -d '{"token":"${token}"}'` +
       footer(baseUrl),
   };

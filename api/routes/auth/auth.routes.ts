@@ -87,7 +87,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
                 id: newId(), email: body.email, tokenHash: hashApiKey(t), passwordHash, orgName: body.org_name, plan: body.plan ?? 'grow',
                 expiresAt: new Date(deps.now().getTime() + VERIFICATION_TTL_MS),
               });
-              await sendOrUnavailable(mailer, verificationMail(body.email, t, deps.publicBaseUrl));
+              await sendOrUnavailable(mailer, verificationMail(body.email, t, deps.publicBaseUrl, existing !== null));
             }
           }
           return { status: 'verification_sent' as const, email: body.email };
