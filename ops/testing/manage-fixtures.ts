@@ -170,7 +170,7 @@ export const REQUESTS: Record<string, RequestBuilder> = {
 
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
-  'POST /v1/auth/signup', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /healthz', 'GET /readyz', 'GET /metrics',
 ]);
 
 /**
