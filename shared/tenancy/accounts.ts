@@ -16,23 +16,7 @@ export const INVITABLE_ROLES = ['admin', 'member', 'viewer'] as const;
 /** Emails compare case-insensitively: stored and looked up lowercased. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-/**
- * Signup: a new user owning a new org, which starts its one 3-day trial now. Throws ConflictError when the
- * email is taken. Run inside a transaction: the user, org and membership exist together or not at all.
- */
-export async function createOrgWithOwner(
-  db: Db,
-  a: { email: string; passwordHash: string; orgName: string; plan?: Plan; now?: Date },
-): Promise<{ userId: string; orgId: string; membershipId: string; trialEndsAt: Date }> {
-  const now = a.now ?? new Date();
-  const userId = newId();
-  if (!(await insertUser(db, { id: userId, email: normalizeEmail(a.email), passwordHash: a.passwordHash }))) {
-    throw new ConflictError('an account with this email already exists');
-  }
-  return { userId, ...(await createOrgForUser(db, { userId, orgName: a.orgName, plan: a.plan, now })) };
-}
-
-/** A new org owned by an existing user (a verified signup), starting its 3-day trial now. */
+/** A new org owned by `userId` (signup, once its user exists), starting its one 3-day trial now. */
 export async function createOrgForUser(
   db: Db,
   a: { userId: string; orgName: string; plan?: Plan; now?: Date },
