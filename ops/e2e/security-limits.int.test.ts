@@ -52,6 +52,19 @@ test('behind a trusted proxy each forwarded client has its own budget, but one a
   t.is((await api('POST', '/v1/auth/login', { body: { email: 'y@test.example', password: 'guess' }, headers: { 'x-forwarded-for': '203.0.113.51' } })).status, 401);
 });
 
+test('accepting an invitation into an existing account counts against that account\'s sign-in budget', async (t) => {
+  const api = apiClient(proxied.baseUrl);
+  const other = await proxied.newTenant();
+  const invitee = await proxied.newUser(other, 'member');
+  const invite = await api('POST', '/v1/manage/members', { token: proxied.tenant.owner.token, body: { org_id: proxied.tenant.orgId, email: invitee.email, role: 'viewer' } });
+  t.is(invite.status, 201);
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    statuses.push((await api('POST', '/v1/auth/accept-invite', { body: { token: invite.body.data.invite_token, password: `guess number ${i}` }, headers: spoofed() })).status);
+  }
+  t.deepEqual(statuses, [401, 401, 401, 429], 'the invitation\'s holder gets no more guesses than anyone');
+});
+
 test('requests without a valid credential are limited per address; valid credentials are not affected', async (t) => {
   const api = apiClient(direct.baseUrl);
   const path = `/v1/query/scores?site_id=${direct.tenant.siteId}`;

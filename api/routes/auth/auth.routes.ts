@@ -180,7 +180,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         'With SMTP configured the token was mailed to the address, so redeeming it proves the address: a new account is verified, and an unverified ' +
         'account holding the address is taken over (its password replaced, its sessions ended, its other memberships dropped). Answers a token for the inviting organization.',
       body: AcceptInviteBodySchema, response: SessionSchema,
-      async handler(_ctx, { body }) {
+      async handler(ctx, { body }) {
         const now = deps.now();
         const newHash = await hashPassword(body.password, deps.passwordCost);
         // The token reached the invitee by mail only when SMTP is configured; otherwise whoever created it handed it on.
@@ -192,6 +192,8 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           if (user && proves && !user.emailVerifiedAt) {
             await claimUnverifiedUser(trx, user.id, newHash, now);
           } else if (user) {
+            // Whoever holds an invitation must not get unlimited guesses at the invited account's password.
+            await limits.loginAttempt(ctx, user.email);
             if (!(await verifyPassword(body.password, user.passwordHash))) throw new UnauthorizedError('this email has an account: give its password');
             if (proves) await markEmailVerified(trx, user.id, now);
           } else {
