@@ -1,6 +1,7 @@
 import { MAX_EVENT_AGE_MS, MAX_FUTURE_SKEW_MS, type EventBatchMessage, type IngestBatch, type StreamEvent } from '../shared/contracts/ingest.ts';
 import type { ErrorDetail } from '../shared/errors.ts';
 import { deterministicId } from '../shared/ids.ts';
+import { legacyToPermille } from '../shared/contracts/legacy-coordinates.ts';
 
 /**
  * Page identity is the path: query strings and fragments vary per visit (tracking ids, steps) and would split
@@ -51,6 +52,7 @@ export function toBatchMessage(
     let page = pages.get(e.page);
     if (page === undefined) pages.set(e.page, (page = normalizePage(e.page)));
     e.page = page;
+    legacyToPermille(e, batch.context.viewport);
     events.push(e);
   }
   const batchId = batch.batch_id ?? deterministicId(key.siteId, ...events.map((e) => e.id));

@@ -23,7 +23,9 @@ const USAGE = `friction <command>
   recompute --site ID [--write]
                recompute a site's scores, issues and elements from its raw rows; report (and rewrite) differences
   demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
-  bench NAME   run a benchmark (pipeline, sdk, ...)
+  bench NAME   run a benchmark (pipeline, sdk, verify, ...)
+  deploy record|check
+               record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help
 
 Configuration is read from the environment; see the README's configuration table.`;
 
@@ -119,6 +121,11 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'deploy') {
+    const { runDeployCommand } = await import('./deploy-cli.ts');
+    process.exitCode = await runDeployCommand(rest);
     return;
   }
   if (command === 'bench') {

@@ -7,6 +7,7 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
+import { runDeployCycle } from './deploys/deploy-cycle.ts';
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
@@ -31,7 +32,9 @@ export class FrictionEngineSink implements FreshEventsSink {
     await this.issues.rebuild(db, siteIds, now);
   }
 
-  async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
+  async write(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
+    // Staging traffic never moves production scores, issues or alerts; the deploy cycle measures it from `events`.
+    const fresh = stored.filter((e) => e.environment !== 'staging');
     const now = this.now();
     const scores = await this.scores.stage(trx, fresh, now);
     const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
@@ -55,6 +58,8 @@ export class FrictionEngineSink implements FreshEventsSink {
       pageSessions,
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
     }, log);
+    // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
+    await runDeployCycle(db, siteIds, now, log);
     if (notified > 0) this.relay?.wake();
     this.relay?.wake();
   }

@@ -166,6 +166,8 @@ export interface UxIssueTable {
   resolved_at: Timestamp | null;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
+  /** The deploy after which this issue was first seen (migration 0050). */
+  introduced_by_deploy: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface EvidenceRow {
@@ -406,6 +408,74 @@ export interface AuditLogTable {
   created_at: GeneratedTimestamp;
 }
 
+// --- deploys (migration 0050) ---
+
+/** What counted as "after" a deploy: sessions on its version, or every session after a grace period. */
+export interface DeployCohort {
+  kind: 'version' | 'time_window';
+  /** ISO 8601: start of the after window. */
+  from: string;
+  /** ISO 8601: end of the data measured so far. */
+  to: string;
+  /** Post-deploy sessions measured. */
+  sessions: number;
+}
+
+export interface DeployTable {
+  id: string;
+  site_id: string;
+  /** production | staging */
+  environment: string;
+  version: string;
+  commit_sha: string | null;
+  url: string | null;
+  description: string | null;
+  confusion_before: number;
+  confusion_after: ColumnType<number | null, number | null | undefined, number | null>;
+  delta: ColumnType<number | null, number | null | undefined, number | null>;
+  cohort: ColumnType<DeployCohort | null, string | null | undefined, string | null>;
+  recorded_at: Timestamp;
+  /** Last time the processor measured the after window. */
+  measured_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Set when confusion_after stops moving (the next deploy of the environment, or 24 h). */
+  frozen_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Verification looks already taken (names from shared/domain/deploy-verification.ts). */
+  looks_done: ColumnType<string[], string[] | undefined, string[]>;
+  idempotency_key: string | null;
+  created_by: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface DeployVerificationTable {
+  id: Generated<number>;
+  deploy_id: string;
+  issue_id: string;
+  site_id: string;
+  look: string;
+  /** fix (an open issue: verified?) | regression (a closed issue: back?) */
+  test: string;
+  /** verified | not_verified | insufficient_data (fix); regressed | not_regressed | insufficient_data (regression) */
+  result: string;
+  signal_count_before: number;
+  signal_count_after: number;
+  affected_before: number;
+  affected_after: number;
+  sessions_before: number;
+  sessions_after: number;
+  p_value: number | null;
+  alpha: number;
+  verified_at: Timestamp;
+}
+
+/** Overall score of a non-production environment over the last 24 h (migration 0050). */
+export interface EnvironmentScoreTable {
+  site_id: string;
+  environment: string;
+  score: number;
+  sessions: number;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -435,6 +505,9 @@ export interface Database {
   sdk_configs: SdkConfigTable;
   annotations: AnnotationTable;
   audit_log: AuditLogTable;
+  deploys: DeployTable;
+  deploy_verifications: DeployVerificationTable;
+  environment_scores: EnvironmentScoreTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

@@ -11,6 +11,7 @@ import { openApiRouter } from '../../openapi/openapi.routes.ts';
 import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
+import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { alertRuleRoutes } from './alert-rules/alert-rules.routes.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
@@ -81,7 +82,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);
-  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes]) add(table, deps);
+  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes]) add(table, deps);
   auditRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
