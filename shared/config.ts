@@ -64,8 +64,6 @@ export const EnvSchema = z.object({
   LOGIN_ATTEMPTS_PER_ACCOUNT: int(10, 1),
   /** Requests per minute per client IP that present no valid credential (401s) on the API. */
   UNAUTH_RATE_LIMIT_PER_MIN: int(60, 1),
-  /** Environments per site (each holds an SDK config). */
-  MAX_ENVIRONMENTS_PER_SITE: int(20, 1, 1000),
   /** How long ingest trusts an org's monthly session count before counting again. */
   QUOTA_CACHE_TTL_MS: int(60_000, 0),
 });

@@ -4,8 +4,8 @@ import { QuotaExceededError } from './plans.ts';
 
 /**
  * What one tenant may create, whatever its plan: enough for any real use, small enough that a script (or a leaked
- * manage key) cannot fill the database or slow every list. Environments per site are a setting
- * (MAX_ENVIRONMENTS_PER_SITE); sites and sessions are the plan's.
+ * manage key) cannot fill the database or slow every list. Environments are a fixed set of names (production,
+ * staging); sites and sessions are the plan's.
  */
 export const TENANT_BOUNDS = {
   /** Unrevoked API keys per site. */

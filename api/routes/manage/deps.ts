@@ -25,7 +25,5 @@ export interface ManageDeps {
   mailer: Mailer | null;
   /** Where this instance is reached (PUBLIC_BASE_URL), for the instructions in mail. */
   publicBaseUrl: string;
-  /** Environments a site may have (MAX_ENVIRONMENTS_PER_SITE). */
-  maxEnvironmentsPerSite: number;
   now: () => Date;
 }

@@ -78,7 +78,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
     },
-    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`, maxEnvironmentsPerSite: config.MAX_ENVIRONMENTS_PER_SITE, now: opts.now ?? (() => new Date()),
+    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`, now: opts.now ?? (() => new Date()),
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);

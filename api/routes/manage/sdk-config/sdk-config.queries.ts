@@ -27,8 +27,7 @@ export async function updateEnvironmentConfig(trx: Transaction<Database>, enviro
 
 /**
  * Creates the site's environment `name` with `config` unless it exists. Concurrent creations of one name agree:
- * the losing insert waits for the winner and does nothing (no unique violation, no 500). The caller holds the
- * site's row lock (lockSiteEnvironments), so the count it checked still holds.
+ * the losing insert waits for the winner and does nothing (no unique violation, no 500).
  */
 export async function ensureEnvironment(trx: Transaction<Database>, e: { id: string; siteId: string; name: string; config: Record<string, unknown> }): Promise<void> {
   const inserted = await trx
@@ -38,11 +37,4 @@ export async function ensureEnvironment(trx: Transaction<Database>, e: { id: str
     .returning('id')
     .executeTakeFirst();
   if (inserted) await trx.insertInto('sdk_configs').values({ environment_id: e.id, site_id: e.siteId, config: JSON.stringify(e.config) }).execute();
-}
-
-/** Locks the site's row (serializing environment creation on it) and answers how many environments it has. */
-export async function lockSiteEnvironments(trx: Transaction<Database>, siteId: string): Promise<number> {
-  await trx.selectFrom('sites').select('id').where('id', '=', siteId).forUpdate().execute();
-  const r = await trx.selectFrom('environments').select((eb) => eb.fn.countAll<string>().as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow();
-  return Number(r.n);
 }

@@ -6,8 +6,7 @@ import type { RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import { SiteQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
-import { ensureEnvironment, findEnvironmentConfigForUpdate, listEnvironmentConfigs, lockSiteEnvironments, updateEnvironmentConfig } from './sdk-config.queries.ts';
-import { QuotaExceededError } from '../../../../shared/tenancy/plans.ts';
+import { ensureEnvironment, findEnvironmentConfigForUpdate, listEnvironmentConfigs, updateEnvironmentConfig } from './sdk-config.queries.ts';
 import { SdkConfigListSchema, SdkConfigParamsSchema, SdkConfigPatchBodySchema, SdkConfigPatchQuerySchema, SdkConfigUpdatedSchema } from './sdk-config.schema.ts';
 
 /** A stored config read back through the schema; fields added to the schema later take their defaults. */
@@ -42,16 +41,10 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       return deps.db.transaction().execute(async (trx) => {
         let row = await findEnvironmentConfigForUpdate(trx, siteId, params.environment);
         if (!row) {
-          // A new environment: bounded per site, and created once however many requests race to create it.
-          const count = await lockSiteEnvironments(trx, siteId);
-          row = await findEnvironmentConfigForUpdate(trx, siteId, params.environment);
-          if (!row) {
-            if (count >= deps.maxEnvironmentsPerSite) {
-              throw new QuotaExceededError(`a site has at most ${deps.maxEnvironmentsPerSite} environments`, { limit: deps.maxEnvironmentsPerSite, current: count });
-            }
-            await ensureEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
-            row = (await findEnvironmentConfigForUpdate(trx, siteId, params.environment))!;
-          }
+          // A new environment (the names are a fixed set, so their number is bounded): created once however many
+          // requests race to create it.
+          await ensureEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
+          row = (await findEnvironmentConfigForUpdate(trx, siteId, params.environment))!;
         }
         const before = readConfig(row.config);
         const after: SdkConfig = mergeSdkConfig(before, patch);
