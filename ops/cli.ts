@@ -7,6 +7,7 @@ import { openDatabase } from '../shared/db/connection.ts';
 import { ingestRole } from '../ingest/main.ts';
 import { apiRole } from '../api/main.ts';
 import { processorRole } from '../processor/main.ts';
+import { dispatcherRole } from '../processor/dispatcher/main.ts';
 import { serveRoles, closeServer, type RoleHttp } from './server.ts';
 import { ensureDemoCredentials } from './bootstrap.ts';
 import type { Server } from 'node:http';
@@ -18,6 +19,7 @@ const USAGE = `friction <command>
   ingest       the ingest role only
   processor    the processor role only
   api          the api role only
+  dispatcher   the dispatcher role only (webhooks, Slack, PagerDuty, email; any number may run)
   migrate      apply database migrations
   bootstrap    create the demo org, site and keys if missing; print them (split deployments)
   recompute --site ID [--write]
@@ -54,7 +56,7 @@ function onShutdown(log: Infra['log'], timeoutMs: number, stop: Stopper): void {
   process.on('SIGTERM', handler);
 }
 
-async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor'>, name: string): Promise<void> {
+async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
   const infra = await openInfra(config, log, { migrate: name === 'start' });
@@ -63,6 +65,8 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   if (roles.includes('api')) http.push(apiRole(infra));
   const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
   if (processor) http.push(processor.http);
+  const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
+  if (dispatcher) http.push(dispatcher.http);
   // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
@@ -82,6 +86,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   onShutdown(log, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeServer(server);
     await processor?.running.stop();
+    await dispatcher?.running.stop();
     await closeInfra(infra);
   });
 }
@@ -135,10 +140,11 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   switch (command) {
     case 'start':
-      return runRoles(config, ['ingest', 'api', 'processor'], 'start');
+      return runRoles(config, ['ingest', 'api', 'processor', 'dispatcher'], 'start');
     case 'ingest':
     case 'api':
     case 'processor':
+    case 'dispatcher':
       return runRoles(config, [command], command);
     case 'migrate': {
       const log = createLogger(config.LOG_LEVEL, { role: 'migrate' });

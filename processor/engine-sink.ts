@@ -7,6 +7,7 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
+import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
 
 /**
@@ -18,10 +19,12 @@ export class FrictionEngineSink implements FreshEventsSink {
   readonly issues: IssueKeeper;
   private readonly relay: OutboxRelay | undefined;
   private readonly now: () => number;
+  readonly alerts: AlertEvaluator | undefined;
 
-  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number }) {
+  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number; alerts?: AlertEvaluator }) {
     this.scores = opts.scores;
     this.issues = opts.issues;
+    this.alerts = opts.alerts;
     this.relay = opts.relay;
     this.now = opts.now ?? Date.now;
   }
@@ -38,10 +41,12 @@ export class FrictionEngineSink implements FreshEventsSink {
     const now = this.now();
     const scores = await this.scores.stage(trx, fresh, now);
     const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
+    // Score-following alert rules, in the batch's transaction: an alert exists exactly when its scores do.
+    const alerted = (await this.alerts?.onScores(trx, fresh, now)) ?? 0;
     return () => {
       scores.apply();
       issues.apply();
-      if (issues.notified > 0) this.relay?.wake();
+      if (issues.notified > 0 || alerted > 0) this.relay?.wake();
     };
   }
 
@@ -60,6 +65,7 @@ export class FrictionEngineSink implements FreshEventsSink {
     }, log);
     // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
     await runDeployCycle(db, siteIds, now, log);
+    await this.alerts?.tick(db, siteIds, now);
     if (notified > 0) this.relay?.wake();
     this.relay?.wake();
   }

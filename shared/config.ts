@@ -6,6 +6,11 @@ const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().u
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).default(def));
 
+/** `true`/`1`/`yes` or `false`/`0`/`no` (any case); anything else is refused rather than read as false. */
+const bool = (def: boolean) =>
+  z.preprocess((v) => (v === '' || v === undefined ? undefined : String(v).toLowerCase()), z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional())
+    .transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
+
 /**
  * Every setting Friction reads, validated once at startup. Names are the environment variables.
  * Unset DATABASE_URL / NATS_URL / REDIS_URL select the embedded single-process defaults.
@@ -49,10 +54,6 @@ export const EnvSchema = z.object({
   TRUSTED_PROXIES: z.preprocess((v) => (v === undefined ? '' : v), z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges')),
   /** Bearer token /metrics requires. Unset: /metrics answers loopback peers only. */
   METRICS_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
-  /** SMTP server mail goes through (smtp://user:pass@host:587, smtps://…). Unset: no mail; accounts are unverified. */
-  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
-  /** Sender of Friction's mail. */
-  MAIL_FROM: z.string().min(3).default('Friction <friction@localhost>'),
   /** scrypt cost of new password hashes (a power of two); stored hashes keep their own. */
   PASSWORD_SCRYPT_N: int(32_768, 1024, 1_048_576).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Spec limits: read API per org, write API per org, guide surface per site; auth routes per client IP. */
@@ -66,6 +67,21 @@ export const EnvSchema = z.object({
   UNAUTH_RATE_LIMIT_PER_MIN: int(60, 1),
   /** How long ingest trusts an org's monthly session count before counting again. */
   QUOTA_CACHE_TTL_MS: int(60_000, 0),
+  /**
+   * Outbound calls (webhooks, Slack, PagerDuty, screenshots) and the URLs stored for them may reach loopback and
+   * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
+   */
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
+  /** SMTP server for email alerts and account mail (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log; addresses are not verified. */
+  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+  /** Sender address of emails. */
+  SMTP_FROM: z.string().default('Friction <friction@localhost>'),
+  /** Origin Slack incoming webhooks are sent to (the stored https://hooks.slack.com URL keeps its path). */
+  SLACK_WEBHOOK_BASE_URL: z.string().url().default('https://hooks.slack.com'),
+  /** Slack Web API base (bot tokens: chat.postMessage). */
+  SLACK_API_BASE_URL: z.string().url().default('https://slack.com/api'),
+  /** PagerDuty Events API v2 enqueue URL. */
+  PAGERDUTY_EVENTS_URL: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
 

@@ -15,7 +15,7 @@ let stack: TestStack;
 let api: ApiCall;
 test.before(async () => {
   sink = await startSmtpSink();
-  stack = await startTestStack({ processor: false, env: { SMTP_URL: sink.url, MAIL_FROM: 'Friction <friction@test.example>', PUBLIC_BASE_URL: 'https://friction.test.example' } });
+  stack = await startTestStack({ processor: false, env: { SMTP_URL: sink.url, SMTP_FROM: 'Friction <friction@test.example>', PUBLIC_BASE_URL: 'https://friction.test.example' } });
   api = apiClient(stack.baseUrl);
 });
 test.after.always(async () => {

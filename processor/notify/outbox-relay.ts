@@ -44,7 +44,8 @@ export class OutboxRelay {
       let moved = 0;
       try {
         moved = await relayOutbox(this.db, async (kind, msgId, payload) => {
-          await this.bus.publish(this.topology.notifySubject(kind), encode(payload), msgId);
+          // notification_id: the dispatcher derives the event's stable public id (webhook-id) from it.
+          await this.bus.publish(this.topology.notifySubject(kind), encode({ ...payload, notification_id: msgId }), msgId);
         });
         if (++this.rounds % 3600 === 0) await pruneOutbox(this.db, 7);
       } catch (err) {

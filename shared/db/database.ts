@@ -349,6 +349,12 @@ export interface WebhookEndpointTable {
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   deleted_at: Timestamp | null;
+  /** Failed delivery attempts in a row (a success resets it); with failing_since, what disables an endpoint. */
+  consecutive_failures: Generated<number>;
+  failing_since: Timestamp | null;
+  disabled_at: Timestamp | null;
+  /** Why the dispatcher disabled it (410 Gone, or the failure streak); null when a user did. */
+  disabled_reason: string | null;
 }
 
 export interface IntegrationTable {
@@ -476,6 +482,77 @@ export interface EnvironmentScoreTable {
   updated_at: Timestamp;
 }
 
+// --- delivery (migration 0060) ---
+
+export interface NotificationDeliveryTable {
+  id: string;
+  /** The event's stable id: the `webhook-id` header, the same on every attempt. */
+  event_id: string;
+  event_type: string;
+  org_id: string;
+  site_id: string | null;
+  /** webhook | slack | pagerduty | email */
+  channel: string;
+  /** The webhook endpoint or integration delivered to (null for email). */
+  endpoint_id: string | null;
+  /** Where it goes: the URL, or the recipients of an email. Never holds a secret. */
+  target: string;
+  /** The exact request body, identical on every attempt. */
+  body: string;
+  /** pending | succeeded | failed */
+  status: Generated<string>;
+  attempts: Generated<number>;
+  /** Due time; while a dispatcher holds the row it is pushed ahead as a lease. */
+  next_attempt_at: Timestamp;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+  completed_at: Timestamp | null;
+}
+
+export interface DeliveryAttemptTable {
+  id: Generated<number>;
+  delivery_id: string;
+  org_id: string;
+  attempt: number;
+  /** succeeded | failed */
+  status: string;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  started_at: Timestamp;
+  /** When the next attempt is due (null: none will follow). */
+  next_attempt_at: Timestamp | null;
+}
+
+export interface DegradationEventTable {
+  id: string;
+  /** null: instance-wide (bus, database, processor lag). */
+  org_id: string | null;
+  /** bus_unreachable | database_unreachable | processor_lag | dead_letters | endpoint_disabled | over_quota */
+  kind: string;
+  /** What degraded, e.g. an endpoint id; one open event per (kind, subject). */
+  subject: string;
+  message: string;
+  started_at: Timestamp;
+  recovered_at: Timestamp | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+}
+
+export interface AlertRuleStateTable {
+  rule_id: string;
+  page: string;
+  /** The condition on the last evaluations, oldest first: '1' held, '0' clear. */
+  recent: string;
+  consecutive: number;
+  clear_since: Timestamp | null;
+  /** Held back for flapping since then (null: not held back). */
+  held_back_since: Timestamp | null;
+  held_back_reason: string | null;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -508,6 +585,10 @@ export interface Database {
   deploys: DeployTable;
   deploy_verifications: DeployVerificationTable;
   environment_scores: EnvironmentScoreTable;
+  notification_deliveries: NotificationDeliveryTable;
+  delivery_attempts: DeliveryAttemptTable;
+  degradation_events: DegradationEventTable;
+  alert_rule_states: AlertRuleStateTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

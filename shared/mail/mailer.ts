@@ -1,8 +1,8 @@
 import { createTransport } from 'nodemailer';
 
-/** One message. `html` is optional: every message has a plain-text body. */
+/** One message: plain text always (every client reads it), HTML optionally. */
 export interface MailMessage {
-  to: string;
+  to: string | string[];
   subject: string;
   text: string;
   html?: string;

@@ -4,6 +4,7 @@ import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Topology } from '../../../shared/contracts/subjects.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Mailer } from '../../../shared/mail/mailer.ts';
+import type { OutboundPolicy } from '../../../shared/net/outbound.ts';
 
 /** What the management routes need: built once by api/main.ts. */
 export interface ManageDeps {
@@ -25,5 +26,7 @@ export interface ManageDeps {
   mailer: Mailer | null;
   /** Where this instance is reached (PUBLIC_BASE_URL), for the instructions in mail. */
   publicBaseUrl: string;
+  /** What stored outbound URLs (webhooks, site URLs) may point to: checked at create and update time. */
+  outbound: OutboundPolicy;
   now: () => Date;
 }

@@ -6,6 +6,7 @@ import * as m0004 from './0004_create_management.ts';
 import * as m0005 from './0005_create_audit_log.ts';
 import * as m0010 from './0010_sessions_and_email_ownership.ts';
 import * as m0050 from './0050_create_deploys.ts';
+import * as m0060 from './0060_create_deliveries.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_create_audit_log': m0005,
   '0010_sessions_and_email_ownership': m0010,
   '0050_create_deploys': m0050,
+  '0060_create_deliveries': m0060,
 };
