@@ -134,6 +134,8 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/query/scores': async (f) => ({ path: `/v1/query/scores?site_id=${f.siteId}` }),
   'GET /v1/scores': async (f) => ({ path: `/v1/scores?site_id=${f.siteId}` }),
   'GET /v1/query/alerts': async (f) => ({ path: `/v1/query/alerts?site_id=${f.siteId}` }),
+  'GET /v1/query/degradation': async (f) => ({ path: `/v1/query/degradation?org_id=${f.orgId}` }),
+  'GET /v1/query/webhook-deliveries': async (f) => ({ path: `/v1/query/webhook-deliveries?org_id=${f.orgId}` }),
   'GET /v1/alerts': async (f) => ({ path: `/v1/alerts?site_id=${f.siteId}` }),
   'GET /v1/query/raw': async (f) => ({ path: `/v1/query/raw?site_id=${f.siteId}&table=events` }),
   'GET /v1/raw': async (f) => ({ path: `/v1/raw?site_id=${f.siteId}&table=sessions` }),
@@ -200,6 +202,7 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   // webhooks
   'GET /v1/manage/webhooks': async (f) => ({ path: `/v1/manage/webhooks?site_id=${f.siteId}` }),
   'POST /v1/manage/webhooks': async (f) => ({ path: '/v1/manage/webhooks', body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' } }),
+  'POST /v1/manage/webhooks/:endpoint_id/test': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}/test` }),
   'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}`, body: { enabled: false } }),
   'DELETE /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}` }),
   // integrations
@@ -254,6 +257,8 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/scores': READ,
   'GET /v1/scores': READ,
   'GET /v1/query/alerts': READ,
+  'GET /v1/query/degradation': READ,
+  'GET /v1/query/webhook-deliveries': 'OASRC',
   'GET /v1/alerts': READ,
   'GET /v1/query/raw': READ,
   'GET /v1/raw': READ,
@@ -315,6 +320,7 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/manage/webhooks': 'OAMVSW',
   'POST /v1/manage/webhooks': 'OASW',
   'PATCH /v1/manage/webhooks/:endpoint_id': 'OASW',
+  'POST /v1/manage/webhooks/:endpoint_id/test': 'OASW',
   'DELETE /v1/manage/webhooks/:endpoint_id': 'OASW',
   'GET /v1/manage/integrations': 'OAMVS',
   'POST /v1/manage/integrations': 'OAS',
