@@ -22,6 +22,8 @@ export interface IngestDeps {
   bodyLimitBytes: number;
   /** Requests per minute per publishable key (spec: 10,000). */
   ratePerMinute: number;
+  /** Requests per minute per client IP without a valid key (UNAUTH_RATE_LIMIT_PER_MIN); beyond it 429 instead of 401. */
+  unauthPerMinute?: number;
   /** Monthly session allowance of the key's org (plan limit): over it, 429 quota_exceeded. */
   quota?: { enforce(orgId: string): Promise<void> };
   /** The site's SDK config (cached): signals on its ignore_selectors are dropped here too, for SDKs that loaded an older config. */
@@ -58,7 +60,20 @@ export function ingestRouter(deps: IngestDeps): Router {
 
   const authenticate = (key: string): Promise<PublishableKey> => authenticatePublishable(deps.keys, key);
 
-  router.post('/v1/ingest', async (ctx) => {
+  /** Requests that present no valid key count against their address (shared with the API's budget): key guessing is bounded. */
+  const countUnauthenticated: Koa.Middleware = async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof UnauthorizedError && deps.unauthPerMinute) {
+        const d = await deps.limiter.hit(`unauth:${ctx.ip}`, deps.unauthPerMinute, 60_000);
+        if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`);
+      }
+      throw err;
+    }
+  };
+
+  router.post('/v1/ingest', countUnauthenticated, async (ctx) => {
     // Beacons cannot set headers: they send text/plain with the key in the body.
     if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
     const headerKey = bearer(ctx);

@@ -17,6 +17,7 @@ export function ingestRole(infra: Infra): { routers: Router[]; checks: Readiness
         limiter: infra.limiter,
         bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
         ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
+        unauthPerMinute: infra.config.UNAUTH_RATE_LIMIT_PER_MIN,
         quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
         sdkConfigs: infra.sdkConfigs,
       }),

@@ -77,7 +77,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
   let demo = name === 'start' && plannedBaseUrl ? await timed(log, 'demo tenant', () => ensureDemoCredentials(infra, plannedBaseUrl)) : undefined;
-  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST);
+  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST, { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   log.info({ port, roles }, 'listening');

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Empty strings in the environment mean "unset", so `DATABASE_URL=` selects the embedded default. */
@@ -46,10 +47,19 @@ export const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: int(30_000, 100),
   /** How long `friction migrate` retries its database connection before it gives up (containers start in any order). */
   MIGRATE_CONNECT_TIMEOUT_MS: int(30_000, 0),
-  /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once, kept in the database. */
+  /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once into FRICTION_DATA_DIR/instance-secret (mode 0600). */
   FRICTION_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(32).optional()),
-  /** Lifetime of a user token (login, signup). */
-  JWT_TTL_SECONDS: int(12 * 3600, 60, 30 * 24 * 3600),
+  /** Lifetime of a user token; renewed with POST /v1/auth/refresh while its session lives. */
+  JWT_TTL_SECONDS: int(15 * 60, 60, 24 * 3600),
+  /** Longest life of a session (a login): renewal stops after this, and the user logs in again. */
+  SESSION_MAX_SECONDS: int(7 * 24 * 3600, 300, 90 * 24 * 3600),
+  /**
+   * Proxies whose X-Forwarded-For is believed (comma-separated IPs or CIDRs). Empty: the header is ignored and
+   * the client address is the TCP peer, so nobody can choose the address the per-IP limits count against.
+   */
+  TRUSTED_PROXIES: z.preprocess((v) => (v === undefined ? '' : v), z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges')),
+  /** Bearer token /metrics requires. Unset: /metrics answers loopback peers only. */
+  METRICS_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   /** scrypt cost of new password hashes (a power of two); stored hashes keep their own. */
   PASSWORD_SCRYPT_N: int(32_768, 1024, 1_048_576).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Spec limits: read API per org, write API per org, guide surface per site; auth routes per client IP. */
@@ -57,6 +67,10 @@ export const EnvSchema = z.object({
   WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
   GUIDE_RATE_LIMIT_PER_MIN: int(200, 1),
   AUTH_RATE_LIMIT_PER_MIN: int(20, 1),
+  /** Sign-in attempts per account (email) per 15 minutes, whatever address they come from. */
+  LOGIN_ATTEMPTS_PER_ACCOUNT: int(10, 1),
+  /** Requests per minute per client IP that present no valid credential (401s) on the API. */
+  UNAUTH_RATE_LIMIT_PER_MIN: int(60, 1),
   /** How long ingest trusts an org's monthly session count before counting again. */
   QUOTA_CACHE_TTL_MS: int(60_000, 0),
   /**
@@ -64,7 +78,7 @@ export const EnvSchema = z.object({
    * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
    */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
-  /** SMTP server for email alerts (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log. */
+  /** SMTP server for email alerts and account mail (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log; addresses are not verified. */
   SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
   /** Sender address of emails. */
   SMTP_FROM: z.string().default('Friction <friction@localhost>'),
@@ -76,6 +90,21 @@ export const EnvSchema = z.object({
   PAGERDUTY_EVENTS_URL: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
+
+function validProxyList(v: string): boolean {
+  return v.split(',').map((p) => p.trim()).filter(Boolean).every((p) => parseCidr(p) !== null);
+}
+
+/** `10.0.0.0/8`, `::1`, `192.168.1.5` → address, prefix and family; null when malformed. */
+export function parseCidr(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address, bits, ...rest] = entry.trim().split('/');
+  const v = isIP(address);
+  if (!v || rest.length) return null;
+  const max = v === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : Number(bits);
+  if (!/^\d+$/.test(bits ?? String(max)) || prefix > max) return null;
+  return { address, prefix, family: v === 4 ? 'ipv4' : 'ipv6' };
+}
 
 /** Thrown when the environment is invalid; lists every bad variable. */
 export class ConfigError extends Error {

@@ -55,8 +55,8 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 export class ConflictError extends AppError {
-  constructor(message: string) {
-    super('conflict', 409, message);
+  constructor(message: string, cause?: unknown) {
+    super('conflict', 409, message, { cause });
   }
 }
 export class PayloadTooLargeError extends AppError {
@@ -97,9 +97,20 @@ export function toAppError(err: unknown): AppError {
     if (e.status === 403) return new ForbiddenError(e.message);
     if (e.status >= 400 && e.status < 500) return new AppError('invalid_input', 400, e.message ?? 'bad request');
   }
+  // A unique violation is a duplicate write (two identical requests racing, or a repeat): the client's conflict,
+  // never a 500. Routes that document an upsert avoid reaching this; everything else answers 409 here, once.
+  if (isUniqueViolation(err)) return new ConflictError('this already exists: a concurrent or repeated request created it', err);
   // A database or network outage is not a bug of the request: 503 with Retry-After, so clients (the SDK) retry.
   if (isRetriable(err)) return new UnavailableError('a backing service is unavailable; retry shortly', 2, err);
   return new InternalError(err);
+}
+
+/** Postgres SQLSTATE 23505 (node-postgres and PGlite both carry it as `code`), possibly wrapped as a cause. */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === '23505') return true;
+  }
+  return false;
 }
 
 /** True when a failure may succeed on retry (connection loss, serialization conflict, timeouts). */

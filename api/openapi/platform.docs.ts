@@ -41,7 +41,7 @@ export const platformDocs: RouteDoc[] = [
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
     response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])) }),
   },
-  { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', contentType: 'text/plain' },
+  { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
   { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (from the npm package, no CDN)', contentType: 'text/javascript' },

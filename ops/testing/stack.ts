@@ -2,6 +2,7 @@
  * Test-only: a whole Friction (every role on one port) against real services or the embedded defaults,
  * isolated per call: its own database cloned from the migrated template, its own stream prefix and Redis prefix.
  */
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -11,7 +12,7 @@ import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
 import { hashPassword } from '../../shared/auth/passwords.ts';
-import { signUserToken } from '../../shared/auth/jwt.ts';
+import { startSession } from '../../shared/auth/sessions.ts';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import type Router from '@koa/router';
 import { ingestRole } from '../../ingest/main.ts';
@@ -91,19 +92,23 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       WRITE_RATE_LIMIT_PER_MIN: '1000000',
       GUIDE_RATE_LIMIT_PER_MIN: '1000000',
       AUTH_RATE_LIMIT_PER_MIN: '1000000',
+      UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
+      LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
+      // Each stack its own secret: no secret file written into the working directory.
+      FRICTION_SECRET: randomBytes(32).toString('hex'),
       ...opts.env,
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
   const infra = await openInfra(config, log, { migrate: opts.embedded === true, embeddedPath: opts.embedded ? 'memory://' : undefined });
-  const instanceKeys = new InstanceKeys(infra.database.db, config.FRICTION_SECRET);
+  const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
     const email = `${role}-${uniqueTestId()}@test.example`;
     const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;
     const userId = await createMember(infra.database.db, { orgId: tenant.orgId, email, passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N), role });
-    const { token } = signUserToken(await instanceKeys.jwtKey(), { userId, orgId: tenant.orgId }, config.JWT_TTL_SECONDS);
+    const { token } = await startSession(infra.database.db, instanceKeys, { userId, orgId: tenant.orgId }, { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS }, new Date());
     return { userId, email, password, token };
   };
   const newTenant = async (): Promise<TestTenant> => {
@@ -116,7 +121,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
   const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
-  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1');
+  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {

@@ -241,6 +241,31 @@ export interface UserTable {
   password_hash: string;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
+  /** When the address was proven (a mailed link followed); null: unverified (no SMTP, or made before 0010). */
+  email_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A login: user tokens name it (`sid`); ended by logout, password change or its expiry. */
+export interface UserSessionTable {
+  id: string;
+  user_id: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A signup waiting for its address to be proven: nothing is bound to the address until the link is followed. */
+export interface EmailVerificationTable {
+  id: string;
+  email: string;
+  /** sha256 of the mailed token. */
+  token_hash: string;
+  password_hash: string;
+  org_name: string;
+  plan: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MembershipTable {
@@ -547,6 +572,8 @@ export interface Database {
   memberships: MembershipTable;
   invitations: InvitationTable;
   instance_secrets: InstanceSecretTable;
+  user_sessions: UserSessionTable;
+  email_verifications: EmailVerificationTable;
   alert_rules: AlertRuleTable;
   alerts: AlertTable;
   webhook_endpoints: WebhookEndpointTable;

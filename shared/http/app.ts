@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
+import { clientAddressMiddleware, trustedProxyList } from './client-address.ts';
 import { errorEnvelope, ok } from './envelope.ts';
 import { httpDuration, httpRequests } from './metrics.ts';
 
@@ -13,6 +14,8 @@ export interface HttpAppOptions {
   requestLogLevel?: 'info' | 'debug';
   /** Middleware that runs before routing (CORS). */
   before?: Koa.Middleware[];
+  /** Proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: string;
 }
 
 /**
@@ -23,8 +26,12 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
   const { role, log } = opts;
   const level = opts.requestLogLevel ?? 'info';
   const app = new Koa();
-  app.proxy = true;
+  // NOTE: never `app.proxy = true`: Koa would then believe X-Forwarded-For from anyone, and a client could pick the
+  // address every per-IP limit counts against. clientAddressMiddleware believes only the configured proxies.
+  app.proxy = false;
+  const trusted = trustedProxyList(opts.trustedProxies ?? '');
   app.silent = true;
+  app.use(clientAddressMiddleware(trusted));
   app.use(async (ctx, next) => {
     const start = performance.now();
     // A request id in the log line and the X-Request-Id header of every answer (errors included), so a user's

@@ -1,4 +1,3 @@
-import { insertEnvironment } from '../../../../shared/db/queries/sites.queries.ts';
 import { ValidationError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { DEFAULT_SDK_CONFIG, mergeSdkConfig, readSdkConfig as readConfig, type SdkConfig } from '../../../../shared/tenancy/sdk-config.ts';
@@ -7,7 +6,7 @@ import type { RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import { SiteQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
-import { findEnvironmentConfigForUpdate, listEnvironmentConfigs, updateEnvironmentConfig } from './sdk-config.queries.ts';
+import { ensureEnvironment, findEnvironmentConfigForUpdate, listEnvironmentConfigs, updateEnvironmentConfig } from './sdk-config.queries.ts';
 import { SdkConfigListSchema, SdkConfigParamsSchema, SdkConfigPatchBodySchema, SdkConfigPatchQuerySchema, SdkConfigUpdatedSchema } from './sdk-config.schema.ts';
 
 /** The SDK config of each site environment. */
@@ -39,7 +38,9 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       const answer = await deps.db.transaction().execute(async (trx) => {
         let row = await findEnvironmentConfigForUpdate(trx, siteId, params.environment);
         if (!row) {
-          await insertEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
+          // A new environment (the names are a fixed set, so their number is bounded): created once however many
+          // requests race to create it.
+          await ensureEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
           row = (await findEnvironmentConfigForUpdate(trx, siteId, params.environment))!;
         }
         const before = readConfig(row.config);
