@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
 import type { Database } from '../shared/db/database.ts';
 import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
@@ -25,9 +25,9 @@ export interface EventsConsumerOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
-  maxDeliver: number;
   signal: AbortSignal;
   log: Logger;
+  onPause?: (paused: boolean) => void;
   onBatch?: (stats: { messages: number; events: number; fresh: number }) => void;
 }
 
@@ -51,7 +51,11 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     schema: EventBatchMessageSchema,
     batchMessages: o.batchMessages,
     fetchExpiresMs: o.fetchExpiresMs,
-    maxDeliver: o.maxDeliver,
+    probe: async () => {
+      await sql`select 1`.execute(o.db);
+      return true;
+    },
+    onPause: o.onPause,
     signal: o.signal,
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
@@ -59,6 +63,6 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
       const fresh = await storeBatch(o.bulk, o.sink, batches);
       o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
     },
-    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).catch((err) => o.log.error({ err }, 'dead-letter insert failed')),
+    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason),
   });
 }

@@ -33,7 +33,6 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         sink: keeper,
         batchMessages: config.PROCESSOR_BATCH_MESSAGES,
         fetchExpiresMs: config.PROCESSOR_FETCH_EXPIRES_MS,
-        maxDeliver: config.PROCESSOR_MAX_DELIVER,
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
       });

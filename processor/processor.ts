@@ -25,7 +25,6 @@ export interface ProcessorOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
-  maxDeliver: number;
   ackWaitMs: number;
   log: Logger;
 }
@@ -45,7 +44,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
   const abort = new AbortController();
   const loops = await Promise.all(
     o.partitions.map(async (p) => {
-      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { maxDeliver: o.maxDeliver, batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
+      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
       // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
       const loop = runEventsConsumer({
         db: o.db,
@@ -55,7 +54,6 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
         sink: o.sink,
         batchMessages: o.batchMessages,
         fetchExpiresMs: o.fetchExpiresMs,
-        maxDeliver: o.maxDeliver,
         signal: abort.signal,
         log: o.log.child({ partition: p }),
         onBatch: ({ events, fresh }) => {

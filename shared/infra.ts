@@ -29,7 +29,13 @@ export interface Infra {
  * in-process bus, in-process limiter). `migrate` runs migrations (single-process start, tests).
  */
 export async function openInfra(config: Config, log: Logger, opts: { migrate: boolean; embeddedPath?: string } = { migrate: false }): Promise<Infra> {
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR, embeddedPath: opts.embeddedPath });
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.FRICTION_DATA_DIR,
+    embeddedPath: opts.embeddedPath,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  });
   if (opts.migrate) await migrateToLatest(database.db, log);
   const bus: Bus = config.NATS_URL ? await JetStreamBus.connect(config.NATS_URL, log) : new MemoryBus();
   const t = topology(config.STREAM_PREFIX, config.EVENT_PARTITIONS);

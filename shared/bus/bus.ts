@@ -14,6 +14,8 @@ export interface BusMessage {
   nak(delayMs?: number): void;
   /** Never redeliver (poison). */
   term(reason?: string): void;
+  /** Still working on it: restarts the ack-wait timer, so the message is not redelivered meanwhile. */
+  working(): void;
 }
 
 export interface PublishResult {
@@ -35,6 +37,7 @@ export interface ConsumerSpec {
   stream: string;
   name: string;
   filterSubject: string;
+  /** Deliveries before the stream drops a message; -1 for no limit (event partitions: only poison is dropped). */
   maxDeliver: number;
   ackWaitMs: number;
   maxAckPending: number;

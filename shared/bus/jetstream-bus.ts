@@ -78,6 +78,7 @@ function wrap(m: JsMsg): BusMessage {
     ack: () => m.ack(),
     nak: (delayMs) => m.nak(delayMs),
     term: (reason) => m.term(reason),
+    working: () => m.working(),
   };
 }
 
@@ -150,7 +151,12 @@ export class JetStreamBus implements Bus {
 
   async ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer> {
     try {
-      await this.jsm.consumers.info(spec.stream, spec.name);
+      const info = await this.jsm.consumers.info(spec.stream, spec.name);
+      // Consumers created by an earlier version had a delivery limit that dropped good messages during long
+      // outages; bring the durable consumer in line with the spec instead of keeping what it was created with.
+      if ((info.config.max_deliver ?? -1) !== spec.maxDeliver) {
+        await this.jsm.consumers.update(spec.stream, spec.name, { max_deliver: spec.maxDeliver });
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err;
       await this.jsm.consumers.add(spec.stream, {

@@ -153,7 +153,7 @@ export class MemoryBus implements Bus {
     for (const [seq, f] of [...c.inflight].sort((a, b) => a[0] - b[0])) {
       if (out.length >= max) break;
       if (f.dueAt > now) continue;
-      if (f.deliveries >= c.spec.maxDeliver) {
+      if (c.spec.maxDeliver > 0 && f.deliveries >= c.spec.maxDeliver) {
         c.inflight.delete(seq);
         continue;
       }
@@ -185,6 +185,9 @@ export class MemoryBus implements Bus {
       deliveryCount: deliveries,
       ack: () => settle(() => c.inflight.delete(msg.seq)),
       term: () => settle(() => c.inflight.delete(msg.seq)),
+      working: () => {
+        if (!settled && c.inflight.get(msg.seq) === f && f.outstanding) f.dueAt = this.now() + c.spec.ackWaitMs;
+      },
       nak: (delayMs = 0) =>
         settle(() => {
           f.dueAt = this.now() + delayMs;

@@ -18,13 +18,15 @@ export function ensurePartitionConsumer(
   bus: Bus,
   t: Topology,
   partition: number,
-  opts: { maxDeliver: number; batchMessages: number; ackWaitMs: number },
+  opts: { batchMessages: number; ackWaitMs: number },
 ): Promise<BusConsumer> {
   return bus.ensureConsumer({
     stream: t.eventsStream,
     name: t.partitionConsumer(partition),
     filterSubject: t.partitionFilter(partition),
-    maxDeliver: opts.maxDeliver,
+    // NOTE: no delivery limit. The processor alone decides a message is poison (and dead-letters it before it
+    // terminates it); a limit here would drop good events during a database outage longer than the budget.
+    maxDeliver: -1,
     // NOTE: a batch of ~1000 messages commits in well under a second; the default 30 s leaves room for a slow database.
     ackWaitMs: opts.ackWaitMs,
     maxAckPending: Math.max(opts.batchMessages * 4, 1000),
