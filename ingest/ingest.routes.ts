@@ -55,7 +55,7 @@ export function ingestRouter(deps: IngestDeps): Router {
     if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
     const headerKey = bearer(ctx);
     let key = headerKey ? await authenticate(headerKey) : undefined;
-    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes));
+    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes), { replaceUnstorable: true });
     if (!key) {
       const bodyKey = (raw as { key?: unknown } | null)?.key;
       if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');

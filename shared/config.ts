@@ -18,7 +18,7 @@ export const EnvSchema = z.object({
   NATS_URL: optionalUrl,
   REDIS_URL: optionalUrl,
   /** How long a PostgreSQL pool checkout may wait for a connection before the caller sees an outage. */
-  DATABASE_CONNECT_TIMEOUT_MS: int(5000, 100, 600_000),
+  DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */
   DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 3_600_000),
   FRICTION_DATA_DIR: z.string().default('./.friction'),

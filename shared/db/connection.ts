@@ -38,7 +38,7 @@ export async function openDatabase(opts: {
     const pool = new pg.Pool({
       connectionString: opts.url,
       max: opts.poolSize ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
       // A half-open socket (server host gone without a FIN) is noticed instead of waited on forever.
       keepAlive: true,
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout * 2 } : {}),
