@@ -11,7 +11,7 @@ import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTy
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
 import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
-import { checkTimestamps, toBatchMessage } from './normalize-batch.ts';
+import { checkTimestamps, correctClockSkew, toBatchMessage } from './normalize-batch.ts';
 
 export interface IngestDeps {
   keys: KeyResolver;
@@ -69,6 +69,7 @@ export function ingestRouter(deps: IngestDeps): Router {
 
     const batch = parseInput(IngestBatchSchema, raw, 'batch');
     const receivedAt = now();
+    correctClockSkew(batch, receivedAt);
     const tsProblems = checkTimestamps(batch, receivedAt);
     if (tsProblems.length > 0) throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
 

@@ -7,6 +7,7 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
+import { pageWindowStart } from './engine/time.ts';
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
@@ -33,7 +34,12 @@ export class FrictionEngineSink implements FreshEventsSink {
 
   async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
     const now = this.now();
-    const scores = await this.scores.stage(trx, fresh, now);
+    // Events older than the 24-hour score window change no score (reads ignore their hours), but folded they would
+    // give their page a window with zero sessions in it, and a score row: a phantom page. They stay stored and
+    // count in sessions and clusters as before.
+    const windowStart = pageWindowStart(now);
+    const scored = fresh.some((e) => e.ts < windowStart) ? fresh.filter((e) => e.ts >= windowStart) : fresh;
+    const scores = await this.scores.stage(trx, scored, now);
     const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
     return () => {
       scores.apply();
