@@ -4,6 +4,7 @@ import { startTestStack } from '../testing/stack.ts';
 import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
 import { startPrivatePostgres } from '../../shared/testing/postgres-server.ts';
 import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
+import { ingestRole } from '../../ingest/main.ts';
 
 // The outage lasts 25 ack waits. Before typed outcomes, every failed attempt spent a delivery (nak with backoff,
 // or the ack wait running out) and the 10th terminated the message: an outage this long dropped accepted events.
@@ -43,6 +44,10 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
   await pg.stop();
   const downSince = Date.now();
   await send(20); // accepted while the database is down: these sit in the stream
+  // Ingest on its own reports not ready (it needs the database for cold key and quota lookups).
+  const ingestChecks = new Map(ingestRole(stack.infra).checks);
+  t.deepEqual([...ingestChecks.keys()].sort(), ['bus', 'database']);
+  t.false(await ingestChecks.get('database')!().catch(() => false));
   const beforeOutage = accepted;
   t.true(beforeOutage > 50);
   while (Date.now() - downSince < OUTAGE_MS) {
@@ -50,6 +55,7 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
     await new Promise((r) => setTimeout(r, 1000));
   }
   await pg.start();
+  t.true(await eventually(() => ingestChecks.get('database')!(), 30_000, 200));
 
   const final = await eventually(async () => {
     const n = await storedCount();

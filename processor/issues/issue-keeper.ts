@@ -70,9 +70,10 @@ export class IssueKeeper {
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
     let n = 0;
     for (const siteId of siteIds) {
-      const rows = await loadSignalEvents(db, siteId, clusterWindowStart(now));
-      applySignals(this.state, rows);
-      n += rows.length;
+      for await (const rows of loadSignalEvents(db, siteId, clusterWindowStart(now))) {
+        applySignals(this.state, rows);
+        n += rows.length;
+      }
     }
     this.log.info({ sites: siteIds.length, signals: n }, 'issue clusters rebuilt');
   }

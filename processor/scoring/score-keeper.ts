@@ -45,9 +45,10 @@ export class ScoreKeeper {
     const since = pageWindowStart(now);
     let events = 0;
     for (const siteId of siteIds) {
-      const rows = await loadWindowEvents(db, siteId, since);
-      applyEvents(this.state, rows);
-      events += rows.length;
+      for await (const rows of loadWindowEvents(db, siteId, since)) {
+        applyEvents(this.state, rows);
+        events += rows.length;
+      }
     }
     this.log.info({ sites: siteIds.length, events }, 'score windows rebuilt');
   }

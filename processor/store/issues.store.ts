@@ -124,14 +124,24 @@ export async function insertIssueUpdates(
 }
 
 /** Signal rows since `since` of one site: what rebuilds the cluster state after a restart. */
-export async function loadSignalEvents(db: Db, siteId: string, since: number) {
-  const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; page: string; signal_type: string; selector: string | null; label: string | null }>`
-    select event_id, session_id, ts, page, signal_type, selector, label from signals
-    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz`.execute(db);
-  return rows.map((r) => ({
-    id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
-    signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
-  }));
+export async function* loadSignalEvents(db: Db, siteId: string, since: number, chunkRows = 20_000) {
+  // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
+  let after: { ts: string; id: string } | undefined;
+  for (;;) {
+    const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; ts_key: string; page: string; signal_type: string; selector: string | null; label: string | null }>`
+      select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
+      where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz
+        ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
+      order by ts, event_id limit ${chunkRows}`.execute(db);
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({
+      id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
+      signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
+    }));
+    if (rows.length < chunkRows) return;
+    const last = rows[rows.length - 1];
+    after = { ts: last.ts_key, id: last.event_id };
+  }
 }
 
 /** Every issue of a site as the nightly triage reads it. */

@@ -11,7 +11,7 @@ const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'
 
 async function setup(values: unknown[]) {
   const bus = new MemoryBus();
-  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000 });
+  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
   const consumer = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: -1, ackWaitMs: 300, maxAckPending: 100 });
   for (const [i, v] of values.entries()) await bus.publish('x.1', typeof v === 'string' ? new TextEncoder().encode(v) : enc(v), `m${i}`);
   return { bus, consumer };

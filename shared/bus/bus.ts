@@ -49,6 +49,15 @@ export interface StreamSpec {
   /** Duplicate window for Nats-Msg-Id deduplication. */
   duplicateWindowMs: number;
   maxAgeMs: number;
+  /** Most messages and bytes (payload + subject) the stream keeps; -1: no limit (the in-process bus still caps bytes by its memory budget). */
+  maxMsgs: number;
+  maxBytes: number;
+  /**
+   * What happens at a limit: `old` drops the oldest messages (notifications, whose source of truth is the
+   * database); `new` refuses the publish (accepted events: the publisher answers 503 and the client retries, so
+   * nothing accepted is ever dropped).
+   */
+  discard: 'old' | 'new';
 }
 
 export interface Bus {

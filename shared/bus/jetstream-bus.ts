@@ -132,8 +132,19 @@ export class JetStreamBus implements Bus {
   }
 
   async ensureStream(spec: StreamSpec): Promise<void> {
+    const limits = {
+      discard: spec.discard === 'new' ? DiscardPolicy.New : DiscardPolicy.Old,
+      max_age: nanos(spec.maxAgeMs),
+      max_msgs: spec.maxMsgs,
+      max_bytes: spec.maxBytes,
+    };
     try {
-      await this.jsm.streams.info(spec.name);
+      const info = await this.jsm.streams.info(spec.name);
+      // Streams created by an earlier version had no count or size limit: bring them in line with the spec.
+      const c = info.config;
+      if (c.max_msgs !== limits.max_msgs || c.max_bytes !== limits.max_bytes || c.discard !== limits.discard || c.max_age !== limits.max_age) {
+        await this.jsm.streams.update(spec.name, { ...c, ...limits });
+      }
       return;
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -143,8 +154,7 @@ export class JetStreamBus implements Bus {
       subjects: spec.subjects,
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      max_age: nanos(spec.maxAgeMs),
+      ...limits,
       duplicate_window: nanos(spec.duplicateWindowMs),
     });
   }
