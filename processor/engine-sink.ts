@@ -54,9 +54,14 @@ export class FrictionEngineSink implements FreshEventsSink {
    */
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
     const now = this.now();
-    await this.scores.tick(db, now);
+    // One transaction for the scores and issues time changed: a failed tick writes nothing, and the keepers keep
+    // what it was to write (pages emptied, clusters evicted) for the next one, so it changes nothing either.
     const pageSessions = (s: string, p: string) => this.scores.pageSessions(s, p, now);
-    const notified = await this.issues.tick(db, now, pageSessions);
+    const notified = await db.transaction().execute(async (trx) => {
+      const scored = await this.scores.tick(trx, now);
+      const issues = await this.issues.tick(trx, now, pageSessions);
+      return { commit: () => (scored.commit(), issues.commit()), notified: issues.notified };
+    }).then((r) => (r.commit(), r.notified));
     await runDueTriage(db, siteIds, now, triageHourUtc, {
       pageSessions,
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),

@@ -8,6 +8,7 @@ import { insertDeadLetter } from './store/dead-letters.store.ts';
 import { storeEvents, type StoredEvent } from './store/events.store.ts';
 import type { RunBulkTransaction } from '../shared/db/bulk.ts';
 import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
+import type { TickGate } from './tick-gate.ts';
 
 /**
  * Derives state from newly stored events inside the batch transaction (scores, clusters). It must not change
@@ -28,6 +29,8 @@ export interface EventsConsumerOptions {
   signal: AbortSignal;
   log: Logger;
   onPause?: (paused: boolean) => void;
+  /** Batches hold it shared; the tick holds it alone (see TickGate). */
+  gate?: TickGate;
   onBatch?: (stats: { messages: number; events: number; fresh: number }) => void;
 }
 
@@ -60,7 +63,8 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
       const batches = items.map((i) => i.value);
-      const fresh = await storeBatch(o.bulk, o.sink, batches);
+      const store = () => storeBatch(o.bulk, o.sink, batches);
+      const fresh = o.gate ? await o.gate.shared(store) : await store();
       o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
     },
     deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason),

@@ -8,6 +8,7 @@ import type { Logger } from '../shared/logger.ts';
 import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
 import { Counter } from 'prom-client';
 import { registry } from '../shared/http/metrics.ts';
+import type { TickGate } from './tick-gate.ts';
 
 const processed = new Counter({
   name: 'friction_processor_events_total',
@@ -27,6 +28,7 @@ export interface ProcessorOptions {
   fetchExpiresMs: number;
   ackWaitMs: number;
   log: Logger;
+  gate?: TickGate;
 }
 
 export interface RunningProcessor {
@@ -55,6 +57,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
         batchMessages: o.batchMessages,
         fetchExpiresMs: o.fetchExpiresMs,
         signal: abort.signal,
+        gate: o.gate,
         log: o.log.child({ partition: p }),
         onBatch: ({ events, fresh }) => {
           processed.inc({ outcome: 'stored' }, fresh);

@@ -62,6 +62,9 @@ export class IssueKeeper {
   private readonly state: ClusterState = createClusterState();
   private readonly log: Logger;
 
+  /** Cluster keys evicted by a tick that has not committed yet. */
+  private readonly evictedPending = new Map<string, ClusterKey>();
+
   constructor(opts: { log: Logger }) {
     this.log = opts.log;
   }
@@ -107,10 +110,14 @@ export class IssueKeeper {
   }
 
   /** Drops days that left the cluster window and updates the issues and elements that lost them. */
-  async tick(db: Db, now: number, pageSessions: PageSessions): Promise<number> {
-    const changed = evictClusters(this.state, now);
-    if (changed.length === 0) return 0;
-    return this.reconcile(db, changed, now, pageSessions, (k) => getCluster(this.state, k), new Map());
+  async tick(db: Db, now: number, pageSessions: PageSessions): Promise<{ notified: number; commit: () => void }> {
+    // Evicted clusters are gone from memory at once; the keys whose issues must be re-decided are kept until a
+    // tick that reconciled them committed, so a failed tick loses none of them.
+    for (const k of evictClusters(this.state, now)) this.evictedPending.set(clusterKeyString(k), k);
+    const changed = [...this.evictedPending.values()];
+    if (changed.length === 0) return { notified: 0, commit: () => {} };
+    const notified = await this.reconcile(db, changed, now, pageSessions, (k) => getCluster(this.state, k), new Map());
+    return { notified, commit: () => this.evictedPending.clear() };
   }
 
   /** Clusters of a page with the staged versions laid over the committed ones. */
@@ -167,7 +174,7 @@ export class IssueKeeper {
           lastSignalAt: c.lastSignalAt !== undefined ? c.lastSignalAt : rec.lastSignalAt,
           evidence: c.evidence,
         };
-        updates.push(next);
+        updates.push({ ...next, status: c.status ?? null });
         if (decision.notify) {
           const changes = publicChanges(c);
           history.push({ issueId: rec.id, source: 'engine', kind: c.status ?? 'worsened', changes });

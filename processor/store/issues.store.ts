@@ -82,7 +82,11 @@ export async function insertIssues(db: Db, issues: readonly NewIssue[], now: num
 /** An issue's fields after the engine's changes (status only ever becomes `regressed` here). */
 export interface IssueUpdateRow {
   id: string;
-  status: string;
+  /**
+   * Set only when the engine itself changes the status (regressed, auto-resolved); null keeps the stored one, so a
+   * user's PATCH committed meanwhile is never reverted by an engine write of the other fields.
+   */
+  status: string | null;
   selector: string;
   label: string | null;
   signalCount: number;
@@ -99,7 +103,7 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
   const c = <T>(f: (r: IssueUpdateRow) => T) => rows.map(f);
   await sql`
     update ux_issues u set
-      status = v.status, selector = v.selector, label = v.label, signal_count = v.signal_count,
+      status = coalesce(v.status, u.status), selector = v.selector, label = v.label, signal_count = v.signal_count,
       affected_sessions = v.affected_sessions, severity = v.severity, evidence = coalesce(v.evidence, u.evidence),
       last_signal_at = coalesce(v.last_signal_at, u.last_signal_at), updated_at = ${new Date(now).toISOString()}::timestamptz
     from unnest(${c((r) => r.id)}::uuid[], ${c((r) => r.status)}::text[], ${c((r) => r.selector)}::text[], ${c((r) => r.label)}::text[],
