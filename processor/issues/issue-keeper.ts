@@ -160,7 +160,7 @@ export class IssueKeeper {
         const id = newId();
         creates.push({ id, draft: decision.issue });
         history.push({ issueId: id, source: 'engine', kind: 'created', changes: { status: 'open' } });
-        outbox.push({ kind: 'issue.created', msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
+        outbox.push({ kind: 'issue.created', aggregate: `issue:${id}`, msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
       } else if (decision.action === 'update' && rec) {
         const c = decision.changes;
         const next = {
@@ -181,6 +181,7 @@ export class IssueKeeper {
           outbox.push({
             kind: 'issue.updated',
             // The outbox row keeps this id through relay retries; the stream drops a second publish of it.
+            aggregate: `issue:${rec.id}`,
             msgId: `issue.updated:${rec.id}:${newId()}`,
             payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
           });

@@ -4,6 +4,7 @@ import * as m0002 from './0002_create_ux_issues.ts';
 import * as m0003 from './0003_create_accounts.ts';
 import * as m0004 from './0004_create_management.ts';
 import * as m0005 from './0005_create_audit_log.ts';
+import * as m0006 from './0006_outbox_retries.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_create_accounts': m0003,
   '0004_create_management': m0004,
   '0005_create_audit_log': m0005,
+  '0006_outbox_retries': m0006,
 };
