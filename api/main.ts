@@ -8,6 +8,14 @@ import { elementsRouter } from './routes/elements/elements.routes.ts';
 import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
 import { alertsRouter } from './routes/alerts/alerts.routes.ts';
 import { rawRouter } from './routes/raw/raw.routes.ts';
+import { pageRouter } from './routes/pages/page.routes.ts';
+import { sessionRouter } from './routes/sessions/session.routes.ts';
+import { heatmapsRouter } from './routes/heatmaps/heatmaps.routes.ts';
+import { journeysRouter } from './routes/journeys/journeys.routes.ts';
+import { exportRouter } from './routes/export/export.routes.ts';
+import { revenueRouter } from './routes/revenue/revenue.routes.ts';
+import { insightsRouter } from './routes/insights/insights.routes.ts';
+import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -24,6 +32,14 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       elementsRouter({ db: infra.database.db, readAuth }),
       alertsRouter({ db: infra.database.db, readAuth }),
       rawRouter({ db: infra.database.db, readAuth }),
+      pageRouter({ db: infra.database.db, readAuth }),
+      sessionRouter({ db: infra.database.db, readAuth }),
+      heatmapsRouter({ db: infra.database.db, readAuth }),
+      journeysRouter({ db: infra.database.db, readAuth }),
+      exportRouter({ db: infra.database.db, readAuth, log: infra.log }),
+      revenueRouter({ db: infra.database.db, readAuth }),
+      insightsRouter({ db: infra.database.db, readAuth }),
+      deploysRouter({ db: infra.database.db, readAuth }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
     ],

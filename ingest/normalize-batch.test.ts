@@ -1,6 +1,22 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { checkTimestamps, correctClockSkew, normalizePage, toBatchMessage } from './normalize-batch.ts';
 import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
+
+test('hash routes are pages; anchors, route queries and trailing slashes are not', (t) => {
+  t.is(normalizePage('/kb/#/payments'), '/kb#/payments');
+  t.is(normalizePage('/kb#/payments/'), '/kb#/payments');
+  t.is(normalizePage('/kb/#!/payments/refunds'), '/kb#!/payments/refunds');
+  t.is(normalizePage('/kb/#/search?q=secret'), '/kb#/search', 'a query inside the route is dropped like any query');
+  t.is(normalizePage('/kb?utm=x#/payments'), '/kb#/payments');
+  t.is(normalizePage('/#/payments'), '/#/payments');
+  t.is(normalizePage('https://help.example/kb/#/payments'), '/kb#/payments');
+  t.is(normalizePage('/kb/#section-2'), '/kb', 'an anchor is a place on the page, not a page');
+  t.is(normalizePage('/kb/#/'), '/kb', "an empty route is the app's root: the page itself");
+  t.is(normalizePage('/kb/#!/'), '/kb');
+  t.is(normalizePage('/kb/#'), '/kb');
+  t.is(normalizePage('/kb/#//'), '/kb');
+});
 
 test('pages are paths: query, fragment, origin and trailing slash removed', (t) => {
   t.is(normalizePage('/checkout?step=2#pay'), '/checkout');
@@ -59,4 +75,15 @@ test('clock skew: events move by the device clock error in whole minutes; latenc
   const honest = batch(['00000000-0000-4000-8000-000000000002']);
   t.is(correctClockSkew(honest, sent + 25_000), 0);
   t.is(honest.events[0].ts, sent);
+});
+
+test('normalizing a page twice changes nothing, and no query survives', (t) => {
+  const part = fc.stringMatching(/^[a-z0-9/#!?=._-]{0,30}$/);
+  fc.assert(
+    fc.property(part, part, (a, b) => {
+      const once = normalizePage(`/${a}${b}`);
+      return normalizePage(once) === once && !once.includes('?') && once.startsWith('/');
+    }),
+  );
+  t.pass();
 });

@@ -7,6 +7,7 @@ import { openDatabase } from '../shared/db/connection.ts';
 import { ingestRole } from '../ingest/main.ts';
 import { apiRole } from '../api/main.ts';
 import { processorRole } from '../processor/main.ts';
+import { dispatcherRole } from '../processor/dispatcher/main.ts';
 import { serveRoles, closeServer, type RoleHttp } from './server.ts';
 import { ensureDemoCredentials } from './bootstrap.ts';
 import type { Server } from 'node:http';
@@ -18,12 +19,15 @@ const USAGE = `friction <command>
   ingest       the ingest role only
   processor    the processor role only
   api          the api role only
+  dispatcher   the dispatcher role only (webhooks, Slack, PagerDuty, email; any number may run)
   migrate      apply database migrations
   bootstrap    create the demo org, site and keys if missing; print them (split deployments)
   recompute --site ID [--write]
                recompute a site's scores, issues and elements from its raw rows; report (and rewrite) differences
   demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
-  bench NAME   run a benchmark (pipeline, sdk, ...)
+  bench NAME   run a benchmark (pipeline, sdk, verify, ...)
+  deploy record|check
+               record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help
 
 Configuration is read from the environment; see the README's configuration table.`;
 
@@ -52,7 +56,7 @@ function onShutdown(log: Infra['log'], timeoutMs: number, stop: Stopper): void {
   process.on('SIGTERM', handler);
 }
 
-async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor'>, name: string): Promise<void> {
+async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
   const infra = await openInfra(config, log, { migrate: name === 'start' });
@@ -61,6 +65,8 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   if (roles.includes('api')) http.push(apiRole(infra));
   const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
   if (processor) http.push(processor.http);
+  const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
+  if (dispatcher) http.push(dispatcher.http);
   // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
@@ -80,6 +86,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   onShutdown(log, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeServer(server);
     await processor?.running.stop();
+    await dispatcher?.running.stop();
     await closeInfra(infra);
   });
 }
@@ -121,6 +128,11 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (command === 'deploy') {
+    const { runDeployCommand } = await import('./deploy-cli.ts');
+    process.exitCode = await runDeployCommand(rest);
+    return;
+  }
   if (command === 'bench') {
     const { runBenchCommand } = await import('./bench/index.ts');
     return runBenchCommand(rest);
@@ -128,10 +140,11 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   switch (command) {
     case 'start':
-      return runRoles(config, ['ingest', 'api', 'processor'], 'start');
+      return runRoles(config, ['ingest', 'api', 'processor', 'dispatcher'], 'start');
     case 'ingest':
     case 'api':
     case 'processor':
+    case 'dispatcher':
       return runRoles(config, [command], command);
     case 'migrate': {
       const log = createLogger(config.LOG_LEVEL, { role: 'migrate' });

@@ -8,6 +8,8 @@ import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
 import { pageWindowStart } from './engine/time.ts';
+import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
+import { runDeployCycle } from './deploys/deploy-cycle.ts';
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
@@ -18,10 +20,12 @@ export class FrictionEngineSink implements FreshEventsSink {
   readonly issues: IssueKeeper;
   private readonly relay: OutboxRelay | undefined;
   private readonly now: () => number;
+  readonly alerts: AlertEvaluator | undefined;
 
-  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number }) {
+  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number; alerts?: AlertEvaluator }) {
     this.scores = opts.scores;
     this.issues = opts.issues;
+    this.alerts = opts.alerts;
     this.relay = opts.relay;
     this.now = opts.now ?? Date.now;
   }
@@ -32,7 +36,9 @@ export class FrictionEngineSink implements FreshEventsSink {
     await this.issues.rebuild(db, siteIds, now);
   }
 
-  async write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void> {
+  async write(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
+    // Staging traffic never moves production scores, issues or alerts; the deploy cycle measures it from `events`.
+    const fresh = stored.filter((e) => e.environment !== 'staging');
     const now = this.now();
     // Events older than the 24-hour score window change no score (reads ignore their hours), but folded they would
     // give their page a window with zero sessions in it, and a score row: a phantom page. They stay stored and
@@ -41,10 +47,12 @@ export class FrictionEngineSink implements FreshEventsSink {
     const scored = fresh.some((e) => e.ts < windowStart) ? fresh.filter((e) => e.ts >= windowStart) : fresh;
     const scores = await this.scores.stage(trx, scored, now);
     const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
+    // Score-following alert rules, in the batch's transaction: an alert exists exactly when its scores do.
+    const alerted = (await this.alerts?.onScores(trx, fresh, now)) ?? 0;
     return () => {
       scores.apply();
       issues.apply();
-      if (issues.notified > 0) this.relay?.wake();
+      if (issues.notified > 0 || alerted > 0) this.relay?.wake();
     };
   }
 
@@ -66,6 +74,10 @@ export class FrictionEngineSink implements FreshEventsSink {
       pageSessions,
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
     }, log);
+    // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
+    const alerts = this.alerts;
+    await runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));
+    await this.alerts?.tick(db, siteIds, now);
     if (notified > 0) this.relay?.wake();
     this.relay?.wake();
   }

@@ -21,7 +21,8 @@ export interface RecomputeReport {
 async function loadRows(db: Kysely<Database>, siteId: string, since: number): Promise<EngineEvent[]> {
   const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; page: string; signal: string | null; selector: string | null; label: string | null }>`
     select id, session_id, type, ts, page, signal, selector, label from events
-    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')`.execute(db);
+    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
+      and environment is distinct from 'staging'`.execute(db);
   return rows.map((r) => ({
     id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page,
     signal: r.signal ?? undefined, selector: r.selector ?? undefined, label: r.label ?? undefined,

@@ -5,6 +5,11 @@ const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().u
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).default(def));
 
+/** `true`/`1`/`yes` or `false`/`0`/`no` (any case); anything else is refused rather than read as false. */
+const bool = (def: boolean) =>
+  z.preprocess((v) => (v === '' || v === undefined ? undefined : String(v).toLowerCase()), z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional())
+    .transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
+
 /**
  * Every setting Friction reads, validated once at startup. Names are the environment variables.
  * Unset DATABASE_URL / NATS_URL / REDIS_URL select the embedded single-process defaults.
@@ -51,6 +56,21 @@ export const EnvSchema = z.object({
   AUTH_RATE_LIMIT_PER_MIN: int(20, 1),
   /** How long ingest trusts an org's monthly session count before counting again. */
   QUOTA_CACHE_TTL_MS: int(60_000, 0),
+  /**
+   * Outbound calls (webhooks, Slack, PagerDuty, screenshots) and the URLs stored for them may reach loopback and
+   * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
+   */
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
+  /** SMTP server for email alerts (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log. */
+  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+  /** Sender address of emails. */
+  SMTP_FROM: z.string().default('Friction <friction@localhost>'),
+  /** Origin Slack incoming webhooks are sent to (the stored https://hooks.slack.com URL keeps its path). */
+  SLACK_WEBHOOK_BASE_URL: z.string().url().default('https://hooks.slack.com'),
+  /** Slack Web API base (bot tokens: chat.postMessage). */
+  SLACK_API_BASE_URL: z.string().url().default('https://slack.com/api'),
+  /** PagerDuty Events API v2 enqueue URL. */
+  PAGERDUTY_EVENTS_URL: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
 

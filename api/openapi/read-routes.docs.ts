@@ -5,6 +5,13 @@ import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/i
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
+import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from '../routes/pages/page.schema.ts';
+import { SessionQuerySchema } from '../routes/sessions/session.schema.ts';
+import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from '../routes/heatmaps/heatmaps.schema.ts';
+import { FlowsQuerySchema, JourneyQuerySchema } from '../routes/journeys/journeys.schema.ts';
+import { ExportQuerySchema } from '../routes/export/export.schema.ts';
+import { InsightsQuerySchema, RecommendationsQuerySchema, RevenueQuerySchema } from '../routes/revenue/revenue.schema.ts';
+import { DeployDetailQuerySchema, DeployListQuerySchema, DeployListSchema, DeploySchema } from '../routes/deploys/deploys.schema.ts';
 import type { RouteDoc } from './route-doc.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
@@ -15,6 +22,7 @@ import { Uuid } from '../../shared/contracts/uuid.ts';
 const read = { kind: 'access', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
 const IssueParams = z.object({ issue_id: Uuid() });
 const AlertParams = z.object({ alert_id: Uuid() });
+const DeployParams = z.object({ deploy_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
@@ -30,5 +38,29 @@ export const readRouteDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/query/alerts/:alert_id', tag: 'alerts', auth: read, params: AlertParams, query: AlertDetailQuerySchema, summary: 'One alert' },
   { method: 'get', path: '/v1/query/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table, as stored' },
   { method: 'get', path: '/v1/raw', tag: 'raw', auth: read, query: RawQuerySchema, summary: 'A site\'s rows of one table (short form)' },
+  { method: 'get', path: '/v1/query/page', tag: 'pages', auth: read, query: PageQuerySchema, summary: 'One page: score, trend, 30 days of score_history, open issues, elements, budget, recent deploys, active alerts', description: '404 when the site never scored the page.' },
+  { method: 'get', path: '/v1/page', tag: 'pages', auth: read, query: PageQuerySchema, summary: 'One page (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/trends', tag: 'pages', auth: read, query: TrendsQuerySchema, summary: 'Daily scores of a page, or of the site when page is omitted, over the last days (1-90, default 7)', description: 'The array is sent twice, as history and as data (the short form\'s name). Days without traffic are absent.' },
+  { method: 'get', path: '/v1/trends', tag: 'pages', auth: read, query: TrendsQuerySchema, summary: 'Daily scores (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a' },
+  { method: 'get', path: '/v1/compare', tag: 'pages', auth: read, query: CompareQuerySchema, summary: 'Two pages side by side (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/session', tag: 'sessions', auth: read, query: SessionQuerySchema, summary: 'One session\'s page views and signals in order (each event has occurred_at and timestamp)', description: '404 for an unknown session. At most 5000 events; truncated says when there were more.' },
+  { method: 'get', path: '/v1/session', tag: 'sessions', auth: read, query: SessionQuerySchema, summary: 'One session\'s timeline (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/element-heatmap', tag: 'heatmaps', auth: read, query: ElementHeatmapQuerySchema, summary: 'At most 300 points (rx, ry 0..1, signal) representing the element\'s latest 800 rage, dead and disabled-element clicks', description: 'Points keep each signal type\'s share and are spread evenly over time; count is the number of signals they represent.' },
+  { method: 'get', path: '/v1/query/page-heatmap', tag: 'heatmaps', auth: read, query: PageHeatmapQuerySchema, summary: 'At most 500 page points (vx, vy, px/py when sent, signal, el when known) over the last 30 days', description: 'device=mobile includes tablets; omitted means every device. count is the number of signals the points were drawn from (every k-th in time order).' },
+  { method: 'get', path: '/v1/query/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)' },
+  { method: 'get', path: '/v1/flows', tag: 'journeys', auth: read, query: FlowsQuerySchema, summary: 'Navigation flows (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/journeys/friction', tag: 'journeys', auth: read, query: JourneyQuerySchema, summary: 'Navigation edges weighted by the edge-decorator signals on their source or destination page; at most 100 edges, 5 examples each', description: 'Sessions analysed: the limit most recently active sessions of the last 30 days with a qualifying signal. friction_weight sums weight x confidence (meta.confidence, 1 when absent) to one decimal; edges below min_friction_weight are removed, then sorted heaviest first.' },
+  { method: 'get', path: '/v1/query/export/events.csv', tag: 'export', auth: read, query: ExportQuerySchema, contentType: 'text/csv', summary: 'The site\'s events as RFC 4180 CSV with a header row, oldest first, streamed', description: 'Columns: id, ts, session_id, type, page, signal, name, selector, label, x, y, vx, vy, px, py (fractions 0..1), value, device, source, app_version, environment, meta (JSON). Text starting with = + - @ (or a tab or CR) is prefixed with \'. Content-Disposition names the file.' },
+  { method: 'get', path: '/v1/export/events.csv', tag: 'export', auth: read, query: ExportQuerySchema, contentType: 'text/csv', summary: 'Events as CSV (short form; the same file)' },
+  { method: 'get', path: '/v1/query/recommendations', tag: 'revenue', auth: read, query: RecommendationsQuerySchema, summary: 'Ranked fixes, one per active issue: the catalog\'s fix made specific to the element and page, its impact and the issue it closes', description: 'Ranked by revenue at risk when revenue tracking is wired, then severity, then affected sessions.' },
+  { method: 'get', path: '/v1/recommendations', tag: 'revenue', auth: read, query: RecommendationsQuerySchema, summary: 'Ranked fixes (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired' },
+  { method: 'get', path: '/v1/revenue', tag: 'revenue', auth: read, query: RevenueQuerySchema, summary: 'Revenue at risk (short form; the same shape)' },
+  { method: 'get', path: '/v1/query/insights', tag: 'revenue', auth: read, query: InsightsQuerySchema, summary: 'Confused versus calm sessions\' conversion by page and traffic source over days (1-90, default 7), with ranked insight sentences; empty with the reason without a conversion event' },
+  { method: 'get', path: '/v1/query/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict' },
+  { method: 'get', path: '/v1/deploys', tag: 'deploys', auth: read, query: DeployListQuerySchema, response: DeployListSchema, summary: 'Deploys of a site (short form)' },
+  { method: 'get', path: '/v1/query/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy with its related issues (each with its verification record), cohort and verdict' },
+  { method: 'get', path: '/v1/deploys/:deploy_id', tag: 'deploys', auth: read, params: DeployParams, query: DeployDetailQuerySchema, response: DeploySchema, summary: 'One deploy (short form)' },
   { method: 'get', path: '/v1/query/heuristics', tag: 'heuristics', auth: read, query: SiteQuerySchema, summary: 'The signal catalog' },
 ];

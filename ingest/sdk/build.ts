@@ -17,7 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  * them may ever be a wire field, a public option, a stats key or a DOM/builtin property we use.
  */
 const INTERNAL_PROPS =
-  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url)$/;
+  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url)$/;
 
 async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
   const out = await build({

@@ -2,24 +2,25 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { Progress } from './progress.ts';
+import { SiteProfile } from './workload.ts';
 
-const SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt', 'error_encounter', 'form_abandon'];
+/** Requests in flight at most; past it the sender drops (and counts) the requests it could not send on time. */
+const MAX_IN_FLIGHT = 512;
 
-function steadyBatch(i: number, key: string, signalHeavy: boolean) {
-  const now = Date.now();
-  const page = `/steady/${i % 50}`;
-  const events = Array.from({ length: 20 }, (_, j) => {
-    const base = { id: randomUUID(), ts: new Date(now - (20 - j) * 50).toISOString(), page };
-    const signal = signalHeavy ? j % 5 !== 0 : j % 3 === 0;
-    return signal ? { ...base, type: 'signal', signal: SIGNALS[(i + j) % SIGNALS.length], selector: `#el-${(i + j) % 6}`, label: 'Button' } : { ...base, type: 'page_view' };
-  });
-  return { key, session_id: `steady-${i % 2000}`, sent_at: new Date(now).toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events };
+export interface ScoreLag {
+  /** Each probe's lag, ms. */
+  lagsMs: number[];
+  /** Events accepted (202) per second over the run. */
+  achievedRate: number;
+  failed: number;
+  /** Batches due while MAX_IN_FLIGHT requests were outstanding: the target was not reached by that much. */
+  dropped: number;
 }
 
 /**
- * Score-update lag: while a steady load of `rate` events/s (20-event batches over `keys`) runs through ingest,
- * probes send one signal on a never-seen page and time how long until that page's score row exists.
- * Returns each probe's lag in ms.
+ * Score-update lag: an open-loop load of `rate` events/s (SDK-shaped batches of the large-site profile, 1-10 events,
+ * sent on a 10 ms schedule whatever the server's answers) runs through ingest while probes send one signal on a
+ * never-seen page and time how long until that page's score row exists. The achieved rate is measured, not assumed.
  */
 export async function measureScoreLag(o: {
   db: Kysely<Database>;
@@ -28,26 +29,52 @@ export async function measureScoreLag(o: {
   probeSite: string;
   rate: number;
   seconds: number;
-  signalHeavy?: boolean;
-}): Promise<number[]> {
+}): Promise<ScoreLag> {
   const progress = new Progress(`score lag @${o.rate}/s`, o.seconds);
+  const profile = new SiteProfile({ seed: 5 });
   const start = Date.now();
   const running = () => Date.now() - start < o.seconds * 1000;
+  let accepted = 0;
+  let failed = 0;
+  let dropped = 0;
+  let inFlight = 0;
+  const pending = new Set<Promise<void>>();
   const steady = (async () => {
     let i = 0;
+    let due = 0;
+    const t0 = performance.now();
     while (running()) {
-      const tick = Date.now();
-      const n = Math.max(1, Math.round(o.rate / 20 / 10));
-      await Promise.all(
-        Array.from({ length: n }, () => {
-          const body = steadyBatch(i, o.keys[i % o.keys.length], o.signalHeavy ?? false);
-          i++;
-          return fetch(o.ingestUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());
-        }),
-      );
+      // Open loop: the events due by now are sent now, whether or not earlier requests were answered.
+      const target = ((performance.now() - t0) / 1000) * o.rate;
+      while (due < target) {
+        const b = profile.batch(`steady-${i % 20_000}`, profile.sdkSize(), Date.now());
+        due += b.events.length;
+        if (inFlight >= MAX_IN_FLIGHT) {
+          dropped++;
+          continue;
+        }
+        const body = JSON.stringify({ key: o.keys[i % o.keys.length], session_id: b.sessionId, sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events: b.events.map((e) => ({ ...e, id: randomUUID() })) });
+        i++;
+        inFlight++;
+        const p: Promise<void> = fetch(o.ingestUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+          .then(async (r) => {
+            await r.arrayBuffer();
+            if (r.status === 202) accepted += b.events.length;
+            else failed++;
+          })
+          .catch(() => {
+            failed++;
+          })
+          .finally(() => {
+            inFlight--;
+            pending.delete(p);
+          });
+        pending.add(p);
+      }
       progress.update((Date.now() - start) / 1000);
-      await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - tick))));
+      await new Promise((r) => setTimeout(r, 10));
     }
+    await Promise.all(pending);
   })();
   const lags: number[] = [];
   let n = 0;
@@ -69,5 +96,5 @@ export async function measureScoreLag(o: {
   }
   await steady;
   progress.done();
-  return lags;
+  return { lagsMs: lags, achievedRate: accepted / ((Date.now() - start) / 1000), failed, dropped };
 }

@@ -263,6 +263,11 @@ test.serial('sdk config: per environment, each field replaces its stored value (
   refused(t, await patch('production', { sample_rate: 1.5 }), 'sample_rate');
   refused(t, await patch('production', { revenue_config: { enabled: true, currency: 'euro', conversion_event: 'x' } }), 'revenue_config.currency');
   refused(t, await patch('production', { ignore_selectors: Array(101).fill('.x') }), 'ignore_selectors');
+  for (const env of ['moon', 'qa', 'Production']) {
+    const r = await patch(env, { sample_rate: 0.5 });
+    t.is(r.status, 404, env);
+    t.is(r.body.error.code, 'not_found');
+  }
   const staging = await patch('staging', { segment: { app_version: '2.5.0-rc1' } });
   t.is(staging.body.data.config.sample_rate, 1);
   const got = await api('GET', `/v1/manage/sdk-config?site_id=${tenant.siteId}`, { token: owner });

@@ -32,8 +32,11 @@ test('GET /v1/query/alerts lists a site\'s alerts newest first, filters by statu
   t.like(list.body.data.alerts[1], { rule_name: 'spike on /checkout', page: '/checkout', trigger_type: 'spike', score_before: 20, score_after: 55, status: 'fired' });
   const fired = await getJson(`${stack.baseUrl}/v1/query/alerts?site_id=${tenant.siteId}&status=fired`, auth);
   t.deepEqual(fired.body.data.alerts.map((a: { id: string }) => a.id), [older]);
+  for (const word of ['open', 'active']) {
+    t.deepEqual((await getJson(`${stack.baseUrl}/v1/alerts?site_id=${tenant.siteId}&status=${word}`, auth)).body, fired.body, `status=${word} is fired`);
+  }
   t.deepEqual((await getJson(`${stack.baseUrl}/v1/alerts?site_id=${tenant.siteId}`, auth)).body.data.alerts, list.body.data.alerts);
-  for (const bad of ['status=open', 'limit=0', 'limit=101']) {
+  for (const bad of ['status=opened', 'status=FIRED', 'limit=0', 'limit=101']) {
     const r = await getJson(`${stack.baseUrl}/v1/query/alerts?site_id=${tenant.siteId}&${bad}`, auth);
     t.is(r.status, 400, bad);
   }
@@ -76,7 +79,7 @@ test('GET /v1/query/raw answers a site\'s rows of one table, newest first by def
   t.is((await raw('table=alerts&limit=1')).body.data.rows.length, 1);
   t.is((await raw('table=events&limit=500')).status, 200);
   t.deepEqual((await raw('table=events')).body.data.rows, []);
-  for (const [q, path] of [['table=nope', 'table'], ['', 'table'], ['table=alerts&limit=0', 'limit'], ['table=alerts&limit=501', 'limit'], ['table=alerts&order=up', 'order'], ['table=alerts&sort=password', 'sort'], ['table=alerts&sort=id;drop', 'sort'], ['table=deploys', 'table']]) {
+  for (const [q, path] of [['table=nope', 'table'], ['', 'table'], ['table=alerts&limit=0', 'limit'], ['table=alerts&limit=501', 'limit'], ['table=alerts&order=up', 'order'], ['table=alerts&sort=password', 'sort'], ['table=alerts&sort=id;drop', 'sort']]) {
     const r = await raw(q);
     t.is(r.status, 400, q);
     t.is(r.body.error.details[0].path, path, q);

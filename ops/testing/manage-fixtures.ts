@@ -21,7 +21,12 @@ export interface Fixtures {
   webhookId(): Promise<string>;
   integrationId(): Promise<string>;
   keyId(): Promise<string>;
+  deployId(): Promise<string>;
   newSiteId(): Promise<string>;
+  /** A page the site has scored (read routes about one page answer 404 for a page never scored). */
+  scoredPage(): Promise<string>;
+  /** A stored session of the site. */
+  sessionId(): Promise<string>;
   /** Removes the base site's integrations, so a connect is not a duplicate. */
   clearIntegrations(): Promise<void>;
 }
@@ -30,7 +35,8 @@ export interface Fixtures {
 export function randomFixtures(): Fixtures {
   const id = async () => randomUUID();
   return {
-    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, newSiteId: id,
+    scoredPage: async () => '/checkout', sessionId: id,
+    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, deployId: id, newSiteId: id,
     clearIntegrations: async () => {},
   };
 }
@@ -80,8 +86,30 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     async keyId() {
       return track((await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] })).id);
     },
+    async deployId() {
+      const id = track(randomUUID());
+      await db.insertInto('deploys').values({ id, site_id: tenant.siteId, environment: 'production', version: `v-${id.slice(0, 8)}`, commit_sha: null, url: null, description: null, confusion_before: 20, recorded_at: new Date(), idempotency_key: null, created_by: 'fixture' }).execute();
+      return id;
+    },
     async newSiteId() {
       return track((await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId);
+    },
+    async scoredPage() {
+      const now = new Date();
+      await sql`
+        insert into page_scores (site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
+        values (${tenant.siteId}, '/checkout', date_trunc('hour', ${now}::timestamptz), 42, 1, 3, 3, 2, 'rage_click', 'stable', ${now})
+        on conflict do nothing`.execute(db);
+      return '/checkout';
+    },
+    async sessionId() {
+      const id = track(`fx-${randomUUID()}`);
+      const now = new Date();
+      await db.insertInto('sessions').values({
+        site_id: tenant.siteId, id, started_at: now, last_seen_at: now, device: 'desktop', source: null, referrer: null, app_version: null, environment: null,
+        anonymous_id: null, first_page: '/checkout', last_page: '/checkout', event_count: 0, page_views: 0, signal_count: 0, conversions: 0, revenue: 0,
+      }).execute();
+      return id;
     },
     async clearIntegrations() {
       await db.deleteFrom('integrations').where('site_id', '=', tenant.siteId).execute();
@@ -117,7 +145,34 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/query/elements': async (f) => ({ path: `/v1/query/elements?site_id=${f.siteId}` }),
   'GET /v1/elements': async (f) => ({ path: `/v1/elements?site_id=${f.siteId}` }),
   'GET /v1/query/heuristics': async (f) => ({ path: `/v1/query/heuristics?site_id=${f.siteId}` }),
+  'GET /v1/query/deploys': async (f) => ({ path: `/v1/query/deploys?site_id=${f.siteId}` }),
+  'GET /v1/deploys': async (f) => ({ path: `/v1/deploys?site_id=${f.siteId}&environment=staging` }),
+  'GET /v1/query/deploys/:deploy_id': async (f) => ({ path: `/v1/query/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
+  'GET /v1/deploys/:deploy_id': async (f) => ({ path: `/v1/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
+  'POST /v1/deploys': async (f) => ({ path: '/v1/deploys', body: { site_id: f.siteId, version: `v${u()}` } }),
+  'POST /v1/manage/deploys': async (f) => ({ path: '/v1/manage/deploys', body: { site_id: f.siteId, version: `v${u()}`, environment: 'staging' } }),
   'GET /v1/query/audit': async (f) => ({ path: `/v1/query/audit?org_id=${f.orgId}` }),
+  // read routes of api/routes/{pages,sessions,heatmaps,journeys,revenue,insights,export}
+  'GET /v1/query/page': async (f) => ({ path: `/v1/query/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
+  'GET /v1/page': async (f) => ({ path: `/v1/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
+  'GET /v1/query/trends': async (f) => ({ path: `/v1/query/trends?site_id=${f.siteId}&days=30` }),
+  'GET /v1/trends': async (f) => ({ path: `/v1/trends?site_id=${f.siteId}` }),
+  'GET /v1/query/compare': async (f) => ({ path: `/v1/query/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}` }),
+  'GET /v1/compare': async (f) => ({ path: `/v1/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}` }),
+  'GET /v1/query/session': async (f) => ({ path: `/v1/query/session?site_id=${f.siteId}&session_id=${await f.sessionId()}` }),
+  'GET /v1/session': async (f) => ({ path: `/v1/session?site_id=${f.siteId}&session_id=${await f.sessionId()}` }),
+  'GET /v1/query/element-heatmap': async (f) => ({ path: `/v1/query/element-heatmap?site_id=${f.siteId}&page=/checkout&selector=%23pay` }),
+  'GET /v1/query/page-heatmap': async (f) => ({ path: `/v1/query/page-heatmap?site_id=${f.siteId}&page=/checkout&device=mobile` }),
+  'GET /v1/query/flows': async (f) => ({ path: `/v1/query/flows?site_id=${f.siteId}` }),
+  'GET /v1/flows': async (f) => ({ path: `/v1/flows?site_id=${f.siteId}` }),
+  'GET /v1/query/journeys/friction': async (f) => ({ path: `/v1/query/journeys/friction?site_id=${f.siteId}` }),
+  'GET /v1/query/recommendations': async (f) => ({ path: `/v1/query/recommendations?site_id=${f.siteId}` }),
+  'GET /v1/recommendations': async (f) => ({ path: `/v1/recommendations?site_id=${f.siteId}` }),
+  'GET /v1/query/revenue': async (f) => ({ path: `/v1/query/revenue?site_id=${f.siteId}` }),
+  'GET /v1/revenue': async (f) => ({ path: `/v1/revenue?site_id=${f.siteId}` }),
+  'GET /v1/query/insights': async (f) => ({ path: `/v1/query/insights?site_id=${f.siteId}` }),
+  'GET /v1/query/export/events.csv': async (f) => ({ path: `/v1/query/export/events.csv?site_id=${f.siteId}` }),
+  'GET /v1/export/events.csv': async (f) => ({ path: `/v1/export/events.csv?site_id=${f.siteId}` }),
   // sites
   'GET /v1/manage/site': async (f) => ({ path: `/v1/manage/site?org_id=${f.orgId}` }),
   'POST /v1/manage/site': async (f) => ({ path: '/v1/manage/site', body: { org_id: f.orgId, name: `site ${u()}`, url: 'https://new.example' } }),
@@ -204,7 +259,33 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/elements': READ,
   'GET /v1/elements': READ,
   'GET /v1/query/heuristics': READ,
+  'GET /v1/query/deploys': READ,
+  'GET /v1/deploys': READ,
+  'GET /v1/query/deploys/:deploy_id': READ,
+  'GET /v1/deploys/:deploy_id': READ,
+  'POST /v1/deploys': 'OAMS',
+  'POST /v1/manage/deploys': 'OAMS',
   'GET /v1/query/audit': 'OASRC',
+  'GET /v1/query/page': READ,
+  'GET /v1/page': READ,
+  'GET /v1/query/trends': READ,
+  'GET /v1/trends': READ,
+  'GET /v1/query/compare': READ,
+  'GET /v1/compare': READ,
+  'GET /v1/query/session': READ,
+  'GET /v1/session': READ,
+  'GET /v1/query/element-heatmap': READ,
+  'GET /v1/query/page-heatmap': READ,
+  'GET /v1/query/flows': READ,
+  'GET /v1/flows': READ,
+  'GET /v1/query/journeys/friction': READ,
+  'GET /v1/query/recommendations': READ,
+  'GET /v1/recommendations': READ,
+  'GET /v1/query/revenue': READ,
+  'GET /v1/revenue': READ,
+  'GET /v1/query/insights': READ,
+  'GET /v1/query/export/events.csv': READ,
+  'GET /v1/export/events.csv': READ,
   'GET /v1/manage/site': 'OAMVS',
   'POST /v1/manage/site': 'OA',
   'PATCH /v1/manage/site/:site_id': 'OAS',

@@ -17,6 +17,9 @@ import type Router from '@koa/router';
 import { ingestRole } from '../../ingest/main.ts';
 import { apiRole } from '../../api/main.ts';
 import { processorRole } from '../../processor/main.ts';
+import { dispatcherRole } from '../../processor/dispatcher/main.ts';
+import type { Dispatcher } from '../../processor/dispatcher/dispatcher.ts';
+import type { DegradationMonitor } from '../../processor/dispatcher/degradation-monitor.ts';
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
 
 export interface TestUser {
@@ -47,6 +50,10 @@ export interface TestStack {
   tick(): Promise<void>;
   /** A new user of `tenant`'s org with `role`, and a token. */
   newUser(tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser>;
+  /** The dispatcher, when started (`dispatcher: true`). */
+  dispatcher: Dispatcher | undefined;
+  /** Its degradation monitor (checks every 30 s; tests call check()). */
+  monitor: DegradationMonitor | undefined;
   /** Every router the stack serves (ops routes excluded): what the OpenAPI coverage test walks. */
   routers: Router[];
   stop(): Promise<void>;
@@ -62,6 +69,9 @@ export interface StackOptions {
   /** Extra environment (e.g. a NATS_URL of a private nats-server, INGEST_BODY_LIMIT_BYTES). */
   env?: Record<string, string>;
   now?: () => number;
+  /** Run a dispatcher in this process (default false); `random` fixes its jitter. */
+  dispatcher?: boolean;
+  random?: () => number;
 }
 
 export async function startTestStack(opts: StackOptions = {}): Promise<TestStack> {
@@ -107,6 +117,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const roles: RoleHttp[] = [ingestRole(infra), apiRole(infra)];
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
+  const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
   const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1');
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -116,6 +127,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     config,
     databaseUrl: opts.databaseUrl ?? database?.url,
     tenant,
+    dispatcher: dispatcher?.running.dispatcher,
+    monitor: dispatcher?.running.monitor,
     newTenant,
     newUser,
     routers: roles.flatMap((r) => r.routers),
@@ -125,6 +138,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     async stop() {
       await closeServer(server);
       await processor?.running.stop();
+      await dispatcher?.running.stop();
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.eventsStream).catch(() => {});
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.commandsStream).catch(() => {});
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.notifyStream).catch(() => {});

@@ -1,17 +1,31 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
+import { LastSeenIndex, work, type Seen } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
-import { compact, copyPairMap, forEachPair, updatePair, type OwnedPairMap, type PairMap } from './small-collections.ts';
-import { DAY_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
+import { compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
+import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
 /**
  * Incremental issue-cluster state: signals grouped by (site, page, canonical selector, signal type), in UTC-day
- * buckets over the last 7 days (time.ts `clusterWindowStart`). Each day keeps, per session, its signal count and
- * last signal time, plus the latest label and raw selector seen. That is enough to answer every issue field exactly
- * (counts, distinct sessions, evidence, first/last signal) for any `now`, whatever the order or batching of events.
+ * buckets over the last 7 days (time.ts `clusterWindowStart`). Each day keeps its signal count, first and last
+ * signal, the latest label and raw selector, and per session its signal count (for eviction). Each cluster also
+ * keeps its sessions indexed by the time of their latest signal (last-seen.ts) with their signal counts, and the
+ * top EVIDENCE_SESSIONS of them. Each element (site, page, canonical selector) keeps its distinct sessions across
+ * signal types the same way. That answers every issue and element field exactly (counts, distinct sessions,
+ * evidence, first/last signal) for any `now`, whatever the order or batching of events.
  *
- * Copy-on-write like windows.ts: `foldSignals` returns new versions of the touched clusters, `commitClusterUpdate`
- * makes them current. Events must already be deduplicated by the store.
+ * Cost: folding a batch costs O(its events); summarizing a touched cluster costs O(days + hour buckets held +
+ * the batch's sessions of it), whatever the cluster's sessions. One exception, documented where it happens: a read
+ * at a `now` for which the cluster still holds a day outside the window (between midnight UTC and the next tick's
+ * eviction) ranks evidence by a scan of the cluster's sessions.
+ *
+ * Staging as in windows.ts: `foldSignals` condenses a batch into patches without reading or changing the state;
+ * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
+ * place after the commit. Events must already be deduplicated by the store.
+ *
+ * Memory per cluster: ~250 bytes; per (session, day) of a cluster 12 bytes (a flat array while a day has ≤ 16
+ * sessions; ~50 bytes past that); per session of a cluster in the window 24 bytes while the cluster has ≤ 16
+ * sessions, ~50 past that; per session of an element with several signal types the same again.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */
@@ -32,49 +46,83 @@ export interface Latest {
   readonly value: string;
 }
 
-/** One session's share of a cluster over a window (views and summaries; times absolute). */
+/** One session's share of a cluster over a window (times absolute). */
 export interface SessionDay {
   readonly count: number;
   /** Epoch ms of its latest signal. */
   readonly lastTs: number;
 }
 
-/**
- * One UTC day of one cluster. Never mutated once committed. Flat, and with times stored as offsets from `start`
- * (0..86 399 999, small integers V8 keeps unboxed) rather than epoch ms (boxed doubles, 16 bytes each): there can be
- * a million of these.
- */
-export interface ClusterDay {
-  /** Day start, epoch ms (00:00 UTC). */
+/** The fields a day of a cluster and a day of a patch share. Times are ms after `start` (small integers). */
+interface DayFields {
   readonly start: number;
-  readonly count: number;
-  /** Earliest and latest signal, ms after `start`. */
-  readonly firstAt: number;
-  readonly lastAt: number;
-  /** Per session id: its signal count this day and its latest signal, ms after `start`. */
-  readonly sessions: PairMap;
-  /** Latest non-empty label of the day, or null; `labelAt` is its time, ms after `start` (-1 when null). */
-  readonly label: string | null;
-  readonly labelAt: number;
-  /** Latest raw selector of the day ('' when the signals had none); `selectorAt` is its time, ms after `start`. */
-  readonly selector: string;
-  readonly selectorAt: number;
+  count: number;
+  firstAt: number;
+  lastAt: number;
+  label: string | null;
+  /** -1 when `label` is null. */
+  labelAt: number;
+  /** Latest raw selector ('' when the signals had none). */
+  selector: string;
+  selectorAt: number;
 }
 
-/** One cluster: its key and its day buckets (at most one per start, order not significant). Replaced, never mutated, once committed. */
+/** One UTC day of one cluster; per session id its signal count and latest signal (ms after `start`). */
+export interface ClusterDay extends DayFields {
+  sessions: OwnedPairMap;
+}
+
+/** One cluster. Mutated in place by commits and evictions only. */
 export interface Cluster {
   readonly key: ClusterKey;
-  readonly days: readonly ClusterDay[];
+  /** At most one per start, order not significant. Replaced by an exact-size array when days come or go. */
+  days: ClusterDay[];
+  /** Sessions by their latest signal (epoch ms), with their signal counts over the days held. */
+  readonly sessions: LastSeenIndex;
+  /** The top EVIDENCE_SESSIONS session ids over `sessions` (by `compareEvidence`) while it is large; else null. */
+  top: string[] | null;
 }
 
-/** Clusters by site, then page, then `${selector}\u0000${signalType}`. */
+/** The clusters of one element (canonical selector; '' holds a page's page-level clusters). */
+export interface ElementClusters {
+  readonly selector: string;
+  /** One per signal type. Replaced by an exact-size array when clusters come or go. */
+  clusters: Cluster[];
+  /** Distinct sessions over every type, by latest signal (epoch ms); null for page-level signals (not an element). */
+  readonly users: LastSeenIndex | null;
+}
+
+/** Elements by site, then page, then canonical selector. */
 export interface ClusterState {
-  readonly sites: Map<string, Map<string, Map<string, Cluster>>>;
+  readonly sites: Map<string, Map<string, Map<string, ElementClusters>>>;
 }
 
-/** New versions of the clusters a batch touched; commit it to make them current, drop it to roll back. */
+/** One day of one cluster in a batch. */
+export interface DayPatch extends DayFields {
+  /** Per session: [signals, latest signal ms after `start`]. */
+  readonly sessions: Map<string, [number, number]>;
+}
+
+/** One batch's contribution to one cluster. */
+export interface ClusterPatch {
+  readonly key: ClusterKey;
+  readonly days: Map<number, DayPatch>;
+  /** Per session: its signals in the batch (n) and latest signal (t, epoch ms). */
+  readonly sessions: Map<string, Seen>;
+}
+
+/** One batch's sessions on one element (every type), by latest signal. */
+export interface ElementPatch {
+  readonly siteId: string;
+  readonly page: string;
+  readonly selector: string;
+  readonly users: Map<string, number>;
+}
+
+/** The patches of one batch; commit it to make it current, drop it to roll back. */
 export interface ClusterUpdate {
-  readonly clusters: readonly Cluster[];
+  readonly clusters: readonly ClusterPatch[];
+  readonly elements: readonly ElementPatch[];
 }
 
 /** One session's share of a cluster over the window: the evidence rows of an issue. */
@@ -107,6 +155,19 @@ export interface ClusterSummary {
   readonly evidence: readonly EvidenceSession[];
 }
 
+/** One element's parts before elements.ts finishes it (scores, dominant signal, recommendation). */
+export interface ElementParts {
+  readonly siteId: string;
+  readonly page: string;
+  readonly canonicalSelector: string;
+  readonly selector: Latest;
+  readonly label: Latest | null;
+  readonly signals: ReadonlyMap<string, number>;
+  readonly affectedByType: ReadonlyMap<string, number>;
+  readonly affectedUsers: number;
+  readonly lastSignalAt: number;
+}
+
 /** Evidence sessions kept on an issue: enough to replay a pattern, few enough to read. */
 export const EVIDENCE_SESSIONS = 10;
 
@@ -125,109 +186,178 @@ export function clusterKeyString(k: ClusterKey): string {
   return `${k.siteId}\u0000${k.page}\u0000${k.selector}\u0000${k.signalType}`;
 }
 
+const elementKeyString = (siteId: string, page: string, selector: string): string => `${siteId}\u0000${page}\u0000${selector}`;
+
 /** Whether `a` is more recent than `b` by (ts, value); anything is more recent than null. */
 export function isLater(a: Latest, b: Latest | null): boolean {
   return b === null || a.ts > b.ts || (a.ts === b.ts && a.value > b.value);
 }
 
-/** The committed cluster for a key, or undefined. */
-export function getCluster(state: ClusterState, key: ClusterKey): Cluster | undefined {
-  return state.sites.get(key.siteId)?.get(key.page)?.get(`${key.selector}\u0000${key.signalType}`);
+/** The committed clusters of an element, or undefined. */
+export function getElement(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters | undefined {
+  return state.sites.get(siteId)?.get(page)?.get(selector);
 }
 
-/** The committed clusters of one page (any selector, any type). */
+/** The committed cluster for a key, or undefined. */
+export function getCluster(state: ClusterState, key: ClusterKey): Cluster | undefined {
+  return getElement(state, key.siteId, key.page, key.selector)?.clusters.find((c) => c.key.signalType === key.signalType);
+}
+
+/** The committed clusters of one page (any selector, any type). O(clusters of the page). */
 export function pageClusters(state: ClusterState, siteId: string, page: string): Cluster[] {
-  return [...(state.sites.get(siteId)?.get(page)?.values() ?? [])];
+  const out: Cluster[] = [];
+  for (const el of state.sites.get(siteId)?.get(page)?.values() ?? []) out.push(...el.clusters);
+  return out;
 }
 
 /** All committed clusters of a site. */
 export function siteClusters(state: ClusterState, siteId: string): Cluster[] {
   const out: Cluster[] = [];
-  for (const byKey of state.sites.get(siteId)?.values() ?? []) out.push(...byKey.values());
+  for (const els of state.sites.get(siteId)?.values() ?? []) for (const el of els.values()) out.push(...el.clusters);
   return out;
 }
 
-interface DraftDay {
-  start: number;
-  count: number;
-  firstAt: number;
-  lastAt: number;
-  sessions: OwnedPairMap;
-  label: string | null;
-  labelAt: number;
-  selector: string;
-  selectorAt: number;
+/** All committed elements (with a selector) of a site, optionally of one page, with their page. */
+export function siteElements(state: ClusterState, siteId: string, page?: string): { page: string; element: ElementClusters }[] {
+  const out: { page: string; element: ElementClusters }[] = [];
+  const pages = state.sites.get(siteId);
+  for (const [p, els] of pages ?? []) {
+    if (page !== undefined && p !== page) continue;
+    for (const el of els.values()) if (el.selector !== '') out.push({ page: p, element: el });
+  }
+  return out;
 }
 
-/** The published form of a draft day: an exact literal (no spread), so V8 allocates no spare fields. */
-function publishDay(d: DraftDay): ClusterDay {
-  return {
-    start: d.start,
-    count: d.count,
-    firstAt: d.firstAt,
-    lastAt: d.lastAt,
-    sessions: compact(d.sessions),
-    label: d.label,
-    labelAt: d.labelAt,
-    selector: d.selector,
-    selectorAt: d.selectorAt,
-  };
+/** Keeps the later of (ts, value) in a day's selector or label field. */
+function mergeDayFields(d: DayFields, from: DayFields): void {
+  d.count += from.count;
+  d.firstAt = Math.min(d.firstAt, from.firstAt);
+  d.lastAt = Math.max(d.lastAt, from.lastAt);
+  if (isLater({ ts: from.selectorAt, value: from.selector }, { ts: d.selectorAt, value: d.selector })) {
+    d.selector = from.selector;
+    d.selectorAt = from.selectorAt;
+  }
+  if (from.label !== null && isLater({ ts: from.labelAt, value: from.label }, d.label === null ? null : { ts: d.labelAt, value: d.label })) {
+    d.label = from.label;
+    d.labelAt = from.labelAt;
+  }
 }
 
-/** Folds new signal events into copies of the clusters they touch; `state` is not changed. Other events are skipped. */
-export function foldSignals(state: ClusterState, events: readonly EngineEvent[]): ClusterUpdate {
-  const drafts = new Map<string, { key: ClusterKey; kept: ClusterDay[]; owned: Map<number, DraftDay> }>();
+/** Condenses a batch's signal events into one patch per cluster and element; reads no state, costs O(events). */
+export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]): ClusterUpdate {
+  const clusters = new Map<string, ClusterPatch>();
+  const elements = new Map<string, ElementPatch>();
   for (const e of events) {
+    work.steps++;
     if (!isSignalEvent(e)) continue;
     const key = clusterKeyOf(e);
     const ks = clusterKeyString(key);
-    let draft = drafts.get(ks);
-    if (draft === undefined) {
-      draft = { key, kept: [...(getCluster(state, key)?.days ?? [])], owned: new Map() };
-      drafts.set(ks, draft);
-    }
+    let p = clusters.get(ks);
+    if (p === undefined) clusters.set(ks, (p = { key, days: new Map(), sessions: new Map() }));
     const start = bucketStart(e.ts, DAY_MS);
-    // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double result would be a 16-byte heap number.
+    // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double would be a 16-byte heap number.
     const at = (e.ts - start) | 0;
-    let d = draft.owned.get(start);
-    if (d === undefined) {
-      // Copy on first touch: the committed day may still be read until the commit.
-      const i = draft.kept.findIndex((k) => k.start === start);
-      const c = i < 0 ? undefined : draft.kept.splice(i, 1)[0];
-      d =
-        c === undefined
-          ? { start, count: 0, firstAt: at, lastAt: at, sessions: [], label: null, labelAt: -1, selector: e.selector ?? '', selectorAt: at }
-          : { ...c, sessions: copyPairMap(c.sessions) };
-      draft.owned.set(start, d);
-    }
-    d.count += 1;
-    d.firstAt = Math.min(d.firstAt, at);
-    d.lastAt = Math.max(d.lastAt, at);
-    d.sessions = updatePair(d.sessions, e.sessionId, (prev) => (prev === undefined ? [1, at] : [prev[0] + 1, Math.max(prev[1], at)]));
     const selector = e.selector ?? '';
-    if (isLater({ ts: at, value: selector }, { ts: d.selectorAt, value: d.selector })) {
-      d.selector = selector;
-      d.selectorAt = at;
-    }
     const label = e.label?.trim() ?? '';
-    if (label !== '' && isLater({ ts: at, value: label }, d.label === null ? null : { ts: d.labelAt, value: d.label })) {
-      d.label = label;
-      d.labelAt = at;
+    const one: DayFields = { start, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
+    let d = p.days.get(start);
+    if (d === undefined) p.days.set(start, (d = { ...one, sessions: new Map() }));
+    else mergeDayFields(d, one);
+    const ds = d.sessions.get(e.sessionId);
+    if (ds === undefined) d.sessions.set(e.sessionId, [1, at]);
+    else {
+      ds[0] += 1;
+      ds[1] = Math.max(ds[1], at);
+    }
+    const s = p.sessions.get(e.sessionId);
+    if (s === undefined) p.sessions.set(e.sessionId, { n: 1, t: e.ts });
+    else {
+      s.n += 1;
+      s.t = Math.max(s.t, e.ts);
+    }
+    if (key.selector !== '') {
+      const ek = elementKeyString(key.siteId, key.page, key.selector);
+      let ep = elements.get(ek);
+      if (ep === undefined) elements.set(ek, (ep = { siteId: key.siteId, page: key.page, selector: key.selector, users: new Map() }));
+      ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, e.ts));
     }
   }
-  return {
-    clusters: [...drafts.values()].map((d) => ({ key: d.key, days: d.kept.concat([...d.owned.values()].map(publishDay)).slice() })),
-  };
+  return { clusters: [...clusters.values()], elements: [...elements.values()] };
 }
 
-/** Makes the clusters of `update` current. */
+function elementOf(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters {
+  let pages = state.sites.get(siteId);
+  if (pages === undefined) state.sites.set(siteId, (pages = new Map()));
+  let els = pages.get(page);
+  if (els === undefined) pages.set(page, (els = new Map()));
+  let el = els.get(selector);
+  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: selector === '' ? null : new LastSeenIndex(HOUR_MS) }));
+  return el;
+}
+
+/** Orders evidence: signals desc, latest signal desc, session id asc. */
+function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
+  return b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId);
+}
+
+function rankedIds(c: Cluster, ids: Iterable<string>): string[] {
+  const rows: EvidenceSession[] = [];
+  for (const id of ids) {
+    work.steps++;
+    const s = c.sessions.get(id);
+    if (s !== undefined) rows.push({ sessionId: id, signals: s.n, lastSignalAt: s.t });
+  }
+  return rows.sort(compareEvidence).slice(0, EVIDENCE_SESSIONS).map((r) => r.sessionId);
+}
+
+/** Recomputes a cluster's top from all its sessions: at the index's upgrade and after an eviction, never per batch. */
+function rebuildTop(c: Cluster): void {
+  if (!c.sessions.isLarge) {
+    c.top = null;
+    return;
+  }
+  const ids: string[] = [];
+  c.sessions.forEach((id) => ids.push(id));
+  c.top = rankedIds(c, ids);
+}
+
+/** Applies the patches of `update` in place. O(the update's size). */
 export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate): void {
-  for (const c of update.clusters) {
-    let pages = state.sites.get(c.key.siteId);
-    if (pages === undefined) state.sites.set(c.key.siteId, (pages = new Map()));
-    let byKey = pages.get(c.key.page);
-    if (byKey === undefined) pages.set(c.key.page, (byKey = new Map()));
-    byKey.set(`${c.key.selector}\u0000${c.key.signalType}`, c);
+  for (const p of update.clusters) {
+    const el = elementOf(state, p.key.siteId, p.key.page, p.key.selector);
+    let c = el.clusters.find((x) => x.key.signalType === p.key.signalType);
+    if (c === undefined) {
+      c = { key: p.key, days: [], sessions: new LastSeenIndex(HOUR_MS), top: null };
+      // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
+      el.clusters = el.clusters.concat(c);
+    }
+    for (const dp of p.days.values()) {
+      let d = c.days.find((x) => x.start === dp.start);
+      if (d === undefined) {
+        d = { start: dp.start, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
+        c.days = c.days.concat(d);
+      } else mergeDayFields(d, dp);
+      for (const [sid, [n, at]] of dp.sessions) {
+        work.steps++;
+        d.sessions = updatePair(d.sessions, sid, (prev) => (prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]));
+      }
+      d.sessions = compact(d.sessions);
+    }
+    for (const [sid, s] of p.sessions) {
+      work.steps++;
+      c.sessions.observe(sid, s.t, s.n);
+    }
+    // Counts only grew, so the new top is among the old top and the sessions this batch touched.
+    if (!c.sessions.isLarge) c.top = null;
+    else if (c.top === null) rebuildTop(c);
+    else c.top = rankedIds(c, new Set([...c.top, ...p.sessions.keys()]));
+  }
+  for (const ep of update.elements) {
+    const users = elementOf(state, ep.siteId, ep.page, ep.selector).users as LastSeenIndex;
+    for (const [sid, t] of ep.users) {
+      work.steps++;
+      users.observe(sid, t, 1);
+    }
   }
 }
 
@@ -239,52 +369,73 @@ export function applySignals(state: ClusterState, events: readonly EngineEvent[]
 }
 
 /**
- * Drops day buckets that left the cluster window at `now` (and clusters left empty) and returns the keys of the
- * clusters that lost days: their issue counts fell with no new event, so the processor re-decides them.
+ * Drops day buckets that left the cluster window at `now` (and clusters and elements left empty) and returns the
+ * keys of the clusters that lost days: their issue counts fell with no new event, so the processor re-decides
+ * them. Cost: O(clusters) to find them, plus the sessions of the days that left, plus (once per day per cluster
+ * that lost a day) a re-ranking of its evidence over its sessions.
  */
 export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   const cutoff = clusterWindowStart(now);
   const changed: ClusterKey[] = [];
   for (const [siteId, pages] of state.sites) {
-    for (const [page, byKey] of pages) {
-      for (const [k, c] of byKey) {
-        if (!c.days.some((d) => d.start < cutoff)) continue;
-        changed.push(c.key);
-        const kept = c.days.filter((d) => d.start >= cutoff);
-        if (kept.length === 0) byKey.delete(k);
-        else byKey.set(k, { key: c.key, days: kept });
+    for (const [page, els] of pages) {
+      for (const [selector, el] of els) {
+        let lost = false;
+        for (let i = el.clusters.length - 1; i >= 0; i--) {
+          const c = el.clusters[i] as Cluster;
+          if (!c.days.some((d) => d.start < cutoff)) continue;
+          lost = true;
+          changed.push(c.key);
+          const kept = c.days.filter((d) => d.start >= cutoff);
+          for (const d of c.days) if (d.start < cutoff) forEachPair(d.sessions, (sid, n) => c.sessions.addCount(sid, -n));
+          c.days = kept;
+          c.sessions.removeBefore(cutoff);
+          rebuildTop(c);
+          if (kept.length === 0) el.clusters = el.clusters.filter((x) => x !== c);
+        }
+        if (lost) el.users?.removeBefore(cutoff);
+        if (el.clusters.length === 0) els.delete(selector);
       }
-      if (byKey.size === 0) pages.delete(page);
+      if (els.size === 0) pages.delete(page);
     }
     if (pages.size === 0) state.sites.delete(siteId);
   }
   return changed;
 }
 
-/** Everything about a cluster in the window at `now`, before it is cut down to a summary. */
-export interface ClusterView {
-  readonly key: ClusterKey;
-  readonly selector: Latest;
-  readonly label: Latest | null;
+/** Top `limit` sessions by signals desc, then latest signal desc, then session id asc. */
+export function topEvidence(sessions: ReadonlyMap<string, SessionDay>, limit: number = EVIDENCE_SESSIONS): EvidenceSession[] {
+  return [...sessions]
+    .map(([sessionId, s]) => ({ sessionId, signals: s.count, lastSignalAt: s.lastTs }))
+    .sort(compareEvidence)
+    .slice(0, limit);
+}
+
+/** A cluster's day-level totals in the window at `now` (committed and staged days alike). */
+interface Totals {
   readonly signalCount: number;
   readonly firstSignalAt: number;
   readonly lastSignalAt: number;
-  /** Per session: signals in the window and latest signal time. */
-  readonly sessions: ReadonlyMap<string, SessionDay>;
+  readonly selector: Latest;
+  readonly label: Latest | null;
+  /** Whether a day before the window is still held (not evicted yet): session counts then include it. */
+  readonly stale: boolean;
 }
 
-/** The cluster's window at `now`, or null when nothing of it is left in the window. */
-export function viewCluster(cluster: Cluster | undefined, now: number): ClusterView | null {
-  if (cluster === undefined) return null;
+function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number): Totals | null {
   const cutoff = clusterWindowStart(now);
-  const sessions = new Map<string, SessionDay>();
   let signalCount = 0;
   let firstSignalAt = Infinity;
   let lastSignalAt = -Infinity;
   let selector: Latest | null = null;
   let label: Latest | null = null;
-  for (const d of cluster.days) {
-    if (d.start < cutoff) continue;
+  let stale = false;
+  const add = (d: DayFields): void => {
+    work.steps++;
+    if (d.start < cutoff) {
+      stale = true;
+      return;
+    }
     signalCount += d.count;
     firstSignalAt = Math.min(firstSignalAt, d.start + d.firstAt);
     lastSignalAt = Math.max(lastSignalAt, d.start + d.lastAt);
@@ -294,57 +445,172 @@ export function viewCluster(cluster: Cluster | undefined, now: number): ClusterV
       const dayLabel = { ts: d.start + d.labelAt, value: d.label };
       if (isLater(dayLabel, label)) label = dayLabel;
     }
-    const dayStart = d.start;
-    forEachPair(d.sessions, (sid, count, lastAt) => {
-      const lastTs = dayStart + lastAt;
-      const prev = sessions.get(sid);
-      sessions.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
-    });
-  }
+  };
+  for (const d of c?.days ?? []) add(d);
+  for (const d of p?.days.values() ?? []) add(d);
   if (signalCount === 0 || selector === null) return null;
-  return { key: cluster.key, selector, label, signalCount, firstSignalAt, lastSignalAt, sessions };
+  return { signalCount, firstSignalAt, lastSignalAt, selector, label, stale };
 }
 
-/** Top `limit` sessions by signals desc, then latest signal desc, then session id asc. */
-export function topEvidence(sessions: ReadonlyMap<string, SessionDay>, limit: number = EVIDENCE_SESSIONS): EvidenceSession[] {
-  return [...sessions]
-    .map(([sessionId, s]) => ({ sessionId, signals: s.count, lastSignalAt: s.lastTs }))
-    .sort((a, b) => b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId))
-    .slice(0, limit);
+/** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
+function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
+  // NOTE: with a cap the committed count may be cut to `cap`; the batch's sessions counted below are not in it, so
+  // the sum still reaches `cap` exactly when the true count does.
+  let n = index?.countSince(cutoff, cap) ?? 0;
+  for (const [id, t] of batch) {
+    work.steps++;
+    if (t < cutoff) continue;
+    const prev = index?.get(id);
+    if (prev === undefined || prev.t < cutoff) n++;
+  }
+  return Math.min(n, cap);
 }
 
-/** Cuts a view down to the issue fields; `now` places the 24 h page window for `windowAffectedSessions`. */
-export function summarizeView(view: ClusterView, now: number, evidenceLimit: number = EVIDENCE_SESSIONS): ClusterSummary {
-  const pageCutoff = pageWindowStart(now);
-  let windowAffectedSessions = 0;
-  for (const s of view.sessions.values()) if (s.lastTs >= pageCutoff) windowAffectedSessions++;
+function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
+  for (const [id, s] of p?.sessions ?? []) yield [id, s.t];
+}
+
+/** The evidence at `now`; see the module note for the scan taken while a day outside the window is held. */
+function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
+  const candidates = new Map<string, SessionDay>();
+  const exactTop = c === undefined || !c.sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
+  if (stale || !exactTop) {
+    // The slow path: sum the sessions of the days in the window.
+    const cutoff = clusterWindowStart(now);
+    const merge = (sid: string, count: number, lastTs: number): void => {
+      work.steps++;
+      const prev = candidates.get(sid);
+      candidates.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
+    };
+    for (const d of c?.days ?? []) if (d.start >= cutoff) forEachPair(d.sessions, (sid, n, at) => merge(sid, n, d.start + at));
+    for (const d of p?.days.values() ?? []) if (d.start >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.start + at);
+    return topEvidence(candidates, limit);
+  }
+  // No day outside the window is held, so every session's count is its count in the window. Counts only grow, so
+  // the top is among the committed top (or all sessions of a small cluster) and the sessions of the batch.
+  if (c !== undefined) {
+    if (c.top !== null) {
+      for (const id of c.top) {
+        const s = c.sessions.get(id);
+        if (s !== undefined) candidates.set(id, { count: s.n, lastTs: s.t });
+      }
+    } else c.sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
+  }
+  for (const [id, s] of p?.sessions ?? []) {
+    work.steps++;
+    const prev = candidates.get(id) ?? (c?.sessions.get(id) as Seen | undefined);
+    const before = prev === undefined ? undefined : 'n' in prev ? { count: prev.n, lastTs: prev.t } : prev;
+    candidates.set(id, before === undefined ? { count: s.n, lastTs: s.t } : { count: before.count + s.n, lastTs: Math.max(before.lastTs, s.t) });
+  }
+  return topEvidence(candidates, limit);
+}
+
+function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, limit: number): ClusterSummary | null {
+  const tot = totals(c, p, now);
+  if (tot === null) return null;
+  const key = (c?.key ?? p?.key) as ClusterKey;
   return {
-    key: view.key,
-    selector: view.selector.value,
-    label: view.label?.value ?? null,
-    signalCount: view.signalCount,
-    affectedSessions: view.sessions.size,
-    windowAffectedSessions,
-    firstSignalAt: view.firstSignalAt,
-    lastSignalAt: view.lastSignalAt,
-    evidence: topEvidence(view.sessions, evidenceLimit),
+    key,
+    selector: tot.selector.value,
+    label: tot.label?.value ?? null,
+    signalCount: tot.signalCount,
+    affectedSessions: countSince(c?.sessions, latestTimes(p), clusterWindowStart(now)),
+    windowAffectedSessions: countSince(c?.sessions, latestTimes(p), pageWindowStart(now)),
+    firstSignalAt: tot.firstSignalAt,
+    lastSignalAt: tot.lastSignalAt,
+    evidence: evidence(c, p, now, tot.stale, limit),
   };
 }
 
-/** The summary of a cluster at `now`, or null when it has no signal left in the window. */
+/** The summary of a committed cluster at `now`, or null when it has no signal left in the window. */
 export function summarizeCluster(cluster: Cluster | undefined, now: number, evidenceLimit: number = EVIDENCE_SESSIONS): ClusterSummary | null {
-  const view = viewCluster(cluster, now);
-  return view === null ? null : summarizeView(view, now, evidenceLimit);
+  return summarize(cluster, undefined, now, evidenceLimit);
 }
 
 /**
- * Distinct sessions of the cluster whose latest signal is strictly after `since` (epoch ms), within the window at
- * `now`: the "renewed activity" count used to reopen a resolved issue as regressed.
+ * Distinct sessions of a committed cluster whose latest signal is strictly after `since` (epoch ms), within the
+ * window at `now`: the "renewed activity" count used to reopen a resolved issue as regressed. With `cap`, counting
+ * stops there (the processor only asks whether MIN_ISSUE_SESSIONS is reached): `since` is any instant, so the hour
+ * holding it is scanned, and the cap keeps that scan short once the later hours have enough sessions.
  */
-export function sessionsActiveSince(cluster: Cluster | undefined, since: number, now: number): number {
-  const view = viewCluster(cluster, now);
-  if (view === null) return 0;
-  let n = 0;
-  for (const s of view.sessions.values()) if (s.lastTs > since) n++;
-  return n;
+export function sessionsActiveSince(cluster: Cluster | undefined, since: number, now: number, cap: number = Infinity): number {
+  return activeSince(cluster, undefined, since, now, cap);
+}
+
+function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number, cap: number): number {
+  if (totals(c, p, now) === null) return 0;
+  return countSince(c?.sessions, latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
+}
+
+/**
+ * Reads clusters and elements as they are once `update` is committed (the committed state with the batch's
+ * patches laid over it); without an update, reads the committed state. Reads cost O(what the batch touched).
+ */
+export class ClusterReader {
+  private readonly state: ClusterState;
+  private readonly patches = new Map<string, ClusterPatch>();
+  private readonly elementPatches = new Map<string, { users: ElementPatch | undefined; clusters: ClusterPatch[] }>();
+
+  constructor(state: ClusterState, update?: ClusterUpdate) {
+    this.state = state;
+    for (const p of update?.clusters ?? []) {
+      this.patches.set(clusterKeyString(p.key), p);
+      this.elementEntry(p.key.siteId, p.key.page, p.key.selector).clusters.push(p);
+    }
+    for (const ep of update?.elements ?? []) this.elementEntry(ep.siteId, ep.page, ep.selector).users = ep;
+  }
+
+  private elementEntry(siteId: string, page: string, selector: string): { users: ElementPatch | undefined; clusters: ClusterPatch[] } {
+    const k = elementKeyString(siteId, page, selector);
+    let e = this.elementPatches.get(k);
+    if (e === undefined) this.elementPatches.set(k, (e = { users: undefined, clusters: [] }));
+    return e;
+  }
+
+  /** The summary of a cluster at `now`, or null when it has no signal in the window. */
+  summary(key: ClusterKey, now: number, evidenceLimit: number = EVIDENCE_SESSIONS): ClusterSummary | null {
+    return summarize(getCluster(this.state, key), this.patches.get(clusterKeyString(key)), now, evidenceLimit);
+  }
+
+  /** Sessions of a cluster whose latest signal is after `since` and in the window at `now` (see `sessionsActiveSince`). */
+  activeSince(key: ClusterKey, since: number, now: number, cap: number = Infinity): number {
+    return activeSince(getCluster(this.state, key), this.patches.get(clusterKeyString(key)), since, now, cap);
+  }
+
+  /** An element's parts at `now` (every signal type on it), or null when it has no signal in the window. */
+  elementParts(siteId: string, page: string, selector: string, now: number): ElementParts | null {
+    const el = getElement(this.state, siteId, page, selector);
+    const staged = this.elementPatches.get(elementKeyString(siteId, page, selector));
+    const cutoff = clusterWindowStart(now);
+    const types = new Map<string, { c: Cluster | undefined; p: ClusterPatch | undefined }>();
+    for (const c of el?.clusters ?? []) types.set(c.key.signalType, { c, p: undefined });
+    for (const p of staged?.clusters ?? []) types.set(p.key.signalType, { c: types.get(p.key.signalType)?.c, p });
+    const signals = new Map<string, number>();
+    const affectedByType = new Map<string, number>();
+    let latestSelector: Latest | null = null;
+    let label: Latest | null = null;
+    let lastSignalAt = -Infinity;
+    for (const [type, { c, p }] of types) {
+      work.steps++;
+      const tot = totals(c, p, now);
+      if (tot === null) continue;
+      signals.set(type, tot.signalCount);
+      affectedByType.set(type, countSince(c?.sessions, latestTimes(p), cutoff));
+      if (isLater(tot.selector, latestSelector)) latestSelector = tot.selector;
+      if (tot.label !== null && isLater(tot.label, label)) label = tot.label;
+      lastSignalAt = Math.max(lastSignalAt, tot.lastSignalAt);
+    }
+    if (latestSelector === null) return null;
+    return {
+      siteId,
+      page,
+      canonicalSelector: selector,
+      selector: latestSelector,
+      label,
+      signals,
+      affectedByType,
+      affectedUsers: countSince(el?.users, staged?.users?.users ?? [], cutoff),
+      lastSignalAt,
+    };
+  }
 }

@@ -1,7 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import {
+  ClusterReader,
   MIN_ISSUE_SESSIONS,
+  commitClusterUpdate,
   MIN_ISSUE_SIGNALS,
   applySignals,
   createClusterState,
@@ -104,15 +106,17 @@ test('the cluster window is 7 UTC days; eviction frees old days and reports the 
   t.is(getCluster(s, key('rage_click', '#x', '/p'))?.days.length, 1);
 });
 
-test('fold is copy-on-write', (t) => {
+test('fold is staged: the committed state is untouched until commit, the reader sees the batch', (t) => {
   const s = createClusterState();
   applySignals(s, [sig('a', '/p', 'rage_click', T0, { selector: '#x' })]);
-  const before = getCluster(s, key('rage_click', '#x', '/p'));
   const update = foldSignals(s, [sig('b', '/p', 'rage_click', T0, { selector: '#x' })]);
   t.is(summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0)?.affectedSessions, 1);
   t.is(update.clusters.length, 1);
-  t.is(summarizeCluster(update.clusters[0], T0)?.affectedSessions, 2);
-  t.is(summarizeCluster(before, T0)?.affectedSessions, 1, 'the committed version is untouched');
+  const staged = new ClusterReader(s, update).summary(key('rage_click', '#x', '/p'), T0);
+  t.is(staged?.affectedSessions, 2);
+  t.is(summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0)?.affectedSessions, 1, 'the committed state is untouched');
+  commitClusterUpdate(s, update);
+  t.deepEqual(summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0), staged);
 });
 
 test('sessionsActiveSince counts sessions with a signal after a time', (t) => {

@@ -1,5 +1,5 @@
 import { signalDefinition, signalWeight } from '../../shared/domain/signal-catalog.ts';
-import { isLater, siteClusters, pageClusters, viewCluster, type ClusterState, type ClusterView, type Latest } from './cluster-state.ts';
+import { ClusterReader, siteElements, type ClusterState, type ElementParts } from './cluster-state.ts';
 import { dominantSignal, round1 } from './confusion-score.ts';
 import { compareStrings, sortedRecord } from './util.ts';
 
@@ -63,18 +63,7 @@ export function rankElements(elements: readonly ElementAggregate[]): ElementAggr
   return [...elements].sort(compareElements);
 }
 
-/** One element's parts before it is finished: what `aggregateElement` reads (also built by recompute.ts from rows). */
-export interface ElementParts {
-  readonly siteId: string;
-  readonly page: string;
-  readonly canonicalSelector: string;
-  readonly selector: Latest;
-  readonly label: Latest | null;
-  readonly signals: ReadonlyMap<string, number>;
-  readonly affectedByType: ReadonlyMap<string, number>;
-  readonly affectedUsers: number;
-  readonly lastSignalAt: number;
-}
+export type { ElementParts } from './cluster-state.ts';
 
 /** Finishes an element from its parts. */
 export function aggregateElement(p: ElementParts): ElementAggregate {
@@ -99,56 +88,13 @@ export function aggregateElement(p: ElementParts): ElementAggregate {
   };
 }
 
-interface ElementAcc {
-  siteId: string;
-  page: string;
-  canonicalSelector: string;
-  selector: Latest;
-  label: Latest | null;
-  signals: Map<string, number>;
-  affectedByType: Map<string, number>;
-  users: Set<string>;
-  lastSignalAt: number;
-}
-
-/** Element aggregates, ranked, from cluster views (one view per (page, selector, type); empty selectors skipped). */
-export function aggregateElements(views: readonly ClusterView[]): ElementAggregate[] {
-  const groups = new Map<string, ElementAcc>();
-  for (const v of views) {
-    if (v.key.selector === '') continue;
-    const k = `${v.key.siteId}\u0000${v.key.page}\u0000${v.key.selector}`;
-    let g = groups.get(k);
-    if (g === undefined) {
-      g = {
-        siteId: v.key.siteId,
-        page: v.key.page,
-        canonicalSelector: v.key.selector,
-        selector: v.selector,
-        label: null,
-        signals: new Map(),
-        affectedByType: new Map(),
-        users: new Set(),
-        lastSignalAt: -Infinity,
-      };
-      groups.set(k, g);
-    }
-    g.signals.set(v.key.signalType, v.signalCount);
-    g.affectedByType.set(v.key.signalType, v.sessions.size);
-    for (const sid of v.sessions.keys()) g.users.add(sid);
-    if (isLater(v.selector, g.selector)) g.selector = v.selector;
-    if (v.label !== null && isLater(v.label, g.label)) g.label = v.label;
-    g.lastSignalAt = Math.max(g.lastSignalAt, v.lastSignalAt);
-  }
-  return rankElements([...groups.values()].map((g) => aggregateElement({ ...g, affectedUsers: g.users.size })));
-}
-
-/** Ranked element aggregates of a site at `now`, optionally of one page only. */
+/** Ranked element aggregates of a site at `now`, optionally of one page only. O(elements and their types). */
 export function elementsFromState(state: ClusterState, siteId: string, now: number, page?: string): ElementAggregate[] {
-  const clusters = page === undefined ? siteClusters(state, siteId) : pageClusters(state, siteId, page);
-  const views: ClusterView[] = [];
-  for (const c of clusters) {
-    const v = viewCluster(c, now);
-    if (v !== null) views.push(v);
+  const reader = new ClusterReader(state);
+  const out: ElementAggregate[] = [];
+  for (const { page: p, element } of siteElements(state, siteId, page)) {
+    const parts = reader.elementParts(siteId, p, element.selector, now);
+    if (parts !== null) out.push(aggregateElement(parts));
   }
-  return aggregateElements(views);
+  return rankElements(out);
 }

@@ -2,13 +2,13 @@ import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
-import { commitClusterUpdate, createClusterState, evictClusters, foldSignals } from './cluster-state.ts';
+import { ClusterReader, commitClusterUpdate, createClusterState, evictClusters, foldSignals, type ClusterState, type ClusterUpdate } from './cluster-state.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { rebuildState, recomputeSite, snapshotFromState } from './recompute.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, clusterWindowStart, pageWindowStart } from './time.ts';
-import { commitWindowUpdate, createWindowState, evictWindows, foldEvents } from './windows.ts';
+import { commitWindowUpdate, createWindowState, evictWindows, foldEvents, readStagedPage, type WindowState, type WindowUpdate } from './windows.ts';
 
 const SITES = ['site-a', 'site-b'];
 
@@ -75,6 +75,19 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string {
 }
 
 /**
+ * The reads the processor makes of a staged batch at `now`: its pages' stats, its clusters' summaries and
+ * renewed-activity counts, its elements' parts. With empty patches, the same reads of the committed state.
+ */
+function stagedReads(windows: WindowState, clusters: ClusterState, wu: WindowUpdate, cu: ClusterUpdate, now: number): unknown {
+  const reader = new ClusterReader(clusters, cu);
+  return {
+    pages: wu.pages.map((p) => readStagedPage(windows, p, now)),
+    clusters: cu.clusters.map((c) => [reader.summary(c.key, now), reader.activeSince(c.key, now - 2 * HOUR_MS, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now, 3)]),
+    elements: cu.elements.map((e) => reader.elementParts(e.siteId, e.page, e.selector, now)),
+  };
+}
+
+/**
  * Runs a stream through a simulated processor (store dedupe, fold, commit, evictions, an optional restart) and
  * asserts that the incremental snapshot equals the recomputation, for every site and read time. Returns the rows.
  */
@@ -122,14 +135,23 @@ function checkStream(s: Stream, sites: readonly string[]): EngineEvent[] {
     const fresh = insertNew();
     const wu = foldEvents(windows, fresh);
     const cu = foldSignals(clusters, fresh);
-    commitWindowUpdate(windows, wu);
-    commitClusterUpdate(clusters, cu);
+    // What the processor writes in the batch's transaction: the staged reads (committed state + the batch).
+    const staged = stagedReads(windows, clusters, wu, cu, T0);
     const t = evictTimes.shift();
-    if (t !== undefined) {
+    // The tick may evict while a batch is staged: half the time it does here, between the fold and the commit.
+    const evictBeforeCommit = b % 2 === 1;
+    const evict = () => {
+      if (t === undefined) return;
       clock = t;
       evictWindows(windows, t);
       evictClusters(clusters, t);
-    }
+    };
+    if (evictBeforeCommit) evict();
+    commitWindowUpdate(windows, wu);
+    commitClusterUpdate(clusters, cu);
+    if (!evictBeforeCommit) evict();
+    const committed = stagedReads(windows, clusters, { pages: wu.pages.map((p) => ({ ...p, hours: new Map(), sessions: new Map() })) }, { clusters: cu.clusters.map((c) => ({ ...c, days: new Map(), sessions: new Map() })), elements: cu.elements.map((e) => ({ ...e, users: new Map() })) }, T0);
+    if (!isDeepStrictEqual(staged, committed)) throw new Error(`staged read ≠ committed read after batch ${b}: ${firstDifference(staged, committed)}`);
     if (s.crashAt === b) {
       // Restart: memory is rebuilt from the store, then the stream goes on.
       ({ windows, clusters } = rebuildState([...stored.values()], clock));
@@ -158,7 +180,7 @@ test('property: incremental state equals recomputation from stored rows (duplica
       if (rows.some((r) => r.type === 'signal' && r.signal !== undefined)) nonTrivial++;
     }),
     // Normal runs take ~1 s; the cap only bounds shrinking after a failure (which then still fails the test).
-    { numRuns: 500, interruptAfterTimeLimit: 30_000, markInterruptAsFailure: true },
+    { numRuns: 500, interruptAfterTimeLimit: 90_000, markInterruptAsFailure: true },
   );
   t.true(nonTrivial > 400, `most runs must exercise signals (${nonTrivial})`);
 });
@@ -175,7 +197,7 @@ test('property: the same on a hot page, where buckets outgrow their small-array 
       }
       if ([...perHour.values()].some((set) => set.size > SMALL_LIMIT)) big++;
     }),
-    { numRuns: 60, interruptAfterTimeLimit: 30_000, markInterruptAsFailure: true },
+    { numRuns: 60, interruptAfterTimeLimit: 90_000, markInterruptAsFailure: true },
   );
   t.true(big > 50, `most runs must put more than ${SMALL_LIMIT} sessions in one hour bucket (${big})`);
 });

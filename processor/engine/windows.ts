@@ -1,37 +1,47 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
-import { addOwned, compact, copyMap, copySet, getIn, setOwned, type OwnedMap, type OwnedSet, type SmallMap, type SmallSet } from './small-collections.ts';
+import { LastSeenIndex, work } from './last-seen.ts';
+import { compact, getIn, setOwned, type OwnedMap } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
 /**
- * The per-page window state the processor keeps in memory: hourly buckets per (site, page) holding the distinct
- * session ids, page views and signal counts by type seen in that hour. Reading a page at `now` sums the buckets of
- * the last 24 h (time.ts `pageWindowStart`), so the result depends only on the events folded in and on `now`: never
- * on the order or batching of the events, nor on when eviction ran.
+ * The per-page window state the processor keeps in memory, per (site, page): page views and signal counts per
+ * hour, and the page's distinct sessions indexed by the hour of their latest visit (last-seen.ts). Reading a page at
+ * `now` sums the hours of the last 24 h (time.ts `pageWindowStart`) and counts the sessions last seen in them, so the
+ * result depends only on the events folded in and on `now`: never on order, batching, or when eviction ran.
  *
- * Updates are copy-on-write so the processor can fold a batch, commit the rows, and only then swap the new windows
- * in (STYLE.md "Stateful windows"): `foldEvents` never changes the state it is given; `commitWindowUpdate` does.
- * A fold copies only the buckets the batch touches (usually the current hour of each touched page).
+ * Cost: folding a batch costs O(its events); reading a page costs O(hours held) (at most 25 while the tick evicts),
+ * whatever the number of sessions on the page. Nothing is copied per batch.
+ *
+ * Staging: `foldEvents` reads nothing and changes nothing: it condenses the batch into a patch per page. The
+ * processor reads the staged stats (`readStagedPage`: committed state plus patch) to write scores in the batch's
+ * transaction, and only after the commit applies the patch in place (`commitWindowUpdate`). A dropped patch is a
+ * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
+ *
+ * Memory per page: ~200 bytes, one small object per hour with traffic, and per distinct session in the window one
+ * index entry (12 bytes while the page has ≤ 16 sessions, ~45 bytes past that, plus 4 bytes per extra hour in which
+ * the same session comes back).
  */
 
-/** One hour of one page. Never mutated once it is part of a committed state. */
-export interface PageBucket {
-  /** Bucket start, epoch ms, hour-aligned (UTC). */
+/** One hour of one page: views and signal counts (sessions live in the page's index). */
+export interface HourStats {
+  /** Hour start, epoch ms (UTC). */
   readonly start: number;
-  /** Distinct session ids seen on the page in this hour. */
-  readonly sessions: SmallSet;
-  readonly pageViews: number;
+  pageViews: number;
   /** Signal counts by type. */
-  readonly signals: SmallMap<number>;
+  signals: OwnedMap<number>;
 }
 
-/** The hour buckets of one page, at most one per start (order not significant). Replaced, never mutated, once committed. */
+/** The window of one page. Mutated in place by commits and evictions only. */
 export interface PageWindow {
   readonly siteId: string;
   readonly page: string;
-  readonly buckets: readonly PageBucket[];
+  /** Hours with counted events, at most one per start (order not significant). Replaced, exact-size, as hours come and go. */
+  hours: HourStats[];
+  /** Distinct sessions by the hour number (epoch ms / HOUR_MS) of their latest counted event. */
+  readonly sessions: LastSeenIndex;
 }
 
 /** All page windows, by site then page. */
@@ -39,13 +49,19 @@ export interface WindowState {
   readonly sites: Map<string, Map<string, PageWindow>>;
 }
 
-/**
- * New versions of the pages a batch touched; commit it to make them current, drop it to roll back. Before the
- * commit, `readPageWindow(update.pages[i], now)` gives the new stats of a touched page (the scores to write in the
- * same transaction).
- */
+/** One batch's contribution to one page. */
+export interface PagePatch {
+  readonly siteId: string;
+  readonly page: string;
+  /** Views and signals per hour start. */
+  readonly hours: Map<number, { pageViews: number; signals: Map<string, number> }>;
+  /** Per session: its latest hour number in the batch. */
+  readonly sessions: Map<string, number>;
+}
+
+/** The patches of one batch, one per touched page; commit it to make it current, drop it to roll back. */
 export interface WindowUpdate {
-  readonly pages: readonly PageWindow[];
+  readonly pages: readonly PagePatch[];
 }
 
 /** A (site, page) reference. */
@@ -59,76 +75,58 @@ export function createWindowState(): WindowState {
   return { sites: new Map() };
 }
 
-interface DraftBucket {
-  start: number;
-  sessions: OwnedSet;
-  pageViews: number;
-  signals: OwnedMap<number>;
-}
-
-interface DraftWindow {
-  siteId: string;
-  page: string;
-  /** Committed buckets not touched by this fold. */
-  kept: PageBucket[];
-  /** Buckets copied by this fold, by start: safe to mutate. */
-  owned: Map<number, DraftBucket>;
-}
-
 /** The committed window of a page, or undefined. */
 export function getPageWindow(state: WindowState, siteId: string, page: string): PageWindow | undefined {
   return state.sites.get(siteId)?.get(page);
 }
 
+const hourNumber = (ts: number): number => Math.floor(ts / HOUR_MS);
+
 /**
- * Folds new events into copies of the windows they touch and returns those copies; `state` is not changed.
+ * Condenses a batch into one patch per page it touches; reads and changes no state, costs O(events).
  * Counted: `page_view` (a view and its session) and `signal` with a type (the signal and its session). Conversions
  * and custom events do not make a session "on the page" for scoring, so they are skipped.
  * Events older than the window are folded too (eviction drops them): that keeps the fold independent of time.
  */
-export function foldEvents(state: WindowState, events: readonly EngineEvent[]): WindowUpdate {
-  const drafts = new Map<string, DraftWindow>();
+export function foldEvents(_state: WindowState, events: readonly EngineEvent[]): WindowUpdate {
+  const patches = new Map<string, PagePatch>();
   for (const e of events) {
+    work.steps++;
     const isView = e.type === 'page_view';
     if (!isView && !isSignalEvent(e)) continue;
     const key = `${e.siteId}\u0000${e.page}`;
-    let draft = drafts.get(key);
-    if (draft === undefined) {
-      const current = getPageWindow(state, e.siteId, e.page);
-      draft = { siteId: e.siteId, page: e.page, kept: [...(current?.buckets ?? [])], owned: new Map() };
-      drafts.set(key, draft);
-    }
+    let p = patches.get(key);
+    if (p === undefined) patches.set(key, (p = { siteId: e.siteId, page: e.page, hours: new Map(), sessions: new Map() }));
     const start = bucketStart(e.ts, HOUR_MS);
-    let b = draft.owned.get(start);
-    if (b === undefined) {
-      // Copy on first touch: the committed bucket may still be read by the processor until the commit.
-      const i = draft.kept.findIndex((k) => k.start === start);
-      const committed = i < 0 ? undefined : draft.kept.splice(i, 1)[0];
-      b = { start, sessions: copySet(committed?.sessions), pageViews: committed?.pageViews ?? 0, signals: copyMap(committed?.signals) };
-      draft.owned.set(start, b);
-    }
-    b.sessions = addOwned(b.sessions, e.sessionId);
-    if (isView) b.pageViews += 1;
-    else b.signals = setOwned(b.signals, e.signal as string, (getIn(b.signals, e.signal as string) ?? 0) + 1);
+    let h = p.hours.get(start);
+    if (h === undefined) p.hours.set(start, (h = { pageViews: 0, signals: new Map() }));
+    if (isView) h.pageViews += 1;
+    else h.signals.set(e.signal as string, (h.signals.get(e.signal as string) ?? 0) + 1);
+    const hour = hourNumber(e.ts);
+    const prev = p.sessions.get(e.sessionId);
+    if (prev === undefined || hour > prev) p.sessions.set(e.sessionId, hour);
   }
-  return {
-    pages: [...drafts.values()].map((d) => ({
-      siteId: d.siteId,
-      page: d.page,
-      buckets: d.kept.concat([...d.owned.values()].map((b) => ({ ...b, sessions: compact(b.sessions), signals: compact(b.signals) }))).slice(),
-    })),
-  };
+  return { pages: [...patches.values()] };
 }
 
-/** Makes the windows of `update` current. */
+/** Applies the patches of `update` in place. O(the update's size). */
 export function commitWindowUpdate(state: WindowState, update: WindowUpdate): void {
-  for (const w of update.pages) {
-    let pages = state.sites.get(w.siteId);
-    if (pages === undefined) {
-      pages = new Map();
-      state.sites.set(w.siteId, pages);
+  for (const p of update.pages) {
+    let pages = state.sites.get(p.siteId);
+    if (pages === undefined) state.sites.set(p.siteId, (pages = new Map()));
+    let w = pages.get(p.page);
+    if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
+    for (const [start, ph] of p.hours) {
+      let h = w.hours.find((x) => x.start === start);
+      if (h === undefined) {
+        h = { start, pageViews: 0, signals: [] };
+        w.hours = w.hours.concat(h);
+      }
+      h.pageViews += ph.pageViews;
+      for (const [type, n] of ph.signals) h.signals = setOwned(h.signals, type, (getIn(h.signals, type) ?? 0) + n);
+      if (ph.signals.size > 0) h.signals = compact(h.signals);
     }
-    pages.set(w.page, w);
+    for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
 }
 
@@ -140,42 +138,70 @@ export function applyEvents(state: WindowState, events: readonly EngineEvent[]):
 }
 
 /**
- * Drops buckets that have left the window at `now` (pages left empty are dropped too) and returns the pages that
- * lost buckets. Reads already ignore old buckets, so eviction only frees memory; but its result is the list of
- * pages whose stats changed because time passed with no new event: when it runs at least hourly, rescoring those
- * pages keeps every stored score current.
+ * Drops hours that have left the window at `now` (pages left empty are dropped too) and returns the pages that
+ * lost hours. Reads already ignore old hours, so eviction only frees memory; but its result is the list of pages
+ * whose stats changed because time passed with no new event: when it runs at least hourly, rescoring those pages
+ * keeps every stored score current. Cost: O(pages) plus the sessions that left.
  */
 export function evictWindows(state: WindowState, now: number): PageRef[] {
   const cutoff = pageWindowStart(now);
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      if (!w.buckets.some((b) => b.start < cutoff)) continue;
+      if (!w.hours.some((h) => h.start < cutoff)) continue;
       changed.push({ siteId, page });
-      const kept = w.buckets.filter((b) => b.start >= cutoff);
-      if (kept.length === 0) pages.delete(page);
-      else pages.set(page, { siteId, page, buckets: kept });
+      const kept = w.hours.filter((h) => h.start >= cutoff);
+      w.hours = kept;
+      w.sessions.removeBefore(hourNumber(cutoff));
+      if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
     if (pages.size === 0) state.sites.delete(siteId);
   }
   return changed;
 }
 
-/** The stats of one page window at `now`: the sum of its buckets from `pageWindowStart(now)` on. */
-export function readPageWindow(window: PageWindow | undefined, now: number): PageWindowStats {
+/** The stats of one page at `now`, with `patch` (a staged batch) laid over the committed window. O(hours + patch). */
+function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined, now: number): PageWindowStats {
   const cutoff = pageWindowStart(now);
-  const sessions = new Set<string>();
+  const cutoffHour = hourNumber(cutoff);
   const signals = new Map<string, number>();
   let pageViews = 0;
+  let sessions = 0;
   if (window !== undefined) {
-    for (const b of window.buckets) {
-      if (b.start < cutoff) continue;
-      for (const s of b.sessions) sessions.add(s);
-      pageViews += b.pageViews;
-      for (const [type, n] of b.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+    for (const h of window.hours) {
+      work.steps++;
+      if (h.start < cutoff) continue;
+      pageViews += h.pageViews;
+      for (const [type, n] of h.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+    }
+    sessions = window.sessions.countSince(cutoffHour);
+  }
+  if (patch !== undefined) {
+    for (const [start, h] of patch.hours) {
+      work.steps++;
+      if (start < cutoff) continue;
+      pageViews += h.pageViews;
+      for (const [type, n] of h.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+    }
+    // A session of the batch adds one when it was not already in the window and now is.
+    for (const [sessionId, hour] of patch.sessions) {
+      work.steps++;
+      if (hour < cutoffHour) continue;
+      const prev = window?.sessions.get(sessionId);
+      if (prev === undefined || prev.t < cutoffHour) sessions++;
     }
   }
-  return { sessions: sessions.size, pageViews, signals: sortedRecord(signals) };
+  return { sessions, pageViews, signals: sortedRecord(signals) };
+}
+
+/** The stats of one page window at `now`: its hours and sessions from `pageWindowStart(now)` on. */
+export function readPageWindow(window: PageWindow | undefined, now: number): PageWindowStats {
+  return readWindow(window, undefined, now);
+}
+
+/** The stats at `now` of a patched page as they will be once the patch is committed. */
+export function readStagedPage(state: WindowState, patch: PagePatch, now: number): PageWindowStats {
+  return readWindow(getPageWindow(state, patch.siteId, patch.page), patch, now);
 }
 
 /** The stats of a page at `now` (all zero when the engine has nothing for it). */

@@ -2,6 +2,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import {
+  ClusterReader,
+  MIN_ISSUE_SESSIONS,
   applySignals,
   clusterKeyString,
   commitClusterUpdate,
@@ -9,19 +11,14 @@ import {
   decideIssue,
   evictClusters,
   getCluster,
-  pageClusters,
-  sessionsActiveSince,
   siteClusters,
   summarizeCluster,
-  viewCluster,
   foldSignals,
-  type Cluster,
   type ClusterKey,
   type ClusterState,
-  type ClusterView,
   type IssueChanges,
 } from '../engine/clustering.ts';
-import { aggregateElements, type ElementAggregate } from '../engine/elements.ts';
+import { aggregateElement, type ElementAggregate } from '../engine/elements.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import { clusterWindowStart } from '../engine/time.ts';
 import {
@@ -55,8 +52,9 @@ function issuePayload(id: string, f: { siteId: string; page: string; selector: s
 /**
  * Keeps the issue clusters of the last 7 days in memory (a cache of the stored signals, rebuilt at start) and,
  * in the batch transaction, creates and updates `ux_issues`, their evidence sessions and the element aggregates,
- * and queues issue.created / issue.updated notifications in the outbox. Copy-on-write like the score windows:
- * the new clusters become current only after the commit.
+ * and queues issue.created / issue.updated notifications in the outbox. Staged like the score windows: the batch
+ * is read as a patch over the committed clusters and applied in place only after the commit. A batch costs
+ * O(its events and the clusters and elements it touches), whatever the sessions already in them.
  */
 export class IssueKeeper {
   private readonly state: ClusterState = createClusterState();
@@ -85,8 +83,7 @@ export class IssueKeeper {
   async write(trx: Transaction<Database>, events: readonly EngineEvent[], now: number, pageSessions: PageSessions): Promise<{ apply: () => void; notified: number }> {
     const update = foldSignals(this.state, events);
     if (update.clusters.length === 0) return { apply: () => {}, notified: 0 };
-    const overlay = new Map(update.clusters.map((c) => [clusterKeyString(c.key), c]));
-    const notified = await this.reconcile(trx, update.clusters.map((c) => c.key), now, pageSessions, (k) => overlay.get(clusterKeyString(k)) ?? getCluster(this.state, k), overlay);
+    const notified = await this.reconcile(trx, update.clusters.map((c) => c.key), now, pageSessions, new ClusterReader(this.state, update));
     return { apply: () => commitClusterUpdate(this.state, update), notified };
   }
 
@@ -106,7 +103,7 @@ export class IssueKeeper {
       const key = { siteId, page: r.page, selector: r.cluster_selector, signalType: r.signal_type };
       keys.set(clusterKeyString(key), key);
     }
-    return this.reconcile(db, [...keys.values()], now, pageSessions, (k) => getCluster(this.state, k), new Map());
+    return this.reconcile(db, [...keys.values()], now, pageSessions, new ClusterReader(this.state));
   }
 
   /** Drops days that left the cluster window and updates the issues and elements that lost them. */
@@ -116,20 +113,8 @@ export class IssueKeeper {
     for (const k of evictClusters(this.state, now)) this.evictedPending.set(clusterKeyString(k), k);
     const changed = [...this.evictedPending.values()];
     if (changed.length === 0) return { notified: 0, commit: () => {} };
-    const notified = await this.reconcile(db, changed, now, pageSessions, (k) => getCluster(this.state, k), new Map());
+    const notified = await this.reconcile(db, changed, now, pageSessions, new ClusterReader(this.state));
     return { notified, commit: () => this.evictedPending.clear() };
-  }
-
-  /** Clusters of a page with the staged versions laid over the committed ones. */
-  private viewsOfPage(siteId: string, page: string, overlay: ReadonlyMap<string, Cluster>, now: number): ClusterView[] {
-    const byKey = new Map(pageClusters(this.state, siteId, page).map((c) => [clusterKeyString(c.key), c]));
-    for (const [k, c] of overlay) if (c.key.siteId === siteId && c.key.page === page) byKey.set(k, c);
-    const views: ClusterView[] = [];
-    for (const c of byKey.values()) {
-      const v = viewCluster(c, now);
-      if (v !== null) views.push(v);
-    }
-    return views;
   }
 
   private async reconcile(
@@ -137,8 +122,7 @@ export class IssueKeeper {
     keys: readonly ClusterKey[],
     now: number,
     pageSessions: PageSessions,
-    clusterOf: (k: ClusterKey) => Cluster | undefined,
-    overlay: ReadonlyMap<string, Cluster>,
+    reader: ClusterReader,
   ): Promise<number> {
     const existing = await loadIssuesForKeys(db, keys);
     const outbox: OutboxMessage[] = [];
@@ -147,14 +131,13 @@ export class IssueKeeper {
     const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
     const at = new Date(now).toISOString();
     for (const key of keys) {
-      const cluster = clusterOf(key);
       const rec = existing.get(issueKeyString(key)) ?? null;
       const decision = decideIssue({
-        summary: summarizeCluster(cluster, now),
+        summary: reader.summary(key, now),
         existing: rec,
         pageSessions: pageSessions(key.siteId, key.page),
         now,
-        sessionsSinceResolved: rec?.resolvedAt != null ? sessionsActiveSince(cluster, rec.resolvedAt, now) : undefined,
+        sessionsSinceResolved: rec?.resolvedAt != null ? reader.activeSince(key, rec.resolvedAt, now, MIN_ISSUE_SESSIONS) : undefined,
       });
       if (decision.action === 'create') {
         const id = newId();
@@ -192,32 +175,22 @@ export class IssueKeeper {
     await updateIssues(db, updates, now);
     await insertIssueUpdates(db, history);
     await enqueueOutbox(db, outbox);
-    await this.writeElementsOf(db, keys, now, overlay);
+    await this.writeElementsOf(db, keys, now, reader);
     return outbox.length;
   }
 
 
 
   /** Recomputes the element aggregates of the (page, selector) pairs these clusters belong to. */
-  private async writeElementsOf(db: Db, keys: readonly ClusterKey[], now: number, overlay: ReadonlyMap<string, Cluster>): Promise<void> {
-    const touched = new Map<string, { siteId: string; page: string; selectors: Set<string> }>();
-    for (const k of keys) {
-      if (k.selector === '') continue;
-      const pk = `${k.siteId}\u0000${k.page}`;
-      const t = touched.get(pk) ?? { siteId: k.siteId, page: k.page, selectors: new Set<string>() };
-      t.selectors.add(k.selector);
-      touched.set(pk, t);
-    }
+  private async writeElementsOf(db: Db, keys: readonly ClusterKey[], now: number, reader: ClusterReader): Promise<void> {
+    const touched = new Map<string, { siteId: string; page: string; selector: string }>();
+    for (const k of keys) if (k.selector !== '') touched.set(`${k.siteId}\u0000${k.page}\u0000${k.selector}`, k);
     const upserts: ElementAggregate[] = [];
     const removals: { siteId: string; page: string; canonicalSelector: string }[] = [];
     for (const t of touched.values()) {
-      const views = this.viewsOfPage(t.siteId, t.page, overlay, now).filter((v) => t.selectors.has(v.key.selector));
-      const elements = aggregateElements(views);
-      for (const sel of t.selectors) {
-        const el = elements.find((e) => e.canonicalSelector === sel);
-        if (el) upserts.push(el);
-        else removals.push({ siteId: t.siteId, page: t.page, canonicalSelector: sel });
-      }
+      const parts = reader.elementParts(t.siteId, t.page, t.selector, now);
+      if (parts !== null) upserts.push(aggregateElement(parts));
+      else removals.push({ siteId: t.siteId, page: t.page, canonicalSelector: t.selector });
     }
     await writeElements(db, upserts, removals, now);
   }

@@ -74,7 +74,8 @@ export class OutboxRelay {
           continue;
         }
         try {
-          await this.bus.publish(this.subjectOf(row), encode(row.payload), row.msgId);
+          // notification_id: the dispatcher derives the event's stable public id (webhook-id) from it.
+          await this.bus.publish(this.subjectOf(row), encode({ ...row.payload, notification_id: row.msgId }), row.msgId);
           published.push(row.id);
         } catch (err) {
           held.add(aggregate);

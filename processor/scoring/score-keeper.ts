@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { baselineScore, scoreTrend } from '../../shared/domain/score-summary.ts';
-import { confusionScore, siteMeanFriction } from '../engine/confusion-score.ts';
+import { confusionScore, siteMeanFriction, type PageWindowStats } from '../engine/confusion-score.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import { HOUR_MS, bucketStart, pageWindowStart, utcDate } from '../engine/time.ts';
 import {
@@ -14,12 +14,21 @@ import {
   getPageWindow,
   pageStats,
   readPageWindow,
+  readStagedPage,
   siteStats,
-  type PageWindow,
 } from '../engine/windows.ts';
 import { loadScoreHistory, loadWindowEvents, upsertPageScores, type PageScoreWrite } from '../store/scores.store.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+/** One page's stats at the time its score is written. */
+interface PageToScore {
+  readonly siteId: string;
+  readonly page: string;
+  readonly stats: PageWindowStats;
+}
+
+const EMPTY_STATS: PageWindowStats = { sessions: 0, pageViews: 0, signals: {} };
 
 /** The site mean (the score prior) moves slowly; recomputing it over every page per batch would cost O(pages). */
 const SITE_MEAN_TTL_MS = 60_000;
@@ -27,8 +36,9 @@ const SITE_MEAN_TTL_MS = 60_000;
 /**
  * Keeps every page's 24-hour window in memory (a cache of the stored events, rebuilt at start) and writes the
  * page's score for the current hour and day in the same transaction as the events that changed it.
- * Windows are copy-on-write: a failed transaction leaves memory as it was, and only a commit swaps the new
- * windows in.
+ * A batch is staged, not applied: its stats are read as the committed windows plus the batch's patch, and the
+ * patch is applied in place only after the commit, so a failed transaction leaves memory as it was. A batch costs
+ * O(its events and the pages it touches), whatever the sessions already on those pages.
  */
 export class ScoreKeeper {
   private readonly state = createWindowState();
@@ -65,14 +75,12 @@ export class ScoreKeeper {
     now: number,
   ): Promise<{ apply: () => void; pageSessions: (siteId: string, page: string) => number }> {
     const update = foldEvents(this.state, events);
-    await upsertPageScores(trx, await this.scoreRows(trx, update.pages, now));
-    const staged = new Map(update.pages.map((w) => [`${w.siteId}\u0000${w.page}`, w]));
+    const pages = update.pages.map((p) => ({ siteId: p.siteId, page: p.page, stats: readStagedPage(this.state, p, now) }));
+    await upsertPageScores(trx, await this.scoreRows(trx, pages, now));
+    const staged = new Map(pages.map((p) => [`${p.siteId}\u0000${p.page}`, p.stats.sessions]));
     return {
       apply: () => commitWindowUpdate(this.state, update),
-      pageSessions: (siteId, page) => {
-        const w = staged.get(`${siteId}\u0000${page}`);
-        return w ? readPageWindow(w, now).sessions : pageStats(this.state, siteId, page, now).sessions;
-      },
+      pageSessions: (siteId, page) => staged.get(`${siteId}\u0000${page}`) ?? pageStats(this.state, siteId, page, now).sessions,
     };
   }
 
@@ -94,7 +102,7 @@ export class ScoreKeeper {
     }
     const emptied = [...this.emptiedPending.values()].filter((r) => getPageWindow(this.state, r.siteId, r.page) === undefined);
     // Pages whose whole window left: one last row with their now-empty window, so they stop showing old friction.
-    await this.writeScores(db, emptied.map((r) => ({ siteId: r.siteId, page: r.page, buckets: [] })), now);
+    await this.writeScores(db, emptied.map((r) => ({ siteId: r.siteId, page: r.page, stats: EMPTY_STATS })), now);
     let n = emptied.length;
     for (const siteId of [...this.state.sites.keys()]) n += await this.rescoreSite(db, siteId, now);
     return { pages: n, commit: () => this.emptiedPending.clear() };
@@ -103,21 +111,21 @@ export class ScoreKeeper {
   /** Rescores every page of a site held in memory, with a freshly computed site mean (tick, recompute). */
   async rescoreSite(db: Db, siteId: string, now: number): Promise<number> {
     this.siteMeans.delete(siteId);
-    const windows = [...(this.state.sites.get(siteId)?.values() ?? [])];
+    const windows = [...(this.state.sites.get(siteId)?.values() ?? [])].map((w) => ({ siteId: w.siteId, page: w.page, stats: readPageWindow(w, now) }));
     await this.writeScores(db, windows, now);
     return windows.length;
   }
 
-  /** Scores and writes windows in chunks, so a site with 100k pages is not one giant statement. */
-  private async writeScores(db: Db, windows: readonly PageWindow[], now: number): Promise<void> {
-    for (let i = 0; i < windows.length; i += 5000) await upsertPageScores(db, await this.scoreRows(db, windows.slice(i, i + 5000), now));
+  /** Scores and writes pages in chunks, so a site with 100k pages is not one giant statement. */
+  private async writeScores(db: Db, pages: readonly PageToScore[], now: number): Promise<void> {
+    for (let i = 0; i < pages.length; i += 5000) await upsertPageScores(db, await this.scoreRows(db, pages.slice(i, i + 5000), now));
   }
 
-  private async scoreRows(db: Db, windows: readonly PageWindow[], now: number): Promise<PageScoreWrite[]> {
+  private async scoreRows(db: Db, pages: readonly PageToScore[], now: number): Promise<PageScoreWrite[]> {
     const today = utcDate(now);
-    await this.loadHistory(db, [...new Set(windows.map((w) => w.siteId))], today);
-    return windows.map((w) => {
-      const stats = readPageWindow(w, now);
+    await this.loadHistory(db, [...new Set(pages.map((w) => w.siteId))], today);
+    return pages.map((w) => {
+      const stats = w.stats;
       const s = confusionScore(stats, { siteMeanFriction: this.siteMean(w.siteId, now) });
       const baseline = baselineScore(this.history.get(w.siteId)?.byPage.get(w.page) ?? [], today);
       return {

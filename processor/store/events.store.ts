@@ -7,6 +7,8 @@ import type { EngineEvent } from '../engine/events.ts';
 export interface StoredEvent extends EngineEvent {
   readonly value: number | undefined;
   readonly device: string;
+  /** The batch's `context.environment` (absent means production). */
+  readonly environment: string | undefined;
 }
 
 /** One event of the fetched batches, with the batch it came in. */
@@ -83,6 +85,7 @@ async function copyAll(tx: BulkTransaction, table: string, columns: readonly Col
 const toStored = (r: Row): StoredEvent => ({
   siteId: r.batch.site_id, id: r.event.id, ts: r.event.ts, sessionId: r.batch.session_id, type: r.event.type, page: r.event.page,
   signal: r.event.signal, selector: r.event.selector, label: r.event.label, value: r.event.value, device: r.batch.context.device,
+  environment: r.batch.context.environment,
 });
 
 /**
@@ -103,7 +106,8 @@ export async function storeEvents(tx: BulkTransaction, batches: readonly EventBa
   // then stores each once and tells which were new.
   const fresh = (await copyAll(tx, 'events', EVENT_COLUMNS, rows)) ? rows : await insertNew(tx, rows);
 
-  const signals = fresh.filter((r) => r.event.type === 'signal');
+  // `signals` feeds production's clusters, elements and heatmaps: staging signals stay in `events` only.
+  const signals = fresh.filter((r) => r.event.type === 'signal' && r.batch.context.environment !== 'staging');
   if (signals.length > 0 && !(await copyAll(tx, 'signals', SIGNAL_COLUMNS, signals))) {
     await sql`insert into signals (${sql.raw(names(SIGNAL_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(SIGNAL_COLUMNS, signals)})
       on conflict do nothing`.execute(tx.trx);

@@ -117,7 +117,7 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
 /** Lines of issues' history. */
 export async function insertIssueUpdates(
   db: Db,
-  updates: readonly { issueId: string; source: 'engine' | 'triage'; kind: string; changes: Record<string, unknown>; reason?: string }[],
+  updates: readonly { issueId: string; source: 'engine' | 'triage' | 'deploy'; kind: string; changes: Record<string, unknown>; reason?: string }[],
 ): Promise<void> {
   if (updates.length === 0) return;
   const c = <T>(f: (u: (typeof updates)[number]) => T) => updates.map(f);

@@ -70,6 +70,7 @@ export async function* loadWindowEvents(
     const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; ts_key: string; page: string; signal: string | null }>`
       select id, session_id, type, ts, ts::text as ts_key, page, signal from events
       where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
+        and environment is distinct from 'staging'
         ${after ? sql`and (ts, id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
       order by ts, id limit ${chunkRows}`.execute(db);
     if (rows.length === 0) return;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from './uuid.ts';
 import { measureJson } from '../text.ts';
+import { checkLegacyCoordinates, LegacyCoordinateFields } from './legacy-coordinates.ts';
 
 /**
  * The browser ingest contract (ARCHITECTURE.md, "Ingest"): what `POST /v1/ingest` accepts from the SDK,
@@ -53,6 +54,7 @@ export const IngestEventSchema = z
     vy: Coordinate.optional(),
     px: Coordinate.optional(),
     py: Coordinate.optional(),
+    ...LegacyCoordinateFields,
     value: z.number().finite().min(0).max(1e12).optional(),
     meta: z
       .record(z.string().max(64), z.unknown())
@@ -65,6 +67,7 @@ export const IngestEventSchema = z
       .optional(),
   })
   .superRefine((e, ctx) => {
+    checkLegacyCoordinates(e, ctx);
     if (e.type === 'signal' && e.signal === undefined) {
       ctx.addIssue({ code: 'custom', path: ['signal'], message: 'is required when type is signal' });
     }

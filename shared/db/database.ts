@@ -166,6 +166,8 @@ export interface UxIssueTable {
   resolved_at: Timestamp | null;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
+  /** The deploy after which this issue was first seen (migration 0050). */
+  introduced_by_deploy: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface EvidenceRow {
@@ -337,6 +339,12 @@ export interface WebhookEndpointTable {
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   deleted_at: Timestamp | null;
+  /** Failed delivery attempts in a row (a success resets it); with failing_since, what disables an endpoint. */
+  consecutive_failures: Generated<number>;
+  failing_since: Timestamp | null;
+  disabled_at: Timestamp | null;
+  /** Why the dispatcher disabled it (410 Gone, or the failure streak); null when a user did. */
+  disabled_reason: string | null;
 }
 
 export interface IntegrationTable {
@@ -396,6 +404,145 @@ export interface AuditLogTable {
   created_at: GeneratedTimestamp;
 }
 
+// --- deploys (migration 0050) ---
+
+/** What counted as "after" a deploy: sessions on its version, or every session after a grace period. */
+export interface DeployCohort {
+  kind: 'version' | 'time_window';
+  /** ISO 8601: start of the after window. */
+  from: string;
+  /** ISO 8601: end of the data measured so far. */
+  to: string;
+  /** Post-deploy sessions measured. */
+  sessions: number;
+}
+
+export interface DeployTable {
+  id: string;
+  site_id: string;
+  /** production | staging */
+  environment: string;
+  version: string;
+  commit_sha: string | null;
+  url: string | null;
+  description: string | null;
+  confusion_before: number;
+  confusion_after: ColumnType<number | null, number | null | undefined, number | null>;
+  delta: ColumnType<number | null, number | null | undefined, number | null>;
+  cohort: ColumnType<DeployCohort | null, string | null | undefined, string | null>;
+  recorded_at: Timestamp;
+  /** Last time the processor measured the after window. */
+  measured_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Set when confusion_after stops moving (the next deploy of the environment, or 24 h). */
+  frozen_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Verification looks already taken (names from shared/domain/deploy-verification.ts). */
+  looks_done: ColumnType<string[], string[] | undefined, string[]>;
+  idempotency_key: string | null;
+  created_by: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface DeployVerificationTable {
+  id: Generated<number>;
+  deploy_id: string;
+  issue_id: string;
+  site_id: string;
+  look: string;
+  /** fix (an open issue: verified?) | regression (a closed issue: back?) */
+  test: string;
+  /** verified | not_verified | insufficient_data (fix); regressed | not_regressed | insufficient_data (regression) */
+  result: string;
+  signal_count_before: number;
+  signal_count_after: number;
+  affected_before: number;
+  affected_after: number;
+  sessions_before: number;
+  sessions_after: number;
+  p_value: number | null;
+  alpha: number;
+  verified_at: Timestamp;
+}
+
+/** Overall score of a non-production environment over the last 24 h (migration 0050). */
+export interface EnvironmentScoreTable {
+  site_id: string;
+  environment: string;
+  score: number;
+  sessions: number;
+  updated_at: Timestamp;
+}
+
+// --- delivery (migration 0060) ---
+
+export interface NotificationDeliveryTable {
+  id: string;
+  /** The event's stable id: the `webhook-id` header, the same on every attempt. */
+  event_id: string;
+  event_type: string;
+  org_id: string;
+  site_id: string | null;
+  /** webhook | slack | pagerduty | email */
+  channel: string;
+  /** The webhook endpoint or integration delivered to (null for email). */
+  endpoint_id: string | null;
+  /** Where it goes: the URL, or the recipients of an email. Never holds a secret. */
+  target: string;
+  /** The exact request body, identical on every attempt. */
+  body: string;
+  /** pending | succeeded | failed */
+  status: Generated<string>;
+  attempts: Generated<number>;
+  /** Due time; while a dispatcher holds the row it is pushed ahead as a lease. */
+  next_attempt_at: Timestamp;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+  completed_at: Timestamp | null;
+}
+
+export interface DeliveryAttemptTable {
+  id: Generated<number>;
+  delivery_id: string;
+  org_id: string;
+  attempt: number;
+  /** succeeded | failed */
+  status: string;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  started_at: Timestamp;
+  /** When the next attempt is due (null: none will follow). */
+  next_attempt_at: Timestamp | null;
+}
+
+export interface DegradationEventTable {
+  id: string;
+  /** null: instance-wide (bus, database, processor lag). */
+  org_id: string | null;
+  /** bus_unreachable | database_unreachable | processor_lag | dead_letters | endpoint_disabled | over_quota */
+  kind: string;
+  /** What degraded, e.g. an endpoint id; one open event per (kind, subject). */
+  subject: string;
+  message: string;
+  started_at: Timestamp;
+  recovered_at: Timestamp | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+}
+
+export interface AlertRuleStateTable {
+  rule_id: string;
+  page: string;
+  /** The condition on the last evaluations, oldest first: '1' held, '0' clear. */
+  recent: string;
+  consecutive: number;
+  clear_since: Timestamp | null;
+  /** Held back for flapping since then (null: not held back). */
+  held_back_since: Timestamp | null;
+  held_back_reason: string | null;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   orgs: OrgTable;
   sites: SiteTable;
@@ -424,6 +571,13 @@ export interface Database {
   sdk_configs: SdkConfigTable;
   annotations: AnnotationTable;
   audit_log: AuditLogTable;
+  deploys: DeployTable;
+  deploy_verifications: DeployVerificationTable;
+  environment_scores: EnvironmentScoreTable;
+  notification_deliveries: NotificationDeliveryTable;
+  delivery_attempts: DeliveryAttemptTable;
+  degradation_events: DegradationEventTable;
+  alert_rule_states: AlertRuleStateTable;
 }
 
 export type SiteRow = Selectable<SiteTable>;

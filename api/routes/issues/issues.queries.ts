@@ -35,11 +35,26 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
 export async function findIssue(db: Kysely<Database>, siteId: string, id: string) {
   const issue = await db
     .selectFrom('ux_issues')
-    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence'])
+    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence', 'introduced_by_deploy'])
     .where('site_id', '=', siteId)
     .where('id', '=', id)
     .executeTakeFirst();
   if (!issue) return undefined;
   const updates = await db.selectFrom('issue_updates').select(['source', 'kind', 'changes', 'reason', 'created_at']).where('issue_id', '=', id).orderBy('id', 'desc').limit(50).execute();
   return { issue, sessions: issue.evidence, updates };
+}
+
+/** Issues of one page in `statuses`, most severe first (the list's order), at most `limit`. */
+export async function listIssuesOfPage(db: Kysely<Database>, siteId: string, page: string, statuses: readonly string[], limit: number): Promise<IssueRow[]> {
+  return db
+    .selectFrom('ux_issues')
+    .select(LIST_COLUMNS)
+    .where('site_id', '=', siteId)
+    .where('page', '=', page)
+    .where('status', 'in', [...statuses])
+    .orderBy('severity', 'desc')
+    .orderBy('affected_sessions', 'desc')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }

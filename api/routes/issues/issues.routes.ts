@@ -9,6 +9,8 @@ import { IssueDetailQuerySchema, IssueListQuerySchema } from './issues.schema.ts
 import { findIssue, listIssues } from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { issueVerifications } from '../deploys/deploys.queries.ts';
+import { presentVerification } from '../deploys/deploys.presenter.ts';
 
 export interface IssuesDeps {
   db: Kysely<Database>;
@@ -40,8 +42,8 @@ export function issuesRouter(deps: IssuesDeps): Router {
       first_signal_at: iso(issue.first_signal_at),
       resolved_at: iso(issue.resolved_at),
       sessions: sessions.map((s) => ({ id: presentSessionId(s.session_id), signals: s.signals, timestamp: iso(s.last_signal_at) })),
-      // Deploy verification records arrive with deploy recording; until then there are none.
-      verifications: [],
+      introduced_by_deploy: issue.introduced_by_deploy,
+      verifications: (await issueVerifications(deps.db, issue.id)).map(presentVerification),
       history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
     });
   };

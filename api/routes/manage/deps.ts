@@ -3,6 +3,7 @@ import type { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
 import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Topology } from '../../../shared/contracts/subjects.ts';
 import type { Database } from '../../../shared/db/database.ts';
+import type { OutboundPolicy } from '../../../shared/net/outbound.ts';
 
 /** What the management routes need: built once by api/main.ts. */
 export interface ManageDeps {
@@ -18,5 +19,7 @@ export interface ManageDeps {
   /** scrypt cost of new password hashes. */
   passwordCost: number;
   jwtTtlSec: number;
+  /** What stored outbound URLs (webhooks, site URLs) may point to: checked at create and update time. */
+  outbound: OutboundPolicy;
   now: () => Date;
 }

@@ -10,7 +10,9 @@ import { openApiRouter } from '../../openapi/openapi.routes.ts';
 import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
+import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
+import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
 import { alertRuleRoutes } from './alert-rules/alert-rules.routes.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { annotationRoutes } from './annotations/annotations.routes.ts';
@@ -57,12 +59,14 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
     },
-    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, now: opts.now ?? (() => new Date()),
+    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS,
+    outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()),
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);
-  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes]) add(table, deps);
+  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes]) add(table, deps);
   auditRoutes(table, deps);
+  deliveryRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),

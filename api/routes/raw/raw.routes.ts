@@ -14,8 +14,8 @@ export interface RawDeps {
 }
 
 /** What `sort` defaults to: each table's time column, so the default answer is the newest rows. */
-const DEFAULT_SORT: Record<Exclude<RawTable, 'deploys'>, string> = {
-  events: 'ts', signals: 'ts', sessions: 'last_seen_at', page_scores: 'window_start', score_history: 'day', ux_issues: 'updated_at', alerts: 'triggered_at',
+const DEFAULT_SORT: Record<RawTable, string> = {
+  events: 'ts', signals: 'ts', sessions: 'last_seen_at', page_scores: 'window_start', score_history: 'day', ux_issues: 'updated_at', alerts: 'triggered_at', deploys: 'recorded_at',
 };
 
 /** `GET /v1/query/raw` and the short form `/v1/raw`: a site's rows of one table, as stored. */
@@ -23,9 +23,6 @@ export function rawRouter(deps: RawDeps): Router {
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, RawQuerySchema);
-    if (q.table === 'deploys') {
-      throw new ValidationError('invalid query: table: deploys are not recorded by this version yet', [{ path: 'table', message: 'deploys are not recorded by this version yet' }]);
-    }
     const sort = q.sort ?? DEFAULT_SORT[q.table];
     const columns = await tableColumns(deps.db, q.table);
     if (!columns.includes(sort)) {

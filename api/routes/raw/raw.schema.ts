@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
-/** The spec's `/query/raw` tables. `deploys` is listed by the spec but not recorded by this version yet (400). */
+/** The spec's `/query/raw` tables. */
 export const RAW_TABLES = ['events', 'signals', 'sessions', 'page_scores', 'score_history', 'ux_issues', 'alerts', 'deploys'] as const;
 export type RawTable = (typeof RAW_TABLES)[number];
 

@@ -11,8 +11,9 @@ import { AlertRuleCreateSchema, AlertRuleListSchema, AlertRulePatchSchema, Alert
 const NOT_FOUND = 'alert rule not found';
 
 /** The record as returned: the page pattern in both spellings the spec uses. */
-export function presentAlertRule(r: AlertRuleRow) {
+export function presentAlertRule(r: AlertRuleRow, heldBack: { page: string; since: string; reason: string | null }[] = []) {
   return {
+    held_back: heldBack,
     id: r.id, site_id: r.site_id, name: r.name, trigger_type: r.trigger_type, threshold: r.threshold, cooldown_minutes: r.cooldown_minutes,
     channels: r.channels, config: { page_pattern: r.page_pattern }, page_pattern: r.page_pattern, slack_channel: r.slack_channel, enabled: r.enabled,
     last_fired_at: r.last_fired_at?.toISOString() ?? null, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
@@ -36,7 +37,14 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
     query: SiteQuerySchema, response: AlertRuleListSchema,
     async handler(_ctx, { query, guard }) {
       guard.site(query.site_id, 'site not found');
-      return { site_id: query.site_id, alert_rules: (await listAlertRules(deps.db, query.site_id)).map(presentAlertRule) };
+      const rules = await listAlertRules(deps.db, query.site_id);
+      // Pages where a rule is held back for flapping (processor/alerts/rules.ts): the rule says so.
+      const held = rules.length === 0 ? [] : await deps.db.selectFrom('alert_rule_states').select(['rule_id', 'page', 'held_back_since', 'held_back_reason'])
+        .where('rule_id', 'in', rules.map((r) => r.id)).where('held_back_since', 'is not', null).orderBy('page').execute();
+      return {
+        site_id: query.site_id,
+        alert_rules: rules.map((r) => presentAlertRule(r, held.filter((h) => h.rule_id === r.id).map((h) => ({ page: h.page, since: h.held_back_since!.toISOString(), reason: h.held_back_reason })))),
+      };
     },
   });
 

@@ -85,5 +85,6 @@ export const AlertRuleSchema = z.object({
   last_fired_at: Timestamp.nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
+  held_back: z.array(z.object({ page: z.string(), since: Timestamp, reason: z.string().nullable() })).describe('pages where the rule is held back because its condition flaps (4 changes in 20 evaluations); listed by GET only'),
 });
 export const AlertRuleListSchema = z.object({ site_id: Uuid(), alert_rules: z.array(AlertRuleSchema) });

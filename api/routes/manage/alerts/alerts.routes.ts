@@ -1,6 +1,7 @@
 import { encode } from '../../../../shared/contracts/codec.ts';
 import { commandSubjectKind, type AlertStatusChanged } from '../../../../shared/contracts/commands.ts';
 import { ConflictError } from '../../../../shared/errors.ts';
+import { alertNotification, enqueueNotifications } from '../../../../shared/notify/alert-notification.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
@@ -19,7 +20,7 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     table.add({
       method, path, tag: 'alerts',
       summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
-      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command.',
+      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command; acknowledged and resolved also send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email).',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
       params: idParam(param), notFound: NOT_FOUND, body: AlertPatchSchema, response: AlertSchema,
       async handler(_ctx, { params, body, principal, guard }) {
@@ -41,6 +42,10 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
             kind: 'alert.status_changed', command_id: newId(), org_id: before!.org_id, site_id: after.site_id, alert_id: id,
             from, to: body.status, resolved_reason: after.resolved_reason, actor: principal.label, at: now.toISOString(),
           };
+          // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this transaction.
+          if (body.status === 'acknowledged' || body.status === 'resolved') {
+            await enqueueNotifications(trx, [alertNotification(`alert.${body.status}`, { ...after, details: after.details }, now)]);
+          }
           // NOTE: published before the commit: a publish failure (503) rolls the change back, so no change goes unannounced.
           await deps.bus.publish(deps.topology.commandSubject(commandSubjectKind(command)), encode(command), command.command_id);
           return presentAlert(after);

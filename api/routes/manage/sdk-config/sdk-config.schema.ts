@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { EnvironmentNameSchema, SdkConfigPatchSchema, SdkConfigSchema } from '../../../../shared/tenancy/sdk-config.ts';
+import { ENVIRONMENTS } from '../../../../shared/domain/deploy-verification.ts';
+import { SdkConfigPatchSchema, SdkConfigSchema } from '../../../../shared/tenancy/sdk-config.ts';
 import { NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
 import { Uuid } from '../../../../shared/contracts/uuid.ts';
 
-export const SdkConfigParamsSchema = z.object({ environment: EnvironmentNameSchema });
+/** Only production and staging exist (spec): any other name is a 404, like a missing object. */
+export const SdkConfigParamsSchema = z.object({ environment: z.enum(ENVIRONMENTS) });
 /** The site: in the query or the body (a site-scoped key may omit it: its own site). */
 export const SdkConfigPatchQuerySchema = z.object({ site_id: Uuid().optional() });
 

@@ -8,6 +8,7 @@ import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import type { RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import { DeletedSchema, OrgQuerySchema } from '../common.schema.ts';
+import { assertOutboundUrl } from '../outbound-url.ts';
 import type { ManageDeps } from '../deps.ts';
 import { deleteSite, findSite, findSiteForUpdate, listSites, updateSite, type SiteRecord } from './sites.queries.ts';
 import { SiteCreatedSchema, SiteCreateSchema, SiteListSchema, SiteParamsSchema, SitePatchSchema, SiteSchema } from './sites.schema.ts';
@@ -37,6 +38,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     body: SiteCreateSchema, response: SiteCreatedSchema,
     async handler(_ctx, { body, principal, guard }) {
       guard.org(body.org_id, 'organization not found');
+      await assertOutboundUrl(body.url, deps.outbound);
       return deps.db.transaction().execute(async (trx) => {
         // NOTE: the org row lock serializes concurrent creations, so two requests cannot both take the last slot.
         if (!(await lockOrg(trx, body.org_id))) throw new NotFoundError('organization not found');
@@ -62,6 +64,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     params: SiteParamsSchema, notFound: NOT_FOUND, body: SitePatchSchema, response: SiteSchema,
     async handler(_ctx, { params, body, principal, guard }) {
       guard.site(params.site_id, NOT_FOUND);
+      await assertOutboundUrl(body.url, deps.outbound);
       const { before, after } = await deps.db.transaction().execute(async (trx) => {
         const before = await findSiteForUpdate(trx, params.site_id);
         if (!before) throw new NotFoundError(NOT_FOUND);

@@ -4,7 +4,7 @@ import type { Database, WebhookEndpointTable } from '../../../../shared/db/datab
 type Db = Kysely<Database> | Transaction<Database>;
 export type WebhookRow = Omit<Selectable<WebhookEndpointTable>, 'secret_sealed'>;
 
-const COLUMNS = ['id', 'org_id', 'site_id', 'url', 'description', 'events', 'active', 'created_at', 'updated_at', 'deleted_at'] as const;
+const COLUMNS = ['id', 'org_id', 'site_id', 'url', 'description', 'events', 'active', 'created_at', 'updated_at', 'deleted_at', 'consecutive_failures', 'failing_since', 'disabled_at', 'disabled_reason'] as const;
 
 /** The org's endpoints (not deleted); `siteId` narrows to one site's, `onlySite` to those bound to it (keys). */
 export async function listWebhooks(db: Db, orgId: string, f: { siteId?: string; onlySite?: boolean }): Promise<WebhookRow[]> {

@@ -1,11 +1,17 @@
 import { seal } from '../../../../shared/auth/secret-box.ts';
-import { newId, randomToken } from '../../../../shared/ids.ts';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import type { ManageDeps } from '../deps.ts';
+import { assertOutboundUrl } from '../outbound-url.ts';
+import { recoverDegradation } from '../../../../shared/db/queries/degradation.queries.ts';
 import { findWebhookForUpdate, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from './webhooks.queries.ts';
-import { WEBHOOK_EVENTS, WebhookCreatedSchema, WebhookCreateSchema, WebhookEndpointSchema, WebhookListQuerySchema, WebhookListSchema, WebhookPatchSchema } from './webhooks.schema.ts';
+import { WEBHOOK_EVENTS, WebhookCreatedSchema, WebhookCreateSchema, WebhookEndpointSchema, WebhookListQuerySchema, WebhookListSchema, WebhookPatchSchema, WebhookTestSchema } from './webhooks.schema.ts';
+import { insertDeliveries } from '../../../../shared/db/queries/deliveries.queries.ts';
+import { ConflictError } from '../../../../shared/errors.ts';
+import { eventBody, eventIdOf } from '../../../../shared/notify/webhook-event.ts';
 
 const NOT_FOUND = 'webhook endpoint not found';
 /** Keys with either scope may manage webhooks: `webhook:write` exists for exactly this (spec "API key"). */
@@ -15,6 +21,8 @@ export function presentWebhook(w: WebhookRow) {
   return {
     id: w.id, org_id: w.org_id, site_id: w.site_id, url: w.url, description: w.description, events: w.events, active: w.active, enabled: w.active,
     created_at: w.created_at.toISOString(), updated_at: w.updated_at.toISOString(),
+    consecutive_failures: w.consecutive_failures, failing_since: w.failing_since?.toISOString() ?? null,
+    disabled_at: w.disabled_at?.toISOString() ?? null, disabled_reason: w.disabled_reason,
   };
 }
 
@@ -49,7 +57,9 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const siteId = body.site_id ?? (principal.kind === 'key' ? principal.siteId : null) ?? null;
       guard.org(body.org_id, 'organization not found');
       if (siteId || principal.kind === 'key') guard.site(siteId, 'site not found');
-      const secret = body.secret ?? `whsec_${randomToken(32)}`;
+      await assertOutboundUrl(body.url, deps.outbound);
+      // Standard Webhooks form: whsec_ + base64 of 24 random bytes (its libraries decode the key from it).
+      const secret = body.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
       const sealed = seal(await deps.instanceKeys.sealKey(), secret);
       return deps.db.transaction().execute(async (trx) => {
         const w = await insertWebhook(trx, {
@@ -72,11 +82,37 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       return deps.db.transaction().execute(async (trx) => {
         const before = await findWebhookForUpdate(trx, params.endpoint_id);
         guardEndpoint(guard, principal, before);
+        await assertOutboundUrl(body.url, deps.outbound);
         const { enabled, ...rest } = body;
         const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
-        const after = await updateWebhook(trx, params.endpoint_id, { ...set, updated_at: deps.now() });
+        // Re-enabling starts afresh: the failure streak and the dispatcher's reason for disabling are cleared.
+        const reenable = set.active === true && before !== undefined && !before.active ? { consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null } : {};
+        const after = await updateWebhook(trx, params.endpoint_id, { ...set, ...reenable, updated_at: deps.now() });
+        if (before && !before.active && after.active) await recoverDegradation(trx, 'endpoint_disabled', after.id, deps.now());
         await audit(trx, principal, { orgId: after.org_id, siteId: after.site_id, action: 'webhook.update', targetType: 'webhook_endpoint', targetId: after.id, summary: { changes: diff(before!, set) } });
         return presentWebhook(after);
+      });
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/manage/webhooks/:endpoint_id/test', tag: 'webhooks', status: 202, access: write,
+    summary: 'Send a signed test event (type webhook.test) to the endpoint',
+    description: 'Queued for the dispatcher, signed and retried like any event; its attempts appear in /v1/query/webhook-deliveries. A disabled endpoint answers 409.',
+    params: idParam('endpoint_id'), notFound: NOT_FOUND, response: WebhookTestSchema,
+    async handler(_ctx, { params, principal, guard }) {
+      return deps.db.transaction().execute(async (trx) => {
+        const w = await findWebhookForUpdate(trx, params.endpoint_id);
+        guardEndpoint(guard, principal, w);
+        if (!w!.active) throw new ConflictError('the endpoint is disabled; enable it (PATCH active: true) before testing');
+        const now = deps.now();
+        const event = {
+          id: eventIdOf(`webhook.test:${newId()}`), type: 'webhook.test', timestamp: now.toISOString(), site_id: w!.site_id,
+          data: { message: 'A test event from Friction: your endpoint receives and verifies signed webhooks.', endpoint_id: w!.id },
+        };
+        const deliveryId = newId();
+        await insertDeliveries(trx, [{ id: deliveryId, event_id: event.id, event_type: event.type, org_id: w!.org_id, site_id: w!.site_id, channel: 'webhook', endpoint_id: w!.id, target: w!.url, body: eventBody(event), next_attempt_at: now }]);
+        return { delivery_id: deliveryId, event_id: event.id, type: event.type };
       });
     },
   });

@@ -33,6 +33,11 @@ export const WebhookEndpointSchema = z.object({
   id: Uuid(), org_id: Uuid(), site_id: Uuid().nullable(), url: z.string(), description: z.string().nullable(),
   events: z.array(z.enum(WEBHOOK_EVENTS)), active: z.boolean(), enabled: z.boolean().describe('same as active'),
   created_at: Timestamp, updated_at: Timestamp,
+  consecutive_failures: z.number().int().describe('failed delivery attempts in a row; a success resets it'),
+  failing_since: Timestamp.nullable().describe('first failure of the current streak'),
+  disabled_at: Timestamp.nullable().describe('when the dispatcher disabled the endpoint (410 Gone, or 20 failures in a row over at least 5 days)'),
+  disabled_reason: z.string().nullable(),
 });
 export const WebhookCreatedSchema = z.object({ endpoint: WebhookEndpointSchema, signing_secret: z.string().describe('shown only in this response') });
 export const WebhookListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) });
+export const WebhookTestSchema = z.object({ delivery_id: Uuid(), event_id: z.string().describe('the webhook-id header of the test delivery'), type: z.literal('webhook.test') });

@@ -1,0 +1,133 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Kysely } from 'kysely';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
+import type { Database } from '../../../shared/db/database.ts';
+import { DEFAULT_SPIKE_THRESHOLD, IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS } from '../../../shared/domain/deploy-verification.ts';
+import { overallScore } from '../../../shared/domain/score-summary.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
+import { ok } from '../../../shared/http/envelope.ts';
+import { newId } from '../../../shared/ids.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES, siteQuery, type Principal } from '../../http/auth.ts';
+import type { RouteTable } from '../../http/routes.ts';
+import { audit } from '../audit/audit.ts';
+import type { ManageDeps } from '../manage/deps.ts';
+import { listCurrentPageScores } from '../scores/scores.queries.ts';
+import {
+  enqueueDeployRecorded,
+  environmentScore,
+  findByIdempotencyKey,
+  findDeploy,
+  findSameVersion,
+  insertDeploy,
+  listDeploys,
+  lockSiteDeploys,
+  type DeployRow,
+} from './deploys.queries.ts';
+import { presentDeploy } from './deploys.presenter.ts';
+import { DeployCreateSchema, DeployDetailQuerySchema, DeployListQuerySchema, DeploySchema, IdempotencyKeySchema, type DeployCreate } from './deploys.schema.ts';
+
+const NO_RELATED = { records: [], introduced: [], liveRegressions: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
+
+/** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
+function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {
+  const fromQuery = Uuid().safeParse(ctx.query.site_id);
+  const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
+  const siteId = body.site_id ?? (fromQuery.success ? fromQuery.data : null) ?? (principal.kind === 'key' ? principal.siteId : onlySite);
+  if (!siteId) throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [{ path: 'site_id', message: 'is required when the organization has several sites' }]);
+  return siteId;
+}
+
+/** The site's current overall score in an environment: production from the page scores (as /query/scores), others from the processor's environment score. */
+async function currentScore(db: Kysely<Database>, siteId: string, environment: string, now: Date): Promise<number> {
+  if (environment === 'production') return overallScore(await listCurrentPageScores(db, siteId, now));
+  // No measured traffic is no measured friction, the same rule as overallScore for a site without sessions.
+  return (await environmentScore(db, siteId, environment)) ?? 0;
+}
+
+/**
+ * POST /v1/deploys (the spec's short form, used by CI) and /v1/manage/deploys: records a deploy with its
+ * confusion_before and queues `deploy.recorded`, in one transaction. A retry is not a second deploy: the same
+ * Idempotency-Key within 24 h, or the same (site, environment, version) within 10 minutes, answers the first record.
+ */
+export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  for (const path of ['/v1/deploys', '/v1/manage/deploys']) {
+    table.add({
+      method: 'post', path, tag: 'deploys', status: 201,
+      summary: path === '/v1/deploys' ? 'Record a deploy (short form, for CI)' : 'Record a deploy',
+      description: 'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
+      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      body: DeployCreateSchema, response: DeploySchema,
+      async handler(ctx, { body, principal, guard }) {
+        const siteId = targetSite(ctx, body, principal);
+        guard.site(siteId, 'site not found');
+        const rawKey = ctx.get('idempotency-key');
+        if (rawKey !== '' && !IdempotencyKeySchema.safeParse(rawKey).success) {
+          throw new ValidationError('invalid header: Idempotency-Key: must be 1-255 printable ASCII characters without spaces', [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters without spaces' }]);
+        }
+        const key = rawKey === '' ? null : rawKey;
+        const now = deps.now();
+        const { deploy, replayed } = await deps.db.transaction().execute(async (trx) => {
+          await lockSiteDeploys(trx, siteId);
+          if (key !== null) {
+            const prior = await findByIdempotencyKey(trx, siteId, key, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
+            if (prior) {
+              if (prior.version !== body.version || prior.environment !== body.environment) {
+                throw new ConflictError(`Idempotency-Key already used for deploy ${prior.id} (version ${prior.version}, ${prior.environment}) with a different body`);
+              }
+              return { deploy: prior, replayed: true };
+            }
+          }
+          const same = await findSameVersion(trx, siteId, body.environment, body.version, new Date(now.getTime() - SAME_VERSION_WINDOW_MS));
+          if (same) return { deploy: same, replayed: true };
+          const d: DeployRow = await insertDeploy(trx, {
+            id: newId(), site_id: siteId, environment: body.environment, version: body.version, commit_sha: body.commit_sha ?? null,
+            url: body.url ?? null, description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
+            confusion_before: await currentScore(trx, siteId, body.environment, now),
+            recorded_at: now, idempotency_key: key, created_by: principal.label,
+          });
+          await audit(trx, principal, { orgId: principal.orgId, siteId, action: 'deploy.record', targetType: 'deploy', targetId: d.id, summary: { version: d.version, environment: d.environment } });
+          await enqueueDeployRecorded(trx, d.id, {
+            event: 'deploy.recorded', occurred_at: now.toISOString(),
+            deploy: { id: d.id, site_id: siteId, version: d.version, environment: d.environment, commit_sha: d.commit_sha, url: d.url, description: d.description, confusion_before: d.confusion_before, recorded_at: now.toISOString() },
+          });
+          return { deploy: d, replayed: false };
+        });
+        if (replayed) {
+          ctx.set('Idempotent-Replayed', 'true');
+          const found = await findDeploy(deps.db, siteId, deploy.id);
+          return presentDeploy(found?.row ?? deploy, found?.related ?? NO_RELATED);
+        }
+        return presentDeploy(deploy, NO_RELATED);
+      },
+    });
+  }
+  return table;
+}
+
+export interface DeploysReadDeps {
+  db: Kysely<Database>;
+  readAuth: Koa.Middleware;
+}
+
+/** `/v1/query/deploys`, `/v1/query/deploys/:deploy_id` and the short forms `/v1/deploys`, `/v1/deploys/:deploy_id`. */
+export function deploysRouter(deps: DeploysReadDeps): Router {
+  const router = new Router();
+  const list: Koa.Middleware = async (ctx) => {
+    const q = siteQuery(ctx, DeployListQuerySchema);
+    const { rows, total, related } = await listDeploys(deps.db, q);
+    ctx.body = ok({ deploys: rows.map((r) => presentDeploy(r, related)), total, limit: q.limit, offset: q.offset });
+  };
+  const detail: Koa.Middleware = async (ctx) => {
+    const { site_id } = siteQuery(ctx, DeployDetailQuerySchema);
+    const id = Uuid().safeParse(ctx.params.deploy_id);
+    const found = id.success ? await findDeploy(deps.db, site_id, id.data) : undefined;
+    if (!found) throw new NotFoundError('deploy not found');
+    ctx.body = ok(presentDeploy(found.row, found.related));
+  };
+  router.get('/v1/query/deploys', deps.readAuth, list);
+  router.get('/v1/deploys', deps.readAuth, list);
+  router.get('/v1/query/deploys/:deploy_id', deps.readAuth, detail);
+  router.get('/v1/deploys/:deploy_id', deps.readAuth, detail);
+  return router;
+}

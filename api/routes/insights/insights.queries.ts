@@ -1,0 +1,57 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
+import { conversionMatcher } from '../revenue/conversion.ts';
+
+const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
+
+export interface GroupRow {
+  key: string;
+  confused: number;
+  confused_converted: number;
+  calm: number;
+  calm_converted: number;
+}
+
+function isConversion(conversionEvent: string): RawBuilder<boolean> {
+  const m = conversionMatcher(conversionEvent);
+  return m.name === null ? sql<boolean>`type = 'conversion'` : sql<boolean>`(type = 'custom' and name = ${m.name})`;
+}
+
+/**
+ * Sessions active since `since`, split into confused (at least one weighted signal in the session) and calm, with
+ * how many of each converted: by page viewed (a session counts once on every page it viewed) and by traffic source
+ * (`(direct)` when none was sent). Also the site's converting sessions over the period.
+ */
+export async function confusedVersusCalm(db: Kysely<Database>, siteId: string, conversionEvent: string, since: Date) {
+  const base = sql`
+    with s as (
+      select id, coalesce(nullif(source, ''), '(direct)') as source from sessions where site_id = ${siteId} and last_seen_at >= ${since}
+    ), conv as (
+      select distinct session_id from events where site_id = ${siteId} and ts >= ${since} and ${isConversion(conversionEvent)}
+    ), confused as (
+      select distinct session_id from signals where site_id = ${siteId} and ts >= ${since} and signal_type in (${sql.join(WEIGHTED)})
+    ), pv as (
+      select distinct e.page, e.session_id from events e join s on s.id = e.session_id
+      where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since}
+    )`;
+  const groups = (key: RawBuilder<unknown>, from: RawBuilder<unknown>, session: RawBuilder<unknown>) => sql<GroupRow>`
+    ${base}
+    select ${key} as key,
+      (count(*) filter (where c.session_id is not null))::int as confused,
+      (count(*) filter (where c.session_id is not null and v.session_id is not null))::int as confused_converted,
+      (count(*) filter (where c.session_id is null))::int as calm,
+      (count(*) filter (where c.session_id is null and v.session_id is not null))::int as calm_converted
+    from ${from}
+    left join confused c on c.session_id = ${session}
+    left join conv v on v.session_id = ${session}
+    group by 1
+    order by count(*) desc, 1
+    limit 200`.execute(db);
+  const [pages, sources, converting] = await Promise.all([
+    groups(sql`pv.page`, sql`pv`, sql`pv.session_id`),
+    groups(sql`s.source`, sql`s`, sql`s.id`),
+    sql<{ n: number }>`select count(distinct session_id)::int as n from events where site_id = ${siteId} and ts >= ${since} and ${isConversion(conversionEvent)}`.execute(db),
+  ]);
+  return { pages: pages.rows, sources: sources.rows, converting: converting.rows[0]?.n ?? 0 };
+}

@@ -1,0 +1,79 @@
+import { round1 } from '../../../shared/domain/score-summary.ts';
+import { presentAlert } from '../alerts/alerts.presenter.ts';
+import { presentElement } from '../elements/elements.routes.ts';
+import { presentIssue } from '../issues/issues.presenter.ts';
+import type { IssueRow } from '../issues/issues.queries.ts';
+import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { PageBudget } from './budget.ts';
+import type { presentDeploy } from '../deploys/deploys.presenter.ts';
+import type { PageScoreNow } from './page.queries.ts';
+
+type ElementRow = Parameters<typeof presentElement>[0];
+
+/** A page's current score fields; a page with daily scores but no current window scores 0, stable. */
+function scoreFields(score: PageScoreNow | undefined) {
+  return { score: round1(score?.score ?? 0), trend: score?.trend ?? 'stable', dominant_signal: score?.dominant_signal ?? null };
+}
+
+/** `/query/page` and `/v1/page`: one shape for both forms. */
+export function presentPage(p: {
+  page: string;
+  score: PageScoreNow | undefined;
+  history: { date: string; score: number }[];
+  issues: IssueRow[];
+  elements: ElementRow[];
+  budget: PageBudget;
+  deploys: ReturnType<typeof presentDeploy>[];
+  alerts: AlertRow[];
+}) {
+  return {
+    page: p.page,
+    ...scoreFields(p.score),
+    updated_at: p.score?.updated_at.toISOString() ?? null,
+    score_history: p.history.map((h) => ({ date: h.date, score: round1(h.score) })),
+    issues: p.issues.map(presentIssue),
+    elements: p.elements.map((e) => {
+      const x = presentElement(e);
+      return { selector: x.selector, label: x.label, signals: x.signals, friction_score: x.friction_score, signal_count: x.signal_count, dominant_signal: x.dominant_signal };
+    }),
+    budget: p.budget,
+    deploys: p.deploys,
+    alerts: p.alerts.map(presentAlert),
+  };
+}
+
+/** `/query/trends` and `/v1/trends`: the spec names the array `history` in one form and `data` in the other; both carry both. */
+export function presentTrends(page: string | null, days: number, history: { date: string; score: number }[]) {
+  const points = history.map((h) => ({ date: h.date, score: round1(h.score) }));
+  return { page, days, history: points, data: points };
+}
+
+export interface ComparedPage {
+  page: string;
+  score: PageScoreNow | undefined;
+  sessions: number;
+  signals: Record<string, number>;
+  open_issues: number;
+}
+
+function side(c: ComparedPage) {
+  return { page: c.page, ...scoreFields(c.score), sessions: c.sessions, signals: c.signals, open_issues: c.open_issues };
+}
+
+/** `/query/compare`: both pages side by side and `difference` = b minus a for every number (signals per type). */
+export function presentComparison(a: ComparedPage, b: ComparedPage) {
+  const sa = side(a);
+  const sb = side(b);
+  const types = [...new Set([...Object.keys(a.signals), ...Object.keys(b.signals)])].sort();
+  return {
+    a: sa,
+    b: sb,
+    difference: {
+      score: round1(sb.score - sa.score),
+      sessions: sb.sessions - sa.sessions,
+      open_issues: sb.open_issues - sa.open_issues,
+      signals: Object.fromEntries(types.map((t) => [t, (b.signals[t] ?? 0) - (a.signals[t] ?? 0)])),
+    },
+    higher_friction: sa.score === sb.score ? null : sa.score > sb.score ? 'a' : 'b',
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * `npm run bench -- alerts`:
+ *  1. alert latency: while background traffic runs at BENCH_ALERT_RATE events/s (default 5,000), probe batches push a
+ *     fresh page over its budget; latency = probe sent → signed webhook received by a local receiver (score written,
+ *     rule evaluated, alert + outbox committed, relayed to NOTIFY, fanned out, delivered);
+ *  2. dispatcher throughput: N queued deliveries sent by the dispatcher to a local receiver, against a bare loop
+ *     that signs and POSTs the same bodies with the same concurrency (no database, no retries, no log).
+ * Real PostgreSQL and NATS (BENCH_DATABASE_URL, NATS_URL); every role in this process.
+ */
+import http from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { seal } from '../../shared/auth/secret-box.ts';
+import { loadConfig } from '../../shared/config.ts';
+import { closeInfra, openInfra } from '../../shared/infra.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { eventBody, eventIdOf, signedHeaders } from '../../shared/notify/webhook-event.ts';
+import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { ingestRole } from '../../ingest/main.ts';
+import { processorRole } from '../../processor/main.ts';
+import { dispatcherRole } from '../../processor/dispatcher/main.ts';
+import { closeServer, serveRoles } from '../server.ts';
+import { openBenchEnvironment } from './harness.ts';
+import { percentile } from './load.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const RATE = Number(process.env.BENCH_ALERT_RATE ?? 5000);
+const SECONDS = Number(process.env.BENCH_ALERT_SECONDS ?? 20);
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 2000);
+const CONCURRENCY = 32;
+const EVENTS_PER_BATCH = 50;
+
+export async function runBench(): Promise<void> {
+  const bench = await openBenchEnvironment(NATS_URL);
+  const received = new Map<string, number>();
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.set(String(req.headers['webhook-id']), performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const rxUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const config = loadConfig({}, {
+    DATABASE_URL: bench.dbUrl, NATS_URL, STREAM_PREFIX: bench.prefix, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', INGEST_RATE_LIMIT_PER_MIN: '100000000', PROCESSOR_FETCH_EXPIRES_MS: '200',
+  });
+  const log = createLogger('warn');
+  const infra = await openInfra(config, log);
+  const db = infra.database.db;
+  try {
+    const orgId = await insertOrg(db, { name: 'bench', plan: 'pro', sessionLimit: null });
+    const site = await provisionSite(db, { orgId, name: 'bench', url: 'https://bench.example' });
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const sealKey = await new InstanceKeys(db, config.FRICTION_SECRET).sealKey();
+    const endpointId = randomUUID();
+    await db.insertInto('webhook_endpoints').values({ id: endpointId, org_id: orgId, site_id: null, url: rxUrl, description: null, events: ['alert.triggered'], active: true, secret_sealed: seal(sealKey, secret), deleted_at: null }).execute();
+    await db.insertInto('alert_rules').values({ id: randomUUID(), site_id: site.siteId, name: 'probe budget', trigger_type: 'budget', threshold: 0, cooldown_minutes: 60, channels: ['webhook'], page_pattern: '/probe-*', slack_channel: null, enabled: true, last_fired_at: null }).execute();
+
+    const processor = await processorRole(infra).start();
+    const dispatcher = await dispatcherRole(infra).start();
+    const server = await serveRoles('bench', [ingestRole(infra)], log, 0, '127.0.0.1');
+    const port = (server.address() as AddressInfo).port;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const post = (body: string) => new Promise<number>((resolve) => {
+      const req = http.request({ agent, host: '127.0.0.1', port, path: '/v1/ingest', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${site.publishableKey}`, 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+
+    // 1. Alert latency under load.
+    process.stdout.write(`alerts bench: background ${RATE} events/s for ${SECONDS} s, one budget probe per second\n`);
+    const probes: { page: string; sentAt: number }[] = [];
+    const started = performance.now();
+    let failed = 0;
+    let sentEvents = 0;
+    const background = (async () => {
+      const perTick = RATE / 10 / EVENTS_PER_BATCH; // batches per 100 ms
+      let carry = 0;
+      while (performance.now() - started < SECONDS * 1000) {
+        const tick = performance.now();
+        carry += perTick;
+        const n = Math.floor(carry);
+        carry -= n;
+        const bodies = Array.from({ length: n }, (_, i) => JSON.stringify(sdkBatch({ page: `/p-${(sentEvents + i) % 200}`, events: EVENTS_PER_BATCH, signal: 'dead_click' })));
+        sentEvents += n * EVENTS_PER_BATCH;
+        void Promise.all(bodies.map(post)).then((s) => (failed += s.filter((x) => x !== 202).length));
+        await new Promise((r) => setTimeout(r, Math.max(0, 100 - (performance.now() - tick))));
+      }
+    })();
+    const probing = (async () => {
+      await new Promise((r) => setTimeout(r, 2000)); // let the load settle
+      for (let i = 0; performance.now() - started < (SECONDS - 1) * 1000; i++) {
+        const page = `/probe-${i}`;
+        probes.push({ page, sentAt: performance.now() });
+        await post(JSON.stringify(sdkBatch({ page, events: 5 })));
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    await Promise.all([background, probing]);
+    // Wait for the last probes' alerts (at most 30 s).
+    const alertIds = async () => (await db.selectFrom('alerts').select(['id', 'page']).where('site_id', '=', site.siteId).execute());
+    const deadline = performance.now() + 30_000;
+    let alerts = await alertIds();
+    while (performance.now() < deadline && [...received.keys()].length < probes.length) {
+      await new Promise((r) => setTimeout(r, 200));
+      alerts = await alertIds();
+    }
+    const pageOfEvent = new Map(alerts.map((a) => [eventIdOf(`alert.triggered:${a.id}`), a.page]));
+    const latencies: number[] = [];
+    for (const [eventId, at] of received) {
+      const page = pageOfEvent.get(eventId);
+      const probe = probes.find((p) => p.page === page);
+      if (probe) latencies.push(at - probe.sentAt);
+    }
+    const achieved = sentEvents / SECONDS;
+
+    // 2. Dispatcher throughput against a bare signed POST loop.
+    await processor.running.stop();
+    received.clear();
+    const bodies = Array.from({ length: DELIVERIES }, (_, i) => {
+      const id = eventIdOf(`bench:${i}:${randomUUID()}`);
+      return { id, body: eventBody({ id, type: 'alert.triggered', timestamp: new Date().toISOString(), site_id: site.siteId, data: { n: i, alert: { id: randomUUID(), page: '/x', rule_name: 'bench' } } }) };
+    });
+    const bareAgent = new http.Agent({ keepAlive: false });
+    const u = new URL(rxUrl);
+    const bareStart = performance.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (next < bodies.length) {
+        const b = bodies[next++]!;
+        await new Promise<void>((resolve) => {
+          const req = http.request({ agent: bareAgent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: signedHeaders(secret, b.id, Math.floor(Date.now() / 1000), b.body) }, (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          });
+          req.on('error', () => resolve());
+          req.end(b.body);
+        });
+      }
+    }));
+    const bareRate = DELIVERIES / ((performance.now() - bareStart) / 1000);
+    received.clear();
+    const now = new Date();
+    const dispStart = performance.now();
+    for (let i = 0; i < bodies.length; i += 500) {
+      await db.insertInto('notification_deliveries').values(bodies.slice(i, i + 500).map((b) => ({ id: randomUUID(), event_id: b.id, event_type: 'alert.triggered', org_id: orgId, site_id: site.siteId, channel: 'webhook', endpoint_id: endpointId, target: rxUrl, body: b.body, next_attempt_at: now }))).execute();
+    }
+    dispatcher.running.dispatcher.wake();
+    const until = performance.now() + 120_000;
+    while (received.size < DELIVERIES && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const dispRate = received.size / ((performance.now() - dispStart) / 1000);
+
+    await dispatcher.running.stop();
+    await closeServer(server);
+    const table = [
+      ['measure', 'value', 'baseline', 'ratio', 'target'],
+      [`alert → webhook p50 ms @${Math.round(achieved)} events/s`, percentile(latencies, 50).toFixed(0), '', '', ''],
+      [`alert → webhook p99 ms @${Math.round(achieved)} events/s`, percentile(latencies, 99).toFixed(0), '', '', '≤ 5000'],
+      ['probes alerted / sent', `${latencies.length} / ${probes.length}`, '', '', 'all'],
+      ['deliveries/s (dispatcher vs bare signed POST loop)', dispRate.toFixed(0), bareRate.toFixed(0), (dispRate / bareRate).toFixed(2), '≥ 0.70'],
+      ['failed ingest requests', String(failed), '', '', '0'],
+    ];
+    const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+    for (const r of table) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
+    process.stdout.write(`  (${CONCURRENCY} concurrent sends on both sides; every role, PostgreSQL and NATS on this ${(await import('node:os')).cpus().length}-core machine)\n`);
+  } finally {
+    await closeInfra(infra);
+    await new Promise<void>((r) => receiver.close(() => r()));
+    await bench.close();
+  }
+}

@@ -1,0 +1,286 @@
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
+import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+
+let stack: TestStack;
+test.before(async () => {
+  stack = await startTestStack();
+});
+test.after.always(async () => {
+  await stack?.stop();
+});
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+type Ev = Record<string, unknown>;
+
+interface SessionSpec {
+  at: number;
+  page?: string;
+  signals?: { signal: string; selector: string; label: string }[];
+  appVersion?: string;
+  environment?: string;
+}
+
+/** Sends sessions through ingest, a few at a time (each is one SDK batch: a page view, then its signals). */
+async function send(key: string, sessions: readonly SessionSpec[]): Promise<number> {
+  let events = 0;
+  for (let i = 0; i < sessions.length; i += 16) {
+    await Promise.all(sessions.slice(i, i + 16).map(async (s) => {
+      const page = s.page ?? '/checkout';
+      const evs: Ev[] = [{ id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page }];
+      for (const [j, g] of (s.signals ?? []).entries()) {
+        evs.push({ id: randomUUID(), type: 'signal', ts: new Date(s.at + 1000 + j).toISOString(), page, signal: g.signal, selector: g.selector, label: g.label, x: 500, y: 500 });
+      }
+      const context = { device: 'desktop', viewport: { w: 1280, h: 800 }, ...(s.appVersion ? { app_version: s.appVersion } : {}), ...(s.environment ? { environment: s.environment } : {}) };
+      const r = await postJson(`${stack.baseUrl}/v1/ingest`, { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context, events: evs }, { authorization: `Bearer ${key}` });
+      if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
+      events += evs.length;
+    }));
+  }
+  return events;
+}
+
+/** `n` sessions spread evenly over [from, to). */
+const spread = (n: number, from: number, to: number, f: (i: number) => Omit<SessionSpec, 'at'>): SessionSpec[] =>
+  Array.from({ length: n }, (_, i) => ({ at: from + Math.floor(((to - from) * i) / n), ...f(i) }));
+
+const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
+const COUPON = { signal: 'dead_click', selector: '#coupon', label: 'Apply coupon' };
+const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe' };
+
+async function storedEvents(siteId: string): Promise<number> {
+  const r = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${siteId}`.execute(stack.infra.database.db);
+  return r.rows[0].n;
+}
+
+/** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
+function cliCheck(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['ops/cli.ts', 'deploy', 'check', ...args], { env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+test.serial('a fixing deploy verifies its issue, a later deploy that brings a resolved issue back regresses it, staging leaves production alone, and the CI gate exits 0 / 1', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const read = (path: string) => getJson(`${stack.baseUrl}${path}`, auth);
+  const N = Date.now();
+  let sent = 0;
+
+  // Week before: the Pay button rage-clicks in a quarter of the sessions, the coupon button is dead in some.
+  sent += await send(tenant.publishableKey, spread(120, N - 6 * DAY, N - 5 * DAY, (i) => ({ signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 5 === 0 ? [COUPON] : [])] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  const issues = await eventually(async () => {
+    const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
+    return r.body.data.total >= 2 ? r.body.data.issues : undefined;
+  }, 30_000);
+  const pay = issues.find((i: { selector: string }) => i.selector === '#pay');
+  const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+  t.truthy(pay && coupon);
+
+  // The coupon issue was fixed and resolved four days ago (the test moves its resolution into the past).
+  t.is((await postJson(`${stack.baseUrl}/v1/issues/${coupon.id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` })).status, 200);
+  await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 4 * DAY) }).where('id', '=', coupon.id).execute();
+
+  // Quiet period for the coupon; Pay still broken.
+  sent += await send(tenant.publishableKey, spread(200, N - 4 * DAY, N - 50 * HOUR - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
+
+  // Deploy 1 (the Pay fix): 201, before set, after null.
+  const rec1 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '1.1.0', commit_sha: 'a1b2c3d' }, auth);
+  t.is(rec1.status, 201);
+  t.is(typeof rec1.body.data.confusion_before, 'number');
+  t.is(rec1.body.data.confusion_after, null);
+  t.is(rec1.body.data.delta, null);
+  const d1 = rec1.body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 50 * HOUR) }).where('id', '=', d1).execute();
+  // After deploy 1, for a day (decisions wait for a full day of evidence): no Pay signals at all.
+  sent += await send(tenant.publishableKey, spread(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN, () => ({})));
+
+  // Deploy 2 (2.0.0): the coupon comes back in the sessions on the new version; a new element breaks too.
+  const rec2 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, auth);
+  t.is(rec2.status, 201);
+  const d2 = rec2.body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 25 * HOUR) }).where('id', '=', d2).execute();
+  sent += await send(tenant.publishableKey, spread(250, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, (i) => ({
+    appVersion: '2.0.0', signals: [...(i % 6 === 0 ? [COUPON] : []), ...(i % 40 === 0 ? [NEWS] : [])],
+  })));
+  // Sessions still on the old release after deploy 2: not evidence for it (release-aware cohort).
+  sent += await send(tenant.publishableKey, spread(30, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 120_000, 250);
+
+  await stack.tick();
+
+  // Deploy 1 verified the Pay issue, with a record.
+  const payNow = (await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`)).body.data;
+  t.is(payNow.status, 'verified');
+  t.truthy(payNow.resolved_at);
+  const v = payNow.verifications.find((r: { deploy_id: string }) => r.deploy_id === d1);
+  t.like(v, { deploy_version: '1.1.0', result: 'verified', look: '24h', signal_count_after: 0 });
+  t.true(v.signal_count_before > 0 && v.sessions_before >= 200 && v.sessions_after >= 200 && v.p_value < v.alpha);
+  t.truthy(v.verified_at);
+  const updated = await db.selectFrom('outbox').select(['subject_kind', 'payload']).where('msg_id', 'like', `issue.updated:${pay.id}:deploy:%`).execute();
+  t.is(updated.length, 1);
+  t.like(updated[0].payload as object, { changes: { status: 'verified' } });
+
+  // Deploy 2 regressed the coupon issue, with a record; the new element's issue is linked to it.
+  const couponNow = (await read(`/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`)).body.data;
+  t.is(couponNow.status, 'regressed');
+  t.like(couponNow.verifications.find((r: { deploy_id: string }) => r.deploy_id === d2), { deploy_version: '2.0.0', result: 'regressed', signal_count_before: 0 });
+  t.like(couponNow.verifications.find((r: { deploy_id: string }) => r.deploy_id === d1), { result: 'not_regressed' });
+  const news = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).body.data.issues.find((i: { selector: string }) => i.selector === '#newsletter'));
+  t.is((await read(`/v1/query/issues/${news.id}?site_id=${tenant.siteId}`)).body.data.introduced_by_deploy, d2);
+
+  const dep1 = (await read(`/v1/query/deploys/${d1}?site_id=${tenant.siteId}`)).body.data;
+  t.is(typeof dep1.confusion_after, 'number');
+  t.is(dep1.delta, Math.round((dep1.confusion_after - dep1.confusion_before) * 10) / 10);
+  t.is(dep1.frozen, true, 'frozen by the next deploy');
+  t.like(dep1.cohort, { kind: 'time_window' });
+  t.is(dep1.verdict, 'PASS', dep1.verdict_reasons.join('; '));
+  t.true(dep1.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified'));
+  const dep2 = (await read(`/v1/query/deploys/${d2}?site_id=${tenant.siteId}`)).body.data;
+  // Only sessions on 2.0.0, and only the first 24 h: confusion_after froze a day after the deploy.
+  t.like(dep2.cohort, { kind: 'version' });
+  t.true(dep2.cohort.sessions > 200 && dep2.cohort.sessions < 250, String(dep2.cohort.sessions));
+  t.true(dep2.frozen);
+  t.true(Date.parse(dep2.cohort.to) <= N - HOUR);
+  t.is(dep2.verdict, 'FAIL');
+  t.true(dep2.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === coupon.id && r.relation === 'regressed'));
+  t.true(dep2.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === news.id && r.relation === 'introduced'));
+  // A second tick takes no look twice.
+  await stack.tick();
+  const records = await db.selectFrom('deploy_verifications').select(['deploy_id', 'look']).where('site_id', '=', tenant.siteId).execute();
+  t.is(records.filter((r) => r.deploy_id === d1 && r.look === '24h').length, 2, 'one per tested issue');
+
+  // The CI gate: exit 1 on the regressing deploy, 0 on the fixing one, 2 on a wrong id.
+  const env = { FRICTION_BASE_URL: stack.baseUrl, FRICTION_SECRET_KEY: tenant.secretKey, FRICTION_SITE_ID: tenant.siteId };
+  const bad = await cliCheck(['--deploy', d2, '--timeout', '5s'], env);
+  t.is(bad.code, 1, bad.out + bad.err);
+  t.regex(bad.out, /^FAIL/);
+  t.regex(bad.out, /regressed/);
+  const good = await cliCheck(['--version', '1.1.0', '--timeout', '5s'], env);
+  t.is(good.code, 0, good.out + good.err);
+  t.regex(good.out, /^PASS/);
+  t.is((await cliCheck(['--deploy', randomUUID(), '--timeout', '1s'], env)).code, 2);
+  t.is((await cliCheck(['--timeout', '1s'], env)).code, 2);
+
+  // Staging: a deploy measured on staging traffic; production scores, issues and signals do not move.
+  const issuesBefore = await db.selectFrom('ux_issues').select(['id', 'status', 'signal_count', 'affected_sessions']).where('site_id', '=', tenant.siteId).orderBy('id').execute();
+  const scoresBefore = (await read(`/v1/query/scores?site_id=${tenant.siteId}`)).body.data;
+  const signalsBefore = await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId}`.execute(db);
+  const st = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.1.0-rc1', environment: 'staging' }, auth);
+  t.is(st.status, 201);
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 1 * HOUR) }).where('id', '=', st.body.data.id).execute();
+  sent += await send(tenant.publishableKey, spread(40, N - 50 * MIN, N - 30 * MIN, () => ({ environment: 'staging', signals: [PAY, PAY, { signal: 'rage_click', selector: '#staging-only', label: 'Beta' }] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 250);
+  await stack.tick();
+  t.deepEqual(await db.selectFrom('ux_issues').select(['id', 'status', 'signal_count', 'affected_sessions']).where('site_id', '=', tenant.siteId).orderBy('id').execute(), issuesBefore);
+  const scoresAfter = (await read(`/v1/query/scores?site_id=${tenant.siteId}`)).body.data;
+  t.is(scoresAfter.overall_score ?? scoresAfter.score, scoresBefore.overall_score ?? scoresBefore.score);
+  t.is((await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId}`.execute(db)).rows[0].n, signalsBefore.rows[0].n);
+  const stDeploy = (await read(`/v1/query/deploys/${st.body.data.id}?site_id=${tenant.siteId}`)).body.data;
+  t.is(stDeploy.environment, 'staging');
+  t.true(stDeploy.confusion_after > 0, 'measured on staging traffic');
+  t.deepEqual(stDeploy.related_issues, []);
+  t.deepEqual((await read(`/v1/query/deploys?site_id=${tenant.siteId}&environment=staging`)).body.data.deploys.map((d: { id: string }) => d.id), [st.body.data.id]);
+  const envScore = await db.selectFrom('environment_scores').selectAll().where('site_id', '=', tenant.siteId).executeTakeFirst();
+  t.is(envScore?.environment, 'staging');
+  t.true(envScore!.score > 0);
+});
+
+test.serial('confusion_after and delta stay null until post-deploy traffic spans 5 minutes, then follow it each cycle', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const N = Date.now();
+  const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '9.0.0' }, auth);
+  t.is(rec.status, 201);
+  const id = rec.body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 30 * MIN) }).where('id', '=', id).execute();
+  const detail = async () => (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
+  // Traffic spanning 4 minutes (after the 5-minute grace of a time-window cohort).
+  let sent = await send(tenant.publishableKey, spread(20, N - 24 * MIN, N - 20 * MIN, (i) => ({ signals: i % 2 ? [PAY] : [] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const early = await detail();
+  t.is(early.confusion_after, null);
+  t.is(early.delta, null);
+  t.like(early.cohort, { kind: 'time_window', sessions: 20 });
+  t.is(early.verdict, 'WARN');
+  t.regex(early.verdict_reasons.join(' '), /insufficient data/);
+  // A spike rule the deploy's delta will exceed (spec "Recording a deploy", rule 4); nothing fires while delta is null.
+  const rule = await postJson(`${stack.baseUrl}/v1/manage/alert-rules`, { site_id: tenant.siteId, name: 'deploy spike', trigger_type: 'spike', threshold: 0 }, { authorization: `Bearer ${tenant.owner.token}` });
+  t.is(rule.status, 201);
+  const deployAlerts = () => db.selectFrom('alerts').selectAll().where('site_id', '=', tenant.siteId).where('page', '=', 'deploy:9.0.0').execute();
+  // More traffic: now it spans 10 minutes.
+  sent += await send(tenant.publishableKey, spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const later = await detail();
+  t.true(later.confusion_after > 0);
+  t.is(later.delta, Math.round((later.confusion_after - later.confusion_before) * 10) / 10);
+  const fired = await deployAlerts();
+  t.is(fired.length, 1, 'a delta above the spike threshold fires one alert');
+  t.like(fired[0], { rule_id: rule.body.data.id, trigger_type: 'spike', status: 'fired', score_before: later.confusion_before });
+  await stack.tick();
+  t.is((await deployAlerts()).length, 1, 'one alert per rule and deploy, however many cycles measure it');
+  t.is(later.cohort.sessions, 40);
+  t.false(later.frozen);
+  // Events before the deploy, or in its first 5 minutes, are not "after".
+  sent += await send(tenant.publishableKey, spread(10, N - 29 * MIN, N - 26 * MIN, () => ({ signals: [PAY, PAY, PAY] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  t.is((await detail()).confusion_after, later.confusion_after);
+});
+
+test.serial('the CI gate answers within the first hour: PASS with open issues still untested, FAIL as soon as the engine sees a closed issue come back', async (t) => {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const read = async (id: string) => (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
+  const N = Date.now();
+  let sent = await send(tenant.publishableKey, spread(40, N - 6 * DAY, N - 5 * DAY, (i) => ({ signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  const issues = await eventually(async () => {
+    const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
+    return r.total >= 2 ? r.issues : undefined;
+  }, 30_000);
+  const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+  t.is((await postJson(`${stack.baseUrl}/v1/issues/${coupon.id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` })).status, 200);
+  await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 2 * HOUR) }).where('id', '=', coupon.id).execute();
+
+  // A quiet deploy: 20 minutes of clean traffic. The open Pay issue cannot be decided yet, which is no reason to wait.
+  const quiet = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q1' }, auth)).body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 90 * MIN) }).where('id', '=', quiet).execute();
+  sent += await send(tenant.publishableKey, spread(30, N - 84 * MIN, N - 62 * MIN, () => ({})));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await stack.tick();
+  const q = await read(quiet);
+  t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
+  t.true(q.related_issues.some((r: { relation: string; record: { look: string; result: string } }) => r.relation === 'still_failing' && r.record.look === '1h' && r.record.result === 'insufficient_data'));
+
+  // The next deploy brings the coupon back: 4 sessions are enough for the engine's live rule, and the gate fails.
+  const bad = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q2' }, auth)).body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 60 * MIN) }).where('id', '=', bad).execute();
+  sent += await send(tenant.publishableKey, spread(30, N - 55 * MIN, N - 30 * MIN, (i) => ({ signals: i % 7 === 0 ? [COUPON] : [] })));
+  await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+  await eventually(async () => (await getJson(`${stack.baseUrl}/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`, auth)).body.data.status === 'regressed', 30_000);
+  await stack.tick();
+  const b = await read(bad);
+  t.is(b.verdict, 'FAIL');
+  t.true(b.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === coupon.id && r.relation === 'regressed'));
+  t.is((await read(quiet)).verdict, 'PASS', 'the regression belongs to the later deploy');
+  const env = { FRICTION_BASE_URL: stack.baseUrl, FRICTION_SECRET_KEY: tenant.secretKey, FRICTION_SITE_ID: tenant.siteId };
+  t.is((await cliCheck(['--deploy', bad, '--timeout', '5s'], env)).code, 1);
+  t.is((await cliCheck(['--deploy', quiet, '--timeout', '5s'], env)).code, 0);
+});

@@ -1,0 +1,249 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, DeployCohort } from '../../shared/db/database.ts';
+import {
+  BEFORE_WINDOW_MS,
+  LOOKS,
+  TIME_WINDOW_GRACE_MS,
+  afterReady,
+  afterWindowEnd,
+  checkRegression,
+  chooseCohort,
+  dueLook,
+  verifyIssue,
+  type IssueCounts,
+} from '../../shared/domain/deploy-verification.ts';
+import { round1 } from '../../shared/domain/score-summary.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { confusionScore, overallScore, siteMeanFriction } from '../engine/confusion-score.ts';
+import { canonicalSelector } from '../engine/selectors.ts';
+import { insertIssueUpdates } from '../store/issues.store.ts';
+import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
+import {
+  countVersionSessions,
+  insertVerifications,
+  lastRegressedAt,
+  linkIntroducedIssues,
+  loadActiveDeploys,
+  loadLookIssues,
+  lockDeploy,
+  markLookDone,
+  nextDeployAt,
+  pageSessionCounts,
+  pageTraffic,
+  regressedIssueIds,
+  saveMeasurement,
+  signalSessions,
+  sitesWithTraffic,
+  upsertEnvironmentScore,
+  type DeployRow,
+  type TrafficScope,
+  type VerificationWrite,
+} from './deploys.store.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+const DAY_MS = 86_400_000;
+/** Looks run until the last one (7 d); a day of slack lets a processor that was down take it late. */
+const LOOK_HORIZON_MS = LOOKS[LOOKS.length - 1].afterMs + DAY_MS;
+/** Non-production environment scores cover the same 24 h as the page scores. */
+const ENV_SCORE_WINDOW_MS = DAY_MS;
+
+/**
+ * The overall confusion score of the traffic in scope, computed the way the page scores are (confusion-score.ts:
+ * each page shrunk toward the scope's own mean, then averaged with sessions as weights).
+ */
+export async function scoreTraffic(db: Db, scope: TrafficScope) {
+  const t = await pageTraffic(db, scope);
+  const prior = { siteMeanFriction: siteMeanFriction(t.pages) };
+  const score = overallScore(t.pages.map((p) => ({ score: confusionScore(p, prior).score, sessions: p.sessions })));
+  return { score, sessions: t.sessions, firstMs: t.firstMs, lastMs: t.lastMs };
+}
+
+/** The after window of a deploy up to `until`: release-aware when post-deploy sessions report its version. */
+async function afterScope(db: Db, d: DeployRow, until: number): Promise<{ scope: TrafficScope; kind: DeployCohort['kind'] }> {
+  const recorded = d.recorded_at.getTime();
+  const base: TrafficScope = { siteId: d.site_id, environment: d.environment, from: recorded, to: Math.max(recorded, until) };
+  const kind = chooseCohort(await countVersionSessions(db, base, d.version));
+  return { kind, scope: kind === 'version' ? { ...base, appVersion: d.version } : { ...base, from: Math.min(base.to, recorded + TIME_WINDOW_GRACE_MS) } };
+}
+
+/**
+ * Fires the spike rules whose threshold a deploy's delta exceeds (spec "Recording a deploy", rule 4), in the
+ * measurement's transaction; answers the alerts created. The alert evaluator supplies it (`fireForDeploy`).
+ */
+export type DeployDeltaAlerts = (
+  trx: Transaction<Database>,
+  d: { siteId: string; deployId: string; version: string; confusionBefore: number; confusionAfter: number },
+  now: number,
+) => Promise<string[]>;
+
+/**
+ * confusion_after and delta from post-deploy sessions, once they span 5 minutes; frozen at the window's end.
+ * Answers confusion_after (null while the traffic is too short, or once frozen).
+ */
+async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<number | null> {
+  if (d.frozen_at !== null) return null;
+  const end = afterWindowEnd(d.recorded_at.getTime(), nextAt);
+  const { scope, kind } = await afterScope(trx, d, Math.min(now, end));
+  const t = await scoreTraffic(trx, scope);
+  const ready = afterReady(t.firstMs, t.lastMs);
+  const cohort: DeployCohort | null = t.firstMs === null || t.lastMs === null
+    ? null
+    : { kind, from: new Date(t.firstMs).toISOString(), to: new Date(t.lastMs).toISOString(), sessions: t.sessions };
+  await saveMeasurement(trx, d.id, {
+    confusionAfter: ready ? t.score : null,
+    delta: ready ? round1(t.score - d.confusion_before) : null,
+    cohort,
+    measuredUntil: Math.min(now, end),
+    frozenAt: now >= end ? now : null,
+  });
+  return ready ? t.score : null;
+}
+
+interface Affected {
+  sessions: Set<string>;
+  signals: number;
+}
+
+/** Affected sessions and signal count per (page, canonical selector, signal type) of the signal rows. */
+function affectedByCluster(rows: Awaited<ReturnType<typeof signalSessions>>): Map<string, Affected> {
+  const out = new Map<string, Affected>();
+  for (const r of rows) {
+    const k = `${r.page}\u0000${canonicalSelector(r.selector)}\u0000${r.signal}`;
+    const a = out.get(k) ?? { sessions: new Set<string>(), signals: 0 };
+    a.sessions.add(r.session_id);
+    a.signals += r.n;
+    out.set(k, a);
+  }
+  return out;
+}
+
+type LookIssue = Awaited<ReturnType<typeof loadLookIssues>>[number];
+const clusterKey = (i: LookIssue) => `${i.page}\u0000${i.cluster_selector}\u0000${i.signal_type}`;
+
+/** Counts of each issue in two scopes. */
+async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficScope, after: TrafficScope) {
+  const pages = [...new Set(issues.map((i) => i.page))];
+  const [sb, sa, ab, aa] = await Promise.all([
+    pageSessionCounts(db, before, pages), pageSessionCounts(db, after, pages),
+    signalSessions(db, before, pages).then(affectedByCluster), signalSessions(db, after, pages).then(affectedByCluster),
+  ]);
+  return (i: LookIssue): IssueCounts & { signalsBefore: number; signalsAfter: number } => ({
+    sessionsBefore: sb.get(i.page) ?? 0,
+    sessionsAfter: sa.get(i.page) ?? 0,
+    affectedBefore: ab.get(clusterKey(i))?.sessions.size ?? 0,
+    affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
+    signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
+    signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
+  });
+}
+
+/**
+ * The verification look due now, if any: every open, triaged or in-progress issue is tested for a fix, every issue
+ * closed before the deploy for a regression; each result is recorded, and status changes are written with their
+ * history line and `issue.updated` in this transaction. Returns the notifications queued.
+ */
+async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<number> {
+  const recorded = d.recorded_at.getTime();
+  const look = dueLook(now - recorded, d.looks_done);
+  if (look === null) return 0;
+  // Traffic after the next deploy of this environment is that deploy's evidence, not this one's.
+  const until = Math.min(now, nextAt ?? now);
+  const { scope: after } = await afterScope(trx, d, until);
+  // How long after the deploy the evidence reaches: decisions wait for a full day (MIN_DECISION_SPAN_MS).
+  const span = until - recorded;
+  const issues = await loadLookIssues(trx, d.site_id, d.recorded_at);
+  const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
+  const alreadyRegressed = await regressedIssueIds(trx, d.id);
+  const closed: LookIssue[] = [];
+  for (const i of issues) {
+    if (open.includes(i) || alreadyRegressed.has(i.id)) continue;
+    // An issue regressed before this deploy is not this deploy's regression.
+    if (i.status === 'regressed' && ((await lastRegressedAt(trx, i.id)) ?? 0) < recorded) continue;
+    closed.push(i);
+  }
+  const records: VerificationWrite[] = [];
+  const outbox: OutboxMessage[] = [];
+  const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
+  const at = new Date(now).toISOString();
+  const record = (i: LookIssue, c: ReturnType<Awaited<ReturnType<typeof countsFor>>>, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
+    deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
+    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now,
+  });
+  const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
+    history.push({ issueId: i.id, source: 'deploy', kind: status, changes: { status, deploy_id: d.id, deploy_version: d.version }, reason });
+    outbox.push({
+      kind: 'issue.updated', msgId: `issue.updated:${i.id}:deploy:${d.id}:${look.name}`,
+      payload: {
+        event: 'issue.updated', occurred_at: at, changes: { status }, deploy: { id: d.id, version: d.version },
+        issue: { id: i.id, site_id: d.site_id, page: i.page, element_selector: i.selector, signal_type: i.signal_type, title: i.title, status, signal_count: i.signal_count, affected_sessions: i.affected_sessions, severity: i.severity },
+      },
+    });
+  };
+
+  if (open.length > 0) {
+    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
+    for (const i of open) {
+      const c = counts(i);
+      const v = verifyIssue(c, look.alpha, span);
+      record(i, c, 'fix', v.result, v.pValue);
+      if (v.result === 'verified' && !i.frozen) {
+        await setStatus(trx, i.id, 'verified', now);
+        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${v.pValue!.toExponential(2)}, look ${look.name})`);
+      }
+    }
+  }
+  for (const i of closed) {
+    // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
+    const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
+    const c = (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i);
+    const r = checkRegression(c, look.alpha, span);
+    record(i, c, 'regression', r.result, r.pValue);
+    if (r.result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
+      await setStatus(trx, i.id, 'regressed', now);
+      transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);
+    }
+  }
+  await insertVerifications(trx, records);
+  await insertIssueUpdates(trx, history);
+  await enqueueOutbox(trx, outbox);
+  await markLookDone(trx, d.id, look.name);
+  return outbox.length;
+}
+
+async function setStatus(trx: Transaction<Database>, id: string, status: 'verified' | 'regressed', now: number): Promise<void> {
+  await trx.updateTable('ux_issues').set({ status, updated_at: new Date(now), ...(status === 'verified' ? { resolved_at: new Date(now) } : {}) }).where('id', '=', id).execute();
+}
+
+/**
+ * One scoring cycle's deploy work for the owned sites: each deploy still measured or with looks left is measured,
+ * linked to the issues it introduced and verified at its due look, in its own transaction (a deploy that fails does
+ * not hold the others back); then the staging score of each site with staging traffic is refreshed.
+ * Returns the notifications queued (the caller wakes the outbox relay).
+ */
+export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly string[], now: number, log: Logger, deltaAlerts?: DeployDeltaAlerts): Promise<number> {
+  let notified = 0;
+  for (const candidate of await loadActiveDeploys(db, siteIds, now, LOOK_HORIZON_MS)) {
+    try {
+      notified += await db.transaction().execute(async (trx) => {
+        const d = await lockDeploy(trx, candidate.id);
+        if (!d) return 0;
+        const nextAt = await nextDeployAt(trx, d);
+        const after = await measure(trx, d, nextAt, now);
+        // Issues, statuses and alerts are production's: staging traffic never reaches them.
+        if (d.environment !== 'production') return 0;
+        const alerted = after === null || !deltaAlerts
+          ? []
+          : await deltaAlerts(trx, { siteId: d.site_id, deployId: d.id, version: d.version, confusionBefore: d.confusion_before, confusionAfter: after }, now);
+        await linkIntroducedIssues(trx, d, nextAt, LOOK_HORIZON_MS);
+        return alerted.length + (await takeLook(trx, d, nextAt, now));
+      });
+    } catch (err) {
+      log.warn({ err, deploy: candidate.id }, 'deploy measurement failed');
+    }
+  }
+  for (const siteId of await sitesWithTraffic(db, siteIds, 'staging', now - ENV_SCORE_WINDOW_MS)) {
+    const s = await scoreTraffic(db, { siteId, environment: 'staging', from: now - ENV_SCORE_WINDOW_MS, to: now + 1 });
+    await upsertEnvironmentScore(db, siteId, 'staging', s.score, s.sessions, now);
+  }
+  return notified;
+}

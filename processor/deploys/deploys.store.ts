@@ -1,0 +1,184 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+export type DeployRow = Selectable<DeployTable>;
+
+/** Deploys of these sites still being measured (not frozen) or with verification looks left (recorded within `lookHorizonMs`). */
+export async function loadActiveDeploys(db: Db, siteIds: readonly string[], now: number, lookHorizonMs: number): Promise<DeployRow[]> {
+  if (siteIds.length === 0) return [];
+  return db.selectFrom('deploys').selectAll()
+    .where('site_id', 'in', [...siteIds])
+    .where((eb) => eb.or([eb('frozen_at', 'is', null), eb('recorded_at', '>=', new Date(now - lookHorizonMs))]))
+    .orderBy('recorded_at').execute();
+}
+
+/** The deploy row locked for this transaction (several processors never measure one deploy at once). */
+export async function lockDeploy(trx: Transaction<Database>, id: string): Promise<DeployRow | undefined> {
+  return trx.selectFrom('deploys').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
+}
+
+/** Recorded time (ms) of the next deploy of the same site and environment, or null. */
+export async function nextDeployAt(db: Db, d: DeployRow): Promise<number | null> {
+  const r = await db.selectFrom('deploys').select('recorded_at').where('site_id', '=', d.site_id).where('environment', '=', d.environment)
+    .where('recorded_at', '>', d.recorded_at).orderBy('recorded_at').limit(1).executeTakeFirst();
+  return r ? r.recorded_at.getTime() : null;
+}
+
+/**
+ * Which events count: one environment, a time range, optionally one app version. Staging is exactly
+ * `context.environment = 'staging'`; everything else is production, as the engine sees it (engine-sink.ts).
+ */
+export interface TrafficScope {
+  siteId: string;
+  environment: string;
+  from: number;
+  to: number;
+  appVersion?: string;
+}
+
+const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
+  and ts >= ${new Date(s.from).toISOString()}::timestamptz and ts < ${new Date(s.to).toISOString()}::timestamptz
+  and ${s.environment === 'staging' ? sql`environment = 'staging'` : sql`environment is distinct from 'staging'`}
+  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}`;
+
+/** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
+export async function countVersionSessions(db: Db, s: TrafficScope, version: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(distinct session_id)::int as n from events where ${scopeWhere({ ...s, appVersion: version })}`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/** What the score reads of each page in scope, with the first and last event time and the distinct sessions. */
+export async function pageTraffic(db: Db, s: TrafficScope) {
+  const { rows } = await sql<{ page: string; sessions: number; page_views: number; first_ms: number; last_ms: number }>`
+    select page, count(distinct session_id)::int as sessions, count(*) filter (where type = 'page_view')::int as page_views,
+           (extract(epoch from min(ts)) * 1000)::float8 as first_ms, (extract(epoch from max(ts)) * 1000)::float8 as last_ms
+    from events where ${scopeWhere(s)} and type in ('page_view', 'signal')
+    group by page`.execute(db);
+  const { rows: signals } = await sql<{ page: string; signal: string; n: number }>`
+    select page, signal, count(*)::int as n from events where ${scopeWhere(s)} and type = 'signal' and signal is not null group by page, signal`.execute(db);
+  const { rows: total } = await sql<{ n: number }>`select count(distinct session_id)::int as n from events where ${scopeWhere(s)}`.execute(db);
+  const byPage = new Map<string, Record<string, number>>();
+  for (const r of signals) byPage.set(r.page, { ...byPage.get(r.page), [r.signal]: r.n });
+  return {
+    pages: rows.map((r) => ({ page: r.page, sessions: r.sessions, pageViews: r.page_views, signals: byPage.get(r.page) ?? {} })),
+    firstMs: rows.length ? Math.min(...rows.map((r) => r.first_ms)) : null,
+    lastMs: rows.length ? Math.max(...rows.map((r) => r.last_ms)) : null,
+    sessions: total[0]?.n ?? 0,
+  };
+}
+
+/** Distinct sessions per page in scope (the exposure of a rate). */
+export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, number>> {
+  if (pages.length === 0) return new Map();
+  const { rows } = await sql<{ page: string; n: number }>`
+    select page, count(distinct session_id)::int as n from events where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by page`.execute(db);
+  return new Map(rows.map((r) => [r.page, r.n]));
+}
+
+/** Signal events in scope on these pages, one row per (page, type, raw selector, session) with its count. */
+export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
+  if (pages.length === 0) return [];
+  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; n: number }>`
+    select page, signal, selector, session_id, count(*)::int as n from events
+    where ${scopeWhere(s)} and type = 'signal' and signal is not null and page = any(${[...pages]}::text[])
+    group by page, signal, selector, session_id`.execute(db);
+  return rows;
+}
+
+export async function saveMeasurement(
+  db: Db,
+  id: string,
+  m: { confusionAfter: number | null; delta: number | null; cohort: DeployCohort | null; measuredUntil: number; frozenAt: number | null },
+): Promise<void> {
+  await db.updateTable('deploys').set({
+    confusion_after: m.confusionAfter, delta: m.delta, cohort: m.cohort === null ? null : JSON.stringify(m.cohort),
+    measured_until: new Date(m.measuredUntil), frozen_at: m.frozenAt === null ? null : new Date(m.frozenAt),
+  }).where('id', '=', id).execute();
+}
+
+export async function markLookDone(db: Db, id: string, look: string): Promise<void> {
+  await sql`update deploys set looks_done = array_append(looks_done, ${look}) where id = ${id}`.execute(db);
+}
+
+/**
+ * Issues a look tests, locked for the transaction: open ones first seen before the deploy (fixed by it? an issue
+ * born after it cannot have been) and ones closed before the deploy (back after it?).
+ */
+export async function loadLookIssues(trx: Transaction<Database>, siteId: string, recordedAt: Date) {
+  return trx.selectFrom('ux_issues')
+    .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
+    .where('site_id', '=', siteId).where('merged_into', 'is', null)
+    .where((eb) => eb.or([
+      eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
+      eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
+    ]))
+    .orderBy('id').forUpdate().execute();
+}
+
+/** When the issue last became `regressed` (engine or deploy), or null. */
+export async function lastRegressedAt(db: Db, issueId: string): Promise<number | null> {
+  const r = await db.selectFrom('issue_updates').select('created_at').where('issue_id', '=', issueId).where('kind', '=', 'regressed').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return r ? r.created_at.getTime() : null;
+}
+
+/** Issues of this deploy that already got a `regressed` record (one per deploy is enough). */
+export async function regressedIssueIds(db: Db, deployId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('deploy_verifications').select('issue_id').where('deploy_id', '=', deployId).where('result', '=', 'regressed').execute();
+  return new Set(rows.map((r) => r.issue_id));
+}
+
+export interface VerificationWrite {
+  deployId: string;
+  issueId: string;
+  siteId: string;
+  look: string;
+  test: 'fix' | 'regression';
+  result: string;
+  signalCountBefore: number;
+  signalCountAfter: number;
+  affectedBefore: number;
+  affectedAfter: number;
+  sessionsBefore: number;
+  sessionsAfter: number;
+  pValue: number | null;
+  alpha: number;
+  at: number;
+}
+
+export async function insertVerifications(db: Db, rows: readonly VerificationWrite[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('deploy_verifications').values(rows.map((r) => ({
+    deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, test: r.test, result: r.result,
+    signal_count_before: r.signalCountBefore, signal_count_after: r.signalCountAfter, affected_before: r.affectedBefore, affected_after: r.affectedAfter,
+    sessions_before: r.sessionsBefore, sessions_after: r.sessionsAfter, p_value: r.pValue, alpha: r.alpha, verified_at: new Date(r.at),
+  }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();
+}
+
+/** Links issues first seen after a deploy (and before the next one of its environment, within `horizonMs`) to it. */
+export async function linkIntroducedIssues(db: Db, d: DeployRow, nextAt: number | null, horizonMs: number): Promise<number> {
+  const end = Math.min(nextAt ?? Number.POSITIVE_INFINITY, d.recorded_at.getTime() + horizonMs);
+  const r = await db.updateTable('ux_issues').set({ introduced_by_deploy: d.id })
+    .where('site_id', '=', d.site_id).where('introduced_by_deploy', 'is', null)
+    .where('first_signal_at', '>=', d.recorded_at).where('created_at', '>=', d.recorded_at).where('first_signal_at', '<', new Date(end))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/**
+ * Sites of these with sessions of `environment` seen since `since`. Read from `sessions` (one row per visit, indexed
+ * by start) rather than scanning a day of every site's events each cycle; a visit longer than a day is missed.
+ */
+export async function sitesWithTraffic(db: Db, siteIds: readonly string[], environment: string, since: number): Promise<string[]> {
+  if (siteIds.length === 0) return [];
+  const { rows } = await sql<{ site_id: string }>`
+    select distinct site_id from sessions where site_id = any(${[...siteIds]}::uuid[])
+      and started_at >= ${new Date(since - 86_400_000).toISOString()}::timestamptz and last_seen_at >= ${new Date(since).toISOString()}::timestamptz
+      and environment = ${environment}`.execute(db);
+  return rows.map((r) => r.site_id);
+}
+
+export async function upsertEnvironmentScore(db: Db, siteId: string, environment: string, score: number, sessions: number, now: number): Promise<void> {
+  await db.insertInto('environment_scores').values({ site_id: siteId, environment, score, sessions, updated_at: new Date(now) })
+    .onConflict((oc) => oc.columns(['site_id', 'environment']).doUpdateSet({ score, sessions, updated_at: new Date(now) })).execute();
+}

@@ -1,0 +1,149 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { unseal } from '../../shared/auth/secret-box.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { DeliveryRow } from '../../shared/db/queries/deliveries.queries.ts';
+import type { Mailer } from '../../shared/mail/mailer.ts';
+import { signedHeaders, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
+import { DEFAULT_OUTBOUND_TIMEOUT_MS, OutboundError, outboundRequest, type OutboundPolicy } from '../../shared/net/outbound.ts';
+import { alertEmail, alertSlackMessage, pagerDutyEvent, type AlertFacts } from './alert-messages.ts';
+import { isSuccess, parseRetryAfter, type AttemptOutcome } from './retry-policy.ts';
+
+/** Where the providers live; tests (and proxies) point them at local servers. */
+export interface ChannelSettings {
+  outbound: OutboundPolicy;
+  /** Slack incoming webhooks are sent to this origin instead of https://hooks.slack.com (same path). */
+  slackWebhookBaseUrl: string;
+  /** Slack Web API base for bot tokens (chat.postMessage). */
+  slackApiBaseUrl: string;
+  /** PagerDuty Events API v2 enqueue URL. */
+  pagerDutyEventsUrl: string;
+  /** Base of links in messages (the alert's URL). */
+  publicBaseUrl: string | undefined;
+  /** Null when SMTP_URL is unset: email deliveries then fail with that reason, visibly, in the delivery log. */
+  mailer: Mailer | null;
+  instanceKeys: InstanceKeys;
+}
+
+export interface BuildContext {
+  event: WebhookEvent;
+  orgId: string;
+  notification: Record<string, unknown>;
+}
+export interface BuiltDelivery {
+  endpointId: string | null;
+  /** Shown in the delivery log: never a secret. */
+  target: string;
+  body: string;
+}
+type Builder = (trx: Transaction<Database>, c: BuildContext) => Promise<BuiltDelivery[]>;
+export type ChannelMessages = Record<'slack' | 'pagerduty' | 'email', Builder>;
+
+export type SendResult = { kind: 'attempt'; outcome: AttemptOutcome } | { kind: 'abandon'; reason: string };
+
+function alertOf(c: BuildContext): AlertFacts | null {
+  const a = c.notification.alert as AlertFacts | undefined;
+  return a && typeof a.id === 'string' ? a : null;
+}
+
+async function integrationOf(db: Kysely<Database> | Transaction<Database>, siteId: string, provider: string) {
+  return db.selectFrom('integrations').selectAll().where('site_id', '=', siteId).where('provider', '=', provider).executeTakeFirst();
+}
+
+/** Message builders: run at fan-out, in its transaction. Bodies never hold a credential (added at send time). */
+export function channelBuilders(s: Pick<ChannelSettings, 'publicBaseUrl'>): ChannelMessages {
+  return {
+    async slack(trx, c) {
+      const alert = alertOf(c);
+      if (!alert || !c.event.site_id) return [];
+      const integ = await integrationOf(trx, c.event.site_id, 'slack');
+      if (!integ) return [];
+      const channel = (alert.slack_channel ?? (integ.config as { channel?: string }).channel ?? null) as string | null;
+      const msg = alertSlackMessage(c.event.type, alert, s.publicBaseUrl);
+      return [{ endpointId: integ.id, target: `slack${channel ? ` ${channel}` : ''}`, body: JSON.stringify(channel ? { channel, ...msg } : msg) }];
+    },
+    async pagerduty(trx, c) {
+      const alert = alertOf(c);
+      if (!alert || !c.event.site_id) return [];
+      const integ = await integrationOf(trx, c.event.site_id, 'pagerduty');
+      if (!integ) return [];
+      const severity = ((integ.config as { severity?: string }).severity ?? 'error') as 'error';
+      return [{ endpointId: integ.id, target: 'pagerduty', body: JSON.stringify(pagerDutyEvent(c.event.type, alert, severity, s.publicBaseUrl)) }];
+    },
+    async email(trx, c) {
+      const alert = alertOf(c);
+      if (!alert) return [];
+      const to = await trx
+        .selectFrom('memberships')
+        .innerJoin('users', 'users.id', 'memberships.user_id')
+        .select('users.email')
+        .where('memberships.org_id', '=', c.orgId)
+        .where('memberships.role', 'in', ['owner', 'admin'])
+        .orderBy('users.email')
+        .execute();
+      if (to.length === 0) return [];
+      return [{ endpointId: null, target: to.map((r) => r.email).join(', '), body: JSON.stringify(alertEmail(c.event.type, alert, s.publicBaseUrl)) }];
+    },
+  };
+}
+
+async function httpAttempt(url: string, headers: Record<string, string>, body: string, s: ChannelSettings, judge?: (status: number, text: string) => string | null): Promise<AttemptOutcome> {
+  try {
+    const res = await outboundRequest({ url, headers, body, timeoutMs: DEFAULT_OUTBOUND_TIMEOUT_MS }, s.outbound);
+    const text = res.body.toString('utf8');
+    const bad = isSuccess(res.status) ? (judge?.(res.status, text) ?? null) : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+    if (!bad) return { ok: true, status: res.status };
+    return { ok: false, status: res.status, error: bad, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()) };
+  } catch (err) {
+    return { ok: false, status: null, error: err instanceof OutboundError ? `${err.kind}: ${err.message}` : (err as Error).message };
+  }
+}
+
+async function unsealedSecrets(s: ChannelSettings, sealed: string): Promise<Record<string, string>> {
+  return JSON.parse(unseal(await s.instanceKeys.sealKey(), sealed)) as Record<string, string>;
+}
+
+/** Sends one attempt of a delivery on its channel. Never throws for the receiver's faults: they are outcomes. */
+export async function sendDelivery(db: Kysely<Database>, d: DeliveryRow, s: ChannelSettings, nowSec: number): Promise<SendResult> {
+  switch (d.channel) {
+    case 'webhook': {
+      const ep = await db.selectFrom('webhook_endpoints').select(['url', 'secret_sealed', 'active', 'deleted_at']).where('id', '=', d.endpoint_id!).executeTakeFirst();
+      if (!ep || ep.deleted_at || !ep.active) return { kind: 'abandon', reason: 'endpoint disabled or removed before delivery' };
+      const secret = unseal(await s.instanceKeys.sealKey(), ep.secret_sealed);
+      return { kind: 'attempt', outcome: await httpAttempt(ep.url, signedHeaders(secret, d.event_id, nowSec, d.body), d.body, s) };
+    }
+    case 'slack': {
+      const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
+      if (!integ) return { kind: 'abandon', reason: 'Slack integration disconnected before delivery' };
+      const secrets = await unsealedSecrets(s, integ.secrets_sealed);
+      if (secrets.webhook_url) {
+        const u = new URL(secrets.webhook_url);
+        const target = new URL(u.pathname + u.search, s.slackWebhookBaseUrl).toString();
+        return { kind: 'attempt', outcome: await httpAttempt(target, { 'content-type': 'application/json' }, d.body, s, (_st, text) => (text.trim() === 'ok' || text.trim() === '' ? null : `Slack answered: ${text.slice(0, 200)}`)) };
+      }
+      const url = `${s.slackApiBaseUrl.replace(/\/$/, '')}/chat.postMessage`;
+      const headers = { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${secrets.bot_token}` };
+      // The Web API answers 200 with { ok: false, error } on failure.
+      return { kind: 'attempt', outcome: await httpAttempt(url, headers, d.body, s, (_st, text) => (/"ok"\s*:\s*true/.test(text) ? null : `Slack answered: ${text.slice(0, 200)}`)) };
+    }
+    case 'pagerduty': {
+      const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
+      if (!integ) return { kind: 'abandon', reason: 'PagerDuty integration disconnected before delivery' };
+      const { routing_key } = await unsealedSecrets(s, integ.secrets_sealed);
+      const body = JSON.stringify({ routing_key, ...(JSON.parse(d.body) as object) });
+      return { kind: 'attempt', outcome: await httpAttempt(s.pagerDutyEventsUrl, { 'content-type': 'application/json' }, body, s) };
+    }
+    case 'email': {
+      if (!s.mailer) return { kind: 'attempt', outcome: { ok: false, status: null, error: 'SMTP_URL is not set: email alerts cannot be sent' } };
+      const m = JSON.parse(d.body) as { subject: string; text: string; html: string };
+      try {
+        await s.mailer.send({ to: d.target.split(', '), subject: m.subject, text: m.text, html: m.html });
+        return { kind: 'attempt', outcome: { ok: true, status: 250 } };
+      } catch (err) {
+        return { kind: 'attempt', outcome: { ok: false, status: null, error: `smtp: ${(err as Error).message}` } };
+      }
+    }
+    default:
+      return { kind: 'abandon', reason: `unknown channel ${d.channel}` };
+  }
+}

@@ -1,0 +1,92 @@
+import { sql, type Kysely } from 'kysely';
+import type { Bus } from '../../shared/bus/bus.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { openDegradation, recoverDegradation, type DegradationKind } from '../../shared/db/queries/degradation.queries.ts';
+import { orgUsage } from '../../shared/db/queries/usage.queries.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { limitsOf, monthStart } from '../../shared/tenancy/plans.ts';
+
+/** How often the pipeline's health is checked. */
+export const CHECK_EVERY_MS = 30_000;
+/** Dead-lettered batches within this window keep the `dead_letters` event open. */
+export const DEAD_LETTER_WINDOW_MS = 3600_000;
+
+export interface Finding {
+  kind: DegradationKind;
+  subject: string;
+  orgId: string | null;
+  degraded: boolean;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Records when the pipeline degrades and recovers (`degradation_events`, read by /v1/query/degradation):
+ * bus unreachable, database unreachable (stored once it answers again, with when it went away), batches
+ * dead-lettered in the last hour, and orgs over their monthly session quota. Endpoint disabling is recorded by
+ * the dispatcher itself. Several dispatchers may run this: one open event per (kind, subject) is kept.
+ */
+export class DegradationMonitor {
+  private readonly db: Kysely<Database>;
+  private readonly bus: Bus;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private dbDownSince: number | null = null;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(o: { db: Kysely<Database>; bus: Bus; log: Logger; now?: () => number }) {
+    this.db = o.db;
+    this.bus = o.bus;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running = this.check().then(() => undefined, (err: unknown) => this.log.warn({ err: (err as Error).message }, 'degradation check failed'));
+    }, CHECK_EVERY_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One round of checks (also called by tests). */
+  async check(): Promise<Finding[]> {
+    const now = new Date(this.now());
+    try {
+      await sql`select 1`.execute(this.db);
+    } catch (err) {
+      this.dbDownSince ??= now.getTime();
+      this.log.error({ err: (err as Error).message }, 'database unreachable');
+      return [{ kind: 'database_unreachable', subject: 'database', orgId: null, degraded: true, message: 'the database does not answer' }];
+    }
+    const findings: Finding[] = [];
+    if (this.dbDownSince !== null) {
+      const since = new Date(this.dbDownSince);
+      this.dbDownSince = null;
+      await openDegradation(this.db, { orgId: null, kind: 'database_unreachable', subject: 'database', message: 'the database did not answer', at: since });
+      await recoverDegradation(this.db, 'database_unreachable', 'database', now);
+    }
+    const busOk = await this.bus.healthy().catch(() => false);
+    findings.push({ kind: 'bus_unreachable', subject: 'bus', orgId: null, degraded: !busOk, message: `the ${this.bus.kind} bus does not accept publishes` });
+    const dl = await sql<{ n: number }>`select count(*)::int as n from dead_letters where created_at >= ${new Date(now.getTime() - DEAD_LETTER_WINDOW_MS)}`.execute(this.db);
+    const n = dl.rows[0]!.n;
+    findings.push({ kind: 'dead_letters', subject: 'pipeline', orgId: null, degraded: n > 0, message: `${n} message(s) dead-lettered in the last hour`, details: { count: n } });
+    for (const o of await this.db.selectFrom('orgs').select('id').execute()) {
+      const u = await orgUsage(this.db, o.id, monthStart(now));
+      if (!u) continue;
+      const limit = limitsOf({ plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt }, now).sessionsPerMonth;
+      findings.push({ kind: 'over_quota', subject: o.id, orgId: o.id, degraded: limit !== null && u.sessions > limit, message: `${u.sessions} sessions this month, plan ${u.plan} allows ${limit}`, details: { sessions: u.sessions, limit } });
+    }
+    for (const f of findings) {
+      if (f.degraded) {
+        if (await openDegradation(this.db, { orgId: f.orgId, kind: f.kind, subject: f.subject, message: f.message, details: f.details, at: now })) this.log.warn({ kind: f.kind, subject: f.subject }, f.message);
+      } else if (await recoverDegradation(this.db, f.kind, f.subject, now)) this.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
+    }
+    return findings;
+  }
+}

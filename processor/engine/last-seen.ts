@@ -1,0 +1,286 @@
+import { SMALL_LIMIT } from './small-collections.ts';
+
+/**
+ * Distinct ids (session ids) by the time of their latest appearance: the structure that makes a window's distinct
+ * count cost O(1) per event instead of O(sessions in the window).
+ *
+ * A session is in a window [cutoff, ∞) exactly when its latest time is ≥ cutoff, so the distinct count of any window
+ * is the number of ids whose latest time falls in a bucket at or after the cutoff. The index keeps, per bucket, how
+ * many ids have their latest time in it: `countSince` sums those counters (one per bucket held: at most 25 hours for
+ * a page, 170 for a cluster), whatever the number of sessions. `observe` moves one id between two counters.
+ * Eviction (`removeBefore`) walks only the buckets that left, through the list of ids that moved into each bucket.
+ *
+ * Each id also carries a count `n` (signals of the session in a cluster: the evidence ranking).
+ *
+ * Memory: while it holds at most SMALL_LIMIT ids the index is one flat array `[id, t, n, …]` (about 12 bytes per id
+ * plus the id string, which the event already allocated; a time in epoch ms adds a 12-byte heap number). Larger, it
+ * is a Map of {t, n} (about 40 bytes per id) plus one 4-byte slot per (id, bucket it moved into) in the bucket lists.
+ */
+
+/** Loop steps taken over stored state. Tests read it to prove a batch's work does not grow with the window. */
+export const work = { steps: 0 };
+
+/** An id's latest time and count. */
+export interface Seen {
+  t: number;
+  n: number;
+}
+
+interface Large {
+  map: Map<string, Seen>;
+  buckets: Map<number, Bucket>;
+  /** Bounds on the buckets held: every id's bucket is in [low, high]. */
+  low: number;
+  high: number;
+}
+
+interface Bucket {
+  /** Ids whose latest time is in this bucket. */
+  count: number;
+  /** Ids that moved into this bucket (each once per move; may hold ids that moved on or were removed since). */
+  ids: string[];
+}
+
+export class LastSeenIndex {
+  /** Bucket width in the unit of `t` (1 when `t` is already an hour number, HOUR_MS when `t` is epoch ms). */
+  private readonly width: number;
+  /** Small form: `[id, t, n, …]`; null once upgraded. */
+  private small: (string | number)[] | null = [];
+  /** Large form (null while small): kept apart so a small index is a 3-field object (there are millions). */
+  private large: Large | null = null;
+
+  constructor(width: number) {
+    this.width = width;
+  }
+
+  get size(): number {
+    return this.small !== null ? this.small.length / 3 : (this.large as Large).map.size;
+  }
+
+  /** Whether the index is in its Map form (more than SMALL_LIMIT ids). */
+  get isLarge(): boolean {
+    return this.small === null;
+  }
+
+  private bucketOf(t: number): number {
+    return Math.floor(t / this.width);
+  }
+
+  /** The latest time and count of `id` (a copy), or undefined. */
+  get(id: string): Seen | undefined {
+    if (this.small === null) {
+      const e = (this.large as Large).map.get(id);
+      return e === undefined ? undefined : { t: e.t, n: e.n };
+    }
+    const s = this.small;
+    for (let i = 0; i < s.length; i += 3) {
+      work.steps++;
+      if (s[i] === id) return { t: s[i + 1] as number, n: s[i + 2] as number };
+    }
+    return undefined;
+  }
+
+  /** Records `n` more appearances of `id`, the latest at `t` (earlier than the one held: only the count grows). */
+  observe(id: string, t: number, n: number): void {
+    const s = this.small;
+    if (s !== null) {
+      for (let i = 0; i < s.length; i += 3) {
+        work.steps++;
+        if (s[i] === id) {
+          if (t > (s[i + 1] as number)) s[i + 1] = t;
+          s[i + 2] = (s[i + 2] as number) + n;
+          return;
+        }
+      }
+      s.push(id, t, n);
+      // NOTE: push leaves V8's growth slack (at least 16 slots); a copy is exact, and most indexes hold 1-3 ids.
+      if (s.length / 3 > SMALL_LIMIT) this.upgrade();
+      else this.small = s.slice();
+      return;
+    }
+    const map = (this.large as Large).map;
+    const e = map.get(id);
+    if (e === undefined) {
+      map.set(id, { t, n });
+      this.enter(id, this.bucketOf(t));
+      return;
+    }
+    e.n += n;
+    if (t <= e.t) return;
+    const from = this.bucketOf(e.t);
+    const to = this.bucketOf(t);
+    e.t = t;
+    if (from === to) return;
+    this.leave(from);
+    this.enter(id, to);
+  }
+
+  /** Adds `dn` to the count of `id` (eviction subtracts the signals of the days that left). */
+  addCount(id: string, dn: number): void {
+    const s = this.small;
+    if (s === null) {
+      const e = (this.large as Large).map.get(id);
+      if (e !== undefined) e.n += dn;
+      return;
+    }
+    for (let i = 0; i < s.length; i += 3) {
+      work.steps++;
+      if (s[i] === id) {
+        s[i + 2] = (s[i + 2] as number) + dn;
+        return;
+      }
+    }
+  }
+
+  /**
+   * Number of ids whose latest time is ≥ `cutoff`, or `cap` if there are at least that many. O(buckets held) for a
+   * bucket-aligned cutoff (every window is); a cutoff inside a bucket also scans that bucket's ids, stopping once
+   * `cap` is reached.
+   */
+  countSince(cutoff: number, cap: number = Infinity): number {
+    const s = this.small;
+    if (s !== null) {
+      let n = 0;
+      for (let i = 1; i < s.length; i += 3) {
+        work.steps++;
+        if ((s[i] as number) >= cutoff) n++;
+      }
+      return Math.min(n, cap);
+    }
+    const map = (this.large as Large).map;
+    const buckets = (this.large as Large).buckets;
+    const first = this.bucketOf(cutoff);
+    const aligned = first * this.width === cutoff;
+    // Every id is at or after the cutoff (the whole window of a cluster or element, evicted daily): no bucket walk.
+    const { low, high } = this.large as Large;
+    if (aligned ? first <= low : first < low) return Math.min(map.size, cap);
+    let n = 0;
+    // Sum the buckets after the cutoff by direct lookup (a 24 h window is 25 lookups) or by walking those held.
+    const from = aligned ? first : first + 1;
+    if (high - from < buckets.size) {
+      for (let b = from; b <= high; b++) {
+        work.steps++;
+        n += buckets.get(b)?.count ?? 0;
+      }
+    } else {
+      buckets.forEach((bucket, b) => {
+        work.steps++;
+        if (b >= from) n += bucket.count;
+      });
+    }
+    const partial = aligned ? undefined : buckets.get(first);
+    if (partial !== undefined && n < cap) {
+      // The cutoff falls inside this bucket: only its ids at or after the cutoff count (each id once).
+      const seen = new Set<string>();
+      for (const id of partial.ids) {
+        work.steps++;
+        const e = map.get(id);
+        if (e !== undefined && e.t >= cutoff && this.bucketOf(e.t) === first && !seen.has(id)) {
+          seen.add(id);
+          if (++n >= cap) break;
+        }
+      }
+    }
+    return Math.min(n, cap);
+  }
+
+  /** Removes the ids whose latest time is before `cutoff`. Walks only the buckets that end before it. */
+  removeBefore(cutoff: number): void {
+    const s = this.small;
+    if (s !== null) {
+      let w = 0;
+      for (let i = 0; i < s.length; i += 3) {
+        work.steps++;
+        if ((s[i + 1] as number) >= cutoff) {
+          s[w] = s[i] as string;
+          s[w + 1] = s[i + 1] as number;
+          s[w + 2] = s[i + 2] as number;
+          w += 3;
+        }
+      }
+      s.length = w;
+      this.small = s.slice();
+      return;
+    }
+    const map = (this.large as Large).map;
+    const buckets = (this.large as Large).buckets;
+    for (const [b, bucket] of buckets) {
+      work.steps++;
+      if ((b + 1) * this.width <= cutoff) {
+        for (const id of bucket.ids) {
+          work.steps++;
+          const e = map.get(id);
+          if (e !== undefined && this.bucketOf(e.t) === b) map.delete(id);
+        }
+        buckets.delete(b);
+      } else if (b * this.width < cutoff) {
+        for (const id of bucket.ids) {
+          work.steps++;
+          const e = map.get(id);
+          if (e !== undefined && e.t < cutoff && this.bucketOf(e.t) === b) {
+            map.delete(id);
+            bucket.count--;
+          }
+        }
+      }
+    }
+    // Every id left has its latest time at or after the cutoff.
+    const large = this.large as Large;
+    large.low = Math.max(large.low, this.bucketOf(cutoff));
+    if (map.size <= SMALL_LIMIT / 2) this.downgrade();
+  }
+
+  /** Calls `fn` for every id. O(ids): for rebuilding derived state (evidence after an eviction), never per batch. */
+  forEach(fn: (id: string, t: number, n: number) => void): void {
+    const s = this.small;
+    if (s !== null) {
+      for (let i = 0; i < s.length; i += 3) {
+        work.steps++;
+        fn(s[i] as string, s[i + 1] as number, s[i + 2] as number);
+      }
+      return;
+    }
+    for (const [id, e] of (this.large as Large).map) {
+      work.steps++;
+      fn(id, e.t, e.n);
+    }
+  }
+
+  private enter(id: string, b: number): void {
+    const large = this.large as Large;
+    if (b < large.low) large.low = b;
+    if (b > large.high) large.high = b;
+    const buckets = large.buckets;
+    const bucket = buckets.get(b);
+    if (bucket === undefined) buckets.set(b, { count: 1, ids: [id] });
+    else {
+      bucket.count++;
+      bucket.ids.push(id);
+    }
+  }
+
+  private leave(b: number): void {
+    const bucket = (this.large as Large).buckets.get(b);
+    if (bucket !== undefined) bucket.count--;
+  }
+
+  private upgrade(): void {
+    const s = this.small as (string | number)[];
+    this.small = null;
+    const large: Large = { map: new Map(), buckets: new Map(), low: Infinity, high: -Infinity };
+    this.large = large;
+    for (let i = 0; i < s.length; i += 3) {
+      const id = s[i] as string;
+      const t = s[i + 1] as number;
+      large.map.set(id, { t, n: s[i + 2] as number });
+      this.enter(id, this.bucketOf(t));
+    }
+  }
+
+  private downgrade(): void {
+    const small: (string | number)[] = [];
+    for (const [id, e] of (this.large as Large).map) small.push(id, e.t, e.n);
+    this.small = small.slice();
+    this.large = null;
+  }
+}
