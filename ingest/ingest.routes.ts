@@ -11,7 +11,7 @@ import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTy
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
 import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
-import { checkTimestamps, toBatchMessage } from './normalize-batch.ts';
+import { checkTimestamps, correctClockSkew, toBatchMessage } from './normalize-batch.ts';
 import { DEFAULT_ENVIRONMENT, ignoredSelector, type SdkConfig } from '../shared/tenancy/sdk-config.ts';
 
 export interface IngestDeps {
@@ -78,7 +78,7 @@ export function ingestRouter(deps: IngestDeps): Router {
     if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
     const headerKey = bearer(ctx);
     let key = headerKey ? await authenticate(headerKey) : undefined;
-    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes));
+    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes), { replaceUnstorable: true });
     if (!key) {
       const bodyKey = (raw as { key?: unknown } | null)?.key;
       if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
@@ -92,6 +92,7 @@ export function ingestRouter(deps: IngestDeps): Router {
 
     const batch = parseInput(IngestBatchSchema, raw, 'batch');
     const receivedAt = now();
+    correctClockSkew(batch, receivedAt);
     const tsProblems = checkTimestamps(batch, receivedAt);
     if (tsProblems.length > 0) throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
 

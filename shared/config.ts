@@ -23,6 +23,10 @@ export const EnvSchema = z.object({
   DATABASE_URL: optionalUrl,
   NATS_URL: optionalUrl,
   REDIS_URL: optionalUrl,
+  /** How long a PostgreSQL pool checkout may wait for a connection before the caller sees an outage. */
+  DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
+  /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */
+  DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 3_600_000),
   FRICTION_DATA_DIR: z.string().default('./.friction'),
   /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
   EVENT_PARTITIONS: int(4, 1, 256),
@@ -32,7 +36,6 @@ export const EnvSchema = z.object({
   STREAM_PREFIX: z.string().regex(/^[A-Za-z0-9_]*$/).default(''),
   PROCESSOR_BATCH_MESSAGES: int(1000, 1, 10_000),
   PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
-  PROCESSOR_MAX_DELIVER: int(10, 1, 1000),
   /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */
   PROCESSOR_ACK_WAIT_MS: int(30_000, 1000, 600_000),
   /** UTC hour from which the nightly issue triage runs (once per site and day). */

@@ -113,11 +113,33 @@ export function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
-/** True when a failure may succeed on retry (connection loss, serialization conflict, timeouts). */
+/**
+ * True when a failure may succeed on retry without any change to the input: a backing service unreachable or
+ * overloaded (connection loss, pool or connect timeouts, admin shutdown), a serialization conflict or deadlock,
+ * a statement timeout. Stream consumers pause and retry these without limit instead of dead-lettering.
+ */
 export function isRetriable(err: unknown): boolean {
   if (err instanceof AppError) return err.retriable;
-  const code = (err as { code?: string })?.code;
-  // Postgres: connection exceptions (08*), serialization/deadlock (40*), insufficient resources (53*), admin shutdown (57P*)
-  if (typeof code === 'string' && /^(08|40|53|57P)/.test(code)) return true;
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code ?? '');
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  // Postgres: connection exceptions (08*), serialization/deadlock (40*), insufficient resources (53*),
+  // statement timeout / query canceled (57014), admin or crash shutdown (57P*).
+  if (/^(08|40|53|57P)/.test(code) || code === '57014') return true;
+  if (NETWORK_CODES.has(code)) return true;
+  // node-postgres reports pool and socket failures as plain Errors without a code.
+  if (typeof e.message === 'string' && PG_CONNECTION_MESSAGES.some((re) => re.test(e.message as string))) return true;
+  // AggregateError (several addresses refused) and wrapped causes.
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isRetriable(x))) return true;
+  return e.cause !== undefined && e.cause !== err && isRetriable(e.cause);
 }
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const PG_CONNECTION_MESSAGES = [
+  /^Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /Client has encountered a connection error/i,
+  /Client was closed and is not queryable/i,
+  /^Query read timeout$/i,
+  /the database system is (starting up|shutting down|in recovery mode)/i,
+];

@@ -83,7 +83,13 @@ export interface Infra {
  */
 export async function openInfra(config: Config, log: Logger, opts: { migrate: boolean; embeddedPath?: string } = { migrate: false }): Promise<Infra> {
   const database = await timed(log, config.DATABASE_URL ? 'connect to the database' : 'open the embedded database', () =>
-    openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR, embeddedPath: opts.embeddedPath }));
+    openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: config.FRICTION_DATA_DIR,
+      embeddedPath: opts.embeddedPath,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    }));
   if (config.DATABASE_URL) await checkDatabase(database.db, config.DATABASE_URL).catch(async (err) => {
     await database.close().catch(() => {});
     throw err;

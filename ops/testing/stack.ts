@@ -63,6 +63,8 @@ export interface TestStack {
 export interface StackOptions {
   /** Embedded PGlite+TimescaleDB, in-process bus and limiter instead of the machine's services. */
   embedded?: boolean;
+  /** An empty PostgreSQL database to use (migrated here) instead of a clone of the template (fault tests). */
+  databaseUrl?: string;
   /** Run the processor in this process (default true). */
   processor?: boolean;
   /** Extra environment (e.g. a NATS_URL of a private nats-server, INGEST_BODY_LIMIT_BYTES). */
@@ -75,14 +77,14 @@ export interface StackOptions {
 
 export async function startTestStack(opts: StackOptions = {}): Promise<TestStack> {
   const id = uniqueTestId();
-  const database = opts.embedded ? undefined : await createTestDatabase('stack');
+  const database = opts.embedded || opts.databaseUrl ? undefined : await createTestDatabase('stack');
   const config = loadConfig(
     {},
     {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       PORT: '0',
       HOST: '127.0.0.1',
-      DATABASE_URL: database?.url,
+      DATABASE_URL: opts.databaseUrl ?? database?.url,
       NATS_URL: opts.embedded ? undefined : testServices.natsUrl,
       REDIS_URL: opts.embedded ? undefined : testServices.redisUrl,
       STREAM_PREFIX: opts.embedded ? '' : `t${id}`,
@@ -102,7 +104,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
-  const infra = await openInfra(config, log, { migrate: opts.embedded === true, embeddedPath: opts.embedded ? 'memory://' : undefined });
+  const infra = await openInfra(config, log, { migrate: opts.embedded === true || opts.databaseUrl !== undefined, embeddedPath: opts.embedded ? 'memory://' : undefined });
   const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
     const email = `${role}-${uniqueTestId()}@test.example`;
@@ -128,7 +130,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     baseUrl,
     infra,
     config,
-    databaseUrl: database?.url,
+    databaseUrl: opts.databaseUrl ?? database?.url,
     tenant,
     dispatcher: dispatcher?.running.dispatcher,
     monitor: dispatcher?.running.monitor,

@@ -212,6 +212,21 @@ export interface OutboxTable {
   payload: Json;
   created_at: GeneratedTimestamp;
   published_at: Timestamp | null;
+  /** Rows of one aggregate (an issue, an alert) are published in id order; null: its own aggregate. */
+  aggregate: string | null;
+  /** Failed publishes that were the row's own fault (an unavailable bus does not count). */
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
+  /** Set when the relay gave up on the row (after OUTBOX_MAX_ATTEMPTS); it no longer holds back its aggregate. */
+  failed_at: Timestamp | null;
+}
+
+/** One row per relay role: the relay whose lease is current is the only one that publishes. */
+export interface OutboxLeaseTable {
+  name: string;
+  holder: string;
+  until: Timestamp;
 }
 
 export interface JobRunTable {
@@ -567,6 +582,7 @@ export interface Database {
   issue_updates: IssueUpdateTable;
   page_elements: PageElementTable;
   outbox: OutboxTable;
+  outbox_lease: OutboxLeaseTable;
   job_runs: JobRunTable;
   users: UserTable;
   memberships: MembershipTable;

@@ -4,6 +4,8 @@ import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
 import { clientAddressMiddleware, trustedProxyList } from './client-address.ts';
 import { errorEnvelope, ok } from './envelope.ts';
+import { ValidationError } from '../errors.ts';
+import { hasUnstorableText } from '../text.ts';
 import { httpDuration, httpRequests } from './metrics.ts';
 
 export interface HttpAppOptions {
@@ -53,6 +55,7 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
     }
   });
   app.use(errorEnvelope(log));
+  app.use(refuseUnstorableUrl);
   app.use(unversionedAliases);
   for (const mw of opts.before ?? []) app.use(mw);
   app.use(optionsInEnvelope);
@@ -80,4 +83,31 @@ const optionsInEnvelope: Koa.Middleware = async (ctx, next) => {
   if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '') {
     ctx.body = ok({ allow: (ctx.response.get('Allow') || '').split(', ').filter(Boolean) });
   }
+};
+
+/**
+ * Query parameters and path segments are text that routes compare with or store in PostgreSQL, which refuses NUL
+ * (and unpaired surrogates): checked once here, as a 400 naming the parameter, instead of a 500 in whichever
+ * query first meets it.
+ */
+const refuseUnstorableUrl: Koa.Middleware = (ctx, next) => {
+  if (ctx.querystring.includes('%')) {
+    for (const [name, value] of Object.entries(ctx.query)) {
+      for (const v of Array.isArray(value) ? value : [value ?? '']) {
+        if (hasUnstorableText(v) || hasUnstorableText(name)) {
+          throw new ValidationError(`invalid query: ${name}: contains a NUL character or an unpaired UTF-16 surrogate`, [{ path: name, message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
+        }
+      }
+    }
+  }
+  if (ctx.path.includes('%')) {
+    let decoded: string | undefined;
+    try {
+      decoded = decodeURIComponent(ctx.path);
+    } catch {
+      throw new ValidationError('invalid path: malformed percent-encoding', [{ path: 'path', message: 'malformed percent-encoding' }]);
+    }
+    if (hasUnstorableText(decoded)) throw new ValidationError('invalid path: contains a NUL character', [{ path: 'path', message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
+  }
+  return next();
 };
