@@ -11,7 +11,8 @@ import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTy
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
 import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
-import { checkTimestamps, toBatchMessage } from './normalize-batch.ts';
+import { checkTimestamps, correctClockSkew, toBatchMessage } from './normalize-batch.ts';
+import { DEFAULT_ENVIRONMENT, ignoredSelector, type SdkConfig } from '../shared/tenancy/sdk-config.ts';
 
 export interface IngestDeps {
   keys: KeyResolver;
@@ -21,9 +22,27 @@ export interface IngestDeps {
   bodyLimitBytes: number;
   /** Requests per minute per publishable key (spec: 10,000). */
   ratePerMinute: number;
+  /** Requests per minute per client IP without a valid key (UNAUTH_RATE_LIMIT_PER_MIN); beyond it 429 instead of 401. */
+  unauthPerMinute?: number;
   /** Monthly session allowance of the key's org (plan limit): over it, 429 quota_exceeded. */
   quota?: { enforce(orgId: string): Promise<void> };
+  /** The site's SDK config (cached): signals on its ignore_selectors are dropped here too, for SDKs that loaded an older config. */
+  sdkConfigs?: { get(siteId: string, environment: string): Promise<SdkConfig> };
   now?: () => number;
+}
+
+export type PublishableKey = KeyRecord & { siteId: string };
+
+/** A publishable key with scope ingest:write, of a site that is not paused; 401/403 otherwise. */
+export async function authenticatePublishable(keys: KeyResolver, key: string): Promise<PublishableKey> {
+  const rec = await keys.resolve(key);
+  if (!rec) throw new UnauthorizedError('unknown or revoked publishable key');
+  if (rec.keyType !== 'publishable' || !rec.scopes.includes('ingest:write') || !rec.siteId) {
+    throw new ForbiddenError('ingest needs a publishable key with scope ingest:write');
+  }
+  // A paused site collects nothing. 403 rather than a silent 202: the SDK drops a refused batch without retrying.
+  if (rec.siteStatus === 'paused') throw new ForbiddenError(`site ${rec.siteId} is paused: ingest resumes when its status is set back to active`);
+  return rec as PublishableKey;
 }
 
 const bearer = (ctx: Koa.Context): string | undefined => {
@@ -39,23 +58,27 @@ export function ingestRouter(deps: IngestDeps): Router {
   const now = deps.now ?? Date.now;
   const router = new Router();
 
-  const authenticate = async (key: string): Promise<KeyRecord & { siteId: string }> => {
-    const rec = await deps.keys.resolve(key);
-    if (!rec) throw new UnauthorizedError('unknown or revoked publishable key');
-    if (rec.keyType !== 'publishable' || !rec.scopes.includes('ingest:write') || !rec.siteId) {
-      throw new ForbiddenError('ingest needs a publishable key with scope ingest:write');
+  const authenticate = (key: string): Promise<PublishableKey> => authenticatePublishable(deps.keys, key);
+
+  /** Requests that present no valid key count against their address (shared with the API's budget): key guessing is bounded. */
+  const countUnauthenticated: Koa.Middleware = async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof UnauthorizedError && deps.unauthPerMinute) {
+        const d = await deps.limiter.hit(`unauth:${ctx.ip}`, deps.unauthPerMinute, 60_000);
+        if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`);
+      }
+      throw err;
     }
-    // A paused site collects nothing. 403 rather than a silent 202: the SDK drops a refused batch without retrying.
-    if (rec.siteStatus === 'paused') throw new ForbiddenError(`site ${rec.siteId} is paused: ingest resumes when its status is set back to active`);
-    return rec as KeyRecord & { siteId: string };
   };
 
-  router.post('/v1/ingest', async (ctx) => {
+  router.post('/v1/ingest', countUnauthenticated, async (ctx) => {
     // Beacons cannot set headers: they send text/plain with the key in the body.
     if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
     const headerKey = bearer(ctx);
     let key = headerKey ? await authenticate(headerKey) : undefined;
-    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes));
+    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes), { replaceUnstorable: true });
     if (!key) {
       const bodyKey = (raw as { key?: unknown } | null)?.key;
       if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
@@ -69,8 +92,25 @@ export function ingestRouter(deps: IngestDeps): Router {
 
     const batch = parseInput(IngestBatchSchema, raw, 'batch');
     const receivedAt = now();
+    correctClockSkew(batch, receivedAt);
     const tsProblems = checkTimestamps(batch, receivedAt);
     if (tsProblems.length > 0) throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
+
+    if (deps.sdkConfigs) {
+      const config = await deps.sdkConfigs.get(key.siteId, batch.context.environment ?? DEFAULT_ENVIRONMENT);
+      // segment.app_version tags the sessions of SDKs that do not name their build (the page's own value wins).
+      if (!batch.context.app_version && config.segment.app_version) batch.context.app_version = config.segment.app_version;
+      // Signals on elements the config ignores: dropped here for SDKs still running with an older config (a page
+      // loaded before the change). They are neither stored nor counted as accepted or duplicate.
+      if (config.ignore_selectors.length > 0) {
+        batch.events = batch.events.filter((e) => !(e.type === 'signal' && e.selector && ignoredSelector(e.selector, config.ignore_selectors)));
+        if (batch.events.length === 0) {
+          ctx.status = 202;
+          ctx.body = ok({ accepted: 0, duplicates: 0 });
+          return;
+        }
+      }
+    }
 
     const { message, inBatchDuplicates } = toBatchMessage(batch, key, receivedAt);
     const published = await deps.bus.publish(deps.topology.eventSubject(key.siteId), encode(message), message.batch_id);

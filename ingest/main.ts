@@ -1,11 +1,16 @@
 import type Router from '@koa/router';
-import type { Infra } from '../shared/infra.ts';
+import { databaseReady, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { ingestRouter } from './ingest.routes.ts';
 import { sdkRouter } from './sdk.routes.ts';
+import { sdkConfigRouter } from './sdk-config.routes.ts';
 import { SessionQuota } from '../shared/tenancy/quota.ts';
 
-/** The ingest role: its routes and what it needs to be ready (the stream). Never touches the database per request. */
+/**
+ * The ingest role: its routes and what it needs to be ready. Batches go to the stream; the database is read to
+ * resolve publishable keys and count the monthly session quota (both cached, so a request seldom reaches it, but a
+ * cold cache does): readiness checks both, so a load balancer does not send traffic that would answer 503.
+ */
 export function ingestRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; corsPaths: string[] } {
   return {
     routers: [
@@ -16,12 +21,18 @@ export function ingestRole(infra: Infra): { routers: Router[]; checks: Readiness
         limiter: infra.limiter,
         bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
         ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
+        unauthPerMinute: infra.config.UNAUTH_RATE_LIMIT_PER_MIN,
         quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
+        sdkConfigs: infra.sdkConfigs,
       }),
+      sdkConfigRouter({ keys: infra.keys, sdkConfigs: infra.sdkConfigs, maxAgeS: infra.config.SDK_CONFIG_MAX_AGE_S }),
       // GET /v1/sdk.js and /v1/sdk.mjs: built in the background from here on; never blocks readiness, never throws.
       sdkRouter({ log: infra.log }),
     ],
-    checks: [['bus', () => infra.bus.healthy()]],
-    corsPaths: ['/v1/ingest'],
+    checks: [
+      ['database', () => databaseReady(infra)],
+      ['bus', () => infra.bus.healthy()],
+    ],
+    corsPaths: ['/v1/ingest', '/v1/sdk-config'],
   };
 }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { checkTimestamps, normalizePage, toBatchMessage } from './normalize-batch.ts';
+import { checkTimestamps, correctClockSkew, normalizePage, toBatchMessage } from './normalize-batch.ts';
 import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
 
 test('hash routes are pages; anchors, route queries and trailing slashes are not', (t) => {
@@ -58,6 +58,23 @@ test('timestamps more than 1 h ahead or 30 days old are named per event', (t) =>
   b.events[1].ts = now + 2 * 3600_000;
   b.events[2].ts = now - 31 * 86_400_000;
   t.deepEqual(checkTimestamps(b, now).map((p) => p.path), ['events[1].ts', 'events[2].ts']);
+});
+
+test('clock skew: events move by the device clock error in whole minutes; latency and small drift move nothing', (t) => {
+  const sent = 1_700_000_000_000;
+  const fast = batch(['00000000-0000-4000-8000-000000000001']);
+  // The device clock is an hour and 7 s fast; the request took 300 ms.
+  const received = sent - 3_600_000 - 7_000 + 300;
+  t.is(correctClockSkew(fast, received), -3_600_000);
+  t.is(fast.events[0].ts, sent - 3_600_000);
+  t.deepEqual(checkTimestamps(fast, received), [], 'an hour-fast device is no longer refused');
+  // A retry a little later measures a slightly different error, yet gets the same correction: same stored identity.
+  const retry = batch(['00000000-0000-4000-8000-000000000001']);
+  t.is(correctClockSkew(retry, received + 1200), -3_600_000);
+  t.is(retry.events[0].ts, fast.events[0].ts);
+  const honest = batch(['00000000-0000-4000-8000-000000000002']);
+  t.is(correctClockSkew(honest, sent + 25_000), 0);
+  t.is(honest.events[0].ts, sent);
 });
 
 test('normalizing a page twice changes nothing, and no query survives', (t) => {

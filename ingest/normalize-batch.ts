@@ -40,7 +40,23 @@ export function normalizePage(page: string): string {
   return p + route;
 }
 
-/** Event timestamps outside [now - 30 d, now + 1 h] are refused, naming each event. */
+/** Clock corrections are whole minutes: below half a minute the difference is network latency, not a wrong clock. */
+export const SKEW_STEP_MS = 60_000;
+
+/**
+ * Corrects the batch's event times by the device's clock error, measured as `receivedAt - sent_at` (both stamp the
+ * same moment, the send, by two clocks) and rounded to whole minutes, so latency never moves an event and every
+ * retry of a batch gets the same correction (its events keep their stored identity `(site, id, ts)`). Returns
+ * the correction applied in ms (0 for a device whose clock is within half a minute of ours).
+ */
+export function correctClockSkew(batch: IngestBatch, receivedAt: number): number {
+  const correction = Math.round((receivedAt - batch.sent_at) / SKEW_STEP_MS) * SKEW_STEP_MS;
+  if (correction === 0) return 0;
+  for (const e of batch.events) e.ts += correction;
+  return correction;
+}
+
+/** Event timestamps outside [now - 30 d, now + 1 h] (after the clock correction) are refused, naming each event. */
 export function checkTimestamps(batch: IngestBatch, now: number): ErrorDetail[] {
   const out: ErrorDetail[] = [];
   batch.events.forEach((e, i) => {

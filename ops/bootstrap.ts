@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Infra } from '../shared/infra.ts';
 import { InstanceKeys } from '../shared/auth/instance-keys.ts';
-import { signUserToken } from '../shared/auth/jwt.ts';
+import { startSession } from '../shared/auth/sessions.ts';
 import { hashPassword } from '../shared/auth/passwords.ts';
 import { findUserByEmail } from '../shared/db/queries/accounts.queries.ts';
 import { randomToken } from '../shared/ids.ts';
@@ -61,8 +61,9 @@ async function createOwner(infra: Infra, orgId: string): Promise<{ email: string
 
 async function ownerToken(infra: Infra, email: string, orgId: string): Promise<string> {
   const user = await findUserByEmail(infra.database.db, email);
-  const keys = new InstanceKeys(infra.database.db, infra.config.FRICTION_SECRET);
-  return signUserToken(await keys.jwtKey(), { userId: user!.id, orgId }, infra.config.JWT_TTL_SECONDS).token;
+  const keys = new InstanceKeys(infra.database.db, infra.config);
+  const policy = { tokenTtlSec: infra.config.JWT_TTL_SECONDS, sessionMaxSec: infra.config.SESSION_MAX_SECONDS };
+  return (await startSession(infra.database.db, keys, { userId: user!.id, orgId }, policy, new Date())).token;
 }
 
 function writeCredentials(file: string, creds: Credentials): void {

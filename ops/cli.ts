@@ -1,35 +1,20 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
-import { openInfra, closeInfra, type Infra } from '../shared/infra.ts';
-import { migrateToLatest } from '../shared/db/migrator.ts';
-import { openDatabase } from '../shared/db/connection.ts';
-import { ingestRole } from '../ingest/main.ts';
-import { apiRole } from '../api/main.ts';
-import { processorRole } from '../processor/main.ts';
-import { dispatcherRole } from '../processor/dispatcher/main.ts';
-import { serveRoles, closeServer, type RoleHttp } from './server.ts';
-import { ensureDemoCredentials } from './bootstrap.ts';
+import { createServer } from 'node:net';
 import type { Server } from 'node:http';
-import { parseArgs } from 'node:util';
+// Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
+// option or a port in use answer at once instead of after loading every role.
+import type { Infra } from '../shared/infra.ts';
+import type { RoleHttp } from './server.ts';
+import type { ensureDemoCredentials } from './bootstrap.ts';
 
-const USAGE = `friction <command>
+/** Same class the infra module throws; defined there, re-exported lazily would lose instanceof: compare by name. */
+const isStartupError = (err: unknown): err is Error => err instanceof Error && err.name === 'StartupError';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
 
-  start        every role in one process (embedded database, bus and limiter unless configured)
-  ingest       the ingest role only
-  processor    the processor role only
-  api          the api role only
-  dispatcher   the dispatcher role only (webhooks, Slack, PagerDuty, email; any number may run)
-  migrate      apply database migrations
-  bootstrap    create the demo org, site and keys if missing; print them (split deployments)
-  recompute --site ID [--write]
-               recompute a site's scores, issues and elements from its raw rows; report (and rewrite) differences
-  demo         send realistic synthetic SDK traffic to a running instance (reads credentials.json)
-  bench NAME   run a benchmark (pipeline, sdk, verify, ...)
-  deploy record|check
-               record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help
-
-Configuration is read from the environment; see the README's configuration table.`;
 
 type Stopper = () => Promise<void>;
 
@@ -56,23 +41,44 @@ function onShutdown(log: Infra['log'], timeoutMs: number, stop: Stopper): void {
   process.on('SIGTERM', handler);
 }
 
+const startupError = (message: string): Error => Object.assign(new Error(message), { name: 'StartupError' });
+
+/** Fails at once, before any slow start-up work, when the port cannot be bound. */
+async function assertPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
+      reject(startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`));
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
+  await assertPortFree(config.PORT, config.HOST);
+  const t0 = performance.now();
+  const [{ openInfra, closeInfra, timed }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
+    import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('../processor/dispatcher/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
+  ]);
+  log.info({ step: 'load modules', ms: Math.round(performance.now() - t0) }, 'start-up: modules loaded');
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
   const infra = await openInfra(config, log, { migrate: name === 'start' });
   const http: RoleHttp[] = [];
   if (roles.includes('ingest')) http.push(ingestRole(infra));
   const api = roles.includes('api') ? apiRole(infra) : undefined;
   if (api) http.push(api);
-  const processor = roles.includes('processor') ? await processorRole(infra).start() : undefined;
+  const processor = roles.includes('processor') ? await timed(log, 'start the processor (rebuild its state)', () => processorRole(infra).start()) : undefined;
   if (processor) http.push(processor.http);
   const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
   if (dispatcher) http.push(dispatcher.http);
   // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
   // the address is only known after listening: then it is written right after).
   const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
-  let demo = name === 'start' && plannedBaseUrl ? await ensureDemoCredentials(infra, plannedBaseUrl) : undefined;
-  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST);
+  let demo = name === 'start' && plannedBaseUrl ? await timed(log, 'demo tenant', () => ensureDemoCredentials(infra, plannedBaseUrl)) : undefined;
+  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST, { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   log.info({ port, roles }, 'listening');
@@ -124,56 +130,78 @@ List alert rules as the owner:
 `);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help') {
-    process.stdout.write(`${USAGE}\n`);
-    return;
+/** Option parsers: a bad value is one line naming the option, and exit 1, before anything starts. */
+const wholeNumber = (min: number, max: number) => (v: string): number => {
+  if (!/^\d+$/.test(v) || +v < min || +v > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+  return +v;
+};
+const httpUrl = (v: string): string => {
+  if (!/^https?:\/\/[^/\s]+/.test(v)) throw new InvalidArgumentError('must be an http(s) URL such as http://localhost:8080');
+  return v.replace(/\/+$/, '');
+};
+const publishableKey = (v: string): string => {
+  if (!/^svc_pub_\w+$/.test(v)) throw new InvalidArgumentError('must be a publishable key (svc_pub_…), e.g. publishable_key in .friction/credentials.json');
+  return v;
+};
+const uuidArg = (v: string): string => {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new InvalidArgumentError('must be a site id (uuid)');
+  return v.toLowerCase();
+};
+
+/** The whole CLI: one command per role or task, each with its own --help and validated options. */
+export function cliProgram(): Command {
+  const program = new Command('friction')
+    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (README, Configuration).')
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
+
+  program.command('start').description('every role in one process on PORT (embedded database, bus and limiter unless configured)')
+    .action(() => runRoles(loadConfig(), ['ingest', 'api', 'processor', 'dispatcher'], 'start'));
+  for (const role of ['ingest', 'processor', 'api', 'dispatcher'] as const) {
+    program.command(role).description(`the ${role} role only, on PORT`).action(() => runRoles(loadConfig(), [role], role));
   }
-  if (command === 'deploy') {
-    const { runDeployCommand } = await import('./deploy-cli.ts');
-    process.exitCode = await runDeployCommand(rest);
-    return;
-  }
-  if (command === 'bench') {
-    const { runBenchCommand } = await import('./bench/index.ts');
-    return runBenchCommand(rest);
-  }
-  const config = loadConfig();
-  switch (command) {
-    case 'start':
-      return runRoles(config, ['ingest', 'api', 'processor', 'dispatcher'], 'start');
-    case 'ingest':
-    case 'api':
-    case 'processor':
-    case 'dispatcher':
-      return runRoles(config, [command], command);
-    case 'migrate': {
+
+  program.command('migrate').description('apply database migrations (retries the connection for MIGRATE_CONNECT_TIMEOUT_MS)')
+    .action(async () => {
+      const config = loadConfig();
+      const { openDatabase } = await import('../shared/db/connection.ts');
+      const { migrateToLatest } = await import('../shared/db/migrator.ts');
+      const { waitForDatabase } = await import('../shared/infra.ts');
       const log = createLogger(config.LOG_LEVEL, { role: 'migrate' });
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
-      const applied = await migrateToLatest(db.db, log);
-      process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
-      await db.close();
-      return;
-    }
-    case 'bootstrap': {
-      const log = createLogger(config.LOG_LEVEL, { role: 'bootstrap' });
-      const infra = await openInfra(config, log, { migrate: false });
+      try {
+        if (config.DATABASE_URL) await waitForDatabase(db.db, config.DATABASE_URL, config.MIGRATE_CONNECT_TIMEOUT_MS, log);
+        const applied = await migrateToLatest(db.db, log);
+        process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
+      } finally {
+        await db.close();
+      }
+    });
+
+  program.command('bootstrap').description('create the demo org, site and keys if missing, and print them (split deployments)')
+    .action(async () => {
+      const config = loadConfig();
+      const { openInfra, closeInfra } = await import('../shared/infra.ts');
+      const { ensureDemoCredentials } = await import('./bootstrap.ts');
+      const infra = await openInfra(config, createLogger(config.LOG_LEVEL, { role: 'bootstrap' }), { migrate: false });
       try {
         printCredentials(infra, await ensureDemoCredentials(infra, config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`));
       } finally {
         await closeInfra(infra);
       }
-      return;
-    }
-    case 'recompute': {
-      const { values } = parseArgs({ args: rest, options: { site: { type: 'string' }, write: { type: 'boolean', default: false } } });
-      if (!values.site) throw new ConfigError(['recompute: --site <site id> is required']);
+    });
+
+  program.command('recompute').description('recompute a site\'s scores, issues and elements from its raw rows; report (and rewrite) differences; exit 3 when differences were found and not written')
+    .requiredOption('--site <uuid>', 'the site id', uuidArg)
+    .option('--write', 'rewrite the site\'s derived rows', false)
+    .action(async (o: { site: string; write: boolean }) => {
+      const config = loadConfig();
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
+      const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
       try {
         const { recomputeSiteCommand } = await import('../processor/recompute-site.ts');
-        const r = await recomputeSiteCommand(db.db, values.site, Date.now(), values.write, log);
+        const r = await recomputeSiteCommand(db.db, o.site, Date.now(), o.write, log);
         process.stdout.write(`recomputed site ${r.siteId} from ${r.rows} stored rows${r.written ? ' and rewrote its derived rows' : ''}\n`);
         for (const [what, part] of [['pages', r.pages], ['issues', r.issues], ['elements', r.elements]] as const) {
           process.stdout.write(`  ${what}: ${part.differing.length} differing\n`);
@@ -183,20 +211,42 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.close();
       }
-      return;
-    }
-    case 'demo': {
+    });
+
+  program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json)')
+    .option('--sessions <n>', 'visitor sessions to send', wholeNumber(1, 100_000), 300)
+    .option('--base-url <url>', 'the Friction (ingest) base URL; default base_url of credentials.json', httpUrl)
+    .option('--key <svc_pub_…>', 'publishable key; default publishable_key of credentials.json', publishableKey)
+    .action(async (o: { sessions: number; baseUrl?: string; key?: string }) => {
       const { runDemo } = await import('./demo.ts');
-      return runDemo(config, rest);
-    }
-    default:
-      process.stderr.write(`unknown command: ${command}\n\n${USAGE}\n`);
-      process.exitCode = 2;
-  }
+      await runDemo(loadConfig(), o);
+    });
+
+  program.command('deploy').description('record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help')
+    .argument('[args...]', 'record|check and their options')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const { runDeployCommand } = await import('./deploy-cli.ts');
+      process.exitCode = await runDeployCommand(args);
+    });
+
+  program.command('bench').description('run a benchmark: pipeline, engine or sdk (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine or sdk')
+    .argument('[options...]')
+    .allowUnknownOption()
+    .action(async (name: string, rest: string[]) => {
+      const { runBenchCommand } = await import('./bench/index.ts');
+      await runBenchCommand([name, ...rest]);
+    });
+  return program;
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else process.stderr.write(`${err?.stack ?? err}\n`);
-  process.exit(1);
-});
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  cliProgram().parseAsync(process.argv).catch((err) => {
+    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see the README's Configuration table)\n`);
+    else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
+    else process.stderr.write(`${err?.stack ?? err}\n`);
+    process.exit(1);
+  });
+}

@@ -8,7 +8,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import type { Config } from '../shared/config.ts';
 import { Progress } from './bench/progress.ts';
 
@@ -66,10 +65,24 @@ export function visitorJourney(start: number): DemoEvent[] {
   return events;
 }
 
-export async function runDemo(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { sessions: { type: 'string', default: '300' }, 'base-url': { type: 'string' }, key: { type: 'string' } } });
-  let baseUrl = values['base-url'];
-  let key = values.key;
+/** Stops the demo with one line (the CLI prints it as `friction: …` and exits 1). */
+const stop = (message: string): Error => Object.assign(new Error(message), { name: 'StartupError' });
+
+const why = (err: unknown): string => {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED' ? 'connection refused' : cause?.code ?? cause?.message ?? (err as Error).message;
+};
+
+/** Options already validated by the CLI (ops/cli.ts). */
+export interface DemoOptions {
+  sessions: number;
+  baseUrl?: string;
+  key?: string;
+}
+
+export async function runDemo(config: Config, o: DemoOptions): Promise<void> {
+  let baseUrl = o.baseUrl;
+  let key = o.key;
   if (!baseUrl || !key) {
     const file = join(config.FRICTION_DATA_DIR, 'credentials.json');
     try {
@@ -77,10 +90,10 @@ export async function runDemo(config: Config, args: string[]): Promise<void> {
       baseUrl ??= creds.base_url;
       key ??= creds.publishable_key;
     } catch {
-      throw new Error(`no ${file}: start Friction first (npm start), or pass --base-url and --key`);
+      throw stop(`no ${file}: start Friction first (npm start), or pass --base-url and --key`);
     }
   }
-  const sessions = Number(values.sessions);
+  const sessions = o.sessions;
   const progress = new Progress('demo traffic', sessions);
   let events = 0;
   let failed = 0;
@@ -93,11 +106,19 @@ export async function runDemo(config: Config, args: string[]): Promise<void> {
       context: { device: devices[s % devices.length], viewport: { w: 1280, h: 800 }, source: ['google', 'newsletter', 'direct'][s % 3] },
       events: journey,
     };
-    const res = await fetch(`${baseUrl}/v1/ingest`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}/v1/ingest`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .catch((err: unknown) => {
+        throw stop(`cannot reach ${baseUrl}/v1/ingest (--base-url): ${why(err)}. Is Friction running (npm start)?`);
+      });
     if (res.status === 202) events += journey.length;
-    else failed++;
+    else if (res.status === 401 || res.status === 403) {
+      const answer = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      throw stop(`${baseUrl} refused the key ${key!.slice(0, 12)}… (--key): ${res.status} ${answer?.error?.message ?? ''}. Use the publishable_key of .friction/credentials.json.`);
+    } else failed++;
     progress.update(s + 1, `${events} events`);
   }
   progress.done(`${events} events`);
   process.stdout.write(`sent ${sessions - failed} sessions (${events} events)${failed ? `, ${failed} batches refused` : ''} to ${baseUrl}\n`);
+  if (failed === sessions) throw stop(`every batch was refused by ${baseUrl}: see its log`);
+  if (failed > 0) process.exitCode = 1;
 }

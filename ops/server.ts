@@ -12,12 +12,20 @@ export interface RoleHttp {
 }
 
 /** Serves the given roles' routes plus /healthz, /readyz, /metrics on one port. Resolves once listening. */
-export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string): Promise<Server> {
+export interface ServeOptions {
+  /** TRUSTED_PROXIES: whose X-Forwarded-For is believed. */
+  trustedProxies?: string;
+  /** METRICS_TOKEN: the Bearer token /metrics requires (unset: loopback only). */
+  metricsToken?: string;
+}
+
+export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string, opts: ServeOptions = {}): Promise<Server> {
   const checks = dedupeChecks(roles.flatMap((r) => r.checks));
   const app = createHttpApp({
     role: name,
     log,
-    routers: [opsRouter(name, checks), ...roles.flatMap((r) => r.routers)],
+    trustedProxies: opts.trustedProxies,
+    routers: [opsRouter(name, checks, { metricsToken: opts.metricsToken }), ...roles.flatMap((r) => r.routers)],
     before: [ingestCors(roles.flatMap((r) => r.corsPaths ?? []))],
     requestLogLevel: name === 'ingest' ? 'debug' : 'info',
   });

@@ -7,6 +7,7 @@ import type { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
+import { pageWindowStart } from './engine/time.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
 
@@ -39,7 +40,12 @@ export class FrictionEngineSink implements FreshEventsSink {
     // Staging traffic never moves production scores, issues or alerts; the deploy cycle measures it from `events`.
     const fresh = stored.filter((e) => e.environment !== 'staging');
     const now = this.now();
-    const scores = await this.scores.stage(trx, fresh, now);
+    // Events older than the 24-hour score window change no score (reads ignore their hours), but folded they would
+    // give their page a window with zero sessions in it, and a score row: a phantom page. They stay stored and
+    // count in sessions and clusters as before.
+    const windowStart = pageWindowStart(now);
+    const scored = fresh.some((e) => e.ts < windowStart) ? fresh.filter((e) => e.ts >= windowStart) : fresh;
+    const scores = await this.scores.stage(trx, scored, now);
     const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
     // Score-following alert rules, in the batch's transaction: an alert exists exactly when its scores do.
     const alerted = (await this.alerts?.onScores(trx, fresh, now)) ?? 0;
@@ -56,9 +62,14 @@ export class FrictionEngineSink implements FreshEventsSink {
    */
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
     const now = this.now();
-    await this.scores.tick(db, now);
+    // One transaction for the scores and issues time changed: a failed tick writes nothing, and the keepers keep
+    // what it was to write (pages emptied, clusters evicted) for the next one, so it changes nothing either.
     const pageSessions = (s: string, p: string) => this.scores.pageSessions(s, p, now);
-    const notified = await this.issues.tick(db, now, pageSessions);
+    const notified = await db.transaction().execute(async (trx) => {
+      const scored = await this.scores.tick(trx, now);
+      const issues = await this.issues.tick(trx, now, pageSessions);
+      return { commit: () => (scored.commit(), issues.commit()), notified: issues.notified };
+    }).then((r) => (r.commit(), r.notified));
     await runDueTriage(db, siteIds, now, triageHourUtc, {
       pageSessions,
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
 import type { Database } from '../shared/db/database.ts';
 import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
@@ -8,6 +8,7 @@ import { insertDeadLetter } from './store/dead-letters.store.ts';
 import { storeEvents, type StoredEvent } from './store/events.store.ts';
 import type { RunBulkTransaction } from '../shared/db/bulk.ts';
 import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
+import type { TickGate } from './tick-gate.ts';
 
 /**
  * Derives state from newly stored events inside the batch transaction (scores, clusters). It must not change
@@ -25,10 +26,14 @@ export interface EventsConsumerOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
-  maxDeliver: number;
   signal: AbortSignal;
   log: Logger;
-  onBatch?: (stats: { messages: number; events: number; fresh: number }) => void;
+  onPause?: (paused: boolean) => void;
+  /** Batches hold it shared; the tick holds it alone (see TickGate). */
+  gate?: TickGate;
+  onBatch?: (stats: { messages: number; events: number; fresh: number; seconds: number }) => void;
+  /** Called after a dead letter is stored (metrics). */
+  onDeadLetter?: () => void;
 }
 
 /** Stores one transaction per fetched batch: events, signals, sessions, and whatever the sink derives. */
@@ -51,14 +56,20 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     schema: EventBatchMessageSchema,
     batchMessages: o.batchMessages,
     fetchExpiresMs: o.fetchExpiresMs,
-    maxDeliver: o.maxDeliver,
+    probe: async () => {
+      await sql`select 1`.execute(o.db);
+      return true;
+    },
+    onPause: o.onPause,
     signal: o.signal,
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {
+      const t0 = performance.now();
       const batches = items.map((i) => i.value);
-      const fresh = await storeBatch(o.bulk, o.sink, batches);
-      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length });
+      const store = () => storeBatch(o.bulk, o.sink, batches);
+      const fresh = o.gate ? await o.gate.shared(store) : await store();
+      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length, seconds: (performance.now() - t0) / 1000 });
     },
-    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).catch((err) => o.log.error({ err }, 'dead-letter insert failed')),
+    deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).then(() => o.onDeadLetter?.()),
   });
 }

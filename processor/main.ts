@@ -10,6 +10,7 @@ import { FrictionEngineSink } from './engine-sink.ts';
 import { OutboxRelay } from './notify/outbox-relay.ts';
 import { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { listSiteIds } from './store/scores.store.ts';
+import { TickGate } from './tick-gate.ts';
 
 /** How often hours (days) that left the score (cluster) window are evicted and their pages and issues updated. */
 const TICK_MS = 5 * 60_000;
@@ -25,6 +26,7 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       const owned = new Set(partitions);
       await keeper.rebuild(infra.database.db, (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))));
       relay.start();
+      const gate = new TickGate();
       const running = await startProcessor({
         db: infra.database.db,
         bulk: infra.database.bulk,
@@ -34,13 +36,16 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         sink: keeper,
         batchMessages: config.PROCESSOR_BATCH_MESSAGES,
         fetchExpiresMs: config.PROCESSOR_FETCH_EXPIRES_MS,
-        maxDeliver: config.PROCESSOR_MAX_DELIVER,
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
+        gate,
       });
       // Sites created after start are picked up by the tick (their first batch is rebuilt from nothing anyway).
       const ownedSites = async () => (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
-      const tick = async () => keeper.tick(infra.database.db, await ownedSites(), config.TRIAGE_HOUR_UTC, log);
+      const tick = async () => {
+        const sites = await ownedSites();
+        await gate.exclusive(() => keeper.tick(infra.database.db, sites, config.TRIAGE_HOUR_UTC, log));
+      };
       const timer = setInterval(() => {
         tick().catch((err) => log.warn({ err }, 'engine tick failed'));
       }, TICK_MS);

@@ -7,7 +7,8 @@ import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.t
 import type { Logger } from '../shared/logger.ts';
 import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
 import { Counter } from 'prom-client';
-import { registry } from '../shared/http/metrics.ts';
+import { deadLetters, outboxBacklog, processorBatchDuration, processorLag, registry } from '../shared/http/metrics.ts';
+import type { TickGate } from './tick-gate.ts';
 
 const processed = new Counter({
   name: 'friction_processor_events_total',
@@ -25,9 +26,9 @@ export interface ProcessorOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
-  maxDeliver: number;
   ackWaitMs: number;
   log: Logger;
+  gate?: TickGate;
 }
 
 export interface RunningProcessor {
@@ -45,7 +46,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
   const abort = new AbortController();
   const loops = await Promise.all(
     o.partitions.map(async (p) => {
-      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { maxDeliver: o.maxDeliver, batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
+      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
       // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
       const loop = runEventsConsumer({
         db: o.db,
@@ -55,19 +56,31 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
         sink: o.sink,
         batchMessages: o.batchMessages,
         fetchExpiresMs: o.fetchExpiresMs,
-        maxDeliver: o.maxDeliver,
         signal: abort.signal,
+        gate: o.gate,
         log: o.log.child({ partition: p }),
-        onBatch: ({ events, fresh }) => {
+        onBatch: ({ events, fresh, seconds }) => {
           processed.inc({ outcome: 'stored' }, fresh);
           processed.inc({ outcome: 'duplicate' }, events - fresh);
+          processorBatchDuration.observe(seconds);
         },
+        onDeadLetter: () => deadLetters.inc(),
       });
+      const unlisten = processorLag.add(async () => {
+        const { pending, ackPending } = await consumer.pending();
+        return [{ labels: { partition: String(p) }, value: pending + ackPending }];
+      });
+      void loop.then(unlisten, unlisten);
       return { loop };
     }),
   );
+  const unlistenOutbox = outboxBacklog.add(async () => {
+    const row = await o.db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('published_at', 'is', null).executeTakeFirstOrThrow();
+    return [{ labels: {}, value: Number(row.n) }];
+  });
   o.log.info({ partitions: o.partitions }, 'processor consuming');
   const done = Promise.all(loops.map((l) => l.loop)).then(() => undefined);
+  void done.finally(unlistenOutbox).catch(() => {});
   return {
     done,
     stop: async () => {

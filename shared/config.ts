@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Empty strings in the environment mean "unset", so `DATABASE_URL=` selects the embedded default. */
@@ -22,6 +23,10 @@ export const EnvSchema = z.object({
   DATABASE_URL: optionalUrl,
   NATS_URL: optionalUrl,
   REDIS_URL: optionalUrl,
+  /** How long a PostgreSQL pool checkout may wait for a connection before the caller sees an outage. */
+  DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
+  /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */
+  DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 3_600_000),
   FRICTION_DATA_DIR: z.string().default('./.friction'),
   /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
   EVENT_PARTITIONS: int(4, 1, 256),
@@ -31,7 +36,6 @@ export const EnvSchema = z.object({
   STREAM_PREFIX: z.string().regex(/^[A-Za-z0-9_]*$/).default(''),
   PROCESSOR_BATCH_MESSAGES: int(1000, 1, 10_000),
   PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
-  PROCESSOR_MAX_DELIVER: int(10, 1, 1000),
   /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */
   PROCESSOR_ACK_WAIT_MS: int(30_000, 1000, 600_000),
   /** UTC hour from which the nightly issue triage runs (once per site and day). */
@@ -39,11 +43,26 @@ export const EnvSchema = z.object({
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
   INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   KEY_CACHE_TTL_MS: int(30_000, 0),
+  /** How long ingest trusts a cached SDK config (changes are also broadcast to every replica). */
+  SDK_CONFIG_CACHE_TTL_MS: int(30_000, 0),
+  /** Cache-Control max-age of GET /v1/sdk-config: how long a browser may reuse a config before revalidating. */
+  SDK_CONFIG_MAX_AGE_S: int(60, 0, 86_400),
   SHUTDOWN_TIMEOUT_MS: int(30_000, 100),
-  /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once, kept in the database. */
+  /** How long `friction migrate` retries its database connection before it gives up (containers start in any order). */
+  MIGRATE_CONNECT_TIMEOUT_MS: int(30_000, 0),
+  /** Instance secret (user tokens, sealed webhook/integration secrets). Unset: generated once into FRICTION_DATA_DIR/instance-secret (mode 0600). */
   FRICTION_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(32).optional()),
-  /** Lifetime of a user token (login, signup). */
-  JWT_TTL_SECONDS: int(12 * 3600, 60, 30 * 24 * 3600),
+  /** Lifetime of a user token; renewed with POST /v1/auth/refresh while its session lives. */
+  JWT_TTL_SECONDS: int(15 * 60, 60, 24 * 3600),
+  /** Longest life of a session (a login): renewal stops after this, and the user logs in again. */
+  SESSION_MAX_SECONDS: int(7 * 24 * 3600, 300, 90 * 24 * 3600),
+  /**
+   * Proxies whose X-Forwarded-For is believed (comma-separated IPs or CIDRs). Empty: the header is ignored and
+   * the client address is the TCP peer, so nobody can choose the address the per-IP limits count against.
+   */
+  TRUSTED_PROXIES: z.preprocess((v) => (v === undefined ? '' : v), z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges')),
+  /** Bearer token /metrics requires. Unset: /metrics answers loopback peers only. */
+  METRICS_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   /** scrypt cost of new password hashes (a power of two); stored hashes keep their own. */
   PASSWORD_SCRYPT_N: int(32_768, 1024, 1_048_576).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Spec limits: read API per org, write API per org, guide surface per site; auth routes per client IP. */
@@ -51,6 +70,10 @@ export const EnvSchema = z.object({
   WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
   GUIDE_RATE_LIMIT_PER_MIN: int(200, 1),
   AUTH_RATE_LIMIT_PER_MIN: int(20, 1),
+  /** Sign-in attempts per account (email) per 15 minutes, whatever address they come from. */
+  LOGIN_ATTEMPTS_PER_ACCOUNT: int(10, 1),
+  /** Requests per minute per client IP that present no valid credential (401s) on the API. */
+  UNAUTH_RATE_LIMIT_PER_MIN: int(60, 1),
   /** How long ingest trusts an org's monthly session count before counting again. */
   QUOTA_CACHE_TTL_MS: int(60_000, 0),
   /**
@@ -66,7 +89,7 @@ export const EnvSchema = z.object({
   SCREENSHOTS_PER_SITE_PER_DAY: int(50, 1, 100_000),
   /** Deadline of one capture (navigation and render); past it the capture fails as `render_failed`. */
   SCREENSHOT_TIMEOUT_MS: int(15_000, 1000, 120_000),
-  /** SMTP server for email alerts (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log. */
+  /** SMTP server for email alerts and account mail (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log; addresses are not verified. */
   SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
   /** Sender address of emails. */
   SMTP_FROM: z.string().default('Friction <friction@localhost>'),
@@ -78,6 +101,21 @@ export const EnvSchema = z.object({
   PAGERDUTY_EVENTS_URL: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
 });
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
+
+function validProxyList(v: string): boolean {
+  return v.split(',').map((p) => p.trim()).filter(Boolean).every((p) => parseCidr(p) !== null);
+}
+
+/** `10.0.0.0/8`, `::1`, `192.168.1.5` → address, prefix and family; null when malformed. */
+export function parseCidr(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address, bits, ...rest] = entry.trim().split('/');
+  const v = isIP(address);
+  if (!v || rest.length) return null;
+  const max = v === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : Number(bits);
+  if (!/^\d+$/.test(bits ?? String(max)) || prefix > max) return null;
+  return { address, prefix, family: v === 4 ? 'ipv4' : 'ipv6' };
+}
 
 /** Thrown when the environment is invalid; lists every bad variable. */
 export class ConfigError extends Error {

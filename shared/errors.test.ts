@@ -16,3 +16,14 @@ test('anything else unknown stays a 500 server_error that does not leak its mess
   t.is(e.code, 'server_error');
   t.is(e.message, 'internal server error');
 });
+
+test('a unique violation (a duplicate write racing another) is 409 conflict, also when wrapped; the constraint is not named', (t) => {
+  const pg = Object.assign(new Error('duplicate key value violates unique constraint "invitations_pending_idx"'), { code: '23505' });
+  for (const err of [pg, new Error('wrapped', { cause: pg })]) {
+    const e = toAppError(err);
+    t.is(e.status, 409);
+    t.is(e.code, 'conflict');
+    t.false(e.message.includes('invitations_pending_idx'));
+  }
+  t.is(toAppError(Object.assign(new Error('fk'), { code: '23503' })).status, 500, 'other integrity errors are not conflicts');
+});

@@ -55,8 +55,8 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 export class ConflictError extends AppError {
-  constructor(message: string) {
-    super('conflict', 409, message);
+  constructor(message: string, cause?: unknown) {
+    super('conflict', 409, message, { cause });
   }
 }
 export class PayloadTooLargeError extends AppError {
@@ -97,16 +97,49 @@ export function toAppError(err: unknown): AppError {
     if (e.status === 403) return new ForbiddenError(e.message);
     if (e.status >= 400 && e.status < 500) return new AppError('invalid_input', 400, e.message ?? 'bad request');
   }
+  // A unique violation is a duplicate write (two identical requests racing, or a repeat): the client's conflict,
+  // never a 500. Routes that document an upsert avoid reaching this; everything else answers 409 here, once.
+  if (isUniqueViolation(err)) return new ConflictError('this already exists: a concurrent or repeated request created it', err);
   // A database or network outage is not a bug of the request: 503 with Retry-After, so clients (the SDK) retry.
   if (isRetriable(err)) return new UnavailableError('a backing service is unavailable; retry shortly', 2, err);
   return new InternalError(err);
 }
 
-/** True when a failure may succeed on retry (connection loss, serialization conflict, timeouts). */
+/** Postgres SQLSTATE 23505 (node-postgres and PGlite both carry it as `code`), possibly wrapped as a cause. */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === '23505') return true;
+  }
+  return false;
+}
+
+/**
+ * True when a failure may succeed on retry without any change to the input: a backing service unreachable or
+ * overloaded (connection loss, pool or connect timeouts, admin shutdown), a serialization conflict or deadlock,
+ * a statement timeout. Stream consumers pause and retry these without limit instead of dead-lettering.
+ */
 export function isRetriable(err: unknown): boolean {
   if (err instanceof AppError) return err.retriable;
-  const code = (err as { code?: string })?.code;
-  // Postgres: connection exceptions (08*), serialization/deadlock (40*), insufficient resources (53*), admin shutdown (57P*)
-  if (typeof code === 'string' && /^(08|40|53|57P)/.test(code)) return true;
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code ?? '');
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  // Postgres: connection exceptions (08*), serialization/deadlock (40*), insufficient resources (53*),
+  // statement timeout / query canceled (57014), admin or crash shutdown (57P*).
+  if (/^(08|40|53|57P)/.test(code) || code === '57014') return true;
+  if (NETWORK_CODES.has(code)) return true;
+  // node-postgres reports pool and socket failures as plain Errors without a code.
+  if (typeof e.message === 'string' && PG_CONNECTION_MESSAGES.some((re) => re.test(e.message as string))) return true;
+  // AggregateError (several addresses refused) and wrapped causes.
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isRetriable(x))) return true;
+  return e.cause !== undefined && e.cause !== err && isRetriable(e.cause);
 }
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const PG_CONNECTION_MESSAGES = [
+  /^Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /Client has encountered a connection error/i,
+  /Client was closed and is not queryable/i,
+  /^Query read timeout$/i,
+  /the database system is (starting up|shutting down|in recovery mode)/i,
+];

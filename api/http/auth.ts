@@ -36,6 +36,8 @@ export interface UserPrincipal {
   /** The org's live sites. */
   siteIds: ReadonlySet<string>;
   label: string;
+  /** The token's session (absent on the principals auth routes make for audit entries). */
+  session?: { id: string; expiresAt: Date };
 }
 export type Principal = KeyPrincipal | UserPrincipal;
 
@@ -85,7 +87,15 @@ export interface AuthDeps {
  */
 export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
   return async (ctx, next) => {
-    const principal = await resolvePrincipal(deps, ctx.get('authorization'));
+    let principal: Principal;
+    try {
+      principal = await resolvePrincipal(deps, ctx.get('authorization'));
+    } catch (err) {
+      // A request without a valid credential counts against its address: beyond the limit it is a 429, so guessing
+      // keys or tokens (or flooding anonymously) is bounded per IP.
+      if (err instanceof UnauthorizedError) await deps.limits.unauthenticated(ctx);
+      throw err;
+    }
     if (principal.kind === 'key' && !rule.scopes.some((s) => principal.scopes.includes(s))) {
       throw new ForbiddenError(
         rule.scopes.length === 0 ? 'this route needs a user token (Authorization: Bearer <JWT>), not an API key' : `this key lacks the required scope (${rule.scopes.join(' or ')})`,
@@ -104,9 +114,12 @@ async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Princip
   if (looksLikeJwt(credential)) {
     const claims = verifyUserToken(await deps.instanceKeys.jwtKey(), credential);
     if (!claims) throw new UnauthorizedError('invalid or expired user token');
-    const member = await loadMemberContext(deps.db, claims.sub, claims.org);
-    if (!member) throw new UnauthorizedError('this user is no longer a member of the token\'s organization');
-    return { kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email };
+    const member = await loadMemberContext(deps.db, claims.sub, claims.org, claims.sid);
+    if (!member) throw new UnauthorizedError('this token\'s session has ended (logout, password change) or its user is no longer a member of its organization');
+    return {
+      kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email,
+      session: { id: claims.sid, expiresAt: member.sessionExpiresAt },
+    };
   }
   const rec = await deps.keys.resolve(credential);
   if (!rec) throw new UnauthorizedError('unknown, revoked or malformed API key');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import { RateLimitedError } from '../../shared/errors.ts';
 import type { RateLimiter } from '../../shared/limiter/limiter.ts';
@@ -15,7 +16,14 @@ export interface SurfaceLimitConfig {
   guidePerMin: number;
   /** Requests per minute per client IP on /v1/auth/* (password guessing). */
   authPerMin: number;
+  /** Sign-in attempts per account per 15 minutes, from any address (LOGIN_ATTEMPTS_PER_ACCOUNT). */
+  loginPerAccount: number;
+  /** Requests per minute per client IP without a valid credential (UNAUTH_RATE_LIMIT_PER_MIN). */
+  unauthPerMin: number;
 }
+
+const ACCOUNT_WINDOW_MS = 15 * 60_000;
+const MAILS_PER_ADDRESS_PER_HOUR = 5;
 
 /**
  * The API's rate limits, on the shared limiter (Redis sliding log: exact, shared by every replica; while
@@ -48,9 +56,37 @@ export class SurfaceLimits {
     };
   }
 
-  private async apply(ctx: Koa.Context, key: string, limit: number, message: string): Promise<void> {
-    const d = await this.limiter.hit(key, limit, WINDOW_MS);
-    setRateLimitHeaders(ctx, d, WINDOW_MS);
+  /**
+   * One sign-in attempt against `email`, counted before the password is checked: an account's password cannot be
+   * guessed faster than this however many addresses the guesses come from (botnet, rotated or spoofed addresses).
+   * Counted before the check, atomically, so a parallel burst cannot slip past; the key is a hash (no addresses in
+   * Redis).
+   */
+  async loginAttempt(ctx: Koa.Context, email: string): Promise<void> {
+    const key = `login:${createHash('sha256').update(email).digest('base64url')}`;
+    await this.apply(ctx, key, this.cfg.loginPerAccount, 'too many sign-in attempts for this account (%d per 15 minutes); try again later', ACCOUNT_WINDOW_MS);
+  }
+
+  /**
+   * Whether Friction may mail `email` again now: at most 5 account mails per address per hour, so signups and
+   * invitations cannot bomb someone's inbox. The caller answers the same either way (no enumeration).
+   */
+  async mayMail(email: string): Promise<boolean> {
+    const key = `mail:${createHash('sha256').update(email).digest('base64url')}`;
+    return (await this.limiter.hit(key, MAILS_PER_ADDRESS_PER_HOUR, 3600_000)).allowed;
+  }
+
+  /**
+   * A request that presented no valid credential: counted per client IP, and refused with 429 beyond the limit, so
+   * key and token guessing (and floods of anonymous requests) cost the caller, not the database.
+   */
+  async unauthenticated(ctx: Koa.Context): Promise<void> {
+    await this.apply(ctx, `unauth:${ctx.ip}`, this.cfg.unauthPerMin, 'too many unauthenticated requests from this address (%d per minute)');
+  }
+
+  private async apply(ctx: Koa.Context, key: string, limit: number, message: string, windowMs = WINDOW_MS): Promise<void> {
+    const d = await this.limiter.hit(key, limit, windowMs);
+    setRateLimitHeaders(ctx, d, windowMs);
     if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, message.replace('%d', String(limit)));
   }
 }

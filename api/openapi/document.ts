@@ -6,9 +6,22 @@ export const openApiPath = (koaPath: string): string => koaPath.replace(/:([A-Za
 
 type JsonSchema = Record<string, unknown>;
 
+/**
+ * Named components: a zod schema given `.meta({ id: 'PageScore' })` becomes `#/components/schemas/PageScore`,
+ * referenced wherever it is used, so generated clients get one named type per resource. Collected while the
+ * document is built.
+ */
+let components: Record<string, JsonSchema> = {};
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   // `unrepresentable: any`: a transform's output has no JSON Schema; it is described as any value, not dropped.
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  const raw = JSON.stringify(z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }));
+  const { $schema: _drop, $defs, ...rest } = JSON.parse(raw.replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  for (const [id, def] of Object.entries($defs ?? {})) {
+    const known = components[id];
+    if (known && JSON.stringify(known) !== JSON.stringify(def)) throw new Error(`two different schemas named ${id} in the OpenAPI document (input and output differ? name them apart)`);
+    components[id] = def;
+  }
   return rest;
 }
 
@@ -66,7 +79,8 @@ function operation(doc: RouteDoc): JsonSchema {
 }
 
 /** The OpenAPI 3.1 document of every route in `docs`. */
-export function openApiDocument(docs: readonly RouteDoc[]): JsonSchema {
+export function openApiDocument(docs: readonly RouteDoc[], opts: { serverUrl?: string } = {}): JsonSchema {
+  components = {};
   const paths: Record<string, Record<string, unknown>> = {};
   for (const doc of [...docs].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))) {
     const p = (paths[openApiPath(doc.path)] ??= {});
@@ -91,12 +105,14 @@ export function openApiDocument(docs: readonly RouteDoc[]): JsonSchema {
     info: {
       title: 'Friction API',
       version: '1.0.0',
-      description: 'UX friction analytics. Every response is the envelope {data, error}. Authentication: Authorization: Bearer <API key or user JWT>.',
+      description: 'UX friction analytics. Every response is the envelope {data, error}. Authentication: Authorization: Bearer <API key or user JWT>. Every answer carries X-Request-Id.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
+    servers: [{ url: opts.serverUrl ?? 'http://localhost:8080', description: 'this Friction (PUBLIC_BASE_URL)' }],
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (svc_pub_, svc_sec_, svc_mcp_) or a user JWT from /v1/auth/login' } },
-      schemas: { Error: errorSchema },
+      schemas: { Error: errorSchema, ...Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))) },
       responses: Object.fromEntries(
         Object.entries(ERRORS).map(([code, description]) => [`E${code}`, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
       ),

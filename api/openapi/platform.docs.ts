@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
+import { EnvironmentNameSchema } from '../../shared/tenancy/sdk-config.ts';
 import type { RouteDoc } from './route-doc.ts';
 
 /**
@@ -22,11 +23,26 @@ export const platformDocs: RouteDoc[] = [
       'Cache-Control immutable for a year; otherwise max-age=300, so unversioned tags pick up new builds. 304 on If-None-Match; ' +
       'br and gzip by Accept-Encoding; Access-Control-Allow-Origin *. 503 while the build is still running or when it failed.',
   })),
+  {
+    method: 'get', path: '/v1/sdk-config', tag: 'ingest', auth: { kind: 'public' },
+    summary: 'The remote config the browser SDK loads at start, keyed by the publishable key (public, cacheable)',
+    description: 'Cache-Control public, max-age=60 (SDK_CONFIG_MAX_AGE_S); strong ETag, 304 on If-None-Match; Access-Control-Allow-Origin *. ' +
+      'Unknown key 401, not a publishable key or a paused site 403, bad environment 400.',
+    query: z.object({ key: z.string().describe('publishable key, svc_pub_…'), environment: EnvironmentNameSchema.optional().describe('default production') }),
+    response: z.object({
+      environment: z.string(),
+      sample_rate: z.number().min(0).max(1),
+      ignore_selectors: z.array(z.string()),
+      segment: z.object({ app_version: z.string().nullable() }),
+    }),
+  },
   { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
   {
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
     response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])) }),
   },
-  { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', contentType: 'text/plain' },
+  { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
+  { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
+  { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (from the npm package, no CDN)', contentType: 'text/javascript' },
 ];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { READ_SCOPES, ALL_ROLES } from '../http/auth.ts';
-import { SiteQuerySchema } from '../routes/scores/scores.schema.ts';
-import { IssueDetailQuerySchema, IssueListQuerySchema } from '../routes/issues/issues.schema.ts';
+import { ScoresResponseSchema, ShortScoresResponseSchema, SiteQuerySchema } from '../routes/scores/scores.schema.ts';
+import { IssueDetailQuerySchema, IssueDetailSchema, IssueListQuerySchema, IssueListResponseSchema } from '../routes/issues/issues.schema.ts';
 import { ElementsQuerySchema } from '../routes/elements/elements.routes.ts';
 import { AlertDetailQuerySchema, AlertListQuerySchema } from '../routes/alerts/alerts.schema.ts';
 import { RawQuerySchema } from '../routes/raw/raw.schema.ts';
@@ -26,12 +26,12 @@ const AlertParams = z.object({ alert_id: Uuid() });
 const DeployParams = z.object({ deploy_id: Uuid() });
 
 export const readRouteDocs: RouteDoc[] = [
-  { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
-  { method: 'get', path: '/v1/scores', tag: 'scores', auth: read, query: SiteQuerySchema, summary: 'Each page\'s current score with top_signal, issue_count and updated_at (short form)' },
-  { method: 'get', path: '/v1/query/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, summary: 'UX issues of a site, ranked' },
-  { method: 'get', path: '/v1/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, summary: 'UX issues of a site (short form)' },
-  { method: 'get', path: '/v1/query/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, summary: 'One issue with its evidence sessions and history' },
-  { method: 'get', path: '/v1/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, summary: 'One issue (short form)' },
+  { method: 'get', path: '/v1/query/scores', tag: 'scores', auth: read, query: SiteQuerySchema, response: ScoresResponseSchema, summary: 'The site\'s overall score and trend, and each page\'s current score' },
+  { method: 'get', path: '/v1/scores', tag: 'scores', auth: read, query: SiteQuerySchema, response: ShortScoresResponseSchema, summary: 'Each page\'s current score with top_signal, issue_count and updated_at (short form)' },
+  { method: 'get', path: '/v1/query/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, response: IssueListResponseSchema, summary: 'UX issues of a site, ranked' },
+  { method: 'get', path: '/v1/issues', tag: 'issues', auth: read, query: IssueListQuerySchema, response: IssueListResponseSchema, summary: 'UX issues of a site (short form)' },
+  { method: 'get', path: '/v1/query/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, response: IssueDetailSchema, summary: 'One issue with its evidence sessions and history' },
+  { method: 'get', path: '/v1/issues/:issue_id', tag: 'issues', auth: read, params: IssueParams, query: IssueDetailQuerySchema, response: IssueDetailSchema, summary: 'One issue (short form)' },
   { method: 'get', path: '/v1/query/elements', tag: 'elements', auth: read, query: ElementsQuerySchema, summary: 'Elements with the most friction' },
   { method: 'get', path: '/v1/elements', tag: 'elements', auth: read, query: ElementsQuerySchema, summary: 'Elements with the most friction (short form)' },
   { method: 'get', path: '/v1/query/alerts', tag: 'alerts', auth: read, query: AlertListQuerySchema, summary: 'Alerts of a site, newest first' },

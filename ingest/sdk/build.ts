@@ -1,10 +1,11 @@
 /**
  * Builds the browser SDK with esbuild: one ESM file and one script-tag (IIFE, global `Friction`)
  * file, minified for ES2019 browsers. The ingest service calls buildSdk() at startup and serves the
- * IIFE at GET /v1/sdk.js; run directly (`node ingest/sdk/build.ts`) it writes ingest/sdk/dist/.
+ * IIFE at GET /v1/sdk.js; run directly (`node ingest/sdk/build.ts`, also `npm pack` in ingest/sdk) it writes
+ * ingest/sdk/dist/, the files of the npm package @friction/sdk.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -17,7 +18,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  * them may ever be a wire field, a public option, a stats key or a DOM/builtin property we use.
  */
 const INTERNAL_PROPS =
-  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url)$/;
+  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url|release|sample|info)$/;
 
 async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
   const out = await build({
@@ -49,11 +50,20 @@ export async function buildSdk(): Promise<{ esm: string; iife: string; version: 
   return { esm, iife, version };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/**
+ * Writes the publishable package's files into `dist` (default ingest/sdk/dist): friction.mjs (ESM), friction.js
+ * (script tag) and friction.d.ts (the declarations, checked against the code by declarations.check.ts).
+ */
+export async function writeDist(dist = path.join(here, 'dist')): Promise<{ version: string; files: string[] }> {
   const { esm, iife, version } = await buildSdk();
-  const dist = path.join(here, 'dist');
   mkdirSync(dist, { recursive: true });
   writeFileSync(path.join(dist, 'friction.mjs'), esm);
   writeFileSync(path.join(dist, 'friction.js'), iife);
-  console.log(`friction sdk ${version}: dist/friction.js ${iife.length} B, dist/friction.mjs ${esm.length} B`);
+  copyFileSync(path.join(here, 'friction.d.ts'), path.join(dist, 'friction.d.ts'));
+  return { version, files: ['friction.mjs', 'friction.js', 'friction.d.ts'] };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { version } = await writeDist();
+  console.log(`@friction/sdk ${version}: dist/friction.mjs, dist/friction.js, dist/friction.d.ts`);
 }

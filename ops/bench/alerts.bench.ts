@@ -55,7 +55,7 @@ export async function runBench(): Promise<void> {
     const orgId = await insertOrg(db, { name: 'bench', plan: 'pro', sessionLimit: null });
     const site = await provisionSite(db, { orgId, name: 'bench', url: 'https://bench.example' });
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    const sealKey = await new InstanceKeys(db, config.FRICTION_SECRET).sealKey();
+    const sealKey = await new InstanceKeys(db, config).sealKey();
     const endpointId = randomUUID();
     await db.insertInto('webhook_endpoints').values({ id: endpointId, org_id: orgId, site_id: null, url: rxUrl, description: null, events: ['alert.triggered'], active: true, secret_sealed: seal(sealKey, secret), deleted_at: null }).execute();
     await db.insertInto('alert_rules').values({ id: randomUUID(), site_id: site.siteId, name: 'probe budget', trigger_type: 'budget', threshold: 0, cooldown_minutes: 60, channels: ['webhook'], page_pattern: '/probe-*', slack_channel: null, enabled: true, last_fired_at: null }).execute();

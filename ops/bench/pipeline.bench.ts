@@ -17,6 +17,7 @@ import { openBenchEnvironment, processCpuSeconds, spawnRole, stop, waitReady } f
 import { percentile, runLoad } from './load.ts';
 import { measureDrain } from './drain.ts';
 import { measureScoreLag } from './score-lag.ts';
+import { STREAM_LIMITS } from '../../shared/bus/topology.ts';
 import { copyFloor } from './copy-floor.ts';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import { SiteProfile } from './workload.ts';
@@ -100,7 +101,7 @@ export async function runBench(_args: string[]): Promise<void> {
 
     // Baseline 1: bare node:http + JSON.parse + JetStream publish.
     const rawSubject = `${prefix}.raw`;
-    await bus.ensureStream({ name: `${prefix}_RAW`, subjects: [`${rawSubject}`], duplicateWindowMs: 120_000, maxAgeMs: 3600_000 });
+    await bus.ensureStream({ name: `${prefix}_RAW`, subjects: [`${rawSubject}`], duplicateWindowMs: 120_000, maxAgeMs: 3600_000, ...STREAM_LIMITS.events });
     const raw = spawnRole(['ops/bench/raw-ingest-server.ts'], { NATS_URL, RAW_SUBJECT: rawSubject });
     children.push(raw);
     const rawPort: number = await new Promise((resolve) => createInterface({ input: raw.stdout! }).once('line', (l) => resolve(JSON.parse(l).port)));

@@ -23,7 +23,7 @@ test.serial('signup → site → invite → accept → rules, webhooks, keys: ev
 
   const login = await api('POST', '/v1/auth/login', { body: { email, password: 'correct horse battery' } });
   t.is(login.status, 200);
-  t.deepEqual(Object.keys(login.body.data).sort(), ['expires_at', 'token']);
+  t.deepEqual(Object.keys(login.body.data).sort(), ['expires_at', 'session_expires_at', 'token']);
 
   const site = await api('POST', '/v1/manage/site', { token, body: { org_id: org.id, name: 'Shop', url: 'https://shop.example' } });
   t.is(site.status, 201, site.text);

@@ -211,7 +211,7 @@ test.serial('webhooks: secret shown once, stored retrievable for signing; active
   const { endpoint, signing_secret } = created.body.data;
   const row = await stack.infra.database.db.selectFrom('webhook_endpoints').select('secret_sealed').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
   t.false(row.secret_sealed.includes(signing_secret), 'not stored in the clear');
-  t.is(unseal(await new InstanceKeys(stack.infra.database.db, stack.config.FRICTION_SECRET).sealKey(), row.secret_sealed), signing_secret, 'the dispatcher can sign with it');
+  t.is(unseal(await new InstanceKeys(stack.infra.database.db, stack.config).sealKey(), row.secret_sealed), signing_secret, 'the dispatcher can sign with it');
   const path = `/v1/manage/webhooks/${endpoint.id}`;
   t.like((await api('PATCH', path, { token: owner, body: { enabled: false } })).body.data, { active: false, enabled: false });
   t.like((await api('PATCH', path, { token: owner, body: { active: true } })).body.data, { active: true, enabled: true });

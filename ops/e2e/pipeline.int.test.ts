@@ -235,7 +235,11 @@ test.serial('every response, 404 and 405 included, is in the envelope; health, r
   const na = await fetch(`${stack.baseUrl}/v1/ingest`, { method: 'DELETE' });
   t.is(na.status, 405);
   t.is(na.headers.get('allow'), 'POST');
+  const requestId = na.headers.get('x-request-id');
+  t.regex(requestId ?? '', /^[0-9a-f-]{36}$/, 'every answer, errors included, carries a request id (also in its log line)');
   t.deepEqual((await na.json()).error, { code: 'method_not_allowed', status: 405, message: 'DELETE is not allowed on /v1/ingest; allowed: POST' });
+  const given = await fetch(`${stack.baseUrl}/v1/nothing-here`, { headers: { 'x-request-id': 'lb-trace-12345678' } });
+  t.is(given.headers.get('x-request-id'), 'lb-trace-12345678', 'a proxy\'s request id is kept');
   // A method the router does not know at all is the same 405, not a crash.
   const odd = await fetch(`${stack.baseUrl}/v1/ingest`, { method: 'PROPFIND' });
   t.is(odd.status, 405);
@@ -251,4 +255,10 @@ test.serial('every response, 404 and 405 included, is in the envelope; health, r
   const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
   t.regex(metrics, /friction_http_requests_total/);
   t.regex(metrics, /friction_processor_events_total/);
+  // What an operator watches: build, processor lag per partition, batch duration, dead letters, outbox backlog.
+  t.regex(metrics, /^friction_build_info\{version="\d+\.\d+\.\d+",node="24\.[\d.]+"\} 1$/m);
+  t.regex(metrics, /^friction_processor_lag_messages\{partition="0"\} \d+$/m);
+  t.regex(metrics, /^friction_processor_batch_duration_seconds_count \d+$/m);
+  t.regex(metrics, /^friction_processor_dead_letters_total \d+$/m);
+  t.regex(metrics, /^friction_outbox_backlog \d+$/m);
 });

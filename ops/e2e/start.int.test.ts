@@ -21,9 +21,16 @@ const stop = (p: ChildProcess) =>
     p.kill('SIGTERM');
   });
 
-/** Polls /healthz as a harness would, and reads credentials.json the moment it answers. */
-async function credentialsWhenHealthy(base: string, dataDir: string) {
-  await eventually(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200, 60_000, 20);
+/**
+ * Polls /healthz as a harness would, and reads credentials.json the moment it answers. It waits for a condition,
+ * not a fixed minute: start-up on a busy machine (the embedded database's first init) can take longer, so it polls
+ * for as long as ava's inactivity timeout allows, and a process that died is named in the failure.
+ */
+async function credentialsWhenHealthy(base: string, dataDir: string, proc: ChildProcess) {
+  await eventually(async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
+    return (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200;
+  }, 115_000, 20);
   const file = join(dataDir, 'credentials.json');
   if (!existsSync(file)) throw new Error('credentials.json missing while /healthz answers');
   return { file, creds: JSON.parse(readFileSync(file, 'utf8')) };
@@ -41,7 +48,7 @@ test('friction start: credentials.json exists once /healthz answers; the printed
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const { file, creds } = await credentialsWhenHealthy(base, dataDir);
+  const { file, creds } = await credentialsWhenHealthy(base, dataDir, proc);
   t.deepEqual(Object.keys(creds).sort(), ['base_url', 'org_id', 'owner', 'publishable_key', 'secret_key', 'site_id']);
   t.deepEqual(Object.keys(creds.owner).sort(), ['email', 'password', 'token']);
   t.is(creds.base_url, `http://localhost:${port}`);
@@ -64,7 +71,7 @@ test('friction start: credentials.json exists once /healthz answers; the printed
   // Restart on the same data directory: same tenant and keys, the stored score still there.
   await stop(proc);
   proc = start(dataDir, port);
-  const again = await credentialsWhenHealthy(base, dataDir);
+  const again = await credentialsWhenHealthy(base, dataDir, proc);
   t.deepEqual({ ...again.creds, owner: undefined }, { ...creds, owner: undefined });
   const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
   t.is(after.body.data.pages[0].page, '/checkout');

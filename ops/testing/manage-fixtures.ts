@@ -145,6 +145,8 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/query/scores': async (f) => ({ path: `/v1/query/scores?site_id=${f.siteId}` }),
   'GET /v1/scores': async (f) => ({ path: `/v1/scores?site_id=${f.siteId}` }),
   'GET /v1/query/alerts': async (f) => ({ path: `/v1/query/alerts?site_id=${f.siteId}` }),
+  'GET /v1/query/degradation': async (f) => ({ path: `/v1/query/degradation?org_id=${f.orgId}` }),
+  'GET /v1/query/webhook-deliveries': async (f) => ({ path: `/v1/query/webhook-deliveries?org_id=${f.orgId}` }),
   'GET /v1/alerts': async (f) => ({ path: `/v1/alerts?site_id=${f.siteId}` }),
   'GET /v1/query/raw': async (f) => ({ path: `/v1/query/raw?site_id=${f.siteId}&table=events` }),
   'GET /v1/raw': async (f) => ({ path: `/v1/raw?site_id=${f.siteId}&table=sessions` }),
@@ -213,6 +215,7 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   // webhooks
   'GET /v1/manage/webhooks': async (f) => ({ path: `/v1/manage/webhooks?site_id=${f.siteId}` }),
   'POST /v1/manage/webhooks': async (f) => ({ path: '/v1/manage/webhooks', body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' } }),
+  'POST /v1/manage/webhooks/:endpoint_id/test': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}/test` }),
   'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}`, body: { enabled: false } }),
   'DELETE /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}` }),
   // integrations
@@ -238,8 +241,14 @@ export const REQUESTS: Record<string, RequestBuilder> = {
 
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
-  'POST /v1/auth/signup', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /healthz', 'GET /readyz', 'GET /metrics',
 ]);
+
+/**
+ * A user's own session (renew, logout, password change): user tokens only, no target object, and two of them end
+ * the caller's session, which would sign the table's principals out. Covered in ops/e2e/security-sessions.int.test.ts.
+ */
+export const OWN_SESSION_ROUTES = new Set(['POST /v1/auth/refresh', 'POST /v1/auth/logout', 'POST /v1/auth/password']);
 
 /** `METHOD path` of every route the stack serves (HEAD, the router's twin of GET, left out). */
 export function servedRoutes(stack: TestStack): string[] {
@@ -261,6 +270,8 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/scores': READ,
   'GET /v1/scores': READ,
   'GET /v1/query/alerts': READ,
+  'GET /v1/query/degradation': READ,
+  'GET /v1/query/webhook-deliveries': 'OASRC',
   'GET /v1/alerts': READ,
   'GET /v1/query/raw': READ,
   'GET /v1/raw': READ,
@@ -324,6 +335,7 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/manage/webhooks': 'OAMVSW',
   'POST /v1/manage/webhooks': 'OASW',
   'PATCH /v1/manage/webhooks/:endpoint_id': 'OASW',
+  'POST /v1/manage/webhooks/:endpoint_id/test': 'OASW',
   'DELETE /v1/manage/webhooks/:endpoint_id': 'OASW',
   'GET /v1/manage/integrations': 'OAMVS',
   'POST /v1/manage/integrations': 'OAS',

@@ -2,6 +2,7 @@
  * Test-only: a whole Friction (every role on one port) against real services or the embedded defaults,
  * isolated per call: its own database cloned from the migrated template, its own stream prefix and Redis prefix.
  */
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -11,7 +12,7 @@ import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
 import { hashPassword } from '../../shared/auth/passwords.ts';
-import { signUserToken } from '../../shared/auth/jwt.ts';
+import { startSession } from '../../shared/auth/sessions.ts';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import type Router from '@koa/router';
 import { ingestRole } from '../../ingest/main.ts';
@@ -62,6 +63,8 @@ export interface TestStack {
 export interface StackOptions {
   /** Embedded PGlite+TimescaleDB, in-process bus and limiter instead of the machine's services. */
   embedded?: boolean;
+  /** An empty PostgreSQL database to use (migrated here) instead of a clone of the template (fault tests). */
+  databaseUrl?: string;
   /** Run the processor in this process (default true). */
   processor?: boolean;
   /** Extra environment (e.g. a NATS_URL of a private nats-server, INGEST_BODY_LIMIT_BYTES). */
@@ -74,14 +77,14 @@ export interface StackOptions {
 
 export async function startTestStack(opts: StackOptions = {}): Promise<TestStack> {
   const id = uniqueTestId();
-  const database = opts.embedded ? undefined : await createTestDatabase('stack');
+  const database = opts.embedded || opts.databaseUrl ? undefined : await createTestDatabase('stack');
   const config = loadConfig(
     {},
     {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       PORT: '0',
       HOST: '127.0.0.1',
-      DATABASE_URL: database?.url,
+      DATABASE_URL: opts.databaseUrl ?? database?.url,
       NATS_URL: opts.embedded ? undefined : testServices.natsUrl,
       REDIS_URL: opts.embedded ? undefined : testServices.redisUrl,
       STREAM_PREFIX: opts.embedded ? '' : `t${id}`,
@@ -91,19 +94,23 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       WRITE_RATE_LIMIT_PER_MIN: '1000000',
       GUIDE_RATE_LIMIT_PER_MIN: '1000000',
       AUTH_RATE_LIMIT_PER_MIN: '1000000',
+      UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
+      LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
+      // Each stack its own secret: no secret file written into the working directory.
+      FRICTION_SECRET: randomBytes(32).toString('hex'),
       ...opts.env,
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
-  const infra = await openInfra(config, log, { migrate: opts.embedded === true, embeddedPath: opts.embedded ? 'memory://' : undefined });
-  const instanceKeys = new InstanceKeys(infra.database.db, config.FRICTION_SECRET);
+  const infra = await openInfra(config, log, { migrate: opts.embedded === true || opts.databaseUrl !== undefined, embeddedPath: opts.embedded ? 'memory://' : undefined });
+  const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
     const email = `${role}-${uniqueTestId()}@test.example`;
     const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;
     const userId = await createMember(infra.database.db, { orgId: tenant.orgId, email, passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N), role });
-    const { token } = signUserToken(await instanceKeys.jwtKey(), { userId, orgId: tenant.orgId }, config.JWT_TTL_SECONDS);
+    const { token } = await startSession(infra.database.db, instanceKeys, { userId, orgId: tenant.orgId }, { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS }, new Date());
     return { userId, email, password, token };
   };
   const newTenant = async (): Promise<TestTenant> => {
@@ -117,14 +124,14 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
   const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
-  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1');
+  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {
     baseUrl,
     infra,
     config,
-    databaseUrl: database?.url,
+    databaseUrl: opts.databaseUrl ?? database?.url,
     tenant,
     dispatcher: dispatcher?.running.dispatcher,
     monitor: dispatcher?.running.monitor,

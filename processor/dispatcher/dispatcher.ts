@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { runBatchLoop } from '../../shared/bus/batch-loop.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
@@ -63,7 +63,9 @@ export class Dispatcher {
       const marker = 'notify.v1.';
       this.loops.push(
         runBatchLoop({
-          consumer, schema: NotificationSchema, batchMessages: NOTIFY_BATCH, fetchExpiresMs: 1000, maxDeliver: this.o.maxDeliver ?? 1000,
+          consumer, schema: NotificationSchema, batchMessages: NOTIFY_BATCH, fetchExpiresMs: 1000,
+          // An unreachable database pauses fan-out (no delivery spent); only content failures are dead-lettered.
+          probe: async () => (await sql`select 1`.execute(this.o.db), true),
           signal: this.abort.signal, log: this.o.log,
           handle: async (items) => {
             const n = await this.o.db.transaction().execute((trx) =>
@@ -72,7 +74,7 @@ export class Dispatcher {
             this.stats.fannedOut += n;
             if (n > 0) this.wake();
           },
-          deadLetter: (msg, reason) => insertDeadLetter(this.o.db, t.notifyStream, msg, reason).catch((err) => this.o.log.error({ err }, 'dead-letter insert failed')),
+          deadLetter: (msg, reason) => insertDeadLetter(this.o.db, t.notifyStream, msg, reason),
         }),
       );
     }

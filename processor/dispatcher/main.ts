@@ -22,7 +22,7 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
           pagerDutyEventsUrl: config.PAGERDUTY_EVENTS_URL,
           publicBaseUrl: config.PUBLIC_BASE_URL,
           mailer: config.SMTP_URL ? createMailer({ smtpUrl: config.SMTP_URL, from: config.SMTP_FROM }) : null,
-          instanceKeys: new InstanceKeys(infra.database.db, config.FRICTION_SECRET),
+          instanceKeys: new InstanceKeys(infra.database.db, config),
         },
       });
       await dispatcher.start();

@@ -60,6 +60,9 @@ export class IssueKeeper {
   private readonly state: ClusterState = createClusterState();
   private readonly log: Logger;
 
+  /** Cluster keys evicted by a tick that has not committed yet. */
+  private readonly evictedPending = new Map<string, ClusterKey>();
+
   constructor(opts: { log: Logger }) {
     this.log = opts.log;
   }
@@ -68,9 +71,10 @@ export class IssueKeeper {
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
     let n = 0;
     for (const siteId of siteIds) {
-      const rows = await loadSignalEvents(db, siteId, clusterWindowStart(now));
-      applySignals(this.state, rows);
-      n += rows.length;
+      for await (const rows of loadSignalEvents(db, siteId, clusterWindowStart(now))) {
+        applySignals(this.state, rows);
+        n += rows.length;
+      }
     }
     this.log.info({ sites: siteIds.length, signals: n }, 'issue clusters rebuilt');
   }
@@ -103,10 +107,14 @@ export class IssueKeeper {
   }
 
   /** Drops days that left the cluster window and updates the issues and elements that lost them. */
-  async tick(db: Db, now: number, pageSessions: PageSessions): Promise<number> {
-    const changed = evictClusters(this.state, now);
-    if (changed.length === 0) return 0;
-    return this.reconcile(db, changed, now, pageSessions, new ClusterReader(this.state));
+  async tick(db: Db, now: number, pageSessions: PageSessions): Promise<{ notified: number; commit: () => void }> {
+    // Evicted clusters are gone from memory at once; the keys whose issues must be re-decided are kept until a
+    // tick that reconciled them committed, so a failed tick loses none of them.
+    for (const k of evictClusters(this.state, now)) this.evictedPending.set(clusterKeyString(k), k);
+    const changed = [...this.evictedPending.values()];
+    if (changed.length === 0) return { notified: 0, commit: () => {} };
+    const notified = await this.reconcile(db, changed, now, pageSessions, new ClusterReader(this.state));
+    return { notified, commit: () => this.evictedPending.clear() };
   }
 
   private async reconcile(
@@ -135,7 +143,7 @@ export class IssueKeeper {
         const id = newId();
         creates.push({ id, draft: decision.issue });
         history.push({ issueId: id, source: 'engine', kind: 'created', changes: { status: 'open' } });
-        outbox.push({ kind: 'issue.created', msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
+        outbox.push({ kind: 'issue.created', aggregate: `issue:${id}`, msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
       } else if (decision.action === 'update' && rec) {
         const c = decision.changes;
         const next = {
@@ -149,13 +157,14 @@ export class IssueKeeper {
           lastSignalAt: c.lastSignalAt !== undefined ? c.lastSignalAt : rec.lastSignalAt,
           evidence: c.evidence,
         };
-        updates.push(next);
+        updates.push({ ...next, status: c.status ?? null });
         if (decision.notify) {
           const changes = publicChanges(c);
           history.push({ issueId: rec.id, source: 'engine', kind: c.status ?? 'worsened', changes });
           outbox.push({
             kind: 'issue.updated',
             // The outbox row keeps this id through relay retries; the stream drops a second publish of it.
+            aggregate: `issue:${rec.id}`,
             msgId: `issue.updated:${rec.id}:${newId()}`,
             payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
           });

@@ -59,6 +59,7 @@ export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: n
       await enqueueOutbox(trx, [
         {
           kind: 'issue.updated',
+          aggregate: `issue:${a.issueId}`,
           msgId: `issue.updated:${a.issueId}:${newId()}`,
           payload: {
             event: 'issue.updated',

@@ -1,33 +1,51 @@
 import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../../shared/db/database.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
+import { isRetriable } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { pruneOutbox, relayOutbox } from '../store/outbox.store.ts';
+import { acquireOutboxLease, loadPendingOutbox, markOutboxFailed, markOutboxPublished, pruneOutbox, releaseOutboxLease, type PendingOutboxRow } from '../store/outbox.store.ts';
 
 /** Idle poll interval; a commit that queued notifications wakes the relay at once. */
 const POLL_MS = 1000;
+/** The relay lease outlives a round; a relay that died is replaced after it. */
+const LEASE_MS = 30_000;
+/** A round stops publishing after this long, well inside the lease, and renews it in the next round. */
+const ROUND_BUDGET_MS = 10_000;
+const ROUND_ROWS = 500;
+/** A row that keeps failing on its own (not an unavailable bus) is given up after this many attempts. */
+export const OUTBOX_MAX_ATTEMPTS = 10;
+/** Retry delay after a failed publish: 1 s doubling to 5 min. */
+const retryDelayMs = (attempt: number) => Math.min(300_000, 1000 * 2 ** Math.max(0, attempt));
 
 /**
- * Moves queued notifications from the outbox table to the NOTIFY stream (at least once; the stream dedupes on
- * the notification id). Runs until stopped.
+ * Moves queued rows from the outbox table to the stream (at least once; the stream dedupes on the message id).
+ * - one relay publishes at a time (a lease row), so rows of one aggregate go out in the order they were queued;
+ * - no transaction is held while publishing: rows are read, published one by one, then marked in short statements;
+ * - a failed publish is logged, retried with backoff, and holds back only the later rows of its own aggregate; an
+ *   unavailable bus is retried without limit, a row that fails on its own is given up after OUTBOX_MAX_ATTEMPTS.
+ * Runs until stopped.
  */
 export class OutboxRelay {
   private readonly db: Kysely<Database>;
   private readonly bus: Bus;
   private readonly topology: Topology;
   private readonly log: Logger;
+  private readonly holder = randomUUID();
+  private readonly now: () => number;
   private stopped = false;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private rounds = 0;
 
-  constructor(opts: { db: Kysely<Database>; bus: Bus; topology: Topology; log: Logger }) {
+  constructor(opts: { db: Kysely<Database>; bus: Bus; topology: Topology; log: Logger; now?: () => number }) {
     this.db = opts.db;
     this.bus = opts.bus;
     this.topology = opts.topology;
     this.log = opts.log;
+    this.now = opts.now ?? Date.now;
   }
 
   start(): void {
@@ -39,14 +57,58 @@ export class OutboxRelay {
     this.wakeUp?.();
   }
 
+  /** One round: publishes what is due, in order per aggregate. Returns how many rows were published. */
+  async round(): Promise<number> {
+    if (!(await acquireOutboxLease(this.db, this.holder, LEASE_MS))) return 0;
+    const rows = await loadPendingOutbox(this.db, ROUND_ROWS);
+    const started = this.now();
+    const held = new Set<string>();
+    const published: number[] = [];
+    try {
+      for (const row of rows) {
+        if (this.stopped || this.now() - started > ROUND_BUDGET_MS) break;
+        const aggregate = row.aggregate ?? `row:${row.id}`;
+        if (held.has(aggregate)) continue;
+        if (row.nextAttemptAt !== null && row.nextAttemptAt > this.now()) {
+          held.add(aggregate); // an earlier row of this aggregate waits for its retry: so do the later ones
+          continue;
+        }
+        try {
+          // notification_id: the dispatcher derives the event's stable public id (webhook-id) from it.
+          await this.bus.publish(this.subjectOf(row), encode({ ...row.payload, notification_id: row.msgId }), row.msgId);
+          published.push(row.id);
+        } catch (err) {
+          held.add(aggregate);
+          await this.failed(row, err);
+        }
+      }
+    } finally {
+      await markOutboxPublished(this.db, published);
+    }
+    return published.length;
+  }
+
+  private subjectOf(row: PendingOutboxRow): string {
+    return this.topology.notifySubject(row.kind);
+  }
+
+  private async failed(row: PendingOutboxRow, err: unknown): Promise<void> {
+    const message = (err as Error)?.message ?? String(err);
+    const counts = !isRetriable(err);
+    const attempts = row.attempts + (counts ? 1 : 0);
+    const giveUp = counts && attempts >= OUTBOX_MAX_ATTEMPTS;
+    const retryInMs = retryDelayMs(counts ? attempts : 0);
+    await markOutboxFailed(this.db, row.id, { error: message, retryInMs, counts, giveUp });
+    const fields = { outboxId: row.id, kind: row.kind, msgId: row.msgId, aggregate: row.aggregate, attempts, err: message };
+    if (giveUp) this.log.error(fields, 'outbox row given up after repeated publish failures');
+    else this.log.warn({ ...fields, retryInMs }, 'outbox publish failed; will retry');
+  }
+
   private async run(): Promise<void> {
     while (!this.stopped) {
       let moved = 0;
       try {
-        moved = await relayOutbox(this.db, async (kind, msgId, payload) => {
-          // notification_id: the dispatcher derives the event's stable public id (webhook-id) from it.
-          await this.bus.publish(this.topology.notifySubject(kind), encode({ ...payload, notification_id: msgId }), msgId);
-        });
+        moved = await this.round();
         if (++this.rounds % 3600 === 0) await pruneOutbox(this.db, 7);
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, 'outbox relay round failed');
@@ -67,5 +129,6 @@ export class OutboxRelay {
     this.stopped = true;
     this.wakeUp?.();
     await this.loop;
+    await releaseOutboxLease(this.db, this.holder).catch(() => {});
   }
 }

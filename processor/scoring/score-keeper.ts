@@ -45,6 +45,8 @@ export class ScoreKeeper {
   private readonly siteMeans = new Map<string, { value: number | null; at: number }>();
   private readonly history = new Map<string, { today: string; byPage: Map<string, { date: string; score: number }[]> }>();
   private readonly log: Logger;
+  /** Pages emptied by eviction whose last (empty) score row no committed tick has written yet. */
+  private readonly emptiedPending = new Map<string, { siteId: string; page: string }>();
 
   constructor(opts: { log: Logger }) {
     this.log = opts.log;
@@ -55,9 +57,10 @@ export class ScoreKeeper {
     const since = pageWindowStart(now);
     let events = 0;
     for (const siteId of siteIds) {
-      const rows = await loadWindowEvents(db, siteId, since);
-      applyEvents(this.state, rows);
-      events += rows.length;
+      for await (const rows of loadWindowEvents(db, siteId, since)) {
+        applyEvents(this.state, rows);
+        events += rows.length;
+      }
     }
     this.log.info({ sites: siteIds.length, events }, 'score windows rebuilt');
   }
@@ -91,13 +94,18 @@ export class ScoreKeeper {
    * mean. Between ticks a batch rescores only the pages it touched, with a site mean up to a minute old; the tick
    * brings every stored score back to exactly what a recomputation from the raw rows gives. Run it at least hourly.
    */
-  async tick(db: Kysely<Database>, now: number): Promise<number> {
-    const emptied = evictWindows(this.state, now).filter((r) => getPageWindow(this.state, r.siteId, r.page) === undefined);
+  async tick(db: Db, now: number): Promise<{ pages: number; commit: () => void }> {
+    // Eviction only frees memory (reads ignore hours that left the window); what must survive a failed tick is the
+    // list of pages it emptied, which owe one last row: kept until a tick that wrote them committed.
+    for (const r of evictWindows(this.state, now)) {
+      if (getPageWindow(this.state, r.siteId, r.page) === undefined) this.emptiedPending.set(`${r.siteId}\u0000${r.page}`, r);
+    }
+    const emptied = [...this.emptiedPending.values()].filter((r) => getPageWindow(this.state, r.siteId, r.page) === undefined);
     // Pages whose whole window left: one last row with their now-empty window, so they stop showing old friction.
     await this.writeScores(db, emptied.map((r) => ({ siteId: r.siteId, page: r.page, stats: EMPTY_STATS })), now);
     let n = emptied.length;
     for (const siteId of [...this.state.sites.keys()]) n += await this.rescoreSite(db, siteId, now);
-    return n;
+    return { pages: n, commit: () => this.emptiedPending.clear() };
   }
 
   /** Rescores every page of a site held in memory, with a freshly computed site mean (tick, recompute). */

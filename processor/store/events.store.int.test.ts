@@ -6,6 +6,8 @@ import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts
 import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { storeEvents } from './events.store.ts';
+import { loadWindowEvents } from './scores.store.ts';
+import { loadSignalEvents } from './issues.store.ts';
 
 // The same store against both databases: PostgreSQL takes the COPY path (and its ON CONFLICT fallback when a
 // batch comes back), the embedded PGlite the multi-row insert path.
@@ -99,5 +101,27 @@ for (const name of Object.keys(backends)) {
     // 40,000 does not fit the smallint coordinate columns; the stream contract only promises an integer.
     await t.throwsAsync(store([batch(site, [event(), signal({ x: 40_000 })])]));
     t.deepEqual(await counts(h, site), { events: 0, signals: 0 });
+  });
+}
+
+for (const kind of ['postgres', 'pglite'] as const) {
+  test(`${kind}: the start-up rebuild reads a site's window in keyset pages that together are every row once, ties included`, async (t) => {
+    const h = backends[kind].handle!;
+    const siteId = randomUUID();
+    const ts = now - 5000;
+    // 23 events, many on the very same millisecond, so pages split inside a run of equal timestamps.
+    const evs = Array.from({ length: 23 }, (_, i) => (i % 2 === 0 ? event({ type: 'page_view', name: undefined, ts: ts + (i % 3) }) : signal({ ts: ts + (i % 3) })));
+    await h.bulk((tx) => storeEvents(tx, [batch(siteId, evs)]));
+    const pages: number[] = [];
+    const seen: string[] = [];
+    for await (const rows of loadWindowEvents(h.db, siteId, now - 60_000, 5)) {
+      pages.push(rows.length);
+      seen.push(...rows.map((r) => r.id));
+    }
+    t.deepEqual(pages, [5, 5, 5, 5, 3]);
+    t.deepEqual([...seen].sort(), evs.map((e) => e.id).sort());
+    const signalIds: string[] = [];
+    for await (const rows of loadSignalEvents(h.db, siteId, now - 60_000, 4)) signalIds.push(...rows.map((r) => r.id));
+    t.deepEqual(signalIds.sort(), evs.filter((e) => e.type === 'signal').map((e) => e.id).sort());
   });
 }

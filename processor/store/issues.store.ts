@@ -82,7 +82,11 @@ export async function insertIssues(db: Db, issues: readonly NewIssue[], now: num
 /** An issue's fields after the engine's changes (status only ever becomes `regressed` here). */
 export interface IssueUpdateRow {
   id: string;
-  status: string;
+  /**
+   * Set only when the engine itself changes the status (regressed, auto-resolved); null keeps the stored one, so a
+   * user's PATCH committed meanwhile is never reverted by an engine write of the other fields.
+   */
+  status: string | null;
   selector: string;
   label: string | null;
   signalCount: number;
@@ -99,7 +103,7 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
   const c = <T>(f: (r: IssueUpdateRow) => T) => rows.map(f);
   await sql`
     update ux_issues u set
-      status = v.status, selector = v.selector, label = v.label, signal_count = v.signal_count,
+      status = coalesce(v.status, u.status), selector = v.selector, label = v.label, signal_count = v.signal_count,
       affected_sessions = v.affected_sessions, severity = v.severity, evidence = coalesce(v.evidence, u.evidence),
       last_signal_at = coalesce(v.last_signal_at, u.last_signal_at), updated_at = ${new Date(now).toISOString()}::timestamptz
     from unnest(${c((r) => r.id)}::uuid[], ${c((r) => r.status)}::text[], ${c((r) => r.selector)}::text[], ${c((r) => r.label)}::text[],
@@ -124,14 +128,24 @@ export async function insertIssueUpdates(
 }
 
 /** Signal rows since `since` of one site: what rebuilds the cluster state after a restart. */
-export async function loadSignalEvents(db: Db, siteId: string, since: number) {
-  const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; page: string; signal_type: string; selector: string | null; label: string | null }>`
-    select event_id, session_id, ts, page, signal_type, selector, label from signals
-    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz`.execute(db);
-  return rows.map((r) => ({
-    id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
-    signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
-  }));
+export async function* loadSignalEvents(db: Db, siteId: string, since: number, chunkRows = 20_000) {
+  // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
+  let after: { ts: string; id: string } | undefined;
+  for (;;) {
+    const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; ts_key: string; page: string; signal_type: string; selector: string | null; label: string | null }>`
+      select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
+      where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz
+        ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
+      order by ts, event_id limit ${chunkRows}`.execute(db);
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({
+      id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
+      signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
+    }));
+    if (rows.length < chunkRows) return;
+    const last = rows[rows.length - 1];
+    after = { ts: last.ts_key, id: last.event_id };
+  }
 }
 
 /** Every issue of a site as the nightly triage reads it. */

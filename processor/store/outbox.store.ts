@@ -9,6 +9,8 @@ export interface OutboxMessage {
   /** Stable id of this notification: the stream drops a second publish of it. */
   msgId: string;
   payload: Record<string, unknown>;
+  /** Rows of one aggregate (e.g. `issue:<id>`) are published in the order they were queued. */
+  aggregate?: string;
 }
 
 /** Queues notifications in the caller's transaction: they exist exactly when the change they describe exists. */
@@ -16,38 +18,67 @@ export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]):
   if (messages.length === 0) return;
   // Column arrays: a fixed parameter count however many notifications one batch raises.
   await sql`
-    insert into outbox (subject_kind, msg_id, payload)
-    select * from unnest(${messages.map((m) => m.kind)}::text[], ${messages.map((m) => m.msgId)}::text[], ${messages.map((m) => JSON.stringify(m.payload))}::jsonb[])`.execute(db);
+    insert into outbox (subject_kind, msg_id, payload, aggregate)
+    select * from unnest(${messages.map((m) => m.kind)}::text[], ${messages.map((m) => m.msgId)}::text[],
+                         ${messages.map((m) => JSON.stringify(m.payload))}::jsonb[], ${messages.map((m) => m.aggregate ?? null)}::text[])`.execute(db);
+}
+
+/** A queued row as the relay reads it. */
+export interface PendingOutboxRow {
+  id: number;
+  kind: string;
+  msgId: string;
+  payload: Record<string, unknown>;
+  aggregate: string | null;
+  attempts: number;
+  /** Epoch ms; null: due now. */
+  nextAttemptAt: number | null;
 }
 
 /**
- * Publishes up to `limit` queued notifications in order and marks them published, in one transaction that
- * locks them (`skip locked`), so concurrent relays of several processors never publish the same row at once.
- * Returns how many were published; a publish failure stops the round (the rest stay queued).
+ * Takes or renews the relay lease for `ttlMs` (one short statement). True when `holder` holds it now: only the
+ * holder publishes, so several processors never publish rows of one aggregate out of order.
  */
-export async function relayOutbox(
-  db: Kysely<Database>,
-  publish: (kind: string, msgId: string, payload: Record<string, unknown>) => Promise<void>,
-  limit = 500,
-): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: Record<string, unknown> }>`
-      select id, subject_kind, msg_id, payload from outbox where published_at is null order by id limit ${limit} for update skip locked`.execute(trx);
-    const done: number[] = [];
-    for (const r of rows) {
-      try {
-        await publish(r.subject_kind, r.msg_id, typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload);
-        done.push(r.id);
-      } catch {
-        break;
-      }
-    }
-    if (done.length > 0) await sql`update outbox set published_at = now() where id = any(${done}::bigint[])`.execute(trx);
-    return done.length;
-  });
+export async function acquireOutboxLease(db: Db, holder: string, ttlMs: number): Promise<boolean> {
+  const { rows } = await sql<{ holder: string }>`
+    insert into outbox_lease (name, holder, until) values ('relay', ${holder}, now() + make_interval(secs => ${ttlMs / 1000}))
+    on conflict (name) do update set holder = excluded.holder, until = excluded.until
+      where outbox_lease.holder = excluded.holder or outbox_lease.until < now()
+    returning holder`.execute(db);
+  return rows[0]?.holder === holder;
+}
+
+/** Gives the lease up (shutdown), so another relay takes over at once. */
+export async function releaseOutboxLease(db: Db, holder: string): Promise<void> {
+  await sql`delete from outbox_lease where name = 'relay' and holder = ${holder}`.execute(db);
+}
+
+/** The oldest queued rows (not published, not given up), in id order, due or not: the relay decides. */
+export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingOutboxRow[]> {
+  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; attempts: number; next_ms: number | null }>`
+    select id, subject_kind, msg_id, payload, aggregate, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
+    from outbox where published_at is null and failed_at is null order by id limit ${limit}`.execute(db);
+  return rows.map((r) => ({
+    id: Number(r.id), kind: r.subject_kind, msgId: r.msg_id, aggregate: r.aggregate, attempts: r.attempts, nextAttemptAt: r.next_ms,
+    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
+  }));
+}
+
+export async function markOutboxPublished(db: Db, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`update outbox set published_at = now(), last_error = null where id = any(${ids}::bigint[])`.execute(db);
+}
+
+/** Records a failed publish: the next attempt time, the error, and (`counts`) one more attempt; `give up` ends it. */
+export async function markOutboxFailed(db: Db, id: number, o: { error: string; retryInMs: number; counts: boolean; giveUp: boolean }): Promise<void> {
+  await sql`
+    update outbox set attempts = attempts + ${o.counts ? 1 : 0}, last_error = ${o.error.slice(0, 1000)},
+      next_attempt_at = now() + make_interval(secs => ${o.retryInMs / 1000}),
+      failed_at = ${o.giveUp ? sql`now()` : sql`null`}
+    where id = ${id}`.execute(db);
 }
 
 /** Deletes published notifications older than `days` (the stream and the delivery log keep them). */
 export async function pruneOutbox(db: Db, days: number): Promise<void> {
-  await sql`delete from outbox where published_at is not null and published_at < now() - make_interval(days => ${days})`.execute(db);
+  await sql`delete from outbox where coalesce(published_at, failed_at) < now() - make_interval(days => ${days})`.execute(db);
 }

@@ -57,17 +57,32 @@ export async function loadScoreHistory(db: Db, siteIds: readonly string[], today
 }
 
 /** Page views and signals since `since` of the given sites: what rebuilds the in-memory windows after a restart. */
-export async function loadWindowEvents(
+export async function* loadWindowEvents(
   db: Db,
   siteId: string,
   since: number,
-): Promise<{ id: string; siteId: string; sessionId: string; type: 'page_view' | 'signal'; ts: number; page: string; signal?: string }[]> {
-  const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; page: string; signal: string | null }>`
-    select id, session_id, type, ts, page, signal from events
-    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
-      and environment is distinct from 'staging'`.execute(db);
-  return rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined }));
+  chunkRows = REBUILD_CHUNK_ROWS,
+): AsyncGenerator<{ id: string; siteId: string; sessionId: string; type: 'page_view' | 'signal'; ts: number; page: string; signal?: string }[]> {
+  // Keyset pages in (ts, id) order: a site with millions of events in its window never sits in memory as one
+  // result set next to the windows being built from it.
+  let after: { ts: string; id: string } | undefined;
+  for (;;) {
+    const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; ts_key: string; page: string; signal: string | null }>`
+      select id, session_id, type, ts, ts::text as ts_key, page, signal from events
+      where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
+        and environment is distinct from 'staging'
+        ${after ? sql`and (ts, id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
+      order by ts, id limit ${chunkRows}`.execute(db);
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined }));
+    if (rows.length < chunkRows) return;
+    const last = rows[rows.length - 1];
+    after = { ts: last.ts_key, id: last.id };
+  }
 }
+
+/** Rows per page of the start-up rebuild reads. */
+export const REBUILD_CHUNK_ROWS = 20_000;
 
 /** Ids of every live site (the processor keeps those of its partitions; deleted sites take no more traffic). */
 export async function listSiteIds(db: Db): Promise<string[]> {

@@ -12,6 +12,8 @@ export const UserClaimsSchema = z.object({
   sub: Uuid(),
   /** The org this token acts in: one token, one org (login picks it). */
   org: Uuid(),
+  /** The session (login) this token belongs to: logout and password change end it, and with it every token of it. */
+  sid: Uuid(),
   iat: z.number().int().nonnegative(),
   exp: z.number().int().positive(),
   iss: z.literal('friction'),
@@ -26,10 +28,16 @@ function sign(input: string, key: Buffer): Buffer {
   return createHmac('sha256', key).update(input).digest();
 }
 
-/** Signs the claims for `ttlSec` seconds from `nowMs`. Returns the token and its expiry. */
-export function signUserToken(key: Buffer, c: { userId: string; orgId: string }, ttlSec: number, nowMs = Date.now()): { token: string; expiresAt: Date } {
+/** Signs the claims for `ttlSec` seconds from `nowMs` (never past `notAfter`). Returns the token and its expiry. */
+export function signUserToken(
+  key: Buffer,
+  c: { userId: string; orgId: string; sessionId: string; notAfter?: Date },
+  ttlSec: number,
+  nowMs = Date.now(),
+): { token: string; expiresAt: Date } {
   const iat = Math.floor(nowMs / 1000);
-  const claims: UserClaims = { sub: c.userId, org: c.orgId, iat, exp: iat + ttlSec, iss: 'friction' };
+  const cap = c.notAfter ? Math.floor(c.notAfter.getTime() / 1000) : Number.MAX_SAFE_INTEGER;
+  const claims: UserClaims = { sub: c.userId, org: c.orgId, sid: c.sessionId, iat, exp: Math.min(iat + ttlSec, cap), iss: 'friction' };
   const input = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64(JSON.stringify(claims))}`;
   return { token: `${input}.${b64(sign(input, key))}`, expiresAt: new Date(claims.exp * 1000) };
 }

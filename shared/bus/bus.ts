@@ -14,6 +14,8 @@ export interface BusMessage {
   nak(delayMs?: number): void;
   /** Never redeliver (poison). */
   term(reason?: string): void;
+  /** Still working on it: restarts the ack-wait timer, so the message is not redelivered meanwhile. */
+  working(): void;
 }
 
 export interface PublishResult {
@@ -35,6 +37,7 @@ export interface ConsumerSpec {
   stream: string;
   name: string;
   filterSubject: string;
+  /** Deliveries before the stream drops a message; -1 for no limit (event partitions: only poison is dropped). */
   maxDeliver: number;
   ackWaitMs: number;
   maxAckPending: number;
@@ -46,6 +49,15 @@ export interface StreamSpec {
   /** Duplicate window for Nats-Msg-Id deduplication. */
   duplicateWindowMs: number;
   maxAgeMs: number;
+  /** Most messages and bytes (payload + subject) the stream keeps; -1: no limit (the in-process bus still caps bytes by its memory budget). */
+  maxMsgs: number;
+  maxBytes: number;
+  /**
+   * What happens at a limit: `old` drops the oldest messages (notifications, whose source of truth is the
+   * database); `new` refuses the publish (accepted events: the publisher answers 503 and the client retries, so
+   * nothing accepted is ever dropped).
+   */
+  discard: 'old' | 'new';
 }
 
 export interface Bus {

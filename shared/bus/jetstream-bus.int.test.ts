@@ -21,8 +21,8 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
   const site = crypto.randomUUID();
   const subject = topo.eventSubject(site);
   const p = Number(subject.split('.').at(-2));
-  const consumer = await ensurePartitionConsumer(bus, topo, p, { maxDeliver: 5, batchMessages: 10, ackWaitMs: 30_000 });
-  const other = await ensurePartitionConsumer(bus, topo, 1 - p, { maxDeliver: 5, batchMessages: 10, ackWaitMs: 30_000 });
+  const consumer = await ensurePartitionConsumer(bus, topo, p, { batchMessages: 10, ackWaitMs: 30_000 });
+  const other = await ensurePartitionConsumer(bus, topo, 1 - p, { batchMessages: 10, ackWaitMs: 30_000 });
 
   t.false((await bus.publish(subject, enc('one'), 'id-1')).duplicate);
   t.true((await bus.publish(subject, enc('one'), 'id-1')).duplicate);

@@ -78,6 +78,7 @@ function wrap(m: JsMsg): BusMessage {
     ack: () => m.ack(),
     nak: (delayMs) => m.nak(delayMs),
     term: (reason) => m.term(reason),
+    working: () => m.working(),
   };
 }
 
@@ -131,8 +132,19 @@ export class JetStreamBus implements Bus {
   }
 
   async ensureStream(spec: StreamSpec): Promise<void> {
+    const limits = {
+      discard: spec.discard === 'new' ? DiscardPolicy.New : DiscardPolicy.Old,
+      max_age: nanos(spec.maxAgeMs),
+      max_msgs: spec.maxMsgs,
+      max_bytes: spec.maxBytes,
+    };
     try {
-      await this.jsm.streams.info(spec.name);
+      const info = await this.jsm.streams.info(spec.name);
+      // Streams created by an earlier version had no count or size limit: bring them in line with the spec.
+      const c = info.config;
+      if (c.max_msgs !== limits.max_msgs || c.max_bytes !== limits.max_bytes || c.discard !== limits.discard || c.max_age !== limits.max_age) {
+        await this.jsm.streams.update(spec.name, { ...c, ...limits });
+      }
       return;
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -142,15 +154,19 @@ export class JetStreamBus implements Bus {
       subjects: spec.subjects,
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      max_age: nanos(spec.maxAgeMs),
+      ...limits,
       duplicate_window: nanos(spec.duplicateWindowMs),
     });
   }
 
   async ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer> {
     try {
-      await this.jsm.consumers.info(spec.stream, spec.name);
+      const info = await this.jsm.consumers.info(spec.stream, spec.name);
+      // Consumers created by an earlier version had a delivery limit that dropped good messages during long
+      // outages; bring the durable consumer in line with the spec instead of keeping what it was created with.
+      if ((info.config.max_deliver ?? -1) !== spec.maxDeliver) {
+        await this.jsm.consumers.update(spec.stream, spec.name, { max_deliver: spec.maxDeliver });
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err;
       await this.jsm.consumers.add(spec.stream, {

@@ -24,6 +24,8 @@ interface StreamState {
   messages: Stored[];
   base: number;
   nextSeq: number;
+  /** Payload + subject bytes of `messages` (the JetStream accounting, near enough). */
+  bytes: number;
   dedup: Map<string, { seq: number; at: number }>;
   consumers: ConsumerState[];
 }
@@ -48,13 +50,17 @@ export class MemoryBus implements Bus {
   private closed = false;
   private readonly now: () => number;
 
-  constructor(opts: { now?: () => number } = {}) {
+  private readonly memoryBudgetBytes: number;
+
+  /** `memoryBudgetBytes` caps each stream whose spec sets no byte limit (default 512 MiB). */
+  constructor(opts: { now?: () => number; memoryBudgetBytes?: number } = {}) {
     this.now = opts.now ?? Date.now;
+    this.memoryBudgetBytes = opts.memoryBudgetBytes ?? 512 * 1024 ** 2;
   }
 
   async ensureStream(spec: StreamSpec): Promise<void> {
     if (!this.streams.has(spec.name)) {
-      this.streams.set(spec.name, { spec, messages: [], base: 1, nextSeq: 1, dedup: new Map(), consumers: [] });
+      this.streams.set(spec.name, { spec, messages: [], base: 1, nextSeq: 1, bytes: 0, dedup: new Map(), consumers: [] });
     }
   }
 
@@ -90,8 +96,17 @@ export class MemoryBus implements Bus {
     this.expire(stream, now);
     const seen = stream.dedup.get(msgId);
     if (seen) return { duplicate: true, seq: seen.seq };
+    const size = data.byteLength + subject.length;
+    const { discard } = stream.spec;
+    const maxMsgs = stream.spec.maxMsgs > 0 ? stream.spec.maxMsgs : Number.POSITIVE_INFINITY;
+    const maxBytes = stream.spec.maxBytes > 0 ? stream.spec.maxBytes : this.memoryBudgetBytes;
+    if (discard === 'new' && (stream.messages.length + 1 > maxMsgs || stream.bytes + size > maxBytes)) {
+      throw new UnavailableError(`stream ${stream.spec.name} is full (${maxMsgs} messages / ${maxBytes} bytes)`, 5);
+    }
     const seq = stream.nextSeq++;
     stream.messages.push({ seq, subject, data, at: now });
+    stream.bytes += size;
+    while (stream.messages.length > 0 && (stream.messages.length > maxMsgs || stream.bytes > maxBytes)) this.dropOldest(stream);
     stream.dedup.set(msgId, { seq, at: now });
     this.wake();
     return { duplicate: false, seq };
@@ -127,23 +142,27 @@ export class MemoryBus implements Bus {
     for (const f of w) f();
   }
 
-  /** Drops dedup entries past the window and messages every consumer has moved past (or past max age). */
+  /**
+   * Drops dedup entries past the window, messages past max age (whether or not anyone consumes the stream, as
+   * JetStream does), and messages every consumer has moved past.
+   */
   private expire(stream: StreamState, now: number): void {
     for (const [id, e] of stream.dedup) {
       if (now - e.at <= stream.spec.duplicateWindowMs) break; // Map keeps insertion order: oldest first
       stream.dedup.delete(id);
     }
+    while (stream.messages.length > 0 && now - stream.messages[0].at > stream.spec.maxAgeMs) this.dropOldest(stream);
     if (stream.consumers.length === 0) return;
-    let keepFrom = Math.min(...stream.consumers.map((c) => c.cursor));
-    while (stream.messages.length > 0 && stream.messages[0].seq < keepFrom) {
-      stream.messages.shift();
-      stream.base++;
-    }
-    while (stream.messages.length > 0 && now - stream.messages[0].at > stream.spec.maxAgeMs) {
-      stream.messages.shift();
-      stream.base++;
-      keepFrom = stream.base;
-    }
+    const keepFrom = Math.min(...stream.consumers.map((c) => c.cursor));
+    while (stream.messages.length > 0 && stream.messages[0].seq < keepFrom) this.dropOldest(stream);
+  }
+
+  /** Removes the oldest message; consumers that had not reached it skip it (JetStream's discard-old). */
+  private dropOldest(stream: StreamState): void {
+    const m = stream.messages.shift()!;
+    stream.bytes -= m.data.byteLength + m.subject.length;
+    stream.base++;
+    for (const c of stream.consumers) if (c.cursor < stream.base) c.cursor = stream.base;
   }
 
   private take(stream: StreamState, c: ConsumerState, max: number): BusMessage[] {
@@ -153,7 +172,7 @@ export class MemoryBus implements Bus {
     for (const [seq, f] of [...c.inflight].sort((a, b) => a[0] - b[0])) {
       if (out.length >= max) break;
       if (f.dueAt > now) continue;
-      if (f.deliveries >= c.spec.maxDeliver) {
+      if (c.spec.maxDeliver > 0 && f.deliveries >= c.spec.maxDeliver) {
         c.inflight.delete(seq);
         continue;
       }
@@ -185,6 +204,9 @@ export class MemoryBus implements Bus {
       deliveryCount: deliveries,
       ack: () => settle(() => c.inflight.delete(msg.seq)),
       term: () => settle(() => c.inflight.delete(msg.seq)),
+      working: () => {
+        if (!settled && c.inflight.get(msg.seq) === f && f.outstanding) f.dueAt = this.now() + c.spec.ackWaitMs;
+      },
       nak: (delayMs = 0) =>
         settle(() => {
           f.dueAt = this.now() + delayMs;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from './uuid.ts';
+import { measureJson } from '../text.ts';
 import { checkLegacyCoordinates, LegacyCoordinateFields } from './legacy-coordinates.ts';
 
 /**
@@ -15,6 +16,10 @@ export const MAX_INGEST_BODY_BYTES = 1024 * 1024;
 export const MAX_FUTURE_SKEW_MS = 60 * 60 * 1000;
 /** Events older than this are refused: scores and issues only look back this far. */
 export const MAX_EVENT_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** `meta` nests at most this deep (the meta object itself is level 1) and serializes to at most MAX_META_CHARS. */
+export const MAX_META_DEPTH = 8;
+export const MAX_META_CHARS = 2048;
 
 export const EVENT_TYPES = ['page_view', 'signal', 'conversion', 'custom'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -53,7 +58,12 @@ export const IngestEventSchema = z
     value: z.number().finite().min(0).max(1e12).optional(),
     meta: z
       .record(z.string().max(64), z.unknown())
-      .refine((m) => JSON.stringify(m).length <= 2048, 'must serialize to at most 2048 characters of JSON')
+      .superRefine((m, ctx) => {
+        // Measured without recursion and before anything serializes it: a 2 KB body can nest thousands of levels.
+        const size = measureJson(m, { maxDepth: MAX_META_DEPTH, maxChars: MAX_META_CHARS });
+        if (size.tooDeep) ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_META_DEPTH} levels deep` });
+        else if (size.tooLong) ctx.addIssue({ code: 'custom', message: `must serialize to at most ${MAX_META_CHARS} characters of JSON` });
+      })
       .optional(),
   })
   .superRefine((e, ctx) => {

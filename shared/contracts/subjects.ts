@@ -23,6 +23,8 @@ export interface Topology {
   notifySubject(kind: string): string;
   /** Core-NATS broadcast (not a stream): hashes of API keys just revoked, for every process's key cache. */
   keyRevokedSubject: string;
+  /** Core-NATS broadcast: `{ site_id }` of a site whose SDK config changed, for every ingest's config cache. */
+  sdkConfigChangedSubject: string;
   allEventsFilter: string;
   allCommandsFilter: string;
   allNotifyFilter: string;
@@ -53,6 +55,7 @@ export function topology(prefix: string, partitions: number): Topology {
     commandSubject: (kind) => `${p}commands.v1.${kind}`,
     notifySubject: (kind) => `${p}notify.v1.${kind}`,
     keyRevokedSubject: `${p}broadcast.v1.key-revoked`,
+    sdkConfigChangedSubject: `${p}broadcast.v1.sdk-config-changed`,
     allEventsFilter: `${p}events.v1.>`,
     allCommandsFilter: `${p}commands.v1.>`,
     allNotifyFilter: `${p}notify.v1.>`,

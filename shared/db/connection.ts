@@ -23,12 +23,32 @@ export interface DatabaseHandle {
  * Opens the database: PostgreSQL/TimescaleDB at `url`, or, when url is unset, the embedded PGlite with the
  * TimescaleDB extension, stored under `dataDir/db` (`memory://` keeps it in memory, for tests).
  */
-export async function openDatabase(opts: { url?: string; dataDir: string; poolSize?: number; embeddedPath?: string }): Promise<DatabaseHandle> {
+export async function openDatabase(opts: {
+  url?: string;
+  dataDir: string;
+  poolSize?: number;
+  embeddedPath?: string;
+  /** Pool checkout wait before failing (an unreachable server fails fast instead of hanging the caller). */
+  connectTimeoutMs?: number;
+  /** Server-side statement_timeout per connection; 0 disables. */
+  statementTimeoutMs?: number;
+}): Promise<DatabaseHandle> {
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    const statementTimeout = opts.statementTimeoutMs ?? 60_000;
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      // A half-open socket (server host gone without a FIN) is noticed instead of waited on forever.
+      keepAlive: true,
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout * 2 } : {}),
+    });
     // An idle connection the server closed (restart, failover, admin kill) is dropped by the pool and replaced on
     // the next checkout; without a listener node-postgres would crash the process on it.
     pool.on('error', () => {});
+    // The same for a checked-out connection between two statements of a transaction (pg-pool only listens on idle
+    // ones): the next statement fails with the connection error, which callers handle; the event alone would crash.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', bulk: pgBulkTransactions(pool), close: () => db.destroy() };
   }

@@ -212,6 +212,21 @@ export interface OutboxTable {
   payload: Json;
   created_at: GeneratedTimestamp;
   published_at: Timestamp | null;
+  /** Rows of one aggregate (an issue, an alert) are published in id order; null: its own aggregate. */
+  aggregate: string | null;
+  /** Failed publishes that were the row's own fault (an unavailable bus does not count). */
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
+  /** Set when the relay gave up on the row (after OUTBOX_MAX_ATTEMPTS); it no longer holds back its aggregate. */
+  failed_at: Timestamp | null;
+}
+
+/** One row per relay role: the relay whose lease is current is the only one that publishes. */
+export interface OutboxLeaseTable {
+  name: string;
+  holder: string;
+  until: Timestamp;
 }
 
 export interface JobRunTable {
@@ -241,6 +256,31 @@ export interface UserTable {
   password_hash: string;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
+  /** When the address was proven (a mailed link followed); null: unverified (no SMTP, or made before 0010). */
+  email_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A login: user tokens name it (`sid`); ended by logout, password change or its expiry. */
+export interface UserSessionTable {
+  id: string;
+  user_id: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A signup waiting for its address to be proven: nothing is bound to the address until the link is followed. */
+export interface EmailVerificationTable {
+  id: string;
+  email: string;
+  /** sha256 of the mailed token. */
+  token_hash: string;
+  password_hash: string;
+  org_name: string;
+  plan: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MembershipTable {
@@ -561,11 +601,14 @@ export interface Database {
   issue_updates: IssueUpdateTable;
   page_elements: PageElementTable;
   outbox: OutboxTable;
+  outbox_lease: OutboxLeaseTable;
   job_runs: JobRunTable;
   users: UserTable;
   memberships: MembershipTable;
   invitations: InvitationTable;
   instance_secrets: InstanceSecretTable;
+  user_sessions: UserSessionTable;
+  email_verifications: EmailVerificationTable;
   alert_rules: AlertRuleTable;
   alerts: AlertTable;
   webhook_endpoints: WebhookEndpointTable;

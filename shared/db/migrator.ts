@@ -6,8 +6,24 @@ import { migrations } from './migrations/index.ts';
 /** Arbitrary constant: the advisory lock every `migrate` takes, so concurrent starts never race. */
 const MIGRATION_LOCK_ID = 7_202_611;
 
-/** Applies every pending migration under a session advisory lock. Idempotent. */
+/**
+ * Whether every known migration is recorded as applied: one read, no DDL. The Migrator itself first creates its
+ * tables if missing and takes its own lock, which costs seconds on the embedded database at every start.
+ */
+async function upToDate(db: Kysely<any>): Promise<boolean> {
+  try {
+    const rows = await db.selectFrom('kysely_migration').select('name').execute();
+    const applied = new Set(rows.map((r: { name: string }) => r.name));
+    return Object.keys(migrations).every((name) => applied.has(name));
+  } catch {
+    // No migration table yet: a new database.
+    return false;
+  }
+}
+
+/** Applies every pending migration under a session advisory lock. Idempotent; a database already up to date costs one read. */
 export async function migrateToLatest(db: Kysely<any>, log?: Logger): Promise<string[]> {
+  if (await upToDate(db)) return [];
   return db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`.execute(conn);
     try {

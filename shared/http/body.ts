@@ -1,6 +1,7 @@
 import { createGunzip, createInflate } from 'node:zlib';
 import type Koa from 'koa';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
+import { scanJson } from '../text.ts';
 
 /**
  * Reads the request body as UTF-8 text, inflating gzip/deflate, refusing more than `limitBytes` of either
@@ -43,13 +44,25 @@ export async function readTextBody(ctx: Koa.Context, limitBytes: number): Promis
   });
 }
 
-/** Parses a JSON body; a syntax error is a 400. */
-export function parseJson(text: string): unknown {
+/** No request body of ours nests deeper; beyond it a body is refused before anything recursive touches it. */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * Parses a JSON body; a syntax error is a 400. The one place every body passes through, so it also refuses (400
+ * naming the field) what no route could store: nesting deeper than MAX_BODY_DEPTH, and text PostgreSQL refuses
+ * (NUL, unpaired surrogates) in any string or key. With `replaceUnstorable` (ingest: a browser's text is not the
+ * visitor's fault) such characters are replaced by U+FFFD instead, so what is accepted can always be stored.
+ */
+export function parseJson(text: string, opts: { replaceUnstorable?: boolean } = {}): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new ValidationError(`body is not valid JSON: ${(err as Error).message}`, [{ path: '', message: 'invalid JSON' }]);
   }
+  const problem = scanJson(value, { maxDepth: MAX_BODY_DEPTH, replace: opts.replaceUnstorable });
+  if (problem) throw new ValidationError(`invalid body: ${problem.path ? `${problem.path}: ` : ''}${problem.message}`, [problem]);
+  return value;
 }
 
 /** Reads a JSON body of a write request; `application/json` is required, as the spec says. */

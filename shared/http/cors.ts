@@ -20,7 +20,7 @@ export function ingestCors(paths: string[]): Koa.Middleware {
       ctx.status = 204;
       return;
     }
-    ctx.set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy');
+    ctx.set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-Request-Id');
     await next();
   };
 }

@@ -41,7 +41,7 @@ export function errorEnvelope(log: Logger): Koa.Middleware {
       }
     } catch (err) {
       const e = toAppError(err);
-      if (e.status >= 500 && e.status !== 503) log.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+      if (e.status >= 500 && e.status !== 503) log.error({ err, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       ctx.status = e.status;
       if (e.retryAfterSec !== undefined) ctx.set('Retry-After', String(e.retryAfterSec));
       const error: Record<string, unknown> = { code: e.code, message: e.status === 500 ? 'internal server error' : e.message, status: e.status };

@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per process; every role registers its metrics here and /metrics serves it. */
 export const registry = new Registry();
@@ -17,3 +18,56 @@ export const httpDuration = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   registers: [registry],
 });
+
+/** `friction_build_info{version, node}` 1: which build and runtime each process runs (join it onto other series). */
+export const buildInfo = new Gauge({
+  name: 'friction_build_info',
+  help: 'Build of this process: package version and Node version (value always 1)',
+  labelNames: ['version', 'node'] as const,
+  registers: [registry],
+});
+buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export const processorBatchDuration = new Histogram({
+  name: 'friction_processor_batch_duration_seconds',
+  help: 'Time to store one fetched batch (its transaction: events, signals, sessions, scores, issues, outbox)',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const deadLetters = new Counter({
+  name: 'friction_processor_dead_letters_total',
+  help: 'Stream messages the processor stored as dead letters (poison) and terminated',
+  registers: [registry],
+});
+
+/** Sources of a scrape-time gauge: each running processor adds its own and removes it when it stops. */
+type Source = () => Promise<Array<{ labels: Record<string, string>; value: number }>>;
+
+function scrapeGauge(name: string, help: string, labelNames: string[]) {
+  const sources = new Set<Source>();
+  new Gauge({
+    name, help, labelNames, registers: [registry],
+    async collect() {
+      this.reset();
+      for (const source of sources) {
+        // A source that cannot answer (database or bus down) leaves its series out of this scrape.
+        for (const { labels, value } of await source().catch(() => [])) this.set(labels, value);
+      }
+    },
+  });
+  return { add: (s: Source) => (sources.add(s), () => sources.delete(s)) };
+}
+
+/** Messages of each owned partition not yet committed (waiting + delivered but unacked): the processor's lag. */
+export const processorLag = scrapeGauge('friction_processor_lag_messages', 'Stream messages of a partition not yet committed by the processor (pending + ack pending)', ['partition']);
+/** Outbox rows written but not yet relayed to the NOTIFY stream. */
+export const outboxBacklog = scrapeGauge('friction_outbox_backlog', 'Outbox rows not yet published to the NOTIFY stream', []);

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import { createTransport } from 'nodemailer';
 
 /** One message: plain text always (every client reads it), HTML optionally. */
 export interface MailMessage {
@@ -8,19 +8,39 @@ export interface MailMessage {
   html?: string;
 }
 
+/** Sends mail through the configured SMTP server (SMTP_URL). Shared by account mail and the email alert channel. */
 export interface Mailer {
-  send(m: MailMessage): Promise<void>;
+  /** Resolves once the SMTP server accepted the message; rejects when it refused it or was unreachable. */
+  send(message: MailMessage): Promise<void>;
+  /** Closes the transport (nothing stays open between messages; safe to call at shutdown). */
+  close(): void;
 }
 
 /**
- * SMTP through nodemailer: `smtpUrl` such as `smtp://user:pass@mail.example:587` or `smtps://…:465`
- * (nodemailer's URL form; STARTTLS is used when the server offers it). Fails (throws) when the server refuses.
+ * A mailer on nodemailer's SMTP transport: `smtp://user:pass@host:587` (STARTTLS when the server offers it),
+ * `smtps://…:465` (TLS from the start). Connections time out, so a slow SMTP server bounds the time a request
+ * waits instead of holding it forever.
  */
-export function createMailer(opts: { smtpUrl: string; from: string }): Mailer {
-  const transport = nodemailer.createTransport(opts.smtpUrl);
+export function createMailer(o: { smtpUrl: string; from: string; timeoutMs?: number }): Mailer {
+  const timeout = o.timeoutMs ?? 10_000;
+  const url = new URL(o.smtpUrl);
+  const transport = createTransport({
+    host: url.hostname,
+    port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
+    secure: url.protocol === 'smtps:',
+    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    // One connection per message: account mail is rare, and nothing stays open to close at shutdown.
+    pool: false,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
+  });
   return {
     async send(m) {
-      await transport.sendMail({ from: opts.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      await transport.sendMail({ from: o.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+    },
+    close() {
+      transport.close();
     },
   };
 }

@@ -16,24 +16,16 @@ export const INVITABLE_ROLES = ['admin', 'member', 'viewer'] as const;
 /** Emails compare case-insensitively: stored and looked up lowercased. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-/**
- * Signup: a new user owning a new org, which starts its one 3-day trial now. Throws ConflictError when the
- * email is taken. Run inside a transaction: the user, org and membership exist together or not at all.
- */
-export async function createOrgWithOwner(
+/** A new org owned by `userId` (signup, once its user exists), starting its one 3-day trial now. */
+export async function createOrgForUser(
   db: Db,
-  a: { email: string; passwordHash: string; orgName: string; plan?: Plan; now?: Date },
-): Promise<{ userId: string; orgId: string; membershipId: string; trialEndsAt: Date }> {
-  const now = a.now ?? new Date();
-  const userId = newId();
-  if (!(await insertUser(db, { id: userId, email: normalizeEmail(a.email), passwordHash: a.passwordHash }))) {
-    throw new ConflictError('an account with this email already exists');
-  }
-  const ends = trialEndsAt(now);
+  a: { userId: string; orgName: string; plan?: Plan; now?: Date },
+): Promise<{ orgId: string; membershipId: string; trialEndsAt: Date }> {
+  const ends = trialEndsAt(a.now ?? new Date());
   const orgId = await insertOrg(db, { name: a.orgName, plan: a.plan ?? 'grow', trialEndsAt: ends });
   const membershipId = newId();
-  await insertMembership(db, { id: membershipId, orgId, userId, role: 'owner' });
-  return { userId, orgId, membershipId, trialEndsAt: ends };
+  await insertMembership(db, { id: membershipId, orgId, userId: a.userId, role: 'owner' });
+  return { orgId, membershipId, trialEndsAt: ends };
 }
 
 /** Adds an existing user to an org with `role`; false when they already belong to it. */

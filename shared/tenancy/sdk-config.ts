@@ -54,3 +54,44 @@ export function mergeSdkConfig(before: SdkConfig, patch: SdkConfigPatch): SdkCon
 export const DEFAULT_ENVIRONMENT = 'production';
 /** Environment names: short lowercase slugs, such as `production` or `staging`. */
 export const EnvironmentNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a lowercase slug of at most 32 characters');
+
+/** A stored config read back through the schema; fields added to the schema later take their defaults. */
+export const readSdkConfig = (stored: unknown): SdkConfig =>
+  SdkConfigSchema.parse({ ...DEFAULT_SDK_CONFIG, ...(stored && typeof stored === 'object' ? stored : {}) });
+
+/**
+ * What the browser SDK is told (GET /v1/sdk-config): only the fields it applies. Revenue settings stay
+ * server-side (they change how conversions are read, not what the browser sends).
+ */
+export interface PublicSdkConfig {
+  environment: string;
+  sample_rate: number;
+  ignore_selectors: string[];
+  segment: { app_version: string | null };
+}
+
+export const toPublicSdkConfig = (environment: string, c: SdkConfig): PublicSdkConfig => ({
+  environment,
+  sample_rate: c.sample_rate,
+  ignore_selectors: c.ignore_selectors,
+  segment: { app_version: c.segment.app_version },
+});
+
+const normalizeSelector = (s: string): string => s.trim().replace(/\s*>\s*/g, ' > ').replace(/\s+/g, ' ');
+
+/**
+ * Whether a signal recorded on `selector` falls under one of the `ignore` selectors, judged from the
+ * recorded selector alone (ingest has no DOM). The SDK records a unique `>` path anchored at the nearest
+ * element with a stable id, test id or aria-label, so an ignored element named that way appears in the
+ * path of every signal on it or inside it: the selector itself, `#pay > span`, `main > #pay`. Class and
+ * attribute selectors the SDK never records cannot be recognised here; the SDK applies those itself,
+ * against the DOM, once it has loaded the config.
+ */
+export function ignoredSelector(selector: string, ignore: readonly string[]): boolean {
+  if (ignore.length === 0) return false;
+  const path = ` > ${normalizeSelector(selector)} > `;
+  return ignore.some((s) => {
+    const n = normalizeSelector(s);
+    return n !== '' && path.includes(` > ${n} > `);
+  });
+}

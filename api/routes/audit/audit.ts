@@ -2,10 +2,12 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Principal } from '../../http/auth.ts';
 import { insertAuditEntry } from './audit.queries.ts';
+import { redactSecrets } from '../../../shared/auth/redact.ts';
 
 /**
  * Records a write by `principal` in the audit log, inside the write's transaction. `summary` describes the
- * change (created fields, or `changes: { field: { from, to } }`) and never holds secrets.
+ * change (created fields, or `changes: { field: { from, to } }`); it passes through `redactSecrets` here, in the
+ * one place every entry is written, so a route that forgets cannot put a secret into the log.
  */
 export function audit(
   trx: Transaction<Database>,
@@ -14,6 +16,7 @@ export function audit(
 ): Promise<void> {
   return insertAuditEntry(trx, {
     ...e,
+    summary: redactSecrets(e.summary),
     actorType: principal.kind,
     actorId: principal.kind === 'user' ? principal.userId : principal.keyId,
     actor: principal.label,

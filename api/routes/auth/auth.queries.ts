@@ -27,3 +27,29 @@ export async function findPendingInvitation(trx: Transaction<Database>, tokenHas
 export async function markInvitationAccepted(trx: Transaction<Database>, id: string, now: Date): Promise<void> {
   await trx.updateTable('invitations').set({ accepted_at: now }).where('id', '=', id).execute();
 }
+
+export async function insertEmailVerification(
+  db: Db,
+  v: { id: string; email: string; tokenHash: string; passwordHash: string; orgName: string; plan: string; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('email_verifications')
+    .values({ id: v.id, email: v.email, token_hash: v.tokenHash, password_hash: v.passwordHash, org_name: v.orgName, plan: v.plan, expires_at: v.expiresAt })
+    .execute();
+}
+
+/** An unused, unexpired signup verification by its token hash, locked for the verifying transaction. */
+export async function findPendingVerification(trx: Transaction<Database>, tokenHash: string, now: Date) {
+  return trx
+    .selectFrom('email_verifications')
+    .select(['id', 'email', 'password_hash', 'org_name', 'plan'])
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function markVerificationUsed(trx: Transaction<Database>, id: string, now: Date): Promise<void> {
+  await trx.updateTable('email_verifications').set({ used_at: now }).where('id', '=', id).execute();
+}

@@ -1,48 +1,151 @@
-import { signUserToken } from '../../../shared/auth/jwt.ts';
+import { renewToken, startSession, type IssuedToken, type SessionPolicy } from '../../../shared/auth/sessions.ts';
+import { endSession, endSessionsOfUser } from '../../../shared/db/queries/sessions.queries.ts';
 import { decoyHash, hashPassword, verifyPassword } from '../../../shared/auth/passwords.ts';
-import { findUserByEmail, firstMembershipOrg, insertUser } from '../../../shared/db/queries/accounts.queries.ts';
-import { UnauthorizedError, NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { hashApiKey, newId } from '../../../shared/ids.ts';
-import { addMember, createOrgWithOwner, type Role } from '../../../shared/tenancy/accounts.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import { claimUnverifiedUser, findUserByEmail, findUserById, firstMembershipOrg, insertUser, markEmailVerified, updatePasswordHash } from '../../../shared/db/queries/accounts.queries.ts';
+import { alreadyRegisteredMail, verificationMail } from '../../../shared/mail/account-mail.ts';
+import type { Mailer, MailMessage } from '../../../shared/mail/mailer.ts';
+import type { Plan } from '../../../shared/tenancy/plans.ts';
+import { UnauthorizedError, NotFoundError, ConflictError, UnavailableError } from '../../../shared/errors.ts';
+import { hashApiKey, newId, randomToken } from '../../../shared/ids.ts';
+import { addMember, createOrgForUser, type Role } from '../../../shared/tenancy/accounts.ts';
 import type { UserPrincipal } from '../../http/auth.ts';
 import type { SurfaceLimits } from '../../http/rate-limit.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../audit/audit.ts';
 import type { ManageDeps } from '../manage/deps.ts';
-import { findOrg, findPendingInvitation, hasMembership, markInvitationAccepted } from './auth.queries.ts';
-import { AcceptInviteBodySchema, LoginBodySchema, SessionSchema, SignupBodySchema, TokenSchema } from './auth.schema.ts';
+import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
+import {
+  AcceptInviteBodySchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema, SessionSchema, SignupBodySchema, SignupPendingSchema,
+  TokenSchema, VerifyEmailBodySchema,
+} from './auth.schema.ts';
+import { ALL_ROLES, type AccessRule } from '../../http/auth.ts';
 
-/** `POST /v1/auth/signup`, `POST /v1/auth/login`, `POST /v1/auth/accept-invite`: the only routes without a credential. */
+/** The caller's own session: user tokens of any role; keys have no session. */
+const OWN_SESSION: AccessRule = { surface: 'manage', scopes: [], roles: ALL_ROLES };
+
+/** A signup confirmation is redeemable for a day. */
+const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
+
+/** Mail the request depends on: an SMTP failure is a 503 (retry), never a silent success. */
+async function sendOrUnavailable(mailer: Mailer, m: MailMessage): Promise<void> {
+  try {
+    await mailer.send(m);
+  } catch (err) {
+    throw new UnavailableError('the mail server did not accept the message; retry shortly', 30, err);
+  }
+}
+
+const presentToken = (t: IssuedToken) => ({ token: t.token, expires_at: t.expiresAt.toISOString(), session_expires_at: t.sessionExpiresAt.toISOString() });
+
+/** Signup, email verification, login and accepted invitations (the only routes without a credential); renewal, logout and password change. */
 export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceLimits): RouteTable {
   const byIp = [limits.byIp()];
   let decoy: Promise<string> | undefined;
-  const token = async (userId: string, orgId: string) => {
-    const t = signUserToken(await deps.instanceKeys.jwtKey(), { userId, orgId }, deps.jwtTtlSec, deps.now().getTime());
-    return { token: t.token, expires_at: t.expiresAt.toISOString() };
-  };
+  const policy: SessionPolicy = { tokenTtlSec: deps.jwtTtlSec, sessionMaxSec: deps.sessionMaxSec };
+  /** A new session (login, signup, accepted invitation) and its first token. */
+  const token = async (userId: string, orgId: string) => presentToken(await startSession(deps.db, deps.instanceKeys, { userId, orgId }, policy, deps.now()));
   const actor = (userId: string, email: string, orgId: string, role: Role): UserPrincipal => ({ kind: 'user', userId, email, orgId, role, siteIds: new Set(), label: email });
+
+  /** Signup's org and its audit entry, for a user who exists (verified signup) or is created with it. */
+  const openOrg = async (trx: Transaction<Database>, a: { userId: string; email: string; orgName: string; plan: Plan | undefined; now: Date }) => {
+    const c = await createOrgForUser(trx, { userId: a.userId, orgName: a.orgName, plan: a.plan, now: a.now });
+    await audit(trx, actor(a.userId, a.email, c.orgId, 'owner'), {
+      orgId: c.orgId, siteId: null, action: 'org.create', targetType: 'org', targetId: c.orgId,
+      summary: { name: a.orgName, plan: a.plan ?? 'grow', owner: a.email, trial_ends_at: c.trialEndsAt.toISOString() },
+    });
+    return c;
+  };
+  const presentSession = async (u: { id: string; email: string }, org: { id: string; name: string; plan: string; trialEndsAt: Date | null }, role: string) => ({
+    user: { id: u.id, email: u.email },
+    org: { id: org.id, name: org.name, plan: org.plan, trial_ends_at: org.trialEndsAt?.toISOString() ?? null },
+    role,
+    ...(await token(u.id, org.id)),
+  });
+
+  if (deps.mailer) {
+    const mailer = deps.mailer;
+    table.addPublic(
+      {
+        method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 202,
+        summary: 'Start an account and its organization: a confirmation token is mailed to the address',
+        description:
+          'With SMTP configured nothing is bound to the address until it is proven: the answer is 202 and identical whether the address is free or taken ' +
+          '(a taken address is mailed a notice instead of a token), so signup reveals no accounts. POST the mailed token to /v1/auth/verify-email within 24 hours.',
+        body: SignupBodySchema, response: SignupPendingSchema,
+        async handler(_ctx, { body }) {
+          // Hashed whatever the address: a taken address costs the same time as a free one.
+          const passwordHash = await hashPassword(body.password, deps.passwordCost);
+          const existing = await findUserByEmail(deps.db, body.email);
+          if (await limits.mayMail(body.email)) {
+            if (existing?.emailVerifiedAt) {
+              await sendOrUnavailable(mailer, alreadyRegisteredMail(body.email, deps.publicBaseUrl));
+            } else {
+              const t = `evt_${randomToken(32)}`;
+              await insertEmailVerification(deps.db, {
+                id: newId(), email: body.email, tokenHash: hashApiKey(t), passwordHash, orgName: body.org_name, plan: body.plan ?? 'grow',
+                expiresAt: new Date(deps.now().getTime() + VERIFICATION_TTL_MS),
+              });
+              await sendOrUnavailable(mailer, verificationMail(body.email, t, deps.publicBaseUrl, existing !== null));
+            }
+          }
+          return { status: 'verification_sent' as const, email: body.email };
+        },
+      },
+      byIp,
+    );
+  } else {
+    table.addPublic(
+      {
+        method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 201,
+        summary: 'Create an account and its organization (you are its owner; the org starts its 3-day trial)',
+        description: 'Without SMTP the address is not verified (README "Security"): the account exists at once, and a taken address answers 409.',
+        body: SignupBodySchema, response: SessionSchema,
+        async handler(_ctx, { body }) {
+          const passwordHash = await hashPassword(body.password, deps.passwordCost);
+          const now = deps.now();
+          const created = await deps.db.transaction().execute(async (trx) => {
+            const userId = newId();
+            if (!(await insertUser(trx, { id: userId, email: body.email, passwordHash }))) throw new ConflictError('an account with this email already exists');
+            return { userId, ...(await openOrg(trx, { userId, email: body.email, orgName: body.org_name, plan: body.plan, now })) };
+          });
+          return presentSession({ id: created.userId, email: body.email }, { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trialEndsAt: created.trialEndsAt }, 'owner');
+        },
+      },
+      byIp,
+    );
+  }
 
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 201,
-      summary: 'Create an account and its organization (you are its owner; the org starts its 3-day trial)',
-      body: SignupBodySchema, response: SessionSchema,
+      method: 'post', path: '/v1/auth/verify-email', tag: 'auth', status: 201,
+      summary: 'Prove an address with its mailed token: the account and its organization are created, signed in',
+      description:
+        'The token from the signup mail, once, within 24 hours. An address already held by an unverified account (made before SMTP was configured, ' +
+        'or by someone who never proved it) is taken over by its proven owner: their password replaces the old one, every old session ends, and ' +
+        'the old memberships are dropped. An address with a verified account answers 409.',
+      body: VerifyEmailBodySchema, response: SessionSchema,
       async handler(_ctx, { body }) {
-        const passwordHash = await hashPassword(body.password, deps.passwordCost);
-        const created = await deps.db.transaction().execute(async (trx) => {
-          const c = await createOrgWithOwner(trx, { email: body.email, passwordHash, orgName: body.org_name, plan: body.plan, now: deps.now() });
-          await audit(trx, actor(c.userId, body.email, c.orgId, 'owner'), {
-            orgId: c.orgId, siteId: null, action: 'org.create', targetType: 'org', targetId: c.orgId,
-            summary: { name: body.org_name, plan: body.plan ?? 'grow', owner: body.email, trial_ends_at: c.trialEndsAt.toISOString() },
-          });
-          return c;
+        const now = deps.now();
+        const done = await deps.db.transaction().execute(async (trx) => {
+          const v = await findPendingVerification(trx, hashApiKey(body.token), now);
+          if (!v) throw new NotFoundError('confirmation token not found, expired or already used');
+          await markVerificationUsed(trx, v.id, now);
+          const existing = await findUserByEmail(trx, v.email);
+          if (existing?.emailVerifiedAt) throw new ConflictError('this address already has an account: sign in with POST /v1/auth/login');
+          let userId: string;
+          if (existing) {
+            await claimUnverifiedUser(trx, existing.id, v.password_hash, now);
+            userId = existing.id;
+          } else {
+            userId = newId();
+            if (!(await insertUser(trx, { id: userId, email: v.email, passwordHash: v.password_hash, emailVerifiedAt: now }))) throw new ConflictError('an account with this email was just created; sign in');
+          }
+          const org = await openOrg(trx, { userId, email: v.email, orgName: v.org_name, plan: v.plan as Plan, now });
+          return { userId, email: v.email, orgName: v.org_name, plan: v.plan, ...org };
         });
-        return {
-          user: { id: created.userId, email: body.email },
-          org: { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trial_ends_at: created.trialEndsAt.toISOString() },
-          role: 'owner',
-          ...(await token(created.userId, created.orgId)),
-        };
+        return presentSession({ id: done.userId, email: done.email }, { id: done.orgId, name: done.orgName, plan: done.plan, trialEndsAt: done.trialEndsAt }, 'owner');
       },
     },
     byIp,
@@ -54,7 +157,8 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
       summary: 'Exchange email and password for a user token',
       description: 'The token acts in one organization: `org_id`, or the oldest membership. Wrong email, wrong password and a foreign org_id all answer the same 401.',
       body: LoginBodySchema, response: TokenSchema,
-      async handler(_ctx, { body }) {
+      async handler(ctx, { body }) {
+        await limits.loginAttempt(ctx, body.email);
         const user = await findUserByEmail(deps.db, body.email);
         // NOTE: an unknown email still costs one scrypt verification, so timing does not reveal accounts.
         const valid = await verifyPassword(body.password, user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))));
@@ -71,39 +175,93 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     {
       method: 'post', path: '/v1/auth/accept-invite', tag: 'auth', status: 201,
       summary: 'Join an organization with an invitation token',
-      description: 'Creates the account when the invited email has none (the password becomes its password); an existing account must give its current password. Answers a token for the inviting organization.',
+      description:
+        'Creates the account when the invited email has none (the password becomes its password); an existing account must give its current password. ' +
+        'With SMTP configured the token was mailed to the address, so redeeming it proves the address: a new account is verified, and an unverified ' +
+        'account holding the address is taken over (its password replaced, its sessions ended, its other memberships dropped). Answers a token for the inviting organization.',
       body: AcceptInviteBodySchema, response: SessionSchema,
-      async handler(_ctx, { body }) {
+      async handler(ctx, { body }) {
         const now = deps.now();
         const newHash = await hashPassword(body.password, deps.passwordCost);
+        // The token reached the invitee by mail only when SMTP is configured; otherwise whoever created it handed it on.
+        const proves = deps.mailer !== null;
         const joined = await deps.db.transaction().execute(async (trx) => {
           const invite = await findPendingInvitation(trx, hashApiKey(body.token), now);
           if (!invite) throw new NotFoundError('invitation not found, expired or already used');
           let user = await findUserByEmail(trx, invite.email);
-          if (user && !(await verifyPassword(body.password, user.passwordHash))) throw new UnauthorizedError('this email has an account: give its password');
-          if (!user) {
+          if (user && proves && !user.emailVerifiedAt) {
+            await claimUnverifiedUser(trx, user.id, newHash, now);
+          } else if (user) {
+            // Whoever holds an invitation must not get unlimited guesses at the invited account's password.
+            await limits.loginAttempt(ctx, user.email);
+            if (!(await verifyPassword(body.password, user.passwordHash))) throw new UnauthorizedError('this email has an account: give its password');
+            if (proves) await markEmailVerified(trx, user.id, now);
+          } else {
             const id = newId();
-            if (!(await insertUser(trx, { id, email: invite.email, passwordHash: newHash }))) throw new ConflictError('an account with this email was just created; retry');
-            user = { id, email: invite.email, passwordHash: newHash };
+            if (!(await insertUser(trx, { id, email: invite.email, passwordHash: newHash, emailVerifiedAt: proves ? now : null }))) {
+              throw new ConflictError('an account with this email was just created; retry');
+            }
+            user = { id, email: invite.email, passwordHash: newHash, emailVerifiedAt: proves ? now : null };
           }
           if (!(await addMember(trx, { orgId: invite.org_id, userId: user.id, role: invite.role as Role }))) throw new ConflictError('already a member of this organization');
           await markInvitationAccepted(trx, invite.id, now);
           await audit(trx, actor(user.id, user.email, invite.org_id, invite.role as Role), {
             orgId: invite.org_id, siteId: null, action: 'member.join', targetType: 'user', targetId: user.id,
-            summary: { email: user.email, role: invite.role, invitation_id: invite.id },
+            summary: { email: user.email, role: invite.role, invitation_id: invite.id, email_verified: proves },
           });
           return { user, orgId: invite.org_id, role: invite.role };
         });
         const org = await findOrg(deps.db, joined.orgId);
-        return {
-          user: { id: joined.user.id, email: joined.user.email },
-          org: { id: joined.orgId, name: org?.name ?? '', plan: org?.plan ?? 'grow', trial_ends_at: org?.trial_ends_at?.toISOString() ?? null },
-          role: joined.role,
-          ...(await token(joined.user.id, joined.orgId)),
-        };
+        return presentSession(joined.user, { id: joined.orgId, name: org?.name ?? '', plan: org?.plan ?? 'grow', trialEndsAt: org?.trial_ends_at ?? null }, joined.role);
       },
     },
     byIp,
   );
+
+  table.add({
+    method: 'post', path: '/v1/auth/refresh', tag: 'auth', access: OWN_SESSION,
+    summary: 'Renew a user token before it expires',
+    description: 'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
+    response: TokenSchema,
+    async handler(_ctx, { principal, guard }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      const session = u.session!;
+      return presentToken(await renewToken(deps.instanceKeys, { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt }, policy, deps.now()));
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/auth/logout', tag: 'auth', access: OWN_SESSION,
+    summary: 'End this session: its tokens are refused from now on',
+    response: LogoutSchema,
+    async handler(_ctx, { principal, guard }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      return { logged_out: await endSession(deps.db, u.session!.id, u.userId, deps.now()) };
+    },
+  });
+
+  table.add({
+    method: 'post', path: '/v1/auth/password', tag: 'auth', access: OWN_SESSION,
+    summary: 'Change your password; every other session of yours ends',
+    description: 'Needs the current password (counted against the account\'s sign-in attempts). The calling session stays; every other session (other devices, a leaked token) ends at once.',
+    body: PasswordChangeBodySchema, response: PasswordChangedSchema,
+    async handler(ctx, { principal, guard, body }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      await limits.loginAttempt(ctx, u.email);
+      const user = await findUserById(deps.db, u.userId);
+      if (!user || !(await verifyPassword(body.current_password, user.passwordHash))) throw new UnauthorizedError('current_password is wrong');
+      const newHash = await hashPassword(body.new_password, deps.passwordCost);
+      const ended = await deps.db.transaction().execute(async (trx) => {
+        await updatePasswordHash(trx, u.userId, newHash);
+        const n = await endSessionsOfUser(trx, u.userId, u.session!.id, deps.now());
+        await audit(trx, u, { orgId: u.orgId, siteId: null, action: 'user.password_change', targetType: 'user', targetId: u.userId, summary: { sessions_ended: n } });
+        return n;
+      });
+      return { changed: true, other_sessions_ended: ended };
+    },
+  });
   return table;
 }

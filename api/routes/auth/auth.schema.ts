@@ -28,7 +28,25 @@ export const AcceptInviteBodySchema = z.strictObject({
   password: PasswordSchema,
 });
 
+export const VerifyEmailBodySchema = z.strictObject({
+  /** The token mailed at signup. */
+  token: z.string().min(1).max(200),
+});
+
+/** Signup's answer with SMTP configured: the same for a free and a taken address. */
+export const SignupPendingSchema = z.object({ status: z.literal('verification_sent'), email: z.string() });
+
 export const UserSchema = z.object({ id: Uuid(), email: z.string() });
 export const OrgSchema = z.object({ id: Uuid(), name: z.string(), plan: z.string(), trial_ends_at: z.iso.datetime().nullable() });
-export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime() });
-export const SessionSchema = z.object({ user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime() });
+/** `expires_at`: this token's end (renew before it); `session_expires_at`: when renewal stops and a new login is due. */
+export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime() });
+export const SessionSchema = z.object({
+  user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime(),
+});
+export const LogoutSchema = z.object({ logged_out: z.boolean() });
+
+export const PasswordChangeBodySchema = z.strictObject({
+  current_password: z.string().min(1).max(256),
+  new_password: PasswordSchema,
+});
+export const PasswordChangedSchema = z.object({ changed: z.literal(true), other_sessions_ended: z.number().int() });

@@ -1,4 +1,5 @@
 import type { IssueRow } from './issues.queries.ts';
+import type { IssueDto } from './issues.schema.ts';
 
 /**
  * Session ids as the spec shows them (`ses_` prefix). SDK session ids are opaque strings; the prefix is added
@@ -13,7 +14,7 @@ const round1 = (v: number) => Math.round(v * 10) / 10;
  * An issue as the API shows it. The spec names two spellings for two fields (element_selector / selector,
  * type / signal_type): both are present.
  */
-export function presentIssue(r: IssueRow) {
+export function presentIssue(r: IssueRow): IssueDto {
   return {
     id: r.id,
     title: r.title,
@@ -26,7 +27,8 @@ export function presentIssue(r: IssueRow) {
     signal_count: r.signal_count,
     affected_sessions: r.affected_sessions,
     severity: round1(r.severity),
-    status: r.status,
+    // The column holds only these statuses (every write goes through the same enum).
+    status: r.status as IssueDto['status'],
     note: r.note,
     assigned_to: r.assigned_to,
     frozen: r.frozen,

@@ -5,7 +5,8 @@ import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
-import { IssueDetailQuerySchema, IssueListQuerySchema } from './issues.schema.ts';
+import type { z } from 'zod';
+import { IssueDetailQuerySchema, IssueListQuerySchema, type IssueDetailSchema } from './issues.schema.ts';
 import { findIssue, listIssues } from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
@@ -36,7 +37,7 @@ export function issuesRouter(deps: IssuesDeps): Router {
     const found = id.success ? await findIssue(deps.db, site_id, id.data) : undefined;
     if (!found) throw new NotFoundError('issue not found');
     const { issue, sessions, updates } = found;
-    ctx.body = ok({
+    const body: z.output<typeof IssueDetailSchema> = {
       ...presentIssue(issue),
       hypothesis: issue.hypothesis,
       first_signal_at: iso(issue.first_signal_at),
@@ -45,7 +46,8 @@ export function issuesRouter(deps: IssuesDeps): Router {
       introduced_by_deploy: issue.introduced_by_deploy,
       verifications: (await issueVerifications(deps.db, issue.id)).map(presentVerification),
       history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
-    });
+    };
+    ctx.body = ok(body);
   };
 
   router.get('/v1/query/issues', deps.readAuth, list);

@@ -1,8 +1,15 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { urlCredentialProblem } from '../../../shared/auth/redact.ts';
 
-/** An absolute http(s) URL of at most 2048 characters. */
-export const HttpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+/** An absolute http(s) URL of at most 2048 characters, carrying no credentials (they would be stored and shown in the clear). */
+export const HttpUrlSchema = z
+  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+  .max(2048)
+  .superRefine((url, ctx) => {
+    const problem = urlCredentialProblem(url);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 // Query strings ignore parameters they do not know (like the read routes): a generic client adding site_id to an
 // org-scoped list is not an error. Bodies stay strict.

@@ -2,7 +2,9 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
 import { KeyResolver, announceRevocation } from '../../../shared/auth/key-resolver.ts';
+import { announceSdkConfigChange } from '../../../shared/tenancy/sdk-config-cache.ts';
 import type { Infra } from '../../../shared/infra.ts';
+import { createMailer } from '../../../shared/mail/mailer.ts';
 import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../http/auth.ts';
 import { SurfaceLimits } from '../../http/rate-limit.ts';
 import { RouteTable } from '../../http/routes.ts';
@@ -42,7 +44,17 @@ export interface ManagementPlane {
 export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): ManagementPlane {
   const db = infra.database.db;
   const config = infra.config;
-  const instanceKeys = new InstanceKeys(db, config.FRICTION_SECRET);
+  const instanceKeys = new InstanceKeys(db, config);
+  // Loaded at start, not on the first login: a weak, missing or misplaced secret is said loudly in the start log.
+  void instanceKeys.load().then(
+    (s) => {
+      for (const w of s.warnings) infra.log.warn({ security: 'instance-secret' }, w);
+      if (s.source === 'generated' || s.source === 'moved-from-database') {
+        infra.log.warn({ security: 'instance-secret', dir: config.FRICTION_DATA_DIR }, s.source === 'generated' ? 'generated the instance secret into FRICTION_DATA_DIR/instance-secret (mode 0600): back it up with the data directory' : 'moved the instance secret out of the database into FRICTION_DATA_DIR/instance-secret (mode 0600)');
+      }
+    },
+    (err) => infra.log.error({ err, security: 'instance-secret' }, 'could not load the instance secret'),
+  );
   // NOTE: the API looks keys up on every request (TTL 0): a revocation holds at once on every API replica.
   // Only ingest caches keys (hot path); in this process its cache is dropped on revocation too.
   const apiKeys = new KeyResolver(db, 0);
@@ -51,7 +63,16 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     managePerMin: config.WRITE_RATE_LIMIT_PER_MIN,
     guidePerMin: config.GUIDE_RATE_LIMIT_PER_MIN,
     authPerMin: config.AUTH_RATE_LIMIT_PER_MIN,
+    loginPerAccount: config.LOGIN_ATTEMPTS_PER_ACCOUNT,
+    unauthPerMin: config.UNAUTH_RATE_LIMIT_PER_MIN,
   });
+  const mailer = config.SMTP_URL ? createMailer({ smtpUrl: config.SMTP_URL, from: config.SMTP_FROM }) : null;
+  if (!mailer) {
+    infra.log.warn(
+      { security: 'email' },
+      'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (README "Security").',
+    );
+  }
   const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
   const deps: ManageDeps = {
     db, bus: infra.bus, topology: infra.topology, instanceKeys,
@@ -59,7 +80,12 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
     },
-    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS,
+    sdkConfigChanged: async (siteId) => {
+      infra.sdkConfigs.invalidateSite(siteId);
+      await announceSdkConfigChange(infra.bus, infra.topology.sdkConfigChangedSubject, siteId);
+    },
+    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS,
+    mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
     outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()),
   };
   const table = new RouteTable(auth);

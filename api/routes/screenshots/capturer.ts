@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { Logger } from 'pino';
 import type { Config } from '../../../shared/config.ts';
 import type { Database } from '../../../shared/db/database.ts';
@@ -114,7 +114,8 @@ export class ScreenshotCapturer {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const p = chromium.launch({ executablePath: this.opts.executablePath, args: CHROMIUM_ARGS, headless: true });
+      // Loaded on first capture: playwright-core is large, and start-up should not pay for a feature not yet used.
+      const p = import('playwright-core').then(({ chromium }) => chromium.launch({ executablePath: this.opts.executablePath, args: CHROMIUM_ARGS, headless: true }));
       this.browser = p;
       // A crashed or failed browser is relaunched by the next capture.
       p.then((b) => b.on('disconnected', () => { if (this.browser === p) this.browser = undefined; }), () => { if (this.browser === p) this.browser = undefined; });

@@ -27,22 +27,27 @@ const text = (v: unknown, max: number): string | undefined => (typeof v === 'str
  */
 export const init = guard((o: FrictionOptions): boolean => {
   if (initialized || typeof document === 'undefined') return false;
-  if (!o || typeof o.key !== 'string' || !/^svc_pub_/.test(o.key) || !/^https?:\/\//.test(o.endpoint)) {
-    warn('init: bad key (svc_pub_…) or endpoint');
+  // test() reads a missing or non-string value as text ("undefined"), which fails both patterns.
+  if (!/^svc_pub_/.test(o && o.key) || !/^https?:\/\//.test(o.endpoint)) {
+    warn('init: bad key or endpoint');
     return false;
   }
   initialized = true;
   const s = touch();
   state.anon = s.a;
-  sampled = inSample(s.i, typeof o.sampleRate === 'number' ? o.sampleRate : 1);
+  const rate = typeof o.sampleRate === 'number' ? o.sampleRate : 1;
+  sampled = inSample(s.i, rate);
   if (sampled) {
     start({
-      url: `${o.endpoint.replace(/\/+$/, '')}/v1/ingest`,
+      url: o.endpoint.replace(/\/+$/, ''),
       key: o.key,
       interval: o.flushInterval! > 0 ? Math.max(MIN_FLUSH_INTERVAL_MS, o.flushInterval!) : FLUSH_INTERVAL_MS,
-      ignore: Array.isArray(o.ignore) ? o.ignore.filter((x) => typeof x === 'string') : [],
+      // A non-string entry is harmless: ignored() treats a selector that does not parse as matching nothing.
+      ignore: Array.isArray(o.ignore) ? o.ignore : [],
       conversions: Array.isArray(o.conversions) ? o.conversions : [],
       context: { environment: text(o.environment, 32), app_version: text(o.appVersion, 64) },
+      // The two rates multiply: the page and the site's config can each only narrow the sample.
+      sample: (r) => (sampled = inSample(s.i, rate * r)),
     });
   }
   return true;
@@ -75,18 +80,18 @@ export const identify = guard((anonymousId: string): void => {
 });
 
 /** Sends everything queued now, instead of at the next interval. */
-export const flush = guard((): void => state.transport?.flush(true));
+export const flush = guard((): void => {
+  const t = state.transport;
+  if (t) t.flush(true);
+});
 
 /** Counters for debugging and tests. `pending` counts detections still inside their time window. */
-export const stats = guard(() => {
-  const t = state.transport;
-  return {
-    version,
-    sampled,
-    queued: t ? t.queued() : 0,
-    inflight: !!t && t.busy(),
-    pending: deadPending() + +rageActive() + routesPending(),
-    ...(t && t.n),
-    ...health,
-  };
-});
+export const stats = guard(() => ({
+  version,
+  sampled,
+  queued: 0,
+  inflight: false,
+  pending: deadPending() + +rageActive() + routesPending(),
+  ...(state.transport && state.transport.info()),
+  ...health,
+}));

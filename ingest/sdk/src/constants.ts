@@ -53,6 +53,9 @@ export const SESSION_IDLE_MS = 30 * 60 * 1000;
 // --- transport ---
 /** Default time between flushes. */
 export const FLUSH_INTERVAL_MS = 5000;
+/** A batch holding a friction signal leaves within this time, whatever the interval. */
+export const SIGNAL_FLUSH_MS = 1000;
+
 /** Smallest flush interval accepted from config, to protect the ingest rate limit. */
 export const MIN_FLUSH_INTERVAL_MS = 250;
 /** A batch is sent as soon as this many events are queued, and never carries more. */

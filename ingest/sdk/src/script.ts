@@ -18,10 +18,14 @@ guard(() => {
   const s = document.currentScript;
   if (!(s instanceof HTMLScriptElement) || !s.dataset.key) return;
   const d = s.dataset;
-  const o = { ...(d.config ? (JSON.parse(d.config) as Partial<FrictionOptions>) : {}), key: d.key } as FrictionOptions;
-  o.endpoint = d.endpoint || new URL(s.src, location.href).origin;
-  if (d.environment) o.environment = d.environment;
-  if (d.appVersion) o.appVersion = d.appVersion;
-  if (d.sampleRate) o.sampleRate = Number(d.sampleRate);
+  // The attributes are defaults: an option also given in data-config wins.
+  const o = {
+    environment: d.environment,
+    appVersion: d.appVersion,
+    sampleRate: d.sampleRate && +d.sampleRate,
+    ...(d.config ? (JSON.parse(d.config) as Partial<FrictionOptions>) : {}),
+    key: d.key,
+    endpoint: d.endpoint || new URL(s.src, location.href).origin,
+  } as FrictionOptions;
   init(o);
 })();

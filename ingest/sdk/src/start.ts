@@ -11,20 +11,23 @@ import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigati
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
 import { on } from './dom-events.ts';
 import { guard } from './guard.ts';
-import { uuid } from './ids.ts';
 import { interactiveFor } from './interactive.ts';
 import { watchTyping } from './scrub.ts';
 import { createTransport } from './transport.ts';
-import type { ConversionRule, WireContext } from './types.ts';
+import type { ConversionRule, RemoteConfig, WireContext } from './types.ts';
 
 export interface Settings {
+  /** Ingest base URL, no trailing slash. */
   url: string;
   key: string;
   interval: number;
   ignore: string[];
   conversions: ConversionRule[];
   context: Pick<WireContext, 'environment' | 'app_version'>;
+  /** Whether the session stays in the sample at the remote config's rate (the page's own rate applied too). */
+  sample: (remoteRate: number) => boolean;
 }
+
 
 /** Routes every trusted press and click to the detectors that need it, resolving the click target once. */
 function watchPointer(): void {
@@ -64,19 +67,36 @@ function watchPointer(): void {
 export function start(o: Settings): void {
   const base = { ...landing(), ...o.context };
   state.ignore = o.ignore;
-  state.transport = createTransport({
-    url: o.url,
+  // Bound now, before the activity watcher wraps window.fetch: our own requests are not page activity.
+  const f = window.fetch.bind(window);
+  const t = (state.transport = createTransport({
+    url: `${o.url}/v1/ingest`,
     key: o.key,
     interval: o.interval,
-    // Bound now, before the activity watcher wraps window.fetch: our own sends are not page activity.
-    fetch: window.fetch.bind(window),
+    fetch: f,
     context: () => {
       const c = batchContext(base);
       if (state.anon) c.anonymous_id = state.anon;
       return c;
     },
-    dropEvent: (count) => ({ id: uuid(), ts: Date.now(), page: state.page, type: 'custom', name: 'sdk_queue_dropped', value: count }),
+  }));
+  // The site's remote config (sample rate, ignore selectors), applied once: then() and its rejection
+  // handler are exclusive, so exactly one of them runs. Detection runs meanwhile and the transport holds what it
+  // queues, so a session the config samples out sends nothing. Should the answer never come, the pagehide beacon
+  // still sends what was held.
+  const apply = guard((c?: RemoteConfig): void => {
+    if (c) {
+      if (!o.sample(c.sample_rate)) return void (state.transport = null);
+      // segment.app_version is applied by ingest, to every batch without an app_version of its own.
+      state.ignore = state.ignore.concat(c.ignore_selectors);
+    }
+    t.release();
   });
+  // The key is base62 after its prefix (init checked the prefix); an environment that is not a slug gets a 400,
+  // and the page's own settings apply.
+  f(`${o.url}/v1/sdk-config?key=${o.key}&environment=${o.context.environment || ''}`, { credentials: 'omit' })
+    .then((r) => r.json())
+    .then((j: { data?: RemoteConfig }) => apply(j.data), () => apply());
   // Each watcher is guarded on its own: a browser API that is missing or broken disables one
   // detector, not the SDK.
   guard(watchActivity)({
@@ -101,9 +121,11 @@ export function start(o: Settings): void {
     rageEnd();
     deadReset();
     formsLeave(false);
-    state.transport!.beacon();
+    // A session the remote config sampled out has no transport left.
+    const tr = state.transport;
+    if (tr) tr.beacon();
   }, false);
   on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded(), false);
-  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport!.beacon());
+  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport && state.transport.beacon());
   guard(pageLoaded)(o.conversions);
 }

@@ -5,7 +5,9 @@ import {
   MAX_BACKOFF_MS,
   MAX_QUEUE_EVENTS,
   MAX_RETRY_AFTER_MS,
+  SIGNAL_FLUSH_MS,
 } from './constants.ts';
+import { state } from './core.ts';
 import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import type { WireBatch, WireContext, WireEvent } from './types.ts';
@@ -31,8 +33,6 @@ export interface TransportOptions {
   context: () => WireContext;
   /** The page's fetch as it was before the SDK patched it, so our own sends never look like page activity. */
   fetch: typeof fetch;
-  /** Builds the custom event that reports dropped events to the service. */
-  dropEvent: (count: number) => WireEvent;
 }
 
 /**
@@ -55,7 +55,7 @@ export function retryDelay(attempt: number, retryAfterMs: number | null, rand = 
 }
 
 /** 429 and the gateway/unavailable 5xx are transient; network failures (status 0) too. */
-const retriable = (status: number): boolean => status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
+const retriable = (status: number): boolean => /^(0|429|50[234])$/.test(status as unknown as string);
 
 export type Transport = ReturnType<typeof createTransport>;
 
@@ -70,12 +70,22 @@ export function createTransport(o: TransportOptions) {
   let batch: Batch | null = null;
   let reported = 0;
   let wanted = false;
+  /** Nothing is sent until the remote config is in (see release): it may rule out the session or some events. */
+  let held = true;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the pending timer fires, epoch ms. */
+  let due = 0;
 
   const later = (ms: number): void => {
     clearTimeout(timer);
+    due = Date.now() + ms;
     timer = setTimeout(guard(() => flush(ms ? true : wanted)), ms);
   };
+  /**
+   * How soon to send what is queued: a friction signal within SIGNAL_FLUSH_MS, so an issue shows in the API
+   * seconds after it happened; page views and custom events can wait for the interval and share a batch.
+   */
+  const soon = (): number => (queue.some((i) => i.e.type === 'signal') ? Math.min(o.interval, SIGNAL_FLUSH_MS) : o.interval);
 
   function take(): Batch | null {
     if (!queue.length) return null;
@@ -83,7 +93,8 @@ export function createTransport(o: TransportOptions) {
     const events: WireEvent[] = [];
     while (queue.length && events.length < BATCH_MAX_EVENTS && queue[0].s === s) events.push(queue.shift()!.e);
     if (n.dropped > reported) {
-      events.push(o.dropEvent(n.dropped - reported));
+      // Reported to the service as a custom event on the current page.
+      events.push({ id: uuid(), ts: Date.now(), page: state.page, type: 'custom', name: 'sdk_queue_dropped', value: n.dropped - reported });
       reported = n.dropped;
     }
     return { id: uuid(), s, events, attempt: 0 };
@@ -137,7 +148,7 @@ export function createTransport(o: TransportOptions) {
     }
     batch = null;
     if (queue.length >= BATCH_MAX_EVENTS || (queue.length && wanted)) flush(wanted);
-    else if (queue.length) later(o.interval);
+    else if (queue.length) later(soon());
     else wanted = false;
   }
 
@@ -146,16 +157,15 @@ export function createTransport(o: TransportOptions) {
     clearTimeout(timer);
     timer = undefined;
     if (all) wanted = true;
-    if (batch) return;
+    if (batch || held) return;
     batch = take();
     if (batch) send(batch);
     else wanted = false;
   }
 
   return {
-    n,
-    queued: (): number => queue.length,
-    busy: (): boolean => batch !== null,
+    /** Counters and state for stats(). */
+    info: () => ({ queued: queue.length, inflight: batch !== null, ...n }),
     flush,
     push(s: string, e: WireEvent): void {
       queue.push({ s, e });
@@ -163,8 +173,14 @@ export function createTransport(o: TransportOptions) {
         queue.shift();
         n.dropped++;
       }
-      if (queue.length >= BATCH_MAX_EVENTS) later(0);
-      else if (!timer) later(o.interval);
+      const ms = queue.length >= BATCH_MAX_EVENTS ? 0 : soon();
+      // An earlier deadline wins: a signal pulls a waiting page view's batch forward, never the reverse.
+      if (!timer || Date.now() + ms < due) later(ms);
+    },
+    /** The remote config is applied (or given up on): send as usual from now on. */
+    release(): void {
+      held = false;
+      if (wanted || !timer) flush(true);
     },
     /**
      * Page is going away: hand everything to sendBeacon (text/plain, so no CORS preflight; key in the

@@ -32,3 +32,9 @@ export interface FrictionOptions {
   /** Milliseconds between flushes (default 5000, at least 250). */
   flushInterval?: number;
 }
+
+/** GET /v1/sdk-config's `data`: the site's remote config for this environment. */
+export interface RemoteConfig {
+  sample_rate: number;
+  ignore_selectors: string[];
+}

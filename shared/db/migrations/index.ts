@@ -4,6 +4,8 @@ import * as m0002 from './0002_create_ux_issues.ts';
 import * as m0003 from './0003_create_accounts.ts';
 import * as m0004 from './0004_create_management.ts';
 import * as m0005 from './0005_create_audit_log.ts';
+import * as m0006 from './0006_outbox_retries.ts';
+import * as m0010 from './0010_sessions_and_email_ownership.ts';
 import * as m0050 from './0050_create_deploys.ts';
 import * as m0060 from './0060_create_deliveries.ts';
 import * as m0070 from './0070_create_page_screenshots.ts';
@@ -15,6 +17,8 @@ export const migrations: Record<string, Migration> = {
   '0003_create_accounts': m0003,
   '0004_create_management': m0004,
   '0005_create_audit_log': m0005,
+  '0006_outbox_retries': m0006,
+  '0010_sessions_and_email_ownership': m0010,
   '0050_create_deploys': m0050,
   '0060_create_deliveries': m0060,
   '0070_create_page_screenshots': m0070,

@@ -1,9 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.ts';
 
-/** The stored secret `name`, creating it with `candidate` when absent. Concurrent first starts agree on one value. */
-export async function readOrCreateInstanceSecret(db: Kysely<Database>, name: string, candidate: string): Promise<string> {
-  await db.insertInto('instance_secrets').values({ name, value: candidate }).onConflict((oc) => oc.column('name').doNothing()).execute();
-  const row = await db.selectFrom('instance_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
-  return row.value;
+/**
+ * The secret older versions generated into the database (row `master`). Read only to move it out into the data
+ * directory's secret file: a secret in the database makes a dump a full compromise.
+ */
+export async function findStoredInstanceSecret(db: Kysely<Database>): Promise<string | null> {
+  const row = await db.selectFrom('instance_secrets').select('value').where('name', '=', 'master').executeTakeFirst();
+  return row?.value ?? null;
+}
+
+export async function deleteStoredInstanceSecret(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom('instance_secrets').where('name', '=', 'master').execute();
 }

@@ -2,6 +2,7 @@ import { NotFoundError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import { DeletedSchema, SiteQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
@@ -57,6 +58,7 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
         guard.site(body.site_id, 'site not found');
         const pattern = body.page_pattern !== undefined ? body.page_pattern : (body.config?.page_pattern ?? null);
         return deps.db.transaction().execute(async (trx) => {
+          await enforceBound(trx, 'alert_rules', body.site_id);
           const rule = await insertAlertRule(trx, {
             id: newId(), site_id: body.site_id, name: body.name ?? `${body.trigger_type} on ${pattern ?? 'every page'}`,
             trigger_type: body.trigger_type, threshold: body.threshold, cooldown_minutes: body.cooldown_minutes, channels: body.channels,

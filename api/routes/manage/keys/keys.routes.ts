@@ -2,6 +2,7 @@ import { NotFoundError } from '../../../../shared/errors.ts';
 import { issueApiKey } from '../../../../shared/tenancy/provision.ts';
 import { ADMIN_ROLES } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit } from '../../audit/audit.ts';
 import { SiteQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
@@ -40,6 +41,7 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     async handler(_ctx, { body, principal, guard }) {
       guard.site(body.site_id, 'site not found');
       return deps.db.transaction().execute(async (trx) => {
+        await enforceBound(trx, 'api_keys', body.site_id);
         const issued = await issueApiKey(trx, { orgId: principal.orgId, siteId: body.site_id, type: body.key_type, scopes: body.scopes, name: body.name });
         const row = (await findKey(trx, issued.id))!;
         await audit(trx, principal, {

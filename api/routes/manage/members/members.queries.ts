@@ -78,3 +78,12 @@ export async function setMemberRole(trx: Transaction<Database>, id: string, role
 export async function deleteMember(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom('memberships').where('id', '=', id).execute();
 }
+
+/**
+ * Locks the org's row: invitations of one org are written one at a time, so "a new invitation replaces the
+ * pending one" holds when identical invitations race (without it both would insert, and the pending-invitation
+ * unique index would refuse one).
+ */
+export async function lockOrgForInvitations(trx: Transaction<Database>, orgId: string): Promise<void> {
+  await trx.selectFrom('orgs').select('id').where('id', '=', orgId).forUpdate().execute();
+}

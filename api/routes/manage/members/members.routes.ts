@@ -1,13 +1,16 @@
-import { ConflictError, ForbiddenError } from '../../../../shared/errors.ts';
+import { ConflictError, ForbiddenError, UnavailableError } from '../../../../shared/errors.ts';
+import { invitationMail } from '../../../../shared/mail/account-mail.ts';
+import { findOrg } from '../../auth/auth.queries.ts';
 import { hashApiKey, newId, randomToken } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, OWNER_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit } from '../../audit/audit.ts';
 import { DeletedSchema, OrgQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
 import {
   deleteMember, findMemberByEmail, findMemberForUpdate, findPendingInvitationById, insertInvitation, listMembers,
-  listPendingInvitations, revokeInvitation, revokePendingInvitations, setMemberRole,
+  listPendingInvitations, lockOrgForInvitations, revokeInvitation, revokePendingInvitations, setMemberRole,
 } from './members.queries.ts';
 import { InviteCreatedSchema, MemberInviteAliasSchema, MemberInviteSchema, MemberListSchema, MemberPatchSchema, MemberSchema } from './members.schema.ts';
 
@@ -45,7 +48,9 @@ export function memberRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     table.add({
       method: 'post', path, tag: 'members', status: 201,
       summary: path.endsWith('/invite') ? 'Invite a member (alias; org_id defaults to the token\'s org)' : 'Invite a member',
-      description: 'Friction sends no email: the invite token in the answer is passed on to the invitee, who redeems it at POST /v1/auth/accept-invite within 7 days. Inviting the same email again replaces the pending invitation; an existing member is 409.',
+      description:
+        'With SMTP configured the invite token is mailed to the address and the answer holds none (invite_token: null): only whoever reads that mailbox can redeem it, which proves the address. ' +
+        'Without SMTP the token is in the answer, to pass on to the invitee. It is redeemed at POST /v1/auth/accept-invite within 7 days. Inviting the same email again replaces the pending invitation; an existing member is 409.',
       access: { surface: 'manage', scopes: [], roles: ADMIN_ROLES },
       body: schema, response: InviteCreatedSchema,
       async handler(_ctx, { body, principal, guard }) {
@@ -53,15 +58,25 @@ export function memberRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         guard.org(orgId, 'organization not found');
         const now = deps.now();
         return deps.db.transaction().execute(async (trx) => {
+          await lockOrgForInvitations(trx, orgId);
           if (await findMemberByEmail(trx, orgId, body.email)) throw new ConflictError('this email is already a member of the organization');
           await revokePendingInvitations(trx, orgId, body.email, now);
+          await enforceBound(trx, 'invitations', orgId, now);
           // Random like an API key, so stored the same way: only its SHA-256 (hashApiKey), shown once.
           const token = `inv_${randomToken(32)}`;
           const invitation = await insertInvitation(trx, {
             id: newId(), orgId, email: body.email, role: body.role, tokenHash: hashApiKey(token), invitedBy: selfId(principal), expiresAt: new Date(now.getTime() + INVITE_TTL_MS),
           });
-          await audit(trx, principal, { orgId, siteId: null, action: 'member.invite', targetType: 'invitation', targetId: invitation.id, summary: { email: body.email, role: body.role } });
-          return { invitation: presentInvite(invitation), invite_token: token, accept_path: '/v1/auth/accept-invite' as const };
+          await audit(trx, principal, { orgId, siteId: null, action: 'member.invite', targetType: 'invitation', targetId: invitation.id, summary: { email: body.email, role: body.role, mailed: deps.mailer !== null } });
+          if (deps.mailer) {
+            // Sent before the commit: an invitation that could not be mailed does not exist (503, retry).
+            const org = await findOrg(trx, orgId);
+            await deps.mailer.send(invitationMail(body.email, { orgName: org?.name ?? '', role: body.role, token, baseUrl: deps.publicBaseUrl, invitedBy: principal.label })).catch((err) => {
+              throw new UnavailableError('the mail server did not accept the invitation; retry shortly', 30, err);
+            });
+            return { invitation: presentInvite(invitation), invite_token: null, mailed: true, accept_path: '/v1/auth/accept-invite' as const };
+          }
+          return { invitation: presentInvite(invitation), invite_token: token, mailed: false, accept_path: '/v1/auth/accept-invite' as const };
         });
       },
     });

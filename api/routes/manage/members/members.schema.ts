@@ -14,6 +14,7 @@ export const InvitationSchema = z.object({ id: Uuid(), email: z.string(), role: 
 export const MemberListSchema = z.object({ org_id: Uuid(), members: z.array(MemberSchema), invitations: z.array(InvitationSchema).describe('pending invitations') });
 export const InviteCreatedSchema = z.object({
   invitation: InvitationSchema,
-  invite_token: z.string().describe('shown once: the invitee redeems it at POST /v1/auth/accept-invite'),
+  invite_token: z.string().nullable().describe('shown once: the invitee redeems it at POST /v1/auth/accept-invite; null when it was mailed to the address (SMTP configured)'),
+  mailed: z.boolean().describe('true: the token went to the invited address by mail'),
   accept_path: z.literal('/v1/auth/accept-invite'),
 });

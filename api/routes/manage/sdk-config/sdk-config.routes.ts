@@ -1,17 +1,13 @@
-import { insertEnvironment } from '../../../../shared/db/queries/sites.queries.ts';
 import { ValidationError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
-import { DEFAULT_SDK_CONFIG, mergeSdkConfig, SdkConfigSchema, type SdkConfig } from '../../../../shared/tenancy/sdk-config.ts';
+import { DEFAULT_SDK_CONFIG, mergeSdkConfig, readSdkConfig as readConfig, type SdkConfig } from '../../../../shared/tenancy/sdk-config.ts';
 import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import type { RouteTable } from '../../../http/routes.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import { SiteQuerySchema } from '../common.schema.ts';
 import type { ManageDeps } from '../deps.ts';
-import { findEnvironmentConfigForUpdate, listEnvironmentConfigs, updateEnvironmentConfig } from './sdk-config.queries.ts';
+import { ensureEnvironment, findEnvironmentConfigForUpdate, listEnvironmentConfigs, updateEnvironmentConfig } from './sdk-config.queries.ts';
 import { SdkConfigListSchema, SdkConfigParamsSchema, SdkConfigPatchBodySchema, SdkConfigPatchQuerySchema, SdkConfigUpdatedSchema } from './sdk-config.schema.ts';
-
-/** A stored config read back through the schema; fields added to the schema later take their defaults. */
-const readConfig = (stored: Record<string, unknown>): SdkConfig => SdkConfigSchema.parse({ ...DEFAULT_SDK_CONFIG, ...stored });
 
 /** The SDK config of each site environment. */
 export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
@@ -39,10 +35,12 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       if (!siteId) throw new ValidationError('site_id is required', [{ path: 'site_id', message: 'is required (query or body)' }]);
       guard.site(siteId, 'site not found');
       const now = deps.now();
-      return deps.db.transaction().execute(async (trx) => {
+      const answer = await deps.db.transaction().execute(async (trx) => {
         let row = await findEnvironmentConfigForUpdate(trx, siteId, params.environment);
         if (!row) {
-          await insertEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
+          // A new environment (the names are a fixed set, so their number is bounded): created once however many
+          // requests race to create it.
+          await ensureEnvironment(trx, { id: newId(), siteId, name: params.environment, config: DEFAULT_SDK_CONFIG });
           row = (await findEnvironmentConfigForUpdate(trx, siteId, params.environment))!;
         }
         const before = readConfig(row.config);
@@ -54,6 +52,9 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
         });
         return { site_id: siteId, environment: params.environment, config: after, updated_at: now.toISOString() };
       });
+      // After the commit: an ingest replica that re-reads on this hint must find the new config.
+      await deps.sdkConfigChanged(siteId);
+      return answer;
     },
   });
   return table;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '../../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../../http/routes.ts';
+import { enforceBound } from '../../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../audit/audit.ts';
 import type { ManageDeps } from '../deps.ts';
 import { assertOutboundUrl } from '../outbound-url.ts';
@@ -62,6 +63,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const secret = body.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
       const sealed = seal(await deps.instanceKeys.sealKey(), secret);
       return deps.db.transaction().execute(async (trx) => {
+        await enforceBound(trx, 'webhooks', body.org_id);
         const w = await insertWebhook(trx, {
           id: newId(), orgId: body.org_id, siteId, url: body.url, description: body.description ?? null, events: body.events ?? [...WEBHOOK_EVENTS], secretSealed: sealed,
         });

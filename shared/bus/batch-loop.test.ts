@@ -1,0 +1,106 @@
+import test from 'ava';
+import { z } from 'zod';
+import { MemoryBus } from './memory-bus.ts';
+import { runBatchLoop, type Delivered } from './batch-loop.ts';
+import { createLogger } from '../logger.ts';
+import type { BusMessage } from './bus.ts';
+
+const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+const Item = z.object({ n: z.number() });
+const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+async function setup(values: unknown[]) {
+  const bus = new MemoryBus();
+  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
+  const consumer = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: -1, ackWaitMs: 300, maxAckPending: 100 });
+  for (const [i, v] of values.entries()) await bus.publish('x.1', typeof v === 'string' ? new TextEncoder().encode(v) : enc(v), `m${i}`);
+  return { bus, consumer };
+}
+
+/** Runs the loop until `done()` holds, then stops it. */
+async function runUntil(o: Omit<Parameters<typeof runBatchLoop<{ n: number }>>[0], 'signal' | 'log' | 'schema' | 'batchMessages' | 'fetchExpiresMs'>, done: () => boolean) {
+  const abort = new AbortController();
+  const loop = runBatchLoop({ ...o, schema: Item, batchMessages: 10, fetchExpiresMs: 50, signal: abort.signal, log: createLogger('silent'), pauseMinMs: 20, pauseMaxMs: 50 });
+  const deadline = Date.now() + 20_000;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  abort.abort();
+  await loop;
+}
+
+test('a database outage longer than many ack waits pauses the loop: no message is dead-lettered, none charged a delivery', async (t) => {
+  const { consumer } = await setup([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  let up = false;
+  const stored: number[] = [];
+  const deliveries: number[] = [];
+  const dead: number[] = [];
+  let pauses = 0;
+  setTimeout(() => (up = true), 1500); // 5 ack waits
+  await runUntil(
+    {
+      consumer,
+      probe: async () => up,
+      onPause: (p) => void (p && pauses++),
+      handle: async (items: readonly Delivered<{ n: number }>[]) => {
+        if (!up) throw down();
+        for (const i of items) {
+          stored.push(i.value.n);
+          deliveries.push(i.msg.deliveryCount);
+        }
+      },
+      deadLetter: async (m) => void dead.push(m.seq),
+    },
+    () => stored.length === 3,
+  );
+  t.deepEqual(stored.sort(), [1, 2, 3]);
+  t.deepEqual(dead, []);
+  t.deepEqual(deliveries, [1, 1, 1], 'held through the outage, never redelivered');
+  t.is(pauses, 1);
+  t.deepEqual(await consumer.pending(), { pending: 0, ackPending: 0 });
+});
+
+test('poison is isolated by content: the others commit; a dead-letter insert that meets an outage is retried until stored', async (t) => {
+  const { consumer } = await setup([{ n: 1 }, { n: 666 }, 'not json', { n: 3 }]);
+  const stored: number[] = [];
+  const dead: string[] = [];
+  let deadLetterFailures = 2; // the dead-letter insert itself meets an outage first
+  await runUntil(
+    {
+      consumer,
+      probe: async () => true,
+      handle: async (items) => {
+        if (items.some((i) => i.value.n === 666)) throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+        for (const i of items) stored.push(i.value.n);
+      },
+      deadLetter: async (_m: BusMessage, reason: string) => {
+        if (deadLetterFailures-- > 0) throw down();
+        dead.push(reason);
+      },
+    },
+    () => stored.length === 2 && dead.length === 2,
+  );
+  t.deepEqual(stored.sort(), [1, 3]);
+  t.is(dead.length, 2);
+  t.regex(dead.join('\n'), /undecodable/);
+  t.regex(dead.join('\n'), /invalid byte sequence/);
+  t.deepEqual(await consumer.pending(), { pending: 0, ackPending: 0 });
+});
+
+test('a failure that looks transient but repeats while the database answers is isolated, not retried forever', async (t) => {
+  const { consumer } = await setup([{ n: 1 }, { n: 2 }]);
+  const stored: number[] = [];
+  const dead: string[] = [];
+  await runUntil(
+    {
+      consumer,
+      probe: async () => true,
+      handle: async (items) => {
+        if (items.some((i) => i.value.n === 2)) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+        for (const i of items) stored.push(i.value.n);
+      },
+      deadLetter: async (_m, reason) => void dead.push(reason),
+    },
+    () => stored.length === 1 && dead.length === 1,
+  );
+  t.deepEqual(stored, [1]);
+  t.is(dead.length, 1);
+});

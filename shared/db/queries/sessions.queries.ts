@@ -1,0 +1,35 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../database.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function insertSession(db: Db, s: { id: string; userId: string; expiresAt: Date }): Promise<void> {
+  await db.insertInto('user_sessions').values({ id: s.id, user_id: s.userId, expires_at: s.expiresAt }).execute();
+}
+
+/** The session when it is live (not ended, not expired). */
+export async function findLiveSession(db: Db, id: string, userId: string, now: Date): Promise<{ id: string; expiresAt: Date } | null> {
+  const row = await db
+    .selectFrom('user_sessions')
+    .select(['id', 'expires_at'])
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row ? { id: row.id, expiresAt: row.expires_at } : null;
+}
+
+/** Ends one session; true when it was live. */
+export async function endSession(db: Db, id: string, userId: string, now: Date): Promise<boolean> {
+  const r = await db.updateTable('user_sessions').set({ revoked_at: now }).where('id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Ends every live session of the user except `keep` (null: all of them); returns how many ended. */
+export async function endSessionsOfUser(db: Db, userId: string, keep: string | null, now: Date): Promise<number> {
+  let q = db.updateTable('user_sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now);
+  if (keep) q = q.where('id', '!=', keep);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
