@@ -23,6 +23,10 @@ async function serveSite(): Promise<Site> {
       res.writeHead(204).end();
       return;
     }
+    if (u.pathname === '/hop') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      return;
+    }
     if (u.pathname === '/missing') {
       res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not here</h1>');
       return;
@@ -114,6 +118,17 @@ test.serial('a page that answers an error status is render_failed, and the image
   t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'render_failed');
   const img = await getJson(`${allowed.baseUrl}/v1/query/page-screenshot/image?site_id=${tenant.siteId}&page=/missing`, { authorization: `Bearer ${tenant.secretKey}` });
   t.is(img.status, 404);
+});
+
+test.serial('a redirect to a cloud metadata address is refused even with private networks allowed', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  t.is((await shot(allowed, tenant, 'page=/hop')).body.data.reason, 'capturing');
+  const refused = await eventually(async () => {
+    const r = (await shot(allowed, tenant, 'page=/hop&cached=1')).body.data;
+    return r.screenshot === null && r.reason !== 'not_captured' && r;
+  }, 30_000, 200);
+  t.deepEqual(refused, { screenshot: null, reason: 'refused' });
+  t.is(site.hits.get('/hop'), 1);
 });
 
 test.serial('the daily limit per site: past SCREENSHOTS_PER_SITE_PER_DAY captures, limit_reached', async (t) => {

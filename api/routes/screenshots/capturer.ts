@@ -124,6 +124,7 @@ export class ScreenshotCapturer {
   }
 
   private async capture(siteId: string, page: string, device: ScreenshotDevice): Promise<void> {
+    if (this.closed) return; // shutting down: queued captures that have not started are dropped
     const base = await siteUrl(this.opts.db, siteId);
     if (base === undefined) return; // the site was deleted meanwhile
     const vp = VIEWPORTS[device];
@@ -163,6 +164,11 @@ export class ScreenshotCapturer {
         if (route.request().isNavigationRequest() && route.request().frame() === tab.mainFrame()) forbidden = reqUrl;
         return route.abort('blockedbyclient');
       });
+      // WebSockets bypass `route`: each is checked the same way (ws: as http:, wss: as https:) or closed unconnected.
+      await context.routeWebSocket(/.*/, async (ws) => {
+        if (await subrequestAllowed(ws.url().replace(/^ws/, 'http'), policy)) ws.connectToServer();
+        else await ws.close({ code: 1008, reason: 'forbidden address' });
+      });
       const tab = await context.newPage();
       // Backstop for DNS answers that changed between the check and Chromium's own lookup: the address Chromium
       // actually connected to must be allowed too, or the capture is discarded.
@@ -173,7 +179,11 @@ export class ScreenshotCapturer {
         }, () => {}));
       });
       const work = (async () => {
-        const resp = await tab.goto(url, { waitUntil: 'load', timeout: timeoutMs });
+        const resp = await tab.goto(url, { waitUntil: 'load', timeout: timeoutMs }).catch((err: unknown) => {
+          // A main-frame navigation (or redirect) we aborted fails the goto: that is a refusal, not a render failure.
+          if (forbidden) throw new CaptureFailed('refused', `the page led to a forbidden address: ${forbidden}`);
+          throw err;
+        });
         if (forbidden) throw new CaptureFailed('refused', `the page reached a forbidden address: ${forbidden}`);
         if (!resp) throw new CaptureFailed('render_failed', 'no response');
         if (resp.status() >= 400) throw new CaptureFailed('render_failed', `HTTP ${resp.status()}`);
