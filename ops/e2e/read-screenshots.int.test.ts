@@ -23,6 +23,7 @@ async function serveSite(): Promise<Site> {
       res.writeHead(204).end();
       return;
     }
+    if (u.pathname === '/slow') return; // never answers
     if (u.pathname === '/hop') {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       return;
@@ -39,7 +40,7 @@ async function serveSite(): Promise<Site> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hits,
     widths,
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
 
@@ -49,7 +50,7 @@ let site: Site;
 test.before(async () => {
   site = await serveSite();
   [allowed, strict] = await Promise.all([
-    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '20000' } }),
+    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '8000' } }),
     startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
   ]);
 });
@@ -118,6 +119,21 @@ test.serial('a page that answers an error status is render_failed, and the image
   t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'render_failed');
   const img = await getJson(`${allowed.baseUrl}/v1/query/page-screenshot/image?site_id=${tenant.siteId}&page=/missing`, { authorization: `Bearer ${tenant.secretKey}` });
   t.is(img.status, 404);
+});
+
+test.serial('a page that never answers fails as render_failed after SCREENSHOT_TIMEOUT_MS, and the next capture still runs', async (t) => {
+  const tenant = await tenantOn(allowed, site.url);
+  const started = Date.now();
+  t.is((await shot(allowed, tenant, 'page=/slow')).body.data.reason, 'capturing');
+  t.is((await shot(allowed, tenant, 'page=/after')).body.data.reason, 'capturing');
+  const failed = await eventually(async () => {
+    const r = (await shot(allowed, tenant, 'page=/slow&cached=1')).body.data;
+    return r.reason === 'render_failed' && r;
+  }, 40_000, 200);
+  t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
+  t.true(Date.now() - started >= 8000);
+  await eventually(async () => (await shot(allowed, tenant, 'page=/after&cached=1')).body.data.screenshot, 30_000, 200);
+  t.pass();
 });
 
 test.serial('a redirect to a cloud metadata address is refused even with private networks allowed', async (t) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { captureUrl, decide, quotaDay, REFRESH_AFTER_MS, RETRY_FAILED_AFTER_MS } from './decide.ts';
-import { subrequestAllowed } from './capturer.ts';
+import { screenshotsEnabled, subrequestAllowed } from './capturer.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const row = (failure: string | null, ageMs: number) => ({ page: '/a', device: 'desktop', width: 1280, height: 800, failure, captured_at: new Date(now.getTime() - ageMs) });
@@ -48,4 +48,10 @@ test('subrequestAllowed: metadata and non-http schemes never; private only when 
   t.true(await subrequestAllowed('http://93.184.216.34/', closed));
   t.true(await subrequestAllowed('data:image/png;base64,AAAA', closed));
   t.false(await subrequestAllowed('not a url', closed));
+});
+
+test('screenshotsEnabled: off never; auto only when the executable exists', (t) => {
+  t.false(screenshotsEnabled({ SCREENSHOTS: 'off', CHROMIUM_PATH: process.execPath }));
+  t.false(screenshotsEnabled({ SCREENSHOTS: 'auto', CHROMIUM_PATH: '/nonexistent/chromium' }));
+  t.true(screenshotsEnabled({ SCREENSHOTS: 'auto', CHROMIUM_PATH: process.execPath }));
 });
