@@ -191,3 +191,17 @@ test.serial('with OUTBOUND_ALLOW_PRIVATE_NETWORKS=false a site on a private addr
   t.deepEqual(refused, { screenshot: null, reason: 'refused' });
   t.is(site.hits.get('/base/private'), undefined);
 });
+
+test.serial('embedded mode (PGlite): the quota statement, the bytea PNG and the image route work the same', async (t) => {
+  const embedded = await startTestStack({ embedded: true, processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '1' } });
+  try {
+    const tenant = await tenantOn(embedded, site.url);
+    t.is((await shot(embedded, tenant, 'page=/embedded')).body.data.reason, 'capturing');
+    t.is((await shot(embedded, tenant, 'page=/embedded2')).body.data.reason, 'limit_reached');
+    const done = await eventually(async () => (await shot(embedded, tenant, 'page=/embedded&cached=1')).body.data.screenshot, 30_000, 200);
+    const img = await fetch(`${embedded.baseUrl}${done.image_url}`, { headers: { authorization: `Bearer ${tenant.secretKey}` } });
+    t.deepEqual(pngSize(Buffer.from(await img.arrayBuffer())), { width: 1280, height: 800 });
+  } finally {
+    await embedded.stop();
+  }
+});

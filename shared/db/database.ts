@@ -575,7 +575,8 @@ export interface PageScreenshotTable {
   device: string;
   width: number;
   height: number;
-  png: Buffer | null;
+  /** pg reads a Buffer, PGlite a Uint8Array. */
+  png: Uint8Array | null;
   failure: string | null;
   captured_at: Timestamp;
 }

@@ -23,7 +23,9 @@ export async function screenshotPng(db: Kysely<Database>, siteId: string, page: 
   const row = await db.selectFrom('page_screenshots').select('png')
     .where('site_id', '=', siteId).where('page', '=', page).where('device', '=', device).where('png', 'is not', null)
     .executeTakeFirst();
-  return row?.png ?? undefined;
+  const png = row?.png;
+  // pg answers a Buffer, PGlite a plain Uint8Array (which Koa would send as JSON): one form for the route.
+  return png ? (Buffer.isBuffer(png) ? png : Buffer.from(png.buffer, png.byteOffset, png.byteLength)) : undefined;
 }
 
 /** The site's stored URL, the origin pages are captured from. */
