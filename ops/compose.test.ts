@@ -25,7 +25,7 @@ interface Service {
 
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
 const services = compose.services;
-const ROLES = ['ingest', 'processor', 'api'];
+const ROLES = ['ingest', 'processor', 'api', 'dispatcher'];
 const healthTest = (s: Service): string => [s.healthcheck?.test ?? []].flat().join(' ');
 
 test('the database healthcheck goes over TCP (pg_isready -h), not the init server\'s socket', (t) => {

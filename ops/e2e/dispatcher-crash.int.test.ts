@@ -24,7 +24,8 @@ const kill = (p: ChildProcess) =>
 
 test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing; two dispatchers at once never send one event twice', async (t) => {
   const stack = await startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
-  const env = { DATABASE_URL: stack.databaseUrl!, NATS_URL: stack.config.NATS_URL!, STREAM_PREFIX: stack.config.STREAM_PREFIX, EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS) };
+  // The stack's instance secret: the dispatcher unseals the endpoint's signing secret with it.
+  const env = { DATABASE_URL: stack.databaseUrl!, NATS_URL: stack.config.NATS_URL!, STREAM_PREFIX: stack.config.STREAM_PREFIX, EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS), FRICTION_SECRET: stack.config.FRICTION_SECRET! };
   const procs: ChildProcess[] = [];
   t.teardown(async () => {
     for (const p of procs) await kill(p);

@@ -27,7 +27,7 @@ async function seededTenant(): Promise<TestTenant> {
   let n = 0;
   for (const ago of [20, 2, 0]) {
     clockBehindMs = ago * DAY;
-    const r = await ingest(tenant, sdkBatch({ page: '/checkout', events: 5, ts: Date.now() - ago * DAY - 60_000 }));
+    const r = await ingest(tenant, sdkBatch({ page: '/checkout', events: 5, ts: Date.now() - ago * DAY - 60_000, sentAt: Date.now() }));
     if (r.status !== 202) throw new Error(`ingest ${r.status}`);
     n++;
     await eventually(async () => (await days(tenant.siteId, '/checkout')) === n);

@@ -7,7 +7,11 @@ export interface BatchOptions {
   events?: number;
   signal?: string;
   selector?: string;
+  /** The events' time on the device's clock. */
   ts?: number;
+  /** The device's clock when it sends (`sent_at`); default `ts`, a device sending at once. Ingest corrects event
+   *  times by `received_at - sent_at`, so events from the past sent now need `sentAt: Date.now()`. */
+  sentAt?: number;
   device?: 'desktop' | 'mobile' | 'tablet';
 }
 
@@ -25,7 +29,7 @@ export function sdkBatch(o: BatchOptions = {}): { session_id: string; sent_at: s
   }
   return {
     session_id: o.sessionId ?? `ses-${randomUUID()}`,
-    sent_at: new Date(ts).toISOString(),
+    sent_at: new Date(o.sentAt ?? ts).toISOString(),
     context: { device: o.device ?? 'desktop', viewport: { w: 1280, h: 800 } },
     events,
   };

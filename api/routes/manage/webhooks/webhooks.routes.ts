@@ -114,6 +114,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         };
         const deliveryId = newId();
         await insertDeliveries(trx, [{ id: deliveryId, event_id: event.id, event_type: event.type, org_id: w!.org_id, site_id: w!.site_id, channel: 'webhook', endpoint_id: w!.id, target: w!.url, body: eventBody(event), next_attempt_at: now }]);
+        await audit(trx, principal, { orgId: w!.org_id, siteId: w!.site_id, action: 'webhook.test', targetType: 'webhook_endpoint', targetId: w!.id, summary: { event_id: event.id, delivery_id: deliveryId } });
         return { delivery_id: deliveryId, event_id: event.id, type: event.type };
       });
     },
