@@ -1,5 +1,4 @@
 import { MAX_SELECTOR_CHARS } from './constants.ts';
-import { scrub } from './scrub.ts';
 
 /**
  * Ids that frameworks generate per render (React useId `:r1:`/`«r1»`, Radix, Headless UI, Ember,
@@ -21,21 +20,17 @@ function unique(sel: string, el: Element): boolean {
   }
 }
 
-/**
- * A selector that names the element by itself, if it has a stable identity (id, test id, aria-label).
- * A value that scrubbing would change (an e-mail, a long number, a typed value; quotes are the
- * author's here) is not used: it is personal data or unstable, or both.
- */
+/** A selector that names the element by itself, if it has a stable identity (id, test id, aria-label). */
 function ownSelector(el: Element): string | null {
   const id = el.id;
-  if (id && !GENERATED_ID.test(id) && scrub(id, false) == id) {
+  if (id && !GENERATED_ID.test(id)) {
     const s = `#${CSS.escape(id)}`;
     if (unique(s, el)) return s;
   }
   for (const a of NAMING_ATTRS) {
     const v = el.getAttribute(a);
     const s = `${a[0] === 'a' ? el.localName : ''}[${a}=${quote(v!)}]`;
-    if (v && scrub(v, false) == v && unique(s, el)) return s;
+    if (v && unique(s, el)) return s;
   }
   return null;
 }
