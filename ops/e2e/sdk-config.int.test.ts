@@ -220,7 +220,8 @@ test('Chromium: a rage click is visible in the API within seconds (default flush
       }, 60_000, 50);
       delays.push(Date.now() - lastClick);
       // The SDK's own share, on the browser's clock: the batch's sent_at minus the signal's ts (time in the queue).
-      const batch = vis.batches.find((b) => b.events.some((e) => e.type === 'signal' && e.signal === 'rage_click'))!;
+      // The browser reports its requests to the test over CDP, which can lag behind the API's answer on a busy machine.
+      const batch = await eventually(async () => vis.batches.find((b) => b.events.some((e) => e.type === 'signal' && e.signal === 'rage_click')), 10_000, 50);
       const signal = batch.events.find((e) => e.type === 'signal' && e.signal === 'rage_click')!;
       queued.push(Number(batch.sent_at) - Number(signal.ts));
     } finally {
