@@ -65,11 +65,11 @@ export class FrictionEngineSink implements FreshEventsSink {
     // One transaction for the scores and issues time changed: a failed tick writes nothing, and the keepers keep
     // what it was to write (pages emptied, clusters evicted) for the next one, so it changes nothing either.
     const pageSessions = (s: string, p: string) => this.scores.pageSessions(s, p, now);
-    const notified = await db.transaction().execute(async (trx) => {
+    await db.transaction().execute(async (trx) => {
       const scored = await this.scores.tick(trx, now);
       const issues = await this.issues.tick(trx, now, pageSessions);
-      return { commit: () => (scored.commit(), issues.commit()), notified: issues.notified };
-    }).then((r) => (r.commit(), r.notified));
+      return () => (scored.commit(), issues.commit());
+    }).then((commit) => commit());
     await runDueTriage(db, siteIds, now, triageHourUtc, {
       pageSessions,
       windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
@@ -78,7 +78,7 @@ export class FrictionEngineSink implements FreshEventsSink {
     const alerts = this.alerts;
     await runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));
     await this.alerts?.tick(db, siteIds, now);
-    if (notified > 0) this.relay?.wake();
+    // The tick, triage, deploy looks and alert rules may each have queued notifications: one wake relays them all.
     this.relay?.wake();
   }
 }
