@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createServer } from 'node:net';
 import type { Server } from 'node:http';
 // Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
 // option or a port in use answer at once instead of after loading every role.
@@ -43,29 +42,30 @@ function onShutdown(log: Infra['log'], timeoutMs: number, stop: Stopper): void {
 
 const startupError = (message: string): Error => Object.assign(new Error(message), { name: 'StartupError' });
 
-/** Fails at once, before any slow start-up work, when the port cannot be bound. */
-async function assertPortFree(port: number, host: string): Promise<void> {
-  if (port === 0) return;
-  await new Promise<void>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => {
-      const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
-      reject(startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`));
-    });
-    probe.listen(port, host, () => probe.close(() => resolve()));
+/**
+ * Opens the port before any slow start-up work: a port in use fails at once, and until the roles are ready the
+ * port answers /healthz and 503 `unavailable` (Retry-After) to everything else.
+ */
+async function listenBeforeStart(port: number, host: string) {
+  const { listenEarly } = await import('./early-listener.ts');
+  return listenEarly(port, host).catch((err: NodeJS.ErrnoException) => {
+    const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
+    throw startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`);
   });
 }
 
 async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
-  await assertPortFree(config.PORT, config.HOST);
   const t0 = performance.now();
-  const [{ openInfra, closeInfra, timed }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
+  const early = await listenBeforeStart(config.PORT, config.HOST);
+  log.info({ step: 'open the port', ms: Math.round(performance.now() - t0) }, 'start-up: port open, answering 503 until ready');
+  const [{ openInfra, closeInfra, timed, exitWhenDatabaseLost }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
     import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('../processor/dispatcher/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
   ]);
   log.info({ step: 'load modules', ms: Math.round(performance.now() - t0) }, 'start-up: modules loaded');
   // Single-process mode owns its database, so it migrates at start; split roles expect `friction migrate`.
   const infra = await openInfra(config, log, { migrate: name === 'start' });
+  exitWhenDatabaseLost(infra.database, log);
   const http: RoleHttp[] = [];
   if (roles.includes('ingest')) http.push(ingestRole(infra));
   const api = roles.includes('api') ? apiRole(infra) : undefined;
@@ -74,18 +74,15 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   if (processor) http.push(processor.http);
   const dispatcher = roles.includes('dispatcher') ? await dispatcherRole(infra).start() : undefined;
   if (dispatcher) http.push(dispatcher.http);
-  // credentials.json exists before the port opens, so whoever waits for /healthz can read it at once (with PORT=0
-  // the address is only known after listening: then it is written right after).
-  const plannedBaseUrl = config.PUBLIC_BASE_URL ?? (config.PORT ? `http://localhost:${config.PORT}` : undefined);
-  let demo = name === 'start' && plannedBaseUrl ? await timed(log, 'demo tenant', () => ensureDemoCredentials(infra, plannedBaseUrl)) : undefined;
-  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST, { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
+  // credentials.json exists before the roles answer, so whoever waits for /readyz can read it at once.
+  const earlyAddr = early.server.address();
+  const plannedBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${typeof earlyAddr === 'object' && earlyAddr ? earlyAddr.port : config.PORT}`;
+  const demo = name === 'start' ? await timed(log, 'demo tenant', () => ensureDemoCredentials(infra, plannedBaseUrl)) : undefined;
+  const server: Server = await serveRoles(name, http, log, config.PORT, config.HOST, { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN, early });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   log.info({ port, roles }, 'listening');
-  if (name === 'start') {
-    demo ??= await ensureDemoCredentials(infra, `http://localhost:${port}`);
-    printCredentials(infra, demo);
-  }
+  if (demo) printCredentials(infra, demo);
   processor?.running.done.catch((err) => {
     log.fatal({ err }, 'processor loop died');
     process.exit(1);
@@ -143,6 +140,10 @@ const publishableKey = (v: string): string => {
   if (!/^svc_pub_\w+$/.test(v)) throw new InvalidArgumentError('must be a publishable key (svc_pub_…), e.g. publishable_key in .friction/credentials.json');
   return v;
 };
+const environmentArg = (v: string): 'production' | 'staging' => {
+  if (v !== 'production' && v !== 'staging') throw new InvalidArgumentError('must be production or staging');
+  return v;
+};
 const uuidArg = (v: string): string => {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new InvalidArgumentError('must be a site id (uuid)');
   return v.toLowerCase();
@@ -193,16 +194,17 @@ export function cliProgram(): Command {
 
   program.command('recompute').description('recompute a site\'s scores, issues and elements from its raw rows; report (and rewrite) differences; exit 3 when differences were found and not written')
     .requiredOption('--site <uuid>', 'the site id', uuidArg)
+    .option('--environment <name>', 'production or staging: the environment whose results are recomputed', environmentArg, 'production' as const)
     .option('--write', 'rewrite the site\'s derived rows', false)
-    .action(async (o: { site: string; write: boolean }) => {
+    .action(async (o: { site: string; environment: 'production' | 'staging'; write: boolean }) => {
       const config = loadConfig();
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
       const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
       try {
         const { recomputeSiteCommand } = await import('../processor/recompute-site.ts');
-        const r = await recomputeSiteCommand(db.db, o.site, Date.now(), o.write, log);
-        process.stdout.write(`recomputed site ${r.siteId} from ${r.rows} stored rows${r.written ? ' and rewrote its derived rows' : ''}\n`);
+        const r = await recomputeSiteCommand(db.db, o.site, Date.now(), o.write, log, o.environment);
+        process.stdout.write(`recomputed site ${r.siteId} (${r.environment}) from ${r.rows} stored rows${r.written ? ' and rewrote its derived rows' : ''}\n`);
         for (const [what, part] of [['pages', r.pages], ['issues', r.issues], ['elements', r.elements]] as const) {
           process.stdout.write(`  ${what}: ${part.differing.length} differing\n`);
           for (const d of part.differing.slice(0, 20)) process.stdout.write(`    ${d}\n`);
@@ -231,8 +233,8 @@ export function cliProgram(): Command {
       process.exitCode = await runDeployCommand(args);
     });
 
-  program.command('bench').description('run a benchmark: pipeline, engine or sdk (options after the name go to it)')
-    .argument('<name>', 'pipeline, engine or sdk')
+  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify or alerts (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine, embedded, sdk, verify or alerts')
     .argument('[options...]')
     .allowUnknownOption()
     .action(async (name: string, rest: string[]) => {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type Router from '@koa/router';
 import { createHttpApp } from '../shared/http/app.ts';
 import { ingestCors } from '../shared/http/cors.ts';
@@ -17,6 +17,8 @@ export interface ServeOptions {
   trustedProxies?: string;
   /** METRICS_TOKEN: the Bearer token /metrics requires (unset: loopback only). */
   metricsToken?: string;
+  /** A server already listening (opened before start-up: ops/early-listener.ts): the app takes over its requests. */
+  early?: { server: Server; serve(app: RequestListener): void };
 }
 
 export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string, opts: ServeOptions = {}): Promise<Server> {
@@ -29,6 +31,10 @@ export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, p
     before: [ingestCors(roles.flatMap((r) => r.corsPaths ?? []))],
     requestLogLevel: name === 'ingest' ? 'debug' : 'info',
   });
+  if (opts.early) {
+    opts.early.serve(app.callback());
+    return opts.early.server;
+  }
   const server = app.listen(port, host);
   // Keep-alive longer than typical load balancers' idle timeout, so they close first (no reset races).
   server.keepAliveTimeout = 65_000;

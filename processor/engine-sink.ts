@@ -1,30 +1,42 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
 import type { FreshEventsSink } from './events.consumer.ts';
-import type { IssueKeeper } from './issues/issue-keeper.ts';
+import { IssueKeeper } from './issues/issue-keeper.ts';
 import type { OutboxRelay } from './notify/outbox-relay.ts';
-import type { ScoreKeeper } from './scoring/score-keeper.ts';
+import { ScoreKeeper } from './scoring/score-keeper.ts';
 import type { StoredEvent } from './store/events.store.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runDueTriage } from './issues/triage-job.ts';
 import { pageWindowStart } from './engine/time.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
+import { ENVIRONMENTS, type Environment } from '../shared/domain/deploy-verification.ts';
+
+/** The engine state of one environment: its score windows and its issue clusters. */
+export interface EnvironmentEngine {
+  readonly scores: ScoreKeeper;
+  readonly issues: IssueKeeper;
+}
+import { snapshotFromState, type SiteSnapshot } from './engine/recompute.ts';
 
 /**
  * Everything the processor derives from new events, in the batch transaction: page scores (ScoreKeeper), then
  * issues and elements (IssueKeeper, whose severity reads the page's sessions from the staged score windows).
+ * Production and staging are folded apart, each into its own keepers (state per site and environment), so staging
+ * traffic never moves production's scores or issues; alert rules read production's only (issue 15).
  */
 export class FrictionEngineSink implements FreshEventsSink {
-  readonly scores: ScoreKeeper;
-  readonly issues: IssueKeeper;
+  readonly engines: Readonly<Record<Environment, EnvironmentEngine>>;
   private readonly relay: OutboxRelay | undefined;
   private readonly now: () => number;
   readonly alerts: AlertEvaluator | undefined;
 
-  constructor(opts: { scores: ScoreKeeper; issues: IssueKeeper; relay?: OutboxRelay; now?: () => number; alerts?: AlertEvaluator }) {
-    this.scores = opts.scores;
-    this.issues = opts.issues;
+  constructor(opts: { log: Logger; relay?: OutboxRelay; now?: () => number; alerts?: AlertEvaluator }) {
+    const engine = (environment: Environment): EnvironmentEngine => ({
+      scores: new ScoreKeeper({ log: opts.log, environment }),
+      issues: new IssueKeeper({ log: opts.log, environment }),
+    });
+    this.engines = { production: engine('production'), staging: engine('staging') };
     this.alerts = opts.alerts;
     this.relay = opts.relay;
     this.now = opts.now ?? Date.now;
@@ -32,28 +44,49 @@ export class FrictionEngineSink implements FreshEventsSink {
 
   async rebuild(db: Kysely<Database>, siteIds: readonly string[]): Promise<void> {
     const now = this.now();
-    await this.scores.rebuild(db, siteIds, now);
-    await this.issues.rebuild(db, siteIds, now);
+    await ScoreKeeper.rebuildAll(db, { production: this.engines.production.scores, staging: this.engines.staging.scores }, siteIds, now);
+    // Signals are indexed by (site, environment, page, ts): an environment without traffic costs an empty index range.
+    for (const environment of ENVIRONMENTS) await this.engines[environment].issues.rebuild(db, siteIds, now);
+  }
+
+  /** What memory holds for a site's environment at `now`, in the shape `recomputeSite` gives from the stored rows. */
+  snapshot(siteId: string, now: number, environment: Environment = 'production'): SiteSnapshot {
+    const { scores, issues } = this.engines[environment];
+    return snapshotFromState(scores.windows, issues.clusters, siteId, now);
   }
 
   async write(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
-    // Staging traffic never moves production scores, issues or alerts; the deploy cycle measures it from `events`.
-    const fresh = stored.filter((e) => e.environment !== 'staging');
     const now = this.now();
+    // Production-only batches (nearly all) go through as they are; a batch with staging events is split once.
+    const production = stored.some((e) => e.environment === 'staging') ? stored.filter((e) => e.environment !== 'staging') : stored;
+    const staging = production === stored ? [] : stored.filter((e) => e.environment === 'staging');
+    const applies: (() => void)[] = [];
+    let notified = 0;
+    for (const [environment, events] of [['production', production], ['staging', staging]] as const) {
+      if (events.length === 0) continue;
+      const staged = await this.stage(trx, this.engines[environment], events, now);
+      applies.push(staged.apply);
+      notified += staged.notified;
+    }
+    // Score-following alert rules, in the batch's transaction: an alert exists exactly when its scores do.
+    // Production's traffic only: alert rules watch the site's production (issue 15).
+    const alerted = production.length > 0 ? ((await this.alerts?.onScores(trx, production, now)) ?? 0) : 0;
+    return () => {
+      for (const apply of applies) apply();
+      if (notified > 0 || alerted > 0) this.relay?.wake();
+    };
+  }
+
+  /** Folds one environment's events of a batch into its keepers, writing in `trx`; `apply` makes them current after the commit. */
+  private async stage(trx: Transaction<Database>, engine: EnvironmentEngine, events: readonly StoredEvent[], now: number) {
     // Events older than the 24-hour score window change no score (reads ignore their hours), but folded they would
     // give their page a window with zero sessions in it, and a score row: a phantom page. They stay stored and
     // count in sessions and clusters as before.
     const windowStart = pageWindowStart(now);
-    const scored = fresh.some((e) => e.ts < windowStart) ? fresh.filter((e) => e.ts >= windowStart) : fresh;
-    const scores = await this.scores.stage(trx, scored, now);
-    const issues = await this.issues.write(trx, fresh, now, scores.pageSessions);
-    // Score-following alert rules, in the batch's transaction: an alert exists exactly when its scores do.
-    const alerted = (await this.alerts?.onScores(trx, fresh, now)) ?? 0;
-    return () => {
-      scores.apply();
-      issues.apply();
-      if (issues.notified > 0 || alerted > 0) this.relay?.wake();
-    };
+    const scored = events.some((e) => e.ts < windowStart) ? events.filter((e) => e.ts >= windowStart) : events;
+    const scores = await engine.scores.stage(trx, scored, now);
+    const issues = await engine.issues.write(trx, events, now, scores.pageSessions);
+    return { apply: () => (scores.apply(), issues.apply()), notified: issues.notified };
   }
 
   /**
@@ -62,18 +95,24 @@ export class FrictionEngineSink implements FreshEventsSink {
    */
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
     const now = this.now();
+    const live = (environment: Environment) => {
+      const { scores, issues } = this.engines[environment];
+      return {
+        pageSessions: (s: string, p: string) => scores.pageSessions(s, p, now),
+        windowAffectedSessions: (s: string, p: string, sel: string, type: string) => issues.windowAffectedSessions(s, p, sel, type, now),
+      };
+    };
     // One transaction for the scores and issues time changed: a failed tick writes nothing, and the keepers keep
     // what it was to write (pages emptied, clusters evicted) for the next one, so it changes nothing either.
-    const pageSessions = (s: string, p: string) => this.scores.pageSessions(s, p, now);
     await db.transaction().execute(async (trx) => {
-      const scored = await this.scores.tick(trx, now);
-      const issues = await this.issues.tick(trx, now, pageSessions);
-      return () => (scored.commit(), issues.commit());
+      const commits: (() => void)[] = [];
+      for (const environment of ENVIRONMENTS) {
+        const { scores, issues } = this.engines[environment];
+        commits.push((await scores.tick(trx, now)).commit, (await issues.tick(trx, now, live(environment).pageSessions)).commit);
+      }
+      return () => commits.forEach((commit) => commit());
     }).then((commit) => commit());
-    await runDueTriage(db, siteIds, now, triageHourUtc, {
-      pageSessions,
-      windowAffectedSessions: (s, p, sel, type) => this.issues.windowAffectedSessions(s, p, sel, type, now),
-    }, log);
+    await runDueTriage(db, siteIds, now, triageHourUtc, live, log);
     // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
     const alerts = this.alerts;
     await runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));

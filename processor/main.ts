@@ -4,8 +4,6 @@ import { databaseReady, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import type Router from '@koa/router';
 import { startProcessor, type RunningProcessor } from './processor.ts';
-import { ScoreKeeper } from './scoring/score-keeper.ts';
-import { IssueKeeper } from './issues/issue-keeper.ts';
 import { FrictionEngineSink } from './engine-sink.ts';
 import { OutboxRelay } from './notify/outbox-relay.ts';
 import { AlertEvaluator } from './alerts/alert-evaluator.ts';
@@ -22,7 +20,7 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       const { config, log } = infra;
       const partitions = ownedPartitions(config.PROCESSOR_PARTITIONS, config.EVENT_PARTITIONS);
       const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
-      const keeper = new FrictionEngineSink({ scores: new ScoreKeeper({ log }), issues: new IssueKeeper({ log }), relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
+      const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
       const owned = new Set(partitions);
       await keeper.rebuild(infra.database.db, (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))));
       relay.start();

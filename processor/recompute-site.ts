@@ -7,9 +7,12 @@ import { clusterKeyString } from './engine/clustering.ts';
 import { clusterWindowStart } from './engine/time.ts';
 import { ScoreKeeper } from './scoring/score-keeper.ts';
 import { IssueKeeper } from './issues/issue-keeper.ts';
+import { environmentWhere } from '../shared/db/environment.ts';
+import type { Environment } from '../shared/domain/deploy-verification.ts';
 
 export interface RecomputeReport {
   siteId: string;
+  environment: Environment;
   rows: number;
   pages: { checked: number; differing: string[] };
   issues: { expected: number; differing: string[] };
@@ -17,12 +20,12 @@ export interface RecomputeReport {
   written: boolean;
 }
 
-/** The stored rows the engine reads (page views and signals of the cluster window), oldest first. */
-async function loadRows(db: Kysely<Database>, siteId: string, since: number): Promise<EngineEvent[]> {
+/** The stored rows the engine reads of one environment (page views and signals of the cluster window), oldest first. */
+export async function loadEngineRows(db: Kysely<Database>, siteId: string, since: number, environment: Environment = 'production'): Promise<EngineEvent[]> {
   const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; page: string; signal: string | null; selector: string | null; label: string | null }>`
     select id, session_id, type, ts, page, signal, selector, label from events
     where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
-      and environment is distinct from 'staging'`.execute(db);
+      and ${environmentWhere(environment)}`.execute(db);
   return rows.map((r) => ({
     id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page,
     signal: r.signal ?? undefined, selector: r.selector ?? undefined, label: r.label ?? undefined,
@@ -30,9 +33,9 @@ async function loadRows(db: Kysely<Database>, siteId: string, since: number): Pr
 }
 
 /** Compares what is stored with a from-scratch recomputation over the raw rows. */
-async function compare(db: Kysely<Database>, snap: SiteSnapshot): Promise<Omit<RecomputeReport, 'rows' | 'written'>> {
+async function compare(db: Kysely<Database>, snap: SiteSnapshot, environment: Environment): Promise<Omit<RecomputeReport, 'rows' | 'written'>> {
   const { rows: scores } = await sql<{ page: string; score: number; sessions: number }>`
-    select distinct on (page) page, score::float8 as score, sessions from page_scores where site_id = ${snap.siteId} order by page, window_start desc`.execute(db);
+    select distinct on (page) page, score::float8 as score, sessions from page_scores where site_id = ${snap.siteId} and environment = ${environment} order by page, window_start desc`.execute(db);
   const stored = new Map(scores.map((r) => [r.page, r]));
   const pageDiffs: string[] = [];
   for (const p of snap.pages) {
@@ -40,7 +43,7 @@ async function compare(db: Kysely<Database>, snap: SiteSnapshot): Promise<Omit<R
     // Stored scores used the site mean of the moment they were written; sessions must match exactly.
     if (!s || s.sessions !== p.stats.sessions || Math.abs(s.score - p.score) > 0.05) pageDiffs.push(`${p.page}: stored ${s ? `${s.score} (${s.sessions} sessions)` : 'none'}, recomputed ${p.score} (${p.stats.sessions} sessions)`);
   }
-  const issues = await db.selectFrom('ux_issues').select(['page', 'cluster_selector', 'signal_type', 'signal_count', 'affected_sessions', 'status']).where('site_id', '=', snap.siteId).execute();
+  const issues = await db.selectFrom('ux_issues').select(['page', 'cluster_selector', 'signal_type', 'signal_count', 'affected_sessions', 'status']).where('site_id', '=', snap.siteId).where('environment', '=', environment).execute();
   const byKey = new Map(issues.map((i) => [clusterKeyString({ siteId: snap.siteId, page: i.page, selector: i.cluster_selector, signalType: i.signal_type }), i]));
   const issueDiffs: string[] = [];
   for (const c of snap.clusters) {
@@ -51,7 +54,7 @@ async function compare(db: Kysely<Database>, snap: SiteSnapshot): Promise<Omit<R
       issueDiffs.push(`${c.key.page} ${c.key.selector} ${c.key.signalType}: stored ${i.signal_count}/${i.affected_sessions}, recomputed ${c.signalCount}/${c.affectedSessions}`);
     }
   }
-  const elements = await db.selectFrom('page_elements').select(['page', 'cluster_selector', 'signal_count', 'affected_users']).where('site_id', '=', snap.siteId).execute();
+  const elements = await db.selectFrom('page_elements').select(['page', 'cluster_selector', 'signal_count', 'affected_users']).where('site_id', '=', snap.siteId).where('environment', '=', environment).execute();
   const elByKey = new Map(elements.map((e) => [`${e.page}\u0000${e.cluster_selector}`, e]));
   const elementDiffs: string[] = [];
   for (const e of snap.elements) {
@@ -60,6 +63,7 @@ async function compare(db: Kysely<Database>, snap: SiteSnapshot): Promise<Omit<R
   }
   return {
     siteId: snap.siteId,
+    environment,
     pages: { checked: snap.pages.length, differing: pageDiffs },
     issues: { expected: snap.issues.length, differing: issueDiffs },
     elements: { expected: snap.elements.length, differing: elementDiffs },
@@ -67,16 +71,18 @@ async function compare(db: Kysely<Database>, snap: SiteSnapshot): Promise<Omit<R
 }
 
 /**
- * `friction recompute --site <id> [--write]`: recomputes a site's scores, issues and elements from its stored raw
- * rows, reports every difference with what is stored, and with `write` rewrites the derived rows through the
+ * `friction recompute --site <id> [--environment staging] [--write]`: recomputes a site's scores, issues and elements
+ * of one environment (production unless named) from its stored raw rows, reports every difference with what is stored, and with `write` rewrites the derived rows through the
  * processor's own code path (run it with the site's processor stopped, or its next batch rewrites the pages it touches).
  */
-export async function recomputeSiteCommand(db: Kysely<Database>, siteId: string, now: number, write: boolean, log: Logger): Promise<RecomputeReport> {
-  const rows = await loadRows(db, siteId, clusterWindowStart(now));
+export async function recomputeSiteCommand(
+  db: Kysely<Database>, siteId: string, now: number, write: boolean, log: Logger, environment: Environment = 'production',
+): Promise<RecomputeReport> {
+  const rows = await loadEngineRows(db, siteId, clusterWindowStart(now), environment);
   const snapshot = recomputeSite(rows, siteId, now);
   if (write) {
-    const scores = new ScoreKeeper({ log });
-    const issues = new IssueKeeper({ log });
+    const scores = new ScoreKeeper({ log, environment });
+    const issues = new IssueKeeper({ log, environment });
     await scores.rebuild(db, [siteId], now);
     await issues.rebuild(db, [siteId], now);
     await db.transaction().execute(async (trx) => {
@@ -84,5 +90,5 @@ export async function recomputeSiteCommand(db: Kysely<Database>, siteId: string,
       await issues.reconcileSite(trx, siteId, now, (s, p) => scores.pageSessions(s, p, now));
     });
   }
-  return { ...(await compare(db, snapshot)), rows: rows.length, written: write };
+  return { ...(await compare(db, snapshot, environment)), rows: rows.length, written: write };
 }

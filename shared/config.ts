@@ -38,6 +38,12 @@ export const EnvSchema = z.object({
   PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
   /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */
   PROCESSOR_ACK_WAIT_MS: int(30_000, 1000, 600_000),
+  /**
+   * A partition whose processor has more stream messages than this not yet committed is recorded as degraded
+   * (`processor_lag`), as is one whose oldest uncommitted message is older than PROCESSOR_LAG_DEGRADED_SECONDS.
+   */
+  PROCESSOR_LAG_DEGRADED_MESSAGES: int(50_000, 1),
+  PROCESSOR_LAG_DEGRADED_SECONDS: int(60, 1),
   /** UTC hour from which the nightly issue triage runs (once per site and day). */
   TRIAGE_HOUR_UTC: int(3, 0, 23),
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),

@@ -128,6 +128,18 @@ export async function databaseReady(infra: Infra): Promise<boolean> {
   return true;
 }
 
+/**
+ * The embedded database's thread died (out of memory, an abort inside PGlite): logs it and exits 1 so the process
+ * is restarted, rather than staying up with /healthz green and every database call answering 503. Batches accepted
+ * but not yet stored were in the in-process bus, which a restart loses either way (see README, Embedded default).
+ */
+export function exitWhenDatabaseLost(database: Pick<DatabaseHandle, 'lost'>, log: Logger): void {
+  void database.lost?.then((err) => {
+    log.fatal({ err }, 'the embedded database thread died; exiting');
+    process.exit(1);
+  });
+}
+
 export async function closeInfra(infra: Infra): Promise<void> {
   await infra.bus.close().catch(() => {});
   await infra.limiter.close().catch(() => {});

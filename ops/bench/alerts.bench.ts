@@ -4,11 +4,14 @@
  *     fresh page over its budget; latency = probe sent → signed webhook received by a local receiver (score written,
  *     rule evaluated, alert + outbox committed, relayed to NOTIFY, fanned out, delivered);
  *  2. dispatcher throughput: N queued deliveries sent by the dispatcher to a local receiver, against a bare loop
- *     that signs and POSTs the same bodies with the same concurrency (no database, no retries, no log).
+ *     that signs and POSTs the same bodies with the same concurrency (no database, no retries, no log); with the CPU
+ *     each side spends per delivery, in this process and in the database's backends (steadier than rates on a
+ *     shared machine).
  * Real PostgreSQL and NATS (BENCH_DATABASE_URL, NATS_URL); every role in this process.
  */
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { AddressInfo } from 'node:net';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { seal } from '../../shared/auth/secret-box.ts';
@@ -21,7 +24,7 @@ import { ingestRole } from '../../ingest/main.ts';
 import { processorRole } from '../../processor/main.ts';
 import { dispatcherRole } from '../../processor/dispatcher/main.ts';
 import { closeServer, serveRoles } from '../server.ts';
-import { openBenchEnvironment } from './harness.ts';
+import { openBenchEnvironment, processCpuSeconds } from './harness.ts';
 import { percentile } from './load.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 
@@ -128,7 +131,21 @@ export async function runBench(): Promise<void> {
       const id = eventIdOf(`bench:${i}:${randomUUID()}`);
       return { id, body: eventBody({ id, type: 'alert.triggered', timestamp: new Date().toISOString(), site_id: site.siteId, data: { n: i, alert: { id: randomUUID(), page: '/x', rule_name: 'bench' } } }) };
     });
+    // CPU seconds of this process (receiver, and the bare loop or the dispatcher) and of the bench database's backends.
+    const backends = async () => (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db)).rows.map((r) => r.pid);
+    const cpuNow = async () => {
+      const u = process.cpuUsage();
+      const pids = await backends();
+      return { self: (u.user + u.system) / 1e6, pids, db: new Map(pids.map((p) => [p, processCpuSeconds(p)])) };
+    };
+    const cpuSince = async (before: Awaited<ReturnType<typeof cpuNow>>) => {
+      const after = await cpuNow();
+      let dbCpu = 0;
+      for (const [pid, s] of after.db) if (Number.isFinite(s)) dbCpu += s - (before.db.get(pid) ?? 0);
+      return { self: after.self - before.self, db: dbCpu };
+    };
     const bareAgent = new http.Agent({ keepAlive: false });
+    const bareCpu0 = await cpuNow();
     const u = new URL(rxUrl);
     const bareStart = performance.now();
     let next = 0;
@@ -146,8 +163,10 @@ export async function runBench(): Promise<void> {
       }
     }));
     const bareRate = DELIVERIES / ((performance.now() - bareStart) / 1000);
+    const bareCpu = await cpuSince(bareCpu0);
     received.clear();
     const now = new Date();
+    const dispCpu0 = await cpuNow();
     const dispStart = performance.now();
     for (let i = 0; i < bodies.length; i += 500) {
       await db.insertInto('notification_deliveries').values(bodies.slice(i, i + 500).map((b) => ({ id: randomUUID(), event_id: b.id, event_type: 'alert.triggered', org_id: orgId, site_id: site.siteId, channel: 'webhook', endpoint_id: endpointId, target: rxUrl, body: b.body, next_attempt_at: now }))).execute();
@@ -156,6 +175,11 @@ export async function runBench(): Promise<void> {
     const until = performance.now() + 120_000;
     while (received.size < DELIVERIES && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
     const dispRate = received.size / ((performance.now() - dispStart) / 1000);
+    // The last outcomes are recorded just after the receiver saw them.
+    const pendingLeft = async () => Number((await db.selectFrom('notification_deliveries').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
+    while ((await pendingLeft()) > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const dispCpu = await cpuSince(dispCpu0);
+    const us = (seconds: number, n: number) => ((seconds * 1e6) / Math.max(1, n)).toFixed(0);
 
     await dispatcher.running.stop();
     await closeServer(server);
@@ -165,6 +189,8 @@ export async function runBench(): Promise<void> {
       [`alert → webhook p99 ms @${Math.round(achieved)} events/s`, percentile(latencies, 99).toFixed(0), '', '', '≤ 5000'],
       ['probes alerted / sent', `${latencies.length} / ${probes.length}`, '', '', 'all'],
       ['deliveries/s (dispatcher vs bare signed POST loop)', dispRate.toFixed(0), bareRate.toFixed(0), (dispRate / bareRate).toFixed(2), '≥ 0.70'],
+      ['CPU µs per delivery, this process (receiver included)', us(dispCpu.self, DELIVERIES), us(bareCpu.self, DELIVERIES), (dispCpu.self / bareCpu.self).toFixed(2), ''],
+      ['CPU µs per delivery, PostgreSQL backends', us(dispCpu.db, DELIVERIES), us(bareCpu.db, DELIVERIES), '', ''],
       ['failed ingest requests', String(failed), '', '', '0'],
     ];
     const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));

@@ -2,7 +2,7 @@ import { Progress } from './progress.ts';
 import { waitReady } from './harness.ts';
 
 /** The processor's `friction_processor_events_total{outcome="stored"}`: events committed so far. */
-async function committedEvents(metricsUrl: string): Promise<number> {
+export async function committedEvents(metricsUrl: string): Promise<number> {
   const text = await (await fetch(metricsUrl)).text();
   const m = /^friction_processor_events_total\{outcome="stored"\} (\d+)/m.exec(text);
   return m ? Number(m[1]) : 0;

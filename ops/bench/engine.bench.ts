@@ -14,11 +14,11 @@
  * Environment: BENCH_EVENTS (100000 for 3), BENCH_LAG_RATE (5000), BENCH_LAG_SECONDS (20), BENCH_MAX_SESSIONS
  * (1000000: the largest page of 1 and 2).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
-import { copyFloor } from './copy-floor.ts';
+import { measuredCopyFloor } from './copy-floor.ts';
 import { buildHotPage, hotBatches, measureBatches } from './engine-batch.ts';
 import { SiteProfile } from './workload.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -26,10 +26,10 @@ import { topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
-import { openBenchEnvironment, spawnRole, waitReady } from './harness.ts';
+import { databaseCpuBetween, databaseCpuSeconds, openBenchEnvironment, processCpuSeconds, spawnRole, waitReady } from './harness.ts';
 import { Progress } from './progress.ts';
 import { percentile } from './load.ts';
-import { measureDrain } from './drain.ts';
+import { committedEvents, measureDrain } from './drain.ts';
 import { measureScoreLag } from './score-lag.ts';
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -37,11 +37,22 @@ const SITE = '00000000-0000-4000-8000-000000000001';
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
-/** Builds the state in a fresh process; `heapCapMb` runs it as a processor started with --max-old-space-size. */
-function memory(pages: number, clustersPerPage: number, heapCapMb = 4096): { rss: number; heapUsed: number; ms: number } {
-  const out = execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${heapCapMb}`, 'ops/bench/engine-memory.ts', String(pages), String(clustersPerPage)], { encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').at(-1)!);
+type MemoryFigure = { rss: number; heapUsed: number; ms: number } | { outOfMemory: true };
+
+/**
+ * Builds the state in a fresh process, with V8's own heap sizing unless `heapCapMb` starts it as a processor run
+ * with --max-old-space-size. A child that dies (out of memory under its cap) is a figure, not a crash of the bench.
+ */
+function memory(pages: number, clustersPerPage: number, heapCapMb?: number): MemoryFigure {
+  const cap = heapCapMb === undefined ? [] : [`--max-old-space-size=${heapCapMb}`];
+  const r = spawnSync(process.execPath, ['--expose-gc', ...cap, 'ops/bench/engine-memory.ts', String(pages), String(clustersPerPage)], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 });
+  const last = r.stdout?.trim().split('\n').at(-1) ?? '';
+  if (r.status === 0 && last.startsWith('{')) return JSON.parse(last);
+  return { outOfMemory: true };
 }
+
+const memoryCell = (m: MemoryFigure): string => ('outOfMemory' in m ? 'out of memory' : mib(m.rss));
+const heapNote = (m: MemoryFigure): string => ('outOfMemory' in m ? 'the child process died' : `live heap ${mib(m.heapUsed)}`);
 
 function hotPageMemory(sessions: number): { heapUsed: number; rss: number } {
   const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', 'ops/bench/engine-batch.ts', 'memory', String(sessions)], { encoding: 'utf8' });
@@ -102,10 +113,11 @@ export async function runBench(args: string[]): Promise<void> {
   // V8 grows its heap well past the live set when allowed to; a processor sized for its state caps it.
   const m1mCapped = memory(100_000, 10, 1000);
   mem.done();
-  rows.push(['RSS @10k pages (40k clusters)', mib(m10k.rss), '', '', `heap ${mib(m10k.heapUsed)}`]);
-  rows.push(['RSS @100k pages (400k clusters)', mib(m100k.rss), '', '', `heap ${mib(m100k.heapUsed)}`]);
-  rows.push(['RSS @100k pages + 1M clusters', mib(m1m.rss), '', '', `≤ 1024 MiB (live heap ${mib(m1m.heapUsed)})`]);
-  rows.push(['  same, heap capped at 1000 MB', mib(m1mCapped.rss), '', '', `≤ 1024 MiB (build ${(m1mCapped.ms / m1m.ms).toFixed(1)}× slower)`]);
+  rows.push(['RSS @10k pages (40k clusters)', memoryCell(m10k), '', '', heapNote(m10k)]);
+  rows.push(['RSS @100k pages (400k clusters)', memoryCell(m100k), '', '', heapNote(m100k)]);
+  rows.push(['RSS @100k pages + 1M clusters, no heap cap', memoryCell(m1m), '', '', `≤ 1024 MiB (${heapNote(m1m)})`]);
+  const slower = 'ms' in m1mCapped && 'ms' in m1m ? `, build ${(m1mCapped.ms / m1m.ms).toFixed(1)}× slower` : '';
+  rows.push(['  same, heap capped at 1000 MB', memoryCell(m1mCapped), '', '', `${heapNote(m1mCapped)}${slower}`]);
   }
 
   // 3 and 4 need the services.
@@ -135,21 +147,34 @@ export async function runBench(args: string[]): Promise<void> {
     }
     pub.done();
 
-    const copyRate = await copyFloor(db, dbUrl, messages);
+    const floor = await measuredCopyFloor(db, dbUrl, messages);
+    const copyRate = floor.rate;
     const signalShare = messages.reduce((n, m) => n + m.events.filter((e) => e.type === 'signal').length, 0) / total;
 
     const env = { DATABASE_URL: dbUrl, NATS_URL, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', STREAM_PREFIX: prefix, LOG_LEVEL: 'warn', HOST: '127.0.0.1', INGEST_RATE_LIMIT_PER_MIN: '100000000' };
     const processorPort = await freePort();
     const processor = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(processorPort) });
     children.push(processor);
+    // CPU per event of the processor and of PostgreSQL, from readiness (start-up excluded) to the drained backlog:
+    // these move far less than the rates with what else the machine runs.
+    await waitReady(`http://127.0.0.1:${processorPort}/readyz`, 120_000);
+    const [cpu0, dbCpu0, committed0] = [processCpuSeconds(processor.pid), await databaseCpuSeconds(db), await committedEvents(`http://127.0.0.1:${processorPort}/metrics`)];
     const drainRate = await measureDrain(processorPort, total);
+    const drained = (await committedEvents(`http://127.0.0.1:${processorPort}/metrics`)) - committed0;
+    const processorCpuUs = ((processCpuSeconds(processor.pid) - cpu0) * 1e6) / drained;
+    const dbCpuUs = (databaseCpuBetween(dbCpu0, await databaseCpuSeconds(db)) * 1e6) / drained;
     const issues = Number((await sql<{ n: number }>`select count(*)::int as n from ux_issues`.execute(db)).rows[0].n);
     rows.push([`processor events/s, SDK-shaped (${(signalShare * 100).toFixed(0)}% signals)`, fmt(drainRate), fmt(copyRate), (drainRate / copyRate).toFixed(2), `≥ 0.6 (${issues} issues opened)`]);
+    const floorCpuUs = floor.cpuUsPerEvent.client + floor.cpuUsPerEvent.database;
+    // Events the processor committed before it reported ready are outside the CPU readings: too many make no figure.
+    if (drained < total / 2) rows.push(['  CPU µs per event, process + PostgreSQL', 'n/a', '', '', `only ${fmt(drained)} events drained after readiness`]);
+    else rows.push(['  CPU µs per event, process + PostgreSQL', `${processorCpuUs.toFixed(0)} + ${dbCpuUs.toFixed(0)}`, `${floor.cpuUsPerEvent.client.toFixed(0)} + ${floor.cpuUsPerEvent.database.toFixed(0)}`, (floorCpuUs / (processorCpuUs + dbCpuUs)).toFixed(2), 'floor / processor: about the rate ratio of a CPU-bound machine']);
 
     const ingestPort = await freePort();
     const ingest = spawnRole(['ops/cli.ts', 'ingest'], { ...env, PORT: String(ingestPort) });
     children.push(ingest);
-    await waitReady(`http://127.0.0.1:${ingestPort}/readyz`);
+    // As long as the processor gets: on a loaded machine a role takes more than the default 30 s to load.
+    await waitReady(`http://127.0.0.1:${ingestPort}/readyz`, 120_000);
     const rate = Number(process.env.BENCH_LAG_RATE ?? 5000);
     const lag = await measureScoreLag({
       db, ingestUrl: `http://127.0.0.1:${ingestPort}/v1/ingest`, keys: sites.map((s) => s.publishableKey), probeSite: sites[0].siteId,

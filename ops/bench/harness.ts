@@ -2,6 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -39,6 +41,23 @@ export function processCpuSeconds(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU seconds used so far by each PostgreSQL backend connected to the database `db` is connected to, by pid
+ * (read from /proc: the server runs on this machine in every bench). Two readings around a phase give the
+ * database's share of that phase's work, which the client process's own CPU does not show.
+ */
+export async function databaseCpuSeconds(db: Kysely<Database>): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
+  return new Map(rows.map((r) => [r.pid, processCpuSeconds(r.pid)]).filter(([, s]) => Number.isFinite(s)) as [number, number][]);
+}
+
+/** CPU seconds the backends used between two readings (a backend that connected in between counts from zero). */
+export function databaseCpuBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let s = 0;
+  for (const [pid, cpu] of after) s += cpu - (before.get(pid) ?? 0);
+  return s;
 }
 
 export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {

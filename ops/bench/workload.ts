@@ -12,6 +12,7 @@
  * navigation_loop 5% (page-level: no element), form_restart 5%), conversion 5%, custom 15%. A batch that starts
  * a page starts with its page_view.
  */
+import { seeded } from '../../ingest/sdk/testing/visitor.ts';
 
 export interface SdkEvent {
   id: string;
@@ -30,17 +31,8 @@ export interface SdkBatch {
   events: SdkEvent[];
 }
 
-/** A small deterministic PRNG (mulberry32), so every run of a bench sends the same traffic. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator (mulberry32) the SDK scenarios use too, so every run of a bench sends the same traffic. */
+export const rng = seeded;
 
 /** Picks an index by cumulative weights. */
 function picker(weights: readonly number[]): (r: number) => number {

@@ -131,6 +131,13 @@ test('a cleared condition resolves the alert 15 minutes later with "condition cl
   await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ page: '/cart', events: 6, ts: clock }), { authorization: `Bearer ${tenant.publishableKey}` });
   const alert = await eventually(async () => (await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token })).body.data.alerts[0], 20_000, 'alert');
   t.is(alert.rule_name, 'Budget');
+  // Its notification is sent and recorded before the clock moves: a jump past the claim lease while the attempt is in
+  // flight would (rightly) send it again, with the same webhook-id.
+  await webhook.waitFor(1);
+  await eventually(async () => {
+    const l = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token });
+    return l.body.data.deliveries.some((d: { status: string }) => d.status === 'succeeded') || undefined;
+  }, 20_000, 'the triggered notification recorded');
   // The budget is raised above the score: the condition clears. Not resolved before 15 minutes have passed...
   t.is((await api('PATCH', `/v1/manage/alert-rules/${rule.body.data.id}`, { token, body: { threshold: 1000 } })).status, 200);
   await stack.tick();

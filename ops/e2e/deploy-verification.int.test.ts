@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { sendSessions, spread, storedEventCount, type SessionSpec } from '../testing/session-traffic.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -16,47 +17,13 @@ test.after.always(async () => {
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
-type Ev = Record<string, unknown>;
-
-interface SessionSpec {
-  at: number;
-  page?: string;
-  signals?: { signal: string; selector: string; label: string }[];
-  appVersion?: string;
-  environment?: string;
-}
-
-/** Sends sessions through ingest, a few at a time (each is one SDK batch: a page view, then its signals). */
-async function send(key: string, sessions: readonly SessionSpec[]): Promise<number> {
-  let events = 0;
-  for (let i = 0; i < sessions.length; i += 16) {
-    await Promise.all(sessions.slice(i, i + 16).map(async (s) => {
-      const page = s.page ?? '/checkout';
-      const evs: Ev[] = [{ id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page }];
-      for (const [j, g] of (s.signals ?? []).entries()) {
-        evs.push({ id: randomUUID(), type: 'signal', ts: new Date(s.at + 1000 + j).toISOString(), page, signal: g.signal, selector: g.selector, label: g.label, x: 500, y: 500 });
-      }
-      const context = { device: 'desktop', viewport: { w: 1280, h: 800 }, ...(s.appVersion ? { app_version: s.appVersion } : {}), ...(s.environment ? { environment: s.environment } : {}) };
-      const r = await postJson(`${stack.baseUrl}/v1/ingest`, { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context, events: evs }, { authorization: `Bearer ${key}` });
-      if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
-      events += evs.length;
-    }));
-  }
-  return events;
-}
-
-/** `n` sessions spread evenly over [from, to). */
-const spread = (n: number, from: number, to: number, f: (i: number) => Omit<SessionSpec, 'at'>): SessionSpec[] =>
-  Array.from({ length: n }, (_, i) => ({ at: from + Math.floor(((to - from) * i) / n), ...f(i) }));
+const send = (key: string, sessions: readonly SessionSpec[]) => sendSessions(stack.baseUrl, key, sessions);
 
 const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
 const COUPON = { signal: 'dead_click', selector: '#coupon', label: 'Apply coupon' };
 const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe' };
 
-async function storedEvents(siteId: string): Promise<number> {
-  const r = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${siteId}`.execute(stack.infra.database.db);
-  return r.rows[0].n;
-}
+const storedEvents = (siteId: string) => storedEventCount(stack.infra.database.db, siteId);
 
 /** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
 function cliCheck(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
@@ -174,28 +141,39 @@ test.serial('a fixing deploy verifies its issue, a later deploy that brings a re
   t.is((await cliCheck(['--deploy', randomUUID(), '--timeout', '1s'], env)).code, 2);
   t.is((await cliCheck(['--timeout', '1s'], env)).code, 2);
 
-  // Staging: a deploy measured on staging traffic; production scores, issues and signals do not move.
+  // Staging: a deploy measured on staging traffic; production scores, issues, elements and signals do not move (the
+  // production reads answer byte for byte what they answered before), and staging gets its own.
+  const productionReads = async () => Promise.all(['scores', 'issues', 'elements', 'page?page=/checkout&'].map(async (r) => {
+    const path = r.includes('?') ? `/v1/query/${r}site_id=${tenant.siteId}` : `/v1/query/${r}?site_id=${tenant.siteId}`;
+    // The tick rescores every page with the same result and stamps it: when it ran is no part of the comparison.
+    const { updated_at: _stamped, ...data } = (await read(path)).body.data;
+    return JSON.stringify(data);
+  }));
+  const readsBefore = await productionReads();
   const issuesBefore = await db.selectFrom('ux_issues').select(['id', 'status', 'signal_count', 'affected_sessions']).where('site_id', '=', tenant.siteId).orderBy('id').execute();
-  const scoresBefore = (await read(`/v1/query/scores?site_id=${tenant.siteId}`)).body.data;
-  const signalsBefore = await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId}`.execute(db);
+  const signalsBefore = await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId} and environment = 'production'`.execute(db);
   const st = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.1.0-rc1', environment: 'staging' }, auth);
   t.is(st.status, 201);
+  t.is(st.body.data.confusion_before, 0, 'no staging traffic yet: no staging friction');
   await db.updateTable('deploys').set({ recorded_at: new Date(N - 1 * HOUR) }).where('id', '=', st.body.data.id).execute();
   sent += await send(tenant.publishableKey, spread(40, N - 50 * MIN, N - 30 * MIN, () => ({ environment: 'staging', signals: [PAY, PAY, { signal: 'rage_click', selector: '#staging-only', label: 'Beta' }] })));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 250);
   await stack.tick();
-  t.deepEqual(await db.selectFrom('ux_issues').select(['id', 'status', 'signal_count', 'affected_sessions']).where('site_id', '=', tenant.siteId).orderBy('id').execute(), issuesBefore);
-  const scoresAfter = (await read(`/v1/query/scores?site_id=${tenant.siteId}`)).body.data;
-  t.is(scoresAfter.overall_score ?? scoresAfter.score, scoresBefore.overall_score ?? scoresBefore.score);
-  t.is((await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId}`.execute(db)).rows[0].n, signalsBefore.rows[0].n);
+  t.deepEqual(await productionReads(), readsBefore);
+  const production = await db.selectFrom('ux_issues').select(['id', 'status', 'signal_count', 'affected_sessions']).where('site_id', '=', tenant.siteId).where('environment', '=', 'production').orderBy('id').execute();
+  t.deepEqual(production, issuesBefore);
+  t.is((await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${tenant.siteId} and environment = 'production'`.execute(db)).rows[0].n, signalsBefore.rows[0].n);
+  const stagingIssues = (await read(`/v1/query/issues?site_id=${tenant.siteId}&environment=staging`)).body.data.issues;
+  t.deepEqual(stagingIssues.map((i: { selector: string }) => i.selector).sort(), ['#pay', '#staging-only']);
+  t.false(stagingIssues.some((i: { id: string }) => issuesBefore.some((p) => p.id === i.id)), 'staging issues are their own rows');
+  t.true((await read(`/v1/query/scores?site_id=${tenant.siteId}&environment=staging`)).body.data.overall_score > 0);
   const stDeploy = (await read(`/v1/query/deploys/${st.body.data.id}?site_id=${tenant.siteId}`)).body.data;
   t.is(stDeploy.environment, 'staging');
   t.true(stDeploy.confusion_after > 0, 'measured on staging traffic');
-  t.deepEqual(stDeploy.related_issues, []);
+  // First seen after the staging deploy: introduced by it; no production issue is related to it.
+  t.deepEqual(stDeploy.related_issues.map((r: { issue_id: string; relation: string }) => `${r.relation}:${r.issue_id}`).sort(),
+    stagingIssues.map((i: { id: string }) => `introduced:${i.id}`).sort());
   t.deepEqual((await read(`/v1/query/deploys?site_id=${tenant.siteId}&environment=staging`)).body.data.deploys.map((d: { id: string }) => d.id), [st.body.data.id]);
-  const envScore = await db.selectFrom('environment_scores').selectAll().where('site_id', '=', tenant.siteId).executeTakeFirst();
-  t.is(envScore?.environment, 'staging');
-  t.true(envScore!.score > 0);
 });
 
 test.serial('confusion_after and delta stay null until post-deploy traffic spans 5 minutes, then follow it each cycle', async (t) => {

@@ -38,7 +38,8 @@ test('confusion_before is the site\'s current overall score for the environment'
   for (const [page, score, sessions] of [['/a', 40, 30], ['/b', 10, 10]] as const) {
     await db.insertInto('page_scores').values({ site_id: tenant.siteId, page, window_start: hour, score, friction: 1, sessions, page_views: sessions, signal_count: 1, dominant_signal: null, trend: 'stable', updated_at: now }).execute();
   }
-  await db.insertInto('environment_scores').values({ site_id: tenant.siteId, environment: 'staging', score: 12.5, sessions: 40, updated_at: now }).execute();
+  // Staging's own page scores: a staging deploy's before is staging's overall score, production's stay out of it.
+  await db.insertInto('page_scores').values({ site_id: tenant.siteId, environment: 'staging', page: '/a', window_start: hour, score: 12.5, friction: 1, sessions: 40, page_views: 40, signal_count: 1, dominant_signal: null, trend: 'stable', updated_at: now }).execute();
   const prod = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, bearer(tenant.secretKey));
   t.is(prod.body.data.confusion_before, 32.5, '(40×30 + 10×10) / 40');
   const staging = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0', environment: 'staging' }, bearer(tenant.secretKey));
@@ -160,7 +161,9 @@ test('GET /v1/query/deploys lists newest first per environment with bounds; deta
   const raw = await getJson(`${stack.baseUrl}/v1/query/raw?site_id=${tenant.siteId}&table=deploys`, auth);
   t.is(raw.status, 200);
   t.is(raw.body.data.sort, 'recorded_at');
-  t.is(raw.body.data.rows.length, 4);
+  t.is(raw.body.data.rows.length, 3, 'raw rows are production\'s unless environment says otherwise');
+  const rawStaging = await getJson(`${stack.baseUrl}/v1/query/raw?site_id=${tenant.siteId}&table=deploys&environment=staging`, auth);
+  t.deepEqual(rawStaging.body.data.rows.map((r: { id: string }) => r.id), [staging]);
 });
 
 test('the embedded database (PGlite + TimescaleDB) records deploys and runs the deploy cycle', async (t) => {

@@ -78,6 +78,12 @@ test('a receiver failing then recovering gets exactly one successful delivery, s
   t.is((await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}&limit=501`, { token: tenant.owner.token })).status, 400);
   const other = await stack.newTenant();
   t.is((await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token: other.owner.token })).status, 404, 'org-scoped');
+
+  // The operator sees the same attempts by outcome (other tests of this file add to the process's counters).
+  const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+  const count = (outcome: string) => Number(new RegExp(`^friction_deliveries_total\\{channel="webhook",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  t.true(count('retrying') >= 2, metrics.split('\n').filter((l) => l.startsWith('friction_deliveries')).join('\n'));
+  t.true(count('succeeded') >= 1);
 });
 
 test('Retry-After longer than the schedule is honoured', async (t) => {
@@ -128,6 +134,7 @@ test('410 Gone disables the endpoint at once: recorded on the endpoint, a degrad
   advance(3 * 24 * 60 * MIN);
   await new Promise((r) => setTimeout(r, 1000));
   t.is(rx.received.length, 2, 'never retried');
+  t.regex(await (await fetch(`${stack.baseUrl}/metrics`)).text(), /^friction_deliveries_total\{channel="webhook",outcome="failed"\} [1-9]\d*$/m, 'a disabling failure is counted as failed, not retrying');
   const deg = await api('GET', `/v1/query/degradation?org_id=${tenant.orgId}`, { token: tenant.owner.token });
   t.is(deg.status, 200, deg.text);
   t.like(deg.body.data.events[0], { kind: 'endpoint_disabled', subject: id, active: true, scope: 'org' });

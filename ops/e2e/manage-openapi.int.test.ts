@@ -53,3 +53,17 @@ test('the described schemas are the validating ones: bounds, required fields, no
   t.deepEqual([audit.schema.minimum, audit.schema.maximum, audit.schema.default], [1, 500, 100]);
   t.deepEqual(doc.paths['/v1/manage/members/{member_id}'].patch['x-friction-auth'].roles, ['owner']);
 });
+
+test('every JSON route describes its success answer: no `data: {}` a generated client would type as unknown', (t) => {
+  const untyped = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops).flatMap(([method, op]) =>
+      Object.entries(op.responses as Record<string, any>)
+        .filter(([code, r]) => code.startsWith('2') && r.content?.['application/json'])
+        .filter(([, r]) => {
+          const data = r.content['application/json'].schema.properties?.data;
+          // /v1/openapi.json answers the document itself, not the envelope.
+          return path !== '/v1/openapi.json' && (data === undefined || Object.keys(data).length === 0);
+        })
+        .map(([code]) => `${method} ${path} ${code}`)));
+  t.deepEqual(untyped, [], 'give the route a `response` schema (RouteTable entry, or api/openapi/read-routes.docs.ts)');
+});

@@ -3,7 +3,10 @@ import { sql } from 'kysely';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { unseal } from '../../shared/auth/secret-box.ts';
 import { safeDecode } from '../../shared/contracts/codec.ts';
-import { CommandSchema } from '../../shared/contracts/commands.ts';
+import { CommandSchema, type IssueUpdated } from '../../shared/contracts/commands.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { OutboxRelay } from '../../processor/notify/outbox-relay.ts';
+import { eventually } from '../testing/sdk-batch.ts';
 import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
 import { REQUESTS, tenantFixtures } from '../testing/manage-fixtures.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
@@ -11,12 +14,17 @@ import { startTestStack, type TestStack } from '../testing/stack.ts';
 let stack: TestStack;
 let api: ApiCall;
 let owner: string;
+let relay: OutboxRelay;
 test.before(async () => {
   stack = await startTestStack({ processor: false });
+  // Commands go out through the outbox: the processor's relay publishes them; this stack runs no processor.
+  relay = new OutboxRelay({ db: stack.infra.database.db, bus: stack.infra.bus, topology: stack.infra.topology, log: createLogger('silent') });
+  relay.start();
   api = apiClient(stack.baseUrl);
   owner = stack.tenant.owner.token;
 });
 test.after.always(async () => {
+  await relay?.stop();
   await stack?.stop();
 });
 
@@ -119,10 +127,16 @@ test.serial('alerts move forward only; each change is audited and published as a
   t.is((await set({ status: 'resolved' })).status, 200, 'repeating the current status is a harmless no-op');
   t.is((await set({ status: 'investigating' })).status, 409, 'a resolved alert stays resolved');
 
-  const messages = await consumer.fetch(10, 2000);
-  const commands = messages.map((m) => safeDecode(CommandSchema, m.data)).map((r) => (r.ok ? r.value : r.error));
+  const commands: any[] = [];
+  await eventually(async () => {
+    for (const m of await consumer.fetch(10, 200)) {
+      const r = safeDecode(CommandSchema, m.data);
+      commands.push(r.ok ? r.value : r.error);
+      m.ack();
+    }
+    return commands.filter((c) => c.alert_id === id).length >= 3;
+  }, 20_000, 10);
   t.deepEqual(commands.filter((c: any) => c.alert_id === id).map((c: any) => [c.alert_id, c.from, c.to]), [[id, 'fired', 'acknowledged'], [id, 'acknowledged', 'investigating'], [id, 'investigating', 'resolved']]);
-  for (const m of messages) m.ack();
   const entries = (await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&limit=3`, { token: owner })).body.data.entries;
   t.deepEqual(entries.map((e: any) => e.summary.changes.status), [{ from: 'investigating', to: 'resolved' }, { from: 'acknowledged', to: 'investigating' }, { from: 'fired', to: 'acknowledged' }]);
 });
@@ -145,7 +159,15 @@ test.serial('issues: any of the six statuses, never regressed by hand, never on 
   t.true(history.every((h) => h.source === 'api'));
   const topo = stack.infra.topology;
   const consumer = await stack.infra.bus.ensureConsumer({ stream: topo.commandsStream, name: 'test-issue-commands', filterSubject: topo.commandSubject('issue'), maxDeliver: 1, ackWaitMs: 30_000, maxAckPending: 100 });
-  const commands = (await consumer.fetch(50, 2000)).map((m) => safeDecode(CommandSchema, m.data)).flatMap((r) => (r.ok && r.value.kind === 'issue.updated' && r.value.issue_id === id ? [r.value] : []));
+  const commands: IssueUpdated[] = [];
+  await eventually(async () => {
+    for (const m of await consumer.fetch(50, 200)) {
+      const r = safeDecode(CommandSchema, m.data);
+      if (r.ok && r.value.kind === 'issue.updated' && r.value.issue_id === id) commands.push(r.value);
+      m.ack();
+    }
+    return commands.length >= 7;
+  }, 20_000, 10);
   t.is(commands.length, 7);
   t.deepEqual(commands[6].changes, { status: { from: 'ignored', to: 'triaged' }, note: { from: null, to: 'checkout team' }, assigned_to: { from: null, to: 'dana' }, frozen: { from: false, to: true }, severity: { from: 40, to: 75 } });
 

@@ -40,10 +40,10 @@ test('the document passes Redocly\'s recommended rules with no error', async (t)
   const doc = JSON.parse(source) as { info: { license?: { name: string } }; servers?: unknown[]; components: { schemas: Record<string, unknown> } };
   t.is(doc.info.license?.name, 'Apache-2.0');
   t.true((doc.servers ?? []).length > 0);
-  for (const name of ['Error', 'PageScore', 'SiteScores', 'Issue', 'IssueDetail']) t.truthy(doc.components.schemas[name], `component ${name}`);
+  for (const name of ['Error', 'PageScore', 'SiteScores', 'Issue', 'IssueDetail', 'Element', 'Alert', 'Page', 'Recommendation']) t.truthy(doc.components.schemas[name], `component ${name}`);
 });
 
-test('a client generated with openapi-typescript type-checks typed reads of scores and issues', async (t) => {
+test('a client generated with openapi-typescript type-checks typed reads of scores, issues, elements, alerts, pages and sessions', async (t) => {
   const types = astToString(await openapiTS(source));
   writeFileSync(path.join(work, 'friction-api.d.ts'), types);
   writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'client', type: 'module', private: true }));
@@ -58,6 +58,14 @@ test('a client generated with openapi-typescript type-checks typed reads of scor
     "type Issues = Ok<'/v1/query/issues'>;",
     "declare const scores: Scores;",
     "declare const issues: Issues;",
+    "declare const elements: Ok<'/v1/query/elements'>;",
+    "declare const alerts: Ok<'/v1/query/alerts'>;",
+    "declare const page: Ok<'/v1/query/page'>;",
+    "declare const session: Ok<'/v1/query/session'>;",
+    'const friction: number = elements.elements[0].friction_score;',
+    "const alertStatus: 'fired' | 'acknowledged' | 'investigating' | 'resolved' = alerts.alerts[0].status;",
+    'const exceeded: boolean = page.budget.exceeded;',
+    "const firstEvent: 'signal' | 'page_view' = session.events[0].type;",
     'const overall: number = scores.overall_score;',
     "const trend: 'up' | 'down' | 'stable' = scores.pages[0].trend;",
     'const count: number = issues.issues[0].signal_count;',
@@ -65,7 +73,7 @@ test('a client generated with openapi-typescript type-checks typed reads of scor
     "type Err = components['schemas']['Error']['error'];",
     "declare const e: Err;",
     'const code: string = e.code;',
-    'export { overall, trend, count, status, code };',
+    'export { overall, trend, count, status, code, friction, alertStatus, exceeded, firstEvent };',
     extra,
   ].join('\n');
   const tsc = path.join(root, 'node_modules', '.bin', 'tsc');

@@ -50,7 +50,7 @@ let site: Site;
 test.before(async () => {
   site = await serveSite();
   [allowed, strict] = await Promise.all([
-    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '15000' /* room for a busy machine */ } }),
+    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '30000' /* room for a busy machine */ } }),
     startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
   ]);
 });
@@ -129,9 +129,9 @@ test.serial('a page that never answers fails as render_failed after SCREENSHOT_T
   const failed = await eventually(async () => {
     const r = (await shot(allowed, tenant, 'page=/slow&cached=1')).body.data;
     return r.reason === 'render_failed' && r;
-  }, 40_000, 200);
+  }, 70_000, 200);
   t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
-  t.true(Date.now() - started >= 15_000, 'not before SCREENSHOT_TIMEOUT_MS');
+  t.true(Date.now() - started >= 30_000, 'not before SCREENSHOT_TIMEOUT_MS');
   await eventually(async () => (await shot(allowed, tenant, 'page=/after&cached=1')).body.data.screenshot, 30_000, 200);
   t.pass();
 });
@@ -142,7 +142,7 @@ test.serial('a redirect to a cloud metadata address is refused even with private
   const refused = await eventually(async () => {
     const r = (await shot(allowed, tenant, 'page=/hop&cached=1')).body.data;
     return r.screenshot === null && r.reason !== 'not_captured' && r;
-  }, 30_000, 200);
+  }, 60_000, 200);
   t.deepEqual(refused, { screenshot: null, reason: 'refused' });
   t.is(site.hits.get('/hop'), 1);
 });

@@ -22,24 +22,39 @@ const stop = (p: ChildProcess) =>
   });
 
 /**
- * Polls /healthz as a harness would, and reads credentials.json the moment it answers. It waits for a condition,
+ * Waits until the port answers /healthz (the process alive) and returns the time it took and whether that first answer
+ * said `starting`: the port opens before the slow start-up work (issue 12's target is 5 s to an open port on a warm
+ * machine). The time is logged, not asserted: on a busy machine it measures the machine; the order is the property.
+ */
+async function firstHealthAnswer(base: string, proc: ChildProcess, spawnedAt: number): Promise<{ ms: number; starting: boolean }> {
+  const body = await eventually(async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
+    const r = await fetch(`${base}/healthz`).catch(() => undefined);
+    return r?.status === 200 ? ((await r.json()) as { data: { status?: string } }) : undefined;
+  }, 60_000, 20);
+  return { ms: performance.now() - spawnedAt, starting: body.data.status === 'starting' };
+}
+
+/**
+ * Polls /readyz as a harness would, and reads credentials.json the moment it answers. It waits for a condition,
  * not a fixed minute: start-up on a busy machine (the embedded database's first init) can take longer, so it polls
  * for as long as ava's inactivity timeout allows, and a process that died is named in the failure.
  */
-async function credentialsWhenHealthy(base: string, dataDir: string, proc: ChildProcess) {
+async function credentialsWhenReady(base: string, dataDir: string, proc: ChildProcess) {
   await eventually(async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
-    return (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200;
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /readyz answered`);
+    return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
   }, 115_000, 20);
   const file = join(dataDir, 'credentials.json');
-  if (!existsSync(file)) throw new Error('credentials.json missing while /healthz answers');
+  if (!existsSync(file)) throw new Error('credentials.json missing while /readyz answers');
   return { file, creds: JSON.parse(readFileSync(file, 'utf8')) };
 }
 
-test('friction start: credentials.json exists once /healthz answers; the printed keys send a batch and read its score; a restart keeps them', async (t) => {
+test('friction start: the port answers before the start-up work (starting, then ready); credentials.json exists once /readyz answers; the printed keys send a batch and read its score; a restart keeps them', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'friction-start-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  let spawnedAt = performance.now();
   let proc = start(dataDir, port);
   let printed = '';
   proc.stdout!.on('data', (c: Buffer) => (printed += c.toString()));
@@ -48,7 +63,10 @@ test('friction start: credentials.json exists once /healthz answers; the printed
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const { file, creds } = await credentialsWhenHealthy(base, dataDir, proc);
+  const first = await firstHealthAnswer(base, proc, spawnedAt);
+  t.log(`first start: port answering after ${Math.round(first.ms)} ms`);
+  t.true(first.starting, 'the port answers while start-up work is still under way');
+  const { file, creds } = await credentialsWhenReady(base, dataDir, proc);
   t.deepEqual(Object.keys(creds).sort(), ['base_url', 'org_id', 'owner', 'publishable_key', 'secret_key', 'site_id']);
   t.deepEqual(Object.keys(creds.owner).sort(), ['email', 'password', 'token']);
   t.is(creds.base_url, `http://localhost:${port}`);
@@ -70,9 +88,39 @@ test('friction start: credentials.json exists once /healthz answers; the printed
 
   // Restart on the same data directory: same tenant and keys, the stored score still there.
   await stop(proc);
+  spawnedAt = performance.now();
   proc = start(dataDir, port);
-  const again = await credentialsWhenHealthy(base, dataDir, proc);
+  const restarted = await firstHealthAnswer(base, proc, spawnedAt);
+  t.log(`restart: port answering after ${Math.round(restarted.ms)} ms`);
+  t.true(restarted.starting, 'the port answers while start-up work is still under way');
+  // A batch sent while starting is refused with 503 and Retry-After (the SDK retries it), never accepted and lost.
+  // Each round sends the batch, then asks /healthz: while /healthz still says starting, the batch was answered
+  // during start-up.
+  let refused: { status: number; body: any; retryAfter: string | null } | undefined;
+  const accepted: unknown[] = [];
+  await eventually(async () => {
+    const res = await fetch(`${base}/v1/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${creds.publishable_key}` }, body: JSON.stringify(sdkBatch({ page: '/during-start', events: 3 })) });
+    const answer = { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
+    const health = await getJson(`${base}/healthz`);
+    if (answer.status === 202) accepted.push(answer.body);
+    if (health.body.data.status === 'starting') refused ??= answer;
+    return health.body.data.status === 'ok';
+  }, 115_000, 20);
+  t.truthy(refused, 'the port answered before the roles were ready');
+  t.is(refused!.status, 503);
+  t.is(refused!.retryAfter, '1');
+  t.like(refused!.body, { data: null, error: { code: 'unavailable', status: 503 } });
+  const again = await credentialsWhenReady(base, dataDir, proc);
+  // The first batches the roles accept after a restart are stored (the embedded TimescaleDB once dead-lettered them).
+  if (accepted.length === 0) {
+    const first = await postJson(`${base}/v1/ingest`, sdkBatch({ page: '/during-start', events: 3 }), { authorization: `Bearer ${creds.publishable_key}` });
+    t.is(first.status, 202);
+  }
+  await eventually(async () => {
+    const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
+    return r.body.data?.pages.some((p: { page: string }) => p.page === '/during-start');
+  }, 10_000, 50);
   t.deepEqual({ ...again.creds, owner: undefined }, { ...creds, owner: undefined });
   const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
-  t.is(after.body.data.pages[0].page, '/checkout');
+  t.true(after.body.data.pages.some((p: { page: string }) => p.page === '/checkout'));
 });

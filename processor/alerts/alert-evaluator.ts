@@ -25,7 +25,8 @@ interface Rule {
 /**
  * The processor side of alerting: gathers page observations from the stored scores and signals, runs the pure
  * rule steps (rules.ts), and stores what they decide (alerts, rule state, notifications) in the caller's
- * transaction, so an alert exists exactly when the scores that raised it do.
+ * transaction, so an alert exists exactly when the scores that raised it do. Rules watch the site's production:
+ * every read here is of production's scores and signals (staging has its own, which no rule evaluates).
  */
 export class AlertEvaluator {
   private readonly log: Logger;
@@ -57,7 +58,7 @@ export class AlertEvaluator {
       if (siteRules.length === 0) continue;
       try {
         n += await db.transaction().execute(async (trx) => {
-          const pages = await trx.selectFrom('page_scores').select('page').distinct().where('site_id', '=', siteId).where('window_start', '>=', new Date(now - DAY)).execute();
+          const pages = await trx.selectFrom('page_scores').select('page').distinct().where('site_id', '=', siteId).where('environment', '=', 'production').where('window_start', '>=', new Date(now - DAY)).execute();
           const open = await trx.selectFrom('alerts').select('page').distinct().where('site_id', '=', siteId).where('status', '!=', 'resolved').where('page', 'is not', null).execute();
           return this.evaluateSite(trx, siteId, siteRules, [...new Set([...pages.map((p) => p.page), ...open.map((p) => p.page!)])], now);
         });
@@ -186,12 +187,12 @@ export class AlertEvaluator {
       select distinct on (page) page, score, sessions, window_start,
         lag(score) over (partition by page order by window_start) as previous,
         min(window_start) over (partition by page) as first_seen
-      from page_scores where site_id = ${siteId} and page = any(${[...pages]}::text[])
+      from page_scores where site_id = ${siteId} and environment = 'production' and page = any(${[...pages]}::text[])
       order by page, window_start desc`.execute(trx);
     const out = new Map<string, PageObservation>();
     for (const r of rows) out.set(r.page, { page: r.page, score: Number(r.score), sessions: r.sessions, previousScore: r.previous === null ? null : Number(r.previous), firstSeenAt: new Date(r.first_seen).getTime() });
     if (triggers.has('trend')) {
-      const daily = await trx.selectFrom('score_history').select(['page', 'score']).where('site_id', '=', siteId).where('page', 'in', [...pages])
+      const daily = await trx.selectFrom('score_history').select(['page', 'score']).where('site_id', '=', siteId).where('environment', '=', 'production').where('page', 'in', [...pages])
         .where('day', '>=', new Date(now - 4 * DAY).toISOString().slice(0, 10)).orderBy('page').orderBy('day').execute();
       for (const d of daily) {
         const o = out.get(d.page);
@@ -199,7 +200,7 @@ export class AlertEvaluator {
       }
     }
     if (triggers.has('anomaly')) {
-      const hist = await trx.selectFrom('page_scores').select(['page', 'score', 'sessions', 'window_start']).where('site_id', '=', siteId).where('page', 'in', [...pages])
+      const hist = await trx.selectFrom('page_scores').select(['page', 'score', 'sessions', 'window_start']).where('site_id', '=', siteId).where('environment', '=', 'production').where('page', 'in', [...pages])
         .where('window_start', '>=', new Date(now - ANOMALY_WEEKS * 7 * DAY - HOUR)).execute();
       for (const o of out.values()) {
         const cur = rows.find((r) => r.page === o.page)!.window_start.getTime();
@@ -212,7 +213,7 @@ export class AlertEvaluator {
       const { rows: co } = await sql<{ page: string; n: number }>`
         select page, count(distinct session_id)::int as n from (
           select page, session_id, selector from signals
-          where site_id = ${siteId} and page = any(${[...pages]}::text[]) and ts >= ${new Date(now - DAY)} and selector is not null
+          where site_id = ${siteId} and environment = 'production' and page = any(${[...pages]}::text[]) and ts >= ${new Date(now - DAY)} and selector is not null
           group by page, session_id, selector having count(distinct signal_type) >= 2) s
         group by page`.execute(trx);
       for (const o of out.values()) o.coOccurrenceSessions = co.find((c) => c.page === o.page)?.n ?? 0;

@@ -6,6 +6,7 @@ import {
   TIME_WINDOW_GRACE_MS,
   afterReady,
   afterWindowEnd,
+  environmentOf,
   checkRegression,
   chooseCohort,
   dueLook,
@@ -33,8 +34,6 @@ import {
   regressedIssueIds,
   saveMeasurement,
   signalSessions,
-  sitesWithTraffic,
-  upsertEnvironmentScore,
   type DeployRow,
   type TrafficScope,
   type VerificationWrite,
@@ -44,8 +43,6 @@ type Db = Kysely<Database> | Transaction<Database>;
 const DAY_MS = 86_400_000;
 /** Looks run until the last one (7 d); a day of slack lets a processor that was down take it late. */
 const LOOK_HORIZON_MS = LOOKS[LOOKS.length - 1].afterMs + DAY_MS;
-/** Non-production environment scores cover the same 24 h as the page scores. */
-const ENV_SCORE_WINDOW_MS = DAY_MS;
 
 /**
  * The overall confusion score of the traffic in scope, computed the way the page scores are (confusion-score.ts:
@@ -61,7 +58,7 @@ export async function scoreTraffic(db: Db, scope: TrafficScope) {
 /** The after window of a deploy up to `until`: release-aware when post-deploy sessions report its version. */
 async function afterScope(db: Db, d: DeployRow, until: number): Promise<{ scope: TrafficScope; kind: DeployCohort['kind'] }> {
   const recorded = d.recorded_at.getTime();
-  const base: TrafficScope = { siteId: d.site_id, environment: d.environment, from: recorded, to: Math.max(recorded, until) };
+  const base: TrafficScope = { siteId: d.site_id, environment: environmentOf(d.environment), from: recorded, to: Math.max(recorded, until) };
   const kind = chooseCohort(await countVersionSessions(db, base, d.version));
   return { kind, scope: kind === 'version' ? { ...base, appVersion: d.version } : { ...base, from: Math.min(base.to, recorded + TIME_WINDOW_GRACE_MS) } };
 }
@@ -138,9 +135,10 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
 }
 
 /**
- * The verification look due now, if any: every open, triaged or in-progress issue is tested for a fix, every issue
- * closed before the deploy for a regression; each result is recorded, and status changes are written with their
- * history line and `issue.updated` in this transaction. Returns the notifications queued.
+ * The verification look due now, if any: every open, triaged or in-progress issue of the deploy's environment is
+ * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression; each
+ * result is recorded, and status changes are written with their history line and `issue.updated` in this
+ * transaction. Returns the notifications queued.
  */
 async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<number> {
   const recorded = d.recorded_at.getTime();
@@ -151,7 +149,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const { scope: after } = await afterScope(trx, d, until);
   // How long after the deploy the evidence reaches: decisions wait for a full day (MIN_DECISION_SPAN_MS).
   const span = until - recorded;
-  const issues = await loadLookIssues(trx, d.site_id, d.recorded_at);
+  const issues = await loadLookIssues(trx, d.site_id, d.environment, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
   const alreadyRegressed = await regressedIssueIds(trx, d.id);
   const closed: LookIssue[] = [];
@@ -175,7 +173,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       kind: 'issue.updated', msgId: `issue.updated:${i.id}:deploy:${d.id}:${look.name}`,
       payload: {
         event: 'issue.updated', occurred_at: at, changes: { status }, deploy: { id: d.id, version: d.version },
-        issue: { id: i.id, site_id: d.site_id, page: i.page, element_selector: i.selector, signal_type: i.signal_type, title: i.title, status, signal_count: i.signal_count, affected_sessions: i.affected_sessions, severity: i.severity },
+        issue: { id: i.id, site_id: d.site_id, environment: d.environment, page: i.page, element_selector: i.selector, signal_type: i.signal_type, title: i.title, status, signal_count: i.signal_count, affected_sessions: i.affected_sessions, severity: i.severity },
       },
     });
   };
@@ -217,8 +215,9 @@ async function setStatus(trx: Transaction<Database>, id: string, status: 'verifi
 /**
  * One scoring cycle's deploy work for the owned sites: each deploy still measured or with looks left is measured,
  * linked to the issues it introduced and verified at its due look, in its own transaction (a deploy that fails does
- * not hold the others back); then the staging score of each site with staging traffic is refreshed.
- * Returns the notifications queued (the caller wakes the outbox relay).
+ * not hold the others back). A staging deploy is measured, linked and verified on staging's traffic and issues; only
+ * a production deploy's delta can fire a spike alert (alert rules watch production). Returns the notifications
+ * queued (the caller wakes the outbox relay).
  */
 export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly string[], now: number, log: Logger, deltaAlerts?: DeployDeltaAlerts): Promise<number> {
   let notified = 0;
@@ -229,9 +228,7 @@ export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly str
         if (!d) return 0;
         const nextAt = await nextDeployAt(trx, d);
         const after = await measure(trx, d, nextAt, now);
-        // Issues, statuses and alerts are production's: staging traffic never reaches them.
-        if (d.environment !== 'production') return 0;
-        const alerted = after === null || !deltaAlerts
+        const alerted = after === null || !deltaAlerts || d.environment !== 'production'
           ? []
           : await deltaAlerts(trx, { siteId: d.site_id, deployId: d.id, version: d.version, confusionBefore: d.confusion_before, confusionAfter: after }, now);
         await linkIntroducedIssues(trx, d, nextAt, LOOK_HORIZON_MS);
@@ -240,10 +237,6 @@ export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly str
     } catch (err) {
       log.warn({ err, deploy: candidate.id }, 'deploy measurement failed');
     }
-  }
-  for (const siteId of await sitesWithTraffic(db, siteIds, 'staging', now - ENV_SCORE_WINDOW_MS)) {
-    const s = await scoreTraffic(db, { siteId, environment: 'staging', from: now - ENV_SCORE_WINDOW_MS, to: now + 1 });
-    await upsertEnvironmentScore(db, siteId, 'staging', s.score, s.sessions, now);
   }
   return notified;
 }

@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
+import { environmentWhere } from '../../shared/db/environment.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type DeployRow = Selectable<DeployTable>;
@@ -27,11 +29,11 @@ export async function nextDeployAt(db: Db, d: DeployRow): Promise<number | null>
 
 /**
  * Which events count: one environment, a time range, optionally one app version. Staging is exactly
- * `context.environment = 'staging'`; everything else is production, as the engine sees it (engine-sink.ts).
+ * `context.environment = 'staging'`; everything else is production, as the engine folds it (environmentWhere).
  */
 export interface TrafficScope {
   siteId: string;
-  environment: string;
+  environment: Environment;
   from: number;
   to: number;
   appVersion?: string;
@@ -39,7 +41,7 @@ export interface TrafficScope {
 
 const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
   and ts >= ${new Date(s.from).toISOString()}::timestamptz and ts < ${new Date(s.to).toISOString()}::timestamptz
-  and ${s.environment === 'staging' ? sql`environment = 'staging'` : sql`environment is distinct from 'staging'`}
+  and ${environmentWhere(s.environment)}
   ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}`;
 
 /** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
@@ -102,13 +104,13 @@ export async function markLookDone(db: Db, id: string, look: string): Promise<vo
 }
 
 /**
- * Issues a look tests, locked for the transaction: open ones first seen before the deploy (fixed by it? an issue
- * born after it cannot have been) and ones closed before the deploy (back after it?).
+ * Issues of the deploy's environment a look tests, locked for the transaction: open ones first seen before the
+ * deploy (fixed by it? an issue born after it cannot have been) and ones closed before the deploy (back after it?).
  */
-export async function loadLookIssues(trx: Transaction<Database>, siteId: string, recordedAt: Date) {
+export async function loadLookIssues(trx: Transaction<Database>, siteId: string, environment: string, recordedAt: Date) {
   return trx.selectFrom('ux_issues')
     .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
-    .where('site_id', '=', siteId).where('merged_into', 'is', null)
+    .where('site_id', '=', siteId).where('environment', '=', environment as Environment).where('merged_into', 'is', null)
     .where((eb) => eb.or([
       eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
       eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
@@ -155,30 +157,12 @@ export async function insertVerifications(db: Db, rows: readonly VerificationWri
   }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();
 }
 
-/** Links issues first seen after a deploy (and before the next one of its environment, within `horizonMs`) to it. */
+/** Links issues of its environment first seen after a deploy (and before the next one of it, within `horizonMs`) to it. */
 export async function linkIntroducedIssues(db: Db, d: DeployRow, nextAt: number | null, horizonMs: number): Promise<number> {
   const end = Math.min(nextAt ?? Number.POSITIVE_INFINITY, d.recorded_at.getTime() + horizonMs);
   const r = await db.updateTable('ux_issues').set({ introduced_by_deploy: d.id })
-    .where('site_id', '=', d.site_id).where('introduced_by_deploy', 'is', null)
+    .where('site_id', '=', d.site_id).where('environment', '=', d.environment as Environment).where('introduced_by_deploy', 'is', null)
     .where('first_signal_at', '>=', d.recorded_at).where('created_at', '>=', d.recorded_at).where('first_signal_at', '<', new Date(end))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
-}
-
-/**
- * Sites of these with sessions of `environment` seen since `since`. Read from `sessions` (one row per visit, indexed
- * by start) rather than scanning a day of every site's events each cycle; a visit longer than a day is missed.
- */
-export async function sitesWithTraffic(db: Db, siteIds: readonly string[], environment: string, since: number): Promise<string[]> {
-  if (siteIds.length === 0) return [];
-  const { rows } = await sql<{ site_id: string }>`
-    select distinct site_id from sessions where site_id = any(${[...siteIds]}::uuid[])
-      and started_at >= ${new Date(since - 86_400_000).toISOString()}::timestamptz and last_seen_at >= ${new Date(since).toISOString()}::timestamptz
-      and environment = ${environment}`.execute(db);
-  return rows.map((r) => r.site_id);
-}
-
-export async function upsertEnvironmentScore(db: Db, siteId: string, environment: string, score: number, sessions: number, now: number): Promise<void> {
-  await db.insertInto('environment_scores').values({ site_id: siteId, environment, score, sessions, updated_at: new Date(now) })
-    .onConflict((oc) => oc.columns(['site_id', 'environment']).doUpdateSet({ score, sessions, updated_at: new Date(now) })).execute();
 }

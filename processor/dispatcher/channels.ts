@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { unseal } from '../../shared/auth/secret-box.ts';
 import type { Database } from '../../shared/db/database.ts';
-import type { DeliveryRow } from '../../shared/db/queries/deliveries.queries.ts';
+import type { ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
 import type { Mailer } from '../../shared/mail/mailer.ts';
 import { signedHeaders, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS, OutboundError, outboundRequest, type OutboundPolicy } from '../../shared/net/outbound.ts';
@@ -38,6 +38,9 @@ export interface BuiltDelivery {
 }
 type Builder = (trx: Transaction<Database>, c: BuildContext) => Promise<BuiltDelivery[]>;
 export type ChannelMessages = Record<'slack' | 'pagerduty' | 'email', Builder>;
+
+/** Why a webhook delivery was given up unsent. */
+export const ENDPOINT_GONE = 'endpoint disabled or removed before delivery';
 
 export type SendResult = { kind: 'attempt'; outcome: AttemptOutcome } | { kind: 'abandon'; reason: string };
 
@@ -99,37 +102,64 @@ async function httpAttempt(url: string, headers: Record<string, string>, body: s
   }
 }
 
-async function unsealedSecrets(s: ChannelSettings, sealed: string): Promise<Record<string, string>> {
-  return JSON.parse(unseal(await s.instanceKeys.sealKey(), sealed)) as Record<string, string>;
+/**
+ * Unsealed secrets by their sealed value, for one dispatcher. Deriving the key and opening the AES-GCM box on
+ * every send costs more than the signature itself; a secret that is rotated gets a new sealed value (a fresh IV),
+ * so an entry never goes stale. Bounded: cleared when full.
+ */
+export class SecretCache {
+  private static readonly MAX = 10_000;
+  private readonly keys: InstanceKeys;
+  private readonly opened = new Map<string, string>();
+
+  constructor(keys: InstanceKeys) {
+    this.keys = keys;
+  }
+
+  async open(sealed: string): Promise<string> {
+    const hit = this.opened.get(sealed);
+    if (hit !== undefined) return hit;
+    const plain = unseal(await this.keys.sealKey(), sealed);
+    if (this.opened.size >= SecretCache.MAX) this.opened.clear();
+    this.opened.set(sealed, plain);
+    return plain;
+  }
 }
 
-/** Sends one attempt of a delivery on its channel. Never throws for the receiver's faults: they are outcomes. */
-export async function sendDelivery(db: Kysely<Database>, d: DeliveryRow, s: ChannelSettings, nowSec: number): Promise<SendResult> {
+async function unsealedSecrets(secrets: SecretCache, sealed: string): Promise<Record<string, string>> {
+  return JSON.parse(await secrets.open(sealed)) as Record<string, string>;
+}
+
+/**
+ * Sends one attempt of a claimed delivery on its channel (a webhook's endpoint came with the claim). Never throws
+ * for the receiver's faults: they are outcomes.
+ */
+export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: ChannelSettings, secrets: SecretCache, nowSec: number): Promise<SendResult> {
   switch (d.channel) {
     case 'webhook': {
-      const ep = await db.selectFrom('webhook_endpoints').select(['url', 'secret_sealed', 'active', 'deleted_at']).where('id', '=', d.endpoint_id!).executeTakeFirst();
-      if (!ep || ep.deleted_at || !ep.active) return { kind: 'abandon', reason: 'endpoint disabled or removed before delivery' };
-      const secret = unseal(await s.instanceKeys.sealKey(), ep.secret_sealed);
+      const ep = d.endpoint;
+      if (!ep || ep.deleted_at || !ep.active) return { kind: 'abandon', reason: ENDPOINT_GONE };
+      const secret = await secrets.open(ep.secret_sealed);
       return { kind: 'attempt', outcome: await httpAttempt(ep.url, signedHeaders(secret, d.event_id, nowSec, d.body), d.body, s) };
     }
     case 'slack': {
       const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
       if (!integ) return { kind: 'abandon', reason: 'Slack integration disconnected before delivery' };
-      const secrets = await unsealedSecrets(s, integ.secrets_sealed);
-      if (secrets.webhook_url) {
-        const u = new URL(secrets.webhook_url);
+      const creds = await unsealedSecrets(secrets, integ.secrets_sealed);
+      if (creds.webhook_url) {
+        const u = new URL(creds.webhook_url);
         const target = new URL(u.pathname + u.search, s.slackWebhookBaseUrl).toString();
         return { kind: 'attempt', outcome: await httpAttempt(target, { 'content-type': 'application/json' }, d.body, s, (_st, text) => (text.trim() === 'ok' || text.trim() === '' ? null : `Slack answered: ${text.slice(0, 200)}`)) };
       }
       const url = `${s.slackApiBaseUrl.replace(/\/$/, '')}/chat.postMessage`;
-      const headers = { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${secrets.bot_token}` };
+      const headers = { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${creds.bot_token}` };
       // The Web API answers 200 with { ok: false, error } on failure.
       return { kind: 'attempt', outcome: await httpAttempt(url, headers, d.body, s, (_st, text) => (/"ok"\s*:\s*true/.test(text) ? null : `Slack answered: ${text.slice(0, 200)}`)) };
     }
     case 'pagerduty': {
       const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
       if (!integ) return { kind: 'abandon', reason: 'PagerDuty integration disconnected before delivery' };
-      const { routing_key } = await unsealedSecrets(s, integ.secrets_sealed);
+      const { routing_key } = await unsealedSecrets(secrets, integ.secrets_sealed);
       const body = JSON.stringify({ routing_key, ...(JSON.parse(d.body) as object) });
       return { kind: 'attempt', outcome: await httpAttempt(s.pagerDutyEventsUrl, { 'content-type': 'application/json' }, body, s) };
     }

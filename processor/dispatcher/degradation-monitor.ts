@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Bus } from '../../shared/bus/bus.ts';
+import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
 import { openDegradation, recoverDegradation, type DegradationKind } from '../../shared/db/queries/degradation.queries.ts';
 import { orgUsage } from '../../shared/db/queries/usage.queries.ts';
@@ -10,6 +11,12 @@ import { limitsOf, monthStart } from '../../shared/tenancy/plans.ts';
 export const CHECK_EVERY_MS = 30_000;
 /** Dead-lettered batches within this window keep the `dead_letters` event open. */
 export const DEAD_LETTER_WINDOW_MS = 3600_000;
+
+/** When a partition's processor counts as lagging: more uncommitted messages, or an older oldest one, than this. */
+export interface LagBound {
+  messages: number;
+  seconds: number;
+}
 
 export interface Finding {
   kind: DegradationKind;
@@ -22,22 +29,27 @@ export interface Finding {
 
 /**
  * Records when the pipeline degrades and recovers (`degradation_events`, read by /v1/query/degradation):
- * bus unreachable, database unreachable (stored once it answers again, with when it went away), batches
- * dead-lettered in the last hour, and orgs over their monthly session quota. Endpoint disabling is recorded by
- * the dispatcher itself. Several dispatchers may run this: one open event per (kind, subject) is kept.
+ * bus unreachable, database unreachable (stored once it answers again, with when it went away), a partition's
+ * processor lagging beyond the bound, batches dead-lettered in the last hour, and orgs over their monthly session
+ * quota. Endpoint disabling is recorded by the dispatcher itself. Several dispatchers may run this: one open event
+ * per (kind, subject) is kept.
  */
 export class DegradationMonitor {
   private readonly db: Kysely<Database>;
   private readonly bus: Bus;
+  private readonly topology: Topology;
+  private readonly lagBound: LagBound;
   private readonly log: Logger;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private dbDownSince: number | null = null;
   private running: Promise<void> = Promise.resolve();
 
-  constructor(o: { db: Kysely<Database>; bus: Bus; log: Logger; now?: () => number }) {
+  constructor(o: { db: Kysely<Database>; bus: Bus; topology: Topology; lagBound: LagBound; log: Logger; now?: () => number }) {
     this.db = o.db;
     this.bus = o.bus;
+    this.topology = o.topology;
+    this.lagBound = o.lagBound;
     this.log = o.log;
     this.now = o.now ?? Date.now;
   }
@@ -73,6 +85,7 @@ export class DegradationMonitor {
     }
     const busOk = await this.bus.healthy().catch(() => false);
     findings.push({ kind: 'bus_unreachable', subject: 'bus', orgId: null, degraded: !busOk, message: `the ${this.bus.kind} bus does not accept publishes` });
+    if (busOk) findings.push(...(await this.lagFindings()));
     const dl = await sql<{ n: number }>`select count(*)::int as n from dead_letters where created_at >= ${new Date(now.getTime() - DEAD_LETTER_WINDOW_MS)}`.execute(this.db);
     const n = dl.rows[0]!.n;
     findings.push({ kind: 'dead_letters', subject: 'pipeline', orgId: null, degraded: n > 0, message: `${n} message(s) dead-lettered in the last hour`, details: { count: n } });
@@ -88,5 +101,29 @@ export class DegradationMonitor {
       } else if (await recoverDegradation(this.db, f.kind, f.subject, now)) this.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
     }
     return findings;
+  }
+
+  /**
+   * One finding per event partition whose durable consumer exists (a partition no processor has ever consumed has
+   * no consumer yet, and nothing to be behind on). Every partition is checked, whichever processor owns it.
+   */
+  private async lagFindings(): Promise<Finding[]> {
+    const { messages: maxMessages, seconds: maxSeconds } = this.lagBound;
+    const out: Finding[] = [];
+    for (let p = 0; p < this.topology.partitions; p++) {
+      const lag = await this.bus.consumerLag(this.topology.eventsStream, this.topology.partitionConsumer(p)).catch((err: unknown) => {
+        this.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
+        return null;
+      });
+      if (!lag) continue;
+      const ageS = lag.oldestAgeMs === null ? 0 : Math.round(lag.oldestAgeMs / 1000);
+      out.push({
+        kind: 'processor_lag', subject: `partition ${p}`, orgId: null,
+        degraded: lag.messages > maxMessages || ageS > maxSeconds,
+        message: `event partition ${p}: ${lag.messages} message(s) not yet processed, the oldest waiting ${ageS} s (bound: ${maxMessages} messages or ${maxSeconds} s)`,
+        details: { partition: p, messages: lag.messages, oldest_age_seconds: ageS, max_messages: maxMessages, max_seconds: maxSeconds },
+      });
+    }
+    return out;
   }
 }

@@ -3,16 +3,24 @@ import { runBatchLoop } from '../../shared/bus/batch-loop.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { abandonDelivery, claimDueDeliveries, recordAttempt, recordSuccess, type DeliveryRow } from '../../shared/db/queries/deliveries.queries.ts';
-import { openDegradation } from '../../shared/db/queries/degradation.queries.ts';
+import { claimDueDeliveries, releaseClaims, type ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from '../../shared/net/outbound.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
-import { channelBuilders, sendDelivery, type ChannelSettings } from './channels.ts';
+import { channelBuilders, ENDPOINT_GONE, SecretCache, sendDelivery, type ChannelSettings, type SendResult } from './channels.ts';
 import { fanOut, NotificationSchema } from './fan-out.ts';
-import { afterAttempt, CLAIM_LEASE_MS, nextRetryDelayMs, type AttemptOutcome } from './retry-policy.ts';
+import { OutcomeRecorder, type Finished } from './outcome-recorder.ts';
+import { CLAIM_LEASE_MS, isGone } from './retry-policy.ts';
 
 /** Deliveries one dispatcher sends at once (each waits on a remote server; the database work per send is small). */
 const SEND_CONCURRENCY = 32;
+/** Deliveries one claim takes at most: two rounds of senders, so a claim per 32 sends or fewer. */
+const CLAIM_BATCH = 2 * SEND_CONCURRENCY;
+/**
+ * Longest a claimed delivery may wait in the local queue before its send starts: the send (10 s deadline) and its
+ * record must end inside the lease, or another dispatcher could claim and send it too.
+ */
+const LOCAL_HOLD_MS = CLAIM_LEASE_MS - DEFAULT_OUTBOUND_TIMEOUT_MS - 20_000;
 /** Idle poll of due deliveries; a fan-out that queued some wakes the sender at once. */
 const POLL_MS = 500;
 const NOTIFY_BATCH = 200;
@@ -43,13 +51,28 @@ export const dispatcherConsumerName = (t: Topology): string => `${t.prefix ? `${
 export class Dispatcher {
   private readonly o: Required<Omit<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>> & Pick<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>;
   private readonly abort = new AbortController();
-  private wakeSender: (() => void) | undefined;
+  /** Resolvers of the sender's idle waits (wake() ends them). */
+  private readonly wakers = new Set<() => void>();
+  /** wake() calls so far: a wake during a claim that found nothing means another claim, not an idle wait. */
+  private wakes = 0;
+  private readonly secrets: SecretCache;
+  private readonly recorder: OutcomeRecorder;
+  /** Claims started so far; a queued delivery carries its claim's number. */
+  private claimSeq = 0;
+  /**
+   * Webhook endpoints that answered 410 here, with the last claim that may have read them still active (Infinity
+   * until the disabling is written): deliveries to them from those claims are given up unsent, as they would be
+   * had their claim come after the disabling, instead of hitting a gone endpoint again.
+   */
+  private readonly goneUpTo = new Map<string, number>();
   private loops: Promise<unknown>[] = [];
-  /** Sends started and finished (metrics and tests). */
-  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0 };
+  /** Sends finished, and the claims (that took deliveries) and record writes they took (metrics and tests). */
+  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, claims: 0, recordWrites: 0 };
 
   constructor(o: DispatcherOptions) {
     this.o = { ...o, now: o.now ?? (() => Date.now()), random: o.random ?? Math.random };
+    this.secrets = new SecretCache(o.channels.instanceKeys);
+    this.recorder = new OutcomeRecorder({ db: o.db, log: o.log, now: this.o.now, random: this.o.random, onWrite: (group) => this.written(group) });
   }
 
   async start(opts: { consume?: boolean } = {}): Promise<void> {
@@ -83,7 +106,8 @@ export class Dispatcher {
 
   /** Sends due deliveries now (after a fan-out, or a test moving the clock). */
   wake(): void {
-    this.wakeSender?.();
+    this.wakes++;
+    for (const w of [...this.wakers]) w();
   }
 
   async stop(): Promise<void> {
@@ -92,81 +116,95 @@ export class Dispatcher {
     await Promise.allSettled(this.loops);
   }
 
+  /**
+   * The sender: SEND_CONCURRENCY workers take claimed deliveries from a local queue that one claim statement at a
+   * time refills (up to CLAIM_BATCH rows with their endpoints), and hand their outcomes to the recorder, which
+   * writes everything that finished meanwhile in one statement. Database round trips per delivery: a share of a
+   * claim and a share of a record, instead of three of their own.
+   */
   private async sendLoop(): Promise<void> {
-    while (!this.abort.signal.aborted) {
-      let claimed: DeliveryRow[] = [];
+    const queue: { d: ClaimedDelivery; claimedAt: number; claim: number }[] = [];
+    let claiming: Promise<void> | undefined;
+    let idle: Promise<void> | undefined;
+    let wakesAtClaim = 0;
+    const refill = (): Promise<void> => (claiming ??= (async () => {
       try {
-        claimed = await claimDueDeliveries(this.o.db, new Date(this.o.now()), SEND_CONCURRENCY, CLAIM_LEASE_MS);
-        await Promise.all(claimed.map((d) => this.deliver(d)));
+        const now = this.o.now();
+        const claim = ++this.claimSeq;
+        wakesAtClaim = this.wakes;
+        const rows = await claimDueDeliveries(this.o.db, new Date(now), CLAIM_BATCH - queue.length, CLAIM_LEASE_MS);
+        if (rows.length > 0) this.stats.claims++;
+        for (const d of rows) queue.push({ d, claimedAt: now, claim });
       } catch (err) {
-        this.o.log.warn({ err: (err as Error).message }, 'delivery round failed; claims come due again after their lease');
+        this.o.log.warn({ err: (err as Error).message }, 'claiming due deliveries failed; retrying after the poll interval');
+        await this.idle();
+      } finally {
+        claiming = undefined;
       }
-      if (claimed.length > 0) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, POLL_MS);
-        this.wakeSender = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wakeSender = undefined;
-    }
+    })());
+    const worker = async (): Promise<void> => {
+      while (!this.abort.signal.aborted) {
+        // Claim ahead while half the queue is left, so workers rarely wait on a claim round trip.
+        if (queue.length < CLAIM_BATCH / 2) void refill();
+        const next = queue.shift() ?? (await refill(), queue.shift());
+        if (!next) {
+          if (this.wakes === wakesAtClaim) await (idle ??= this.idle().finally(() => (idle = undefined)));
+          continue;
+        }
+        // NOTE: a claim held locally past LOCAL_HOLD_MS could outlive its lease during the send, and another
+        // dispatcher could then send it too: leave it, it comes due again when its lease ends.
+        if (this.o.now() - next.claimedAt > LOCAL_HOLD_MS) continue;
+        await this.deliver(next.d, next.claim);
+      }
+    };
+    await Promise.all(Array.from({ length: SEND_CONCURRENCY }, worker));
+    await claiming;
+    await this.recorder.drain();
+    // Stopping: what was claimed but not sent is handed back at once rather than when its lease ends.
+    await releaseClaims(this.o.db, queue.map((q) => ({ id: q.d.id, leasedUntil: new Date(q.claimedAt + CLAIM_LEASE_MS) })), new Date(this.o.now()))
+      .catch((err: unknown) => this.o.log.warn({ err: (err as Error).message }, 'handing back unsent claims failed; they come due again after the lease'));
   }
 
-  /** One attempt of one claimed delivery, then its record (and the endpoint's health) in one transaction. */
-  async deliver(d: DeliveryRow): Promise<void> {
-    const startedAt = this.o.now();
-    const t0 = performance.now();
-    // NOTE: webhook-timestamp is the wall clock, whatever clock schedules retries: receivers check it against theirs.
-    const result = await sendDelivery(this.o.db, d, this.o.channels, Math.floor(Date.now() / 1000));
-    const durationMs = performance.now() - t0;
-    const now = new Date(this.o.now());
-    if (result.kind === 'abandon') {
-      await abandonDelivery(this.o.db, d.id, result.reason, now);
-      return;
-    }
-    const outcome: AttemptOutcome = result.outcome;
-    this.stats.sent++;
-    if (outcome.ok) this.stats.succeeded++;
-    else this.stats.failed++;
-    if (outcome.ok) {
-      const a = { deliveryId: d.id, orgId: d.org_id, claimedAttempts: d.attempts, httpStatus: outcome.status, durationMs, startedAt: new Date(startedAt), now };
-      if (!(await recordSuccess(this.o.db, a, d.channel === 'webhook' ? d.endpoint_id : null))) this.o.log.warn({ delivery: d.id }, 'delivery claim went stale before its attempt was recorded');
-      return;
-    }
-    await this.o.db.transaction().execute(async (trx) => {
-      // NOTE: the endpoint row is locked only when an attempt failed (a success clears a streak only if there is one),
-      // so concurrent successful sends to one endpoint never queue on its row.
-      const webhookId = d.channel === 'webhook' ? d.endpoint_id : null;
-      const ep = webhookId && !outcome.ok
-        ? await trx.selectFrom('webhook_endpoints').select(['id', 'org_id', 'url', 'active', 'consecutive_failures', 'failing_since']).where('id', '=', webhookId).forUpdate().executeTakeFirst()
-        : undefined;
-      const h = ep ? afterAttempt({ consecutiveFailures: ep.consecutive_failures, failingSince: ep.failing_since?.getTime() ?? null }, outcome, now.getTime()) : undefined;
-      const stopRetrying = h?.disable != null;
-      const delay = outcome.ok || stopRetrying ? null : nextRetryDelayMs(d.attempts + 1, this.o.random(), outcome.retryAfterMs);
-      const written = await recordAttempt(trx, {
-        deliveryId: d.id, orgId: d.org_id, claimedAttempts: d.attempts, status: outcome.ok ? 'succeeded' : 'failed',
-        httpStatus: outcome.status, error: outcome.ok ? null : outcome.error.slice(0, 1000), durationMs, startedAt: new Date(startedAt),
-        nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay), now,
-      });
-      if (!written) {
-        this.o.log.warn({ delivery: d.id }, 'delivery claim went stale before its attempt was recorded');
-        return;
+  /** Resolves after the poll interval, or at once on wake(). */
+  private idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(done, POLL_MS);
+      const wakers = this.wakers;
+      function done() {
+        clearTimeout(t);
+        wakers.delete(done);
+        resolve();
       }
-      if (webhookId && outcome.ok) {
-        await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0, failing_since: null }).where('id', '=', webhookId)
-          .where((eb) => eb.or([eb('consecutive_failures', '!=', 0), eb('failing_since', 'is not', null)])).execute();
-      }
-      if (!ep || !h) return;
-      const disable = h.disable !== null && ep.active;
-      await trx.updateTable('webhook_endpoints').set({
-        consecutive_failures: h.consecutiveFailures, failing_since: h.failingSince === null ? null : new Date(h.failingSince),
-        ...(disable ? { active: false, disabled_at: now, disabled_reason: h.disable, updated_at: now } : {}),
-      }).where('id', '=', ep.id).execute();
-      if (disable) {
-        await openDegradation(trx, { orgId: ep.org_id, kind: 'endpoint_disabled', subject: ep.id, message: `webhook endpoint ${ep.url} disabled: ${h.disable}`, details: { endpoint_id: ep.id, url: ep.url, reason: h.disable }, at: now });
-        this.o.log.warn({ endpoint: ep.id, reason: h.disable }, 'webhook endpoint disabled');
-      }
+      wakers.add(done);
     });
+  }
+
+  /** One attempt of one claimed delivery; its record is written with the others that finish meanwhile. */
+  private async deliver(d: ClaimedDelivery, claim: number): Promise<void> {
+    const startedAt = new Date(this.o.now());
+    const t0 = performance.now();
+    const webhook = d.channel === 'webhook' ? d.endpoint_id : null;
+    const result: SendResult = webhook && claim <= (this.goneUpTo.get(webhook) ?? 0)
+      ? { kind: 'abandon', reason: ENDPOINT_GONE }
+      // NOTE: webhook-timestamp is the wall clock, whatever clock schedules retries: receivers check it against theirs.
+      : await sendDelivery(this.o.db, d, this.o.channels, this.secrets, Math.floor(Date.now() / 1000));
+    const durationMs = performance.now() - t0;
+    if (webhook && result.kind === 'attempt' && !result.outcome.ok && isGone(result.outcome.status)) this.goneUpTo.set(webhook, Infinity);
+    if (result.kind === 'attempt') {
+      this.stats.sent++;
+      if (result.outcome.ok) this.stats.succeeded++;
+      else this.stats.failed++;
+    }
+    await this.recorder.add({ d, result, startedAt, durationMs });
+  }
+
+  /** After a record write: endpoints it disabled are read as disabled by every claim from now on. */
+  private written(group: readonly Finished[]): void {
+    this.stats.recordWrites++;
+    for (const f of group) {
+      if (f.d.channel === 'webhook' && f.d.endpoint_id && f.result.kind === 'attempt' && !f.result.outcome.ok && isGone(f.result.outcome.status)) {
+        this.goneUpTo.set(f.d.endpoint_id, this.claimSeq);
+      }
+    }
   }
 }

@@ -26,7 +26,10 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
         },
       });
       await dispatcher.start();
-      const monitor = new DegradationMonitor({ db: infra.database.db, bus: infra.bus, log, now: opts.now });
+      const monitor = new DegradationMonitor({
+        db: infra.database.db, bus: infra.bus, topology: infra.topology, log, now: opts.now,
+        lagBound: { messages: config.PROCESSOR_LAG_DEGRADED_MESSAGES, seconds: config.PROCESSOR_LAG_DEGRADED_SECONDS },
+      });
       monitor.start();
       return {
         running: { dispatcher, monitor, stop: async () => (await monitor.stop(), await dispatcher.stop()) },

@@ -23,9 +23,11 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory per cluster: ~250 bytes; per (session, day) of a cluster 12 bytes (a flat array while a day has ≤ 16
- * sessions; ~50 bytes past that); per session of a cluster in the window 24 bytes while the cluster has ≤ 16
- * sessions, ~50 past that; per session of an element with several signal types the same again.
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds about 500 bytes of
+ * structure besides its strings (the cluster, which is its own key, 80; its days array 56; the day 96 and its flat
+ * session array 96; the session index 48 + 96 and two boxed epoch-ms times 32). Each further session adds about
+ * 24 bytes to the day and 40 to the index while they stay flat (≤ 16 sessions), ~50 each past that; an element
+ * with several signal types holds its sessions once more. README "Processor memory" has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */
@@ -73,14 +75,29 @@ export interface ClusterDay extends DayFields {
 }
 
 /** One cluster. Mutated in place by commits and evictions only. */
-export interface Cluster {
-  readonly key: ClusterKey;
+export class Cluster implements ClusterKey {
+  readonly siteId: string;
+  readonly page: string;
+  readonly selector: string;
+  readonly signalType: string;
   /** At most one per start, order not significant. Replaced by an exact-size array when days come or go. */
-  days: ClusterDay[];
+  days: ClusterDay[] = [];
   /** Sessions by their latest signal (epoch ms), with their signal counts over the days held. */
-  readonly sessions: LastSeenIndex;
+  readonly sessions: LastSeenIndex = new LastSeenIndex(HOUR_MS);
   /** The top EVIDENCE_SESSIONS session ids over `sessions` (by `compareEvidence`) while it is large; else null. */
-  top: string[] | null;
+  top: string[] | null = null;
+
+  constructor(key: ClusterKey) {
+    this.siteId = key.siteId;
+    this.page = key.page;
+    this.selector = key.selector;
+    this.signalType = key.signalType;
+  }
+
+  /** The cluster is its own key: one object less per cluster, and there can be a million clusters. */
+  get key(): ClusterKey {
+    return this;
+  }
 }
 
 /** The clusters of one element (canonical selector; '' holds a page's page-level clusters). */
@@ -200,7 +217,7 @@ export function getElement(state: ClusterState, siteId: string, page: string, se
 
 /** The committed cluster for a key, or undefined. */
 export function getCluster(state: ClusterState, key: ClusterKey): Cluster | undefined {
-  return getElement(state, key.siteId, key.page, key.selector)?.clusters.find((c) => c.key.signalType === key.signalType);
+  return getElement(state, key.siteId, key.page, key.selector)?.clusters.find((c) => c.signalType === key.signalType);
 }
 
 /** The committed clusters of one page (any selector, any type). O(clusters of the page). */
@@ -257,7 +274,8 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
     const start = bucketStart(e.ts, DAY_MS);
     // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double would be a 16-byte heap number.
     const at = (e.ts - start) | 0;
-    const selector = e.selector ?? '';
+    // Most raw selectors are already canonical: keep the key's (memoized) string rather than the event's copy.
+    const selector = e.selector === undefined ? '' : e.selector === key.selector ? key.selector : e.selector;
     const label = e.label?.trim() ?? '';
     const one: DayFields = { start, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
     let d = p.days.get(start);
@@ -325,9 +343,9 @@ function rebuildTop(c: Cluster): void {
 export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate): void {
   for (const p of update.clusters) {
     const el = elementOf(state, p.key.siteId, p.key.page, p.key.selector);
-    let c = el.clusters.find((x) => x.key.signalType === p.key.signalType);
+    let c = el.clusters.find((x) => x.signalType === p.key.signalType);
     if (c === undefined) {
-      c = { key: p.key, days: [], sessions: new LastSeenIndex(HOUR_MS), top: null };
+      c = new Cluster(p.key);
       // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
       el.clusters = el.clusters.concat(c);
     }
@@ -385,7 +403,8 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           const c = el.clusters[i] as Cluster;
           if (!c.days.some((d) => d.start < cutoff)) continue;
           lost = true;
-          changed.push(c.key);
+          // A plain key: the pending list must not keep an evicted cluster (its days and sessions) alive.
+          changed.push({ siteId: c.siteId, page: c.page, selector: c.selector, signalType: c.signalType });
           const kept = c.days.filter((d) => d.start >= cutoff);
           for (const d of c.days) if (d.start < cutoff) forEachPair(d.sessions, (sid, n) => c.sessions.addCount(sid, -n));
           c.days = kept;
@@ -460,8 +479,8 @@ function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[st
   for (const [id, t] of batch) {
     work.steps++;
     if (t < cutoff) continue;
-    const prev = index?.get(id);
-    if (prev === undefined || prev.t < cutoff) n++;
+    const prev = index?.latest(id);
+    if (prev === undefined || prev < cutoff) n++;
   }
   return Math.min(n, cap);
 }
@@ -508,7 +527,8 @@ function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: numb
 function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, limit: number): ClusterSummary | null {
   const tot = totals(c, p, now);
   if (tot === null) return null;
-  const key = (c?.key ?? p?.key) as ClusterKey;
+  // A plain key: the summary outlives the batch, and must not hold (or compare as) the cluster itself.
+  const key = p?.key ?? { siteId: (c as Cluster).siteId, page: (c as Cluster).page, selector: (c as Cluster).selector, signalType: (c as Cluster).signalType };
   return {
     key,
     selector: tot.selector.value,
@@ -583,7 +603,7 @@ export class ClusterReader {
     const staged = this.elementPatches.get(elementKeyString(siteId, page, selector));
     const cutoff = clusterWindowStart(now);
     const types = new Map<string, { c: Cluster | undefined; p: ClusterPatch | undefined }>();
-    for (const c of el?.clusters ?? []) types.set(c.key.signalType, { c, p: undefined });
+    for (const c of el?.clusters ?? []) types.set(c.signalType, { c, p: undefined });
     for (const p of staged?.clusters ?? []) types.set(p.key.signalType, { c: types.get(p.key.signalType)?.c, p });
     const signals = new Map<string, number>();
     const affectedByType = new Map<string, number>();

@@ -258,6 +258,13 @@ test('decide: renewed activity on a resolved issue makes it regressed, unless fr
   else t.fail('counts still flow into a frozen issue');
 });
 
+test('decide: a verified issue keeps its status on renewed activity (its regressions are the deploy looks\' to decide)', (t) => {
+  const verified = record({ status: 'verified', resolvedAt: T0 - 2 * DAY_MS });
+  const d = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: verified, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+  t.like(d, { action: 'update', notify: false });
+  if (d.action === 'update') t.false('status' in d.changes);
+});
+
 test('decide: an ignored issue is updated quietly and never reopened', (t) => {
   const d = decideIssue({ summary: fakeSummary({ signalCount: 4096 }), existing: record({ status: 'ignored' }), pageSessions: 100, now: T0, sessionsSinceResolved: 100 });
   t.like(d, { action: 'update', notify: false });

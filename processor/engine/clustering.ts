@@ -1,5 +1,5 @@
 import { MAX_SIGNAL_WEIGHT, signalWeight } from '../../shared/domain/signal-catalog.ts';
-import { ACTIVE_STATUSES, CLOSED_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
+import { ACTIVE_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
 import type { ClusterKey, ClusterSummary, EvidenceSession } from './cluster-state.ts';
 import { issueText } from './issue-text.ts';
 import { round1 } from './confusion-score.ts';
@@ -190,8 +190,8 @@ const severityBand = (s: number): number => Math.floor(s / SEVERITY_NOTIFY_BAND)
  * What to do with the issue of one cluster after a batch (or eviction) changed it:
  * - no issue yet: `create` when `opensIssue`, else `none`;
  * - an issue: `update` with the data fields that changed (counts, severity, evidence, latest selector/label), or
- *   `none` when nothing did. A resolved/verified, non-frozen issue with ≥ MIN_ISSUE_SESSIONS sessions active since
- *   `resolvedAt` becomes `regressed`. Statuses are never changed otherwise, and never on a frozen issue.
+ *   `none` when nothing did. A resolved (not verified), non-frozen issue with ≥ MIN_ISSUE_SESSIONS sessions active
+ *   since `resolvedAt` becomes `regressed`. Statuses are never changed otherwise, and never on a frozen issue.
  * `notify` (publish `issue.updated`) is true for a status change, and for an active issue whose signal count
  * reaches a new power of two or whose severity enters a higher 10-point band: a hot issue changes every batch,
  * and subscribers want to hear that it got worse, not every increment.
@@ -230,7 +230,9 @@ export function decideIssue(input: DecideInput): IssueDecision {
 
   const regressed =
     !existing.frozen &&
-    CLOSED_STATUSES.has(existing.status) &&
+    // Only a `resolved` issue: a `verified` one was verified with a residual rate the test measured, so a few sessions
+    // after it are expected, not a regression; its regressions are decided by the looks of later deploys.
+    existing.status === 'resolved' &&
     summary !== null &&
     (input.sessionsSinceResolved ?? 0) >= MIN_ISSUE_SESSIONS;
   if (regressed) changes.status = 'regressed';

@@ -80,6 +80,17 @@ export class LastSeenIndex {
     return undefined;
   }
 
+  /** The latest time of `id`, or undefined: `get` without its copy, for the per-session reads of a batch. */
+  latest(id: string): number | undefined {
+    if (this.small === null) return (this.large as Large).map.get(id)?.t;
+    const s = this.small;
+    for (let i = 0; i < s.length; i += 3) {
+      work.steps++;
+      if (s[i] === id) return s[i + 1] as number;
+    }
+    return undefined;
+  }
+
   /** Records `n` more appearances of `id`, the latest at `t` (earlier than the one held: only the count grows). */
   observe(id: string, t: number, n: number): void {
     const s = this.small;

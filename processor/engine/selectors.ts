@@ -142,7 +142,28 @@ function canonicalComplex(complex: string): string {
  * Idempotent: canonicalSelector(canonicalSelector(s)) === canonicalSelector(s).
  */
 export function canonicalSelector(selector: string | undefined | null): string {
-  if (selector === undefined || selector === null || selector.trim() === '') return '';
+  if (selector === undefined || selector === null) return '';
+  const known = memo.get(selector);
+  if (known !== undefined) return known;
+  const canonical = canonicalize(selector);
+  // Bounded: a full memo starts over rather than tracking recency (a site's hot elements come back at once).
+  if (memo.size >= MEMO_ENTRIES) memo.clear();
+  memo.set(selector, canonical);
+  return canonical;
+}
+
+/**
+ * Raw selector → canonical form. Every signal event needs its cluster key, and a site's signals come from a
+ * long-tailed but bounded set of elements: parsing each selector again cost the processor more CPU than the
+ * cluster update itself, and handing out one canonical string per selector lets every cluster key share it.
+ */
+const memo = new Map<string, string>();
+// At most 20k selectors of at most 512 characters (ingest's limit) and their canonical forms: under 25 MB in the
+// worst case, a few MB for real selectors.
+const MEMO_ENTRIES = 20_000;
+
+function canonicalize(selector: string): string {
+  if (selector.trim() === '') return '';
   const canonical = splitTopLevel(selector, (ch) => ch === ',')
     .parts.map(canonicalComplex)
     .filter((s) => s !== '')

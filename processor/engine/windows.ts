@@ -187,8 +187,8 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
     for (const [sessionId, hour] of patch.sessions) {
       work.steps++;
       if (hour < cutoffHour) continue;
-      const prev = window?.sessions.get(sessionId);
-      if (prev === undefined || prev.t < cutoffHour) sessions++;
+      const prev = window?.sessions.latest(sessionId);
+      if (prev === undefined || prev < cutoffHour) sessions++;
     }
   }
   return { sessions, pageViews, signals: sortedRecord(signals) };
@@ -207,6 +207,11 @@ export function readStagedPage(state: WindowState, patch: PagePatch, now: number
 /** The stats of a page at `now` (all zero when the engine has nothing for it). */
 export function pageStats(state: WindowState, siteId: string, page: string, now: number): PageWindowStats {
   return readPageWindow(getPageWindow(state, siteId, page), now);
+}
+
+/** Distinct sessions of a page in the window at `now`: `pageStats(…).sessions` without summing its hours. */
+export function pageSessionCount(state: WindowState, siteId: string, page: string, now: number): number {
+  return getPageWindow(state, siteId, page)?.sessions.countSince(hourNumber(pageWindowStart(now))) ?? 0;
 }
 
 /**

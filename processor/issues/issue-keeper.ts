@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { Logger } from '../../shared/logger.ts';
 import {
   ClusterReader,
@@ -41,10 +42,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** Distinct sessions of a page in the 24 h window (from the score windows), for issue severity. */
 export type PageSessions = (siteId: string, page: string) => number;
 
-/** The issue fields published with issue.created / issue.updated. */
-function issuePayload(id: string, f: { siteId: string; page: string; selector: string; signalType: string; title: string; status: string; signalCount: number; affectedSessions: number; severity: number }) {
+/** The issue fields published with issue.created / issue.updated (with its environment: staging issues notify too). */
+function issuePayload(id: string, environment: Environment, f: { siteId: string; page: string; selector: string; signalType: string; title: string; status: string; signalCount: number; affectedSessions: number; severity: number }) {
   return {
-    id, site_id: f.siteId, page: f.page, element_selector: f.selector, signal_type: f.signalType, title: f.title, status: f.status,
+    id, site_id: f.siteId, environment, page: f.page, element_selector: f.selector, signal_type: f.signalType, title: f.title, status: f.status,
     signal_count: f.signalCount, affected_sessions: f.affectedSessions, severity: f.severity,
   };
 }
@@ -55,28 +56,31 @@ function issuePayload(id: string, f: { siteId: string; page: string; selector: s
  * and queues issue.created / issue.updated notifications in the outbox. Staged like the score windows: the batch
  * is read as a patch over the committed clusters and applied in place only after the commit. A batch costs
  * O(its events and the clusters and elements it touches), whatever the sessions already in them.
+ * One keeper per environment: its clusters, and the issues and elements it writes, are that environment's.
  */
 export class IssueKeeper {
+  readonly environment: Environment;
   private readonly state: ClusterState = createClusterState();
   private readonly log: Logger;
 
   /** Cluster keys evicted by a tick that has not committed yet. */
   private readonly evictedPending = new Map<string, ClusterKey>();
 
-  constructor(opts: { log: Logger }) {
+  constructor(opts: { log: Logger; environment?: Environment }) {
     this.log = opts.log;
+    this.environment = opts.environment ?? 'production';
   }
 
   /** Rebuilds the clusters of these sites from the stored signals of the cluster window. */
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
     let n = 0;
     for (const siteId of siteIds) {
-      for await (const rows of loadSignalEvents(db, siteId, clusterWindowStart(now))) {
+      for await (const rows of loadSignalEvents(db, siteId, this.environment, clusterWindowStart(now))) {
         applySignals(this.state, rows);
         n += rows.length;
       }
     }
-    this.log.info({ sites: siteIds.length, signals: n }, 'issue clusters rebuilt');
+    this.log.info({ environment: this.environment, sites: siteIds.length, signals: n }, 'issue clusters rebuilt');
   }
 
   /** Stages a batch: writes issue and element rows in `trx`; returns what makes the new clusters current. */
@@ -85,6 +89,11 @@ export class IssueKeeper {
     if (update.clusters.length === 0) return { apply: () => {}, notified: 0 };
     const notified = await this.reconcile(trx, update.clusters.map((c) => c.key), now, pageSessions, new ClusterReader(this.state, update));
     return { apply: () => commitClusterUpdate(this.state, update), notified };
+  }
+
+  /** The committed clusters, read-only: what a recomputation from the stored rows must equal (tests, checks). */
+  get clusters(): Readonly<ClusterState> {
+    return this.state;
   }
 
   /** Distinct sessions of a cluster whose latest signal is in the 24 h window (triage severity). */
@@ -99,7 +108,7 @@ export class IssueKeeper {
   async reconcileSite(db: Db, siteId: string, now: number, pageSessions: PageSessions): Promise<number> {
     const keys = new Map<string, ClusterKey>();
     for (const c of siteClusters(this.state, siteId)) keys.set(clusterKeyString(c.key), c.key);
-    for (const r of await loadSiteIssues(db, siteId)) {
+    for (const r of await loadSiteIssues(db, siteId, this.environment)) {
       const key = { siteId, page: r.page, selector: r.cluster_selector, signalType: r.signal_type };
       keys.set(clusterKeyString(key), key);
     }
@@ -124,7 +133,7 @@ export class IssueKeeper {
     pageSessions: PageSessions,
     reader: ClusterReader,
   ): Promise<number> {
-    const existing = await loadIssuesForKeys(db, keys);
+    const existing = await loadIssuesForKeys(db, this.environment, keys);
     const outbox: OutboxMessage[] = [];
     const creates: NewIssue[] = [];
     const updates: IssueUpdateRow[] = [];
@@ -143,7 +152,7 @@ export class IssueKeeper {
         const id = newId();
         creates.push({ id, draft: decision.issue });
         history.push({ issueId: id, source: 'engine', kind: 'created', changes: { status: 'open' } });
-        outbox.push({ kind: 'issue.created', aggregate: `issue:${id}`, msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, { ...decision.issue, siteId: key.siteId }) } });
+        outbox.push({ kind: 'issue.created', aggregate: `issue:${id}`, msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, this.environment, { ...decision.issue, siteId: key.siteId }) } });
       } else if (decision.action === 'update' && rec) {
         const c = decision.changes;
         const next = {
@@ -166,12 +175,12 @@ export class IssueKeeper {
             // The outbox row keeps this id through relay retries; the stream drops a second publish of it.
             aggregate: `issue:${rec.id}`,
             msgId: `issue.updated:${rec.id}:${newId()}`,
-            payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
+            payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, this.environment, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
           });
         }
       }
     }
-    await insertIssues(db, creates, now);
+    await insertIssues(db, this.environment, creates, now);
     await updateIssues(db, updates, now);
     await insertIssueUpdates(db, history);
     await enqueueOutbox(db, outbox);
@@ -192,7 +201,7 @@ export class IssueKeeper {
       if (parts !== null) upserts.push(aggregateElement(parts));
       else removals.push({ siteId: t.siteId, page: t.page, canonicalSelector: t.selector });
     }
-    await writeElements(db, upserts, removals, now);
+    await writeElements(db, this.environment, upserts, removals, now);
   }
 }
 

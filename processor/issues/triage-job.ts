@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { planTriage, type TriageIssue } from '../engine/triage.ts';
@@ -7,8 +7,9 @@ import { utcDate } from '../engine/time.ts';
 import { applyTriageChanges, insertIssueUpdates, loadSiteIssues } from '../store/issues.store.ts';
 import { newId } from '../../shared/ids.ts';
 import { enqueueOutbox } from '../store/outbox.store.ts';
+import { ENVIRONMENTS, type Environment } from '../../shared/domain/deploy-verification.ts';
 
-/** What the triage reads of the live state: page traffic and the cluster's sessions in the 24 h window. */
+/** What the triage reads of an environment's live state: page traffic and the cluster's sessions in the 24 h window. */
 export interface TriageLiveState {
   pageSessions(siteId: string, page: string): number;
   windowAffectedSessions(siteId: string, page: string, clusterSelector: string, signalType: string): number;
@@ -17,62 +18,69 @@ export interface TriageLiveState {
 /**
  * Runs the nightly triage of one site for the UTC day of `now`, once: the job_runs row is inserted in the
  * same transaction as the changes, so a second processor (or a restart) finds it and skips, and a crash
- * mid-way leaves no row and the triage runs again. Returns the number of issues changed, or null if it had run.
+ * mid-way leaves no row and the triage runs again. Each environment's issues are triaged on their own (a staging
+ * issue is never merged into a production one). Returns the number of issues changed, or null if it had run.
  */
-export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: number, live: TriageLiveState): Promise<number | null> {
+export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: number, liveOf: (environment: Environment) => TriageLiveState): Promise<number | null> {
   return db.transaction().execute(async (trx) => {
     const claimed = await sql<{ job: string }>`
       insert into job_runs (job, scope, period, ran_at) values ('triage', ${siteId}, ${utcDate(now)}, ${new Date(now).toISOString()}::timestamptz)
       on conflict do nothing returning job`.execute(trx);
     if (claimed.rows.length === 0) return null;
-    const rows = await loadSiteIssues(trx, siteId);
-    const issues: TriageIssue[] = rows.map((r) => ({
-      id: r.id,
-      siteId: r.site_id,
-      page: r.page,
-      selector: r.selector,
-      signalType: r.signal_type,
-      status: r.status as IssueStatus,
-      frozen: r.frozen,
-      title: r.title,
-      hypothesis: r.hypothesis,
-      label: r.label,
-      severity: r.severity,
-      createdAt: new Date(r.created_at).getTime(),
-      lastSignalAt: r.last_signal_at ? new Date(r.last_signal_at).getTime() : null,
-      pageSessions: live.pageSessions(r.site_id, r.page),
-      windowAffectedSessions: live.windowAffectedSessions(r.site_id, r.page, r.cluster_selector, r.signal_type),
-    }));
-    const actions = planTriage(issues, now);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const a of actions) {
-      await applyTriageChanges(trx, a.issueId, a.changes, now);
-      const changes = {
-        ...(a.changes.status !== undefined ? { status: a.changes.status } : {}),
-        ...(a.changes.mergedInto !== undefined ? { merged_into: a.changes.mergedInto } : {}),
-        ...(a.changes.title !== undefined ? { title: a.changes.title } : {}),
-        ...(a.changes.hypothesis !== undefined ? { hypothesis: a.changes.hypothesis } : {}),
-        ...(a.changes.severity !== undefined ? { severity: a.changes.severity } : {}),
-      };
-      await insertIssueUpdates(trx, [{ issueId: a.issueId, source: 'triage', kind: a.kind, changes, reason: a.reason }]);
-      const r = byId.get(a.issueId)!;
-      await enqueueOutbox(trx, [
-        {
-          kind: 'issue.updated',
-          aggregate: `issue:${a.issueId}`,
-          msgId: `issue.updated:${a.issueId}:${newId()}`,
-          payload: {
-            event: 'issue.updated',
-            occurred_at: new Date(now).toISOString(),
-            reason: a.reason,
-            changes,
-            issue: { id: r.id, site_id: r.site_id, page: r.page, element_selector: r.selector, signal_type: r.signal_type, title: a.changes.title ?? r.title, status: a.changes.status ?? r.status, severity: a.changes.severity ?? r.severity },
-          },
-        },
-      ]);
-    }
-    return actions.length;
+    let changed = 0;
+    for (const environment of ENVIRONMENTS) changed += await triageEnvironment(trx, siteId, environment, now, liveOf(environment));
+    return changed;
   });
+}
+
+async function triageEnvironment(trx: Transaction<Database>, siteId: string, environment: Environment, now: number, live: TriageLiveState): Promise<number> {
+  const rows = await loadSiteIssues(trx, siteId, environment);
+  const issues: TriageIssue[] = rows.map((r) => ({
+    id: r.id,
+    siteId: r.site_id,
+    page: r.page,
+    selector: r.selector,
+    signalType: r.signal_type,
+    status: r.status as IssueStatus,
+    frozen: r.frozen,
+    title: r.title,
+    hypothesis: r.hypothesis,
+    label: r.label,
+    severity: r.severity,
+    createdAt: new Date(r.created_at).getTime(),
+    lastSignalAt: r.last_signal_at ? new Date(r.last_signal_at).getTime() : null,
+    pageSessions: live.pageSessions(r.site_id, r.page),
+    windowAffectedSessions: live.windowAffectedSessions(r.site_id, r.page, r.cluster_selector, r.signal_type),
+  }));
+  const actions = planTriage(issues, now);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const a of actions) {
+    await applyTriageChanges(trx, a.issueId, a.changes, now);
+    const changes = {
+      ...(a.changes.status !== undefined ? { status: a.changes.status } : {}),
+      ...(a.changes.mergedInto !== undefined ? { merged_into: a.changes.mergedInto } : {}),
+      ...(a.changes.title !== undefined ? { title: a.changes.title } : {}),
+      ...(a.changes.hypothesis !== undefined ? { hypothesis: a.changes.hypothesis } : {}),
+      ...(a.changes.severity !== undefined ? { severity: a.changes.severity } : {}),
+    };
+    await insertIssueUpdates(trx, [{ issueId: a.issueId, source: 'triage', kind: a.kind, changes, reason: a.reason }]);
+    const r = byId.get(a.issueId)!;
+    await enqueueOutbox(trx, [
+      {
+        kind: 'issue.updated',
+        aggregate: `issue:${a.issueId}`,
+        msgId: `issue.updated:${a.issueId}:${newId()}`,
+        payload: {
+          event: 'issue.updated',
+          occurred_at: new Date(now).toISOString(),
+          reason: a.reason,
+          changes,
+          issue: { id: r.id, site_id: r.site_id, environment, page: r.page, element_selector: r.selector, signal_type: r.signal_type, title: a.changes.title ?? r.title, status: a.changes.status ?? r.status, severity: a.changes.severity ?? r.severity },
+        },
+      },
+    ]);
+  }
+  return actions.length;
 }
 
 /**
@@ -84,7 +92,7 @@ export async function runDueTriage(
   siteIds: readonly string[],
   now: number,
   hourUtc: number,
-  live: TriageLiveState,
+  live: (environment: Environment) => TriageLiveState,
   log: Logger,
 ): Promise<void> {
   if (new Date(now).getUTCHours() < hourUtc) return;

@@ -8,7 +8,7 @@ import { isRetriable } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { acquireOutboxLease, loadPendingOutbox, markOutboxFailed, markOutboxPublished, pruneOutbox, releaseOutboxLease, type PendingOutboxRow } from '../store/outbox.store.ts';
 
-/** Idle poll interval; a commit that queued notifications wakes the relay at once. */
+/** Idle poll interval; a commit that queued rows wakes the relay at once (in process, or by broadcast). */
 const POLL_MS = 1000;
 /** The relay lease outlives a round; a relay that died is replaced after it. */
 const LEASE_MS = 30_000;
@@ -39,6 +39,8 @@ export class OutboxRelay {
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private rounds = 0;
+  private unlisten: (() => void) | undefined;
+  private woken = false;
 
   constructor(opts: { db: Kysely<Database>; bus: Bus; topology: Topology; log: Logger; now?: () => number }) {
     this.db = opts.db;
@@ -48,12 +50,18 @@ export class OutboxRelay {
     this.now = opts.now ?? Date.now;
   }
 
+  /**
+   * Relays until stopped. Other processes (the API) announce the rows they committed on `outboxQueuedSubject`, so
+   * the relay wakes at once; the poll covers a lost announcement.
+   */
   start(): void {
+    this.unlisten = this.bus.listen(this.topology.outboxQueuedSubject, () => this.wake());
     this.loop = this.run();
   }
 
-  /** Called after a commit that queued notifications. */
+  /** Called after a commit that queued rows. A wake during a round makes the loop go round again at once. */
   wake(): void {
+    this.woken = true;
     this.wakeUp?.();
   }
 
@@ -74,8 +82,7 @@ export class OutboxRelay {
           continue;
         }
         try {
-          // notification_id: the dispatcher derives the event's stable public id (webhook-id) from it.
-          await this.bus.publish(this.subjectOf(row), encode({ ...row.payload, notification_id: row.msgId }), row.msgId);
+          await this.bus.publish(this.subjectOf(row), this.bodyOf(row), row.msgId);
           published.push(row.id);
         } catch (err) {
           held.add(aggregate);
@@ -89,7 +96,13 @@ export class OutboxRelay {
   }
 
   private subjectOf(row: PendingOutboxRow): string {
-    return this.topology.notifySubject(row.kind);
+    return row.stream === 'commands' ? this.topology.commandSubject(row.kind) : this.topology.notifySubject(row.kind);
+  }
+
+  private bodyOf(row: PendingOutboxRow): Uint8Array {
+    // A command goes out exactly as the API built it (its contract); notification_id lets the dispatcher derive a
+    // notification's stable public id (webhook-id).
+    return encode(row.stream === 'commands' ? row.payload : { ...row.payload, notification_id: row.msgId });
   }
 
   private async failed(row: PendingOutboxRow, err: unknown): Promise<void> {
@@ -107,13 +120,14 @@ export class OutboxRelay {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let moved = 0;
+      this.woken = false;
       try {
         moved = await this.round();
         if (++this.rounds % 3600 === 0) await pruneOutbox(this.db, 7);
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, 'outbox relay round failed');
       }
-      if (moved > 0) continue;
+      if (moved > 0 || this.woken) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, POLL_MS);
         this.wakeUp = () => {
@@ -127,6 +141,7 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unlisten?.();
     this.wakeUp?.();
     await this.loop;
     await releaseOutboxLease(this.db, this.holder).catch(() => {});

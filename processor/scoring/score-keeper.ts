@@ -1,18 +1,20 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { baselineScore, scoreTrend } from '../../shared/domain/score-summary.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../engine/confusion-score.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import { HOUR_MS, bucketStart, pageWindowStart, utcDate } from '../engine/time.ts';
 import {
+  type WindowState,
   applyEvents,
   commitWindowUpdate,
   createWindowState,
   evictWindows,
   foldEvents,
   getPageWindow,
-  pageStats,
+  pageSessionCount,
   readPageWindow,
   readStagedPage,
   siteStats,
@@ -39,8 +41,10 @@ const SITE_MEAN_TTL_MS = 60_000;
  * A batch is staged, not applied: its stats are read as the committed windows plus the batch's patch, and the
  * patch is applied in place only after the commit, so a failed transaction leaves memory as it was. A batch costs
  * O(its events and the pages it touches), whatever the sessions already on those pages.
+ * One keeper per environment: its windows, site means and history, and the rows it writes, are that environment's.
  */
 export class ScoreKeeper {
+  readonly environment: Environment;
   private readonly state = createWindowState();
   private readonly siteMeans = new Map<string, { value: number | null; at: number }>();
   private readonly history = new Map<string, { today: string; byPage: Map<string, { date: string; score: number }[]> }>();
@@ -48,21 +52,34 @@ export class ScoreKeeper {
   /** Pages emptied by eviction whose last (empty) score row no committed tick has written yet. */
   private readonly emptiedPending = new Map<string, { siteId: string; page: string }>();
 
-  constructor(opts: { log: Logger }) {
+  constructor(opts: { log: Logger; environment?: Environment }) {
     this.log = opts.log;
+    this.environment = opts.environment ?? 'production';
   }
 
-  /** Rebuilds the windows of these sites from the stored events of the last 24 hours. */
+  /** Rebuilds the windows of these sites from their stored events of this environment of the last 24 hours. */
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
+    await ScoreKeeper.rebuildAll(db, { [this.environment]: this }, siteIds, now);
+  }
+
+  /**
+   * Rebuilds the keepers of several environments in one read of each site's window: every row goes to the keeper of
+   * its environment (rows of an environment without a keeper are skipped).
+   */
+  static async rebuildAll(db: Db, keepers: Partial<Record<Environment, ScoreKeeper>>, siteIds: readonly string[], now: number): Promise<void> {
+    const envs = Object.keys(keepers) as Environment[];
     const since = pageWindowStart(now);
-    let events = 0;
+    const counts = new Map<Environment, number>();
     for (const siteId of siteIds) {
-      for await (const rows of loadWindowEvents(db, siteId, since)) {
-        applyEvents(this.state, rows);
-        events += rows.length;
+      for await (const rows of loadWindowEvents(db, siteId, envs.length === 1 ? envs[0] : 'any', since)) {
+        for (const environment of envs) {
+          const mine = envs.length === 1 ? rows : rows.filter((r) => r.environment === environment);
+          applyEvents(keepers[environment]!.state, mine);
+          counts.set(environment, (counts.get(environment) ?? 0) + mine.length);
+        }
       }
     }
-    this.log.info({ sites: siteIds.length, events }, 'score windows rebuilt');
+    for (const environment of envs) keepers[environment]!.log.info({ environment, sites: siteIds.length, events: counts.get(environment) ?? 0 }, 'score windows rebuilt');
   }
 
   /**
@@ -76,17 +93,22 @@ export class ScoreKeeper {
   ): Promise<{ apply: () => void; pageSessions: (siteId: string, page: string) => number }> {
     const update = foldEvents(this.state, events);
     const pages = update.pages.map((p) => ({ siteId: p.siteId, page: p.page, stats: readStagedPage(this.state, p, now) }));
-    await upsertPageScores(trx, await this.scoreRows(trx, pages, now));
+    await upsertPageScores(trx, this.environment, await this.scoreRows(trx, pages, now));
     const staged = new Map(pages.map((p) => [`${p.siteId}\u0000${p.page}`, p.stats.sessions]));
     return {
       apply: () => commitWindowUpdate(this.state, update),
-      pageSessions: (siteId, page) => staged.get(`${siteId}\u0000${page}`) ?? pageStats(this.state, siteId, page, now).sessions,
+      pageSessions: (siteId, page) => staged.get(`${siteId}\u0000${page}`) ?? pageSessionCount(this.state, siteId, page, now),
     };
+  }
+
+  /** The committed windows, read-only: what a recomputation from the stored rows must equal (tests, checks). */
+  get windows(): Readonly<WindowState> {
+    return this.state;
   }
 
   /** Distinct sessions of a page in the committed 24 h window. */
   pageSessions(siteId: string, page: string, now: number): number {
-    return pageStats(this.state, siteId, page, now).sessions;
+    return pageSessionCount(this.state, siteId, page, now);
   }
 
   /**
@@ -118,7 +140,7 @@ export class ScoreKeeper {
 
   /** Scores and writes pages in chunks, so a site with 100k pages is not one giant statement. */
   private async writeScores(db: Db, pages: readonly PageToScore[], now: number): Promise<void> {
-    for (let i = 0; i < pages.length; i += 5000) await upsertPageScores(db, await this.scoreRows(db, pages.slice(i, i + 5000), now));
+    for (let i = 0; i < pages.length; i += 5000) await upsertPageScores(db, this.environment, await this.scoreRows(db, pages.slice(i, i + 5000), now));
   }
 
   private async scoreRows(db: Db, pages: readonly PageToScore[], now: number): Promise<PageScoreWrite[]> {
@@ -157,7 +179,7 @@ export class ScoreKeeper {
   private async loadHistory(db: Db, siteIds: readonly string[], today: string): Promise<void> {
     const missing = siteIds.filter((s) => this.history.get(s)?.today !== today);
     if (missing.length === 0) return;
-    const rows = await loadScoreHistory(db, missing, today);
+    const rows = await loadScoreHistory(db, this.environment, missing, today);
     for (const s of missing) this.history.set(s, { today, byPage: new Map() });
     for (const r of rows) {
       const byPage = this.history.get(r.siteId)!.byPage;

@@ -114,14 +114,14 @@ for (const kind of ['postgres', 'pglite'] as const) {
     await h.bulk((tx) => storeEvents(tx, [batch(siteId, evs)]));
     const pages: number[] = [];
     const seen: string[] = [];
-    for await (const rows of loadWindowEvents(h.db, siteId, now - 60_000, 5)) {
+    for await (const rows of loadWindowEvents(h.db, siteId, 'production', now - 60_000, 5)) {
       pages.push(rows.length);
       seen.push(...rows.map((r) => r.id));
     }
     t.deepEqual(pages, [5, 5, 5, 5, 3]);
     t.deepEqual([...seen].sort(), evs.map((e) => e.id).sort());
     const signalIds: string[] = [];
-    for await (const rows of loadSignalEvents(h.db, siteId, now - 60_000, 4)) signalIds.push(...rows.map((r) => r.id));
+    for await (const rows of loadSignalEvents(h.db, siteId, 'production', now - 60_000, 4)) signalIds.push(...rows.map((r) => r.id));
     t.deepEqual(signalIds.sort(), evs.filter((e) => e.type === 'signal').map((e) => e.id).sort());
   });
 }

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { CopyRows, type BulkTransaction } from '../../shared/db/bulk.ts';
+import { csvArray } from '../../shared/db/csv-array.ts';
 import type { EngineEvent } from '../engine/events.ts';
+import { environmentOf } from '../../shared/domain/deploy-verification.ts';
 
 /** An event this transaction stored for the first time (redeliveries never come back as new): what the engine reads, plus what sessions count. */
 export interface StoredEvent extends EngineEvent {
@@ -53,6 +55,7 @@ const SIGNAL_COLUMNS: readonly Column[] = [
   ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null], ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
   ['px', 'smallint', 'csv', (r) => r.event.px ?? null], ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
   ['device', 'text', 'csv', (r) => r.batch.context.device],
+  ['environment', 'text', 'csv', (r) => environmentOf(r.batch.context.environment)],
 ];
 
 const names = (columns: readonly Column[]) => columns.map(([n]) => n);
@@ -61,9 +64,7 @@ const names = (columns: readonly Column[]) => columns.map(([n]) => n);
 function unnestArrays(columns: readonly Column[], rows: readonly Row[]) {
   return sql.join(columns.map(([, type, mode, value]) => {
     const values = rows.map(value);
-    return mode === 'csv'
-      ? sql`string_to_array(${values.map((v) => (v === null ? '' : String(v))).join(',')}, ',', '')::${sql.raw(type)}[]`
-      : sql`${values}::${sql.raw(type)}[]`;
+    return mode === 'csv' ? csvArray(values, type as Parameters<typeof csvArray>[1]) : sql`${values}::${sql.raw(type)}[]`;
   }));
 }
 
@@ -106,8 +107,8 @@ export async function storeEvents(tx: BulkTransaction, batches: readonly EventBa
   // then stores each once and tells which were new.
   const fresh = (await copyAll(tx, 'events', EVENT_COLUMNS, rows)) ? rows : await insertNew(tx, rows);
 
-  // `signals` feeds production's clusters, elements and heatmaps: staging signals stay in `events` only.
-  const signals = fresh.filter((r) => r.event.type === 'signal' && r.batch.context.environment !== 'staging');
+  // `signals` feeds each environment's clusters, elements and heatmaps (its `environment` column keeps them apart).
+  const signals = fresh.filter((r) => r.event.type === 'signal');
   if (signals.length > 0 && !(await copyAll(tx, 'signals', SIGNAL_COLUMNS, signals))) {
     await sql`insert into signals (${sql.raw(names(SIGNAL_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(SIGNAL_COLUMNS, signals)})
       on conflict do nothing`.execute(tx.trx);

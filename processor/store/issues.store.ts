@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -22,10 +23,10 @@ const keyOf = (siteId: string, page: string, selector: string, type: string) => 
 export const issueKeyString = (k: ClusterKey) => keyOf(k.siteId, k.page, k.selector, k.signalType);
 
 /**
- * The issues of these cluster keys with their evidence, locked for this transaction (`for update`) so a
- * concurrent manual change (PATCH) and the engine's update serialize.
+ * The issues of these cluster keys in one environment with their evidence, locked for this transaction
+ * (`for update`) so a concurrent manual change (PATCH) and the engine's update serialize.
  */
-export async function loadIssuesForKeys(db: Db, keys: readonly ClusterKey[]): Promise<Map<string, StoredIssue>> {
+export async function loadIssuesForKeys(db: Db, environment: Environment, keys: readonly ClusterKey[]): Promise<Map<string, StoredIssue>> {
   const out = new Map<string, StoredIssue>();
   if (keys.length === 0) return out;
   const { rows } = await sql<{
@@ -39,6 +40,7 @@ export async function loadIssuesForKeys(db: Db, keys: readonly ClusterKey[]): Pr
     join unnest(${keys.map((k) => k.siteId)}::uuid[], ${keys.map((k) => k.page)}::text[], ${keys.map((k) => k.selector)}::text[],
                 ${keys.map((k) => k.signalType)}::text[]) as k(site_id, page, cluster_selector, signal_type)
       on i.site_id = k.site_id and i.page = k.page and i.cluster_selector = k.cluster_selector and i.signal_type = k.signal_type
+    where i.environment = ${environment}
     order by i.id
     for update of i`.execute(db);
   for (const r of rows) {
@@ -63,15 +65,15 @@ export interface NewIssue {
  * Inserts new issues and their evidence. Column arrays (unnest) keep the parameter count fixed: a multi-row
  * VALUES list would pass PostgreSQL's 65,535-parameter limit at a few thousand issues.
  */
-export async function insertIssues(db: Db, issues: readonly NewIssue[], now: number): Promise<void> {
+export async function insertIssues(db: Db, environment: Environment, issues: readonly NewIssue[], now: number): Promise<void> {
   if (issues.length === 0) return;
   const at = new Date(now).toISOString();
   const c = <T>(f: (i: NewIssue) => T) => issues.map(f);
   const iso = (v: number) => new Date(v).toISOString();
   await sql`
     insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, label, title, hypothesis, signal_count,
-                           affected_sessions, severity, status, first_signal_at, last_signal_at, evidence, created_at, updated_at)
-    select *, ${at}::timestamptz, ${at}::timestamptz from unnest(
+                           affected_sessions, severity, status, first_signal_at, last_signal_at, evidence, created_at, updated_at, environment)
+    select *, ${at}::timestamptz, ${at}::timestamptz, ${environment} from unnest(
       ${c((i) => i.id)}::uuid[], ${c((i) => i.draft.key.siteId)}::uuid[], ${c((i) => i.draft.page)}::text[], ${c((i) => i.draft.key.selector)}::text[],
       ${c((i) => i.draft.selector)}::text[], ${c((i) => i.draft.signalType)}::text[], ${c((i) => i.draft.label)}::text[], ${c((i) => i.draft.title)}::text[],
       ${c((i) => i.draft.hypothesis)}::text[], ${c((i) => i.draft.signalCount)}::int[], ${c((i) => i.draft.affectedSessions)}::int[],
@@ -127,14 +129,14 @@ export async function insertIssueUpdates(
                          ${c((u) => JSON.stringify(u.changes))}::jsonb[], ${c((u) => u.reason ?? null)}::text[])`.execute(db);
 }
 
-/** Signal rows since `since` of one site: what rebuilds the cluster state after a restart. */
-export async function* loadSignalEvents(db: Db, siteId: string, since: number, chunkRows = 20_000) {
+/** Signal rows since `since` of one site and environment: what rebuilds the cluster state after a restart. */
+export async function* loadSignalEvents(db: Db, siteId: string, environment: Environment, since: number, chunkRows = 20_000) {
   // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
   let after: { ts: string; id: string } | undefined;
   for (;;) {
     const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; ts_key: string; page: string; signal_type: string; selector: string | null; label: string | null }>`
       select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
-      where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz
+      where site_id = ${siteId} and environment = ${environment} and ts >= ${new Date(since).toISOString()}::timestamptz
         ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
       order by ts, event_id limit ${chunkRows}`.execute(db);
     if (rows.length === 0) return;
@@ -148,10 +150,11 @@ export async function* loadSignalEvents(db: Db, siteId: string, since: number, c
   }
 }
 
-/** Every issue of a site as the nightly triage reads it. */
-export async function loadSiteIssues(db: Db, siteId: string) {
+/** Every issue of a site in one environment, as the nightly triage and the recompute read it. */
+export async function loadSiteIssues(db: Db, siteId: string, environment: Environment) {
   return db
     .selectFrom('ux_issues')
+    .where('environment', '=', environment)
     .select(['id', 'site_id', 'page', 'cluster_selector', 'selector', 'signal_type', 'status', 'frozen', 'title', 'hypothesis', 'label', 'severity', 'created_at', 'last_signal_at'])
     .where('site_id', '=', siteId)
     .execute();

@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
+import { environmentWhere } from '../../shared/db/environment.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -24,57 +26,62 @@ export interface PageScoreWrite {
  * Writes absolute values (never increments): the hour row of `page_scores` and the day row of `score_history`
  * hold the page's latest score, so rewriting them after a redelivery or a restart is harmless.
  */
-export async function upsertPageScores(db: Db, rows: readonly PageScoreWrite[]): Promise<void> {
+export async function upsertPageScores(db: Db, environment: Environment, rows: readonly PageScoreWrite[]): Promise<void> {
   if (rows.length === 0) return;
   const c = <T>(f: (r: PageScoreWrite) => T) => rows.map(f);
   const iso = (v: number) => new Date(v).toISOString();
   await sql`
-    insert into page_scores (site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
-    select * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => iso(r.windowStart))}::timestamptz[],
+    insert into page_scores (environment, site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
+    select ${environment}, * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => iso(r.windowStart))}::timestamptz[],
       ${c((r) => r.score)}::real[], ${c((r) => r.friction)}::real[], ${c((r) => r.sessions)}::int[], ${c((r) => r.pageViews)}::int[],
       ${c((r) => r.signalCount)}::int[], ${c((r) => r.dominantSignal)}::text[], ${c((r) => r.trend)}::text[], ${c((r) => iso(r.updatedAt))}::timestamptz[])
-    on conflict (site_id, page, window_start) do update set
+    on conflict (site_id, environment, page, window_start) do update set
       score = excluded.score, friction = excluded.friction, sessions = excluded.sessions, page_views = excluded.page_views,
       signal_count = excluded.signal_count, dominant_signal = excluded.dominant_signal, trend = excluded.trend, updated_at = excluded.updated_at`.execute(db);
   await sql`
-    insert into score_history (site_id, page, day, score, sessions, page_views, signal_count, dominant_signal, updated_at)
-    select * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => r.day)}::date[],
+    insert into score_history (environment, site_id, page, day, score, sessions, page_views, signal_count, dominant_signal, updated_at)
+    select ${environment}, * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => r.day)}::date[],
       ${c((r) => r.score)}::real[], ${c((r) => r.sessions)}::int[], ${c((r) => r.pageViews)}::int[], ${c((r) => r.signalCount)}::int[],
       ${c((r) => r.dominantSignal)}::text[], ${c((r) => iso(r.updatedAt))}::timestamptz[])
-    on conflict (site_id, page, day) do update set
+    on conflict (site_id, environment, page, day) do update set
       score = excluded.score, sessions = excluded.sessions, page_views = excluded.page_views, signal_count = excluded.signal_count,
       dominant_signal = excluded.dominant_signal, updated_at = excluded.updated_at`.execute(db);
 }
 
 /** Daily page scores of the given sites over the 7 days before `today` (trend baselines). */
-export async function loadScoreHistory(db: Db, siteIds: readonly string[], today: string): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
+export async function loadScoreHistory(db: Db, environment: Environment, siteIds: readonly string[], today: string): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
   if (siteIds.length === 0) return [];
   const { rows } = await sql<{ site_id: string; page: string; date: string; score: number }>`
     select site_id, page, to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
     from score_history
-    where site_id = any(${[...siteIds]}::uuid[]) and day < ${today}::date and day >= ${today}::date - 7`.execute(db);
+    where site_id = any(${[...siteIds]}::uuid[]) and environment = ${environment} and day < ${today}::date and day >= ${today}::date - 7`.execute(db);
   return rows.map((r) => ({ siteId: r.site_id, page: r.page, date: r.date, score: r.score }));
 }
 
-/** Page views and signals since `since` of the given sites: what rebuilds the in-memory windows after a restart. */
+/**
+ * Page views and signals since `since` of one site and environment (`any`: both, each row saying which): what rebuilds
+ * the in-memory windows after a restart. The processor reads both at once, so a site without staging traffic costs
+ * one scan of its window, not two.
+ */
 export async function* loadWindowEvents(
   db: Db,
   siteId: string,
+  environment: Environment | 'any',
   since: number,
   chunkRows = REBUILD_CHUNK_ROWS,
-): AsyncGenerator<{ id: string; siteId: string; sessionId: string; type: 'page_view' | 'signal'; ts: number; page: string; signal?: string }[]> {
+): AsyncGenerator<{ id: string; siteId: string; sessionId: string; type: 'page_view' | 'signal'; ts: number; page: string; signal?: string; environment: Environment }[]> {
   // Keyset pages in (ts, id) order: a site with millions of events in its window never sits in memory as one
   // result set next to the windows being built from it.
   let after: { ts: string; id: string } | undefined;
   for (;;) {
-    const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; ts_key: string; page: string; signal: string | null }>`
-      select id, session_id, type, ts, ts::text as ts_key, page, signal from events
+    const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; ts_key: string; page: string; signal: string | null; environment: string | null }>`
+      select id, session_id, type, ts, ts::text as ts_key, page, signal, environment from events
       where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
-        and environment is distinct from 'staging'
+        ${environment === 'any' ? sql`` : sql`and ${environmentWhere(environment)}`}
         ${after ? sql`and (ts, id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
       order by ts, id limit ${chunkRows}`.execute(db);
     if (rows.length === 0) return;
-    yield rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined }));
+    yield rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined, environment: environmentOf(r.environment) }));
     if (rows.length < chunkRows) return;
     const last = rows[rows.length - 1];
     after = { ts: last.ts_key, id: last.id };

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import type { Database } from '../../shared/db/database.ts';
 import type { StoredEvent } from './events.store.ts';
+import { csvArray } from '../../shared/db/csv-array.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -59,15 +60,16 @@ export function sessionDeltas(fresh: readonly StoredEvent[], batches: readonly E
 /** Upserts session rows, adding the deltas' counts and widening the time span. */
 export async function upsertSessions(db: Db, deltas: readonly SessionDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  const col = <K extends keyof SessionDelta>(k: K, f: (v: SessionDelta[K]) => unknown = (v) => v) => deltas.map((d) => f(d[k]));
-  const iso = (v: number) => new Date(v).toISOString();
+  const col = <K extends keyof SessionDelta>(k: K) => deltas.map((d) => d[k]);
+  const iso = (k: 'startedAt' | 'lastSeenAt') => deltas.map((d) => new Date(d[k]).toISOString());
+  // Free text (session id, pages, source, referrer, versions, ids) as arrays; the rest as one comma-joined string each.
   await sql`
     insert into sessions (site_id, id, started_at, last_seen_at, first_page, last_page, event_count, page_views, signal_count,
                           conversions, revenue, device, source, referrer, app_version, environment, anonymous_id)
-    select * from unnest(${col('siteId')}::uuid[], ${col('id')}::text[], ${col('startedAt', iso)}::timestamptz[],
-      ${col('lastSeenAt', iso)}::timestamptz[], ${col('firstPage')}::text[], ${col('lastPage')}::text[], ${col('events')}::int[],
-      ${col('pageViews')}::int[], ${col('signals')}::int[], ${col('conversions')}::int[], ${col('revenue')}::float8[],
-      ${col('device')}::text[], ${col('source')}::text[], ${col('referrer')}::text[], ${col('appVersion')}::text[],
+    select * from unnest(${csvArray(col('siteId'), 'uuid')}, ${col('id')}::text[], ${csvArray(iso('startedAt'), 'timestamptz')},
+      ${csvArray(iso('lastSeenAt'), 'timestamptz')}, ${col('firstPage')}::text[], ${col('lastPage')}::text[], ${csvArray(col('events'), 'int')},
+      ${csvArray(col('pageViews'), 'int')}, ${csvArray(col('signals'), 'int')}, ${csvArray(col('conversions'), 'int')}, ${csvArray(col('revenue'), 'float8')},
+      ${csvArray(col('device'), 'text')}, ${col('source')}::text[], ${col('referrer')}::text[], ${col('appVersion')}::text[],
       ${col('environment')}::text[], ${col('anonymousId')}::text[])
     on conflict (site_id, id) do update set
       first_page = case when excluded.started_at < sessions.started_at then excluded.first_page else sessions.first_page end,

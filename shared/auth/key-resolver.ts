@@ -17,20 +17,36 @@ export class KeyResolver {
   private readonly db: Kysely<Database>;
   private readonly ttlMs: number;
   private readonly inflight = new Map<string, Promise<KeyRecord | null>>();
+  /** Bumped by every invalidation, so a read that started before a revocation does not cache the revoked key. */
+  private generation = 0;
 
   constructor(db: Kysely<Database>, ttlMs: number) {
     this.db = db;
     this.ttlMs = ttlMs;
   }
 
-  /** The key's record when it exists, is unrevoked and its prefix matches its stored type; else null. */
+  /**
+   * The key's record when it exists, is unrevoked and its prefix matches its stored type; else null. In the last
+   * fifth of a known key's TTL the cached record is still answered while one background read refreshes it
+   * (refresh ahead): ingest's requests never wait for the database because an entry expired, where they would
+   * queue behind the processor's transactions (on the embedded database, all statements share one connection).
+   */
   async resolve(key: string): Promise<KeyRecord | null> {
     const type = keyTypeOf(key);
     if (!type || key.length > 200) return null;
     const hash = hashApiKey(key);
     const now = Date.now();
     const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return hit.rec;
+    if (hit && hit.until > now) {
+      if (hit.rec && now >= hit.until - this.ttlMs / 5 && !this.inflight.has(hash)) this.lookup(hash, type).catch(() => {});
+      return hit.rec;
+    }
+    return this.lookup(hash, type);
+  }
+
+  /** One database read per key at a time; caches its answer unless an invalidation came while it ran. */
+  private async lookup(hash: string, type: NonNullable<ReturnType<typeof keyTypeOf>>): Promise<KeyRecord | null> {
+    const generation = this.generation;
     let pending = this.inflight.get(hash);
     if (!pending) {
       pending = findActiveKeyByHash(this.db, hash).finally(() => this.inflight.delete(hash));
@@ -38,17 +54,21 @@ export class KeyResolver {
     }
     const rec = await pending;
     const valid = rec && rec.keyType === type && sameHash(rec.keyHash, hash) ? rec : null;
+    if (generation !== this.generation) return valid;
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
+    const now = Date.now();
     this.cache.set(hash, { rec: valid, until: now + (valid ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
     return valid;
   }
 
   invalidate(key: string): void {
-    this.cache.delete(hashApiKey(key));
+    this.invalidateHash(hashApiKey(key));
   }
 
   invalidateHash(hash: string): void {
+    this.generation++;
     this.cache.delete(hash);
+    this.inflight.delete(hash);
   }
 }
 

@@ -33,6 +33,14 @@ export interface BusConsumer {
   pending(): Promise<{ pending: number; ackPending: number }>;
 }
 
+/** How far a durable consumer is behind its stream: what it has not committed yet, and since when. */
+export interface ConsumerLag {
+  /** Messages not yet delivered plus delivered but not yet acknowledged. */
+  messages: number;
+  /** How long ago the oldest message the consumer has not acknowledged was stored (the bus's clock); null when none. */
+  oldestAgeMs: number | null;
+}
+
 export interface ConsumerSpec {
   stream: string;
   name: string;
@@ -74,6 +82,8 @@ export interface Bus {
   broadcast(subject: string, data: Uint8Array): Promise<void>;
   /** Calls `handler` for each broadcast on `subject`; returns the unsubscribe function. */
   listen(subject: string, handler: (data: Uint8Array) => void): () => void;
+  /** The lag of an existing durable consumer (read-only: never creates it); null when it does not exist. */
+  consumerLag(stream: string, consumer: string): Promise<ConsumerLag | null>;
   /** True when the bus can accept publishes right now. */
   healthy(): Promise<boolean>;
   deleteStream(name: string): Promise<void>;

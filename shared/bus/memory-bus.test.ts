@@ -109,3 +109,21 @@ test('a stream without a byte limit is capped by the memory budget: unconsumed e
   for (let i = 0; i < 3; i++) await bus.publish('e.x', new Uint8Array(10), `m${i}`);
   await t.throwsAsync(bus.publish('e.x', new Uint8Array(10), 'm3'));
 });
+
+test('consumer lag: uncommitted messages of the consumer and the age of the oldest; null for a consumer that does not exist', async (t) => {
+  const { bus, c0, now } = await setup();
+  t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 0, oldestAgeMs: null });
+  t.is(await bus.consumerLag('EVENTS', 'nobody'), null);
+  t.is(await bus.consumerLag('NOPE', 'p0'), null);
+  now.t = 100;
+  await bus.publish('events.v1.1.x', enc('other partition'), 'x');
+  await bus.publish('events.v1.0.a', enc('a'), 'a');
+  now.t = 300;
+  await bus.publish('events.v1.0.b', enc('b'), 'b');
+  now.t = 1100;
+  t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 2, oldestAgeMs: 1000 });
+  const [a] = await c0.fetch(1, 0);
+  t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 2, oldestAgeMs: 1000 }, 'delivered but not acked still counts');
+  a!.ack();
+  t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 1, oldestAgeMs: 800 });
+});

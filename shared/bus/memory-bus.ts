@@ -1,5 +1,5 @@
 import { UnavailableError } from '../errors.ts';
-import type { Bus, BusConsumer, BusMessage, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
+import type { Bus, BusConsumer, BusMessage, ConsumerLag, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
 
 interface Stored {
@@ -76,16 +76,35 @@ export class MemoryBus implements Bus {
     return {
       name: spec.name,
       fetch: (max, expiresMs) => this.fetch(stream, st, max, expiresMs),
-      pending: async () => {
-        let pending = 0;
-        for (let s = Math.max(st.cursor, stream.base); s < stream.nextSeq; s++) {
-          if (subjectMatches(st.spec.filterSubject, stream.messages[s - stream.base].subject)) pending++;
-        }
-        let ackPending = 0;
-        for (const f of st.inflight.values()) if (f.outstanding) ackPending++;
-        return { pending: pending + st.inflight.size - ackPending, ackPending };
-      },
+      pending: async () => this.pendingOf(stream, st),
     };
+  }
+
+  private pendingOf(stream: StreamState, st: ConsumerState): { pending: number; ackPending: number } {
+    let pending = 0;
+    for (let s = Math.max(st.cursor, stream.base); s < stream.nextSeq; s++) {
+      if (subjectMatches(st.spec.filterSubject, stream.messages[s - stream.base].subject)) pending++;
+    }
+    let ackPending = 0;
+    for (const f of st.inflight.values()) if (f.outstanding) ackPending++;
+    return { pending: pending + st.inflight.size - ackPending, ackPending };
+  }
+
+  async consumerLag(streamName: string, consumer: string): Promise<ConsumerLag | null> {
+    const stream = this.streams.get(streamName);
+    const st = stream?.consumers.find((c) => c.spec.name === consumer);
+    if (!stream || !st) return null;
+    const { pending, ackPending } = this.pendingOf(stream, st);
+    let oldestAt: number | null = null;
+    for (const f of st.inflight.values()) oldestAt = Math.min(oldestAt ?? f.msg.at, f.msg.at);
+    for (let s = Math.max(st.cursor, stream.base); s < stream.nextSeq; s++) {
+      const m = stream.messages[s - stream.base];
+      if (subjectMatches(st.spec.filterSubject, m.subject)) {
+        oldestAt = Math.min(oldestAt ?? m.at, m.at);
+        break;
+      }
+    }
+    return { messages: pending + ackPending, oldestAgeMs: oldestAt === null ? null : Math.max(0, this.now() - oldestAt) };
   }
 
   async publish(subject: string, data: Uint8Array, msgId: string): Promise<PublishResult> {

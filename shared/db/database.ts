@@ -75,6 +75,8 @@ export interface EventTable {
 
 export interface SignalTable {
   site_id: string;
+  /** 'production' or 'staging' (migration 0100). */
+  environment: Generated<'production' | 'staging'>;
   event_id: string;
   ts: Timestamp;
   session_id: string;
@@ -113,6 +115,8 @@ export interface SessionTable {
 
 export interface PageScoreTable {
   site_id: string;
+  /** 'production' or 'staging' (migration 0100). */
+  environment: Generated<'production' | 'staging'>;
   page: string;
   /** Start of the hour this row scores; the latest row per page is the page's current score. */
   window_start: Timestamp;
@@ -128,6 +132,8 @@ export interface PageScoreTable {
 
 export interface ScoreHistoryTable {
   site_id: string;
+  /** 'production' or 'staging' (migration 0100). */
+  environment: Generated<'production' | 'staging'>;
   page: string;
   day: ColumnType<string, string, string>;
   score: number;
@@ -141,6 +147,8 @@ export interface ScoreHistoryTable {
 export interface UxIssueTable {
   id: string;
   site_id: string;
+  /** 'production' or 'staging' (migration 0100). */
+  environment: Generated<'production' | 'staging'>;
   page: string;
   /** The canonical selector the cluster is keyed by. */
   cluster_selector: string;
@@ -190,6 +198,8 @@ export interface IssueUpdateTable {
 
 export interface PageElementTable {
   site_id: string;
+  /** 'production' or 'staging' (migration 0100). */
+  environment: Generated<'production' | 'staging'>;
   page: string;
   cluster_selector: string;
   selector: string;
@@ -206,7 +216,7 @@ export interface PageElementTable {
 
 export interface OutboxTable {
   id: Generated<number>;
-  /** The notification kind, e.g. issue.created; the relay publishes it on notify.v1.<kind>. */
+  /** The subject's kind: a notification kind (issue.created) or, on the commands stream, `issue` or `alert`. */
   subject_kind: string;
   msg_id: string;
   payload: Json;
@@ -220,6 +230,8 @@ export interface OutboxTable {
   last_error: string | null;
   /** Set when the relay gave up on the row (after OUTBOX_MAX_ATTEMPTS); it no longer holds back its aggregate. */
   failed_at: Timestamp | null;
+  /** Where the relay publishes it: `notify` (notify.v1.<subject_kind>) or `commands` (commands.v1.<subject_kind>). */
+  stream: Generated<'notify' | 'commands'>;
 }
 
 /** One row per relay role: the relay whose lease is current is the only one that publishes. */
@@ -488,15 +500,6 @@ export interface DeployVerificationTable {
   verified_at: Timestamp;
 }
 
-/** Overall score of a non-production environment over the last 24 h (migration 0050). */
-export interface EnvironmentScoreTable {
-  site_id: string;
-  environment: string;
-  score: number;
-  sessions: number;
-  updated_at: Timestamp;
-}
-
 // --- delivery (migration 0060) ---
 
 export interface NotificationDeliveryTable {
@@ -620,7 +623,6 @@ export interface Database {
   audit_log: AuditLogTable;
   deploys: DeployTable;
   deploy_verifications: DeployVerificationTable;
-  environment_scores: EnvironmentScoreTable;
   notification_deliveries: NotificationDeliveryTable;
   delivery_attempts: DeliveryAttemptTable;
   degradation_events: DegradationEventTable;

@@ -185,6 +185,11 @@ test('regression: renewed activity after a quiet period regresses; a trickle or 
   t.is(checkRegression(counts(5000, 2, 2000, 30), 0.01, DAY).result, 'regressed');
   t.is(checkRegression(counts(5000, 2, 2000, 2), 0.01, DAY).result, 'not_regressed');
   t.is(checkRegression(counts(10_000, 100, 10_000, 120), 0.01, DAY).result, 'not_regressed');
+  // 2.7x the quiet rate on a thin day (50 page-sessions an hour): significant against "no rise", which is the test;
+  // testing against "at most 1.5x" missed most such regressions at the 24 h look.
+  t.is(checkRegression(counts(3600, 22, 1200, 20), 0.0068, DAY).result, 'regressed');
+  // Significantly up, but by less than the 1.5x floor: bursty traffic, not a regression.
+  t.is(checkRegression(counts(100_000, 1000, 100_000, 1400), 0.0068, DAY).result, 'not_regressed');
   t.is(checkRegression(counts(5000, 2, 150, 30), 0.01, DAY).result, 'insufficient_data');
   // No quiet-period traffic at all: the affected-session floor decides.
   t.is(checkRegression(counts(0, 0, 500, 3), 0.01, DAY).result, 'regressed');

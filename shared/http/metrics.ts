@@ -71,3 +71,15 @@ function scrapeGauge(name: string, help: string, labelNames: string[]) {
 export const processorLag = scrapeGauge('friction_processor_lag_messages', 'Stream messages of a partition not yet committed by the processor (pending + ack pending)', ['partition']);
 /** Outbox rows written but not yet relayed to the NOTIFY stream. */
 export const outboxBacklog = scrapeGauge('friction_outbox_backlog', 'Outbox rows not yet published to the NOTIFY stream', []);
+
+/**
+ * Delivery attempts by channel (webhook, slack, email, …) and outcome: `succeeded`; `retrying` (failed, another
+ * attempt is scheduled); `failed` (failed with no attempt left, or the endpoint was disabled); `abandoned` (never
+ * sent: endpoint or channel gone). Counted once the attempt's record is written.
+ */
+export const deliveries = new Counter({
+  name: 'friction_deliveries_total',
+  help: 'Notification delivery attempts by channel and outcome (succeeded, retrying, failed, abandoned)',
+  labelNames: ['channel', 'outcome'] as const,
+  registers: [registry],
+});

@@ -122,6 +122,17 @@ test('delivery: redirects are answers, never followed; a silent server times out
   t.true(Date.now() - started < 5000);
 });
 
+test('delivery: a server that answers its headers and then stalls the body times out too', async (t) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-length': '100' });
+    res.write('partial');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => (server.closeAllConnections(), server.close()));
+  const err = await t.throwsAsync(outboundRequest({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, timeoutMs: 300 }, SELF_HOSTED));
+  t.is((err as { kind?: string }).kind, 'timeout');
+});
+
 test('delivery: a huge answer is cut at the cap', async (t) => {
   const { server, port } = await listen(() => [200, {}, 'x'.repeat(200_000)]);
   t.teardown(() => server.close());

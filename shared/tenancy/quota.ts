@@ -43,7 +43,17 @@ export class SessionQuota {
 
   private async state(orgId: string): Promise<Entry> {
     const hit = this.cache.get(orgId);
-    if (hit && hit.until > this.now()) return hit;
+    const now = this.now();
+    if (hit && hit.until > now) {
+      // Refresh ahead in the TTL's last fifth: ingest never waits for the count because an entry expired.
+      if (now >= hit.until - this.ttlMs / 5 && !this.inflight.has(orgId)) this.load(orgId).catch(() => {});
+      return hit;
+    }
+    return this.load(orgId);
+  }
+
+  /** One count per org at a time. */
+  private load(orgId: string): Promise<Entry> {
     let pending = this.inflight.get(orgId);
     if (!pending) {
       pending = this.count(orgId).finally(() => this.inflight.delete(orgId));

@@ -31,7 +31,17 @@ export class SdkConfigCache {
 
   private async site(siteId: string): Promise<Map<string, SdkConfig>> {
     const hit = this.cache.get(siteId);
-    if (hit && hit.until > Date.now()) return hit.configs;
+    const now = Date.now();
+    if (hit && hit.until > now) {
+      // Refresh ahead in the TTL's last fifth: ingest never waits for the database because an entry expired.
+      if (now >= hit.until - this.ttlMs / 5 && !this.inflight.has(siteId)) this.load(siteId).catch(() => {});
+      return hit.configs;
+    }
+    return this.load(siteId);
+  }
+
+  /** One database read per site at a time; cached unless an invalidation came while it ran. */
+  private load(siteId: string): Promise<Map<string, SdkConfig>> {
     let pending = this.inflight.get(siteId);
     if (!pending) {
       const gen = this.generation;

@@ -1,8 +1,10 @@
+import type { z } from 'zod';
+import type { AlertSchema } from '../manage/alerts/alerts.schema.ts';
 import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
 import type { AlertStatus } from '../manage/alerts/alert-transitions.ts';
 
 /** An alert as every route answers it (read list and detail, status changes). */
-export function presentAlert(a: AlertRow) {
+export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
     id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
+import { AlertSchema } from '../manage/alerts/alerts.schema.ts';
 import { ALERT_STATUSES, type AlertStatus } from '../manage/alerts/alert-transitions.ts';
 
 export const AlertListQuerySchema = z.object({
@@ -11,8 +13,14 @@ export const AlertListQuerySchema = z.object({
     .transform((s): AlertStatus => (s === 'open' || s === 'active' ? 'fired' : s))
     .optional()
     .describe('fired (also spelled open or active), acknowledged, investigating or resolved'),
+  // Alert rules evaluate the site's production traffic only (issue 15), so staging's list is always empty: the
+  // parameter is the one every read route takes (ARCHITECTURE: read routes take an optional environment).
+  environment: EnvironmentParam.describe('production (default) or staging; alert rules watch production traffic, so staging has no alerts'),
   ...pageParams({ max: 100, default: 20 }),
 });
 export type AlertListQuery = z.infer<typeof AlertListQuerySchema>;
 
 export const AlertDetailQuerySchema = z.object({ site_id: Uuid() });
+
+/** `/query/alerts` and `/v1/alerts`. */
+export const AlertListResponseSchema = z.object({ alerts: z.array(AlertSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });

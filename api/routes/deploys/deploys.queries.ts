@@ -28,12 +28,6 @@ export async function findSameVersion(db: Db, siteId: string, environment: strin
     .where('version', '=', version).where('recorded_at', '>=', since).orderBy('recorded_at', 'desc').executeTakeFirst();
 }
 
-/** The latest overall score of a non-production environment (refreshed by the processor's deploy cycle). */
-export async function environmentScore(db: Db, siteId: string, environment: string): Promise<number | undefined> {
-  const r = await db.selectFrom('environment_scores').select('score').where('site_id', '=', siteId).where('environment', '=', environment).executeTakeFirst();
-  return r?.score;
-}
-
 export async function insertDeploy(trx: Transaction<Database>, d: Omit<DeployRow, 'created_at' | 'confusion_after' | 'delta' | 'cohort' | 'measured_until' | 'frozen_at' | 'looks_done'>): Promise<DeployRow> {
   return trx.insertInto('deploys').values(d).returningAll().executeTakeFirstOrThrow();
 }
@@ -53,10 +47,10 @@ export async function listDeploys(db: Kysely<Database>, q: DeployListQuery) {
   });
 }
 
-/** Production deploys of a site recorded since `since`, newest first, at most `limit` (the page view's recent deploys). */
-export async function recentDeploys(db: Kysely<Database>, siteId: string, since: Date, limit: number) {
+/** Deploys of a site and environment recorded since `since`, newest first, at most `limit` (the page view's recent deploys). */
+export async function recentDeploys(db: Kysely<Database>, siteId: string, environment: string, since: Date, limit: number) {
   return inOneSnapshot(db, async (trx) => {
-    const rows = await trx.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('environment', '=', 'production')
+    const rows = await trx.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('environment', '=', environment)
       .where('recorded_at', '>=', since).orderBy('recorded_at', 'desc').orderBy('id').limit(limit).execute();
     return { rows, related: await relatedOf(trx, siteId, rows.map((r) => r.id)) };
   });
@@ -99,7 +93,7 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
   const introduced = await db.selectFrom('ux_issues')
     .select(['id', 'title', 'page', 'signal_type', 'severity', 'status', 'introduced_by_deploy'])
     .where('site_id', '=', siteId).where('introduced_by_deploy', 'in', [...deployIds]).execute();
-  // Issues that turned `regressed` after a production deploy and before the next one: the engine's live rule acts
+  // Issues of its environment that turned `regressed` after a deploy and before the next one of it: the engine's live rule acts
   // within seconds of renewed activity, long before a look may decide.
   const { rows: liveRegressions } = await sql<RelatedIssueRow & { deploy_id: string }>`
     select distinct on (d.id, i.id) d.id as deploy_id, i.id, i.title, i.page, i.signal_type, i.severity::float8 as severity, i.status
@@ -107,8 +101,8 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
     join issue_updates u on u.kind = 'regressed' and u.created_at >= d.recorded_at and u.created_at < coalesce(
       (select min(n.recorded_at) from deploys n where n.site_id = d.site_id and n.environment = d.environment and n.recorded_at > d.recorded_at),
       'infinity'::timestamptz)
-    join ux_issues i on i.id = u.issue_id and i.site_id = d.site_id
-    where d.site_id = ${siteId} and d.environment = 'production' and d.id = any(${[...deployIds]}::uuid[])
+    join ux_issues i on i.id = u.issue_id and i.site_id = d.site_id and i.environment = d.environment
+    where d.site_id = ${siteId} and d.id = any(${[...deployIds]}::uuid[])
     order by d.id, i.id`.execute(db);
   const rule = await db.selectFrom('alert_rules').select((eb) => eb.fn.min<number>('threshold').as('t'))
     .where('site_id', '=', siteId).where('trigger_type', '=', 'spike').where('enabled', '=', true).executeTakeFirst();

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
-import { DEFAULT_SPIKE_THRESHOLD, IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS } from '../../../shared/domain/deploy-verification.ts';
+import { DEFAULT_SPIKE_THRESHOLD, IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS, type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { ok } from '../../../shared/http/envelope.ts';
@@ -15,7 +15,6 @@ import type { ManageDeps } from '../manage/deps.ts';
 import { listCurrentPageScores } from '../scores/scores.queries.ts';
 import {
   enqueueDeployRecorded,
-  environmentScore,
   findByIdempotencyKey,
   findDeploy,
   findSameVersion,
@@ -38,11 +37,9 @@ function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal):
   return siteId;
 }
 
-/** The site's current overall score in an environment: production from the page scores (as /query/scores), others from the processor's environment score. */
-async function currentScore(db: Kysely<Database>, siteId: string, environment: string, now: Date): Promise<number> {
-  if (environment === 'production') return overallScore(await listCurrentPageScores(db, siteId, now));
-  // No measured traffic is no measured friction, the same rule as overallScore for a site without sessions.
-  return (await environmentScore(db, siteId, environment)) ?? 0;
+/** The site's current overall score in an environment, from that environment's page scores (as /query/scores). */
+async function currentScore(db: Kysely<Database>, siteId: string, environment: Environment, now: Date): Promise<number> {
+  return overallScore(await listCurrentPageScores(db, siteId, environment, now));
 }
 
 /**

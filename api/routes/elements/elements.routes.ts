@@ -8,9 +8,12 @@ import { ok } from '../../../shared/http/envelope.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
+import type { ElementSchema } from './elements.schema.ts';
 
 export const ElementsQuerySchema = z.object({
   site_id: Uuid(),
+  environment: EnvironmentParam,
   page: z.string().min(1).max(2048).optional(),
   ...pageParams({ max: 500, default: 50 }),
 });
@@ -25,6 +28,7 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
     const base = trx
       .selectFrom('page_elements')
       .where('site_id', '=', q.site_id)
+      .where('environment', '=', q.environment)
       .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
     const rows = await base
       .select(['page', 'selector', 'label', 'signals', 'signal_count', 'friction_score', 'dominant_signal', 'affected_users', 'recommendation', 'last_signal_at'])
@@ -41,12 +45,12 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
 }
 
 /** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
-export function presentElement(r: Awaited<ReturnType<typeof listElements>>['rows'][number]) {
+export function presentElement(r: Awaited<ReturnType<typeof listElements>>['rows'][number]): z.output<typeof ElementSchema> {
   return {
     page: r.page,
     selector: r.selector,
     label: r.label,
-    signals: typeof r.signals === 'string' ? JSON.parse(r.signals) : r.signals,
+    signals: (typeof r.signals === 'string' ? JSON.parse(r.signals) : r.signals) as Record<string, number>,
     signal_count: r.signal_count,
     friction_score: Math.round(r.friction_score * 10) / 10,
     dominant_signal: r.dominant_signal,

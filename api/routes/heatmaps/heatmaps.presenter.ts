@@ -1,8 +1,10 @@
+import type { z } from 'zod';
+import type { ElementHeatmapResponseSchema, PageHeatmapResponseSchema } from './heatmaps.schema.ts';
 /** Stored coordinates are integers 0..1000 (ingest converts the older offset-plus-size form); served as 0..1. */
 const unit = (v: number): number => v / 1000;
 
 /** `/query/element-heatmap`: `count` is the number of signals the points represent (at most 800). */
-export function presentElementHeatmap(page: string, selector: string, count: number, points: { signal_type: string; x: number; y: number }[]) {
+export function presentElementHeatmap(page: string, selector: string, count: number, points: { signal_type: string; x: number; y: number }[]): z.output<typeof ElementHeatmapResponseSchema> {
   return { page, selector, count, points: points.map((p) => ({ rx: unit(p.x), ry: unit(p.y), signal: p.signal_type })) };
 }
 
@@ -12,7 +14,7 @@ export function presentPageHeatmap(
   device: string | null,
   count: number,
   points: { signal_type: string; vx: number; vy: number; px: number | null; py: number | null; selector: string | null }[],
-) {
+): z.output<typeof PageHeatmapResponseSchema> {
   return {
     page,
     device,

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 /** Signal types an element heatmap shows (spec): clicks that went nowhere or were refused. */
 export const ELEMENT_HEATMAP_SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt'] as const;
@@ -16,11 +17,12 @@ export const PAGE_HEATMAP_DAYS = 30;
  * The most recent ELEMENT_HEATMAP_SOURCE clicking signals on the element that carry element coordinates,
  * oldest first (x, y: 0..1000 as stored).
  */
-export async function recentElementSignals(db: Kysely<Database>, siteId: string, page: string, selector: string) {
+export async function recentElementSignals(db: Kysely<Database>, siteId: string, environment: Environment, page: string, selector: string) {
   const rows = await db
     .selectFrom('signals')
     .select(['signal_type', 'x', 'y', 'ts'])
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('page', '=', page)
     .where('selector', '=', selector)
     .where('signal_type', 'in', [...ELEMENT_HEATMAP_SIGNALS])
@@ -48,7 +50,7 @@ export interface PageHeatmapRow {
  * (every k-th signal, k = ceil(total / cap)), so a busy last day does not crowd out the month. Each row carries the
  * total it was drawn from.
  */
-export async function sampledPageSignals(db: Kysely<Database>, siteId: string, page: string, device: 'desktop' | 'mobile' | undefined, now: Date): Promise<{ rows: PageHeatmapRow[]; total: number }> {
+export async function sampledPageSignals(db: Kysely<Database>, siteId: string, environment: Environment, page: string, device: 'desktop' | 'mobile' | undefined, now: Date): Promise<{ rows: PageHeatmapRow[]; total: number }> {
   const since = new Date(now.getTime() - PAGE_HEATMAP_DAYS * 86_400_000);
   const devices = device === undefined ? null : device === 'desktop' ? ['desktop'] : ['mobile', 'tablet'];
   const matching = db
@@ -56,6 +58,7 @@ export async function sampledPageSignals(db: Kysely<Database>, siteId: string, p
     .select(['signal_type', 'vx', 'vy', 'px', 'py', 'selector', 'ts'])
     .select([sql<number>`row_number() over (order by ts, event_id)`.as('rn'), sql<number>`count(*) over ()`.as('total')])
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('page', '=', page)
     .where('ts', '>=', since)
     .where('vx', 'is not', null)

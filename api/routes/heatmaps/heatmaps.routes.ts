@@ -15,13 +15,13 @@ export function heatmapsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
   const router = new Router();
   router.get('/v1/query/element-heatmap', deps.readAuth, async (ctx) => {
     const q = siteQuery(ctx, ElementHeatmapQuerySchema);
-    const recent = await recentElementSignals(deps.db, q.site_id, q.page, q.selector);
+    const recent = await recentElementSignals(deps.db, q.site_id, q.environment, q.page, q.selector);
     const points = representativeSample(recent, ELEMENT_HEATMAP_MAX_POINTS, (s) => s.signal_type);
     ctx.body = ok(presentElementHeatmap(q.page, q.selector, recent.length, points));
   });
   router.get('/v1/query/page-heatmap', deps.readAuth, async (ctx) => {
     const q = siteQuery(ctx, PageHeatmapQuerySchema);
-    const { rows, total } = await sampledPageSignals(deps.db, q.site_id, q.page, q.device, now());
+    const { rows, total } = await sampledPageSignals(deps.db, q.site_id, q.environment, q.page, q.device, now());
     ctx.body = ok(presentPageHeatmap(q.page, q.device ?? null, total, rows));
   });
   return router;

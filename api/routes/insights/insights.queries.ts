@@ -30,7 +30,7 @@ export async function confusedVersusCalm(db: Kysely<Database>, siteId: string, c
     ), conv as (
       select distinct session_id from events where site_id = ${siteId} and ts >= ${since} and ${isConversion(conversionEvent)}
     ), confused as (
-      select distinct session_id from signals where site_id = ${siteId} and ts >= ${since} and signal_type in (${sql.join(WEIGHTED)})
+      select distinct session_id from signals where site_id = ${siteId} and environment = 'production' and ts >= ${since} and signal_type in (${sql.join(WEIGHTED)})
     ), pv as (
       select distinct e.page, e.session_id from events e join s on s.id = e.session_id
       where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since}

@@ -1,11 +1,12 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Kysely } from 'kysely';
+import type { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { revenueConfig } from '../revenue/revenue.queries.ts';
-import { InsightsQuerySchema } from '../revenue/revenue.schema.ts';
+import { InsightsQuerySchema, type InsightsResponseSchema } from '../revenue/revenue.schema.ts';
 import { rankInsights, withRates, MIN_GROUP_SESSIONS } from './insights.ts';
 import { confusedVersusCalm } from './insights.queries.ts';
 
@@ -24,10 +25,10 @@ export function insightsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
         ...common, enabled: false,
         reason: `no ${conversion_event} events in the last ${q.days} days: insights compare conversion, so the SDK must send them (type conversion, or a custom event named by revenue_config.conversion_event)`,
         pages: [], sources: [], insights: [],
-      });
+      } satisfies z.output<typeof InsightsResponseSchema>);
       return;
     }
-    ctx.body = ok({ ...common, enabled: true, reason: null, pages: r.pages.map(withRates), sources: r.sources.map(withRates), insights: rankInsights(r.pages, r.sources) });
+    ctx.body = ok({ ...common, enabled: true, reason: null, pages: r.pages.map(withRates), sources: r.sources.map(withRates), insights: rankInsights(r.pages, r.sources) } satisfies z.output<typeof InsightsResponseSchema>);
   });
   return router;
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import type { IssueListQuery } from './issues.schema.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 const LIST_COLUMNS = [
   'id', 'title', 'page', 'selector', 'signal_type', 'signal_count', 'affected_sessions', 'severity', 'status', 'note',
@@ -16,6 +17,7 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
     const base = trx
       .selectFrom('ux_issues')
       .where('site_id', '=', q.site_id)
+      .where('environment', '=', q.environment)
       .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
     const rows = await base
       .select(LIST_COLUMNS)
@@ -31,12 +33,13 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
   });
 }
 
-/** One issue of a site with its hypothesis, evidence sessions (most signals first) and history, or undefined. */
-export async function findIssue(db: Kysely<Database>, siteId: string, id: string) {
+/** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */
+export async function findIssue(db: Kysely<Database>, siteId: string, environment: Environment, id: string) {
   const issue = await db
     .selectFrom('ux_issues')
     .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence', 'introduced_by_deploy'])
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('id', '=', id)
     .executeTakeFirst();
   if (!issue) return undefined;
@@ -44,12 +47,13 @@ export async function findIssue(db: Kysely<Database>, siteId: string, id: string
   return { issue, sessions: issue.evidence, updates };
 }
 
-/** Issues of one page in `statuses`, most severe first (the list's order), at most `limit`. */
-export async function listIssuesOfPage(db: Kysely<Database>, siteId: string, page: string, statuses: readonly string[], limit: number): Promise<IssueRow[]> {
+/** Issues of one page of an environment in `statuses`, most severe first (the list's order), at most `limit`. */
+export async function listIssuesOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string, statuses: readonly string[], limit: number): Promise<IssueRow[]> {
   return db
     .selectFrom('ux_issues')
     .select(LIST_COLUMNS)
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('page', '=', page)
     .where('status', 'in', [...statuses])
     .orderBy('severity', 'desc')

@@ -31,10 +31,10 @@ export function issuesRouter(deps: IssuesDeps): Router {
   };
 
   const detail: Koa.Middleware = async (ctx) => {
-    const { site_id } = siteQuery(ctx, IssueDetailQuerySchema);
+    const { site_id, environment } = siteQuery(ctx, IssueDetailQuerySchema);
     // A malformed id is answered like a missing one: ids are not worth a different error.
     const id = Uuid().safeParse(ctx.params.issue_id);
-    const found = id.success ? await findIssue(deps.db, site_id, id.data) : undefined;
+    const found = id.success ? await findIssue(deps.db, site_id, environment, id.data) : undefined;
     if (!found) throw new NotFoundError('issue not found');
     const { issue, sessions, updates } = found;
     const body: z.output<typeof IssueDetailSchema> = {

@@ -1,16 +1,19 @@
 import { z } from 'zod';
 import { pageParams } from '../../../shared/http/pagination.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
 
 export const IssueListQuerySchema = z.object({
   site_id: Uuid(),
+  environment: EnvironmentParam,
   status: z.enum(ISSUE_STATUSES).optional(),
   ...pageParams({ max: 100, default: 20 }),
 });
 export type IssueListQuery = z.infer<typeof IssueListQuerySchema>;
 
-export const IssueDetailQuerySchema = z.object({ site_id: Uuid() });
+/** An issue of another environment than `environment` is answered 404, like one of another site. */
+export const IssueDetailQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 
 const Timestamp = z.string().describe('ISO 8601 UTC');
 

@@ -14,3 +14,28 @@ export const JourneyQuerySchema = z.object({
 export type JourneyQuery = z.infer<typeof JourneyQuerySchema>;
 
 export const FlowsQuerySchema = z.object({ site_id: Uuid() });
+
+/** `/query/journeys/friction`. */
+export const JourneysResponseSchema = z.object({
+  site_id: Uuid(),
+  window_days: z.number().int(),
+  sessions_analyzed: z.number().int(),
+  limit: z.number().int(),
+  min_friction_weight: z.number(),
+  signal_type: z.string().nullable(),
+  edges: z.array(z.object({
+    from: z.string(), to: z.string(), sessions: z.number().int(), friction_weight: z.number(),
+    signals: z.record(z.string(), z.number()).describe('signals by type on the edge'),
+    examples: z.array(z.object({ session_id: z.string(), page: z.string(), signal_type: z.string(), element_selector: z.string().nullable(), occurred_at: z.string() })),
+  }).meta({ id: 'JourneyEdge' })),
+});
+
+/** `/query/flows` and `/v1/flows`. */
+export const FlowsResponseSchema = z.object({
+  site_id: Uuid(),
+  window_days: z.number().int(),
+  max_sessions: z.number().int(),
+  sessions_analyzed: z.number().int(),
+  edges: z.array(z.object({ from: z.string(), to: z.string(), sessions: z.number().int(), transitions: z.number().int() }).meta({ id: 'FlowEdge' })),
+  pages: z.array(z.object({ page: z.string(), views: z.number().int(), entries: z.number().int(), exits: z.number().int() }).meta({ id: 'FlowPage' })),
+});

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { presentAlert } from '../alerts/alerts.presenter.ts';
 import { presentElement } from '../elements/elements.routes.ts';
@@ -7,12 +8,14 @@ import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
 import type { PageBudget } from './budget.ts';
 import type { presentDeploy } from '../deploys/deploys.presenter.ts';
 import type { PageScoreNow } from './page.queries.ts';
+import type { CompareResponseSchema, PageResponseSchema, TrendsResponseSchema } from './page.schema.ts';
 
 type ElementRow = Parameters<typeof presentElement>[0];
 
 /** A page's current score fields; a page with daily scores but no current window scores 0, stable. */
 function scoreFields(score: PageScoreNow | undefined) {
-  return { score: round1(score?.score ?? 0), trend: score?.trend ?? 'stable', dominant_signal: score?.dominant_signal ?? null };
+  // The processor writes only up, down and stable.
+  return { score: round1(score?.score ?? 0), trend: (score?.trend ?? 'stable') as 'up' | 'down' | 'stable', dominant_signal: score?.dominant_signal ?? null };
 }
 
 /** `/query/page` and `/v1/page`: one shape for both forms. */
@@ -25,7 +28,7 @@ export function presentPage(p: {
   budget: PageBudget;
   deploys: ReturnType<typeof presentDeploy>[];
   alerts: AlertRow[];
-}) {
+}): z.output<typeof PageResponseSchema> {
   return {
     page: p.page,
     ...scoreFields(p.score),
@@ -43,7 +46,7 @@ export function presentPage(p: {
 }
 
 /** `/query/trends` and `/v1/trends`: the spec names the array `history` in one form and `data` in the other; both carry both. */
-export function presentTrends(page: string | null, days: number, history: { date: string; score: number }[]) {
+export function presentTrends(page: string | null, days: number, history: { date: string; score: number }[]): z.output<typeof TrendsResponseSchema> {
   const points = history.map((h) => ({ date: h.date, score: round1(h.score) }));
   return { page, days, history: points, data: points };
 }
@@ -61,7 +64,7 @@ function side(c: ComparedPage) {
 }
 
 /** `/query/compare`: both pages side by side and `difference` = b minus a for every number (signals per type). */
-export function presentComparison(a: ComparedPage, b: ComparedPage) {
+export function presentComparison(a: ComparedPage, b: ComparedPage): z.output<typeof CompareResponseSchema> {
   const sa = side(a);
   const sb = side(b);
   const types = [...new Set([...Object.keys(a.signals), ...Object.keys(b.signals)])].sort();

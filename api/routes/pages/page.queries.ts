@@ -4,6 +4,8 @@ import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { listElements } from '../elements/elements.routes.ts';
 import { listIssuesOfPage } from '../issues/issues.queries.ts';
 import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { environmentWhere } from '../../../shared/db/environment.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -18,11 +20,12 @@ export interface PageScoreNow {
 }
 
 /** The page's latest hourly score row (its current score), or undefined when the page was never scored. */
-export async function currentPageScore(db: Kysely<Database>, siteId: string, page: string): Promise<PageScoreNow | undefined> {
+export async function currentPageScore(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<PageScoreNow | undefined> {
   return db
     .selectFrom('page_scores')
     .select([sql<number>`score::float8`.as('score'), 'trend', 'dominant_signal', 'sessions', 'page_views', 'signal_count', 'updated_at'])
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('page', '=', page)
     .orderBy('window_start', 'desc')
     .limit(1)
@@ -33,46 +36,47 @@ export async function currentPageScore(db: Kysely<Database>, siteId: string, pag
 export const windowStartDay = (now: Date, days: number): string => new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10);
 
 /** The page's daily scores over the `days` days ending today, oldest first; days without traffic are absent. */
-export async function pageDailyScores(db: Kysely<Database>, siteId: string, page: string, days: number, now: Date): Promise<{ date: string; score: number }[]> {
+export async function pageDailyScores(db: Kysely<Database>, siteId: string, environment: Environment, page: string, days: number, now: Date): Promise<{ date: string; score: number }[]> {
   const { rows } = await sql<{ date: string; score: number }>`
     select to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
     from score_history
-    where site_id = ${siteId} and page = ${page} and day >= ${windowStartDay(now, days)}::date
+    where site_id = ${siteId} and environment = ${environment} and page = ${page} and day >= ${windowStartDay(now, days)}::date
     order by day`.execute(db);
   return rows;
 }
 
 /** The site's daily scores (page scores weighted by their sessions) over the `days` days ending today, oldest first. */
-export async function siteDailyScoresOver(db: Kysely<Database>, siteId: string, days: number, now: Date): Promise<{ date: string; score: number }[]> {
+export async function siteDailyScoresOver(db: Kysely<Database>, siteId: string, environment: Environment, days: number, now: Date): Promise<{ date: string; score: number }[]> {
   const { rows } = await sql<{ date: string; score: number | null }>`
     select to_char(day, 'YYYY-MM-DD') as date,
            (sum(score * sessions) / nullif(sum(sessions), 0))::float8 as score
     from score_history
-    where site_id = ${siteId} and day >= ${windowStartDay(now, days)}::date and sessions > 0
+    where site_id = ${siteId} and environment = ${environment} and day >= ${windowStartDay(now, days)}::date and sessions > 0
     group by day
     order by day`.execute(db);
   return rows.filter((r): r is { date: string; score: number } => r.score !== null);
 }
 
-/** Whether the site has ever scored `page` (a current score or a daily one). */
-export async function pageKnown(db: Kysely<Database>, siteId: string, page: string): Promise<boolean> {
+/** Whether the site has ever scored `page` in the environment (a current score or a daily one). */
+export async function pageKnown(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<boolean> {
   const { rows } = await sql<{ known: boolean }>`
-    select exists (select 1 from page_scores where site_id = ${siteId} and page = ${page})
-        or exists (select 1 from score_history where site_id = ${siteId} and page = ${page}) as known`.execute(db);
+    select exists (select 1 from page_scores where site_id = ${siteId} and environment = ${environment} and page = ${page})
+        or exists (select 1 from score_history where site_id = ${siteId} and environment = ${environment} and page = ${page}) as known`.execute(db);
   return rows[0]?.known === true;
 }
 
 /** Active (open, triaged, in progress, regressed) issues of the page, most severe first. */
-export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, page: string) {
-  return listIssuesOfPage(db, siteId, page, [...ACTIVE_STATUSES], 100);
+export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
+  return listIssuesOfPage(db, siteId, environment, page, [...ACTIVE_STATUSES], 100);
 }
 
 /** How many active issues the page has. */
-export async function activeIssueCount(db: Kysely<Database>, siteId: string, page: string): Promise<number> {
+export async function activeIssueCount(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<number> {
   const r = await db
     .selectFrom('ux_issues')
     .select(sql<number>`count(*)::int`.as('n'))
     .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
     .where('page', '=', page)
     .where('status', 'in', [...ACTIVE_STATUSES])
     .executeTakeFirstOrThrow();
@@ -80,8 +84,8 @@ export async function activeIssueCount(db: Kysely<Database>, siteId: string, pag
 }
 
 /** The page's elements, most friction signals first (the elements route's order). */
-export async function elementsOfPage(db: Kysely<Database>, siteId: string, page: string) {
-  return (await listElements(db, { site_id: siteId, page, limit: 50, offset: 0 })).rows;
+export async function elementsOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
+  return (await listElements(db, { site_id: siteId, environment, page, limit: 50, offset: 0 })).rows;
 }
 
 /** Enabled budget rules of the site: the page's budget comes from those whose pattern matches it. */
@@ -109,16 +113,16 @@ export async function activeAlertsOfPage(db: Kysely<Database>, siteId: string, p
 }
 
 /** Sessions that viewed the page in the last 7 days, and its friction signals by type over the same days. */
-export async function pageActivity(db: Kysely<Database>, siteId: string, page: string, now: Date): Promise<{ sessions: number; signals: Record<string, number> }> {
+export async function pageActivity(db: Kysely<Database>, siteId: string, environment: Environment, page: string, now: Date): Promise<{ sessions: number; signals: Record<string, number> }> {
   const since = new Date(now.getTime() - 7 * DAY_MS);
   const [views, signals] = await Promise.all([
     db.selectFrom('events')
       .select(sql<number>`count(distinct session_id)::int`.as('n'))
-      .where('site_id', '=', siteId).where('page', '=', page).where('type', '=', 'page_view').where('ts', '>=', since)
+      .where('site_id', '=', siteId).where(environmentWhere(environment)).where('page', '=', page).where('type', '=', 'page_view').where('ts', '>=', since)
       .executeTakeFirstOrThrow(),
     db.selectFrom('signals')
       .select(['signal_type', sql<number>`count(*)::int`.as('n')])
-      .where('site_id', '=', siteId).where('page', '=', page).where('ts', '>=', since)
+      .where('site_id', '=', siteId).where('environment', '=', environment).where('page', '=', page).where('ts', '>=', since)
       .groupBy('signal_type')
       .execute(),
   ]);

@@ -14,6 +14,7 @@ import {
   activeAlertsOfPage, activeIssueCount, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
 } from './page.queries.ts';
 import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.schema.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 export interface PageDeps {
   db: Kysely<Database>;
@@ -28,25 +29,26 @@ export const PAGE_DEPLOYS = 10;
 
 /**
  * `/query/page` (+ `/v1/page`), `/query/trends` (+ `/v1/trends`) and `/query/compare` (+ `/v1/compare`).
- * A page the site never scored is 404, like a resource of another site.
+ * A page the site never scored (in the `environment` read, default production) is 404, like a resource of another site.
  */
 export function pageRouter(deps: PageDeps): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
 
   const page: Koa.Middleware = async (ctx) => {
-    const { site_id, page } = siteQuery(ctx, PageQuerySchema);
-    if (!(await pageKnown(deps.db, site_id, page))) throw new NotFoundError('page not found');
+    const { site_id, page, environment } = siteQuery(ctx, PageQuerySchema);
+    if (!(await pageKnown(deps.db, site_id, environment, page))) throw new NotFoundError('page not found');
     const at = now();
     const [score, history, issues, elements, rules, deploys, alerts] = await Promise.all([
-      currentPageScore(deps.db, site_id, page),
-      pageDailyScores(deps.db, site_id, page, PAGE_HISTORY_DAYS, at),
-      activeIssuesOfPage(deps.db, site_id, page),
-      elementsOfPage(deps.db, site_id, page),
+      currentPageScore(deps.db, site_id, environment, page),
+      pageDailyScores(deps.db, site_id, environment, page, PAGE_HISTORY_DAYS, at),
+      activeIssuesOfPage(deps.db, site_id, environment, page),
+      elementsOfPage(deps.db, site_id, environment, page),
       budgetRules(deps.db, site_id),
-      recentDeploys(deps.db, site_id, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
+      recentDeploys(deps.db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
         .then(({ rows, related }) => rows.map((d) => presentDeploy(d, related))),
-      activeAlertsOfPage(deps.db, site_id, page),
+      // Alert rules watch production only (issue 15): a staging page has no alerts.
+      environment === 'production' ? activeAlertsOfPage(deps.db, site_id, page) : [],
     ]);
     const budget = pageBudget(rules, page, round1(score?.score ?? 0));
     ctx.body = ok(presentPage({ page, score, history, issues, elements, budget, deploys, alerts }));
@@ -55,20 +57,24 @@ export function pageRouter(deps: PageDeps): Router {
   const trends: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, TrendsQuerySchema);
     const at = now();
-    if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.page))) throw new NotFoundError('page not found');
-    const history = q.page === undefined ? await siteDailyScoresOver(deps.db, q.site_id, q.days, at) : await pageDailyScores(deps.db, q.site_id, q.page, q.days, at);
+    if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page))) throw new NotFoundError('page not found');
+    const history = q.page === undefined
+      ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
+      : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
     ctx.body = ok(presentTrends(q.page ?? null, q.days, history));
   };
 
-  const compared = async (siteId: string, p: string, which: 'a' | 'b', at: Date): Promise<ComparedPage> => {
-    if (!(await pageKnown(deps.db, siteId, p))) throw new NotFoundError(`page not found: ${which}`);
-    const [score, activity, issues] = await Promise.all([currentPageScore(deps.db, siteId, p), pageActivity(deps.db, siteId, p, at), activeIssueCount(deps.db, siteId, p)]);
+  const compared = async (siteId: string, env: Environment, p: string, which: 'a' | 'b', at: Date): Promise<ComparedPage> => {
+    if (!(await pageKnown(deps.db, siteId, env, p))) throw new NotFoundError(`page not found: ${which}`);
+    const [score, activity, issues] = await Promise.all([
+      currentPageScore(deps.db, siteId, env, p), pageActivity(deps.db, siteId, env, p, at), activeIssueCount(deps.db, siteId, env, p),
+    ]);
     return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues };
   };
   const compare: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, CompareQuerySchema);
     const at = now();
-    const [a, b] = await Promise.all([compared(q.site_id, q.a, 'a', at), compared(q.site_id, q.b, 'b', at)]);
+    const [a, b] = await Promise.all([compared(q.site_id, q.environment, q.a, 'a', at), compared(q.site_id, q.environment, q.b, 'b', at)]);
     ctx.body = ok(presentComparison(a, b));
   };
 

@@ -6,7 +6,8 @@ import { ValidationError } from '../../../shared/errors.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { rawRows, tableColumns } from './raw.queries.ts';
-import { RawQuerySchema, type RawTable } from './raw.schema.ts';
+import type { z } from 'zod';
+import { RawQuerySchema, type RawResponseSchema, type RawTable } from './raw.schema.ts';
 
 export interface RawDeps {
   db: Kysely<Database>;
@@ -28,8 +29,10 @@ export function rawRouter(deps: RawDeps): Router {
     if (!columns.includes(sort)) {
       throw new ValidationError(`invalid query: sort: ${q.table} has no column ${sort}`, [{ path: 'sort', message: `must be a column of ${q.table}: ${columns.join(', ')}` }]);
     }
-    const rows = await rawRows(deps.db, { table: q.table, siteId: q.site_id, sort, order: q.order, limit: q.limit });
-    ctx.body = ok({ site_id: q.site_id, table: q.table, sort, order: q.order, limit: q.limit, rows });
+    const scoped = columns.includes('environment');
+    // A table without an environment column holds production's rows only (alerts: rules watch production).
+    const rows = !scoped && q.environment !== 'production' ? [] : await rawRows(deps.db, { table: q.table, siteId: q.site_id, environment: scoped ? q.environment : null, sort, order: q.order, limit: q.limit });
+    ctx.body = ok({ site_id: q.site_id, table: q.table, sort, order: q.order, limit: q.limit, rows } satisfies z.output<typeof RawResponseSchema>);
   };
   router.get('/v1/query/raw', deps.readAuth, handler);
   router.get('/v1/raw', deps.readAuth, handler);

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { RecommendationsResponseSchema, RevenueResponseSchema } from './revenue.schema.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { signalDefinition } from '../../../shared/domain/signal-catalog.ts';
 import type { SdkConfig } from '../../../shared/tenancy/sdk-config.ts';
@@ -17,7 +19,7 @@ export function revenueUnavailable(config: SdkConfig['revenue_config'], converti
 }
 
 /** `/query/revenue` when tracking is wired. */
-export function presentRevenue(siteId: string, config: SdkConfig['revenue_config'], averageValue: number | null, issues: IssueConversionRow[]) {
+export function presentRevenue(siteId: string, config: SdkConfig['revenue_config'], averageValue: number | null, issues: IssueConversionRow[]): z.output<typeof RevenueResponseSchema> {
   const rows = issues
     .map((i) => ({
       issue_id: i.id,
@@ -46,7 +48,7 @@ export function presentRevenue(siteId: string, config: SdkConfig['revenue_config
 }
 
 /** `/query/revenue` when tracking is not wired: 200 with the reason. */
-export function presentRevenueOff(siteId: string, config: SdkConfig['revenue_config'], reason: string) {
+export function presentRevenueOff(siteId: string, config: SdkConfig['revenue_config'], reason: string): z.output<typeof RevenueResponseSchema> {
   return {
     site_id: siteId, enabled: false, reason, currency: config.currency, conversion_event: config.conversion_event, window_days: REVENUE_WINDOW_DAYS,
     method: REVENUE_METHOD, average_conversion_value: null, total_at_risk: null, issues: [],
@@ -64,7 +66,7 @@ export function specificRecommendation(i: Pick<IssueConversionRow, 'page' | 'sel
  * `/query/recommendations`: one fix per active issue, ranked by revenue at risk when it is known, then severity,
  * then affected sessions.
  */
-export function presentRecommendations(siteId: string, currency: string | null, averageValue: number | null, issues: IssueConversionRow[], limit: number) {
+export function presentRecommendations(siteId: string, currency: string | null, averageValue: number | null, issues: IssueConversionRow[], limit: number): z.output<typeof RecommendationsResponseSchema> {
   const items = issues
     .map((i) => ({ i, atRisk: currency === null ? null : revenueAtRisk(i, averageValue) }))
     .sort((a, b) => (b.atRisk ?? -1) - (a.atRisk ?? -1) || b.i.severity - a.i.severity || b.i.affected_sessions - a.i.affected_sessions || a.i.id.localeCompare(b.i.id))

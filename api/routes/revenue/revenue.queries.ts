@@ -64,16 +64,16 @@ export async function issueConversions(db: Kysely<Database>, siteId: string, con
       select distinct session_id from events where site_id = ${siteId} and ts >= ${since} and ${isConversion(conversionEvent)}
     ), issues as (
       select id, title, page, selector, label, signal_type, severity::float8 as severity, affected_sessions from ux_issues
-      where site_id = ${siteId} and status in (${sql.join([...ACTIVE_STATUSES])})
+      where site_id = ${siteId} and environment = 'production' and status in (${sql.join([...ACTIVE_STATUSES])})
     ), met as (
       select distinct i.id as issue_id, g.session_id from issues i
-      join signals g on g.site_id = ${siteId} and g.page = i.page and g.signal_type = i.signal_type and g.selector = i.selector and g.ts >= ${since}
+      join signals g on g.site_id = ${siteId} and g.environment = 'production' and g.page = i.page and g.signal_type = i.signal_type and g.selector = i.selector and g.ts >= ${since}
     ), viewers as (
       select distinct v.page, v.session_id from events v
       where v.site_id = ${siteId} and v.type = 'page_view' and v.ts >= ${since} and v.page in (select page from issues)
     ), calm as (
       select w.page, w.session_id from viewers w
-      where not exists (select 1 from signals g where g.site_id = ${siteId} and g.page = w.page and g.session_id = w.session_id
+      where not exists (select 1 from signals g where g.site_id = ${siteId} and g.environment = 'production' and g.page = w.page and g.session_id = w.session_id
                           and g.ts >= ${since} and g.signal_type in (${sql.join(WEIGHTED)}))
     )
     select i.*,

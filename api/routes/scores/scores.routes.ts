@@ -17,14 +17,15 @@ export interface ScoresDeps {
 /**
  * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form
  * `GET /v1/scores`: `{ scores: [ { page, score, trend, top_signal, issue_count, updated_at } ] }` (spec "Page score").
+ * Both read one environment (`environment`, default production).
  */
 export function scoresRouter(deps: ScoresDeps): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
   router.get('/v1/query/scores', deps.readAuth, async (ctx) => {
-    const { site_id } = siteQuery(ctx, SiteQuerySchema);
+    const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
     const at = now();
-    const [pages, history] = await Promise.all([listCurrentPageScores(deps.db, site_id, at), siteDailyScores(deps.db, site_id, at)]);
+    const [pages, history] = await Promise.all([listCurrentPageScores(deps.db, site_id, environment, at), siteDailyScores(deps.db, site_id, environment, at)]);
     const baseline = baselineScore(history, at.toISOString().slice(0, 10));
     const overall = overallScore(pages);
     const site = {
@@ -37,8 +38,8 @@ export function scoresRouter(deps: ScoresDeps): Router {
     ctx.body = ok({ ...site, site });
   });
   router.get('/v1/scores', deps.readAuth, async (ctx) => {
-    const { site_id } = siteQuery(ctx, SiteQuerySchema);
-    const [pages, issues] = await Promise.all([listCurrentPageScores(deps.db, site_id, now()), activeIssueCountsByPage(deps.db, site_id)]);
+    const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
+    const [pages, issues] = await Promise.all([listCurrentPageScores(deps.db, site_id, environment, now()), activeIssueCountsByPage(deps.db, site_id, environment)]);
     ctx.body = ok({
       scores: pages.map((p) => ({
         page: p.page, score: round1(p.score), trend: p.trend, top_signal: p.dominant_signal, issue_count: issues.get(p.page) ?? 0,

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 
-export const SiteQuerySchema = z.object({ site_id: Uuid() });
+export const SiteQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 export type SiteQuery = z.infer<typeof SiteQuerySchema>;
 
-const Trend = z.enum(['up', 'down', 'stable']);
-const Score = z.number().min(0).max(100).describe('confusion score, 0-100, one decimal');
+export const Trend = z.enum(['up', 'down', 'stable']);
+export const Score = z.number().min(0).max(100).describe('confusion score, 0-100, one decimal');
 
 export const PageScoreSchema = z.object({
   page: z.string(), score: Score, trend: Trend, dominant_signal: z.string().nullable(),

@@ -193,7 +193,10 @@ export class ScreenshotCapturer {
         return png;
       })();
       const timeout = new Promise<never>((_, reject) => {
-        deadline = setTimeout(() => reject(new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)), timeoutMs);
+        // A page that already led to a forbidden address is refused, however long the rest of it would have taken.
+        deadline = setTimeout(() => reject(forbidden
+          ? new CaptureFailed('refused', `the page led to a forbidden address: ${forbidden}`)
+          : new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)), timeoutMs);
       });
       work.catch(() => {});
       return await Promise.race([work, timeout]);

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { ScreenshotResponseSchema } from './screenshots.schema.ts';
 import type { StoredScreenshot } from './screenshots.queries.ts';
 import type { ScreenshotReason } from './screenshots.schema.ts';
 
@@ -8,13 +10,13 @@ export function imageUrl(baseUrl: string | undefined, siteId: string, page: stri
 }
 
 /** `/query/page-screenshot` with a stored capture. */
-export function presentScreenshot(row: StoredScreenshot, image_url: string) {
+export function presentScreenshot(row: StoredScreenshot, image_url: string): z.output<typeof ScreenshotResponseSchema> {
   return {
     screenshot: { page: row.page, device: row.device, width: row.width, height: row.height, captured_at: row.captured_at.toISOString(), image_url },
   };
 }
 
 /** `/query/page-screenshot` without one, and why. */
-export function presentNoScreenshot(reason: ScreenshotReason) {
+export function presentNoScreenshot(reason: ScreenshotReason): z.output<typeof ScreenshotResponseSchema> {
   return { screenshot: null, reason };
 }

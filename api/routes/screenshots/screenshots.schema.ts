@@ -26,3 +26,11 @@ export const ScreenshotImageQuerySchema = z.object({ site_id: Uuid(), page: Page
 /** Why `screenshot` is null. */
 export const SCREENSHOT_REASONS = ['disabled', 'capturing', 'not_captured', 'limit_reached', 'refused', 'render_failed'] as const;
 export type ScreenshotReason = (typeof SCREENSHOT_REASONS)[number];
+
+/** `/query/page-screenshot`: the stored capture, or null and why. */
+export const ScreenshotResponseSchema = z.union([
+  z.object({
+    screenshot: z.object({ page: z.string(), device: z.string().describe('desktop or mobile'), width: z.number().int(), height: z.number().int(), captured_at: z.iso.datetime(), image_url: z.string() }),
+  }),
+  z.object({ screenshot: z.null(), reason: z.enum(SCREENSHOT_REASONS) }),
+]);

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { SessionResponseSchema } from './session.schema.ts';
 import { presentSessionId } from '../issues/issues.presenter.ts';
 import { SESSION_TIMELINE_MAX_EVENTS, type TimelineRow } from './session.queries.ts';
 
@@ -6,7 +8,7 @@ import { SESSION_TIMELINE_MAX_EVENTS, type TimelineRow } from './session.queries
  * `timestamp` in the short form: every event carries both, so the two forms answer the same shape.
  * `page_count` counts distinct pages; `signal_count` the signal events.
  */
-export function presentSession(sessionId: string, startedAt: Date, rows: TimelineRow[]) {
+export function presentSession(sessionId: string, startedAt: Date, rows: TimelineRow[]): z.output<typeof SessionResponseSchema> {
   const listed = rows.slice(0, SESSION_TIMELINE_MAX_EVENTS);
   const pages = new Set<string>();
   let signals = 0;

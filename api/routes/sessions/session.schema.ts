@@ -7,3 +7,16 @@ export const SessionQuerySchema = z.object({
   session_id: QueryText(132).describe('the SDK session id, with or without the ses_ prefix the API shows'),
 });
 export type SessionQuery = z.infer<typeof SessionQuerySchema>;
+
+/** `/query/session` and `/v1/session`: each event carries its time as both `occurred_at` and `timestamp`. */
+export const SessionResponseSchema = z.object({
+  session_id: z.string(),
+  page_count: z.number().int(),
+  signal_count: z.number().int(),
+  started_at: z.iso.datetime(),
+  events: z.array(z.discriminatedUnion('type', [
+    z.object({ type: z.literal('signal'), signal: z.string().nullable(), selector: z.string().nullable(), page: z.string(), occurred_at: z.iso.datetime(), timestamp: z.iso.datetime() }),
+    z.object({ type: z.literal('page_view'), selector: z.string().nullable(), page: z.string(), occurred_at: z.iso.datetime(), timestamp: z.iso.datetime() }),
+  ])),
+  truncated: z.boolean(),
+});

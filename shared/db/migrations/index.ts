@@ -9,6 +9,8 @@ import * as m0010 from './0010_sessions_and_email_ownership.ts';
 import * as m0050 from './0050_create_deploys.ts';
 import * as m0060 from './0060_create_deliveries.ts';
 import * as m0070 from './0070_create_page_screenshots.ts';
+import * as m0080 from './0080_outbox_commands.ts';
+import * as m0100 from './0100_environment_scoped_results.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +24,6 @@ export const migrations: Record<string, Migration> = {
   '0050_create_deploys': m0050,
   '0060_create_deliveries': m0060,
   '0070_create_page_screenshots': m0070,
+  '0080_outbox_commands': m0080,
+  '0100_environment_scoped_results': m0100,
 };

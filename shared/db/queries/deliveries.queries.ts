@@ -15,25 +15,52 @@ export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Pr
   return Number(r.numInsertedOrUpdatedRows ?? 0);
 }
 
+/** The webhook endpoint of a claimed delivery, read in the claim's statement (null for other channels). */
+export interface ClaimedEndpoint {
+  url: string;
+  secret_sealed: string;
+  active: boolean;
+  deleted_at: Date | null;
+}
+export type ClaimedDelivery = DeliveryRow & { endpoint: ClaimedEndpoint | null };
+
 /**
- * Claims up to `limit` due deliveries for one dispatcher: their due time moves `leaseMs` ahead, so no other
- * dispatcher takes them while this one sends (rows another dispatcher is claiming right now are skipped), and
- * a dispatcher that dies mid-send leaves them due again when the lease ends.
+ * Claims up to `limit` due deliveries for one dispatcher, with their webhook endpoints, in one statement: their
+ * due time moves `leaseMs` ahead, so no other dispatcher takes them while this one sends (rows another dispatcher
+ * is claiming right now are skipped), and a dispatcher that dies mid-send leaves them due again when the lease ends.
  */
-export async function claimDueDeliveries(db: Kysely<Database>, now: Date, limit: number, leaseMs: number): Promise<DeliveryRow[]> {
-  const { rows } = await sql<DeliveryRow>`
-    update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
-    where d.id in (
-      select id from notification_deliveries
-      where status = 'pending' and next_attempt_at <= ${now}
-      order by next_attempt_at limit ${limit} for update skip locked)
-    returning d.*`.execute(db);
-  return rows;
+export async function claimDueDeliveries(db: Kysely<Database>, now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<DeliveryRow & { ep_url: string | null; ep_secret_sealed: string | null; ep_active: boolean | null; ep_deleted_at: Date | null }>`
+    with c as (
+      update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
+      where d.id in (
+        select id from notification_deliveries
+        where status = 'pending' and next_attempt_at <= ${now}
+        order by next_attempt_at limit ${limit} for update skip locked)
+      returning d.*)
+    select c.*, e.url as ep_url, e.secret_sealed as ep_secret_sealed, e.active as ep_active, e.deleted_at as ep_deleted_at
+    from c left join webhook_endpoints e on c.channel = 'webhook' and e.id = c.endpoint_id`.execute(db);
+  return rows.map(({ ep_url, ep_secret_sealed, ep_active, ep_deleted_at, ...d }) => ({
+    ...d,
+    endpoint: ep_url === null || ep_secret_sealed === null ? null : { url: ep_url, secret_sealed: ep_secret_sealed, active: ep_active === true, deleted_at: ep_deleted_at },
+  }));
+}
+
+/**
+ * Hands claimed deliveries back unsent (a dispatcher stopping): due at `now` again, so another dispatcher takes them
+ * without waiting for the lease. Only rows still under this claim's lease are touched (`leasedUntil` is exactly
+ * what the claim wrote), never one another dispatcher has claimed since.
+ */
+export async function releaseClaims(db: Db, claims: readonly { id: string; leasedUntil: Date }[], now: Date): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`
+    update notification_deliveries n set next_attempt_at = ${now}, updated_at = ${now}
+    from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leasedUntil.toISOString())}::timestamptz[]) as v(id, leased_until)
+    where n.id = v.id and n.status = 'pending' and n.next_attempt_at = v.leased_until`.execute(db);
 }
 
 export interface AttemptRecord {
   deliveryId: string;
-  orgId: string;
   /** The attempt count the claim saw: the write applies only if no one else recorded an attempt since. */
   claimedAttempts: number;
   status: 'succeeded' | 'failed';
@@ -43,36 +70,62 @@ export interface AttemptRecord {
   startedAt: Date;
   /** Due time of the next attempt; null: the delivery is finished (succeeded, or failed for good). */
   nextAttemptAt: Date | null;
-  now: Date;
 }
 
-/** Stores one attempt and moves the delivery on. Returns false when the claim had gone stale (nothing written). */
-export async function recordAttempt(trx: Transaction<Database>, a: AttemptRecord): Promise<boolean> {
-  const finalStatus = a.status === 'succeeded' ? 'succeeded' : a.nextAttemptAt ? 'pending' : 'failed';
-  const updated = await trx
-    .updateTable('notification_deliveries')
-    .set({
-      status: finalStatus, attempts: a.claimedAttempts + 1, last_http_status: a.httpStatus, last_error: a.error, updated_at: a.now,
-      next_attempt_at: a.nextAttemptAt ?? a.now, completed_at: finalStatus === 'pending' ? null : a.now,
-    })
-    .where('id', '=', a.deliveryId)
-    .where('attempts', '=', a.claimedAttempts)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return false;
-  await trx
-    .insertInto('delivery_attempts')
-    .values({
-      delivery_id: a.deliveryId, org_id: a.orgId, attempt: a.claimedAttempts + 1, status: a.status, http_status: a.httpStatus,
-      error: a.error, duration_ms: Math.round(a.durationMs), started_at: a.startedAt, next_attempt_at: finalStatus === 'pending' ? a.nextAttemptAt : null,
-    })
-    .execute();
-  return true;
+/**
+ * Stores many attempts in one statement (atomic on its own, one round trip whatever their number): moves each
+ * delivery on (succeeded; pending until `nextAttemptAt`; or failed for good), logs each attempt, and clears the
+ * failure streak of the webhook endpoints a success reached. A record whose claim went stale (another dispatcher
+ * recorded an attempt since) writes nothing. Returns the ids of the deliveries written.
+ */
+export async function recordAttempts(db: Db, records: readonly AttemptRecord[], now: Date): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  const { rows } = await sql<{ id: string }>`
+    with v as (
+      select * from unnest(
+        ${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.claimedAttempts)}::int[], ${col((r) => r.status)}::text[],
+        ${col((r) => r.httpStatus)}::int[], ${col((r) => r.error)}::text[], ${col((r) => Math.round(r.durationMs))}::int[],
+        ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]
+      ) as v(id, claimed, status, http_status, error, duration_ms, started_at, next_at)),
+    d as (
+      update notification_deliveries n set
+        status = case when v.status = 'succeeded' then 'succeeded' when v.next_at is not null then 'pending' else 'failed' end,
+        attempts = v.claimed + 1, last_http_status = v.http_status, last_error = v.error, updated_at = ${now},
+        next_attempt_at = coalesce(v.next_at, ${now}),
+        completed_at = case when v.status = 'failed' and v.next_at is not null then null else ${now}::timestamptz end
+      from v
+      where n.id = v.id and n.attempts = v.claimed and n.status = 'pending'
+      returning n.id, n.org_id, n.channel, n.endpoint_id, v.claimed, v.status, v.http_status, v.error, v.duration_ms, v.started_at, v.next_at),
+    att as (
+      insert into delivery_attempts (delivery_id, org_id, attempt, status, http_status, error, duration_ms, started_at, next_attempt_at)
+      select id, org_id, claimed + 1, status, http_status, error, duration_ms, started_at, next_at from d),
+    e as (
+      update webhook_endpoints set consecutive_failures = 0, failing_since = null
+      where id in (select endpoint_id from d where channel = 'webhook' and status = 'succeeded')
+        and (consecutive_failures <> 0 or failing_since is not null))
+    select id from d`.execute(db);
+  return new Set(rows.map((r) => r.id));
 }
 
-/** Finishes a delivery without an attempt (its endpoint was disabled or removed meanwhile). */
-export async function abandonDelivery(db: Db, id: string, reason: string, now: Date): Promise<void> {
-  await db.updateTable('notification_deliveries').set({ status: 'failed', last_error: reason, completed_at: now, updated_at: now }).where('id', '=', id).where('status', '=', 'pending').execute();
+/**
+ * Of these claimed deliveries, the ones still as claimed (pending, no attempt recorded since), locked until the
+ * caller's transaction ends: what a failed attempt may be counted against its endpoint for.
+ */
+export async function lockClaimedDeliveries(trx: Transaction<Database>, claims: readonly { id: string; attempts: number }[]): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const rows = await trx.selectFrom('notification_deliveries').select(['id', 'attempts']).where('id', 'in', claims.map((c) => c.id)).where('status', '=', 'pending').forUpdate().execute();
+  const seen = new Map(rows.map((r) => [r.id, r.attempts]));
+  return new Set(claims.filter((c) => seen.get(c.id) === c.attempts).map((c) => c.id));
+}
+
+/** Finishes deliveries without an attempt (their endpoint was disabled or removed meanwhile), one statement per reason. */
+export async function abandonDeliveries(db: Db, abandoned: readonly { id: string; reason: string }[], now: Date): Promise<void> {
+  const byReason = Map.groupBy(abandoned, (a) => a.reason);
+  for (const [reason, items] of byReason) {
+    await db.updateTable('notification_deliveries').set({ status: 'failed', last_error: reason, completed_at: now, updated_at: now })
+      .where('id', 'in', items.map((a) => a.id)).where('status', '=', 'pending').execute();
+  }
 }
 
 export interface DeliveryLogEntry {
@@ -112,26 +165,4 @@ export async function listDeliveryLog(db: Db, orgId: string, limit: number, site
       where d.org_id = ${orgId} and d.status = 'pending' ${siteFilter}
     ) log order by at desc, attempt desc limit ${limit}`.execute(db);
   return rows;
-}
-
-/**
- * The common case in one statement (atomic on its own, one round trip): marks the delivery succeeded, logs the
- * attempt, and clears the webhook endpoint's failure streak if it has one. Returns false when the claim had gone
- * stale (nothing written).
- */
-export async function recordSuccess(db: Kysely<Database>, a: Omit<AttemptRecord, 'status' | 'error' | 'nextAttemptAt'>, webhookEndpointId: string | null): Promise<boolean> {
-  const { rows } = await sql<{ id: string }>`
-    with d as (
-      update notification_deliveries set status = 'succeeded', attempts = ${a.claimedAttempts + 1}, last_http_status = ${a.httpStatus},
-        last_error = null, updated_at = ${a.now}, next_attempt_at = ${a.now}, completed_at = ${a.now}
-      where id = ${a.deliveryId} and attempts = ${a.claimedAttempts} and status = 'pending'
-      returning id),
-    att as (
-      insert into delivery_attempts (delivery_id, org_id, attempt, status, http_status, error, duration_ms, started_at, next_attempt_at)
-      select id, ${a.orgId}, ${a.claimedAttempts + 1}, 'succeeded', ${a.httpStatus}, null, ${Math.round(a.durationMs)}, ${a.startedAt}, null from d),
-    e as (
-      update webhook_endpoints set consecutive_failures = 0, failing_since = null
-      where id = ${webhookEndpointId} and exists (select 1 from d) and (consecutive_failures <> 0 or failing_since is not null))
-    select id from d`.execute(db);
-  return rows.length > 0;
 }

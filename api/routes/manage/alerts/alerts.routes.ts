@@ -1,5 +1,5 @@
-import { encode } from '../../../../shared/contracts/codec.ts';
-import { commandSubjectKind, type AlertStatusChanged } from '../../../../shared/contracts/commands.ts';
+import type { AlertStatusChanged } from '../../../../shared/contracts/commands.ts';
+import { announceOutboxRows, enqueueCommand } from '../../../../shared/notify/command-outbox.ts';
 import { ConflictError } from '../../../../shared/errors.ts';
 import { alertNotification, enqueueNotifications } from '../../../../shared/notify/alert-notification.ts';
 import { newId } from '../../../../shared/ids.ts';
@@ -20,18 +20,18 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     table.add({
       method, path, tag: 'alerts',
       summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
-      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command; acknowledged and resolved also send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email).',
+      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command once it committed (through the outbox); acknowledged and resolved also send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email).',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
       params: idParam(param), notFound: NOT_FOUND, body: AlertPatchSchema, response: AlertSchema,
       async handler(_ctx, { params, body, principal, guard }) {
         const id = (params as Record<string, string>)[param];
-        return deps.db.transaction().execute(async (trx) => {
+        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
           const before = await findAlertForUpdate(trx, id);
           guard.site(before?.site_id, NOT_FOUND);
           const from = before!.status as AlertStatus;
           const t = alertTransition(from, body.status);
           if (t.kind === 'refused') throw new ConflictError(t.reason);
-          if (t.kind === 'unchanged') return presentAlert(before!);
+          if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
           const now = deps.now();
           const after = await setAlertStatus(trx, id, { status: body.status, resolvedReason: body.resolved_reason ?? null, now });
           await audit(trx, principal, {
@@ -46,10 +46,12 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           if (body.status === 'acknowledged' || body.status === 'resolved') {
             await enqueueNotifications(trx, [alertNotification(`alert.${body.status}`, { ...after, details: after.details }, now)]);
           }
-          // NOTE: published before the commit: a publish failure (503) rolls the change back, so no change goes unannounced.
-          await deps.bus.publish(deps.topology.commandSubject(commandSubjectKind(command)), encode(command), command.command_id);
-          return presentAlert(after);
+          // The command too: published after the commit (never for a change that rolled back), in order per alert.
+          await enqueueCommand(trx, command, `alert:${id}`);
+          return { presented: presentAlert(after), queued: true };
         });
+        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+        return presented;
       },
     });
   }

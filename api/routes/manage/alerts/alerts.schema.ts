@@ -25,4 +25,4 @@ export const AlertSchema = z.object({
   resolved_at: Timestamp.nullable(),
   resolved_reason: z.string().nullable(),
   updated_at: Timestamp,
-});
+}).meta({ id: 'Alert' });

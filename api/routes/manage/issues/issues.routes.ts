@@ -1,5 +1,5 @@
-import { encode } from '../../../../shared/contracts/codec.ts';
-import { commandSubjectKind, type IssueUpdated } from '../../../../shared/contracts/commands.ts';
+import type { IssueUpdated } from '../../../../shared/contracts/commands.ts';
+import { announceOutboxRows, enqueueCommand } from '../../../../shared/notify/command-outbox.ts';
 import { ConflictError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
@@ -25,17 +25,17 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     table.add({
       method, path, tag: 'issues',
       summary: `Set an issue's status, note, assignee, frozen flag or severity${method === 'post' ? ' (short form)' : ''}`,
-      description: 'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change is published as an issue.updated command.',
+      description: 'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change is published as an issue.updated command once it committed (through the outbox).',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
       params: idParam(param), notFound: NOT_FOUND, body: IssuePatchSchema, response: IssueRecordSchema,
       async handler(_ctx, { params, body, principal, guard }) {
         const id = (params as Record<string, string>)[param];
-        return deps.db.transaction().execute(async (trx) => {
+        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
           const before = await findIssueForUpdate(trx, id);
           guard.site(before?.site_id, NOT_FOUND);
           if (before!.merged_into) throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
           const changes = diff(before!, body);
-          if (Object.keys(changes).length === 0) return presentIssue(before!);
+          if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
           const now = deps.now();
           const after = await updateIssueFields(trx, id, body, now);
           await insertApiIssueUpdate(trx, id, changes, principal.label);
@@ -43,9 +43,11 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           const command: IssueUpdated = {
             kind: 'issue.updated', command_id: newId(), org_id: before!.org_id, site_id: after.site_id, issue_id: id, changes, actor: principal.label, at: now.toISOString(),
           };
-          await deps.bus.publish(deps.topology.commandSubject(commandSubjectKind(command)), encode(command), command.command_id);
-          return presentIssue(after);
+          await enqueueCommand(trx, command, `issue:${id}`);
+          return { presented: presentIssue(after), queued: true };
         });
+        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+        return presented;
       },
     });
   }

