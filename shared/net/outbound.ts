@@ -139,6 +139,13 @@ export interface OutboundResponse {
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
 
 /**
+ * One agent per scheme, without keep-alive: no connection is ever reused, so each request connects to the address
+ * its own lookup pinned. (`agent: false` would do the same with a new agent per request, which cost about a tenth
+ * of a local delivery's CPU in the alerts bench.)
+ */
+const AGENTS = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) } as const;
+
+/**
  * One HTTP(S) request through the guard: resolve once, check, connect to the checked address (TLS still
  * verifies the certificate against the host name), no redirects, a deadline. Throws OutboundError.
  */
@@ -157,7 +164,8 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
     if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pin.address, family: pin.family }]);
     else cb(null, pin.address, pin.family);
   };
-  const mod = u.protocol === 'https:' ? https : http;
+  const tls = u.protocol === 'https:';
+  const mod = tls ? https : http;
   const max = req.maxResponseBytes ?? 64 * 1024;
   return new Promise<OutboundResponse>((resolvePromise, reject) => {
     let timedOut = false;
@@ -167,7 +175,7 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
     };
     const r = mod.request(
       u,
-      { method: req.method ?? 'POST', headers: req.headers, lookup, agent: false, family: pin.family },
+      { method: req.method ?? 'POST', headers: req.headers, lookup, agent: AGENTS[tls ? 'https:' : 'http:'], family: pin.family },
       (res) => {
         const chunks: Buffer[] = [];
         let kept = 0;
