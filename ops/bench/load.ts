@@ -1,62 +1,120 @@
 import http from 'node:http';
+import { OpenLoopSchedule, WindowSet } from './open-loop.ts';
 
-export interface LoadResult {
-  requests: number;
-  ok: number;
-  failed: number;
-  seconds: number;
-  latenciesMs: number[];
+export { percentile } from './open-loop.ts';
+
+/** One request of a workload: its body and how many events it carries. */
+export interface Request {
+  body: string;
+  events: number;
 }
+
+export interface OpenLoadResult {
+  offeredEvents: number;
+  offeredBatches: number;
+  sentBatches: number;
+  acceptedEvents: number;
+  acceptedBatches: number;
+  failedBatches: number;
+  /** Batches due while `maxInFlight` requests were outstanding: offered, never sent. */
+  droppedBatches: number;
+  /** Seconds of sending (the schedule's span, not the wait for the last answers). */
+  seconds: number;
+  /** Each answered request's latency, send → full response, ms. */
+  latenciesMs: number[];
+  /** The latest a batch was sent after it fell due, ms: the sender's own lateness (a starved bench process). */
+  maxLateMs: number;
+}
+
+/** How often the sender wakes to send what fell due: short enough that a batch waits at most this long. */
+const TICK_MS = 5;
 
 /**
- * Posts `bodies` to `url` from `concurrency` keep-alive connections as fast as the server answers.
- * Measures each request's latency (send → full response).
+ * Open-loop load: `eventsPerSecond` of the workload `next` yields, sent on schedule whether or not earlier requests
+ * were answered (OpenLoopSchedule), until `seconds` have passed or `next` runs out. Past `maxInFlight` outstanding
+ * requests a due batch is counted as not sent (the target was not reached by that much) instead of queued, so the
+ * sender never becomes closed-loop. Stops by itself; resolves when every sent request has been answered.
+ * `windows` (optional) collects offered events and latencies by send time, accepted events by answer time.
  */
-export async function runLoad(opts: {
+export async function openLoad(o: {
   url: string;
-  bodies: readonly string[];
   headers: Record<string, string>;
-  concurrency: number;
   okStatus: number;
-  onProgress?: (done: number) => void;
-}): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const u = new URL(opts.url);
-  const latencies: number[] = [];
-  let next = 0;
-  let ok = 0;
-  let failed = 0;
+  eventsPerSecond: number;
+  next: () => Request | undefined;
+  seconds?: number;
+  maxInFlight: number;
+  windows?: WindowSet;
+  /** performance.now() the windows count from (default: this run's start). */
+  windowStart?: number;
+  onTick?: (elapsedSeconds: number, r: OpenLoadResult) => void;
+}): Promise<OpenLoadResult> {
+  const u = new URL(o.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.maxInFlight });
+  const schedule = new OpenLoopSchedule(o.eventsPerSecond);
+  const r: OpenLoadResult = { offeredEvents: 0, offeredBatches: 0, sentBatches: 0, acceptedEvents: 0, acceptedBatches: 0, failedBatches: 0, droppedBatches: 0, seconds: 0, latenciesMs: [], maxLateMs: 0 };
   const started = performance.now();
-  const one = (body: string) =>
-    new Promise<number>((resolve) => {
-      const req = http.request(
-        { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...opts.headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
-  const worker = async () => {
-    while (next < opts.bodies.length) {
-      const i = next++;
-      const t0 = performance.now();
-      const status = await one(opts.bodies[i]);
-      latencies.push(performance.now() - t0);
-      if (status === opts.okStatus) ok++;
-      else failed++;
-      if (i % 200 === 0) opts.onProgress?.(ok + failed);
-    }
-  };
-  await Promise.all(Array.from({ length: opts.concurrency }, worker));
-  agent.destroy();
-  return { requests: opts.bodies.length, ok, failed, seconds: (performance.now() - started) / 1000, latenciesMs: latencies };
-}
+  const windowStart = o.windowStart ?? started;
+  const limit = o.seconds ?? Number.POSITIVE_INFINITY;
+  let inFlight = 0;
+  let sending = true;
+  let settle!: () => void;
+  const allAnswered = new Promise<void>((resolve) => (settle = resolve));
 
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const send = (req: Request) => {
+    const t0 = performance.now();
+    const w = o.windows?.at((t0 - windowStart) / 1000);
+    inFlight++;
+    r.sentBatches++;
+    const done = (status: number) => {
+      const t1 = performance.now();
+      const ms = t1 - t0;
+      r.latenciesMs.push(ms);
+      w?.latenciesMs.push(ms);
+      if (status === o.okStatus) {
+        r.acceptedBatches++;
+        r.acceptedEvents += req.events;
+        if (o.windows) o.windows.at((t1 - windowStart) / 1000).acceptedEvents += req.events;
+      } else r.failedBatches++;
+      if (--inFlight === 0 && !sending) settle();
+    };
+    const cr = http.request(
+      { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      },
+    );
+    cr.on('error', () => done(0));
+    cr.end(req.body);
+  };
+
+  let exhausted = false;
+  while (!exhausted) {
+    const elapsed = (performance.now() - started) / 1000;
+    if (elapsed >= limit) break;
+    while (schedule.due(elapsed)) {
+      const req = o.next();
+      if (!req) {
+        exhausted = true;
+        break;
+      }
+      r.maxLateMs = Math.max(r.maxLateMs, (elapsed - schedule.nextDueAt()) * 1000);
+      schedule.offer(req.events);
+      o.windows && (o.windows.at((performance.now() - windowStart) / 1000).offeredEvents += req.events);
+      if (inFlight >= o.maxInFlight) r.droppedBatches++;
+      else send(req);
+    }
+    r.offeredEvents = schedule.offeredEvents;
+    r.offeredBatches = schedule.offeredBatches;
+    o.onTick?.(elapsed, r);
+    if (!exhausted) await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+  }
+  r.seconds = (performance.now() - started) / 1000;
+  r.offeredEvents = schedule.offeredEvents;
+  r.offeredBatches = schedule.offeredBatches;
+  sending = false;
+  if (inFlight > 0) await allAnswered;
+  agent.destroy();
+  return r;
 }
