@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { freePort } from '../../shared/testing/nats-server.ts';
 import { processCpuSeconds, stop, waitReady } from './harness.ts';
 import { percentile } from './load.ts';
+import { targetLine } from './open-loop.ts';
 import { Progress } from './progress.ts';
 import { SiteProfile } from './workload.ts';
 
@@ -28,6 +29,11 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 /** Requests in flight at most; a batch due past it is counted as not sent (the target was not reached). */
 const MAX_IN_FLIGHT = 1024;
 const EVENTS_PER_BATCH = 2;
+/** The issue's targets for the embedded default: 1,000 two-event batches/s, p99 ≤ 100 ms, storage keeping up. */
+const TARGET_BATCHES = 1000;
+const TARGET_P99_MS = 100;
+/** What was left at the end of sending counts as kept up when it is stored within this long. */
+const DRAIN_BOUND_SECONDS = 2;
 const cliPath = new URL('../cli.ts', import.meta.url).pathname;
 
 interface OpenLoopResult {
@@ -253,4 +259,16 @@ function print(floor: Row, fr: Row, e: { storedPerSecond: number; backlogBatches
   line(['processor transactions/s, mean ms, batches per transaction', `${fmt(e.transactions / fr.result.seconds)}, ${fmt((e.txSeconds * 1000) / Math.max(1, e.transactions), 1)}, ${fmt(fr.result.accepted / Math.max(1, e.transactions), 1)}`, '', '', '']);
   const tail = (r: OpenLoopResult) => r.slices.map((l) => fmt(percentile(l, 99))).join(' ');
   process.stdout.write(`\np99 ms per ${SLICE_SECONDS} s of sending: friction ${tail(fr.result)}; floor ${tail(floor.result)}\n\n`);
+  // The issue's targets for the embedded default, judged on this run.
+  const accepted = rate(fr.result);
+  const reached = accepted >= 0.95 * TARGET_BATCHES && fr.result.dropped === 0 && fr.result.failed === 0;
+  const p99 = percentile(fr.result.latenciesMs, 99);
+  const storedShare = e.storedPerSecond / Math.max(1e-9, accepted * EVENTS_PER_BATCH);
+  const keptUp = storedShare >= 0.95 && e.drainSeconds <= DRAIN_BOUND_SECONDS;
+  const asked = RATE >= TARGET_BATCHES ? undefined : `run asked ${fmt(RATE)}/s, below the target`;
+  const say = (l: string) => process.stdout.write(`${l}\n`);
+  say(targetLine({ target: `at least ${fmt(TARGET_BATCHES)} two-event batches/s accepted`, measured: `${fmt(accepted)}/s (${fr.result.dropped} not sent, ${fr.result.failed} failed)`, ratio: accepted / TARGET_BATCHES, met: asked ? undefined : reached, why: asked }));
+  say(targetLine({ target: `p99 latency ≤ ${TARGET_P99_MS} ms at that rate`, measured: `${fmt(p99, 1)} ms`, ratio: p99 / TARGET_P99_MS, met: asked ? undefined : p99 <= TARGET_P99_MS && reached, why: asked ?? (reached ? undefined : 'and the rate was not reached') }));
+  say(targetLine({ target: `storage keeping up (≥ 0.95 of accepted events stored in the window, the rest drained within ${DRAIN_BOUND_SECONDS} s)`, measured: `${fmt(storedShare, 2)} stored, drained in ${fmt(e.drainSeconds, 1)} s`, ratio: storedShare, met: keptUp }));
+  say('');
 }

@@ -24,6 +24,8 @@ export interface OpenLoadResult {
   latenciesMs: number[];
   /** The latest a batch was sent after it fell due, ms: the sender's own lateness (a starved bench process). */
   maxLateMs: number;
+  /** CPU seconds the bench process used while sending (its share of a core says whether the sender was the limit). */
+  senderCpuSeconds: number;
 }
 
 /** How often the sender wakes to send what fell due: short enough that a batch waits at most this long. */
@@ -52,8 +54,9 @@ export async function openLoad(o: {
   const u = new URL(o.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.maxInFlight });
   const schedule = new OpenLoopSchedule(o.eventsPerSecond);
-  const r: OpenLoadResult = { offeredEvents: 0, offeredBatches: 0, sentBatches: 0, acceptedEvents: 0, acceptedBatches: 0, failedBatches: 0, droppedBatches: 0, seconds: 0, latenciesMs: [], maxLateMs: 0 };
+  const r: OpenLoadResult = { offeredEvents: 0, offeredBatches: 0, sentBatches: 0, acceptedEvents: 0, acceptedBatches: 0, failedBatches: 0, droppedBatches: 0, seconds: 0, latenciesMs: [], maxLateMs: 0, senderCpuSeconds: 0 };
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   const windowStart = o.windowStart ?? started;
   const limit = o.seconds ?? Number.POSITIVE_INFINITY;
   let inFlight = 0;
@@ -111,6 +114,8 @@ export async function openLoad(o: {
     if (!exhausted) await new Promise((resolve) => setTimeout(resolve, TICK_MS));
   }
   r.seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  r.senderCpuSeconds = (cpu.user + cpu.system) / 1e6;
   r.offeredEvents = schedule.offeredEvents;
   r.offeredBatches = schedule.offeredBatches;
   sending = false;

@@ -101,6 +101,9 @@ test('rate verdict: reached only at the rate with nothing dropped or failed, and
   t.regex(dropped.text, /5 requests failed/);
   // A sender at the rate that lost requests has not reached it either.
   t.false(rateVerdict({ ...base, achievedRate: 5000, droppedBatches: 0, failedBatches: 1 }).reached);
+  t.notRegex(dropped.text, /ms late/);
+  const both = rateVerdict({ ...base, achievedRate: 3000, droppedBatches: 10, failedBatches: 0, maxLateMs: 300, senderCoreShare: 0.85 });
+  t.regex(both.text, /10 batches not sent.*; the sender itself was up to 300 ms late; sender used 85 % of a core$/);
   const starved = rateVerdict({ ...base, achievedRate: 4000, droppedBatches: 0, failedBatches: 0, maxLateMs: 2500 });
   t.regex(starved.text, /fell behind its own schedule \(up to 2,500 ms late\)/);
 });

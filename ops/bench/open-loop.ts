@@ -138,6 +138,9 @@ export function windowRows(windows: WindowSet, samples: readonly Sample[]): Wind
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
+/** A sender later than this on some batch says so even when the server was the limit: both may hold. */
+const LATE_NOTE_MS = 100;
+
 /** Whether an open-loop sender reached its target, and if not, why (the reasons a sender can see). */
 export function rateVerdict(o: {
   targetRate: number;
@@ -147,6 +150,8 @@ export function rateVerdict(o: {
   maxInFlight: number;
   /** The latest the sender sent a batch after it fell due, ms. */
   maxLateMs: number;
+  /** The bench process's CPU over the sending span, as a share of one core (a sender near 1.0 may be the limit). */
+  senderCoreShare?: number;
   /** Share of the target that counts as reached (default 0.95: a few percent is the answers still in flight). */
   tolerance?: number;
 }): { reached: boolean; ratio: number; text: string } {
@@ -159,6 +164,8 @@ export function rateVerdict(o: {
   if (o.failedBatches > 0) why.push(`${fmt(o.failedBatches)} requests failed`);
   // Neither: the bench process itself could not keep its schedule (its event loop starved of CPU).
   if (why.length === 0) why.push(`the sender fell behind its own schedule (up to ${fmt(o.maxLateMs)} ms late): the bench process was short of CPU`);
+  else if (o.maxLateMs >= LATE_NOTE_MS) why.push(`the sender itself was up to ${fmt(o.maxLateMs)} ms late`);
+  if (o.senderCoreShare !== undefined) why.push(`sender used ${(o.senderCoreShare * 100).toFixed(0)} % of a core`);
   return { reached, ratio, text: `NOT reached: ${head}; ${why.join('; ')}` };
 }
 

@@ -250,7 +250,7 @@ export async function runBench(_args: string[]): Promise<void> {
 }
 
 const verdictOf = (r: OpenLoadResult, target: number) =>
-  rateVerdict({ targetRate: target, achievedRate: r.acceptedEvents / r.seconds, droppedBatches: r.droppedBatches, failedBatches: r.failedBatches, maxInFlight: MAX_IN_FLIGHT, maxLateMs: r.maxLateMs });
+  rateVerdict({ targetRate: target, achievedRate: r.acceptedEvents / r.seconds, droppedBatches: r.droppedBatches, failedBatches: r.failedBatches, maxInFlight: MAX_IN_FLIGHT, maxLateMs: r.maxLateMs, senderCoreShare: r.senderCpuSeconds / r.seconds });
 
 function printTable(rows: string[][], say: (s: string) => void): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
