@@ -14,7 +14,7 @@
  * Environment: BENCH_EVENTS (200000, phase 1), BENCH_INGEST_RATE (10000 events/s), BENCH_BATCH (`sdk`: the SDK's
  * 1-10 events; or a number), BENCH_SITES (8), BENCH_WARMUP (1000 batches per server, not counted),
  * BENCH_SUSTAINED_RATE (5000), BENCH_SUSTAINED_SECONDS (60), BENCH_WINDOW_SECONDS (5), BENCH_BACKLOG_BOUND_SECONDS
- * (2), BENCH_MAX_IN_FLIGHT (512), BENCH_DATABASE_URL (admin connection), BENCH_NATS_URL, BENCH_REDIS_URL.
+ * (2), BENCH_MAX_IN_FLIGHT (512), BENCH_CONNECTIONS (64), BENCH_DATABASE_URL (admin connection), BENCH_NATS_URL, BENCH_REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -47,6 +47,8 @@ const WINDOW_SECONDS = Number(env.BENCH_WINDOW_SECONDS ?? 5);
 /** The backlog counts as bounded when, at the end of sending, it is at most this many seconds of traffic. */
 const BACKLOG_BOUND_SECONDS = Number(env.BENCH_BACKLOG_BOUND_SECONDS ?? 2);
 const MAX_IN_FLIGHT = Number(env.BENCH_MAX_IN_FLIGHT ?? 512);
+/** Keep-alive connections per sender (load.ts says why they are bounded). */
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
 const NATS_URL = env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -109,7 +111,7 @@ const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, 
 
 /** Warm-up then a measured open-loop run at INGEST_RATE; the server's CPU per batch from /proc around the run. */
 async function ingestPhase(label: string, url: string, pid: number | undefined, warm: readonly Planned[], measured: readonly Planned[], sites: readonly Site[]) {
-  const options = { url, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: INGEST_RATE, maxInFlight: MAX_IN_FLIGHT };
+  const options = { url, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: INGEST_RATE, maxInFlight: MAX_IN_FLIGHT, connections: CONNECTIONS };
   const warmRun = await openLoad({ ...options, next: cursor(warm, sites) });
   const total = measured.reduce((n, p) => n + p.events.length, 0);
   const progress = new Progress(label, total);
@@ -222,6 +224,11 @@ export async function runBench(_args: string[]): Promise<void> {
     const floorCpu = sustainedFloor.cpuUsPerEvent.client + sustainedFloor.cpuUsPerEvent.database;
     say(`   CPU µs per stored event, processor + PostgreSQL backends: ${fmt(s.processorCpuUs)} + ${fmt(s.databaseCpuUs)}; COPY floor ${fmt(sustainedFloor.cpuUsPerEvent.client)} + ${fmt(sustainedFloor.cpuUsPerEvent.database)}; floor / friction ${(floorCpu / (s.processorCpuUs + s.databaseCpuUs)).toFixed(2)}`);
     say(`   (the backends include ingest's and the probes' queries); ingest CPU µs per batch ${fmt(s.ingestCpuPerBatch * 1e6)}`);
+    // What the target rate costs in CPU, from the per-unit figures above: unlike the rates, this does not depend on
+    // what else the machine runs (NATS's and the sender's CPU are not in it: the server is shared, the sender is ours).
+    const batchesPerSecond = SUSTAINED_RATE / (s.load.offeredEvents / Math.max(1, s.load.offeredBatches));
+    const cores = (s.ingestCpuPerBatch * batchesPerSecond) + ((s.processorCpuUs + s.databaseCpuUs) * SUSTAINED_RATE) / 1e6;
+    say(`   CPU the target rate needs at these costs: ${cores.toFixed(2)} cores (ingest ${(s.ingestCpuPerBatch * batchesPerSecond).toFixed(2)}, processor ${((s.processorCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}, PostgreSQL ${((s.databaseCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}) of this machine's ${cpus().length}; NATS not counted`);
     say(`   ingest latency over the run p50 / p99 ${fmt(percentile(s.load.latenciesMs, 50), 1)} / ${fmt(percentile(s.load.latenciesMs, 99), 1)} ms; score lag p50 / p99 ${fmt(percentile(s.lagsMs, 50))} / ${fmt(percentile(s.lagsMs, 99))} ms over ${s.lagsMs.length} probes${s.lostProbes ? `, ${s.lostProbes} lost (no score row after 60 s)` : ''}`);
     say();
 
@@ -294,7 +301,7 @@ async function sustainedPhase(o: {
   })();
   const load = openLoad({
     url: o.ingestUrl, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: SUSTAINED_RATE, next: cursor(o.sustained, o.sites),
-    seconds: SUSTAINED_SECONDS, maxInFlight: MAX_IN_FLIGHT, windows, windowStart: t0,
+    seconds: SUSTAINED_SECONDS, maxInFlight: MAX_IN_FLIGHT, connections: CONNECTIONS, windows, windowStart: t0,
     onTick: (elapsed) => progress.update(elapsed, `backlog ${fmt(windows.acceptedEvents() - (samples.at(-1)?.stored ?? 0))} at the last sample`),
   }).finally(() => (sending = false));
   const probes = await runProbes({ db: o.db, ingestUrl: o.ingestUrl, key: o.sites[0]!.publishableKey, probeSite: o.sites[0]!.siteId, running: () => sending && performance.now() - t0 < SUSTAINED_SECONDS * 1000, windows, windowStart: t0 });
