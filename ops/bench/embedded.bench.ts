@@ -7,7 +7,8 @@
  * that parses the same batches and answers 202 (bare-ingest-server.ts). CPU per batch of each server process is
  * read from /proc: it does not depend on what else the machine runs.
  *
- * Environment: BENCH_RATE (1000 batches/s), BENCH_SECONDS (30, after BENCH_WARMUP_SECONDS 5 at the same rate).
+ * Environment: BENCH_RATE (1000 batches/s), BENCH_SECONDS (30, after BENCH_WARMUP_SECONDS 5 at the same rate),
+ * BENCH_CONNECTIONS (64 keep-alive connections).
  */
 import http from 'node:http';
 import { createInterface } from 'node:readline';
@@ -28,6 +29,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 /** Requests in flight at most; a batch due past it is counted as not sent (the target was not reached). */
 const MAX_IN_FLIGHT = 1024;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const EVENTS_PER_BATCH = 2;
 /** The targets for the embedded default: 1,000 two-event batches/s, p99 ≤ 100 ms, storage keeping up. */
 const TARGET_BATCHES = 1000;
@@ -55,7 +57,9 @@ const SLICE_SECONDS = 5;
  */
 async function openLoop(o: { url: string; key: string; rate: number; seconds: number; label: string; seed: number }): Promise<OpenLoopResult> {
   const u = new URL(o.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_IN_FLIGHT });
+  // Bounded like load.ts's senders: hundreds of connections opened at once overflow the listen queue and the retried
+  // SYNs would be timed as latency; a request waiting for a free connection has that wait in its latency.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const profile = new SiteProfile({ seed: o.seed });
   const progress = new Progress(o.label, o.seconds);
   const latencies: number[] = [];
