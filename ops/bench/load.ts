@@ -111,7 +111,7 @@ export async function openLoad(o: {
       }
       r.maxLateMs = Math.max(r.maxLateMs, (elapsed - schedule.nextDueAt()) * 1000);
       schedule.offer(req.events);
-      o.windows && (o.windows.at((performance.now() - windowStart) / 1000).offeredEvents += req.events);
+      if (o.windows) o.windows.at((performance.now() - windowStart) / 1000).offeredEvents += req.events;
       if (inFlight >= o.maxInFlight) r.droppedBatches++;
       else send(req);
     }
