@@ -46,7 +46,7 @@ function leavesDocument(e: MouseEvent): boolean {
  * Watches everything that counts as the page responding: DOM mutations, navigation (history API,
  * popstate, hashchange, leaving links, unprevented submits, the Navigation API), new windows and
  * dialogs, scripted clicks, fetch/XHR, scroll, a new text selection, focus moving, input/change,
- * toggles, CSS transitions and animations starting.
+ * form resets, toggles, CSS transitions and animations starting.
  */
 export function watchActivity(h: ActivityHooks): void {
   const fire = (kind: ActivityKind, target: EventTarget | null = null): void => h.activity(kind, target);
@@ -78,7 +78,8 @@ export function watchActivity(h: ActivityHooks): void {
   const nav = (window as unknown as { navigation?: EventTarget }).navigation;
   if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'), false);
 
-  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid']) {
+  // A reset empties the form's fields without any DOM change or input event.
+  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid', 'reset']) {
     on(document, type, (e) => fire(type, e.target));
   }
   on(document, 'selectionchange', () => {

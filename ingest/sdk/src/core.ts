@@ -3,6 +3,7 @@ import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import { labelFor } from './label.ts';
 import { cleanMeta } from './meta.ts';
+import { scrub } from './scrub.ts';
 import { selectorFor } from './selector.ts';
 import { touch } from './session.ts';
 import type { Transport } from './transport.ts';
@@ -48,7 +49,7 @@ export function describe(el: Element, point?: Point): Identity {
   const sel = guard(selectorFor)(el);
   const label = guard(labelFor)(el);
   if (sel) d.selector = sel;
-  if (label) d.label = label;
+  if (label) d.label = scrub(label);
   return d;
 }
 
@@ -69,6 +70,10 @@ export function signal(name: string, init: SignalInit = {}): void {
   if (el && ignored(el)) return;
   const d: Draft = { type: 'signal', signal: name, ...(init.known || (el ? describe(el, init.point) : {})) };
   const meta = cleanMeta(init.meta);
-  if (meta) d.meta = meta;
+  if (meta) {
+    // Free text (an error's message, a field's name) may carry what the visitor typed.
+    for (const k in meta) if (typeof meta[k] == 'string') meta[k] = scrub(meta[k] as string);
+    d.meta = meta;
+  }
   emit(d, init.page);
 }

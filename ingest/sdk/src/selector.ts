@@ -1,4 +1,5 @@
 import { MAX_SELECTOR_CHARS } from './constants.ts';
+import { scrub } from './scrub.ts';
 
 /**
  * Ids that frameworks generate per render (React useId `:r1:`/`«r1»`, Radix, Headless UI, Ember,
@@ -20,17 +21,21 @@ function unique(sel: string, el: Element): boolean {
   }
 }
 
-/** A selector that names the element by itself, if it has a stable identity (id, test id, aria-label). */
+/**
+ * A selector that names the element by itself, if it has a stable identity (id, test id, aria-label).
+ * A value that scrubbing would change (an e-mail, a long number, a typed value; quotes are the
+ * author's here) is not used: it is personal data or unstable, or both.
+ */
 function ownSelector(el: Element): string | null {
   const id = el.id;
-  if (id && !GENERATED_ID.test(id)) {
+  if (id && !GENERATED_ID.test(id) && scrub(id, false) == id) {
     const s = `#${CSS.escape(id)}`;
     if (unique(s, el)) return s;
   }
   for (const a of NAMING_ATTRS) {
     const v = el.getAttribute(a);
     const s = `${a[0] === 'a' ? el.localName : ''}[${a}=${quote(v!)}]`;
-    if (v && unique(s, el)) return s;
+    if (v && scrub(v, false) == v && unique(s, el)) return s;
   }
   return null;
 }

@@ -3,15 +3,16 @@ import { watchActivity } from './activity.ts';
 import { now } from './clock.ts';
 import { batchContext, landing } from './context.ts';
 import { ignored, state } from './core.ts';
-import { deadActivity, deadClick, deadPending, deadReset } from './detectors/dead.ts';
+import { deadActivity, deadClick, deadMutations, deadPending, deadReset } from './detectors/dead.ts';
 import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
 import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
 import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigation.ts';
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
-import { elementOf, on } from './dom-events.ts';
+import { on } from './dom-events.ts';
 import { guard } from './guard.ts';
 import { interactiveFor } from './interactive.ts';
+import { watchTyping } from './scrub.ts';
 import { createTransport } from './transport.ts';
 import type { ConversionRule, RemoteConfig, WireContext } from './types.ts';
 
@@ -105,7 +106,7 @@ export function start(o: Settings): void {
     },
     wanted: () => deadPending() > 0 || rageActive() || errorsWatching(),
     mutations: (records) => {
-      if (deadPending() && records.some((r) => !ignored(elementOf(r.target) || document.documentElement))) deadActivity('dom', null);
+      deadMutations(records);
       rageMutations(records);
       errorMutations(records);
     },
@@ -115,6 +116,7 @@ export function start(o: Settings): void {
   guard(watchPointer)();
   guard(watchErrors)();
   guard(watchForms)();
+  guard(watchTyping)();
   on<PageTransitionEvent>(window, 'pagehide', () => {
     rageEnd();
     deadReset();

@@ -2,9 +2,10 @@ import type { ActivityKind } from '../activity.ts';
 import { now } from '../clock.ts';
 import { DEAD_WINDOW_MS } from '../constants.ts';
 import { pointOf, type Point } from '../coords.ts';
-import { signal } from '../core.ts';
 import { guard } from '../guard.ts';
-import { deadExcluded, disabledFor } from '../interactive.ts';
+import { ignored, signal } from '../core.ts';
+import { elementOf } from '../dom-events.ts';
+import { deadExcluded, decorative, disabledFor } from '../interactive.ts';
 
 interface Candidate {
   el: Element;
@@ -39,7 +40,7 @@ function check(): void {
  * on a dead button gives one dead_click, not one per click.
  */
 export function deadClick(e: MouseEvent, target: Element, el: Element | null): void {
-  if (!el || disabledFor(el) || deadExcluded(el, target, e)) return;
+  if (!el || disabledFor(target, e) || deadExcluded(el, target, e)) return;
   const same = pending.find((c) => c.el === el);
   if (same) {
     same.clicks++;
@@ -58,6 +59,14 @@ export function deadActivity(kind: ActivityKind, target: EventTarget | null): vo
   pending = pending.filter(
     (c) => /^focusin|start$/.test(kind) && target instanceof Node && (c.el.contains(target) || target.contains(c.el)),
   );
+}
+
+/**
+ * DOM changes close every candidate, except changes inside the candidate's own element that only
+ * decorate the press (ripples, focus rings: see decorative) and changes in opted-out regions.
+ */
+export function deadMutations(records: MutationRecord[]): void {
+  pending = pending.filter((c) => records.every((r) => decorative(r, c.el) || ignored(elementOf(r.target) || document.documentElement)));
 }
 
 /** The page is going away: whatever was pending may have been answered by the next page. */

@@ -11,6 +11,8 @@ interface FormState {
   filled: Set<Field>;
   lastField: string;
   submitted: boolean;
+  /** When it was last sent (submit, or a request right after a click in it). */
+  sentAt: number;
   restart: { how: string; cleared: number } | null;
   done: boolean;
   /** Taken when the form starts: an SPA may have removed it, and changed the route, by the time it is abandoned. */
@@ -33,11 +35,24 @@ const formOf = (f: Field): Element | null => (f.closest('[role=search]') ? null 
 const isEmpty = (f: Field): boolean => !f.isConnected || f.value === '';
 const stateOf = (t: EventTarget | null): FormState | undefined => forms.get(t as Element);
 
-/** Filled fields found empty again (by the user, a script or a re-render): enough of them arm a restart. */
+/** Sent, and no error shown or thrown since: the app empties such a form for the next entry ("add another"). */
+const sentOk = (st: FormState): boolean => st.submitted && actions.errorAt < st.sentAt;
+
+function sent(st: FormState | undefined | false | null): void {
+  if (st) {
+    st.submitted = true;
+    st.sentAt = now();
+  }
+}
+
+/**
+ * Filled fields found empty again (by the user, a script or a re-render): enough of them arm a
+ * restart, unless the form was sent successfully since (then it is simply ready for the next entry).
+ */
 function checkRestart(st: FormState): void {
   const cleared = Array.from(st.filled).filter(isEmpty);
   if (cleared.length < FORM_RESTART_MIN_CLEARED) return;
-  st.restart = { how: 'cleared', cleared: cleared.length };
+  if (!sentOk(st)) st.restart = { how: 'cleared', cleared: cleared.length };
   for (const f of cleared) st.filled.delete(f);
 }
 
@@ -48,7 +63,7 @@ function onInput(e: Event): void {
   let st = forms.get(form);
   if (!st) {
     if (isEmpty(f)) return;
-    forms.set(form, (st = { filled: new Set(), lastField: '', submitted: false, restart: null, done: false, known: describe(form), page: state.page }));
+    forms.set(form, (st = { filled: new Set(), lastField: '', submitted: false, sentAt: 0, restart: null, done: false, known: describe(form), page: state.page }));
   }
   checkRestart(st);
   if (isEmpty(f)) return;
@@ -83,8 +98,7 @@ export function formsClick(target: Element): void {
 
 /** SPA forms often send with fetch from a plain button; a request right after a click in the form is a submit. */
 export function formsNetwork(): void {
-  const st = lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form);
-  if (st) st.submitted = true;
+  sent(lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form));
 }
 
 export function watchForms(): void {
@@ -95,15 +109,13 @@ export function watchForms(): void {
     const st = f && stateOf(formOf(f));
     if (st) checkRestart(st);
   });
-  on(document, 'submit', (e) => {
-    const st = stateOf(e.target);
-    if (st) st.submitted = true;
-  });
-  // `reset` fires before the fields are reset, so every filled field counts as cleared.
+  on(document, 'submit', (e) => sent(stateOf(e.target)));
+  // `reset` fires before the fields are reset, so every filled field counts as cleared. After a
+  // successful send it is the app making room for the next entry, not the user starting over.
   on(document, 'reset', (e) => {
     const st = stateOf(e.target);
     if (!st || !st.filled.size) return;
-    st.restart = { how: 'reset', cleared: st.filled.size };
+    if (!sentOk(st)) st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
   });
 }

@@ -6,6 +6,7 @@ import { findLoop } from '../loop.ts';
 import { pushPage, update } from '../session.ts';
 import type { ConversionRule } from '../types.ts';
 import { formsLeave } from './forms.ts';
+import { rageNavigated } from './rage.ts';
 
 let rules: ConversionRule[] = [];
 let settling = 0;
@@ -58,6 +59,7 @@ export function routeChanged(): boolean {
   if (p === state.page) return false;
   state.page = p;
   pageView(true, false);
+  rageNavigated();
   // Routers render the new route after changing the URL; judge the old route's forms once it has.
   settling++;
   setTimeout(

@@ -3,12 +3,15 @@ import { RAGE_MAX_DISTANCE_PX, RAGE_MAX_GAP_MS, RAGE_MIN_CLICKS } from '../const
 import { pointOf, type Point } from '../coords.ts';
 import { describe, ignored, signal, type Identity } from '../core.ts';
 import { guard } from '../guard.ts';
-import { disabledFor, isBackdrop, rageExcluded } from '../interactive.ts';
+import { decorative, disabledFor, isBackdrop, rageExcluded } from '../interactive.ts';
 
 interface Burst {
   el: Element;
-  /** Mutations inside this element count as a local answer to a click (a stepper's number, a toggle's state). */
-  scope: Element;
+  /**
+   * Where a change answers a click: the element's parent (a stepper's number, a toggle's state) and the
+   * elements its `aria-controls` names (the slides of a carousel, the rows of a paged table).
+   */
+  scope: Element[];
   interactive: boolean;
   excluded: boolean;
   clicks: number;
@@ -55,9 +58,11 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
     rageEnd();
     burst = {
       el,
-      scope: el.parentElement || el,
+      scope: [el.parentElement || el].concat(
+        (el.getAttribute('aria-controls') || '').split(' ').map((id) => document.getElementById(id)!).filter(Boolean),
+      ),
       interactive: !!interactive,
-      excluded: !!disabledFor(el) || ignored(el) || isBackdrop(target, e),
+      excluded: !!disabledFor(target, e) || ignored(el) || isBackdrop(target, e),
       clicks: 1,
       answered: 0,
       current: false,
@@ -71,15 +76,18 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
   timer = setTimeout(guard(rageEnd), RAGE_MAX_GAP_MS + 1);
 }
 
+/** A change in the burst's scope answers the latest click, unless it only decorates the press (see decorative). */
 export function rageMutations(records: MutationRecord[]): void {
   const b = burst;
-  if (!b || b.current) return;
-  for (const r of records) {
-    if (b.scope.contains(r.target)) {
-      b.current = true;
-      return;
-    }
-  }
+  if (b && !b.current) b.current = records.some((r) => b.scope.some((s) => s.contains(r.target)) && !decorative(r, b.el));
+}
+
+/**
+ * The document's route changed (a pager that pushes `/page/3` or `#/page/3`): the latest click was
+ * answered. Leaving the document is not: hammering a link to a slow page is rage.
+ */
+export function rageNavigated(): void {
+  if (burst) burst.current = true;
 }
 
 /**
