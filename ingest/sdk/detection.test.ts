@@ -118,8 +118,8 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
         submitLabel: T.labelFor(q('[type=submit]')),
         bigLabelLength: T.labelFor(q('#big'))!.length,
         editableLabel: T.labelFor(q('#ed')),
-        center: T.coordsFor(q('#big'), { cx: big.left + 100, cy: big.top + 150, px: big.left + 100 + scrollX, py: big.top + 150 + scrollY }),
-        outside: T.coordsFor(q('#big'), { cx: big.left - 50, cy: big.bottom + 10, px: 0, py: 0 }),
+        center: T.coordsFor(q('#big'), { clientX: big.left + 100, clientY: big.top + 150, pageX: big.left + 100 + scrollX, pageY: big.top + 150 + scrollY }),
+        outside: T.coordsFor(q('#big'), { clientX: big.left - 50, clientY: big.bottom + 10, pageX: 0, pageY: 0 }),
       };
     });
     t.is(r.generated, '#app > button:nth-of-type(1)', 'a React useId is not a stable id');

@@ -33,6 +33,7 @@ export function batchContext(base: Omit<WireContext, 'device' | 'viewport'>): Wi
   return {
     ...base,
     device: device(),
-    viewport: { w: Math.round(innerWidth), h: Math.round(innerHeight) },
+    // innerWidth and innerHeight are integers (CSSOM View: long).
+    viewport: { w: innerWidth, h: innerHeight },
   };
 }

@@ -33,11 +33,15 @@ export function ignored(el: Element): boolean {
   });
 }
 
-/** Stamps an event (uuid for dedup, time, page) and queues it under the current session. */
-export function emit(d: Draft, page = state.page): void {
-  const t = state.transport;
-  if (!t) return;
-  t.push(touch().i, { id: uuid(), ts: Date.now(), page, ...d });
+/** A conversion's value when the contract takes it (a number, 0..1e12); undefined is left out of the JSON. */
+export const amount = (v: unknown): number | undefined => (typeof v == 'number' && v >= 0 && v <= 1e12 ? v : undefined);
+
+/** An event stamped for the wire: uuid for dedup, time, page. */
+export const stamp = (d: Draft, page = state.page): WireEvent => ({ id: uuid(), ts: Date.now(), page, ...d });
+
+/** Stamps an event and queues it under the current session. */
+export function emit(d: Draft, page?: string): void {
+  state.transport?.push(touch().i, stamp(d, page));
 }
 
 /** An element's identity in a signal: selector, label and, given a pointer position, coordinates. */

@@ -73,18 +73,19 @@ export function isBackdrop(target: Element, e: MouseEvent): boolean {
 }
 
 /**
- * Targets whose response happens outside the page (pickers, other apps) or is the caret itself:
- * selects, text fields and every input but buttons, editable content, canvas and media, embedded
- * frames, and labels of file inputs.
+ * Targets whose response happens outside the page (pickers, other apps), is the caret itself, or is a
+ * control's own state: selects, text fields and every input but buttons, editable content, canvas and
+ * media, embedded frames, and labels of file inputs, checkboxes and radios (toggling one on and off is
+ * not rage; a click on the label of a working one is answered by its change event anyway).
  */
 function outsideResponse(el: Element, target: Element): boolean {
   const label = target.closest('label');
-  const control = label && label.control;
+  const control = label?.control;
   return (
     el.matches('select,option,textarea,canvas,video,audio,iframe,embed,object,[contenteditable]') ||
     (el instanceof HTMLInputElement && !/^(button|submit|reset|image)$/.test(el.type)) ||
     !!target.closest('canvas,video,audio') ||
-    (control instanceof HTMLInputElement && control.type === 'file')
+    (control instanceof HTMLInputElement && /^(file|checkbox|radio)$/.test(control.type))
   );
 }
 
@@ -118,16 +119,13 @@ const REPEATABLE =
  */
 export function rageExcluded(el: Element, target: Element, label: string | undefined): boolean {
   const p = el.parentElement;
-  const lab = el.closest('label');
-  const control = lab && lab.control;
   return (
     outsideResponse(el, target) ||
-    el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],[role=switch],[role=checkbox],[role=radio],[role=tab],[role=option],summary') ||
+    el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],summary,[role=tab],[role=checkbox],[role=radio],[role=switch],[role=option]') ||
     !!el.closest(
       '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[rel=next],[rel=prev],[aria-label*=pag i]',
     ) ||
-    !!(p && p.querySelector('input[type=number],[role=spinbutton]')) ||
-    (control instanceof HTMLInputElement && /^(checkbox|radio)$/.test(control.type)) ||
+    !!p?.querySelector('input[type=number],[role=spinbutton]') ||
     (!!label && REPEATABLE.test(label))
   );
 }

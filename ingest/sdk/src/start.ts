@@ -113,19 +113,18 @@ export function start(o: Settings): void {
     route: routeChanged,
     multiClickAt: () => actions.multiAt,
   });
-  guard(watchPointer)();
-  guard(watchErrors)();
-  guard(watchForms)();
-  guard(watchTyping)();
+  for (const w of [watchPointer, watchErrors, watchForms, watchTyping]) guard(w)();
+  const beacon = (): void => {
+    // A session the remote config sampled out has no transport left.
+    state.transport?.beacon();
+  };
   on<PageTransitionEvent>(window, 'pagehide', () => {
     rageEnd();
     deadReset();
     formsLeave(false);
-    // A session the remote config sampled out has no transport left.
-    const tr = state.transport;
-    if (tr) tr.beacon();
-  }, false);
-  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded(), false);
-  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport && state.transport.beacon());
+    beacon();
+  });
+  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded());
+  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && beacon());
   guard(pageLoaded)(o.conversions);
 }

@@ -1,6 +1,5 @@
 import { now } from '../clock.ts';
 import { DISABLED_REPEAT_MS } from '../constants.ts';
-import { pointOf } from '../coords.ts';
 import { signal } from '../core.ts';
 import { disabledFor } from '../interactive.ts';
 
@@ -17,9 +16,9 @@ export function disabledPress(e: PointerEvent, target: Element): void {
   const el = disabledFor(target, e);
   if (!el) return;
   const t = now();
-  const repeat = last && last.el === el && t - last.t < DISABLED_REPEAT_MS;
+  const repeat = last?.el === el && t - last.t < DISABLED_REPEAT_MS;
   last = { el, t };
   if (repeat) return;
   const how = el.closest('fieldset:disabled') ? 'fieldset' : el.matches(':disabled') ? 'disabled' : el.matches('[aria-disabled=true]') ? 'aria-disabled' : 'class';
-  signal('disabled_element_attempt', { el, point: pointOf(e), meta: { how } });
+  signal('disabled_element_attempt', { el, point: e, meta: { how } });
 }

@@ -86,11 +86,11 @@ export function watchErrors(): void {
   on<ErrorEvent>(window, 'error', (e) => {
     // Resource load failures do not bubble to window; what arrives here is a script error.
     uncaught('exception', String(e.message || 'error'));
-  }, false);
+  });
   on<PromiseRejectionEvent>(window, 'unhandledrejection', (e) => {
     const r: unknown = e.reason;
     uncaught('rejection', r instanceof Error ? r.message : typeof r === 'string' ? r : 'unhandled rejection');
-  }, false);
+  });
   // The browser's validation bubble, shown for the first invalid field of a submit attempt. `invalid`
   // also fires for scripted checkValidity() calls, which show nothing, hence the submit-attempt test.
   on(document, 'invalid', (e) => {

@@ -10,8 +10,7 @@ interface FormState {
   /** Fields the user filled; kept when emptied again, since "filled then found empty" is what a restart is. */
   filled: Set<Field>;
   lastField: string;
-  submitted: boolean;
-  /** When it was last sent (submit, or a request right after a click in it). */
+  /** When it was last sent (submit, or a request right after a click in it), clock.now(); 0: not sent. */
   sentAt: number;
   restart: { how: string; cleared: number } | null;
   done: boolean;
@@ -25,7 +24,7 @@ let lastFormClick: { form: Element; t: number } | null = null;
 
 /** Fields whose emptiness we can judge; toggles, files, hidden and search inputs are not "filling in a form". */
 export const fieldOf = (t: EventTarget | null): Field | null =>
-  t instanceof Element && t.matches('input,textarea,select') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
+  t instanceof Element && t.matches('input,select,textarea') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
     ? (t as Field)
     : null;
 
@@ -36,11 +35,10 @@ const isEmpty = (f: Field): boolean => !f.isConnected || f.value === '';
 const stateOf = (t: EventTarget | null): FormState | undefined => forms.get(t as Element);
 
 /** Sent, and no error shown or thrown since: the app empties such a form for the next entry ("add another"). */
-const sentOk = (st: FormState): boolean => st.submitted && actions.errorAt < st.sentAt;
+const sentOk = (st: FormState): boolean => actions.errorAt < st.sentAt;
 
 function sent(st: FormState | undefined | false | null): void {
   if (st) {
-    st.submitted = true;
     st.sentAt = now();
   }
 }
@@ -63,7 +61,7 @@ function onInput(e: Event): void {
   let st = forms.get(form);
   if (!st) {
     if (isEmpty(f)) return;
-    forms.set(form, (st = { filled: new Set(), lastField: '', submitted: false, sentAt: 0, restart: null, done: false, known: describe(form), page: state.page }));
+    forms.set(form, (st = { filled: new Set(), lastField: '', sentAt: 0, restart: null, done: false, known: describe(form), page: state.page }));
   }
   checkRestart(st);
   if (isEmpty(f)) return;
@@ -73,7 +71,7 @@ function onInput(e: Event): void {
     // Filled again after being cleared or reset: the user is starting over.
     signal('form_restart', { el: form, known: st.known, meta: st.restart });
     st.restart = null;
-    st.submitted = false;
+    st.sentAt = 0;
   }
 }
 
@@ -83,7 +81,7 @@ function onInput(e: Event): void {
  */
 export function formsLeave(onlyRemoved: boolean): void {
   forms.forEach((st, form) => {
-    if (st.submitted || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
+    if (st.sentAt || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
     st.done = true;
     signal('form_abandon', { el: form, known: st.known, page: st.page, meta: { fields: st.filled.size, last_field: st.lastField } });
   });

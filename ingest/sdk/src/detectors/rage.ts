@@ -1,7 +1,7 @@
 import { now } from '../clock.ts';
 import { RAGE_MAX_DISTANCE_PX, RAGE_MAX_GAP_MS, RAGE_MIN_CLICKS } from '../constants.ts';
-import { pointOf, type Point } from '../coords.ts';
-import { describe, ignored, signal, type Identity } from '../core.ts';
+import type { Point } from '../coords.ts';
+import { describe, signal, type Identity } from '../core.ts';
 import { guard } from '../guard.ts';
 import { decorative, disabledFor, isBackdrop, rageExcluded } from '../interactive.ts';
 
@@ -15,8 +15,8 @@ interface Burst {
   interactive: boolean;
   excluded: boolean;
   clicks: number;
-  /** Clicks that got a local answer before the next click. */
-  answered: number;
+  /** Whether some click got no local answer before the next click (or the burst's end). */
+  missed: boolean;
   /** Whether the latest click has been answered yet. */
   current: boolean;
   first: number;
@@ -41,14 +41,13 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
   if (e.detail === 0) return;
   const el = interactive || target;
   const t = now();
-  const p = pointOf(e);
   const b = burst;
-  if (b && b.el === el && t - b.last <= RAGE_MAX_GAP_MS && Math.hypot(p.cx - b.at.cx, p.cy - b.at.cy) <= RAGE_MAX_DISTANCE_PX) {
-    if (b.current) b.answered++;
+  if (b?.el === el && t - b.last <= RAGE_MAX_GAP_MS && Math.hypot(e.clientX - b.at.clientX, e.clientY - b.at.clientY) <= RAGE_MAX_DISTANCE_PX) {
+    b.missed = b.missed || !b.current;
     b.current = false;
     b.clicks++;
     b.last = t;
-    b.at = p;
+    b.at = e;
     // Identity is taken while the element is surely still there; the burst may outlive it.
     if (b.clicks === RAGE_MIN_CLICKS && !b.excluded) {
       b.known = describe(el, b.start);
@@ -62,14 +61,15 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
         (el.getAttribute('aria-controls') || '').split(' ').map((id) => document.getElementById(id)!).filter(Boolean),
       ),
       interactive: !!interactive,
-      excluded: !!disabledFor(target, e) || ignored(el) || isBackdrop(target, e),
+      // An opted-out element never gets here: start.ts drops clicks on ignored targets, and el is the target or its ancestor.
+      excluded: !!disabledFor(target, e) || isBackdrop(target, e),
       clicks: 1,
-      answered: 0,
+      missed: false,
       current: false,
       first: t,
       last: t,
-      at: p,
-      start: p,
+      at: e,
+      start: e,
     };
   }
   clearTimeout(timer);
@@ -100,9 +100,7 @@ export function rageEnd(): void {
   burst = null;
   clearTimeout(timer);
   if (!b || b.clicks < RAGE_MIN_CLICKS || b.excluded) return;
-  if (b.current) b.answered++;
-  if (b.answered >= b.clicks) return;
-  const sel = getSelection();
-  if (!b.interactive && sel && !sel.isCollapsed) return;
+  if (b.current && !b.missed) return;
+  if (!b.interactive && getSelection()?.isCollapsed === false) return;
   signal('rage_click', { el: b.el, known: b.known, meta: { clicks: b.clicks, ms: Math.round(b.last - b.first) } });
 }
