@@ -95,7 +95,8 @@ function store(job: MinifyJob, code: string): void {
 /** Runs terser on the jobs in a worker thread, so a service building at start keeps answering meanwhile. */
 function minifyInWorker(jobs: MinifyJob[]): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./minify-worker.ts', import.meta.url), { workerData: jobs });
+    // execArgv []: the worker needs none of the parent's flags, and some (--input-type, --eval) would stop it loading.
+    const worker = new Worker(new URL('./minify-worker.ts', import.meta.url), { workerData: jobs, execArgv: [] });
     worker.once('message', resolve);
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the SDK minifier exited with code ${code} before answering`)));
