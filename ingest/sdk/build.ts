@@ -1,6 +1,6 @@
 /**
  * Builds the browser SDK: esbuild bundles and minifies one ESM file and one script-tag (IIFE, global `Friction`)
- * file for ES2019 browsers, then terser compresses each once more (about 210 B gzipped that esbuild's single pass
+ * file for ES2020 browsers, then terser compresses each once more (190-220 B gzipped that esbuild's single pass
  * leaves: the 8 KB budget needs them). The ingest service calls buildSdk() at startup and serves the IIFE at
  * GET /v1/sdk.js; run directly (`node ingest/sdk/build.ts`, also `npm pack` in ingest/sdk) it writes
  * ingest/sdk/dist/, the files of the npm package @friction/sdk.
@@ -47,8 +47,8 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
 }
 
 /**
- * terser's pass over esbuild's output. Safe transforms only (no `unsafe*`, getters assumed to have side effects):
- * two compress passes, names mangled, comments dropped. esbuild has already renamed INTERNAL_PROPS.
+ * terser's pass over esbuild's output: its default transforms (none of the `unsafe*` ones) in two compress passes,
+ * names mangled, comments dropped. esbuild has already renamed INTERNAL_PROPS.
  */
 const TERSER: MinifyOptions = { ecma: 2020, compress: { passes: 2 }, mangle: true, format: { comments: false } };
 const terserVersion = (createRequire(import.meta.url)('terser/package.json') as { version: string }).version;
