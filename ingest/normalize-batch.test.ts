@@ -3,6 +3,21 @@ import fc from 'fast-check';
 import { checkTimestamps, correctClockSkew, normalizePage, toBatchMessage } from './normalize-batch.ts';
 import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
 
+test('hash routes are pages; anchors, route queries and trailing slashes are not', (t) => {
+  t.is(normalizePage('/kb/#/payments'), '/kb#/payments');
+  t.is(normalizePage('/kb#/payments/'), '/kb#/payments');
+  t.is(normalizePage('/kb/#!/payments/refunds'), '/kb#!/payments/refunds');
+  t.is(normalizePage('/kb/#/search?q=secret'), '/kb#/search', 'a query inside the route is dropped like any query');
+  t.is(normalizePage('/kb?utm=x#/payments'), '/kb#/payments');
+  t.is(normalizePage('/#/payments'), '/#/payments');
+  t.is(normalizePage('https://help.example/kb/#/payments'), '/kb#/payments');
+  t.is(normalizePage('/kb/#section-2'), '/kb', 'an anchor is a place on the page, not a page');
+  t.is(normalizePage('/kb/#/'), '/kb', "an empty route is the app's root: the page itself");
+  t.is(normalizePage('/kb/#!/'), '/kb');
+  t.is(normalizePage('/kb/#'), '/kb');
+  t.is(normalizePage('/kb/#//'), '/kb');
+});
+
 test('pages are paths: query, fragment, origin and trailing slash removed', (t) => {
   t.is(normalizePage('/checkout?step=2#pay'), '/checkout');
   t.is(normalizePage('https://shop.example/cart/'), '/cart');

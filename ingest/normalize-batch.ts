@@ -4,21 +4,40 @@ import { deterministicId } from '../shared/ids.ts';
 import { legacyToPermille } from '../shared/contracts/legacy-coordinates.ts';
 
 /**
- * Page identity is the path: query strings and fragments vary per visit (tracking ids, steps) and would split
- * one page's friction across thousands of keys. Full URLs are reduced to their path.
+ * A fragment that names a route of a hash-routed single-page app: `#/payments`, `#!/payments`. Any other
+ * fragment (`#section-2`, `#top`, `#`) is an anchor inside the page. The route's own query (`#/search?q=…`)
+ * is dropped like the URL's, and so is a trailing slash; an empty route (`#/`, `#!/`) is the app's root,
+ * which is the page itself.
+ */
+function hashRoute(fragment: string): string {
+  const m = /^#(!?)\/([^?]*)/.exec(fragment);
+  if (!m) return '';
+  const route = m[2].replace(/\/+$/, '');
+  return route ? `#${m[1]}/${route}` : '';
+}
+
+/**
+ * Page identity is the path: query strings and anchors vary per visit (tracking ids, steps, headings) and would
+ * split one page's friction across thousands of keys. Full URLs are reduced to their path. A hash route is
+ * part of the page (`/kb/#/payments` is stored as `/kb#/payments`): without it every view of a hash-routed
+ * app would collapse into one page.
  */
 export function normalizePage(page: string): string {
   let p = page.trim();
   if (/^https?:\/\//i.test(p)) {
     try {
-      p = new URL(p).pathname;
+      const u = new URL(p);
+      p = u.pathname + u.hash;
     } catch {
       /* keep as sent */
     }
   }
+  const hash = p.indexOf('#');
+  const route = hash >= 0 ? hashRoute(p.slice(hash)) : '';
   p = p.replace(/[?#].*$/, '');
   if (!p.startsWith('/')) p = `/${p}`;
-  return p.length > 1 ? p.replace(/\/+$/, '') || '/' : p;
+  p = p.length > 1 ? p.replace(/\/+$/, '') || '/' : p;
+  return p + route;
 }
 
 /** Clock corrections are whole minutes: below half a minute the difference is network latency, not a wrong clock. */

@@ -46,6 +46,8 @@ for (const [i, scenario] of SCENARIOS.entries()) {
     const wire = JSON.stringify(env.capture.received.filter((x) => x.key === r.key).map((x) => x.raw));
     for (const s of TYPED_SECRETS) t.false(wire.includes(s), `typed text "${s}" never leaves the page`);
 
+    if (scenario.pageViews) t.deepEqual(r.events.filter((e) => e.type === 'page_view').map((e) => e.page), scenario.pageViews, 'page views: hash routes are pages, anchors are not');
+
     if (scenario.conversion) {
       const c = r.events.find((e) => e.type === 'conversion');
       t.like(c, scenario.conversion, 'the conversion from config was recorded');
@@ -116,8 +118,8 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
         submitLabel: T.labelFor(q('[type=submit]')),
         bigLabelLength: T.labelFor(q('#big'))!.length,
         editableLabel: T.labelFor(q('#ed')),
-        center: T.coordsFor(q('#big'), { cx: big.left + 100, cy: big.top + 150, px: big.left + 100 + scrollX, py: big.top + 150 + scrollY }),
-        outside: T.coordsFor(q('#big'), { cx: big.left - 50, cy: big.bottom + 10, px: 0, py: 0 }),
+        center: T.coordsFor(q('#big'), { clientX: big.left + 100, clientY: big.top + 150, pageX: big.left + 100 + scrollX, pageY: big.top + 150 + scrollY }),
+        outside: T.coordsFor(q('#big'), { clientX: big.left - 50, clientY: big.bottom + 10, pageX: 0, pageY: 0 }),
       };
     });
     t.is(r.generated, '#app > button:nth-of-type(1)', 'a React useId is not a stable id');
@@ -132,6 +134,51 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
     t.is(r.editableLabel, undefined, 'editable content is never used as a label');
     t.like(r.center, { x: 250, y: 750 });
     t.like(r.outside, { x: 0, y: 1000 }, 'clamped to 0..1000');
+  } finally {
+    await page.close();
+  }
+});
+
+/** scrub.ts bundled alone: what a visitor types, and personal-looking text, never survive it. */
+test('scrubbing free text of typed values, e-mails, numbers and quotes', async (t) => {
+  const out = await build({
+    stdin: { contents: `export { scrub, watchTyping } from './src/scrub.ts';`, resolveDir: import.meta.dirname, loader: 'ts' },
+    bundle: true,
+    format: 'iife',
+    globalName: 'S',
+    write: false,
+  });
+  const page = await env.browser.newPage();
+  try {
+    await page.setContent('<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">');
+    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.evaluate(() => (window as unknown as { S: { watchTyping(): void } }).S.watchTyping());
+    await page.type('#code', 'Spring15');
+    await page.type('#note', '  private note  ');
+    await page.click('#box');
+    const r = await page.evaluate(() => {
+      const S = (window as unknown as { S: { scrub(s: string, quoted?: boolean): string } }).S;
+      return [
+        "Cannot read properties of undefined (reading 'SPRING15')",
+        'Code spring15 is not valid',
+        'Your PRIVATE NOTE was saved',
+        'Write to ada.l@example.com today',
+        'Card 4242 4242 4242 4242, order 2024-118-77, room 42',
+        'Search for "hiking boots" and don\'t stop',
+        'Tick yes-please to agree',
+        'Close "dialog"',
+      ].map((s, i) => S.scrub(s, i !== 7));
+    });
+    t.deepEqual(r, [
+      'Cannot read properties of undefined (reading …)',
+      'Code … is not valid',
+      'Your … was saved',
+      'Write to … today',
+      'Card …, order …, room 42',
+      "Search for … and don't stop",
+      'Tick yes-please to agree',
+      'Close "dialog"',
+    ]);
   } finally {
     await page.close();
   }

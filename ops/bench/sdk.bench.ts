@@ -209,7 +209,7 @@ export async function runBench(args: string[]): Promise<void> {
     entryPoints: [path.join(path.dirname(fileURLToPath(import.meta.url)), '../../ingest/sdk/src/script.ts')],
     bundle: true,
     format: 'iife',
-    target: 'es2019',
+    target: 'es2020',
     write: false,
     define: { __FRICTION_VERSION__: JSON.stringify(sdk.version) },
   });

@@ -10,4 +10,9 @@ export const actions = {
   submitAt: -Infinity,
   /** The last press that continued a double/triple click. */
   multiAt: -Infinity,
+  /**
+   * The last error shown to the user or thrown (an error_encounter): a form cleared after it was not sent
+   * successfully. 0 (not -Infinity) so that a form never sent (sentAt 0) is not "sent before any error".
+   */
+  errorAt: 0,
 };

@@ -21,17 +21,19 @@ export interface ActivityHooks {
   multiClickAt(): number;
 }
 
-/** Replaces obj[name] with a function that also calls `hook` (before, or after a successful call). */
-function wrap(obj: object, name: string, hook: () => void, after = false): void {
+/**
+ * Replaces obj[name] with a function that also calls `hook` after a successful call: after, so a route change
+ * reads the new URL; a blocking dialog still counts, since no timer (no dead-click deadline) runs while it is open.
+ */
+function wrap(obj: object, name: string, hook: () => void): void {
   const o = obj as Record<string, unknown>;
   const orig = o[name];
   if (typeof orig !== 'function') return;
   const safe = guard(hook);
   o[name] = function (this: unknown, ...args: unknown[]): unknown {
-    if (!after) safe();
     // The host's own errors must reach the host unchanged, so the original call is not guarded.
     const r = (orig as (...a: unknown[]) => unknown).apply(this, args);
-    if (after) safe();
+    safe();
     return r;
   };
 }
@@ -46,7 +48,7 @@ function leavesDocument(e: MouseEvent): boolean {
  * Watches everything that counts as the page responding: DOM mutations, navigation (history API,
  * popstate, hashchange, leaving links, unprevented submits, the Navigation API), new windows and
  * dialogs, scripted clicks, fetch/XHR, scroll, a new text selection, focus moving, input/change,
- * toggles, CSS transitions and animations starting.
+ * form resets, toggles, CSS transitions and animations starting.
  */
 export function watchActivity(h: ActivityHooks): void {
   const fire = (kind: ActivityKind, target: EventTarget | null = null): void => h.activity(kind, target);
@@ -65,24 +67,24 @@ export function watchActivity(h: ActivityHooks): void {
   const onHistory = (): void => {
     if (h.route()) fire('nav');
   };
-  wrap(history, 'pushState', onHistory, true);
-  wrap(history, 'replaceState', onHistory, true);
-  on(window, 'popstate', onHistory, false);
+  wrap(history, 'pushState', onHistory);
+  wrap(history, 'replaceState', onHistory);
+  on(window, 'popstate', onHistory);
   on(window, 'hashchange', () => {
     // `href="#"` lands on an empty fragment: that is the classic dead link, not a response.
     if (location.hash.length > 1) fire('nav');
     h.route();
-  }, false);
-  on<MouseEvent>(window, 'click', (e) => !e.defaultPrevented && leavesDocument(e) && fire('nav'), false);
-  on(window, 'submit', (e) => e.defaultPrevented || fire('nav'), false);
+  });
+  on<MouseEvent>(window, 'click', (e) => !e.defaultPrevented && leavesDocument(e) && fire('nav'));
+  on(window, 'submit', (e) => e.defaultPrevented || fire('nav'));
   const nav = (window as unknown as { navigation?: EventTarget }).navigation;
-  if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'), false);
+  if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'));
 
-  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid']) {
+  // A reset empties the form's fields without any DOM change or input event.
+  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid', 'reset']) {
     on(document, type, (e) => fire(type, e.target));
   }
   on(document, 'selectionchange', () => {
-    const s = getSelection();
-    if (s && !s.isCollapsed && now() - h.multiClickAt() > MULTI_CLICK_SELECTION_MS) fire('select');
+    if (getSelection()?.isCollapsed === false && now() - h.multiClickAt() > MULTI_CLICK_SELECTION_MS) fire('select');
   });
 }

@@ -1,5 +1,5 @@
 import { FLUSH_INTERVAL_MS, MIN_FLUSH_INTERVAL_MS } from './constants.ts';
-import { emit, state, type Draft } from './core.ts';
+import { amount, emit, state } from './core.ts';
 import { deadPending } from './detectors/dead.ts';
 import { routesPending } from './detectors/navigation.ts';
 import { rageActive } from './detectors/rage.ts';
@@ -28,7 +28,7 @@ const text = (v: unknown, max: number): string | undefined => (typeof v === 'str
 export const init = guard((o: FrictionOptions): boolean => {
   if (initialized || typeof document === 'undefined') return false;
   // test() reads a missing or non-string value as text ("undefined"), which fails both patterns.
-  if (!/^svc_pub_/.test(o && o.key) || !/^https?:\/\//.test(o.endpoint)) {
+  if (!/^svc_pub_/.test(o?.key) || !/^https?:\/\//.test(o.endpoint)) {
     warn('init: bad key or endpoint');
     return false;
   }
@@ -61,18 +61,17 @@ export const track = guard((name: string, props?: Meta): void => {
 
 /** A conversion, with its value (0..1e12) when it has one; `props.name` names it. */
 export const conversion = guard((value?: number, props?: Meta): void => {
-  const d: Draft = { type: 'conversion', name: text(props && props.name, 128), meta: cleanMeta(props) };
-  if (typeof value === 'number' && value >= 0 && value <= 1e12) d.value = value;
-  emit(d);
+  emit({ type: 'conversion', name: text(props?.name, 128), meta: cleanMeta(props), value: amount(value) });
 });
 
 /**
  * Sets the visitor's anonymous id (context.anonymous_id), kept for the tab's session. Anonymous
  * only: anything that looks like an email address is refused, since it would be personal data.
  */
-export const identify = guard((anonymousId: string): void => {
-  const a = text(anonymousId, 129);
-  if (!a || a.length > 128 || a.includes('@')) return warn('identify: anonymous ids only');
+export const identify = guard((a: string): void => {
+  // 1..128 characters, none of them `@`; test() reads a non-string as text, which is then stored as given: hence
+  // the type check.
+  if (typeof a != 'string' || !/^[^@]{1,128}$/.test(a)) return warn('identify: anonymous ids only');
   state.anon = a;
   update((s) => {
     s.a = a;
@@ -81,8 +80,7 @@ export const identify = guard((anonymousId: string): void => {
 
 /** Sends everything queued now, instead of at the next interval. */
 export const flush = guard((): void => {
-  const t = state.transport;
-  if (t) t.flush(true);
+  state.transport?.flush(true);
 });
 
 /** Counters for debugging and tests. `pending` counts detections still inside their time window. */
@@ -92,6 +90,6 @@ export const stats = guard(() => ({
   queued: 0,
   inflight: false,
   pending: deadPending() + +rageActive() + routesPending(),
-  ...(state.transport && state.transport.info()),
+  ...state.transport?.info(),
   ...health,
 }));

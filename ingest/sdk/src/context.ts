@@ -1,12 +1,13 @@
 import type { WireContext } from './types.ts';
 
 /**
- * The page an event belongs to: the path, plus the hash when the site routes by hash (`#/…`, `#!/…`).
- * Query strings are dropped on purpose: they carry tokens, emails and search terms.
+ * The page an event belongs to: the path, plus the hash when the site routes by hash (`#/…`, `#!/…`;
+ * not an anchor like `#section-2`, nor the empty route `#/`). Query strings, the route's own included,
+ * are dropped on purpose: they carry tokens, emails and search terms. Ingest applies the same rule.
  */
 export function pagePath(): string {
-  const h = location.hash;
-  return ((location.pathname || '/') + (/^#!?\//.test(h) ? h : '')).slice(0, 2048);
+  const h = location.hash.split('?')[0];
+  return ((location.pathname || '/') + (/^#!?\/./.test(h) ? h : '')).slice(0, 2048);
 }
 
 /**
@@ -32,6 +33,7 @@ export function batchContext(base: Omit<WireContext, 'device' | 'viewport'>): Wi
   return {
     ...base,
     device: device(),
-    viewport: { w: Math.round(innerWidth), h: Math.round(innerHeight) },
+    // innerWidth and innerHeight are integers (CSSOM View: long).
+    viewport: { w: innerWidth, h: innerHeight },
   };
 }

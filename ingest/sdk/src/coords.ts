@@ -1,12 +1,8 @@
-/** Where a click landed, as the ingest contract wants it: integers 0..1000 on each axis, 0,0 top-left. */
-export interface Point {
-  /** Viewport coordinates of the pointer (MouseEvent.clientX/Y). */
-  cx: number;
-  cy: number;
-  /** Document coordinates (MouseEvent.pageX/Y). */
-  px: number;
-  py: number;
-}
+/**
+ * Where a click landed: the pointer event itself, whose coordinates stay readable after dispatch (clientX/Y in
+ * the viewport, pageX/Y in the document). The contract wants integers 0..1000 on each axis, 0,0 top-left.
+ */
+export type Point = Pick<MouseEvent, 'clientX' | 'clientY' | 'pageX' | 'pageY'>;
 
 export interface Coords {
   x?: number;
@@ -29,15 +25,11 @@ export function coordsFor(el: Element, p: Point): Coords {
   const de = document.documentElement;
   // An undefined axis (zero-size element) is left out by JSON.stringify.
   return {
-    x: scale(p.cx - r.left, r.width),
-    y: scale(p.cy - r.top, r.height),
-    vx: scale(p.cx, innerWidth),
-    vy: scale(p.cy, innerHeight),
-    px: scale(p.px, Math.max(de.scrollWidth, innerWidth)),
-    py: scale(p.py, Math.max(de.scrollHeight, innerHeight)),
+    x: scale(p.clientX - r.left, r.width),
+    y: scale(p.clientY - r.top, r.height),
+    vx: scale(p.clientX, innerWidth),
+    vy: scale(p.clientY, innerHeight),
+    px: scale(p.pageX, Math.max(de.scrollWidth, innerWidth)),
+    py: scale(p.pageY, Math.max(de.scrollHeight, innerHeight)),
   };
-}
-
-export function pointOf(e: MouseEvent): Point {
-  return { cx: e.clientX, cy: e.clientY, px: e.pageX, py: e.pageY };
 }

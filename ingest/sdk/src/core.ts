@@ -3,6 +3,7 @@ import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import { labelFor } from './label.ts';
 import { cleanMeta } from './meta.ts';
+import { scrub } from './scrub.ts';
 import { selectorFor } from './selector.ts';
 import { touch } from './session.ts';
 import type { Transport } from './transport.ts';
@@ -32,11 +33,15 @@ export function ignored(el: Element): boolean {
   });
 }
 
-/** Stamps an event (uuid for dedup, time, page) and queues it under the current session. */
-export function emit(d: Draft, page = state.page): void {
-  const t = state.transport;
-  if (!t) return;
-  t.push(touch().i, { id: uuid(), ts: Date.now(), page, ...d });
+/** A conversion's value when the contract takes it (a number, 0..1e12); undefined is left out of the JSON. */
+export const amount = (v: unknown): number | undefined => (typeof v == 'number' && v >= 0 && v <= 1e12 ? v : undefined);
+
+/** An event stamped for the wire: uuid for dedup, time, page. */
+export const stamp = (d: Draft, page = state.page): WireEvent => ({ id: uuid(), ts: Date.now(), page, ...d });
+
+/** Stamps an event and queues it under the current session. */
+export function emit(d: Draft, page?: string): void {
+  state.transport?.push(touch().i, stamp(d, page));
 }
 
 /** An element's identity in a signal: selector, label and, given a pointer position, coordinates. */
@@ -48,7 +53,7 @@ export function describe(el: Element, point?: Point): Identity {
   const sel = guard(selectorFor)(el);
   const label = guard(labelFor)(el);
   if (sel) d.selector = sel;
-  if (label) d.label = label;
+  if (label) d.label = scrub(label);
   return d;
 }
 
@@ -69,6 +74,10 @@ export function signal(name: string, init: SignalInit = {}): void {
   if (el && ignored(el)) return;
   const d: Draft = { type: 'signal', signal: name, ...(init.known || (el ? describe(el, init.point) : {})) };
   const meta = cleanMeta(init.meta);
-  if (meta) d.meta = meta;
+  if (meta) {
+    // Free text (an error's message, a field's name) may carry what the visitor typed.
+    for (const k in meta) if (typeof meta[k] == 'string') meta[k] = scrub(meta[k] as string);
+    d.meta = meta;
+  }
   emit(d, init.page);
 }

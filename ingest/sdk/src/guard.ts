@@ -12,7 +12,7 @@ export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: 
     } catch (err) {
       health.errors++;
       // Kept as thrown (not stringified: a hostile object's toString could throw here too).
-      health.lastError = err instanceof Error ? err.message : err;
+      health.lastError = err;
       return undefined;
     }
   };

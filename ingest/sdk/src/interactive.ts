@@ -19,9 +19,40 @@ export function interactiveFor(target: Element): Element | null {
   return found;
 }
 
-/** The disabled control a press landed on: `disabled` (also via a disabled fieldset) or aria-disabled. */
-export const disabledFor = (target: Element): Element | null =>
-  target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]');
+/**
+ * The disabled control a press landed on: `disabled` (also via a disabled fieldset) or aria-disabled.
+ * Given the pointer, also a disabled-looking child of the target under it (`:disabled`, aria-disabled or
+ * class `disabled`): Bootstrap and others give disabled controls `pointer-events: none`, so the press
+ * lands on the parent. Only the target's children are looked at, which is where such a press lands
+ * (a child's own children inherit `pointer-events: none`), and costs next to nothing per press.
+ */
+export const disabledFor = (target: Element, e?: MouseEvent): Element | null =>
+  target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]') ||
+  (e && Array.from(target.children).find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
+  null;
+
+/** Whether the pointer is inside the element's box. */
+function within(el: Element, e: MouseEvent): boolean {
+  const r = el.getBoundingClientRect();
+  return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+}
+
+/**
+ * A node with nothing to read or see in it: a span or div with no text, image or icon (ripples and
+ * focus rings are such), a blank text node, or a comment (Vue leaves `<!--v-if-->` where a ripple was).
+ */
+const bare = (n: Node): boolean =>
+  n instanceof Element ? !n.textContent!.trim() && n.matches('span,div') && !n.querySelector('img,svg,video,canvas') : !(n instanceof Text && n.data.trim());
+
+/**
+ * A change inside the clicked element that only decorates the press: a ripple, focus ring or press
+ * layer (a bare node) coming or going, or an attribute (class, style) changing on such a bare node.
+ * New text, an icon, or any attribute of the element itself (a class or aria-* that shows a new
+ * state) is a response the visitor can use.
+ */
+export const decorative = (r: MutationRecord, el: Element): boolean =>
+  el.contains(r.target) &&
+  (r.type == 'childList' ? Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare) : r.target != el && bare(r.target));
 
 /**
  * A modal's backdrop: the ::backdrop of a <dialog> (the click lands on the dialog, outside its box),
@@ -31,7 +62,7 @@ export const disabledFor = (target: Element): Element | null =>
 export function isBackdrop(target: Element, e: MouseEvent): boolean {
   // Cheapest tests first: geometry forces a layout, which an ordinary click must not pay for.
   const r = (): DOMRect => target.getBoundingClientRect();
-  if (target instanceof HTMLDialogElement) return e.clientX < r().left || e.clientX > r().right || e.clientY < r().top || e.clientY > r().bottom;
+  if (target instanceof HTMLDialogElement) return !within(target, e);
   return (
     target.matches('[data-backdrop],[class*=backdrop],[class*=overlay],[class*=scrim]') ||
     (!!target.querySelector('dialog,[role=dialog],[role=alertdialog],[aria-modal=true]') &&
@@ -42,18 +73,19 @@ export function isBackdrop(target: Element, e: MouseEvent): boolean {
 }
 
 /**
- * Targets whose response happens outside the page (pickers, other apps) or is the caret itself:
- * selects, text fields and every input but buttons, editable content, canvas and media, embedded
- * frames, and labels of file inputs.
+ * Targets whose response happens outside the page (pickers, other apps), is the caret itself, or is a
+ * control's own state: selects, text fields and every input but buttons, editable content, canvas and
+ * media, embedded frames, and labels of file inputs, checkboxes and radios (toggling one on and off is
+ * not rage; a click on the label of a working one is answered by its change event anyway).
  */
 function outsideResponse(el: Element, target: Element): boolean {
   const label = target.closest('label');
-  const control = label && label.control;
+  const control = label?.control;
   return (
     el.matches('select,option,textarea,canvas,video,audio,iframe,embed,object,[contenteditable]') ||
     (el instanceof HTMLInputElement && !/^(button|submit|reset|image)$/.test(el.type)) ||
     !!target.closest('canvas,video,audio') ||
-    (control instanceof HTMLInputElement && control.type === 'file')
+    (control instanceof HTMLInputElement && /^(file|checkbox|radio)$/.test(control.type))
   );
 }
 
@@ -74,9 +106,12 @@ export function deadExcluded(el: Element, target: Element, e: MouseEvent): boole
   );
 }
 
-/** Captions of controls meant to be clicked many times in a row: steppers and pagers. */
+/**
+ * Captions (any case, anywhere in the accessible name) of controls meant to be clicked many times in a
+ * row: steppers, pagers, carousels. "Go to next page", "Next slide", "Slide right", "Show 10 more".
+ */
 const REPEATABLE =
-  /^([-+−–›»‹«→←<>]|\d+|(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev|older|newer|(load|show) more|page \d+)\b.*)$/i;
+  /^([-+−–›»‹«→←<>]|\d+)$|\b(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev(ious)?|older|newer|(load|show|see|view)( \d+)? more|page \d+|slide)\b/i;
 
 /**
  * rage_click exclusions: controls whose whole point is repeated clicking (toggles, steppers,
@@ -84,17 +119,13 @@ const REPEATABLE =
  */
 export function rageExcluded(el: Element, target: Element, label: string | undefined): boolean {
   const p = el.parentElement;
-  const lab = el.closest('label');
-  const control = lab && lab.control;
   return (
     outsideResponse(el, target) ||
-    el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],[role=switch],[role=checkbox],[role=radio],[role=tab],[role=option],summary') ||
+    el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],summary,[role=tab],[role=checkbox],[role=radio],[role=switch],[role=option]') ||
     !!el.closest(
-      '[role=spinbutton],[class*=pagination],[class*=pager],[class*=carousel],[aria-roledescription=carousel],[rel=next],[rel=prev],' +
-        'nav[aria-label*=pag i],[role=navigation][aria-label*=pag i]',
+      '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[rel=next],[rel=prev],[aria-label*=pag i]',
     ) ||
-    !!(p && p.querySelector('input[type=number],[role=spinbutton]')) ||
-    (control instanceof HTMLInputElement && /^(checkbox|radio)$/.test(control.type)) ||
+    !!p?.querySelector('input[type=number],[role=spinbutton]') ||
     (!!label && REPEATABLE.test(label))
   );
 }

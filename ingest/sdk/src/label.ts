@@ -28,7 +28,7 @@ export function labelFor(el: Element): string | undefined {
   return (
     a('aria-label') ||
     (el.matches('[type=submit],[type=button],[type=reset]') && tidy((el as HTMLInputElement).value)) ||
-    (field && labels && labels[0] && textOf(labels[0])) ||
+    (field && labels?.[0] && textOf(labels[0])) ||
     (field && (a('placeholder') || a('name'))) ||
     a('title') ||
     a('alt') ||

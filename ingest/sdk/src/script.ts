@@ -25,7 +25,8 @@ guard(() => {
     sampleRate: d.sampleRate && +d.sampleRate,
     ...(d.config ? (JSON.parse(d.config) as Partial<FrictionOptions>) : {}),
     key: d.key,
-    endpoint: d.endpoint || new URL(s.src, location.href).origin,
+    // The src property is the absolute URL, whatever the attribute says.
+    endpoint: d.endpoint || new URL(s.src).origin,
   } as FrictionOptions;
   init(o);
 })();

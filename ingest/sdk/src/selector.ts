@@ -1,4 +1,5 @@
 import { MAX_SELECTOR_CHARS } from './constants.ts';
+import { scrub } from './scrub.ts';
 
 /**
  * Ids that frameworks generate per render (React useId `:r1:`/`«r1»`, Radix, Headless UI, Ember,
@@ -6,10 +7,8 @@ import { MAX_SELECTOR_CHARS } from './constants.ts';
  * element into many issues.
  */
 const GENERATED_ID = /[:«»]|^\d|^(ember|mui|radix|headlessui|react|rc)[-\d]|^__|[\da-f]{8}-[\da-f]{4}|\d{6}/i;
-/** Test ids first (they exist to be stable), then the accessible name, qualified by tag. */
-const NAMING_ATTRS = ['data-testid', 'data-test', 'data-cy', 'aria-label'];
-
-const quote = (v: string): string => JSON.stringify(v);
+/** The id, then test ids (they exist to be stable), then the accessible name, qualified by tag. */
+const NAMING_ATTRS = ['id', 'data-testid', 'data-test', 'data-cy', 'aria-label'];
 
 function unique(sel: string, el: Element): boolean {
   try {
@@ -20,34 +19,25 @@ function unique(sel: string, el: Element): boolean {
   }
 }
 
-/** A selector that names the element by itself, if it has a stable identity (id, test id, aria-label). */
+/**
+ * A selector that names the element by itself, if it has a stable identity (id, test id, aria-label).
+ * A value that scrubbing would change (an e-mail, a long number, a typed value; quotes are the
+ * author's here) is not used: it is personal data or unstable, or both.
+ */
 function ownSelector(el: Element): string | null {
-  const id = el.id;
-  if (id && !GENERATED_ID.test(id)) {
-    const s = `#${CSS.escape(id)}`;
-    if (unique(s, el)) return s;
-  }
   for (const a of NAMING_ATTRS) {
     const v = el.getAttribute(a);
-    const s = `${a[0] === 'a' ? el.localName : ''}[${a}=${quote(v!)}]`;
-    if (v && unique(s, el)) return s;
+    const id = a == 'id';
+    const s = id ? `#${CSS.escape(v!)}` : `${a[0] === 'a' ? el.localName : ''}[${a}=${JSON.stringify(v)}]`;
+    if (v && !(id && GENERATED_ID.test(v)) && scrub(v, false) == v && unique(s, el)) return s;
   }
   return null;
 }
 
 function segment(el: Element): string {
   const tag = CSS.escape(el.localName);
-  const p = el.parentElement;
-  if (!p) return tag;
-  let n = 0;
-  let i = 0;
-  for (const sib of Array.from(p.children)) {
-    if (sib.localName === el.localName) {
-      n++;
-      if (sib === el) i = n;
-    }
-  }
-  return n > 1 ? `${tag}:nth-of-type(${i})` : tag;
+  const same = el.parentElement ? Array.from(el.parentElement.children).filter((s) => s.localName === el.localName) : [el];
+  return same.length > 1 ? `${tag}:nth-of-type(${same.indexOf(el) + 1})` : tag;
 }
 
 /**
@@ -56,21 +46,12 @@ function segment(el: Element): string {
  * never used: CSS modules and utility frameworks make them change between builds.
  */
 export function selectorFor(el: Element): string | undefined {
-  const own = ownSelector(el);
-  if (own) return own;
   let path = '';
-  let cur: Element | null = el;
-  for (let depth = 0; cur && depth < 12; depth++) {
-    if (depth > 0) {
-      const anchor = ownSelector(cur);
-      if (anchor) {
-        path = `${anchor} > ${path}`;
-        break;
-      }
-    }
-    path = path ? `${segment(cur)} > ${path}` : segment(cur);
-    if (cur.localName === 'html' || unique(path, el)) break;
-    cur = cur.parentElement;
+  for (let cur: Element | null = el, depth = 0; cur && depth < 12; cur = cur.parentElement, depth++) {
+    // The element's own identity is the whole selector; an ancestor's anchors the path.
+    const own = ownSelector(cur);
+    path = (own || segment(cur)) + (path && ` > ${path}`);
+    if (own || cur.localName === 'html' || unique(path, el)) break;
   }
   return path.length <= MAX_SELECTOR_CHARS && unique(path, el) ? path : undefined;
 }

@@ -18,8 +18,9 @@ let mem: SessionState | null = null;
 
 function load(): SessionState | null {
   try {
-    const s = JSON.parse(sessionStorage.getItem(KEY) || 'null') as SessionState | null;
-    return s && s.i && s.h ? s : null;
+    // getItem gives null for a missing key, which JSON.parse reads as null.
+    const s = JSON.parse(sessionStorage.getItem(KEY)!) as SessionState | null;
+    return s?.i && s.h ? s : null;
   } catch {
     // Storage disabled (privacy mode, sandboxed iframe) or tampered with: keep the session in memory.
     return null;

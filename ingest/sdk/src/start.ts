@@ -3,15 +3,16 @@ import { watchActivity } from './activity.ts';
 import { now } from './clock.ts';
 import { batchContext, landing } from './context.ts';
 import { ignored, state } from './core.ts';
-import { deadActivity, deadClick, deadPending, deadReset } from './detectors/dead.ts';
+import { deadActivity, deadClick, deadMutations, deadPending, deadReset } from './detectors/dead.ts';
 import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
 import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
 import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigation.ts';
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
-import { elementOf, on } from './dom-events.ts';
+import { on } from './dom-events.ts';
 import { guard } from './guard.ts';
 import { interactiveFor } from './interactive.ts';
+import { watchTyping } from './scrub.ts';
 import { createTransport } from './transport.ts';
 import type { ConversionRule, RemoteConfig, WireContext } from './types.ts';
 
@@ -105,25 +106,25 @@ export function start(o: Settings): void {
     },
     wanted: () => deadPending() > 0 || rageActive() || errorsWatching(),
     mutations: (records) => {
-      if (deadPending() && records.some((r) => !ignored(elementOf(r.target) || document.documentElement))) deadActivity('dom', null);
+      deadMutations(records);
       rageMutations(records);
       errorMutations(records);
     },
     route: routeChanged,
     multiClickAt: () => actions.multiAt,
   });
-  guard(watchPointer)();
-  guard(watchErrors)();
-  guard(watchForms)();
+  for (const w of [watchPointer, watchErrors, watchForms, watchTyping]) guard(w)();
+  const beacon = (): void => {
+    // A session the remote config sampled out has no transport left.
+    state.transport?.beacon();
+  };
   on<PageTransitionEvent>(window, 'pagehide', () => {
     rageEnd();
     deadReset();
     formsLeave(false);
-    // A session the remote config sampled out has no transport left.
-    const tr = state.transport;
-    if (tr) tr.beacon();
-  }, false);
-  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded(), false);
-  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && state.transport && state.transport.beacon());
+    beacon();
+  });
+  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded());
+  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && beacon());
   guard(pageLoaded)(o.conversions);
 }

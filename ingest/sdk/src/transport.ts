@@ -7,7 +7,7 @@ import {
   MAX_RETRY_AFTER_MS,
   SIGNAL_FLUSH_MS,
 } from './constants.ts';
-import { state } from './core.ts';
+import { stamp } from './core.ts';
 import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import type { WireBatch, WireContext, WireEvent } from './types.ts';
@@ -94,7 +94,7 @@ export function createTransport(o: TransportOptions) {
     while (queue.length && events.length < BATCH_MAX_EVENTS && queue[0].s === s) events.push(queue.shift()!.e);
     if (n.dropped > reported) {
       // Reported to the service as a custom event on the current page.
-      events.push({ id: uuid(), ts: Date.now(), page: state.page, type: 'custom', name: 'sdk_queue_dropped', value: n.dropped - reported });
+      events.push(stamp({ type: 'custom', name: 'sdk_queue_dropped', value: n.dropped - reported }));
       reported = n.dropped;
     }
     return { id: uuid(), s, events, attempt: 0 };
@@ -109,18 +109,17 @@ export function createTransport(o: TransportOptions) {
   function send(b: Batch): void {
     b.attempt++;
     const done = guard((status: number, retryAfter: string | null) => settle(b, status, retryAfter));
-    let p: Promise<Response>;
-    try {
-      p = o.fetch(o.url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${o.key}` },
-        body: body(b, false),
-        credentials: 'omit',
-      });
-    } catch (err) {
-      p = Promise.reject(err);
-    }
-    p.then(
+    // A fetch that throws at once (a broken polyfill) is a network failure like any other.
+    new Promise<Response>((ok) =>
+      ok(
+        o.fetch(o.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${o.key}` },
+          body: body(b, false),
+          credentials: 'omit',
+        }),
+      ),
+    ).then(
       (r) => done(r.status, r.headers.get('Retry-After')),
       () => done(0, null),
     );
@@ -133,22 +132,19 @@ export function createTransport(o: TransportOptions) {
     if (status >= 200 && status < 300) {
       n.sent += count;
       n.batches++;
-    } else if (retriable(status) && b.attempt < MAX_ATTEMPTS) {
+    } else if (!retriable(status)) {
+      // 400/401/413: resending the same bytes cannot succeed.
+      n.rejected += count;
+    } else if (b.attempt < MAX_ATTEMPTS) {
       n.retries++;
-      setTimeout(
+      return void setTimeout(
         guard(() => batch === b && send(b)),
         retryDelay(b.attempt, parseRetryAfter(retryAfter)),
       );
-      return;
-    } else if (retriable(status)) {
-      n.dropped += count;
-    } else {
-      // 400/401/413: resending the same bytes cannot succeed.
-      n.rejected += count;
-    }
+    } else n.dropped += count;
     batch = null;
-    if (queue.length >= BATCH_MAX_EVENTS || (queue.length && wanted)) flush(wanted);
-    else if (queue.length) later(soon());
+    // A full batch, or a flush() still asked for, goes on the next tick; the rest waits as push() would.
+    if (queue.length) later(queue.length >= BATCH_MAX_EVENTS || wanted ? 0 : soon());
     else wanted = false;
   }
 
@@ -165,7 +161,7 @@ export function createTransport(o: TransportOptions) {
 
   return {
     /** Counters and state for stats(). */
-    info: () => ({ queued: queue.length, inflight: batch !== null, ...n }),
+    info: () => ({ queued: queue.length, inflight: !!batch, ...n }),
     flush,
     push(s: string, e: WireEvent): void {
       queue.push({ s, e });
@@ -195,19 +191,13 @@ export function createTransport(o: TransportOptions) {
       for (let b = take(); b; b = take()) out.push(b);
       for (const b of out) {
         const text = body(b, true);
-        let ok = false;
         try {
-          ok = text.length <= BEACON_MAX_BYTES && navigator.sendBeacon(o.url, text);
+          if (text.length > BEACON_MAX_BYTES || !navigator.sendBeacon(o.url, text)) throw 0;
         } catch {
-          // A missing or broken sendBeacon is the same as a refused one.
+          // Too big, refused, or sendBeacon missing or broken: a keepalive fetch also outlives the page.
+          new Promise((ok) => ok(o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }))).catch(() => undefined);
         }
-        try {
-          // Too big or refused: a keepalive fetch also outlives the page.
-          if (!ok) void o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
-          n.sent += b.events.length;
-        } catch {
-          n.dropped += b.events.length;
-        }
+        n.sent += b.events.length;
       }
     },
   };

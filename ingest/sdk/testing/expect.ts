@@ -50,6 +50,7 @@ export function judge(scenario: Scenario, signals: SentEvent[], clicks: Map<stri
     }
     const [event] = left.splice(i, 1);
     const problems: string[] = [];
+    if (x.label !== undefined && event.label !== x.label) problems.push(`label=${JSON.stringify(event.label)} (want ${JSON.stringify(x.label)})`);
     for (const [k, v] of Object.entries(x.meta ?? {})) {
       if (event.meta?.[k] !== v) problems.push(`meta.${k}=${JSON.stringify(event.meta?.[k])} (want ${JSON.stringify(v)})`);
     }

@@ -76,6 +76,7 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
       }
       if (p === '/') p = '/index.html';
       if (p === '/app' || p.startsWith('/app/')) p = '/app.html';
+      if (p === '/kb' || p === '/kb/') p = '/kb.html';
       if (p === '/slow.html') await new Promise((r) => setTimeout(r, SLOW_PAGE_MS));
       const file = path.join(dir, path.normalize(p).replace(/^([/\\])+/, ''));
       if (!file.startsWith(dir) || !/\.(html|css)$/.test(file)) {

@@ -1,37 +1,20 @@
 import type { ActivityKind } from '../activity.ts';
-import { now } from '../clock.ts';
 import { DEAD_WINDOW_MS } from '../constants.ts';
-import { pointOf, type Point } from '../coords.ts';
-import { signal } from '../core.ts';
+import type { Point } from '../coords.ts';
 import { guard } from '../guard.ts';
-import { deadExcluded, disabledFor } from '../interactive.ts';
+import { ignored, signal } from '../core.ts';
+import { elementOf } from '../dom-events.ts';
+import { deadExcluded, decorative, disabledFor } from '../interactive.ts';
 
 interface Candidate {
   el: Element;
-  t: number;
   clicks: number;
   point: Point;
 }
 
 let pending: Candidate[] = [];
-let timer: ReturnType<typeof setTimeout> | undefined;
 
 export const deadPending = (): number => pending.length;
-
-function arm(): void {
-  if (timer !== undefined || !pending.length) return;
-  timer = setTimeout(guard(check), Math.max(0, pending[0].t + DEAD_WINDOW_MS - now()) + 1);
-}
-
-function check(): void {
-  timer = undefined;
-  const t = now();
-  while (pending.length && pending[0].t + DEAD_WINDOW_MS <= t) {
-    const c = pending.shift()!;
-    signal('dead_click', { el: c.el, point: c.point, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
-  }
-  arm();
-}
 
 /**
  * A click on something interactive opens a candidate; any page response within DEAD_WINDOW_MS
@@ -39,14 +22,20 @@ function check(): void {
  * on a dead button gives one dead_click, not one per click.
  */
 export function deadClick(e: MouseEvent, target: Element, el: Element | null): void {
-  if (!el || disabledFor(el) || deadExcluded(el, target, e)) return;
+  if (!el || disabledFor(target, e) || deadExcluded(el, target, e)) return;
   const same = pending.find((c) => c.el === el);
-  if (same) {
-    same.clicks++;
-    return;
-  }
-  pending.push({ el, t: now(), clicks: 1, point: pointOf(e) });
-  arm();
+  if (same) return void same.clicks++;
+  const c: Candidate = { el, clicks: 1, point: e };
+  pending.push(c);
+  // One timer per candidate: there are seldom more than one or two open at a time.
+  setTimeout(
+    guard(() => {
+      if (!pending.includes(c)) return;
+      pending = pending.filter((x) => x !== c);
+      signal('dead_click', { el, point: e, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
+    }),
+    DEAD_WINDOW_MS,
+  );
 }
 
 /**
@@ -58,6 +47,14 @@ export function deadActivity(kind: ActivityKind, target: EventTarget | null): vo
   pending = pending.filter(
     (c) => /^focusin|start$/.test(kind) && target instanceof Node && (c.el.contains(target) || target.contains(c.el)),
   );
+}
+
+/**
+ * DOM changes close every candidate, except changes inside the candidate's own element that only
+ * decorate the press (ripples, focus rings: see decorative) and changes in opted-out regions.
+ */
+export function deadMutations(records: MutationRecord[]): void {
+  pending = pending.filter((c) => records.every((r) => decorative(r, c.el) || ignored(elementOf(r.target) || document.documentElement)));
 }
 
 /** The page is going away: whatever was pending may have been answered by the next page. */

@@ -30,6 +30,7 @@ function uncaught(kind: string, message: string): void {
   if (perPage >= MAX_ERRORS_PER_PAGE || messages.has(key)) return;
   messages.add(key);
   perPage++;
+  actions.errorAt = now();
   const c = actions.click;
   const el = c && now() - c.t <= ERROR_CLICK_ATTRIBUTION_MS && c.el.isConnected ? c.el : null;
   signal('error_encounter', { el, meta: { kind, message: message.slice(0, MAX_MESSAGE_CHARS) } });
@@ -44,6 +45,7 @@ function shownState(el: Element, kind: string): void {
   if (shown.has(el) || shown.size >= MAX_ERROR_STATES_PER_ACTION || perPage >= MAX_ERRORS_PER_PAGE || ignored(el)) return;
   shown.add(el);
   perPage++;
+  actions.errorAt = now();
   signal('error_encounter', { el, meta: { kind } });
 }
 
@@ -84,11 +86,11 @@ export function watchErrors(): void {
   on<ErrorEvent>(window, 'error', (e) => {
     // Resource load failures do not bubble to window; what arrives here is a script error.
     uncaught('exception', String(e.message || 'error'));
-  }, false);
+  });
   on<PromiseRejectionEvent>(window, 'unhandledrejection', (e) => {
     const r: unknown = e.reason;
     uncaught('rejection', r instanceof Error ? r.message : typeof r === 'string' ? r : 'unhandled rejection');
-  }, false);
+  });
   // The browser's validation bubble, shown for the first invalid field of a submit attempt. `invalid`
   // also fires for scripted checkValidity() calls, which show nothing, hence the submit-attempt test.
   on(document, 'invalid', (e) => {

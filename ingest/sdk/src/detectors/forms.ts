@@ -10,7 +10,8 @@ interface FormState {
   /** Fields the user filled; kept when emptied again, since "filled then found empty" is what a restart is. */
   filled: Set<Field>;
   lastField: string;
-  submitted: boolean;
+  /** When it was last sent (submit, or a request right after a click in it), clock.now(); 0: not sent. */
+  sentAt: number;
   restart: { how: string; cleared: number } | null;
   done: boolean;
   /** Taken when the form starts: an SPA may have removed it, and changed the route, by the time it is abandoned. */
@@ -23,7 +24,7 @@ let lastFormClick: { form: Element; t: number } | null = null;
 
 /** Fields whose emptiness we can judge; toggles, files, hidden and search inputs are not "filling in a form". */
 export const fieldOf = (t: EventTarget | null): Field | null =>
-  t instanceof Element && t.matches('input,textarea,select') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
+  t instanceof Element && t.matches('input,select,textarea') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
     ? (t as Field)
     : null;
 
@@ -33,11 +34,23 @@ const formOf = (f: Field): Element | null => (f.closest('[role=search]') ? null 
 const isEmpty = (f: Field): boolean => !f.isConnected || f.value === '';
 const stateOf = (t: EventTarget | null): FormState | undefined => forms.get(t as Element);
 
-/** Filled fields found empty again (by the user, a script or a re-render): enough of them arm a restart. */
+/** Sent, and no error shown or thrown since: the app empties such a form for the next entry ("add another"). */
+const sentOk = (st: FormState): boolean => actions.errorAt < st.sentAt;
+
+function sent(st: FormState | undefined | false | null): void {
+  if (st) {
+    st.sentAt = now();
+  }
+}
+
+/**
+ * Filled fields found empty again (by the user, a script or a re-render): enough of them arm a
+ * restart, unless the form was sent successfully since (then it is simply ready for the next entry).
+ */
 function checkRestart(st: FormState): void {
   const cleared = Array.from(st.filled).filter(isEmpty);
   if (cleared.length < FORM_RESTART_MIN_CLEARED) return;
-  st.restart = { how: 'cleared', cleared: cleared.length };
+  if (!sentOk(st)) st.restart = { how: 'cleared', cleared: cleared.length };
   for (const f of cleared) st.filled.delete(f);
 }
 
@@ -48,7 +61,7 @@ function onInput(e: Event): void {
   let st = forms.get(form);
   if (!st) {
     if (isEmpty(f)) return;
-    forms.set(form, (st = { filled: new Set(), lastField: '', submitted: false, restart: null, done: false, known: describe(form), page: state.page }));
+    forms.set(form, (st = { filled: new Set(), lastField: '', sentAt: 0, restart: null, done: false, known: describe(form), page: state.page }));
   }
   checkRestart(st);
   if (isEmpty(f)) return;
@@ -58,7 +71,7 @@ function onInput(e: Event): void {
     // Filled again after being cleared or reset: the user is starting over.
     signal('form_restart', { el: form, known: st.known, meta: st.restart });
     st.restart = null;
-    st.submitted = false;
+    st.sentAt = 0;
   }
 }
 
@@ -68,7 +81,7 @@ function onInput(e: Event): void {
  */
 export function formsLeave(onlyRemoved: boolean): void {
   forms.forEach((st, form) => {
-    if (st.submitted || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
+    if (st.sentAt || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
     st.done = true;
     signal('form_abandon', { el: form, known: st.known, page: st.page, meta: { fields: st.filled.size, last_field: st.lastField } });
   });
@@ -83,8 +96,7 @@ export function formsClick(target: Element): void {
 
 /** SPA forms often send with fetch from a plain button; a request right after a click in the form is a submit. */
 export function formsNetwork(): void {
-  const st = lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form);
-  if (st) st.submitted = true;
+  sent(lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form));
 }
 
 export function watchForms(): void {
@@ -95,15 +107,13 @@ export function watchForms(): void {
     const st = f && stateOf(formOf(f));
     if (st) checkRestart(st);
   });
-  on(document, 'submit', (e) => {
-    const st = stateOf(e.target);
-    if (st) st.submitted = true;
-  });
-  // `reset` fires before the fields are reset, so every filled field counts as cleared.
+  on(document, 'submit', (e) => sent(stateOf(e.target)));
+  // `reset` fires before the fields are reset, so every filled field counts as cleared. After a
+  // successful send it is the app making room for the next entry, not the user starting over.
   on(document, 'reset', (e) => {
     const st = stateOf(e.target);
     if (!st || !st.filled.size) return;
-    st.restart = { how: 'reset', cleared: st.filled.size };
+    if (!sentOk(st)) st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
   });
 }

@@ -1,11 +1,12 @@
 import { FORM_ROUTE_SETTLE_MS } from '../constants.ts';
 import { pagePath } from '../context.ts';
-import { emit, signal, state } from '../core.ts';
+import { amount, emit, signal, state } from '../core.ts';
 import { guard } from '../guard.ts';
 import { findLoop } from '../loop.ts';
 import { pushPage, update } from '../session.ts';
 import type { ConversionRule } from '../types.ts';
 import { formsLeave } from './forms.ts';
+import { rageNavigated } from './rage.ts';
 
 let rules: ConversionRule[] = [];
 let settling = 0;
@@ -17,13 +18,11 @@ const pageMatches = (pattern: string, path: string): boolean =>
   pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
 
 function conversion(rule: ConversionRule, selector?: string): void {
-  const d: Parameters<typeof emit>[0] = { type: 'conversion', name: String(rule.name || 'conversion').slice(0, 128), selector };
-  if (typeof rule.value === 'number' && rule.value >= 0 && rule.value <= 1e12) d.value = rule.value;
-  emit(d);
+  emit({ type: 'conversion', name: String(rule.name || 'conversion').slice(0, 128), selector, value: amount(rule.value) });
 }
 
 function pageView(spa: boolean, reload: boolean): void {
-  emit(spa ? { type: 'page_view', meta: { spa: true } } : { type: 'page_view' });
+  emit({ type: 'page_view', meta: spa ? { spa } : undefined });
   const t = Date.now();
   const loop = findLoop(pushPage(state.page, t).h, t);
   if (loop) {
@@ -34,7 +33,15 @@ function pageView(spa: boolean, reload: boolean): void {
     });
   }
   // A reload of a thank-you page is not a second purchase.
-  if (!reload) for (const r of rules) if (r && typeof r.page === 'string' && pageMatches(r.page, state.page)) conversion(r);
+  if (!reload) {
+    for (const r of rules) {
+      try {
+        if (pageMatches(r.page!, state.page)) conversion(r);
+      } catch {
+        // A rule without a page (a selector rule), or not an object at all, must not stop the other rules.
+      }
+    }
+  }
 }
 
 /**
@@ -47,7 +54,7 @@ export function pageLoaded(conversions?: ConversionRule[]): void {
   if (conversions) {
     rules = conversions;
     const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
-    reload = !!nav && nav.type === 'reload';
+    reload = nav?.type === 'reload';
   }
   pageView(false, reload);
 }
@@ -58,6 +65,7 @@ export function routeChanged(): boolean {
   if (p === state.page) return false;
   state.page = p;
   pageView(true, false);
+  rageNavigated();
   // Routers render the new route after changing the URL; judge the old route's forms once it has.
   settling++;
   setTimeout(

@@ -1,19 +1,22 @@
 import { now } from '../clock.ts';
 import { RAGE_MAX_DISTANCE_PX, RAGE_MAX_GAP_MS, RAGE_MIN_CLICKS } from '../constants.ts';
-import { pointOf, type Point } from '../coords.ts';
-import { describe, ignored, signal, type Identity } from '../core.ts';
+import type { Point } from '../coords.ts';
+import { describe, signal, type Identity } from '../core.ts';
 import { guard } from '../guard.ts';
-import { disabledFor, isBackdrop, rageExcluded } from '../interactive.ts';
+import { decorative, disabledFor, isBackdrop, rageExcluded } from '../interactive.ts';
 
 interface Burst {
   el: Element;
-  /** Mutations inside this element count as a local answer to a click (a stepper's number, a toggle's state). */
-  scope: Element;
+  /**
+   * Where a change answers a click: the element's parent (a stepper's number, a toggle's state) and the
+   * elements its `aria-controls` names (the slides of a carousel, the rows of a paged table).
+   */
+  scope: Element[];
   interactive: boolean;
   excluded: boolean;
   clicks: number;
-  /** Clicks that got a local answer before the next click. */
-  answered: number;
+  /** Whether some click got no local answer before the next click (or the burst's end). */
+  missed: boolean;
   /** Whether the latest click has been answered yet. */
   current: boolean;
   first: number;
@@ -38,14 +41,13 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
   if (e.detail === 0) return;
   const el = interactive || target;
   const t = now();
-  const p = pointOf(e);
   const b = burst;
-  if (b && b.el === el && t - b.last <= RAGE_MAX_GAP_MS && Math.hypot(p.cx - b.at.cx, p.cy - b.at.cy) <= RAGE_MAX_DISTANCE_PX) {
-    if (b.current) b.answered++;
+  if (b?.el === el && t - b.last <= RAGE_MAX_GAP_MS && Math.hypot(e.clientX - b.at.clientX, e.clientY - b.at.clientY) <= RAGE_MAX_DISTANCE_PX) {
+    b.missed = b.missed || !b.current;
     b.current = false;
     b.clicks++;
     b.last = t;
-    b.at = p;
+    b.at = e;
     // Identity is taken while the element is surely still there; the burst may outlive it.
     if (b.clicks === RAGE_MIN_CLICKS && !b.excluded) {
       b.known = describe(el, b.start);
@@ -55,31 +57,37 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
     rageEnd();
     burst = {
       el,
-      scope: el.parentElement || el,
+      scope: [el.parentElement || el].concat(
+        (el.getAttribute('aria-controls') || '').split(' ').map((id) => document.getElementById(id)!).filter(Boolean),
+      ),
       interactive: !!interactive,
-      excluded: !!disabledFor(el) || ignored(el) || isBackdrop(target, e),
+      // An opted-out element never gets here: start.ts drops clicks on ignored targets, and el is the target or its ancestor.
+      excluded: !!disabledFor(target, e) || isBackdrop(target, e),
       clicks: 1,
-      answered: 0,
+      missed: false,
       current: false,
       first: t,
       last: t,
-      at: p,
-      start: p,
+      at: e,
+      start: e,
     };
   }
   clearTimeout(timer);
   timer = setTimeout(guard(rageEnd), RAGE_MAX_GAP_MS + 1);
 }
 
+/** A change in the burst's scope answers the latest click, unless it only decorates the press (see decorative). */
 export function rageMutations(records: MutationRecord[]): void {
   const b = burst;
-  if (!b || b.current) return;
-  for (const r of records) {
-    if (b.scope.contains(r.target)) {
-      b.current = true;
-      return;
-    }
-  }
+  if (b && !b.current) b.current = records.some((r) => b.scope.some((s) => s.contains(r.target)) && !decorative(r, b.el));
+}
+
+/**
+ * The document's route changed (a pager that pushes `/page/3` or `#/page/3`): the latest click was
+ * answered. Leaving the document is not: hammering a link to a slow page is rage.
+ */
+export function rageNavigated(): void {
+  if (burst) burst.current = true;
 }
 
 /**
@@ -92,9 +100,7 @@ export function rageEnd(): void {
   burst = null;
   clearTimeout(timer);
   if (!b || b.clicks < RAGE_MIN_CLICKS || b.excluded) return;
-  if (b.current) b.answered++;
-  if (b.answered >= b.clicks) return;
-  const sel = getSelection();
-  if (!b.interactive && sel && !sel.isCollapsed) return;
+  if (b.current && !b.missed) return;
+  if (!b.interactive && getSelection()?.isCollapsed === false) return;
   signal('rage_click', { el: b.el, known: b.known, meta: { clicks: b.clicks, ms: Math.round(b.last - b.first) } });
 }
