@@ -97,9 +97,10 @@ test('a commit changes the page and cluster in place: nothing is copied per batc
   const state = hotPage(2_000);
   const page = getPageWindow(state.windows, 'site-1', '/hot');
   const cluster = getCluster(state.clusters, KEY);
-  const index = cluster?.sessions;
+  const index = cluster?.index;
   stepsOfOneBatch(state);
+  t.truthy(index, 'a cluster of that size has its own index');
   t.is(getPageWindow(state.windows, 'site-1', '/hot'), page);
   t.is(getCluster(state.clusters, KEY), cluster);
-  t.is(getCluster(state.clusters, KEY)?.sessions, index);
+  t.is(getCluster(state.clusters, KEY)?.index, index);
 });

@@ -1,7 +1,7 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work, type Seen } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
-import { compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
+import { SMALL_LIMIT, compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
@@ -55,9 +55,13 @@ export interface SessionDay {
   readonly lastTs: number;
 }
 
-/** The fields a day of a cluster and a day of a patch share. Times are ms after `start` (small integers). */
+/**
+ * The fields a day of a cluster and a day of a patch share. Times are ms after the day's start (small integers).
+ * NOTE: the day is a day number (epoch ms / DAY_MS), not its epoch ms: a Smi, where epoch ms would be a 16-byte
+ * heap number per day held.
+ */
 interface DayFields {
-  readonly start: number;
+  readonly day: number;
   count: number;
   firstAt: number;
   lastAt: number;
@@ -69,7 +73,7 @@ interface DayFields {
   selectorAt: number;
 }
 
-/** One UTC day of one cluster; per session id its signal count and latest signal (ms after `start`). */
+/** One UTC day of one cluster; per session id its signal count and latest signal (ms after the day's start). */
 export interface ClusterDay extends DayFields {
   sessions: OwnedPairMap;
 }
@@ -80,11 +84,15 @@ export class Cluster implements ClusterKey {
   readonly page: string;
   readonly selector: string;
   readonly signalType: string;
-  /** At most one per start, order not significant. Replaced by an exact-size array when days come or go. */
+  /** At most one per day, order not significant. Replaced by an exact-size array when days come or go. */
   days: ClusterDay[] = [];
-  /** Sessions by their latest signal (epoch ms), with their signal counts over the days held. */
-  readonly sessions: LastSeenIndex = new LastSeenIndex(HOUR_MS);
-  /** The top EVIDENCE_SESSIONS session ids over `sessions` (by `compareEvidence`) while it is large; else null. */
+  /**
+   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
+   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
+   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
+   */
+  index: LastSeenIndex | null = null;
+  /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
   top: string[] | null = null;
 
   constructor(key: ClusterKey) {
@@ -105,7 +113,10 @@ export interface ElementClusters {
   readonly selector: string;
   /** One per signal type. Replaced by an exact-size array when clusters come or go. */
   clusters: Cluster[];
-  /** Distinct sessions over every type, by latest signal (epoch ms); null for page-level signals (not an element). */
+  /**
+   * Distinct sessions over every type, by the hour number of their latest signal (only whole-day windows are asked
+   * of it, and an hour number is a Smi where epoch ms is a 16-byte heap number); null for page-level signals.
+   */
   readonly users: LastSeenIndex | null;
 }
 
@@ -116,7 +127,7 @@ export interface ClusterState {
 
 /** One day of one cluster in a batch. */
 export interface DayPatch extends DayFields {
-  /** Per session: [signals, latest signal ms after `start`]. */
+  /** Per session: [signals, latest signal ms after the day's start]. */
   readonly sessions: Map<string, [number, number]>;
 }
 
@@ -128,7 +139,7 @@ export interface ClusterPatch {
   readonly sessions: Map<string, Seen>;
 }
 
-/** One batch's sessions on one element (every type), by latest signal. */
+/** One batch's sessions on one element (every type), by the hour number (epoch ms / HOUR_MS) of their latest signal. */
 export interface ElementPatch {
   readonly siteId: string;
   readonly page: string;
@@ -271,15 +282,15 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
     const ks = clusterKeyString(key);
     let p = clusters.get(ks);
     if (p === undefined) clusters.set(ks, (p = { key, days: new Map(), sessions: new Map() }));
-    const start = bucketStart(e.ts, DAY_MS);
+    const day = Math.floor(e.ts / DAY_MS);
     // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double would be a 16-byte heap number.
-    const at = (e.ts - start) | 0;
+    const at = (e.ts - day * DAY_MS) | 0;
     // Most raw selectors are already canonical: keep the key's (memoized) string rather than the event's copy.
     const selector = e.selector === undefined ? '' : e.selector === key.selector ? key.selector : e.selector;
     const label = e.label?.trim() ?? '';
-    const one: DayFields = { start, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
-    let d = p.days.get(start);
-    if (d === undefined) p.days.set(start, (d = { ...one, sessions: new Map() }));
+    const one: DayFields = { day, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
+    let d = p.days.get(day);
+    if (d === undefined) p.days.set(day, (d = { ...one, sessions: new Map() }));
     else mergeDayFields(d, one);
     const ds = d.sessions.get(e.sessionId);
     if (ds === undefined) d.sessions.set(e.sessionId, [1, at]);
@@ -297,7 +308,7 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
       const ek = elementKeyString(key.siteId, key.page, key.selector);
       let ep = elements.get(ek);
       if (ep === undefined) elements.set(ek, (ep = { siteId: key.siteId, page: key.page, selector: key.selector, users: new Map() }));
-      ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, e.ts));
+      ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, Math.floor(e.ts / HOUR_MS)));
     }
   }
   return { clusters: [...clusters.values()], elements: [...elements.values()] };
@@ -309,7 +320,7 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
   let els = pages.get(page);
   if (els === undefined) pages.set(page, (els = new Map()));
   let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: selector === '' ? null : new LastSeenIndex(HOUR_MS) }));
+  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: selector === '' ? null : new LastSeenIndex(1) }));
   return el;
 }
 
@@ -318,11 +329,11 @@ function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
   return b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId);
 }
 
-function rankedIds(c: Cluster, ids: Iterable<string>): string[] {
+function rankedIds(index: LastSeenIndex, ids: Iterable<string>): string[] {
   const rows: EvidenceSession[] = [];
   for (const id of ids) {
     work.steps++;
-    const s = c.sessions.get(id);
+    const s = index.get(id);
     if (s !== undefined) rows.push({ sessionId: id, signals: s.n, lastSignalAt: s.t });
   }
   return rows.sort(compareEvidence).slice(0, EVIDENCE_SESSIONS).map((r) => r.sessionId);
@@ -330,13 +341,42 @@ function rankedIds(c: Cluster, ids: Iterable<string>): string[] {
 
 /** Recomputes a cluster's top from all its sessions: at the index's upgrade and after an eviction, never per batch. */
 function rebuildTop(c: Cluster): void {
-  if (!c.sessions.isLarge) {
+  if (c.index === null || !c.index.isLarge) {
     c.top = null;
     return;
   }
   const ids: string[] = [];
-  c.sessions.forEach((id) => ids.push(id));
-  c.top = rankedIds(c, ids);
+  c.index.forEach((id) => ids.push(id));
+  c.top = rankedIds(c.index, ids);
+}
+
+/** (session, day) entries of a cluster's days, or Infinity once a day's sessions are a Map. O(days). */
+function dayEntries(c: Cluster): number {
+  let n = 0;
+  for (const d of c.days) {
+    work.steps++;
+    if (!Array.isArray(d.sessions)) return Infinity;
+    n += d.sessions.length / 3;
+  }
+  return n;
+}
+
+/**
+ * A cluster's sessions by latest signal with their counts: its index, or while it has none (at most SMALL_LIMIT
+ * (session, day) entries) one derived from its days, a session's count summed and its latest signal the maximum
+ * over them. O(SMALL_LIMIT²) at worst for a derived one, counted.
+ */
+function sessionsOf(c: Cluster): LastSeenIndex {
+  if (c.index !== null) return c.index;
+  const derived = new LastSeenIndex(HOUR_MS);
+  for (const d of c.days) {
+    const start = d.day * DAY_MS;
+    forEachPair(d.sessions, (sid, n, at) => {
+      work.steps++;
+      derived.observe(sid, start + at, n);
+    });
+  }
+  return derived;
 }
 
 /** Applies the patches of `update` in place. O(the update's size). */
@@ -350,9 +390,9 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
       el.clusters = el.clusters.concat(c);
     }
     for (const dp of p.days.values()) {
-      let d = c.days.find((x) => x.start === dp.start);
+      let d = c.days.find((x) => x.day === dp.day);
       if (d === undefined) {
-        d = { start: dp.start, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
+        d = { day: dp.day, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
         c.days = c.days.concat(d);
       } else mergeDayFields(d, dp);
       for (const [sid, [n, at]] of dp.sessions) {
@@ -361,14 +401,19 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
       }
       d.sessions = compact(d.sessions);
     }
-    for (const [sid, s] of p.sessions) {
-      work.steps++;
-      c.sessions.observe(sid, s.t, s.n);
+    if (c.index === null) {
+      // The days now hold the batch's sessions; past SMALL_LIMIT entries the cluster gets its index, built from them.
+      if (dayEntries(c) > SMALL_LIMIT) c.index = sessionsOf(c);
+    } else {
+      for (const [sid, s] of p.sessions) {
+        work.steps++;
+        c.index.observe(sid, s.t, s.n);
+      }
     }
     // Counts only grew, so the new top is among the old top and the sessions this batch touched.
-    if (!c.sessions.isLarge) c.top = null;
+    if (c.index === null || !c.index.isLarge) c.top = null;
     else if (c.top === null) rebuildTop(c);
-    else c.top = rankedIds(c, new Set([...c.top, ...p.sessions.keys()]));
+    else c.top = rankedIds(c.index, new Set([...c.top, ...p.sessions.keys()]));
   }
   for (const ep of update.elements) {
     const users = elementOf(state, ep.siteId, ep.page, ep.selector).users as LastSeenIndex;
@@ -394,6 +439,7 @@ export function applySignals(state: ClusterState, events: readonly EngineEvent[]
  */
 export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   const cutoff = clusterWindowStart(now);
+  const cutoffDay = cutoff / DAY_MS;
   const changed: ClusterKey[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, els] of pages) {
@@ -401,18 +447,21 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
         let lost = false;
         for (let i = el.clusters.length - 1; i >= 0; i--) {
           const c = el.clusters[i] as Cluster;
-          if (!c.days.some((d) => d.start < cutoff)) continue;
+          if (!c.days.some((d) => d.day < cutoffDay)) continue;
           lost = true;
           // A plain key: the pending list must not keep an evicted cluster (its days and sessions) alive.
           changed.push({ siteId: c.siteId, page: c.page, selector: c.selector, signalType: c.signalType });
-          const kept = c.days.filter((d) => d.start >= cutoff);
-          for (const d of c.days) if (d.start < cutoff) forEachPair(d.sessions, (sid, n) => c.sessions.addCount(sid, -n));
+          const kept = c.days.filter((d) => d.day >= cutoffDay);
+          const index = c.index;
+          if (index !== null) for (const d of c.days) if (d.day < cutoffDay) forEachPair(d.sessions, (sid, n) => index.addCount(sid, -n));
           c.days = kept;
-          c.sessions.removeBefore(cutoff);
+          index?.removeBefore(cutoff);
+          // Back to the derived form once the days are small again (half the limit, so a cluster on the edge does not flip).
+          if (index !== null && dayEntries(c) <= SMALL_LIMIT / 2) c.index = null;
           rebuildTop(c);
           if (kept.length === 0) el.clusters = el.clusters.filter((x) => x !== c);
         }
-        if (lost) el.users?.removeBefore(cutoff);
+        if (lost) el.users?.removeBefore(cutoff / HOUR_MS);
         if (el.clusters.length === 0) els.delete(selector);
       }
       if (els.size === 0) pages.delete(page);
@@ -451,17 +500,18 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
   let stale = false;
   const add = (d: DayFields): void => {
     work.steps++;
-    if (d.start < cutoff) {
+    const start = d.day * DAY_MS;
+    if (start < cutoff) {
       stale = true;
       return;
     }
     signalCount += d.count;
-    firstSignalAt = Math.min(firstSignalAt, d.start + d.firstAt);
-    lastSignalAt = Math.max(lastSignalAt, d.start + d.lastAt);
-    const daySelector = { ts: d.start + d.selectorAt, value: d.selector };
+    firstSignalAt = Math.min(firstSignalAt, start + d.firstAt);
+    lastSignalAt = Math.max(lastSignalAt, start + d.lastAt);
+    const daySelector = { ts: start + d.selectorAt, value: d.selector };
     if (isLater(daySelector, selector)) selector = daySelector;
     if (d.label !== null) {
-      const dayLabel = { ts: d.start + d.labelAt, value: d.label };
+      const dayLabel = { ts: start + d.labelAt, value: d.label };
       if (isLater(dayLabel, label)) label = dayLabel;
     }
   };
@@ -490,9 +540,9 @@ function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
 }
 
 /** The evidence at `now`; see the module note for the scan taken while a day outside the window is held. */
-function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
+function evidence(c: Cluster | undefined, sessions: LastSeenIndex | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
   const candidates = new Map<string, SessionDay>();
-  const exactTop = c === undefined || !c.sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
+  const exactTop = c === undefined || sessions === undefined || !sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
   if (stale || !exactTop) {
     // The slow path: sum the sessions of the days in the window.
     const cutoff = clusterWindowStart(now);
@@ -501,23 +551,24 @@ function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: numb
       const prev = candidates.get(sid);
       candidates.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
     };
-    for (const d of c?.days ?? []) if (d.start >= cutoff) forEachPair(d.sessions, (sid, n, at) => merge(sid, n, d.start + at));
-    for (const d of p?.days.values() ?? []) if (d.start >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.start + at);
+    for (const d of c?.days ?? []) if (d.day * DAY_MS >= cutoff) forEachPair(d.sessions, (sid, n, at) => merge(sid, n, d.day * DAY_MS + at));
+    for (const d of p?.days.values() ?? []) if (d.day * DAY_MS >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.day * DAY_MS + at);
     return topEvidence(candidates, limit);
   }
   // No day outside the window is held, so every session's count is its count in the window. Counts only grow, so
   // the top is among the committed top (or all sessions of a small cluster) and the sessions of the batch.
-  if (c !== undefined) {
+  if (c !== undefined && sessions !== undefined) {
     if (c.top !== null) {
       for (const id of c.top) {
-        const s = c.sessions.get(id);
+        work.steps++;
+        const s = sessions.get(id);
         if (s !== undefined) candidates.set(id, { count: s.n, lastTs: s.t });
       }
-    } else c.sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
+    } else sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
   }
   for (const [id, s] of p?.sessions ?? []) {
     work.steps++;
-    const prev = candidates.get(id) ?? (c?.sessions.get(id) as Seen | undefined);
+    const prev = candidates.get(id) ?? (sessions?.get(id) as Seen | undefined);
     const before = prev === undefined ? undefined : 'n' in prev ? { count: prev.n, lastTs: prev.t } : prev;
     candidates.set(id, before === undefined ? { count: s.n, lastTs: s.t } : { count: before.count + s.n, lastTs: Math.max(before.lastTs, s.t) });
   }
@@ -529,16 +580,17 @@ function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: num
   if (tot === null) return null;
   // A plain key: the summary outlives the batch, and must not hold (or compare as) the cluster itself.
   const key = p?.key ?? { siteId: (c as Cluster).siteId, page: (c as Cluster).page, selector: (c as Cluster).selector, signalType: (c as Cluster).signalType };
+  const sessions = c === undefined ? undefined : sessionsOf(c);
   return {
     key,
     selector: tot.selector.value,
     label: tot.label?.value ?? null,
     signalCount: tot.signalCount,
-    affectedSessions: countSince(c?.sessions, latestTimes(p), clusterWindowStart(now)),
-    windowAffectedSessions: countSince(c?.sessions, latestTimes(p), pageWindowStart(now)),
+    affectedSessions: countSince(sessions, latestTimes(p), clusterWindowStart(now)),
+    windowAffectedSessions: countSince(sessions, latestTimes(p), pageWindowStart(now)),
     firstSignalAt: tot.firstSignalAt,
     lastSignalAt: tot.lastSignalAt,
-    evidence: evidence(c, p, now, tot.stale, limit),
+    evidence: evidence(c, sessions, p, now, tot.stale, limit),
   };
 }
 
@@ -559,7 +611,7 @@ export function sessionsActiveSince(cluster: Cluster | undefined, since: number,
 
 function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number, cap: number): number {
   if (totals(c, p, now) === null) return 0;
-  return countSince(c?.sessions, latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
+  return countSince(c === undefined ? undefined : sessionsOf(c), latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
 }
 
 /**
@@ -615,7 +667,7 @@ export class ClusterReader {
       const tot = totals(c, p, now);
       if (tot === null) continue;
       signals.set(type, tot.signalCount);
-      affectedByType.set(type, countSince(c?.sessions, latestTimes(p), cutoff));
+      affectedByType.set(type, countSince(c === undefined ? undefined : sessionsOf(c), latestTimes(p), cutoff));
       if (isLater(tot.selector, latestSelector)) latestSelector = tot.selector;
       if (tot.label !== null && isLater(tot.label, label)) label = tot.label;
       lastSignalAt = Math.max(lastSignalAt, tot.lastSignalAt);
@@ -629,7 +681,7 @@ export class ClusterReader {
       label,
       signals,
       affectedByType,
-      affectedUsers: countSince(el?.users, staged?.users?.users ?? [], cutoff),
+      affectedUsers: countSince(el?.users, staged?.users?.users ?? [], cutoff / HOUR_MS),
       lastSignalAt,
     };
   }
