@@ -84,8 +84,11 @@ export class Cluster implements ClusterKey {
   readonly page: string;
   readonly selector: string;
   readonly signalType: string;
-  /** At most one per day, order not significant. Replaced by an exact-size array when days come or go. */
-  days: ClusterDay[] = [];
+  /**
+   * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
+   * array, replaced when days come or go. Read and written through `days`.
+   */
+  private held: ClusterDay | readonly ClusterDay[] = [];
   /**
    * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
    * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
@@ -100,6 +103,15 @@ export class Cluster implements ClusterKey {
     this.page = key.page;
     this.selector = key.selector;
     this.signalType = key.signalType;
+  }
+
+  /** At most one per day, order not significant. */
+  get days(): readonly ClusterDay[] {
+    return Array.isArray(this.held) ? (this.held as readonly ClusterDay[]) : [this.held as ClusterDay];
+  }
+
+  set days(days: readonly ClusterDay[]) {
+    this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
   }
 
   /** The cluster is its own key: one object less per cluster, and there can be a million clusters. */

@@ -27,8 +27,8 @@ import { sortedRecord } from './util.ts';
 
 /** One hour of one page: views and signal counts (sessions live in the page's index). */
 export interface HourStats {
-  /** Hour start, epoch ms (UTC). */
-  readonly start: number;
+  /** Hour number (epoch ms / HOUR_MS): a Smi, where the hour's epoch ms would be a 16-byte heap number. */
+  readonly hour: number;
   pageViews: number;
   /** Signal counts by type. */
   signals: OwnedMap<number>;
@@ -117,9 +117,10 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let w = pages.get(p.page);
     if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
     for (const [start, ph] of p.hours) {
-      let h = w.hours.find((x) => x.start === start);
+      const hour = hourNumber(start);
+      let h = w.hours.find((x) => x.hour === hour);
       if (h === undefined) {
-        h = { start, pageViews: 0, signals: [] };
+        h = { hour, pageViews: 0, signals: [] };
         w.hours = w.hours.concat(h);
       }
       h.pageViews += ph.pageViews;
@@ -144,15 +145,15 @@ export function applyEvents(state: WindowState, events: readonly EngineEvent[]):
  * keeps every stored score current. Cost: O(pages) plus the sessions that left.
  */
 export function evictWindows(state: WindowState, now: number): PageRef[] {
-  const cutoff = pageWindowStart(now);
+  const cutoffHour = hourNumber(pageWindowStart(now));
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      if (!w.hours.some((h) => h.start < cutoff)) continue;
+      if (!w.hours.some((h) => h.hour < cutoffHour)) continue;
       changed.push({ siteId, page });
-      const kept = w.hours.filter((h) => h.start >= cutoff);
+      const kept = w.hours.filter((h) => h.hour >= cutoffHour);
       w.hours = kept;
-      w.sessions.removeBefore(hourNumber(cutoff));
+      w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
     if (pages.size === 0) state.sites.delete(siteId);
@@ -170,7 +171,7 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   if (window !== undefined) {
     for (const h of window.hours) {
       work.steps++;
-      if (h.start < cutoff) continue;
+      if (h.hour < cutoffHour) continue;
       pageViews += h.pageViews;
       for (const [type, n] of h.signals) signals.set(type, (signals.get(type) ?? 0) + n);
     }
