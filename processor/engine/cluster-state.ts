@@ -1,5 +1,5 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
-import { LastSeenIndex, work, type Seen } from './last-seen.ts';
+import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
 import { SMALL_LIMIT, compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
@@ -374,21 +374,65 @@ function dayEntries(c: Cluster): number {
 }
 
 /**
- * A cluster's sessions by latest signal with their counts: its index, or while it has none (at most SMALL_LIMIT
- * (session, day) entries) one derived from its days, a session's count summed and its latest signal the maximum
- * over them. O(SMALL_LIMIT²) at worst for a derived one, counted.
+ * The sessions of a cluster without an index, derived from its days (at most SMALL_LIMIT (session, day) entries):
+ * a session's count summed over its days and its latest signal the latest of them. Built per read, one step per
+ * entry; each read after that costs at most one step per session.
  */
-function sessionsOf(c: Cluster): LastSeenIndex {
-  if (c.index !== null) return c.index;
-  const derived = new LastSeenIndex(HOUR_MS);
-  for (const d of c.days) {
-    const start = d.day * DAY_MS;
-    forEachPair(d.sessions, (sid, n, at) => {
-      work.steps++;
-      derived.observe(sid, start + at, n);
-    });
+class DerivedSessions implements SeenReads {
+  readonly isLarge = false;
+  private readonly map = new Map<string, Seen>();
+
+  constructor(days: readonly ClusterDay[]) {
+    for (const d of days) {
+      const start = d.day * DAY_MS;
+      forEachPair(d.sessions, (sid, n, at) => {
+        work.steps++;
+        const e = this.map.get(sid);
+        if (e === undefined) this.map.set(sid, { t: start + at, n });
+        else {
+          e.n += n;
+          e.t = Math.max(e.t, start + at);
+        }
+      });
+    }
   }
-  return derived;
+
+  get(id: string): Seen | undefined {
+    const e = this.map.get(id);
+    return e === undefined ? undefined : { t: e.t, n: e.n };
+  }
+
+  latest(id: string): number | undefined {
+    return this.map.get(id)?.t;
+  }
+
+  countSince(cutoff: number, cap: number = Infinity): number {
+    let n = 0;
+    for (const e of this.map.values()) {
+      work.steps++;
+      if (e.t >= cutoff) n++;
+    }
+    return Math.min(n, cap);
+  }
+
+  forEach(fn: (id: string, t: number, n: number) => void): void {
+    for (const [id, e] of this.map) {
+      work.steps++;
+      fn(id, e.t, e.n);
+    }
+  }
+}
+
+/** A cluster's sessions by latest signal with their counts: its index, or derived from its days while it has none. */
+function sessionsOf(c: Cluster): SeenReads {
+  return c.index ?? new DerivedSessions(c.days);
+}
+
+/** A new index over a cluster's sessions, when its days outgrow the derived form. O(SMALL_LIMIT²) once per cluster. */
+function buildIndex(c: Cluster): LastSeenIndex {
+  const index = new LastSeenIndex(HOUR_MS);
+  new DerivedSessions(c.days).forEach((id, t, n) => index.observe(id, t, n));
+  return index;
 }
 
 /** Applies the patches of `update` in place. O(the update's size). */
@@ -415,7 +459,7 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     }
     if (c.index === null) {
       // The days now hold the batch's sessions; past SMALL_LIMIT entries the cluster gets its index, built from them.
-      if (dayEntries(c) > SMALL_LIMIT) c.index = sessionsOf(c);
+      if (dayEntries(c) > SMALL_LIMIT) c.index = buildIndex(c);
     } else {
       for (const [sid, s] of p.sessions) {
         work.steps++;
@@ -534,7 +578,7 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
-function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
+function countSince(index: SeenReads | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
   // NOTE: with a cap the committed count may be cut to `cap`; the batch's sessions counted below are not in it, so
   // the sum still reaches `cap` exactly when the true count does.
   let n = index?.countSince(cutoff, cap) ?? 0;
@@ -552,7 +596,7 @@ function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
 }
 
 /** The evidence at `now`; see the module note for the scan taken while a day outside the window is held. */
-function evidence(c: Cluster | undefined, sessions: LastSeenIndex | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
+function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
   const candidates = new Map<string, SessionDay>();
   const exactTop = c === undefined || sessions === undefined || !sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
   if (stale || !exactTop) {
