@@ -25,10 +25,13 @@ for (let p = 0; p < pages; p += STEP) {
   const batch: EngineEvent[] = [];
   for (let q = p; q < Math.min(pages, p + STEP); q++) {
     const page = `/p/${q}`;
-    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: site, sessionId: `s${(q * 7 + s) % 50_000}`, type: 'page_view', ts: now - s * 60_000, page });
+    // One session id string per (page, session), as the processor's decode of one message gives all its events one
+    // (a string per event would measure copies a processor does not hold).
+    const sessions = Array.from({ length: 5 }, (_, s) => `s${(q * 7 + s) % 50_000}`);
+    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: site, sessionId: sessions[s] as string, type: 'page_view', ts: now - s * 60_000, page });
     for (let c = 0; c < clustersPerPage; c++) {
       for (let k = 0; k < 2; k++) {
-        batch.push({ id: `${q}-${c}-${k}`, siteId: site, sessionId: `s${(q * 7 + k) % 50_000}`, type: 'signal', ts: now - k * 3_600_000, page, signal: SIGNALS[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: 'Button' });
+        batch.push({ id: `${q}-${c}-${k}`, siteId: site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: SIGNALS[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: 'Button' });
       }
     }
   }

@@ -1,7 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
-import { compact, getIn, setOwned, type OwnedMap } from './small-collections.ts';
+import { addToCount, forEachCount, type CountMap } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -25,13 +25,16 @@ import { sortedRecord } from './util.ts';
  * the same session comes back).
  */
 
+/** Most page-hours have no signal: they share one empty count map. */
+const NO_SIGNALS: CountMap = Object.freeze([]);
+
 /** One hour of one page: views and signal counts (sessions live in the page's index). */
 export interface HourStats {
   /** Hour number (epoch ms / HOUR_MS): a Smi, where the hour's epoch ms would be a 16-byte heap number. */
   readonly hour: number;
   pageViews: number;
   /** Signal counts by type. */
-  signals: OwnedMap<number>;
+  signals: CountMap;
 }
 
 /** The window of one page. Mutated in place by commits and evictions only. */
@@ -120,12 +123,11 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
       const hour = hourNumber(start);
       let h = w.hours.find((x) => x.hour === hour);
       if (h === undefined) {
-        h = { hour, pageViews: 0, signals: [] };
+        h = { hour, pageViews: 0, signals: NO_SIGNALS };
         w.hours = w.hours.concat(h);
       }
       h.pageViews += ph.pageViews;
-      for (const [type, n] of ph.signals) h.signals = setOwned(h.signals, type, (getIn(h.signals, type) ?? 0) + n);
-      if (ph.signals.size > 0) h.signals = compact(h.signals);
+      for (const [type, n] of ph.signals) h.signals = addToCount(h.signals, type, n);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -173,7 +175,7 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
       work.steps++;
       if (h.hour < cutoffHour) continue;
       pageViews += h.pageViews;
-      for (const [type, n] of h.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+      forEachCount(h.signals, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
     }
     sessions = window.sessions.countSince(cutoffHour);
   }
