@@ -23,11 +23,14 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds about 500 bytes of
- * structure besides its strings (the cluster, which is its own key, 80; its days array 56; the day 96 and its flat
- * session array 96; the session index 48 + 96 and two boxed epoch-ms times 32). Each further session adds about
- * 24 bytes to the day and 40 to the index while they stay flat (≤ 16 sessions), ~50 each past that; an element
- * with several signal types holds its sessions once more. README "Processor memory" has the measured totals.
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 272 bytes of
+ * structure besides its strings: the cluster, which is its own key, 80; its day, held without an array while it is
+ * the only one, 96 (a day number, not boxed epoch ms); the day's flat session array 96. Each further session on a
+ * day adds 24 bytes while the day has at most SMALL_LIMIT; a further day adds its record and session array and an
+ * exact-size days array. No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads
+ * derive the sessions from the days, one step per entry); past that the index adds a Map entry, a {t, n} record
+ * and bucket slots per session (last-seen.ts). An element holds its sessions once more, by hour number (24 bytes
+ * each while it has at most SMALL_LIMIT). README "Processor memory" has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */

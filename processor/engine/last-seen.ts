@@ -12,9 +12,11 @@ import { SMALL_LIMIT } from './small-collections.ts';
  *
  * Each id also carries a count `n` (signals of the session in a cluster: the evidence ranking).
  *
- * Memory: while it holds at most SMALL_LIMIT ids the index is one flat array `[id, t, n, …]` (about 12 bytes per id
- * plus the id string, which the event already allocated; a time in epoch ms adds a 12-byte heap number). Larger, it
- * is a Map of {t, n} (about 40 bytes per id) plus one 4-byte slot per (id, bucket it moved into) in the bucket lists.
+ * Memory (8-byte references: Node's default build has no pointer compression): while it holds at most SMALL_LIMIT
+ * ids the index is one flat array `[id, t, n, …]`, 24 bytes per id plus the id string, which the event already
+ * allocated; a time beyond a Smi (epoch ms) adds a 16-byte heap number, so pages and elements index hour numbers.
+ * Larger, it is a Map of {t, n} (a 40-byte object and a Map entry per id) plus one 8-byte slot per (id, bucket it
+ * moved into) in the bucket lists.
  */
 
 /** Loop steps taken over stored state. Tests read it to prove a batch's work does not grow with the window. */

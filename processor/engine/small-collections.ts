@@ -1,7 +1,7 @@
 /**
  * Sets and maps keyed by string that stay plain arrays while small and become a Set/Map when they grow.
  * Most page-hours and cluster-days hold one to a few sessions, and in V8 an empty Map or Set already costs about
- * 190 bytes against about 30 for a small array. This is what keeps 1M clusters and 100k pages within the memory budget.
+ * 190 bytes against about 30 for a small array. At 1M clusters and 100k pages that difference is hundreds of MiB.
  * Lookups in the array form are linear, which at SMALL_LIMIT entries is as fast as hashing.
  *
  * The "owned" helpers mutate and may return a different container (after an upgrade), so callers keep the return

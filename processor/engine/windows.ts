@@ -20,9 +20,10 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: ~200 bytes, one small object per hour with traffic, and per distinct session in the window one
- * index entry (12 bytes while the page has ≤ 16 sessions, ~45 bytes past that, plus 4 bytes per extra hour in which
- * the same session comes back).
+ * Memory per page: ~200 bytes, one small object per hour with traffic (its hour a number of hours, a Smi; its signal
+ * counts one flat `[type, n, …]` array, shared and empty for an hour of views only), and per distinct session in the
+ * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
+ * slot per extra hour in which the same session comes back).
  */
 
 /** Most page-hours have no signal: they share one empty count map. */
