@@ -130,9 +130,11 @@ export interface ElementClusters {
   clusters: Cluster[];
   /**
    * Distinct sessions over every type, by the hour number of their latest signal (only whole-day windows are asked
-   * of it, and an hour number is a Smi where epoch ms is a 16-byte heap number); null for page-level signals.
+   * of it, and an hour number is a Smi where epoch ms is a 16-byte heap number). Null for page-level signals (not an
+   * element), and while its clusters' days hold at most SMALL_LIMIT (session, day) entries in all: reads then derive
+   * it from them (`usersOf`), which saves the index (about 145 bytes) on most elements.
    */
-  readonly users: LastSeenIndex | null;
+  users: LastSeenIndex | null;
 }
 
 /** Elements by site, then page, then canonical selector. */
@@ -335,7 +337,7 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
   let els = pages.get(page);
   if (els === undefined) pages.set(page, (els = new Map()));
   let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: selector === '' ? null : new LastSeenIndex(1) }));
+  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: null }));
   return el;
 }
 
@@ -385,18 +387,22 @@ class DerivedSessions implements SeenReads {
   readonly isLarge = false;
   private readonly map = new Map<string, Seen>();
 
-  constructor(days: readonly ClusterDay[]) {
-    for (const d of days) {
-      const start = d.day * DAY_MS;
-      forEachPair(d.sessions, (sid, n, at) => {
-        work.steps++;
-        const e = this.map.get(sid);
-        if (e === undefined) this.map.set(sid, { t: start + at, n });
-        else {
-          e.n += n;
-          e.t = Math.max(e.t, start + at);
-        }
-      });
+  /** `width`: 1 for times in epoch ms (a cluster's), HOUR_MS for hour numbers (an element's). */
+  constructor(dayLists: readonly (readonly ClusterDay[])[], width: number) {
+    for (const days of dayLists) {
+      for (const d of days) {
+        const start = d.day * DAY_MS;
+        forEachPair(d.sessions, (sid, n, at) => {
+          work.steps++;
+          const t = width === 1 ? start + at : Math.floor((start + at) / width);
+          const e = this.map.get(sid);
+          if (e === undefined) this.map.set(sid, { t, n });
+          else {
+            e.n += n;
+            e.t = Math.max(e.t, t);
+          }
+        });
+      }
     }
   }
 
@@ -428,14 +434,34 @@ class DerivedSessions implements SeenReads {
 
 /** A cluster's sessions by latest signal with their counts: its index, or derived from its days while it has none. */
 function sessionsOf(c: Cluster): SeenReads {
-  return c.index ?? new DerivedSessions(c.days);
+  return c.index ?? new DerivedSessions([c.days], 1);
 }
 
 /** A new index over a cluster's sessions, when its days outgrow the derived form. O(SMALL_LIMIT²) once per cluster. */
 function buildIndex(c: Cluster): LastSeenIndex {
   const index = new LastSeenIndex(HOUR_MS);
-  new DerivedSessions(c.days).forEach((id, t, n) => index.observe(id, t, n));
+  new DerivedSessions([c.days], 1).forEach((id, t, n) => index.observe(id, t, n));
   return index;
+}
+
+/** (session, day) entries of an element's clusters, or Infinity once one of them is past its derived form. */
+function elementEntries(el: ElementClusters): number {
+  let n = 0;
+  for (const c of el.clusters) n += c.index === null ? dayEntries(c) : Infinity;
+  return n;
+}
+
+/** An element's distinct sessions by hour of latest signal: its index, or derived from its clusters' days. */
+function usersOf(el: ElementClusters): SeenReads | null {
+  if (el.selector === '') return null;
+  return el.users ?? new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS);
+}
+
+/** A new index over an element's sessions, when its clusters' days outgrow the derived form. Once per element. */
+function buildUsers(el: ElementClusters): LastSeenIndex {
+  const users = new LastSeenIndex(1);
+  new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS).forEach((id, t) => users.observe(id, t, 1));
+  return users;
 }
 
 /** Applies the patches of `update` in place. O(the update's size). */
@@ -474,8 +500,14 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     else if (c.top === null) rebuildTop(c);
     else c.top = rankedIds(c.index, new Set([...c.top, ...p.sessions.keys()]));
   }
+  // After the clusters: an element without an index reads their days, which now hold the batch.
   for (const ep of update.elements) {
-    const users = elementOf(state, ep.siteId, ep.page, ep.selector).users as LastSeenIndex;
+    const el = elementOf(state, ep.siteId, ep.page, ep.selector);
+    const users = el.users;
+    if (users === null) {
+      if (elementEntries(el) > SMALL_LIMIT) el.users = buildUsers(el);
+      continue;
+    }
     for (const [sid, t] of ep.users) {
       work.steps++;
       users.observe(sid, t, 1);
@@ -520,7 +552,10 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           rebuildTop(c);
           if (kept.length === 0) el.clusters = el.clusters.filter((x) => x !== c);
         }
-        if (lost) el.users?.removeBefore(cutoff / HOUR_MS);
+        if (lost && el.users !== null) {
+          el.users.removeBefore(cutoff / HOUR_MS);
+          if (elementEntries(el) <= SMALL_LIMIT / 2) el.users = null;
+        }
         if (el.clusters.length === 0) els.delete(selector);
       }
       if (els.size === 0) pages.delete(page);
@@ -740,7 +775,7 @@ export class ClusterReader {
       label,
       signals,
       affectedByType,
-      affectedUsers: countSince(el?.users, staged?.users?.users ?? [], cutoff / HOUR_MS),
+      affectedUsers: countSince(el === undefined ? undefined : usersOf(el), staged?.users?.users ?? [], cutoff / HOUR_MS),
       lastSignalAt,
     };
   }
