@@ -23,8 +23,9 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 272 bytes of
- * structure besides its strings: the cluster, which is its own key, 80; its day, held without an array while it is
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 248 bytes of
+ * structure besides its strings: the cluster, which is its own key, 56 (its element holds site, page and selector;
+ * its index, when it has one, the evidence top); its day, held without an array while it is
  * the only one, 96 (a day number, not boxed epoch ms); the day's flat session array 96. Each further session on a
  * day adds 24 bytes while the day has at most SMALL_LIMIT; a further day adds its record and session array and an
  * exact-size days array. No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads
@@ -82,10 +83,15 @@ export interface ClusterDay extends DayFields {
 }
 
 /** One cluster. Mutated in place by commits and evictions only. */
+/** A cluster's session index with its evidence top, kept together: most clusters have neither. */
+export class ClusterIndex extends LastSeenIndex {
+  /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
+  top: string[] | null = null;
+}
+
 export class Cluster implements ClusterKey {
-  readonly siteId: string;
-  readonly page: string;
-  readonly selector: string;
+  /** Its element, which holds its site, page and canonical selector: three references less per cluster. */
+  readonly element: ElementClusters;
   readonly signalType: string;
   /**
    * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
@@ -97,15 +103,32 @@ export class Cluster implements ClusterKey {
    * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
    * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
    */
-  index: LastSeenIndex | null = null;
-  /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
-  top: string[] | null = null;
+  index: ClusterIndex | null = null;
 
-  constructor(key: ClusterKey) {
-    this.siteId = key.siteId;
-    this.page = key.page;
-    this.selector = key.selector;
-    this.signalType = key.signalType;
+  constructor(element: ElementClusters, signalType: string) {
+    this.element = element;
+    this.signalType = signalType;
+  }
+
+  get siteId(): string {
+    return this.element.siteId;
+  }
+
+  get page(): string {
+    return this.element.page;
+  }
+
+  get selector(): string {
+    return this.element.selector;
+  }
+
+  /** The top EVIDENCE_SESSIONS session ids (by `compareEvidence`) while the index is large; else null. */
+  get top(): string[] | null {
+    return this.index?.top ?? null;
+  }
+
+  set top(top: string[] | null) {
+    if (this.index !== null) this.index.top = top;
   }
 
   /** At most one per day, order not significant. */
@@ -125,6 +148,8 @@ export class Cluster implements ClusterKey {
 
 /** The clusters of one element (canonical selector; '' holds a page's page-level clusters). */
 export interface ElementClusters {
+  readonly siteId: string;
+  readonly page: string;
   readonly selector: string;
   /** One per signal type. Replaced by an exact-size array when clusters come or go. */
   clusters: Cluster[];
@@ -337,7 +362,7 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
   let els = pages.get(page);
   if (els === undefined) pages.set(page, (els = new Map()));
   let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: null }));
+  if (el === undefined) els.set(selector, (el = { siteId, page, selector, clusters: [], users: null }));
   return el;
 }
 
@@ -438,8 +463,8 @@ function sessionsOf(c: Cluster): SeenReads {
 }
 
 /** A new index over a cluster's sessions, when its days outgrow the derived form. O(SMALL_LIMIT²) once per cluster. */
-function buildIndex(c: Cluster): LastSeenIndex {
-  const index = new LastSeenIndex(HOUR_MS);
+function buildIndex(c: Cluster): ClusterIndex {
+  const index = new ClusterIndex(HOUR_MS);
   new DerivedSessions([c.days], 1).forEach((id, t, n) => index.observe(id, t, n));
   return index;
 }
@@ -470,7 +495,7 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     const el = elementOf(state, p.key.siteId, p.key.page, p.key.selector);
     let c = el.clusters.find((x) => x.signalType === p.key.signalType);
     if (c === undefined) {
-      c = new Cluster(p.key);
+      c = new Cluster(el, p.key.signalType);
       // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
       el.clusters = el.clusters.concat(c);
     }
