@@ -1,7 +1,7 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
-import { SMALL_LIMIT, compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
+import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
@@ -77,10 +77,74 @@ interface DayFields {
   selectorAt: number;
 }
 
-/** One UTC day of one cluster; per session id its signal count and latest signal (ms after the day's start). */
-export interface ClusterDay extends DayFields {
-  sessions: OwnedPairMap;
+/**
+ * One UTC day of one cluster as one flat array: its fields in DayFields' order (day, count, firstAt, lastAt, label,
+ * labelAt, selector, selectorAt), then per session `id, signals, latest signal (ms after the day's start)`; past
+ * SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and a session array
+ * cost 192 bytes for two sessions: 160. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
+ */
+export type ClusterDay = (string | number | null | Map<string, [number, number]>)[];
+
+/** Slots of a day's fields before its sessions. */
+const FIELDS = 8;
+
+const dayOf = (d: ClusterDay): number => d[0] as number;
+
+/** A day's fields as a record (a copy). */
+function fieldsOf(d: ClusterDay): DayFields {
+  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[7] as number };
 }
+
+/** The Map of a day past SMALL_LIMIT sessions, else null. */
+function sessionMap(d: ClusterDay): Map<string, [number, number]> | null {
+  return d.length === FIELDS + 1 && d[FIELDS] instanceof Map ? (d[FIELDS] as Map<string, [number, number]>) : null;
+}
+
+/** Calls `fn` for every session of a day with its signals and latest signal (ms after the day's start). */
+function forEachDaySession(d: ClusterDay, fn: (sid: string, n: number, at: number) => void): void {
+  const map = sessionMap(d);
+  if (map !== null) {
+    for (const [sid, [n, at]] of map) fn(sid, n, at);
+    return;
+  }
+  for (let i = FIELDS; i < d.length; i += 3) fn(d[i] as string, d[i + 1] as number, d[i + 2] as number);
+}
+
+/** A new day with `dp`'s sessions merged into `d`'s (or a new day from `dp`), exact-size. */
+function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
+  const f: DayFields = d === undefined ? { day: dp.day, count: 0, firstAt: dp.firstAt, lastAt: dp.lastAt, label: null, labelAt: -1, selector: dp.selector, selectorAt: dp.selectorAt } : fieldsOf(d);
+  mergeDayFields(f, dp);
+  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector, f.selectorAt];
+  let map = d === undefined ? null : sessionMap(d);
+  if (map === null && d !== undefined) for (let i = FIELDS; i < d.length; i++) out.push(d[i] as string | number);
+  for (const [sid, [n, at]] of dp.sessions) {
+    work.steps++;
+    if (map !== null) {
+      const prev = map.get(sid);
+      map.set(sid, prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]);
+      continue;
+    }
+    let i = FIELDS;
+    while (i < out.length && out[i] !== sid) i += 3;
+    if (i < out.length) {
+      out[i + 1] = (out[i + 1] as number) + n;
+      out[i + 2] = Math.max(out[i + 2] as number, at);
+    } else if ((out.length - FIELDS) / 3 < SMALL_LIMIT) out.push(sid, n, at);
+    else {
+      map = new Map();
+      for (let j = FIELDS; j < out.length; j += 3) map.set(out[j] as string, [out[j + 1] as number, out[j + 2] as number]);
+      map.set(sid, [n, at]);
+    }
+  }
+  if (map !== null) {
+    out.length = FIELDS;
+    out.push(map);
+  }
+  // NOTE: push leaves V8's growth slack; a copy is exact, and there can be a million days.
+  return out.slice();
+}
+
+const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 
 /** One cluster. Mutated in place by commits and evictions only. */
 /** A cluster's session index with its evidence top, kept together: most clusters have neither. */
@@ -97,7 +161,7 @@ export class Cluster implements ClusterKey {
    * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
    * array, replaced when days come or go. Read and written through `days`.
    */
-  private held: ClusterDay | readonly ClusterDay[] = [];
+  private held: ClusterDay | readonly ClusterDay[] = NO_DAYS;
   /**
    * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
    * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
@@ -133,7 +197,8 @@ export class Cluster implements ClusterKey {
 
   /** At most one per day, order not significant. */
   get days(): readonly ClusterDay[] {
-    return Array.isArray(this.held) ? (this.held as readonly ClusterDay[]) : [this.held as ClusterDay];
+    // A day starts with its day number; a list of days holds arrays (or nothing).
+    return typeof this.held[0] === 'number' ? [this.held as ClusterDay] : (this.held as readonly ClusterDay[]);
   }
 
   set days(days: readonly ClusterDay[]) {
@@ -397,8 +462,8 @@ function dayEntries(c: Cluster): number {
   let n = 0;
   for (const d of c.days) {
     work.steps++;
-    if (!Array.isArray(d.sessions)) return Infinity;
-    n += d.sessions.length / 3;
+    if (sessionMap(d) !== null) return Infinity;
+    n += (d.length - FIELDS) / 3;
   }
   return n;
 }
@@ -416,8 +481,8 @@ class DerivedSessions implements SeenReads {
   constructor(dayLists: readonly (readonly ClusterDay[])[], width: number) {
     for (const days of dayLists) {
       for (const d of days) {
-        const start = d.day * DAY_MS;
-        forEachPair(d.sessions, (sid, n, at) => {
+        const start = dayOf(d) * DAY_MS;
+        forEachDaySession(d, (sid, n, at) => {
           work.steps++;
           const t = width === 1 ? start + at : Math.floor((start + at) / width);
           const e = this.map.get(sid);
@@ -500,16 +565,11 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
       el.clusters = el.clusters.concat(c);
     }
     for (const dp of p.days.values()) {
-      let d = c.days.find((x) => x.day === dp.day);
-      if (d === undefined) {
-        d = { day: dp.day, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
-        c.days = c.days.concat(d);
-      } else mergeDayFields(d, dp);
-      for (const [sid, [n, at]] of dp.sessions) {
-        work.steps++;
-        d.sessions = updatePair(d.sessions, sid, (prev) => (prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]));
-      }
-      d.sessions = compact(d.sessions);
+      const days = c.days;
+      const i = days.findIndex((x) => dayOf(x) === dp.day);
+      const next = mergedDay(days[i], dp);
+      // Exact-size (a day is an array, so it is wrapped: concat would spread it).
+      c.days = i < 0 ? days.concat([next]) : days.map((x, j) => (j === i ? next : x));
     }
     if (c.index === null) {
       // The days now hold the batch's sessions; past SMALL_LIMIT entries the cluster gets its index, built from them.
@@ -563,13 +623,13 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
         let lost = false;
         for (let i = el.clusters.length - 1; i >= 0; i--) {
           const c = el.clusters[i] as Cluster;
-          if (!c.days.some((d) => d.day < cutoffDay)) continue;
+          if (!c.days.some((d) => dayOf(d) < cutoffDay)) continue;
           lost = true;
           // A plain key: the pending list must not keep an evicted cluster (its days and sessions) alive.
           changed.push({ siteId: c.siteId, page: c.page, selector: c.selector, signalType: c.signalType });
-          const kept = c.days.filter((d) => d.day >= cutoffDay);
+          const kept = c.days.filter((d) => dayOf(d) >= cutoffDay);
           const index = c.index;
-          if (index !== null) for (const d of c.days) if (d.day < cutoffDay) forEachPair(d.sessions, (sid, n) => index.addCount(sid, -n));
+          if (index !== null) for (const d of c.days) if (dayOf(d) < cutoffDay) forEachDaySession(d, (sid, n) => index.addCount(sid, -n));
           c.days = kept;
           index?.removeBefore(cutoff);
           // Back to the derived form once the days are small again (half the limit, so a cluster on the edge does not flip).
@@ -634,7 +694,7 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
       if (isLater(dayLabel, label)) label = dayLabel;
     }
   };
-  for (const d of c?.days ?? []) add(d);
+  for (const d of c?.days ?? []) add(fieldsOf(d));
   for (const d of p?.days.values() ?? []) add(d);
   if (signalCount === 0 || selector === null) return null;
   return { signalCount, firstSignalAt, lastSignalAt, selector, label, stale };
@@ -670,7 +730,7 @@ function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: Cl
       const prev = candidates.get(sid);
       candidates.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
     };
-    for (const d of c?.days ?? []) if (d.day * DAY_MS >= cutoff) forEachPair(d.sessions, (sid, n, at) => merge(sid, n, d.day * DAY_MS + at));
+    for (const d of c?.days ?? []) if (dayOf(d) * DAY_MS >= cutoff) forEachDaySession(d, (sid, n, at) => merge(sid, n, dayOf(d) * DAY_MS + at));
     for (const d of p?.days.values() ?? []) if (d.day * DAY_MS >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.day * DAY_MS + at);
     return topEvidence(candidates, limit);
   }
