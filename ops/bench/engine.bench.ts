@@ -38,7 +38,7 @@ const SITE = '00000000-0000-4000-8000-000000000001';
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
-type MemoryFigure = { rss: number; heapUsed: number; ms: number } | { outOfMemory: true };
+type MemoryFigure = { rss: number; heapUsed: number; heapTotal: number; rssReduced: number; ms: number } | { outOfMemory: true };
 
 /**
  * Builds the state in a fresh process, with V8's own heap sizing unless `heapCapMb` starts it as a processor run
@@ -53,7 +53,9 @@ function memory(pages: number, clustersPerPage: number, heapCapMb?: number): Mem
 }
 
 const memoryCell = (m: MemoryFigure): string => ('outOfMemory' in m ? 'out of memory' : mib(m.rss));
-const heapNote = (m: MemoryFigure): string => ('outOfMemory' in m ? 'the child process died' : `live heap ${mib(m.heapUsed)}`);
+// RSS beyond the heap is mostly pages V8 pools after collections; a memory-reducing GC returns them (engine-memory.ts).
+const heapNote = (m: MemoryFigure): string =>
+  'outOfMemory' in m ? 'the child process died' : `live heap ${mib(m.heapUsed)}, heap committed ${mib(m.heapTotal)}, RSS after a memory-reducing GC ${mib(m.rssReduced)}`;
 
 function hotPageMemory(sessions: number): { heapUsed: number; rss: number } {
   const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', 'ops/bench/engine-batch.ts', 'memory', String(sessions)], { encoding: 'utf8' });

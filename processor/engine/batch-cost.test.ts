@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ClusterReader, applySignals, commitClusterUpdate, createClusterState, evictClusters, foldSignals, getCluster, summarizeCluster, type ClusterState } from './cluster-state.ts';
+import { ClusterReader, applySignals, commitClusterUpdate, createClusterState, evictClusters, foldSignals, getCluster, siteClusters, summarizeCluster, type ClusterState } from './cluster-state.ts';
 import { MIN_ISSUE_SESSIONS } from './clustering.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
@@ -50,8 +50,12 @@ function batch(): EngineEvent[] {
 
 /** The steps of what the processor does with one batch: fold, staged reads for the transaction, commit. */
 function stepsOfOneBatch(state: { windows: WindowState; clusters: ClusterState }): number {
-  const events = batch();
   const before = work.steps;
+  processBatch(state, batch());
+  return work.steps - before;
+}
+
+function processBatch(state: { windows: WindowState; clusters: ClusterState }, events: readonly EngineEvent[]): void {
   const wu = foldEvents(state.windows, events);
   for (const p of wu.pages) readStagedPage(state.windows, p, T0);
   const cu = foldSignals(state.clusters, events);
@@ -64,7 +68,6 @@ function stepsOfOneBatch(state: { windows: WindowState; clusters: ClusterState }
   for (const e of cu.elements) reader.elementParts(e.siteId, e.page, e.selector, T0);
   commitWindowUpdate(state.windows, wu);
   commitClusterUpdate(state.clusters, cu);
-  return work.steps - before;
 }
 
 test('a batch takes the same work on a page with 1k, 10k or 100k sessions (counted, not timed)', (t) => {
@@ -78,6 +81,82 @@ test('a batch takes the same work on a page with 1k, 10k or 100k sessions (count
   // Equal up to the hour/day buckets held and the small-array scans, which do not depend on the session count.
   t.true(large <= small * 1.1 + 10, `work grew with the window: ${steps.join(' → ')}`);
   t.true(large < 2_000, `a 20-event batch should take about a hundred steps per event at most (${large})`);
+});
+
+/** A deterministic generator (mulberry32), so the counted steps are the same on every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TAIL_ELEMENTS = 500;
+const TAIL_TYPES = ['rage_click', 'dead_click', 'error_encounter'];
+/** An element of the long tail: a few hot ones, most rarely signalled (as the bench's Zipf profile). */
+const tailSelector = (r: () => number): string => `#el-${Math.floor(TAIL_ELEMENTS * r() ** 3)}`;
+
+/**
+ * A hot page of `sessions` sessions, each with a view in the last day and a signal on a long tail of elements over
+ * the week: with more sessions, more of the tail's clusters and elements outgrow their small form.
+ */
+function longTailPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
+  const r = random(7);
+  const windows = createWindowState();
+  const clusters = createClusterState();
+  for (let from = 0; from < sessions; from += 10_000) {
+    const chunk: EngineEvent[] = [];
+    for (let i = from; i < Math.min(sessions, from + 10_000); i++) {
+      const sid = `old-${i}`;
+      chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS));
+      const type = TAIL_TYPES[Math.floor(r() * TAIL_TYPES.length)] as string;
+      chunk.push(sig(sid, '/hot', type, T0 - (i % 7) * DAY_MS - (i % 20) * HOUR_MS, { selector: tailSelector(r), label: 'Tail' }));
+    }
+    applyEvents(windows, chunk);
+    applySignals(clusters, chunk);
+  }
+  evictWindows(windows, T0);
+  evictClusters(clusters, T0);
+  return { windows, clusters };
+}
+
+/** Batches of one session each (half returning, half new): a view, then signals on the tail. */
+function tailBatches(count: number, size: () => number, existing: number): EngineEvent[][] {
+  const r = random(11);
+  return Array.from({ length: count }, (_, i) => {
+    const sid = i % 2 === 0 ? `old-${(i * 7919) % existing}` : `new-${i}`;
+    const n = size();
+    const out = [view(sid, '/hot', T0)];
+    for (let k = 1; k < n; k++) out.push(sig(sid, '/hot', TAIL_TYPES[k % TAIL_TYPES.length] as string, T0, { selector: tailSelector(r), label: 'Tail' }));
+    return out;
+  });
+}
+
+/** Mean steps per batch of what the processor does with each (fold, staged reads, commit). */
+function meanSteps(state: { windows: WindowState; clusters: ClusterState }, batches: readonly EngineEvent[][]): number {
+  const before = work.steps;
+  for (const events of batches) processBatch(state, events);
+  return (work.steps - before) / batches.length;
+}
+
+test('on a long tail, SDK-sized and 20-event batches take flat work (within 1.5x) from 1k to 100k sessions', (t) => {
+  const sizes = [1_000, 100_000];
+  const sdkSize = random(3);
+  // The SDK's flushes: mostly 1-3 events, up to 10 (mean about 3).
+  const sdk = () => 1 + Math.floor(9 * sdkSize() ** 2.5);
+  const steps = sizes.map((n) => {
+    const state = longTailPage(n);
+    const large = siteClusters(state.clusters, 'site-1').filter((c) => c.index?.isLarge).length;
+    return { n, large, sdk: meanSteps(state, tailBatches(400, sdk, n)), twenty: meanSteps(state, tailBatches(200, () => 20, n)) };
+  });
+  const [small, big] = steps as [(typeof steps)[0], (typeof steps)[0]];
+  t.log(steps.map((s) => `${s.n} sessions (${s.large} large clusters): ${s.sdk.toFixed(0)} steps per SDK batch, ${s.twenty.toFixed(0)} per 20-event batch`).join('; '));
+  t.true(big.large > 10 * Math.max(1, small.large), 'the larger page has many more clusters past their small form');
+  t.true(big.sdk <= small.sdk * 1.5, `SDK batch work grew ${(big.sdk / small.sdk).toFixed(2)}x`);
+  t.true(big.twenty <= small.twenty * 1.5, `20-event batch work grew ${(big.twenty / small.twenty).toFixed(2)}x`);
 });
 
 test('the counter sees a scan: evidence read while a day outside the window is still held grows with the cluster', (t) => {
@@ -97,9 +176,10 @@ test('a commit changes the page and cluster in place: nothing is copied per batc
   const state = hotPage(2_000);
   const page = getPageWindow(state.windows, 'site-1', '/hot');
   const cluster = getCluster(state.clusters, KEY);
-  const index = cluster?.sessions;
+  const index = cluster?.index;
   stepsOfOneBatch(state);
+  t.truthy(index, 'a cluster of that size has its own index');
   t.is(getPageWindow(state.windows, 'site-1', '/hot'), page);
   t.is(getCluster(state.clusters, KEY), cluster);
-  t.is(getCluster(state.clusters, KEY)?.sessions, index);
+  t.is(getCluster(state.clusters, KEY)?.index, index);
 });

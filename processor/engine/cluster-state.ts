@@ -1,7 +1,7 @@
 import { isSignalEvent, type EngineEvent } from './events.ts';
-import { LastSeenIndex, work, type Seen } from './last-seen.ts';
+import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
-import { compact, forEachPair, updatePair, type OwnedPairMap } from './small-collections.ts';
+import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
@@ -23,11 +23,14 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds about 500 bytes of
- * structure besides its strings (the cluster, which is its own key, 80; its days array 56; the day 96 and its flat
- * session array 96; the session index 48 + 96 and two boxed epoch-ms times 32). Each further session adds about
- * 24 bytes to the day and 40 to the index while they stay flat (≤ 16 sessions), ~50 each past that; an element
- * with several signal types holds its sessions once more. README "Processor memory" has the measured totals.
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 216 bytes of
+ * structure besides its strings: the cluster, which is its own key, 56 (its element holds site, page and selector;
+ * its index, when it has one, the evidence top); its day, one flat array held without a list while it is the only
+ * one, 160 (8 fields, the day a day number, not boxed epoch ms, then 24 bytes a session while it has at most
+ * SMALL_LIMIT); a further day adds its array and an exact-size list of days. No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads
+ * derive the sessions from the days, one step per entry); past that the index adds a Map entry, a {t, n} record
+ * and bucket slots per session (last-seen.ts). An element holds its sessions once more, by hour number (24 bytes
+ * each while it has at most SMALL_LIMIT). README "Processor memory" has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */
@@ -55,9 +58,13 @@ export interface SessionDay {
   readonly lastTs: number;
 }
 
-/** The fields a day of a cluster and a day of a patch share. Times are ms after `start` (small integers). */
+/**
+ * The fields a day of a cluster and a day of a patch share. Times are ms after the day's start (small integers).
+ * NOTE: the day is a day number (epoch ms / DAY_MS), not its epoch ms: a Smi, where epoch ms would be a 16-byte
+ * heap number per day held.
+ */
 interface DayFields {
-  readonly start: number;
+  readonly day: number;
   count: number;
   firstAt: number;
   lastAt: number;
@@ -69,29 +76,132 @@ interface DayFields {
   selectorAt: number;
 }
 
-/** One UTC day of one cluster; per session id its signal count and latest signal (ms after `start`). */
-export interface ClusterDay extends DayFields {
-  sessions: OwnedPairMap;
+/**
+ * One UTC day of one cluster as one flat array: its fields in DayFields' order (day, count, firstAt, lastAt, label,
+ * labelAt, selector, selectorAt), then per session `id, signals, latest signal (ms after the day's start)`; past
+ * SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and a session array
+ * cost 192 bytes for two sessions: 160. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
+ */
+export type ClusterDay = (string | number | null | Map<string, [number, number]>)[];
+
+/** Slots of a day's fields before its sessions. */
+const FIELDS = 8;
+
+const dayOf = (d: ClusterDay): number => d[0] as number;
+
+/** A day's fields as a record (a copy). */
+function fieldsOf(d: ClusterDay): DayFields {
+  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[7] as number };
 }
 
-/** One cluster. Mutated in place by commits and evictions only. */
-export class Cluster implements ClusterKey {
-  readonly siteId: string;
-  readonly page: string;
-  readonly selector: string;
-  readonly signalType: string;
-  /** At most one per start, order not significant. Replaced by an exact-size array when days come or go. */
-  days: ClusterDay[] = [];
-  /** Sessions by their latest signal (epoch ms), with their signal counts over the days held. */
-  readonly sessions: LastSeenIndex = new LastSeenIndex(HOUR_MS);
-  /** The top EVIDENCE_SESSIONS session ids over `sessions` (by `compareEvidence`) while it is large; else null. */
-  top: string[] | null = null;
+/** The Map of a day past SMALL_LIMIT sessions, else null. */
+function sessionMap(d: ClusterDay): Map<string, [number, number]> | null {
+  return d.length === FIELDS + 1 && d[FIELDS] instanceof Map ? (d[FIELDS] as Map<string, [number, number]>) : null;
+}
 
-  constructor(key: ClusterKey) {
-    this.siteId = key.siteId;
-    this.page = key.page;
-    this.selector = key.selector;
-    this.signalType = key.signalType;
+/** Calls `fn` for every session of a day with its signals and latest signal (ms after the day's start). */
+function forEachDaySession(d: ClusterDay, fn: (sid: string, n: number, at: number) => void): void {
+  const map = sessionMap(d);
+  if (map !== null) {
+    for (const [sid, [n, at]] of map) fn(sid, n, at);
+    return;
+  }
+  for (let i = FIELDS; i < d.length; i += 3) fn(d[i] as string, d[i + 1] as number, d[i + 2] as number);
+}
+
+/** A new day with `dp`'s sessions merged into `d`'s (or a new day from `dp`), exact-size. */
+function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
+  const f: DayFields = d === undefined ? { day: dp.day, count: 0, firstAt: dp.firstAt, lastAt: dp.lastAt, label: null, labelAt: -1, selector: dp.selector, selectorAt: dp.selectorAt } : fieldsOf(d);
+  mergeDayFields(f, dp);
+  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector, f.selectorAt];
+  let map = d === undefined ? null : sessionMap(d);
+  if (map === null && d !== undefined) for (let i = FIELDS; i < d.length; i++) out.push(d[i] as string | number);
+  for (const [sid, [n, at]] of dp.sessions) {
+    work.steps++;
+    if (map !== null) {
+      const prev = map.get(sid);
+      map.set(sid, prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]);
+      continue;
+    }
+    let i = FIELDS;
+    while (i < out.length && out[i] !== sid) i += 3;
+    if (i < out.length) {
+      out[i + 1] = (out[i + 1] as number) + n;
+      out[i + 2] = Math.max(out[i + 2] as number, at);
+    } else if ((out.length - FIELDS) / 3 < SMALL_LIMIT) out.push(sid, n, at);
+    else {
+      map = new Map();
+      for (let j = FIELDS; j < out.length; j += 3) map.set(out[j] as string, [out[j + 1] as number, out[j + 2] as number]);
+      map.set(sid, [n, at]);
+    }
+  }
+  if (map !== null) {
+    out.length = FIELDS;
+    out.push(map);
+  }
+  // NOTE: push leaves V8's growth slack; a copy is exact, and there can be a million days.
+  return out.slice();
+}
+
+const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
+
+/** One cluster. Mutated in place by commits and evictions only. */
+/** A cluster's session index with its evidence top, kept together: most clusters have neither. */
+export class ClusterIndex extends LastSeenIndex {
+  /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
+  top: string[] | null = null;
+}
+
+export class Cluster implements ClusterKey {
+  /** Its element, which holds its site, page and canonical selector: three references less per cluster. */
+  readonly element: ElementClusters;
+  readonly signalType: string;
+  /**
+   * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
+   * array, replaced when days come or go. Read and written through `days`.
+   */
+  private held: ClusterDay | readonly ClusterDay[] = NO_DAYS;
+  /**
+   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
+   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
+   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
+   */
+  index: ClusterIndex | null = null;
+
+  constructor(element: ElementClusters, signalType: string) {
+    this.element = element;
+    this.signalType = signalType;
+  }
+
+  get siteId(): string {
+    return this.element.siteId;
+  }
+
+  get page(): string {
+    return this.element.page;
+  }
+
+  get selector(): string {
+    return this.element.selector;
+  }
+
+  /** The top EVIDENCE_SESSIONS session ids (by `compareEvidence`) while the index is large; else null. */
+  get top(): string[] | null {
+    return this.index?.top ?? null;
+  }
+
+  set top(top: string[] | null) {
+    if (this.index !== null) this.index.top = top;
+  }
+
+  /** At most one per day, order not significant. */
+  get days(): readonly ClusterDay[] {
+    // A day starts with its day number; a list of days holds arrays (or nothing).
+    return typeof this.held[0] === 'number' ? [this.held as ClusterDay] : (this.held as readonly ClusterDay[]);
+  }
+
+  set days(days: readonly ClusterDay[]) {
+    this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
   }
 
   /** The cluster is its own key: one object less per cluster, and there can be a million clusters. */
@@ -102,11 +212,18 @@ export class Cluster implements ClusterKey {
 
 /** The clusters of one element (canonical selector; '' holds a page's page-level clusters). */
 export interface ElementClusters {
+  readonly siteId: string;
+  readonly page: string;
   readonly selector: string;
   /** One per signal type. Replaced by an exact-size array when clusters come or go. */
   clusters: Cluster[];
-  /** Distinct sessions over every type, by latest signal (epoch ms); null for page-level signals (not an element). */
-  readonly users: LastSeenIndex | null;
+  /**
+   * Distinct sessions over every type, by the hour number of their latest signal (only whole-day windows are asked
+   * of it, and an hour number is a Smi where epoch ms is a 16-byte heap number). Null for page-level signals (not an
+   * element), and while its clusters' days hold at most SMALL_LIMIT (session, day) entries in all: reads then derive
+   * it from them (`usersOf`), which saves the index (about 145 bytes) on most elements.
+   */
+  users: LastSeenIndex | null;
 }
 
 /** Elements by site, then page, then canonical selector. */
@@ -116,7 +233,7 @@ export interface ClusterState {
 
 /** One day of one cluster in a batch. */
 export interface DayPatch extends DayFields {
-  /** Per session: [signals, latest signal ms after `start`]. */
+  /** Per session: [signals, latest signal ms after the day's start]. */
   readonly sessions: Map<string, [number, number]>;
 }
 
@@ -128,7 +245,7 @@ export interface ClusterPatch {
   readonly sessions: Map<string, Seen>;
 }
 
-/** One batch's sessions on one element (every type), by latest signal. */
+/** One batch's sessions on one element (every type), by the hour number (epoch ms / HOUR_MS) of their latest signal. */
 export interface ElementPatch {
   readonly siteId: string;
   readonly page: string;
@@ -271,15 +388,15 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
     const ks = clusterKeyString(key);
     let p = clusters.get(ks);
     if (p === undefined) clusters.set(ks, (p = { key, days: new Map(), sessions: new Map() }));
-    const start = bucketStart(e.ts, DAY_MS);
+    const day = Math.floor(e.ts / DAY_MS);
     // NOTE: `| 0` makes the offset an int32, which V8 stores unboxed; a double would be a 16-byte heap number.
-    const at = (e.ts - start) | 0;
+    const at = (e.ts - day * DAY_MS) | 0;
     // Most raw selectors are already canonical: keep the key's (memoized) string rather than the event's copy.
     const selector = e.selector === undefined ? '' : e.selector === key.selector ? key.selector : e.selector;
     const label = e.label?.trim() ?? '';
-    const one: DayFields = { start, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
-    let d = p.days.get(start);
-    if (d === undefined) p.days.set(start, (d = { ...one, sessions: new Map() }));
+    const one: DayFields = { day, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
+    let d = p.days.get(day);
+    if (d === undefined) p.days.set(day, (d = { ...one, sessions: new Map() }));
     else mergeDayFields(d, one);
     const ds = d.sessions.get(e.sessionId);
     if (ds === undefined) d.sessions.set(e.sessionId, [1, at]);
@@ -297,7 +414,7 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
       const ek = elementKeyString(key.siteId, key.page, key.selector);
       let ep = elements.get(ek);
       if (ep === undefined) elements.set(ek, (ep = { siteId: key.siteId, page: key.page, selector: key.selector, users: new Map() }));
-      ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, e.ts));
+      ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, Math.floor(e.ts / HOUR_MS)));
     }
   }
   return { clusters: [...clusters.values()], elements: [...elements.values()] };
@@ -309,7 +426,7 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
   let els = pages.get(page);
   if (els === undefined) pages.set(page, (els = new Map()));
   let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { selector, clusters: [], users: selector === '' ? null : new LastSeenIndex(HOUR_MS) }));
+  if (el === undefined) els.set(selector, (el = { siteId, page, selector, clusters: [], users: null }));
   return el;
 }
 
@@ -318,11 +435,11 @@ function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
   return b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId);
 }
 
-function rankedIds(c: Cluster, ids: Iterable<string>): string[] {
+function rankedIds(index: LastSeenIndex, ids: Iterable<string>): string[] {
   const rows: EvidenceSession[] = [];
   for (const id of ids) {
     work.steps++;
-    const s = c.sessions.get(id);
+    const s = index.get(id);
     if (s !== undefined) rows.push({ sessionId: id, signals: s.n, lastSignalAt: s.t });
   }
   return rows.sort(compareEvidence).slice(0, EVIDENCE_SESSIONS).map((r) => r.sessionId);
@@ -330,13 +447,110 @@ function rankedIds(c: Cluster, ids: Iterable<string>): string[] {
 
 /** Recomputes a cluster's top from all its sessions: at the index's upgrade and after an eviction, never per batch. */
 function rebuildTop(c: Cluster): void {
-  if (!c.sessions.isLarge) {
+  if (c.index === null || !c.index.isLarge) {
     c.top = null;
     return;
   }
   const ids: string[] = [];
-  c.sessions.forEach((id) => ids.push(id));
-  c.top = rankedIds(c, ids);
+  c.index.forEach((id) => ids.push(id));
+  c.top = rankedIds(c.index, ids);
+}
+
+/** (session, day) entries of a cluster's days, or Infinity once a day's sessions are a Map. O(days). */
+function dayEntries(c: Cluster): number {
+  let n = 0;
+  for (const d of c.days) {
+    work.steps++;
+    if (sessionMap(d) !== null) return Infinity;
+    n += (d.length - FIELDS) / 3;
+  }
+  return n;
+}
+
+/**
+ * The sessions of a cluster without an index, derived from its days (at most SMALL_LIMIT (session, day) entries):
+ * a session's count summed over its days and its latest signal the latest of them. Built per read, one step per
+ * entry; each read after that costs at most one step per session.
+ */
+class DerivedSessions implements SeenReads {
+  readonly isLarge = false;
+  private readonly map = new Map<string, Seen>();
+
+  /** `width`: 1 for times in epoch ms (a cluster's), HOUR_MS for hour numbers (an element's). */
+  constructor(dayLists: readonly (readonly ClusterDay[])[], width: number) {
+    for (const days of dayLists) {
+      for (const d of days) {
+        const start = dayOf(d) * DAY_MS;
+        forEachDaySession(d, (sid, n, at) => {
+          work.steps++;
+          const t = width === 1 ? start + at : Math.floor((start + at) / width);
+          const e = this.map.get(sid);
+          if (e === undefined) this.map.set(sid, { t, n });
+          else {
+            e.n += n;
+            e.t = Math.max(e.t, t);
+          }
+        });
+      }
+    }
+  }
+
+  get(id: string): Seen | undefined {
+    const e = this.map.get(id);
+    return e === undefined ? undefined : { t: e.t, n: e.n };
+  }
+
+  latest(id: string): number | undefined {
+    return this.map.get(id)?.t;
+  }
+
+  countSince(cutoff: number, cap: number = Infinity): number {
+    let n = 0;
+    for (const e of this.map.values()) {
+      work.steps++;
+      if (e.t >= cutoff) n++;
+    }
+    return Math.min(n, cap);
+  }
+
+  forEach(fn: (id: string, t: number, n: number) => void): void {
+    for (const [id, e] of this.map) {
+      work.steps++;
+      fn(id, e.t, e.n);
+    }
+  }
+}
+
+/** A cluster's sessions by latest signal with their counts: its index, or derived from its days while it has none. */
+function sessionsOf(c: Cluster): SeenReads {
+  return c.index ?? new DerivedSessions([c.days], 1);
+}
+
+/** A new index over a cluster's sessions, when its days outgrow the derived form. O(SMALL_LIMIT²) once per cluster. */
+function buildIndex(c: Cluster): ClusterIndex {
+  const index = new ClusterIndex(HOUR_MS);
+  new DerivedSessions([c.days], 1).forEach((id, t, n) => index.observe(id, t, n));
+  return index;
+}
+
+/** (session, day) entries of an element's clusters, or Infinity once one of them is past its derived form. */
+function elementEntries(el: ElementClusters): number {
+  let n = 0;
+  for (const c of el.clusters) n += c.index === null ? dayEntries(c) : Infinity;
+  return n;
+}
+
+/** An element's distinct sessions by hour of latest signal: its index, or derived from its clusters' days. */
+function usersOf(el: ElementClusters): SeenReads | null {
+  if (el.selector === '') return null;
+  return el.users ?? new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS);
+}
+
+/** A new index over an element's sessions, when its clusters' days outgrow the derived form. Once per element. */
+function buildUsers(el: ElementClusters): LastSeenIndex {
+  const users = new LastSeenIndex(1);
+  new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS).forEach((id, t) => users.observe(id, t, 1));
+  return users;
 }
 
 /** Applies the patches of `update` in place. O(the update's size). */
@@ -345,33 +559,39 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     const el = elementOf(state, p.key.siteId, p.key.page, p.key.selector);
     let c = el.clusters.find((x) => x.signalType === p.key.signalType);
     if (c === undefined) {
-      c = new Cluster(p.key);
+      c = new Cluster(el, p.key.signalType);
       // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
       el.clusters = el.clusters.concat(c);
     }
     for (const dp of p.days.values()) {
-      let d = c.days.find((x) => x.start === dp.start);
-      if (d === undefined) {
-        d = { start: dp.start, count: dp.count, firstAt: dp.firstAt, lastAt: dp.lastAt, label: dp.label, labelAt: dp.labelAt, selector: dp.selector, selectorAt: dp.selectorAt, sessions: [] };
-        c.days = c.days.concat(d);
-      } else mergeDayFields(d, dp);
-      for (const [sid, [n, at]] of dp.sessions) {
-        work.steps++;
-        d.sessions = updatePair(d.sessions, sid, (prev) => (prev === undefined ? [n, at] : [prev[0] + n, Math.max(prev[1], at)]));
-      }
-      d.sessions = compact(d.sessions);
+      const days = c.days;
+      const i = days.findIndex((x) => dayOf(x) === dp.day);
+      const next = mergedDay(days[i], dp);
+      // Exact-size (a day is an array, so it is wrapped: concat would spread it).
+      c.days = i < 0 ? days.concat([next]) : days.map((x, j) => (j === i ? next : x));
     }
-    for (const [sid, s] of p.sessions) {
-      work.steps++;
-      c.sessions.observe(sid, s.t, s.n);
+    if (c.index === null) {
+      // The days now hold the batch's sessions; past SMALL_LIMIT entries the cluster gets its index, built from them.
+      if (dayEntries(c) > SMALL_LIMIT) c.index = buildIndex(c);
+    } else {
+      for (const [sid, s] of p.sessions) {
+        work.steps++;
+        c.index.observe(sid, s.t, s.n);
+      }
     }
     // Counts only grew, so the new top is among the old top and the sessions this batch touched.
-    if (!c.sessions.isLarge) c.top = null;
+    if (c.index === null || !c.index.isLarge) c.top = null;
     else if (c.top === null) rebuildTop(c);
-    else c.top = rankedIds(c, new Set([...c.top, ...p.sessions.keys()]));
+    else c.top = rankedIds(c.index, new Set([...c.top, ...p.sessions.keys()]));
   }
+  // After the clusters: an element without an index reads their days, which now hold the batch.
   for (const ep of update.elements) {
-    const users = elementOf(state, ep.siteId, ep.page, ep.selector).users as LastSeenIndex;
+    const el = elementOf(state, ep.siteId, ep.page, ep.selector);
+    const users = el.users;
+    if (users === null) {
+      if (elementEntries(el) > SMALL_LIMIT) el.users = buildUsers(el);
+      continue;
+    }
     for (const [sid, t] of ep.users) {
       work.steps++;
       users.observe(sid, t, 1);
@@ -394,6 +614,7 @@ export function applySignals(state: ClusterState, events: readonly EngineEvent[]
  */
 export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   const cutoff = clusterWindowStart(now);
+  const cutoffDay = cutoff / DAY_MS;
   const changed: ClusterKey[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, els] of pages) {
@@ -401,18 +622,24 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
         let lost = false;
         for (let i = el.clusters.length - 1; i >= 0; i--) {
           const c = el.clusters[i] as Cluster;
-          if (!c.days.some((d) => d.start < cutoff)) continue;
+          if (!c.days.some((d) => dayOf(d) < cutoffDay)) continue;
           lost = true;
           // A plain key: the pending list must not keep an evicted cluster (its days and sessions) alive.
           changed.push({ siteId: c.siteId, page: c.page, selector: c.selector, signalType: c.signalType });
-          const kept = c.days.filter((d) => d.start >= cutoff);
-          for (const d of c.days) if (d.start < cutoff) forEachPair(d.sessions, (sid, n) => c.sessions.addCount(sid, -n));
+          const kept = c.days.filter((d) => dayOf(d) >= cutoffDay);
+          const index = c.index;
+          if (index !== null) for (const d of c.days) if (dayOf(d) < cutoffDay) forEachDaySession(d, (sid, n) => index.addCount(sid, -n));
           c.days = kept;
-          c.sessions.removeBefore(cutoff);
+          index?.removeBefore(cutoff);
+          // Back to the derived form once the days are small again (half the limit, so a cluster on the edge does not flip).
+          if (index !== null && dayEntries(c) <= SMALL_LIMIT / 2) c.index = null;
           rebuildTop(c);
           if (kept.length === 0) el.clusters = el.clusters.filter((x) => x !== c);
         }
-        if (lost) el.users?.removeBefore(cutoff);
+        if (lost && el.users !== null) {
+          el.users.removeBefore(cutoff / HOUR_MS);
+          if (elementEntries(el) <= SMALL_LIMIT / 2) el.users = null;
+        }
         if (el.clusters.length === 0) els.delete(selector);
       }
       if (els.size === 0) pages.delete(page);
@@ -451,28 +678,29 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
   let stale = false;
   const add = (d: DayFields): void => {
     work.steps++;
-    if (d.start < cutoff) {
+    const start = d.day * DAY_MS;
+    if (start < cutoff) {
       stale = true;
       return;
     }
     signalCount += d.count;
-    firstSignalAt = Math.min(firstSignalAt, d.start + d.firstAt);
-    lastSignalAt = Math.max(lastSignalAt, d.start + d.lastAt);
-    const daySelector = { ts: d.start + d.selectorAt, value: d.selector };
+    firstSignalAt = Math.min(firstSignalAt, start + d.firstAt);
+    lastSignalAt = Math.max(lastSignalAt, start + d.lastAt);
+    const daySelector = { ts: start + d.selectorAt, value: d.selector };
     if (isLater(daySelector, selector)) selector = daySelector;
     if (d.label !== null) {
-      const dayLabel = { ts: d.start + d.labelAt, value: d.label };
+      const dayLabel = { ts: start + d.labelAt, value: d.label };
       if (isLater(dayLabel, label)) label = dayLabel;
     }
   };
-  for (const d of c?.days ?? []) add(d);
+  for (const d of c?.days ?? []) add(fieldsOf(d));
   for (const d of p?.days.values() ?? []) add(d);
   if (signalCount === 0 || selector === null) return null;
   return { signalCount, firstSignalAt, lastSignalAt, selector, label, stale };
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
-function countSince(index: LastSeenIndex | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
+function countSince(index: SeenReads | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
   // NOTE: with a cap the committed count may be cut to `cap`; the batch's sessions counted below are not in it, so
   // the sum still reaches `cap` exactly when the true count does.
   let n = index?.countSince(cutoff, cap) ?? 0;
@@ -490,9 +718,9 @@ function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
 }
 
 /** The evidence at `now`; see the module note for the scan taken while a day outside the window is held. */
-function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
+function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
   const candidates = new Map<string, SessionDay>();
-  const exactTop = c === undefined || !c.sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
+  const exactTop = c === undefined || sessions === undefined || !sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
   if (stale || !exactTop) {
     // The slow path: sum the sessions of the days in the window.
     const cutoff = clusterWindowStart(now);
@@ -501,23 +729,24 @@ function evidence(c: Cluster | undefined, p: ClusterPatch | undefined, now: numb
       const prev = candidates.get(sid);
       candidates.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
     };
-    for (const d of c?.days ?? []) if (d.start >= cutoff) forEachPair(d.sessions, (sid, n, at) => merge(sid, n, d.start + at));
-    for (const d of p?.days.values() ?? []) if (d.start >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.start + at);
+    for (const d of c?.days ?? []) if (dayOf(d) * DAY_MS >= cutoff) forEachDaySession(d, (sid, n, at) => merge(sid, n, dayOf(d) * DAY_MS + at));
+    for (const d of p?.days.values() ?? []) if (d.day * DAY_MS >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.day * DAY_MS + at);
     return topEvidence(candidates, limit);
   }
   // No day outside the window is held, so every session's count is its count in the window. Counts only grow, so
   // the top is among the committed top (or all sessions of a small cluster) and the sessions of the batch.
-  if (c !== undefined) {
+  if (c !== undefined && sessions !== undefined) {
     if (c.top !== null) {
       for (const id of c.top) {
-        const s = c.sessions.get(id);
+        work.steps++;
+        const s = sessions.get(id);
         if (s !== undefined) candidates.set(id, { count: s.n, lastTs: s.t });
       }
-    } else c.sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
+    } else sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
   }
   for (const [id, s] of p?.sessions ?? []) {
     work.steps++;
-    const prev = candidates.get(id) ?? (c?.sessions.get(id) as Seen | undefined);
+    const prev = candidates.get(id) ?? (sessions?.get(id) as Seen | undefined);
     const before = prev === undefined ? undefined : 'n' in prev ? { count: prev.n, lastTs: prev.t } : prev;
     candidates.set(id, before === undefined ? { count: s.n, lastTs: s.t } : { count: before.count + s.n, lastTs: Math.max(before.lastTs, s.t) });
   }
@@ -529,16 +758,17 @@ function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: num
   if (tot === null) return null;
   // A plain key: the summary outlives the batch, and must not hold (or compare as) the cluster itself.
   const key = p?.key ?? { siteId: (c as Cluster).siteId, page: (c as Cluster).page, selector: (c as Cluster).selector, signalType: (c as Cluster).signalType };
+  const sessions = c === undefined ? undefined : sessionsOf(c);
   return {
     key,
     selector: tot.selector.value,
     label: tot.label?.value ?? null,
     signalCount: tot.signalCount,
-    affectedSessions: countSince(c?.sessions, latestTimes(p), clusterWindowStart(now)),
-    windowAffectedSessions: countSince(c?.sessions, latestTimes(p), pageWindowStart(now)),
+    affectedSessions: countSince(sessions, latestTimes(p), clusterWindowStart(now)),
+    windowAffectedSessions: countSince(sessions, latestTimes(p), pageWindowStart(now)),
     firstSignalAt: tot.firstSignalAt,
     lastSignalAt: tot.lastSignalAt,
-    evidence: evidence(c, p, now, tot.stale, limit),
+    evidence: evidence(c, sessions, p, now, tot.stale, limit),
   };
 }
 
@@ -559,7 +789,7 @@ export function sessionsActiveSince(cluster: Cluster | undefined, since: number,
 
 function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number, cap: number): number {
   if (totals(c, p, now) === null) return 0;
-  return countSince(c?.sessions, latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
+  return countSince(c === undefined ? undefined : sessionsOf(c), latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
 }
 
 /**
@@ -615,7 +845,7 @@ export class ClusterReader {
       const tot = totals(c, p, now);
       if (tot === null) continue;
       signals.set(type, tot.signalCount);
-      affectedByType.set(type, countSince(c?.sessions, latestTimes(p), cutoff));
+      affectedByType.set(type, countSince(c === undefined ? undefined : sessionsOf(c), latestTimes(p), cutoff));
       if (isLater(tot.selector, latestSelector)) latestSelector = tot.selector;
       if (tot.label !== null && isLater(tot.label, label)) label = tot.label;
       lastSignalAt = Math.max(lastSignalAt, tot.lastSignalAt);
@@ -629,7 +859,7 @@ export class ClusterReader {
       label,
       signals,
       affectedByType,
-      affectedUsers: countSince(el?.users, staged?.users?.users ?? [], cutoff),
+      affectedUsers: countSince(el === undefined ? undefined : usersOf(el), staged?.users?.users ?? [], cutoff / HOUR_MS),
       lastSignalAt,
     };
   }

@@ -12,9 +12,11 @@ import { SMALL_LIMIT } from './small-collections.ts';
  *
  * Each id also carries a count `n` (signals of the session in a cluster: the evidence ranking).
  *
- * Memory: while it holds at most SMALL_LIMIT ids the index is one flat array `[id, t, n, …]` (about 12 bytes per id
- * plus the id string, which the event already allocated; a time in epoch ms adds a 12-byte heap number). Larger, it
- * is a Map of {t, n} (about 40 bytes per id) plus one 4-byte slot per (id, bucket it moved into) in the bucket lists.
+ * Memory (8-byte references: Node's default build has no pointer compression): while it holds at most SMALL_LIMIT
+ * ids the index is one flat array `[id, t, n, …]`, 24 bytes per id plus the id string, which the event already
+ * allocated; a time beyond a Smi (epoch ms) adds a 16-byte heap number, so pages and elements index hour numbers.
+ * Larger, it is a Map of {t, n} (a 40-byte object and a Map entry per id) plus one 8-byte slot per (id, bucket it
+ * moved into) in the bucket lists.
  */
 
 /** Loop steps taken over stored state. Tests read it to prove a batch's work does not grow with the window. */
@@ -32,6 +34,13 @@ interface Large {
   /** Bounds on the buckets held: every id's bucket is in [low, high]. */
   low: number;
   high: number;
+  /**
+   * The number of ids whose bucket is at or after bucket `since` (NaN: none kept), kept current by `observe` and
+   * `removeBefore`: a window's distinct count is asked of every batch that touches the index, at a cutoff that
+   * moves once an hour, so the window's buckets are summed once per cutoff, not once per batch.
+   */
+  since: number;
+  sinceCount: number;
 }
 
 interface Bucket {
@@ -41,7 +50,16 @@ interface Bucket {
   ids: string[];
 }
 
-export class LastSeenIndex {
+/** The reads the engine makes of a set of ids by latest time: an index, or a view derived from other state. */
+export interface SeenReads {
+  readonly isLarge: boolean;
+  get(id: string): Seen | undefined;
+  latest(id: string): number | undefined;
+  countSince(cutoff: number, cap?: number): number;
+  forEach(fn: (id: string, t: number, n: number) => void): void;
+}
+
+export class LastSeenIndex implements SeenReads {
   /** Bucket width in the unit of `t` (1 when `t` is already an hour number, HOUR_MS when `t` is epoch ms). */
   private readonly width: number;
   /** Small form: `[id, t, n, …]`; null once upgraded. */
@@ -109,11 +127,13 @@ export class LastSeenIndex {
       else this.small = s.slice();
       return;
     }
-    const map = (this.large as Large).map;
-    const e = map.get(id);
+    const large = this.large as Large;
+    const e = large.map.get(id);
     if (e === undefined) {
-      map.set(id, { t, n });
-      this.enter(id, this.bucketOf(t));
+      large.map.set(id, { t, n });
+      const to = this.bucketOf(t);
+      if (to >= large.since) large.sinceCount++;
+      this.enter(id, to);
       return;
     }
     e.n += n;
@@ -122,6 +142,8 @@ export class LastSeenIndex {
     const to = this.bucketOf(t);
     e.t = t;
     if (from === to) return;
+    // Times only grow: the id enters the kept count when it crosses `since`.
+    if (from < large.since && to >= large.since) large.sinceCount++;
     this.leave(from);
     this.enter(id, to);
   }
@@ -158,18 +180,19 @@ export class LastSeenIndex {
       }
       return Math.min(n, cap);
     }
-    const map = (this.large as Large).map;
-    const buckets = (this.large as Large).buckets;
+    const large = this.large as Large;
+    const { map, buckets, low, high } = large;
     const first = this.bucketOf(cutoff);
     const aligned = first * this.width === cutoff;
     // Every id is at or after the cutoff (the whole window of a cluster or element, evicted daily): no bucket walk.
-    const { low, high } = this.large as Large;
     if (aligned ? first <= low : first < low) return Math.min(map.size, cap);
+    if (aligned && first === large.since) return Math.min(large.sinceCount, cap);
     let n = 0;
-    // Sum the buckets after the cutoff by direct lookup (a 24 h window is 25 lookups) or by walking those held.
+    // Sum the buckets after the cutoff, newest first, by direct lookup (a 24 h window is 25 lookups) or by walking
+    // those held; with a cap, the walk stops once the cap is reached.
     const from = aligned ? first : first + 1;
     if (high - from < buckets.size) {
-      for (let b = from; b <= high; b++) {
+      for (let b = high; b >= from && n < cap; b--) {
         work.steps++;
         n += buckets.get(b)?.count ?? 0;
       }
@@ -178,6 +201,11 @@ export class LastSeenIndex {
         work.steps++;
         if (b >= from) n += bucket.count;
       });
+    }
+    if (aligned && cap === Infinity) {
+      // Kept from now on (the last aligned cutoff asked, which is the current window's).
+      large.since = first;
+      large.sinceCount = n;
     }
     const partial = aligned ? undefined : buckets.get(first);
     if (partial !== undefined && n < cap) {
@@ -238,6 +266,8 @@ export class LastSeenIndex {
     // Every id left has its latest time at or after the cutoff.
     const large = this.large as Large;
     large.low = Math.max(large.low, this.bucketOf(cutoff));
+    // The ids removed were before the cutoff, so not in a kept count from a later bucket; an earlier one is dropped.
+    if (!(Math.ceil(cutoff / this.width) <= large.since)) large.since = NaN;
     if (map.size <= SMALL_LIMIT / 2) this.downgrade();
   }
 
@@ -278,7 +308,7 @@ export class LastSeenIndex {
   private upgrade(): void {
     const s = this.small as (string | number)[];
     this.small = null;
-    const large: Large = { map: new Map(), buckets: new Map(), low: Infinity, high: -Infinity };
+    const large: Large = { map: new Map(), buckets: new Map(), low: Infinity, high: -Infinity, since: NaN, sinceCount: 0 };
     this.large = large;
     for (let i = 0; i < s.length; i += 3) {
       const id = s[i] as string;

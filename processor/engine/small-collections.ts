@@ -1,7 +1,7 @@
 /**
  * Sets and maps keyed by string that stay plain arrays while small and become a Set/Map when they grow.
  * Most page-hours and cluster-days hold one to a few sessions, and in V8 an empty Map or Set already costs about
- * 190 bytes against about 30 for a small array. This is what keeps 1M clusters and 100k pages within the memory budget.
+ * 190 bytes against about 30 for a small array. At 1M clusters and 100k pages that difference is hundreds of MiB.
  * Lookups in the array form are linear, which at SMALL_LIMIT entries is as fast as hashing.
  *
  * The "owned" helpers mutate and may return a different container (after an upgrade), so callers keep the return
@@ -131,4 +131,38 @@ export function updatePair(m: OwnedPairMap, key: string, next: (prev: readonly [
   const map = new Map<string, [number, number]>();
   forEachPair(m, (k, x, y) => map.set(k, [x, y]));
   return map;
+}
+
+/**
+ * A count per string key, kept flat while small: `[k0, n0, k1, n1, …]` (one array where entries as [k, n] tuples
+ * cost an array each: about 24 bytes a key against 72). Past SMALL_LIMIT keys it becomes a Map.
+ */
+export type CountMap = readonly (string | number)[] | ReadonlyMap<string, number>;
+
+/**
+ * Adds `n` to the count of `key`; returns the map to keep. An array is copied to its exact length (never changed
+ * in place: it may be the shared empty one); a Map is changed in place.
+ */
+export function addToCount(m: CountMap, key: string, n: number): CountMap {
+  if (!Array.isArray(m)) return (m as Map<string, number>).set(key, ((m as Map<string, number>).get(key) ?? 0) + n);
+  const flat = m as readonly (string | number)[];
+  for (let i = 0; i < flat.length; i += 2) {
+    if (flat[i] === key) {
+      const next = flat.slice();
+      next[i + 1] = (flat[i + 1] as number) + n;
+      return next;
+    }
+  }
+  if (flat.length / 2 < SMALL_LIMIT) return [...flat, key, n];
+  const map = new Map<string, number>();
+  forEachCount(flat, (k, c) => map.set(k, c));
+  return map.set(key, n);
+}
+
+/** Calls `fn` for every key with its count. */
+export function forEachCount(m: CountMap, fn: (key: string, n: number) => void): void {
+  if (Array.isArray(m)) {
+    const flat = m as readonly (string | number)[];
+    for (let i = 0; i < flat.length; i += 2) fn(flat[i] as string, flat[i + 1] as number);
+  } else (m as ReadonlyMap<string, number>).forEach((n, k) => fn(k, n));
 }

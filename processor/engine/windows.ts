@@ -1,7 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
-import { compact, getIn, setOwned, type OwnedMap } from './small-collections.ts';
+import { addToCount, forEachCount, type CountMap } from './small-collections.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -20,18 +20,22 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: ~200 bytes, one small object per hour with traffic, and per distinct session in the window one
- * index entry (12 bytes while the page has ≤ 16 sessions, ~45 bytes past that, plus 4 bytes per extra hour in which
- * the same session comes back).
+ * Memory per page: ~200 bytes, one small object per hour with traffic (its hour a number of hours, a Smi; its signal
+ * counts one flat `[type, n, …]` array, shared and empty for an hour of views only), and per distinct session in the
+ * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
+ * slot per extra hour in which the same session comes back).
  */
+
+/** Most page-hours have no signal: they share one empty count map. */
+const NO_SIGNALS: CountMap = Object.freeze([]);
 
 /** One hour of one page: views and signal counts (sessions live in the page's index). */
 export interface HourStats {
-  /** Hour start, epoch ms (UTC). */
-  readonly start: number;
+  /** Hour number (epoch ms / HOUR_MS): a Smi, where the hour's epoch ms would be a 16-byte heap number. */
+  readonly hour: number;
   pageViews: number;
   /** Signal counts by type. */
-  signals: OwnedMap<number>;
+  signals: CountMap;
 }
 
 /** The window of one page. Mutated in place by commits and evictions only. */
@@ -117,14 +121,14 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let w = pages.get(p.page);
     if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
     for (const [start, ph] of p.hours) {
-      let h = w.hours.find((x) => x.start === start);
+      const hour = hourNumber(start);
+      let h = w.hours.find((x) => x.hour === hour);
       if (h === undefined) {
-        h = { start, pageViews: 0, signals: [] };
+        h = { hour, pageViews: 0, signals: NO_SIGNALS };
         w.hours = w.hours.concat(h);
       }
       h.pageViews += ph.pageViews;
-      for (const [type, n] of ph.signals) h.signals = setOwned(h.signals, type, (getIn(h.signals, type) ?? 0) + n);
-      if (ph.signals.size > 0) h.signals = compact(h.signals);
+      for (const [type, n] of ph.signals) h.signals = addToCount(h.signals, type, n);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -144,15 +148,15 @@ export function applyEvents(state: WindowState, events: readonly EngineEvent[]):
  * keeps every stored score current. Cost: O(pages) plus the sessions that left.
  */
 export function evictWindows(state: WindowState, now: number): PageRef[] {
-  const cutoff = pageWindowStart(now);
+  const cutoffHour = hourNumber(pageWindowStart(now));
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      if (!w.hours.some((h) => h.start < cutoff)) continue;
+      if (!w.hours.some((h) => h.hour < cutoffHour)) continue;
       changed.push({ siteId, page });
-      const kept = w.hours.filter((h) => h.start >= cutoff);
+      const kept = w.hours.filter((h) => h.hour >= cutoffHour);
       w.hours = kept;
-      w.sessions.removeBefore(hourNumber(cutoff));
+      w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
     if (pages.size === 0) state.sites.delete(siteId);
@@ -170,9 +174,9 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   if (window !== undefined) {
     for (const h of window.hours) {
       work.steps++;
-      if (h.start < cutoff) continue;
+      if (h.hour < cutoffHour) continue;
       pageViews += h.pageViews;
-      for (const [type, n] of h.signals) signals.set(type, (signals.get(type) ?? 0) + n);
+      forEachCount(h.signals, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
     }
     sessions = window.sessions.countSince(cutoffHour);
   }
