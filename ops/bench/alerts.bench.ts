@@ -187,7 +187,7 @@ export async function runBench(): Promise<void> {
         writeFileSync(`${profileDir}/alerts-${name}.cpuprofile`, JSON.stringify(profile));
       }
     };
-    const rounds: { bare: { rate: number; self: number; db: number }; disp: { rate: number; self: number; db: number } }[] = [];
+    const rounds: { bare: { rate: number; self: number; db: number }; disp: { rate: number; self: number; db: number; statements: number } }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const bodies = Array.from({ length: DELIVERIES }, (_, i) => {
         const id = eventIdOf(`bench:${round}:${i}:${randomUUID()}`);
@@ -210,6 +210,8 @@ export async function runBench(): Promise<void> {
       }
       const allIn = receivedAll(bodies.length);
       const dispCpu0 = await cpuNow();
+      const { stats } = dispatcher.running.dispatcher;
+      const statements0 = stats.statements;
       const dispStart = performance.now();
       let dispSeconds = 0;
       await profiled(`dispatcher-${round + 1}`, async () => {
@@ -224,7 +226,7 @@ export async function runBench(): Promise<void> {
       const dispCpu = await cpuSince(dispCpu0);
       rounds.push({
         bare: { rate: bodies.length / bareSeconds, ...bareCpu },
-        disp: { rate: received.size / dispSeconds, ...dispCpu },
+        disp: { rate: received.size / dispSeconds, ...dispCpu, statements: stats.statements - statements0 },
       });
     }
     const us = (seconds: number) => ((seconds * 1e6) / DELIVERIES).toFixed(0);
@@ -242,6 +244,7 @@ export async function runBench(): Promise<void> {
       [`deliveries/s, median of ${ROUNDS} rounds`, median(rounds.map((r) => r.disp.rate)).toFixed(0), median(rounds.map((r) => r.bare.rate)).toFixed(0), median(ratios).toFixed(2), '≥ 0.70'],
       ['CPU µs per delivery, this process (receiver included), median', us(median(rounds.map((r) => r.disp.self))), us(median(rounds.map((r) => r.bare.self))), (median(rounds.map((r) => r.disp.self)) / median(rounds.map((r) => r.bare.self))).toFixed(2), ''],
       ['CPU µs per delivery, PostgreSQL backends, median', us(median(rounds.map((r) => r.disp.db))), us(median(rounds.map((r) => r.bare.db))), '', ''],
+      ['dispatcher statements per 100 deliveries (claims and records), median', (median(rounds.map((r) => r.disp.statements)) * 100 / DELIVERIES).toFixed(1), '', '', ''],
       ['failed ingest requests', String(failed), '', '', '0'],
     ];
     const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
