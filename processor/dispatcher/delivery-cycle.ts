@@ -14,11 +14,14 @@ export interface Claimed {
 /** Outcomes one cycle writes at most (the statement's arrays stay small). */
 const MAX_PER_WRITE = 500;
 /**
- * Outcomes wait this long for more to join them when no claim is due to carry them, unless FULL_GROUP are already
- * waiting: each statement's fixed cost (planning, a WAL flush at commit, the round trip, waking the backend) is then
- * shared by tens of deliveries. The receiver already has its request; only the record waits.
+ * Outcomes wait for more to join them, unless FULL_GROUP are already waiting: each statement's fixed cost (planning,
+ * a WAL flush at commit, the round trip, waking the backend) is then shared by tens of deliveries. While deliveries
+ * are queued locally the next claim is near (at half a claim) and carries them, so they wait up to
+ * RECORD_LINGER_QUEUED_MS for it; with the queue empty (the last sends of a burst) RECORD_LINGER_MS. The receiver
+ * already has its request; only the record waits.
  */
 const RECORD_LINGER_MS = 20;
+const RECORD_LINGER_QUEUED_MS = 100;
 /** A claim's worth of outcomes: written without lingering. */
 const FULL_GROUP = 64;
 /** A sender waits for the cycle once this many outcomes are unrecorded (the database is slower than the sends). */
@@ -39,7 +42,7 @@ export interface DeliveryCycleOptions {
   wakes: () => number;
   /** Called once a group's failures are written, before any later claim takes its number. */
   onFailuresWritten: (group: readonly Finished[]) => void;
-  stats: { claims: number; recordWrites: number; statements: number };
+  stats: { claims: number; recordWrites: number; statements: number; recorded: number };
 }
 
 /**
@@ -139,7 +142,7 @@ export class DeliveryCycle {
     }
     const limit = this.claimWanted && !this.o.stopping() ? this.o.claimBatch - this.queue.length : 0;
     this.claimWanted = false;
-    if (succeeded.length === 0 && limit <= 0) return;
+    if (succeeded.length === 0 && limit <= 0) return void (this.o.stats.recorded += group.length);
     const claim = limit > 0 ? ++this.claimSeq : 0;
     if (limit > 0) this.wakesAtClaim = this.o.wakes();
     try {
@@ -154,6 +157,7 @@ export class DeliveryCycle {
         'recording delivery attempts or claiming due deliveries failed; unrecorded claims come due again after the lease, claims are retried after the poll interval');
       if (limit > 0) await this.o.idle();
     }
+    this.o.stats.recorded += group.length;
     if (limit > 0) this.releaseWaiters();
   }
 
@@ -168,7 +172,7 @@ export class DeliveryCycle {
         this.endLinger = undefined;
         resolve();
       };
-      const t = setTimeout(end, RECORD_LINGER_MS);
+      const t = setTimeout(end, this.queue.length > 0 ? RECORD_LINGER_QUEUED_MS : RECORD_LINGER_MS);
       this.endLinger = end;
     });
   }

@@ -66,10 +66,11 @@ export class Dispatcher {
   private readonly goneUpTo = new Map<string, number>();
   private loops: Promise<unknown>[] = [];
   /**
-   * Sends finished, and the claims (that took deliveries), record writes (cycles that recorded outcomes) and database
-   * statements (or transactions) of the sending side they took (metrics, tests, the alerts bench).
+   * Sends finished; outcomes whose record write has ended (written, or failed and logged); and the claims (that took
+   * deliveries), record writes (cycles that recorded outcomes) and database statements (or transactions) of the
+   * sending side (metrics, tests, the alerts bench).
    */
-  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, claims: 0, recordWrites: 0, statements: 0 };
+  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, recorded: 0, claims: 0, recordWrites: 0, statements: 0 };
 
   constructor(o: DispatcherOptions) {
     this.o = { ...o, now: o.now ?? (() => Date.now()), random: o.random ?? Math.random };
