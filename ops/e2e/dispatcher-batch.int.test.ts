@@ -71,8 +71,9 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
   t.is(sent, 2 * N + goneRequests);
   t.true(claims <= all.length / 16, `${claims} claims`);
   t.true(recordWrites <= all.length / 2, `${recordWrites} record writes`);
-  // A cycle is one statement for its successes and claim, plus a transaction for its failures when it has some.
-  t.true(statements <= claims + 2 * recordWrites, `${statements} statements`);
+  // A cycle is one statement for its successes and claim, plus a transaction for its failures when it has some
+  // (one at a time took three statements per delivery).
+  t.true(statements <= all.length / 2, `${statements} statements`);
   t.log(`${claims} claims, ${recordWrites} record writes, ${statements} statements for ${all.length} deliveries (${goneRequests} requests to the gone endpoint)`);
 });
 
