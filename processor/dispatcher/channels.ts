@@ -1,10 +1,11 @@
+import type { KeyObject } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { unseal } from '../../shared/auth/secret-box.ts';
 import type { Database } from '../../shared/db/database.ts';
 import type { ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
 import type { Mailer } from '../../shared/mail/mailer.ts';
-import { signedHeaders, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
+import { signedHeaders, signingKey, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS, OutboundError, outboundRequest, type OutboundPolicy } from '../../shared/net/outbound.ts';
 import { alertEmail, alertSlackMessage, pagerDutyEvent, type AlertFacts } from './alert-messages.ts';
 import { isSuccess, parseRetryAfter, type AttemptOutcome } from './retry-policy.ts';
@@ -111,6 +112,8 @@ export class SecretCache {
   private static readonly MAX = 10_000;
   private readonly keys: InstanceKeys;
   private readonly opened = new Map<string, string>();
+  /** Webhook signing keys by sealed secret (made once: see signingKey). */
+  private readonly signing = new Map<string, KeyObject>();
 
   constructor(keys: InstanceKeys) {
     this.keys = keys;
@@ -123,6 +126,16 @@ export class SecretCache {
     if (this.opened.size >= SecretCache.MAX) this.opened.clear();
     this.opened.set(sealed, plain);
     return plain;
+  }
+
+  /** The HMAC key of a sealed webhook signing secret. */
+  async signingKey(sealed: string): Promise<KeyObject> {
+    const hit = this.signing.get(sealed);
+    if (hit !== undefined) return hit;
+    const key = signingKey(await this.open(sealed));
+    if (this.signing.size >= SecretCache.MAX) this.signing.clear();
+    this.signing.set(sealed, key);
+    return key;
   }
 }
 
@@ -139,8 +152,8 @@ export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: 
     case 'webhook': {
       const ep = d.endpoint;
       if (!ep || ep.deleted_at || !ep.active) return { kind: 'abandon', reason: ENDPOINT_GONE };
-      const secret = await secrets.open(ep.secret_sealed);
-      return { kind: 'attempt', outcome: await httpAttempt(ep.url, signedHeaders(secret, d.event_id, nowSec, d.body), d.body, s) };
+      const key = await secrets.signingKey(ep.secret_sealed);
+      return { kind: 'attempt', outcome: await httpAttempt(ep.url, signedHeaders(key, d.event_id, nowSec, d.body), d.body, s) };
     }
     case 'slack': {
       const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();

@@ -3,13 +3,14 @@ import { runBatchLoop } from '../../shared/bus/batch-loop.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { claimDueDeliveries, releaseClaims, type ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
+import { releaseClaims, type ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS } from '../../shared/net/outbound.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
 import { channelBuilders, ENDPOINT_GONE, SecretCache, sendDelivery, type ChannelSettings, type SendResult } from './channels.ts';
 import { fanOut, NotificationSchema } from './fan-out.ts';
-import { OutcomeRecorder, type Finished } from './outcome-recorder.ts';
+import { DeliveryCycle } from './delivery-cycle.ts';
+import type { Finished } from './outcome-recorder.ts';
 import { CLAIM_LEASE_MS, isGone } from './retry-policy.ts';
 
 /** Deliveries one dispatcher sends at once (each waits on a remote server; the database work per send is small). */
@@ -56,9 +57,7 @@ export class Dispatcher {
   /** wake() calls so far: a wake during a claim that found nothing means another claim, not an idle wait. */
   private wakes = 0;
   private readonly secrets: SecretCache;
-  private readonly recorder: OutcomeRecorder;
-  /** Claims started so far; a queued delivery carries its claim's number. */
-  private claimSeq = 0;
+  private readonly cycle: DeliveryCycle;
   /**
    * Webhook endpoints that answered 410 here, with the last claim that may have read them still active (Infinity
    * until the disabling is written): deliveries to them from those claims are given up unsent, as they would be
@@ -66,13 +65,21 @@ export class Dispatcher {
    */
   private readonly goneUpTo = new Map<string, number>();
   private loops: Promise<unknown>[] = [];
-  /** Sends finished, and the claims (that took deliveries) and record writes they took (metrics and tests). */
-  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, claims: 0, recordWrites: 0 };
+  /**
+   * Sends finished; outcomes whose record write has ended (written, or failed and logged); and the claims (that took
+   * deliveries), record writes (cycles that recorded outcomes) and database statements (or transactions) of the
+   * sending side (metrics, tests, the alerts bench).
+   */
+  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, recorded: 0, claims: 0, recordWrites: 0, statements: 0 };
 
   constructor(o: DispatcherOptions) {
     this.o = { ...o, now: o.now ?? (() => Date.now()), random: o.random ?? Math.random };
     this.secrets = new SecretCache(o.channels.instanceKeys);
-    this.recorder = new OutcomeRecorder({ db: o.db, log: o.log, now: this.o.now, random: this.o.random, onWrite: (group) => this.written(group) });
+    this.cycle = new DeliveryCycle({
+      db: o.db, log: o.log, now: this.o.now, random: this.o.random, claimBatch: CLAIM_BATCH, leaseMs: CLAIM_LEASE_MS,
+      stopping: () => this.abort.signal.aborted, idle: () => this.idle(), wakes: () => this.wakes,
+      onFailuresWritten: (group) => this.failuresWritten(group), stats: this.stats,
+    });
   }
 
   async start(opts: { consume?: boolean } = {}): Promise<void> {
@@ -117,38 +124,18 @@ export class Dispatcher {
   }
 
   /**
-   * The sender: SEND_CONCURRENCY workers take claimed deliveries from a local queue that one claim statement at a
-   * time refills (up to CLAIM_BATCH rows with their endpoints), and hand their outcomes to the recorder, which
-   * writes everything that finished meanwhile in one statement. Database round trips per delivery: a share of a
-   * claim and a share of a record, instead of three of their own.
+   * The sender: SEND_CONCURRENCY workers take claimed deliveries from the cycle's local queue and hand it their
+   * outcomes; each cycle records what finished and claims what is due in one statement (see DeliveryCycle).
+   * Database round trips per delivery: a share of one statement, instead of three of their own.
    */
   private async sendLoop(): Promise<void> {
-    const queue: { d: ClaimedDelivery; claimedAt: number; claim: number }[] = [];
-    let claiming: Promise<void> | undefined;
+    const cycle = this.cycle;
     let idle: Promise<void> | undefined;
-    let wakesAtClaim = 0;
-    const refill = (): Promise<void> => (claiming ??= (async () => {
-      try {
-        const now = this.o.now();
-        const claim = ++this.claimSeq;
-        wakesAtClaim = this.wakes;
-        const rows = await claimDueDeliveries(this.o.db, new Date(now), CLAIM_BATCH - queue.length, CLAIM_LEASE_MS);
-        if (rows.length > 0) this.stats.claims++;
-        for (const d of rows) queue.push({ d, claimedAt: now, claim });
-      } catch (err) {
-        this.o.log.warn({ err: (err as Error).message }, 'claiming due deliveries failed; retrying after the poll interval');
-        await this.idle();
-      } finally {
-        claiming = undefined;
-      }
-    })());
     const worker = async (): Promise<void> => {
       while (!this.abort.signal.aborted) {
-        // Claim ahead while half the queue is left, so workers rarely wait on a claim round trip.
-        if (queue.length < CLAIM_BATCH / 2) void refill();
-        const next = queue.shift() ?? (await refill(), queue.shift());
+        const next = await cycle.take();
         if (!next) {
-          if (this.wakes === wakesAtClaim) await (idle ??= this.idle().finally(() => (idle = undefined)));
+          if (!this.abort.signal.aborted && !cycle.wokenSinceClaim()) await (idle ??= this.idle().finally(() => (idle = undefined)));
           continue;
         }
         // NOTE: a claim held locally past LOCAL_HOLD_MS could outlive its lease during the send, and another
@@ -158,9 +145,9 @@ export class Dispatcher {
       }
     };
     await Promise.all(Array.from({ length: SEND_CONCURRENCY }, worker));
-    await claiming;
-    await this.recorder.drain();
+    await cycle.drain();
     // Stopping: what was claimed but not sent is handed back at once rather than when its lease ends.
+    const { queue } = cycle;
     await releaseClaims(this.o.db, queue.map((q) => ({ id: q.d.id, leasedUntil: new Date(q.claimedAt + CLAIM_LEASE_MS) })), new Date(this.o.now()))
       .catch((err: unknown) => this.o.log.warn({ err: (err as Error).message }, 'handing back unsent claims failed; they come due again after the lease'));
   }
@@ -195,15 +182,14 @@ export class Dispatcher {
       if (result.outcome.ok) this.stats.succeeded++;
       else this.stats.failed++;
     }
-    await this.recorder.add({ d, result, startedAt, durationMs });
+    await this.cycle.add({ d, result, startedAt, durationMs });
   }
 
-  /** After a record write: endpoints it disabled are read as disabled by every claim from now on. */
-  private written(group: readonly Finished[]): void {
-    this.stats.recordWrites++;
+  /** After a failures write: endpoints it disabled are read as disabled by every claim from now on. */
+  private failuresWritten(group: readonly Finished[]): void {
     for (const f of group) {
       if (f.d.channel === 'webhook' && f.d.endpoint_id && f.result.kind === 'attempt' && !f.result.outcome.ok && isGone(f.result.outcome.status)) {
-        this.goneUpTo.set(f.d.endpoint_id, this.claimSeq);
+        this.goneUpTo.set(f.d.endpoint_id, this.cycle.claimSeq);
       }
     }
   }

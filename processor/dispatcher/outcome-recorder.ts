@@ -16,110 +16,63 @@ export interface Finished {
 }
 type Failed = Finished & { result: { kind: 'attempt'; outcome: Extract<AttemptOutcome, { ok: false }> } };
 
-/** Outcomes one write takes at most (the statement's arrays stay small). */
-const MAX_PER_WRITE = 500;
-/**
- * A write waits this long for more outcomes to join it, unless FULL_GROUP are already waiting: each statement's
- * fixed cost (planning, a WAL flush at commit, the round trip) is then shared by tens of deliveries instead of a few.
- * The receiver already has its request; only the record waits.
- */
-const RECORD_LINGER_MS = 20;
-/** A claim's worth of outcomes: written without lingering. */
-const FULL_GROUP = 64;
-/** A sender waits for the recorder once this many outcomes are unrecorded (the database is slower than the sends). */
-const MAX_UNRECORDED = 256;
+/** The record of a successful attempt (what recordAttempts and recordAndClaim store). */
+export function successRecord(f: Finished): AttemptRecord {
+  return attemptRecord(f, null);
+}
+
+function attemptRecord(f: Finished, nextAttemptAt: Date | null): AttemptRecord {
+  const outcome = (f.result as { outcome: AttemptOutcome }).outcome;
+  return {
+    deliveryId: f.d.id, claimedAttempts: f.d.attempts, status: outcome.ok ? 'succeeded' : 'failed', httpStatus: outcome.status,
+    error: outcome.ok ? null : outcome.error.slice(0, 1000), durationMs: f.durationMs, startedAt: f.startedAt, nextAttemptAt,
+  };
+}
+
+export const isSucceeded = (f: Finished): boolean => f.result.kind === 'attempt' && f.result.outcome.ok;
 
 /**
- * Records the outcomes of a dispatcher's sends in groups (a group commit): the first outcome is written at once,
- * and whatever finishes while a write runs goes into the next one. Successes take one statement per group;
- * failures one transaction per group, which locks their endpoints to count failure streaks and disable an
- * endpoint (410, or 20 failures in a row over 5 days). Until its write commits, a finished attempt is like one
- * in flight: a dispatcher killed then leaves it claimed, and it is sent again (same webhook-id) when the lease ends.
+ * Writes the outcomes that are not plain successes: deliveries given up unsent (one statement per reason) and failed
+ * attempts (one transaction per group, which locks their endpoints to count failure streaks and disable an endpoint:
+ * 410, or 20 failures in a row over 5 days). Successes are written by the dispatcher's cycle with its next claim.
  */
 export class OutcomeRecorder {
   private readonly db: Kysely<Database>;
   private readonly log: Logger;
-  private readonly now: () => number;
   private readonly random: () => number;
-  private readonly onWrite: (group: readonly Finished[]) => void;
-  private pending: Finished[] = [];
-  private writing: Promise<void> | undefined;
-  /** Ends the current linger early (the group is full). */
-  private endLinger: (() => void) | undefined;
 
-  constructor(o: { db: Kysely<Database>; log: Logger; now: () => number; random: () => number; onWrite?: (group: readonly Finished[]) => void }) {
+  constructor(o: { db: Kysely<Database>; log: Logger; random: () => number }) {
     this.db = o.db;
     this.log = o.log;
-    this.now = o.now;
     this.random = o.random;
-    this.onWrite = o.onWrite ?? (() => {});
   }
 
-  /** Queues one outcome; waits only while too many are unrecorded. */
-  async add(f: Finished): Promise<void> {
-    this.pending.push(f);
-    this.writing ??= this.writeAll();
-    if (this.pending.length >= FULL_GROUP) this.endLinger?.();
-    if (this.pending.length >= MAX_UNRECORDED) await this.writing;
-  }
-
-  /** Resolves once every queued outcome is written (or its write failed and was logged). */
-  async drain(): Promise<void> {
-    this.endLinger?.();
-    while (this.writing) await this.writing;
-  }
-
-  private linger(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const end = () => {
-        clearTimeout(t);
-        this.endLinger = undefined;
-        resolve();
-      };
-      const t = setTimeout(end, RECORD_LINGER_MS);
-      this.endLinger = end;
-    });
-  }
-
-  private async writeAll(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        if (this.pending.length < FULL_GROUP) await this.linger();
-        const group = this.pending.splice(0, MAX_PER_WRITE);
-        await this.write(group).catch((err: unknown) => {
-          this.log.warn({ err: (err as Error).message, deliveries: group.length }, 'recording delivery attempts failed; their claims come due again after the lease');
-        });
-        this.onWrite(group);
-      }
-    } finally {
-      this.writing = undefined;
-    }
-  }
-
-  private async write(group: Finished[]): Promise<void> {
-    const now = new Date(this.now());
+  /** Abandoned and failed outcomes of a group; returns how many statements (or transactions) it took. */
+  async writeUnsuccessful(group: readonly Finished[], now: Date): Promise<number> {
+    let statements = 0;
     const abandoned = group.flatMap((f) => (f.result.kind === 'abandon' ? [{ id: f.d.id, reason: f.result.reason }] : []));
     if (abandoned.length > 0) {
+      statements++;
       await abandonDeliveries(this.db, abandoned, now);
       for (const f of group) if (f.result.kind === 'abandon') deliveries.inc({ channel: f.d.channel, outcome: 'abandoned' });
     }
     const failed = group.filter((f): f is Failed => f.result.kind === 'attempt' && !f.result.outcome.ok);
-    // NOTE: failures first: a success of the same group then clears the endpoint's streak (a streak is only ever
-    // under-counted, never made to disable an endpoint that has just answered).
-    if (failed.length > 0) await this.writeFailures(failed, now);
-    const succeeded = group.filter((f) => f.result.kind === 'attempt' && f.result.outcome.ok);
-    if (succeeded.length === 0) return;
-    const written = await recordAttempts(this.db, succeeded.map((f) => this.record(f, null)), now);
-    this.warnStale(succeeded, written);
-    for (const f of succeeded) if (written.has(f.d.id)) deliveries.inc({ channel: f.d.channel, outcome: 'succeeded' });
+    if (failed.length > 0) {
+      statements++;
+      await this.writeFailures(failed, now);
+    }
+    return statements;
   }
 
-  private record(f: Finished, nextAttemptAt: Date | null): AttemptRecord {
-    const outcome = (f.result as { outcome: AttemptOutcome }).outcome;
-    return {
-      deliveryId: f.d.id, claimedAttempts: f.d.attempts, status: outcome.ok ? 'succeeded' : 'failed', httpStatus: outcome.status,
-      error: outcome.ok ? null : outcome.error.slice(0, 1000), durationMs: f.durationMs, startedAt: f.startedAt, nextAttemptAt,
-    };
+  /** Successes only, without a claim (a dispatcher stopping). */
+  async writeSuccesses(succeeded: readonly Finished[], now: Date): Promise<void> {
+    this.countSucceeded(succeeded, await recordAttempts(this.db, succeeded.map(successRecord), now));
+  }
+
+  /** Metrics and stale-claim warnings once successes are written (`written`: the deliveries the write moved on). */
+  countSucceeded(succeeded: readonly Finished[], written: Set<string>): void {
+    this.warnStale(succeeded, written);
+    for (const f of succeeded) if (written.has(f.d.id)) deliveries.inc({ channel: f.d.channel, outcome: 'succeeded' });
   }
 
   /** Failed attempts: retry times, endpoint streaks and disabling, in one transaction for the group. */
@@ -147,7 +100,7 @@ export class OutcomeRecorder {
           streak.disable ??= h.disable;
         }
         const delay = stopRetrying ? null : nextRetryDelayMs(f.d.attempts + 1, this.random(), f.result.outcome.retryAfterMs);
-        return this.record(f, delay === null ? null : new Date(now.getTime() + delay));
+        return attemptRecord(f, delay === null ? null : new Date(now.getTime() + delay));
       });
       await recordAttempts(trx, records, now);
       for (const { ep, health, disable: reason } of streaks.values()) {
@@ -167,7 +120,7 @@ export class OutcomeRecorder {
     for (const c of counted) deliveries.inc(c);
   }
 
-  private warnStale(group: Finished[], written: Set<string>): void {
+  private warnStale(group: readonly Finished[], written: Set<string>): void {
     for (const f of group) if (!written.has(f.d.id)) this.log.warn({ delivery: f.d.id }, 'delivery claim went stale before its attempt was recorded');
   }
 }

@@ -111,6 +111,25 @@ test('delivery: the connection goes to the address checked at resolve time, what
   t.is(seen.length, 1);
 });
 
+test('delivery: a URL sent to again is resolved and checked again (only its parse is reused)', async (t) => {
+  const seen: string[] = [];
+  const { server, port } = await listen((req) => (seen.push(req.url ?? ''), [204, {}]));
+  t.teardown(() => server.close());
+  const url = `http://again.example.test:${port}/in`;
+  let lookups = 0;
+  for (let i = 0; i < 3; i++) t.is((await outboundRequest({ url }, SELF_HOSTED, async () => (lookups++, ['127.0.0.1']))).status, 204);
+  t.is(lookups, 3, 'one resolution per request');
+  // The name now answers a metadata address: refused, though the URL was sent to a moment ago.
+  t.is(((await t.throwsAsync(outboundRequest({ url }, SELF_HOSTED, async () => ['169.254.169.254']))) as { kind?: string }).kind, 'refused');
+  // A literal address allowed under one policy is refused under a stricter one (the class is kept, not the verdict).
+  const literal = `http://127.0.0.1:${port}/lit`;
+  t.is((await outboundRequest({ url: literal }, SELF_HOSTED)).status, 204);
+  const err = await t.throwsAsync(outboundRequest({ url: literal }, STRICT));
+  t.is((err as { kind?: string }).kind, 'refused');
+  t.regex(err?.message ?? '', /loopback/);
+  t.deepEqual(seen, ['/in', '/in', '/in', '/lit']);
+});
+
 test('delivery: redirects are answers, never followed; a silent server times out', async (t) => {
   const { server, port } = await listen((req) => (req.url === '/hang' ? 'hang' : [302, { location: 'http://169.254.169.254/' }]));
   t.teardown(() => server.close());

@@ -1,15 +1,18 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
-import { eventBody, eventIdOf, MAX_EVENT_BYTES, signedHeaders } from './webhook-event.ts';
+import { eventBody, eventIdOf, MAX_EVENT_BYTES, signedHeaders, signingKey } from './webhook-event.ts';
 
 test('property: any body signed with a whsec_ secret verifies with the standardwebhooks library', (t) => {
   fc.assert(
     fc.property(fc.uint8Array({ minLength: 24, maxLength: 64 }), fc.string({ maxLength: 300 }), (key, text) => {
       const secret = `whsec_${Buffer.from(key).toString('base64')}`;
       const body = JSON.stringify({ id: 'evt_1', text });
-      const headers = signedHeaders(secret, 'evt_1', Math.floor(Date.now() / 1000), body);
+      const ts = Math.floor(Date.now() / 1000);
+      const headers = signedHeaders(secret, 'evt_1', ts, body);
       new Webhook(secret).verify(body, headers);
+      // A key made once signs exactly as the secret does.
+      t.deepEqual(signedHeaders(signingKey(secret), 'evt_1', ts, body), headers);
       return headers['x-service-signature'] === headers['webhook-signature'];
     }),
     { numRuns: 100 },
@@ -18,6 +21,7 @@ test('property: any body signed with a whsec_ secret verifies with the standardw
   const own = 'my-own-secret-0123456789';
   const h = signedHeaders(own, 'evt_2', Math.floor(Date.now() / 1000), '{}');
   t.notThrows(() => new Webhook(Buffer.from(own), { format: 'raw' }).verify('{}', h));
+  t.notThrows(() => new Webhook(Buffer.from(own), { format: 'raw' }).verify('{}', signedHeaders(signingKey(own), 'evt_2', Number(h['webhook-timestamp']), '{}')));
   t.throws(() => new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify('{}', h));
 });
 

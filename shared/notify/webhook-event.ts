@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 /**
  * The webhook wire format (Standard Webhooks, https://www.standardwebhooks.com):
@@ -49,22 +49,27 @@ function shrink(v: unknown, depth: number): unknown {
 /**
  * The HMAC key of a signing secret: a `whsec_<base64>` secret (what Friction generates) signs with the decoded
  * bytes, as Standard Webhooks libraries expect; any other secret (one a user chose) signs with its UTF-8 bytes
- * (verify with `new Webhook(Buffer.from(secret), { format: 'raw' })`).
+ * (verify with `new Webhook(Buffer.from(secret), { format: 'raw' })`). A KeyObject, made once per secret: Node 24's
+ * createHmac tells a Buffer key from a KeyObject by catching a thrown brand check, which cost more than the HMAC
+ * itself on every delivery (alerts bench profile).
  */
-export function signingKey(secret: string): Buffer {
+export function signingKey(secret: string): KeyObject {
   const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret);
-  if (m && m[1]!.length % 4 === 0) return Buffer.from(m[1]!, 'base64');
-  return Buffer.from(secret, 'utf8');
+  if (m && m[1]!.length % 4 === 0) return createSecretKey(Buffer.from(m[1]!, 'base64'));
+  return createSecretKey(Buffer.from(secret, 'utf8'));
 }
 
-/** `v1,<base64>` over `id.timestamp.body`. */
-export function signature(secret: string, id: string, timestampSec: number, body: string): string {
-  return `v1,${createHmac('sha256', signingKey(secret)).update(`${id}.${timestampSec}.${body}`).digest('base64')}`;
+/** `v1,<base64>` over `id.timestamp.body`; `key` is a secret or its signingKey(). */
+export function signature(key: KeyObject | string, id: string, timestampSec: number, body: string): string {
+  return `v1,${createHmac('sha256', typeof key === 'string' ? signingKey(key) : key).update(`${id}.${timestampSec}.${body}`).digest('base64')}`;
 }
 
-/** Every header of one signed delivery attempt (the timestamp is the attempt's, so a retry is signed afresh). */
-export function signedHeaders(secret: string, id: string, timestampSec: number, body: string): Record<string, string> {
-  const sig = signature(secret, id, timestampSec, body);
+/**
+ * Every header of one signed delivery attempt (the timestamp is the attempt's, so a retry is signed afresh); `key`
+ * is a secret or its signingKey() (a sender of many deliveries makes it once).
+ */
+export function signedHeaders(key: KeyObject | string, id: string, timestampSec: number, body: string): Record<string, string> {
+  const sig = signature(key, id, timestampSec, body);
   return {
     'content-type': 'application/json',
     'user-agent': 'Friction-Webhooks/1',
