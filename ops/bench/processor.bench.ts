@@ -9,7 +9,8 @@
  * BENCH_STATEMENTS=1 also prints, per statement kind, its count and client-observed time per event.
  * BENCH_WARMUP=0 leaves out the uncounted warm-up round of each (a cold start: JIT compilation counted in round 1).
  * BENCH_ONLY=processor runs the processor's rounds alone (for a CPU profile of its work without the floor's).
- * Environment: BENCH_EVENTS (40000), BENCH_ROUNDS (3), BENCH_PARTITIONS (4), BENCH_FETCH (1000 batches).
+ * Environment: BENCH_EVENTS (40000), BENCH_ROUNDS (3), BENCH_PARTITIONS (4), BENCH_FETCH (the processor's default
+ * PROCESSOR_BATCH_MESSAGES).
  */
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import type { Database } from '../../shared/db/database.ts';
 import { pgBulkTransactions } from '../../shared/db/bulk.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { PROCESSOR_BATCH_MESSAGES_DEFAULT } from '../../shared/config.ts';
 import { storeEvents } from '../../processor/store/events.store.ts';
 import { InDoubtEvents, storeBatch } from '../../processor/events.consumer.ts';
 import { FrictionEngineSink } from '../../processor/engine-sink.ts';
@@ -98,7 +100,7 @@ export async function runBench(): Promise<void> {
   const total = Number(process.env.BENCH_EVENTS ?? 40_000);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const partitions = Number(process.env.BENCH_PARTITIONS ?? 4);
-  const fetchSize = Number(process.env.BENCH_FETCH ?? 1000);
+  const fetchSize = Number(process.env.BENCH_FETCH ?? PROCESSOR_BATCH_MESSAGES_DEFAULT);
   const bench = await openBenchEnvironment(NATS_URL);
   const { db, dbUrl } = bench;
   const pool = new pg.Pool({ connectionString: dbUrl, max: partitions });
