@@ -6,6 +6,7 @@ import type { Database } from '../../shared/db/database.ts';
 import { pgBulkTransactions } from '../../shared/db/bulk.ts';
 import { storeEvents } from '../../processor/store/events.store.ts';
 import { databaseCpuBetween, databaseCpuSeconds } from './harness.ts';
+import { PROCESSOR_BATCH_MESSAGES_DEFAULT } from '../../shared/config.ts';
 
 /** A floor's rate and its CPU per event: the bench process's own (`client`) and PostgreSQL's (`database`), in µs. */
 export interface FloorFigure {
@@ -16,15 +17,15 @@ export interface FloorFigure {
 /**
  * The floor for the processor's storage: the same rows through the processor's own COPY path (`storeEvents`) into
  * the same tables, with the processor's parallelism (one writer per partition, one transaction per fetch of
- * `fetchSize` batches), without the engine, sessions or scores. The tables are emptied afterwards so the processor
+ * `fetchSize` batches, the processor's default fetch unless given), without the engine, sessions or scores. The tables are emptied afterwards so the processor
  * then stores the same rows from scratch. Returns events/s.
  */
-export async function copyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = 1000): Promise<number> {
+export async function copyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT): Promise<number> {
   return (await measuredCopyFloor(db, dbUrl, messages, partitions, fetchSize)).rate;
 }
 
 /** `copyFloor` with the CPU it took per event, which moves far less than its rate with what else the machine runs. */
-export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = 1000): Promise<FloorFigure> {
+export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT): Promise<FloorFigure> {
   const perPartition = Array.from({ length: partitions }, () => [] as EventBatchMessage[]);
   for (const m of messages) perPartition[partitionOf(m.site_id, partitions)]!.push(m);
   const events = messages.reduce((n, m) => n + m.events.length, 0);

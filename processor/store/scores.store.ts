@@ -28,21 +28,24 @@ export interface PageScoreWrite {
  */
 export async function upsertPageScores(db: Db, environment: Environment, rows: readonly PageScoreWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  const c = <T>(f: (r: PageScoreWrite) => T) => rows.map(f);
-  const iso = (v: number) => new Date(v).toISOString();
+  // One jsonb document of positional rows for both statements: one native JSON.stringify, no per-field array
+  // escaping; times as epoch ms (exact to the ms), the day as its YYYY-MM-DD text.
+  const doc = JSON.stringify(rows.map((r) => [
+    r.siteId, r.page, r.windowStart, r.day, r.score, r.friction, r.sessions, r.pageViews, r.signalCount, r.dominantSignal, r.trend, r.updatedAt,
+  ]));
   await sql`
     insert into page_scores (environment, site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
-    select ${environment}, * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => iso(r.windowStart))}::timestamptz[],
-      ${c((r) => r.score)}::real[], ${c((r) => r.friction)}::real[], ${c((r) => r.sessions)}::int[], ${c((r) => r.pageViews)}::int[],
-      ${c((r) => r.signalCount)}::int[], ${c((r) => r.dominantSignal)}::text[], ${c((r) => r.trend)}::text[], ${c((r) => iso(r.updatedAt))}::timestamptz[])
+    select ${environment}, (r->>0)::uuid, r->>1, to_timestamp((r->>2)::float8 / 1000), (r->>4)::real, (r->>5)::real, (r->>6)::int,
+      (r->>7)::int, (r->>8)::int, r->>9, r->>10, to_timestamp((r->>11)::float8 / 1000)
+    from jsonb_array_elements(${doc}::jsonb) as r
     on conflict (site_id, environment, page, window_start) do update set
       score = excluded.score, friction = excluded.friction, sessions = excluded.sessions, page_views = excluded.page_views,
       signal_count = excluded.signal_count, dominant_signal = excluded.dominant_signal, trend = excluded.trend, updated_at = excluded.updated_at`.execute(db);
   await sql`
     insert into score_history (environment, site_id, page, day, score, sessions, page_views, signal_count, dominant_signal, updated_at)
-    select ${environment}, * from unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => r.day)}::date[],
-      ${c((r) => r.score)}::real[], ${c((r) => r.sessions)}::int[], ${c((r) => r.pageViews)}::int[], ${c((r) => r.signalCount)}::int[],
-      ${c((r) => r.dominantSignal)}::text[], ${c((r) => iso(r.updatedAt))}::timestamptz[])
+    select ${environment}, (r->>0)::uuid, r->>1, (r->>3)::date, (r->>4)::real, (r->>6)::int, (r->>7)::int, (r->>8)::int, r->>9,
+      to_timestamp((r->>11)::float8 / 1000)
+    from jsonb_array_elements(${doc}::jsonb) as r
     on conflict (site_id, environment, page, day) do update set
       score = excluded.score, sessions = excluded.sessions, page_views = excluded.page_views, signal_count = excluded.signal_count,
       dominant_signal = excluded.dominant_signal, updated_at = excluded.updated_at`.execute(db);
