@@ -58,9 +58,11 @@ const reduced = process.memoryUsage();
 let clusterCount = 0;
 let elementCount = 0;
 for (const pagesOfSite of clusters.sites.values()) {
-  for (const byKey of pagesOfSite.values()) {
-    elementCount += byKey.size;
-    for (const el of byKey.values()) clusterCount += el.clusters.length;
+  for (const els of pagesOfSite.values()) {
+    for (const el of els instanceof Map ? els.values() : els) {
+      elementCount++;
+      clusterCount += el.clusters.length;
+    }
   }
 }
 let pageCount = 0;

@@ -73,25 +73,29 @@ interface DayFields {
   labelAt: number;
   /** Latest raw selector ('' when the signals had none). */
   selector: string;
+  /**
+   * Always `lastAt`: every signal carries a selector ('' when none), so the latest one is that of the latest signal
+   * (ties broken by value). Kept as a field for the merge's symmetry; a stored day does not hold it.
+   */
   selectorAt: number;
 }
 
 /**
  * One UTC day of one cluster as one flat array: its fields in DayFields' order (day, count, firstAt, lastAt, label,
- * labelAt, selector, selectorAt), then per session `id, signals, latest signal (ms after the day's start)`; past
- * SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and a session array
- * cost 192 bytes for two sessions: 160. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
+ * labelAt, selector; not selectorAt, which is lastAt), then per session `id, signals, latest signal (ms after the
+ * day's start)`; past SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and
+ * a session array cost 192 bytes for two sessions: 152. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
  */
 export type ClusterDay = (string | number | null | Map<string, [number, number]>)[];
 
 /** Slots of a day's fields before its sessions. */
-const FIELDS = 8;
+const FIELDS = 7;
 
 const dayOf = (d: ClusterDay): number => d[0] as number;
 
 /** A day's fields as a record (a copy). */
 function fieldsOf(d: ClusterDay): DayFields {
-  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[7] as number };
+  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[3] as number };
 }
 
 /** The Map of a day past SMALL_LIMIT sessions, else null. */
@@ -113,7 +117,7 @@ function forEachDaySession(d: ClusterDay, fn: (sid: string, n: number, at: numbe
 function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
   const f: DayFields = d === undefined ? { day: dp.day, count: 0, firstAt: dp.firstAt, lastAt: dp.lastAt, label: null, labelAt: -1, selector: dp.selector, selectorAt: dp.selectorAt } : fieldsOf(d);
   mergeDayFields(f, dp);
-  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector, f.selectorAt];
+  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector];
   let map = d === undefined ? null : sessionMap(d);
   if (map === null && d !== undefined) for (let i = FIELDS; i < d.length; i++) out.push(d[i] as string | number);
   for (const [sid, [n, at]] of dp.sessions) {
@@ -226,9 +230,38 @@ export interface ElementClusters {
   users: LastSeenIndex | null;
 }
 
+/**
+ * A page's elements: an exact-size array while it has at most SMALL_LIMIT (found by their `selector`), a Map by
+ * canonical selector past that. Most pages have a few elements, and a Map of two costs about 300 bytes against 64
+ * for the array: at 100k pages, 23 MiB. Read and written through `findElement`, `elementsIn`, `withElement`.
+ */
+export type PageElements = readonly ElementClusters[] | Map<string, ElementClusters>;
+
 /** Elements by site, then page, then canonical selector. */
 export interface ClusterState {
-  readonly sites: Map<string, Map<string, Map<string, ElementClusters>>>;
+  readonly sites: Map<string, Map<string, PageElements>>;
+}
+
+/** The element of a page with canonical selector `selector`, or undefined. O(SMALL_LIMIT) at most. */
+function findElement(els: PageElements | undefined, selector: string): ElementClusters | undefined {
+  if (els === undefined) return undefined;
+  if (els instanceof Map) return els.get(selector);
+  for (const el of els as readonly ElementClusters[]) if (el.selector === selector) return el;
+  return undefined;
+}
+
+/** The elements of a page, in no significant order. */
+function elementsIn(els: PageElements | undefined): Iterable<ElementClusters> {
+  if (els === undefined) return [];
+  return els instanceof Map ? els.values() : (els as readonly ElementClusters[]);
+}
+
+/** `els` with `el` (whose selector it does not hold) added: a new exact-size array, or the Map changed in place. */
+function withElement(els: PageElements, el: ElementClusters): PageElements {
+  if (els instanceof Map) return els.set(el.selector, el);
+  const list = els as readonly ElementClusters[];
+  if (list.length < SMALL_LIMIT) return list.concat(el);
+  return new Map([...list, el].map((x) => [x.selector, x]));
 }
 
 /** One day of one cluster in a batch. */
@@ -329,7 +362,7 @@ export function isLater(a: Latest, b: Latest | null): boolean {
 
 /** The committed clusters of an element, or undefined. */
 export function getElement(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters | undefined {
-  return state.sites.get(siteId)?.get(page)?.get(selector);
+  return findElement(state.sites.get(siteId)?.get(page), selector);
 }
 
 /** The committed cluster for a key, or undefined. */
@@ -340,14 +373,14 @@ export function getCluster(state: ClusterState, key: ClusterKey): Cluster | unde
 /** The committed clusters of one page (any selector, any type). O(clusters of the page). */
 export function pageClusters(state: ClusterState, siteId: string, page: string): Cluster[] {
   const out: Cluster[] = [];
-  for (const el of state.sites.get(siteId)?.get(page)?.values() ?? []) out.push(...el.clusters);
+  for (const el of elementsIn(state.sites.get(siteId)?.get(page))) out.push(...el.clusters);
   return out;
 }
 
 /** All committed clusters of a site. */
 export function siteClusters(state: ClusterState, siteId: string): Cluster[] {
   const out: Cluster[] = [];
-  for (const els of state.sites.get(siteId)?.values() ?? []) for (const el of els.values()) out.push(...el.clusters);
+  for (const els of state.sites.get(siteId)?.values() ?? []) for (const el of elementsIn(els)) out.push(...el.clusters);
   return out;
 }
 
@@ -357,7 +390,7 @@ export function siteElements(state: ClusterState, siteId: string, page?: string)
   const pages = state.sites.get(siteId);
   for (const [p, els] of pages ?? []) {
     if (page !== undefined && p !== page) continue;
-    for (const el of els.values()) if (el.selector !== '') out.push({ page: p, element: el });
+    for (const el of elementsIn(els)) if (el.selector !== '') out.push({ page: p, element: el });
   }
   return out;
 }
@@ -423,10 +456,12 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
 function elementOf(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters {
   let pages = state.sites.get(siteId);
   if (pages === undefined) state.sites.set(siteId, (pages = new Map()));
-  let els = pages.get(page);
-  if (els === undefined) pages.set(page, (els = new Map()));
-  let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { siteId, page, selector, clusters: [], users: null }));
+  const els = pages.get(page);
+  let el = findElement(els, selector);
+  if (el === undefined) {
+    el = { siteId, page, selector, clusters: [], users: null };
+    pages.set(page, withElement(els ?? [], el));
+  }
   return el;
 }
 
@@ -618,7 +653,8 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   const changed: ClusterKey[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, els] of pages) {
-      for (const [selector, el] of els) {
+      let emptied = false;
+      for (const el of elementsIn(els)) {
         let lost = false;
         for (let i = el.clusters.length - 1; i >= 0; i--) {
           const c = el.clusters[i] as Cluster;
@@ -640,9 +676,13 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           el.users.removeBefore(cutoff / HOUR_MS);
           if (elementEntries(el) <= SMALL_LIMIT / 2) el.users = null;
         }
-        if (el.clusters.length === 0) els.delete(selector);
+        if (el.clusters.length === 0) emptied = true;
       }
-      if (els.size === 0) pages.delete(page);
+      if (!emptied) continue;
+      // Rebuilt after the walk (not deleted during it): an array form is replaced, not changed in place.
+      const kept = [...elementsIn(els)].filter((el) => el.clusters.length > 0);
+      if (kept.length === 0) pages.delete(page);
+      else pages.set(page, els instanceof Map ? new Map(kept.map((el) => [el.selector, el])) : kept);
     }
     if (pages.size === 0) state.sites.delete(siteId);
   }
