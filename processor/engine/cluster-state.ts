@@ -154,6 +154,8 @@ const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 export class ClusterIndex extends LastSeenIndex {
   /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
   top: string[] | null = null;
+  /** The cluster's days while it has this index (the cluster then holds the index alone: one field less per cluster). */
+  days: readonly ClusterDay[] = NO_DAYS;
 }
 
 export class Cluster implements ClusterKey {
@@ -161,16 +163,11 @@ export class Cluster implements ClusterKey {
   readonly element: ElementClusters;
   readonly signalType: string;
   /**
-   * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
-   * array, replaced when days come or go. Read and written through `days`.
+   * Its days and index in one field (a million clusters: 8 bytes each). Without an index: the day itself while
+   * there is one (most clusters: one array less, 56 bytes), else an exact-size array of days, replaced when days
+   * come or go. With an index: the index, which holds the days. Read and written through `days` and `index`.
    */
-  private held: ClusterDay | readonly ClusterDay[] = NO_DAYS;
-  /**
-   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
-   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
-   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
-   */
-  index: ClusterIndex | null = null;
+  private held: ClusterDay | readonly ClusterDay[] | ClusterIndex = NO_DAYS;
 
   constructor(element: ElementClusters, signalType: string) {
     this.element = element;
@@ -198,14 +195,37 @@ export class Cluster implements ClusterKey {
     if (this.index !== null) this.index.top = top;
   }
 
+  /**
+   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
+   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
+   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
+   */
+  get index(): ClusterIndex | null {
+    return this.held instanceof ClusterIndex ? this.held : null;
+  }
+
+  set index(index: ClusterIndex | null) {
+    const days = this.days;
+    if (index === null) {
+      this.held = NO_DAYS;
+      this.days = days;
+    } else {
+      index.days = days;
+      this.held = index;
+    }
+  }
+
   /** At most one per day, order not significant. */
   get days(): readonly ClusterDay[] {
+    const held = this.held;
+    if (held instanceof ClusterIndex) return held.days;
     // A day starts with its day number; a list of days holds arrays (or nothing).
-    return typeof this.held[0] === 'number' ? [this.held as ClusterDay] : (this.held as readonly ClusterDay[]);
+    return typeof held[0] === 'number' ? [held as ClusterDay] : (held as readonly ClusterDay[]);
   }
 
   set days(days: readonly ClusterDay[]) {
-    this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
+    if (this.held instanceof ClusterIndex) this.held.days = days;
+    else this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
   }
 
   /** The cluster is its own key: one object less per cluster, and there can be a million clusters. */
