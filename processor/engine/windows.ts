@@ -20,32 +20,53 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: ~200 bytes, one small object per hour with traffic (its hour a number of hours, a Smi; its signal
- * counts one flat `[type, n, …]` array, shared and empty for an hour of views only), and per distinct session in the
- * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
- * slot per extra hour in which the same session comes back).
+ * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array (24
+ * bytes an hour with traffic: its number, a Smi; its views; its signal counts, one flat `[type, n, …]` array shared
+ * and empty for an hour of views only), and per distinct session in the window one index entry (24 bytes while the
+ * page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket slot per extra hour in which the same
+ * session comes back).
  */
 
 /** Most page-hours have no signal: they share one empty count map. */
 const NO_SIGNALS: CountMap = Object.freeze([]);
 
-/** One hour of one page: views and signal counts (sessions live in the page's index). */
-export interface HourStats {
-  /** Hour number (epoch ms / HOUR_MS): a Smi, where the hour's epoch ms would be a 16-byte heap number. */
-  readonly hour: number;
-  pageViews: number;
-  /** Signal counts by type. */
-  signals: CountMap;
-}
+/**
+ * The hours of one page with counted events, flat: per hour `hour, pageViews, signals` (HOUR_SLOTS slots), at most
+ * one record per hour, order not significant. The hour is its number (epoch ms / HOUR_MS): a Smi, where its epoch
+ * ms would be a 16-byte heap number; the signals are counts by type. One array where a record per hour cost 48
+ * bytes more an hour.
+ */
+export type HourRecords = (number | CountMap)[];
 
-/** The window of one page. Mutated in place by commits and evictions only. */
-export interface PageWindow {
+/** Slots of one hour in `HourRecords`. */
+const HOUR_SLOTS = 3;
+
+/**
+ * The window of one page. Mutated in place by commits and evictions only. It is its own session index (distinct
+ * sessions by the hour number of their latest counted event): one object where a window and an index cost 32
+ * bytes more a page.
+ */
+export class PageWindow extends LastSeenIndex {
   readonly siteId: string;
   readonly page: string;
-  /** Hours with counted events, at most one per start (order not significant). Replaced, exact-size, as hours come and go. */
-  hours: HourStats[];
+  /** Replaced, exact-size, as hours come; filtered as they go. */
+  hours: HourRecords = [];
+
+  constructor(siteId: string, page: string) {
+    super(1);
+    this.siteId = siteId;
+    this.page = page;
+  }
+
   /** Distinct sessions by the hour number (epoch ms / HOUR_MS) of their latest counted event. */
-  readonly sessions: LastSeenIndex;
+  get sessions(): LastSeenIndex {
+    return this;
+  }
+
+  /** Hours held. */
+  get hourCount(): number {
+    return this.hours.length / HOUR_SLOTS;
+  }
 }
 
 /** All page windows, by site then page. */
@@ -119,16 +140,17 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let pages = state.sites.get(p.siteId);
     if (pages === undefined) state.sites.set(p.siteId, (pages = new Map()));
     let w = pages.get(p.page);
-    if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
+    if (w === undefined) pages.set(p.page, (w = new PageWindow(p.siteId, p.page)));
     for (const [start, ph] of p.hours) {
       const hour = hourNumber(start);
-      let h = w.hours.find((x) => x.hour === hour);
-      if (h === undefined) {
-        h = { hour, pageViews: 0, signals: NO_SIGNALS };
-        w.hours = w.hours.concat(h);
-      }
-      h.pageViews += ph.pageViews;
-      for (const [type, n] of ph.signals) h.signals = addToCount(h.signals, type, n);
+      let hours = w.hours;
+      let i = 0;
+      while (i < hours.length && hours[i] !== hour) i += HOUR_SLOTS;
+      if (i === hours.length) w.hours = hours = hours.concat([hour, 0, NO_SIGNALS]);
+      hours[i + 1] = (hours[i + 1] as number) + ph.pageViews;
+      let signals = hours[i + 2] as CountMap;
+      for (const [type, n] of ph.signals) signals = addToCount(signals, type, n);
+      hours[i + 2] = signals;
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -152,10 +174,15 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      if (!w.hours.some((h) => h.hour < cutoffHour)) continue;
+      const hours = w.hours;
+      let old = false;
+      for (let i = 0; i < hours.length && !old; i += HOUR_SLOTS) old = (hours[i] as number) < cutoffHour;
+      if (!old) continue;
       changed.push({ siteId, page });
-      const kept = w.hours.filter((h) => h.hour >= cutoffHour);
-      w.hours = kept;
+      const kept: HourRecords = [];
+      for (let i = 0; i < hours.length; i += HOUR_SLOTS) if ((hours[i] as number) >= cutoffHour) kept.push(hours[i] as number, hours[i + 1] as number, hours[i + 2] as CountMap);
+      // NOTE: push leaves V8's growth slack; a copy is exact (once an hour per page).
+      w.hours = kept.slice();
       w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
@@ -172,11 +199,12 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   let pageViews = 0;
   let sessions = 0;
   if (window !== undefined) {
-    for (const h of window.hours) {
+    const hours = window.hours;
+    for (let i = 0; i < hours.length; i += HOUR_SLOTS) {
       work.steps++;
-      if (h.hour < cutoffHour) continue;
-      pageViews += h.pageViews;
-      forEachCount(h.signals, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
+      if ((hours[i] as number) < cutoffHour) continue;
+      pageViews += hours[i + 1] as number;
+      forEachCount(hours[i + 2] as CountMap, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
     }
     sessions = window.sessions.countSince(cutoffHour);
   }
