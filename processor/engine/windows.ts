@@ -1,7 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
-import { addToCount, forEachCount, type CountMap } from './small-collections.ts';
+import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -20,26 +20,12 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array (24
- * bytes an hour with traffic: its number, a Smi; its views; its signal counts, one flat `[type, n, …]` array shared
- * and empty for an hour of views only), and per distinct session in the window one index entry (24 bytes while the
- * page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket slot per extra hour in which the same
- * session comes back).
+ * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array
+ * (hour-records.ts: 24 bytes an hour with traffic plus 16 per signal type in it), and per distinct session in the
+ * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
+ * slot per extra hour in which the same session comes back).
  */
 
-/** Most page-hours have no signal: they share one empty count map. */
-const NO_SIGNALS: CountMap = Object.freeze([]);
-
-/**
- * The hours of one page with counted events, flat: per hour `hour, pageViews, signals` (HOUR_SLOTS slots), at most
- * one record per hour, order not significant. The hour is its number (epoch ms / HOUR_MS): a Smi, where its epoch
- * ms would be a 16-byte heap number; the signals are counts by type. One array where a record per hour cost 48
- * bytes more an hour.
- */
-export type HourRecords = (number | CountMap)[];
-
-/** Slots of one hour in `HourRecords`. */
-const HOUR_SLOTS = 3;
 
 /**
  * The window of one page. Mutated in place by commits and evictions only. It is its own session index (distinct
@@ -49,8 +35,8 @@ const HOUR_SLOTS = 3;
 export class PageWindow extends LastSeenIndex {
   readonly siteId: string;
   readonly page: string;
-  /** Replaced, exact-size, as hours come; filtered as they go. */
-  hours: HourRecords = [];
+  /** Its hours with counted events (hour-records.ts), replaced exact-size as they change. */
+  hours: HourRecords = NO_HOURS;
 
   constructor(siteId: string, page: string) {
     super(1);
@@ -65,7 +51,7 @@ export class PageWindow extends LastSeenIndex {
 
   /** Hours held. */
   get hourCount(): number {
-    return this.hours.length / HOUR_SLOTS;
+    return hourCount(this.hours);
   }
 }
 
@@ -142,15 +128,7 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let w = pages.get(p.page);
     if (w === undefined) pages.set(p.page, (w = new PageWindow(p.siteId, p.page)));
     for (const [start, ph] of p.hours) {
-      const hour = hourNumber(start);
-      let hours = w.hours;
-      let i = 0;
-      while (i < hours.length && hours[i] !== hour) i += HOUR_SLOTS;
-      if (i === hours.length) w.hours = hours = hours.concat([hour, 0, NO_SIGNALS]);
-      hours[i + 1] = (hours[i + 1] as number) + ph.pageViews;
-      let signals = hours[i + 2] as CountMap;
-      for (const [type, n] of ph.signals) signals = addToCount(signals, type, n);
-      hours[i + 2] = signals;
+      w.hours = addToHour(w.hours, hourNumber(start), ph.pageViews, ph.signals);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -174,15 +152,10 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      const hours = w.hours;
-      let old = false;
-      for (let i = 0; i < hours.length && !old; i += HOUR_SLOTS) old = (hours[i] as number) < cutoffHour;
-      if (!old) continue;
+      if (!holdsBefore(w.hours, cutoffHour)) continue;
       changed.push({ siteId, page });
-      const kept: HourRecords = [];
-      for (let i = 0; i < hours.length; i += HOUR_SLOTS) if ((hours[i] as number) >= cutoffHour) kept.push(hours[i] as number, hours[i + 1] as number, hours[i + 2] as CountMap);
-      // NOTE: push leaves V8's growth slack; a copy is exact (once an hour per page).
-      w.hours = kept.slice();
+      const kept = hoursFrom(w.hours, cutoffHour);
+      w.hours = kept;
       w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
@@ -199,13 +172,12 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   let pageViews = 0;
   let sessions = 0;
   if (window !== undefined) {
-    const hours = window.hours;
-    for (let i = 0; i < hours.length; i += HOUR_SLOTS) {
+    forEachHour(window.hours, (hour, views, eachSignal) => {
       work.steps++;
-      if ((hours[i] as number) < cutoffHour) continue;
-      pageViews += hours[i + 1] as number;
-      forEachCount(hours[i + 2] as CountMap, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
-    }
+      if (hour < cutoffHour) return;
+      pageViews += views;
+      eachSignal((type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
+    });
     sessions = window.sessions.countSince(cutoffHour);
   }
   if (patch !== undefined) {
