@@ -1,4 +1,4 @@
-import { isSignalEvent, type EngineEvent } from './events.ts';
+import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
@@ -365,7 +365,7 @@ export function createClusterState(): ClusterState {
 
 /** The cluster key of a signal event. */
 export function clusterKeyOf(e: EngineEvent & { readonly signal: string }): ClusterKey {
-  return { siteId: e.siteId, page: e.page, selector: canonicalSelector(e.selector), signalType: e.signal };
+  return { siteId: e.siteId, page: e.page, selector: canonicalSelector(e.selector), signalType: sharedSignalType(e.signal) };
 }
 
 /** A string form of a key, unique per key (NUL cannot occur in the parts). */
@@ -479,7 +479,11 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
   const els = pages.get(page);
   let el = findElement(els, selector);
   if (el === undefined) {
-    el = { siteId, page, selector, clusters: [], users: null };
+    // Site id and page strings shared with the page's (or else the site's) elements, not the event's copies (one
+    // per message, see events.ts `sharedSignalType`): a 36-character site id is 56 bytes an element.
+    const sibling = elementsIn(els)[Symbol.iterator]().next().value as ElementClusters | undefined;
+    const ofSite = sibling ?? (elementsIn(pages.values().next().value)[Symbol.iterator]().next().value as ElementClusters | undefined);
+    el = { siteId: ofSite?.siteId ?? siteId, page: sibling?.page ?? page, selector, clusters: [], users: null };
     pages.set(page, withElement(els ?? [], el));
   }
   return el;

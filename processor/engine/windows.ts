@@ -1,5 +1,5 @@
 import type { PageWindowStats } from './confusion-score.ts';
-import { isSignalEvent, type EngineEvent } from './events.ts';
+import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
 import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
@@ -112,7 +112,10 @@ export function foldEvents(_state: WindowState, events: readonly EngineEvent[]):
     let h = p.hours.get(start);
     if (h === undefined) p.hours.set(start, (h = { pageViews: 0, signals: new Map() }));
     if (isView) h.pageViews += 1;
-    else h.signals.set(e.signal as string, (h.signals.get(e.signal as string) ?? 0) + 1);
+    else {
+      const type = sharedSignalType(e.signal as string);
+      h.signals.set(type, (h.signals.get(type) ?? 0) + 1);
+    }
     const hour = hourNumber(e.ts);
     const prev = p.sessions.get(e.sessionId);
     if (prev === undefined || hour > prev) p.sessions.set(e.sessionId, hour);
@@ -126,7 +129,9 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let pages = state.sites.get(p.siteId);
     if (pages === undefined) state.sites.set(p.siteId, (pages = new Map()));
     let w = pages.get(p.page);
-    if (w === undefined) pages.set(p.page, (w = new PageWindow(p.siteId, p.page)));
+    // The site id string shared with the site's other windows, not this message's copy (a message's decode gives
+    // each message its own copy of a 36-character id: 56 bytes a page).
+    if (w === undefined) pages.set(p.page, (w = new PageWindow((pages.values().next().value as PageWindow | undefined)?.siteId ?? p.siteId, p.page)));
     for (const [start, ph] of p.hours) {
       w.hours = addToHour(w.hours, hourNumber(start), ph.pageViews, ph.signals);
     }
