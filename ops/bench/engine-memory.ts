@@ -31,13 +31,13 @@ for (let p = 0; p < pages; p += STEP) {
     // (a string per event would measure copies a processor does not hold).
     const sessions = Array.from({ length: 5 }, (_, s) => `s${(q * 7 + s) % 50_000}`);
     // One message per (page, session), and as its decode does (V8's JSON.parse interns strings under 10 characters
-    // only), each message its own copy of the site id and of each signal type.
-    const messages = Array.from({ length: 5 }, () => ({ site: fresh(site), signals: SIGNALS.map(fresh) }));
+    // only), each message its own copy of the site id, of each signal type and of the element's label.
+    const messages = Array.from({ length: 5 }, () => ({ site: fresh(site), signals: SIGNALS.map(fresh), label: fresh('Add to cart') }));
     for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: messages[s]!.site, sessionId: sessions[s] as string, type: 'page_view', ts: now - s * 60_000, page });
     for (let c = 0; c < clustersPerPage; c++) {
       for (let k = 0; k < 2; k++) {
         const m = messages[k]!;
-        batch.push({ id: `${q}-${c}-${k}`, siteId: m.site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: m.signals[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: 'Button' });
+        batch.push({ id: `${q}-${c}-${k}`, siteId: m.site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: m.signals[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: m.label });
       }
     }
   }
