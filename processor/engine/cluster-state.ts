@@ -23,14 +23,17 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 216 bytes of
- * structure besides its strings: the cluster, which is its own key, 56 (its element holds site, page and selector;
- * its index, when it has one, the evidence top); its day, one flat array held without a list while it is the only
- * one, 160 (8 fields, the day a day number, not boxed epoch ms, then 24 bytes a session while it has at most
- * SMALL_LIMIT); a further day adds its array and an exact-size list of days. No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads
- * derive the sessions from the days, one step per entry); past that the index adds a Map entry, a {t, n} record
- * and bucket slots per session (last-seen.ts). An element holds its sessions once more, by hour number (24 bytes
- * each while it has at most SMALL_LIMIT). README "Processor memory" has the measured totals.
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 200 bytes of
+ * structure besides its strings: the cluster, which is its own key, 48 (its element holds site, page and selector;
+ * one field holds its days, or its index, which then holds the days and the evidence top); its day, one flat array
+ * held without a list while it is the only one, 152 (7 fields, the day a day number, not boxed epoch ms, then 24
+ * bytes a session while it has at most SMALL_LIMIT); a further day adds its array and an exact-size list of days.
+ * No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads derive the sessions from
+ * the days, one step per entry); past that the index adds a Map entry, a {t, n} record and bucket slots per session
+ * (last-seen.ts). An element derives its sessions from its clusters' days likewise, and past SMALL_LIMIT entries
+ * holds them once more, by hour number. A page's elements are an array while at most SMALL_LIMIT. Strings are
+ * shared where a message's copy would be kept per object: catalogued signal types (events.ts `sharedSignalType`),
+ * the site id and page of a page's elements, a canonical raw selector. README "Processor memory" has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */
