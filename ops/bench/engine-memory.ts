@@ -10,6 +10,8 @@ import { applySignals, createClusterState } from '../../processor/engine/cluster
 import type { EngineEvent } from '../../processor/engine/events.ts';
 import v8 from 'node:v8';
 
+/** A copy of `s` that is a distinct string object, as a separate message's decode gives. */
+const fresh = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 const pages = Number(process.argv[2]);
 const clustersPerPage = Number(process.argv[3]);
 const SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt', 'error_encounter', 'form_abandon'];
@@ -28,10 +30,14 @@ for (let p = 0; p < pages; p += STEP) {
     // One session id string per (page, session), as the processor's decode of one message gives all its events one
     // (a string per event would measure copies a processor does not hold).
     const sessions = Array.from({ length: 5 }, (_, s) => `s${(q * 7 + s) % 50_000}`);
-    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: site, sessionId: sessions[s] as string, type: 'page_view', ts: now - s * 60_000, page });
+    // One message per (page, session), and as its decode does (V8's JSON.parse interns strings under 10 characters
+    // only), each message its own copy of the site id, of each signal type and of the element's label.
+    const messages = Array.from({ length: 5 }, () => ({ site: fresh(site), signals: SIGNALS.map(fresh), label: fresh('Add to cart') }));
+    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: messages[s]!.site, sessionId: sessions[s] as string, type: 'page_view', ts: now - s * 60_000, page });
     for (let c = 0; c < clustersPerPage; c++) {
       for (let k = 0; k < 2; k++) {
-        batch.push({ id: `${q}-${c}-${k}`, siteId: site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: SIGNALS[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: 'Button' });
+        const m = messages[k]!;
+        batch.push({ id: `${q}-${c}-${k}`, siteId: m.site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: m.signals[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: m.label });
       }
     }
   }
@@ -58,9 +64,11 @@ const reduced = process.memoryUsage();
 let clusterCount = 0;
 let elementCount = 0;
 for (const pagesOfSite of clusters.sites.values()) {
-  for (const byKey of pagesOfSite.values()) {
-    elementCount += byKey.size;
-    for (const el of byKey.values()) clusterCount += el.clusters.length;
+  for (const els of pagesOfSite.values()) {
+    for (const el of els instanceof Map ? els.values() : els) {
+      elementCount++;
+      clusterCount += el.clusters.length;
+    }
   }
 }
 let pageCount = 0;

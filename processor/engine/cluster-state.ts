@@ -1,4 +1,4 @@
-import { isSignalEvent, type EngineEvent } from './events.ts';
+import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
@@ -23,14 +23,17 @@ import { compareStrings } from './util.ts';
  * `ClusterReader` reads the committed state with the patches laid over it; `commitClusterUpdate` applies them in
  * place after the commit. Events must already be deduplicated by the store.
  *
- * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 216 bytes of
- * structure besides its strings: the cluster, which is its own key, 56 (its element holds site, page and selector;
- * its index, when it has one, the evidence top); its day, one flat array held without a list while it is the only
- * one, 160 (8 fields, the day a day number, not boxed epoch ms, then 24 bytes a session while it has at most
- * SMALL_LIMIT); a further day adds its array and an exact-size list of days. No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads
- * derive the sessions from the days, one step per entry); past that the index adds a Map entry, a {t, n} record
- * and bucket slots per session (last-seen.ts). An element holds its sessions once more, by hour number (24 bytes
- * each while it has at most SMALL_LIMIT). README "Processor memory" has the measured totals.
+ * Memory (Node's default build: 8-byte references): a cluster of two sessions on one day holds 200 bytes of
+ * structure besides its strings: the cluster, which is its own key, 48 (its element holds site, page and selector;
+ * one field holds its days, or its index, which then holds the days and the evidence top); its day, one flat array
+ * held without a list while it is the only one, 152 (7 fields, the day a day number, not boxed epoch ms, then 24
+ * bytes a session while it has at most SMALL_LIMIT); a further day adds its array and an exact-size list of days.
+ * No session index while the days hold at most SMALL_LIMIT (session, day) entries (reads derive the sessions from
+ * the days, one step per entry); past that the index adds a Map entry, a {t, n} record and bucket slots per session
+ * (last-seen.ts). An element derives its sessions from its clusters' days likewise, and past SMALL_LIMIT entries
+ * holds them once more, by hour number. A page's elements are an array while at most SMALL_LIMIT. Strings are
+ * shared where a message's copy would be kept per object: catalogued signal types (events.ts `sharedSignalType`),
+ * the site id and page of a page's elements, a canonical raw selector. README "Processor memory" has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */
@@ -73,25 +76,29 @@ interface DayFields {
   labelAt: number;
   /** Latest raw selector ('' when the signals had none). */
   selector: string;
+  /**
+   * Always `lastAt`: every signal carries a selector ('' when none), so the latest one is that of the latest signal
+   * (ties broken by value). Kept as a field for the merge's symmetry; a stored day does not hold it.
+   */
   selectorAt: number;
 }
 
 /**
  * One UTC day of one cluster as one flat array: its fields in DayFields' order (day, count, firstAt, lastAt, label,
- * labelAt, selector, selectorAt), then per session `id, signals, latest signal (ms after the day's start)`; past
- * SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and a session array
- * cost 192 bytes for two sessions: 160. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
+ * labelAt, selector; not selectorAt, which is lastAt), then per session `id, signals, latest signal (ms after the
+ * day's start)`; past SMALL_LIMIT sessions the fields then one Map of [signals, latest]. One array where a record and
+ * a session array cost 192 bytes for two sessions: 152. Read through `fieldsOf`, `dayOf` and `forEachDaySession`.
  */
 export type ClusterDay = (string | number | null | Map<string, [number, number]>)[];
 
 /** Slots of a day's fields before its sessions. */
-const FIELDS = 8;
+const FIELDS = 7;
 
 const dayOf = (d: ClusterDay): number => d[0] as number;
 
 /** A day's fields as a record (a copy). */
 function fieldsOf(d: ClusterDay): DayFields {
-  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[7] as number };
+  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[3] as number };
 }
 
 /** The Map of a day past SMALL_LIMIT sessions, else null. */
@@ -113,7 +120,7 @@ function forEachDaySession(d: ClusterDay, fn: (sid: string, n: number, at: numbe
 function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
   const f: DayFields = d === undefined ? { day: dp.day, count: 0, firstAt: dp.firstAt, lastAt: dp.lastAt, label: null, labelAt: -1, selector: dp.selector, selectorAt: dp.selectorAt } : fieldsOf(d);
   mergeDayFields(f, dp);
-  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector, f.selectorAt];
+  const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector];
   let map = d === undefined ? null : sessionMap(d);
   if (map === null && d !== undefined) for (let i = FIELDS; i < d.length; i++) out.push(d[i] as string | number);
   for (const [sid, [n, at]] of dp.sessions) {
@@ -150,6 +157,8 @@ const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 export class ClusterIndex extends LastSeenIndex {
   /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
   top: string[] | null = null;
+  /** The cluster's days while it has this index (the cluster then holds the index alone: one field less per cluster). */
+  days: readonly ClusterDay[] = NO_DAYS;
 }
 
 export class Cluster implements ClusterKey {
@@ -157,16 +166,11 @@ export class Cluster implements ClusterKey {
   readonly element: ElementClusters;
   readonly signalType: string;
   /**
-   * Its days: the day itself while there is one (most clusters: one array less, 56 bytes), else an exact-size
-   * array, replaced when days come or go. Read and written through `days`.
+   * Its days and index in one field (a million clusters: 8 bytes each). Without an index: the day itself while
+   * there is one (most clusters: one array less, 56 bytes), else an exact-size array of days, replaced when days
+   * come or go. With an index: the index, which holds the days. Read and written through `days` and `index`.
    */
-  private held: ClusterDay | readonly ClusterDay[] = NO_DAYS;
-  /**
-   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
-   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
-   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
-   */
-  index: ClusterIndex | null = null;
+  private held: ClusterDay | readonly ClusterDay[] | ClusterIndex = NO_DAYS;
 
   constructor(element: ElementClusters, signalType: string) {
     this.element = element;
@@ -194,14 +198,37 @@ export class Cluster implements ClusterKey {
     if (this.index !== null) this.index.top = top;
   }
 
+  /**
+   * Sessions by their latest signal (epoch ms), with their signal counts over the days held; null while the days
+   * hold at most SMALL_LIMIT (session, day) entries: reads then derive it from the days (`sessionsOf`), which
+   * costs as many steps as scanning the index would, and saves its 170-odd bytes in most clusters.
+   */
+  get index(): ClusterIndex | null {
+    return this.held instanceof ClusterIndex ? this.held : null;
+  }
+
+  set index(index: ClusterIndex | null) {
+    const days = this.days;
+    if (index === null) {
+      this.held = NO_DAYS;
+      this.days = days;
+    } else {
+      index.days = days;
+      this.held = index;
+    }
+  }
+
   /** At most one per day, order not significant. */
   get days(): readonly ClusterDay[] {
+    const held = this.held;
+    if (held instanceof ClusterIndex) return held.days;
     // A day starts with its day number; a list of days holds arrays (or nothing).
-    return typeof this.held[0] === 'number' ? [this.held as ClusterDay] : (this.held as readonly ClusterDay[]);
+    return typeof held[0] === 'number' ? [held as ClusterDay] : (held as readonly ClusterDay[]);
   }
 
   set days(days: readonly ClusterDay[]) {
-    this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
+    if (this.held instanceof ClusterIndex) this.held.days = days;
+    else this.held = days.length === 1 ? (days[0] as ClusterDay) : days;
   }
 
   /** The cluster is its own key: one object less per cluster, and there can be a million clusters. */
@@ -226,9 +253,38 @@ export interface ElementClusters {
   users: LastSeenIndex | null;
 }
 
+/**
+ * A page's elements: an exact-size array while it has at most SMALL_LIMIT (found by their `selector`), a Map by
+ * canonical selector past that. Most pages have a few elements, and a Map of two costs about 300 bytes against 64
+ * for the array: at 100k pages, 23 MiB. Read and written through `findElement`, `elementsIn`, `withElement`.
+ */
+export type PageElements = readonly ElementClusters[] | Map<string, ElementClusters>;
+
 /** Elements by site, then page, then canonical selector. */
 export interface ClusterState {
-  readonly sites: Map<string, Map<string, Map<string, ElementClusters>>>;
+  readonly sites: Map<string, Map<string, PageElements>>;
+}
+
+/** The element of a page with canonical selector `selector`, or undefined. O(SMALL_LIMIT) at most. */
+function findElement(els: PageElements | undefined, selector: string): ElementClusters | undefined {
+  if (els === undefined) return undefined;
+  if (els instanceof Map) return els.get(selector);
+  for (const el of els as readonly ElementClusters[]) if (el.selector === selector) return el;
+  return undefined;
+}
+
+/** The elements of a page, in no significant order. */
+function elementsIn(els: PageElements | undefined): Iterable<ElementClusters> {
+  if (els === undefined) return [];
+  return els instanceof Map ? els.values() : (els as readonly ElementClusters[]);
+}
+
+/** `els` with `el` (whose selector it does not hold) added: a new exact-size array, or the Map changed in place. */
+function withElement(els: PageElements, el: ElementClusters): PageElements {
+  if (els instanceof Map) return els.set(el.selector, el);
+  const list = els as readonly ElementClusters[];
+  if (list.length < SMALL_LIMIT) return list.concat(el);
+  return new Map([...list, el].map((x) => [x.selector, x]));
 }
 
 /** One day of one cluster in a batch. */
@@ -312,7 +368,7 @@ export function createClusterState(): ClusterState {
 
 /** The cluster key of a signal event. */
 export function clusterKeyOf(e: EngineEvent & { readonly signal: string }): ClusterKey {
-  return { siteId: e.siteId, page: e.page, selector: canonicalSelector(e.selector), signalType: e.signal };
+  return { siteId: e.siteId, page: e.page, selector: canonicalSelector(e.selector), signalType: sharedSignalType(e.signal) };
 }
 
 /** A string form of a key, unique per key (NUL cannot occur in the parts). */
@@ -329,7 +385,7 @@ export function isLater(a: Latest, b: Latest | null): boolean {
 
 /** The committed clusters of an element, or undefined. */
 export function getElement(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters | undefined {
-  return state.sites.get(siteId)?.get(page)?.get(selector);
+  return findElement(state.sites.get(siteId)?.get(page), selector);
 }
 
 /** The committed cluster for a key, or undefined. */
@@ -340,14 +396,14 @@ export function getCluster(state: ClusterState, key: ClusterKey): Cluster | unde
 /** The committed clusters of one page (any selector, any type). O(clusters of the page). */
 export function pageClusters(state: ClusterState, siteId: string, page: string): Cluster[] {
   const out: Cluster[] = [];
-  for (const el of state.sites.get(siteId)?.get(page)?.values() ?? []) out.push(...el.clusters);
+  for (const el of elementsIn(state.sites.get(siteId)?.get(page))) out.push(...el.clusters);
   return out;
 }
 
 /** All committed clusters of a site. */
 export function siteClusters(state: ClusterState, siteId: string): Cluster[] {
   const out: Cluster[] = [];
-  for (const els of state.sites.get(siteId)?.values() ?? []) for (const el of els.values()) out.push(...el.clusters);
+  for (const els of state.sites.get(siteId)?.values() ?? []) for (const el of elementsIn(els)) out.push(...el.clusters);
   return out;
 }
 
@@ -357,7 +413,7 @@ export function siteElements(state: ClusterState, siteId: string, page?: string)
   const pages = state.sites.get(siteId);
   for (const [p, els] of pages ?? []) {
     if (page !== undefined && p !== page) continue;
-    for (const el of els.values()) if (el.selector !== '') out.push({ page: p, element: el });
+    for (const el of elementsIn(els)) if (el.selector !== '') out.push({ page: p, element: el });
   }
   return out;
 }
@@ -423,10 +479,16 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
 function elementOf(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters {
   let pages = state.sites.get(siteId);
   if (pages === undefined) state.sites.set(siteId, (pages = new Map()));
-  let els = pages.get(page);
-  if (els === undefined) pages.set(page, (els = new Map()));
-  let el = els.get(selector);
-  if (el === undefined) els.set(selector, (el = { siteId, page, selector, clusters: [], users: null }));
+  const els = pages.get(page);
+  let el = findElement(els, selector);
+  if (el === undefined) {
+    // Site id and page strings shared with the page's (or else the site's) elements, not the event's copies (one
+    // per message, see events.ts `sharedSignalType`): a 36-character site id is 56 bytes an element.
+    const sibling = elementsIn(els)[Symbol.iterator]().next().value as ElementClusters | undefined;
+    const ofSite = sibling ?? (elementsIn(pages.values().next().value)[Symbol.iterator]().next().value as ElementClusters | undefined);
+    el = { siteId: ofSite?.siteId ?? siteId, page: sibling?.page ?? page, selector, clusters: [], users: null };
+    pages.set(page, withElement(els ?? [], el));
+  }
   return el;
 }
 
@@ -618,7 +680,8 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
   const changed: ClusterKey[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, els] of pages) {
-      for (const [selector, el] of els) {
+      let emptied = false;
+      for (const el of elementsIn(els)) {
         let lost = false;
         for (let i = el.clusters.length - 1; i >= 0; i--) {
           const c = el.clusters[i] as Cluster;
@@ -640,9 +703,13 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           el.users.removeBefore(cutoff / HOUR_MS);
           if (elementEntries(el) <= SMALL_LIMIT / 2) el.users = null;
         }
-        if (el.clusters.length === 0) els.delete(selector);
+        if (el.clusters.length === 0) emptied = true;
       }
-      if (els.size === 0) pages.delete(page);
+      if (!emptied) continue;
+      // Rebuilt after the walk (not deleted during it): an array form is replaced, not changed in place.
+      const kept = [...elementsIn(els)].filter((el) => el.clusters.length > 0);
+      if (kept.length === 0) pages.delete(page);
+      else pages.set(page, els instanceof Map ? new Map(kept.map((el) => [el.selector, el])) : kept);
     }
     if (pages.size === 0) state.sites.delete(siteId);
   }

@@ -304,3 +304,20 @@ test('issues rank by severity, then affected sessions, then signals', (t) => {
   ]);
   t.deepEqual(ranked.map((i) => i.id), ['b', 'd', 'c', 'a']);
 });
+
+test('a page keeps its elements in a small form up to 16 and a Map past that; eviction drops emptied ones in both', (t) => {
+  const today = Math.floor(T0 / DAY_MS) * DAY_MS;
+  for (const n of [3, 16, 17, 40]) {
+    const s = createClusterState();
+    // Even elements get an old signal only (evicted at T0), odd ones a recent one.
+    const events = Array.from({ length: n }, (_, i) => sig(`s${i}`, '/p', 'rage_click', i % 2 === 0 ? today - 9 * DAY_MS : T0 - 10, { selector: `#e${i}` }));
+    applySignals(s, events);
+    for (let i = 0; i < n; i++) t.is(getCluster(s, key('rage_click', `#e${i}`, '/p'))?.days.length, 1, `${n} elements: #e${i} found`);
+    t.is(getCluster(s, key('rage_click', '#none', '/p')), undefined);
+    t.is(evictClusters(s, T0).length, Math.ceil(n / 2), `${n} elements: the old ones are reported`);
+    for (let i = 0; i < n; i++) t.is(getCluster(s, key('rage_click', `#e${i}`, '/p')) !== undefined, i % 2 === 1, `${n} elements: #e${i} after eviction`);
+    // Adding to an evicted page's form still works.
+    applySignals(s, [sig('z', '/p', 'dead_click', T0 - 5, { selector: '#e0' })]);
+    t.is(summarizeCluster(getCluster(s, key('dead_click', '#e0', '/p')), T0)?.signalCount, 1);
+  }
+});

@@ -95,7 +95,7 @@ test('eviction frees old buckets, reports the pages it changed and never changes
   const changed = evictWindows(s, T0);
   t.deepEqual(changed.map((c) => c.page).sort(), ['/mixed', '/old']);
   t.is(getPageWindow(s, 'site-1', '/old'), undefined, 'an emptied page is dropped');
-  t.is(getPageWindow(s, 'site-1', '/mixed')?.hours.length, 1);
+  t.is(getPageWindow(s, 'site-1', '/mixed')?.hourCount, 1);
   t.deepEqual(siteStats(s, 'site-1', T0), before);
   t.deepEqual(evictWindows(s, T0), [], 'nothing left to evict');
   evictWindows(s, T0 + 48 * HOUR_MS);

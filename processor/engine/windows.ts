@@ -1,7 +1,7 @@
 import type { PageWindowStats } from './confusion-score.ts';
-import { isSignalEvent, type EngineEvent } from './events.ts';
+import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LastSeenIndex, work } from './last-seen.ts';
-import { addToCount, forEachCount, type CountMap } from './small-collections.ts';
+import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -20,32 +20,39 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: ~200 bytes, one small object per hour with traffic (its hour a number of hours, a Smi; its signal
- * counts one flat `[type, n, …]` array, shared and empty for an hour of views only), and per distinct session in the
+ * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array
+ * (hour-records.ts: 24 bytes an hour with traffic plus 16 per signal type in it), and per distinct session in the
  * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
  * slot per extra hour in which the same session comes back).
  */
 
-/** Most page-hours have no signal: they share one empty count map. */
-const NO_SIGNALS: CountMap = Object.freeze([]);
 
-/** One hour of one page: views and signal counts (sessions live in the page's index). */
-export interface HourStats {
-  /** Hour number (epoch ms / HOUR_MS): a Smi, where the hour's epoch ms would be a 16-byte heap number. */
-  readonly hour: number;
-  pageViews: number;
-  /** Signal counts by type. */
-  signals: CountMap;
-}
-
-/** The window of one page. Mutated in place by commits and evictions only. */
-export interface PageWindow {
+/**
+ * The window of one page. Mutated in place by commits and evictions only. It is its own session index (distinct
+ * sessions by the hour number of their latest counted event): one object where a window and an index cost 32
+ * bytes more a page.
+ */
+export class PageWindow extends LastSeenIndex {
   readonly siteId: string;
   readonly page: string;
-  /** Hours with counted events, at most one per start (order not significant). Replaced, exact-size, as hours come and go. */
-  hours: HourStats[];
+  /** Its hours with counted events (hour-records.ts), replaced exact-size as they change. */
+  hours: HourRecords = NO_HOURS;
+
+  constructor(siteId: string, page: string) {
+    super(1);
+    this.siteId = siteId;
+    this.page = page;
+  }
+
   /** Distinct sessions by the hour number (epoch ms / HOUR_MS) of their latest counted event. */
-  readonly sessions: LastSeenIndex;
+  get sessions(): LastSeenIndex {
+    return this;
+  }
+
+  /** Hours held. */
+  get hourCount(): number {
+    return hourCount(this.hours);
+  }
 }
 
 /** All page windows, by site then page. */
@@ -105,7 +112,10 @@ export function foldEvents(_state: WindowState, events: readonly EngineEvent[]):
     let h = p.hours.get(start);
     if (h === undefined) p.hours.set(start, (h = { pageViews: 0, signals: new Map() }));
     if (isView) h.pageViews += 1;
-    else h.signals.set(e.signal as string, (h.signals.get(e.signal as string) ?? 0) + 1);
+    else {
+      const type = sharedSignalType(e.signal as string);
+      h.signals.set(type, (h.signals.get(type) ?? 0) + 1);
+    }
     const hour = hourNumber(e.ts);
     const prev = p.sessions.get(e.sessionId);
     if (prev === undefined || hour > prev) p.sessions.set(e.sessionId, hour);
@@ -119,16 +129,11 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let pages = state.sites.get(p.siteId);
     if (pages === undefined) state.sites.set(p.siteId, (pages = new Map()));
     let w = pages.get(p.page);
-    if (w === undefined) pages.set(p.page, (w = { siteId: p.siteId, page: p.page, hours: [], sessions: new LastSeenIndex(1) }));
+    // The site id string shared with the site's other windows, not this message's copy (a message's decode gives
+    // each message its own copy of a 36-character id: 56 bytes a page).
+    if (w === undefined) pages.set(p.page, (w = new PageWindow((pages.values().next().value as PageWindow | undefined)?.siteId ?? p.siteId, p.page)));
     for (const [start, ph] of p.hours) {
-      const hour = hourNumber(start);
-      let h = w.hours.find((x) => x.hour === hour);
-      if (h === undefined) {
-        h = { hour, pageViews: 0, signals: NO_SIGNALS };
-        w.hours = w.hours.concat(h);
-      }
-      h.pageViews += ph.pageViews;
-      for (const [type, n] of ph.signals) h.signals = addToCount(h.signals, type, n);
+      w.hours = addToHour(w.hours, hourNumber(start), ph.pageViews, ph.signals);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -152,9 +157,9 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
   const changed: PageRef[] = [];
   for (const [siteId, pages] of state.sites) {
     for (const [page, w] of pages) {
-      if (!w.hours.some((h) => h.hour < cutoffHour)) continue;
+      if (!holdsBefore(w.hours, cutoffHour)) continue;
       changed.push({ siteId, page });
-      const kept = w.hours.filter((h) => h.hour >= cutoffHour);
+      const kept = hoursFrom(w.hours, cutoffHour);
       w.hours = kept;
       w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
@@ -172,12 +177,12 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   let pageViews = 0;
   let sessions = 0;
   if (window !== undefined) {
-    for (const h of window.hours) {
+    forEachHour(window.hours, (hour, views, eachSignal) => {
       work.steps++;
-      if (h.hour < cutoffHour) continue;
-      pageViews += h.pageViews;
-      forEachCount(h.signals, (type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
-    }
+      if (hour < cutoffHour) return;
+      pageViews += views;
+      eachSignal((type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
+    });
     sessions = window.sessions.countSince(cutoffHour);
   }
   if (patch !== undefined) {
