@@ -1,9 +1,10 @@
 import test from 'ava';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { ScreenshotCapturer } from '../../api/routes/screenshots/capturer.ts';
+import { chromiumArgs, ScreenshotCapturer } from '../../api/routes/screenshots/capturer.ts';
+import { startEgressProxy } from '../../api/routes/screenshots/egress-proxy.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { eventually, getJson } from '../testing/sdk-batch.ts';
 
@@ -189,6 +190,34 @@ test.serial('redirects of an iframe and an image to the metadata address are ref
     t.true((site.hits.get('/hop') ?? 0) >= 1 && (site.hits.get('/hops') ?? 0) >= 2, 'the redirects were answered by the site');
   } finally {
     await capturer.close();
+  }
+});
+
+test.serial('with the capturer\'s flags and a strict proxy, Chromium reaches loopback only through the proxy: the page, fetch and WebSocket are refused, nothing connects', async (t) => {
+  // The capturer refuses a loopback site before the browser starts, so the browser is driven here directly.
+  let connections = 0;
+  const target = net.createServer((s) => { connections += 1; s.destroy(); });
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  const port = (target.address() as AddressInfo).port;
+  const refused: string[] = [];
+  const proxy = await startEgressProxy({ policy: { allowPrivateNetworks: false }, timeoutMs: 10_000, onRefused: (url) => refused.push(url) });
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: allowed.infra.config.CHROMIUM_PATH, args: chromiumArgs(proxy.port), headless: true });
+  try {
+    const tab = await browser.newPage();
+    const page = await tab.goto(`http://127.0.0.1:${port}/page`);
+    t.is(page?.headers()['x-friction-egress'], 'refused');
+    const outcome = await tab.evaluate(async (p) => ({
+      fetch: await fetch(`http://localhost:${p}/x`).then(() => 'ok', () => 'failed'),
+      ws: await new Promise((res) => { const w = new WebSocket(`ws://127.0.0.1:${p}/`); w.onerror = () => res('error'); w.onopen = () => res('open'); }),
+    }), port);
+    t.deepEqual(outcome, { fetch: 'failed', ws: 'error' });
+    t.true(refused.includes(`http://127.0.0.1:${port}/page`) && refused.includes(`http://localhost:${port}/x`) && refused.includes(`https://127.0.0.1:${port}`), JSON.stringify(refused));
+    t.is(connections, 0);
+  } finally {
+    await browser.close();
+    await proxy.close();
+    await new Promise((r) => target.close(r));
   }
 });
 
