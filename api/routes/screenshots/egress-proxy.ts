@@ -78,6 +78,7 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
         return void refusedAnswer(res);
       }
       if ('failed' in pin) return void res.writeHead(502).end();
+      if (res.destroyed) return; // Chromium gave up while the host was resolved: connect nowhere
       const up = http.request({
         host: pin.address, family: pin.family, port: target.port || 80, method: req.method,
         path: target.pathname + target.search, headers: { ...endToEnd(req.headers), host: target.host, via: '1.1 friction-egress' },
@@ -114,6 +115,7 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
         return void client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSED_HEADER}: refused\r\ncontent-length: 0\r\n\r\n`);
       }
       if ('failed' in pin) return void client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
+      if (client.destroyed) return; // Chromium gave up while the host was resolved: connect nowhere
       const up = net.connect({ host: pin.address, family: pin.family, port: Number(target.port || 443) });
       sockets.add(up);
       up.on('close', () => sockets.delete(up));
