@@ -1,23 +1,32 @@
 import test from 'ava';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { sql } from 'kysely';
+import { pino } from 'pino';
+import { chromiumArgs, ScreenshotCapturer } from '../../api/routes/screenshots/capturer.ts';
+import { startEgressProxy } from '../../api/routes/screenshots/egress-proxy.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { eventually, getJson } from '../testing/sdk-batch.ts';
 
-/** A site on 127.0.0.1: counts requests per path; /w records the innerWidth the page reports. */
+/**
+ * A site on 127.0.0.1: counts requests per path and keeps each one's Via header (the egress proxy's mark); /w records
+ * the innerWidth the page reports; /hop and /hops redirect to the metadata address (http, https); /framed embeds both.
+ */
 interface Site {
   url: string;
   hits: Map<string, number>;
+  via: Map<string, string | undefined>;
   widths: number[];
   close(): Promise<void>;
 }
 async function serveSite(): Promise<Site> {
   const hits = new Map<string, number>();
+  const via = new Map<string, string | undefined>();
   const widths: number[] = [];
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     hits.set(u.pathname, (hits.get(u.pathname) ?? 0) + 1);
+    via.set(u.pathname, req.headers.via);
     if (u.pathname === '/w') {
       widths.push(Number(u.searchParams.get('w')));
       res.writeHead(204).end();
@@ -26,6 +35,15 @@ async function serveSite(): Promise<Site> {
     if (u.pathname === '/slow') return; // never answers
     if (u.pathname === '/hop') {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      return;
+    }
+    if (u.pathname === '/hops') {
+      res.writeHead(302, { location: 'https://169.254.169.254/latest/meta-data/' }).end();
+      return;
+    }
+    if (u.pathname === '/framed') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><body style="background:#0cf">
+        <iframe src="/hop"></iframe><img src="/hops"></body>`);
       return;
     }
     if (u.pathname === '/missing') {
@@ -39,6 +57,7 @@ async function serveSite(): Promise<Site> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hits,
+    via,
     widths,
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
@@ -93,6 +112,7 @@ test.serial('a page is captured in the background: cached=1 is null before, the 
   t.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   t.deepEqual(pngSize(png), { width: 1280, height: 800 });
   t.true(site.widths.includes(1280));
+  t.is(site.via.get('/home'), '1.1 friction-egress', 'the loopback page was fetched through the egress proxy');
 });
 
 test.serial('device=mobile renders at the phone viewport', async (t) => {
@@ -145,6 +165,60 @@ test.serial('a redirect to a cloud metadata address is refused even with private
   }, 60_000, 200);
   t.deepEqual(refused, { screenshot: null, reason: 'refused' });
   t.is(site.hits.get('/hop'), 1);
+});
+
+test.serial('redirects of an iframe and an image to the metadata address are refused by the egress proxy; an https main-frame hop refuses the capture', async (t) => {
+  // A capturer of our own (allowed policy), whose log we read: each hop the proxy refuses is logged with its URL.
+  const lines: { msg: string; url?: string; reason?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)); } });
+  const capturer = new ScreenshotCapturer({
+    db: allowed.infra.database.db, log, policy: { allowPrivateNetworks: true },
+    executablePath: allowed.infra.config.CHROMIUM_PATH, timeoutMs: 30_000, perSiteDay: 5,
+  });
+  try {
+    const tenant = await tenantOn(allowed, site.url);
+    t.is(await capturer.enqueue(tenant.siteId, '/framed', 'desktop'), 'capturing');
+    t.is(await capturer.enqueue(tenant.siteId, '/hops', 'desktop'), 'capturing');
+    await capturer.idle();
+    const rows = await sql<{ page: string; failure: string | null; has_png: boolean }>`select page, failure, png is not null as has_png
+      from page_screenshots where site_id = ${tenant.siteId} order by page`.execute(allowed.infra.database.db);
+    // The page itself rendered: its blocked iframe and image are just missing from the picture.
+    t.deepEqual(rows.rows, [{ page: '/framed', failure: null, has_png: true }, { page: '/hops', failure: 'refused', has_png: false }]);
+    const refused = lines.filter((l) => l.msg === 'screenshot egress refused').map((l) => l.url);
+    t.true(refused.includes('http://169.254.169.254/latest/meta-data/'), `the iframe's http hop: ${JSON.stringify(refused)}`);
+    t.true(refused.includes('https://169.254.169.254'), `the image's and the main frame's https hop: ${JSON.stringify(refused)}`);
+    t.true((site.hits.get('/hop') ?? 0) >= 1 && (site.hits.get('/hops') ?? 0) >= 2, 'the redirects were answered by the site');
+  } finally {
+    await capturer.close();
+  }
+});
+
+test.serial('with the capturer\'s flags and a strict proxy, Chromium reaches loopback only through the proxy: the page, fetch and WebSocket are refused, nothing connects', async (t) => {
+  // The capturer refuses a loopback site before the browser starts, so the browser is driven here directly.
+  let connections = 0;
+  const target = net.createServer((s) => { connections += 1; s.destroy(); });
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  const port = (target.address() as AddressInfo).port;
+  const refused: string[] = [];
+  const proxy = await startEgressProxy({ policy: { allowPrivateNetworks: false }, timeoutMs: 10_000, onRefused: (url) => refused.push(url) });
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: allowed.infra.config.CHROMIUM_PATH, args: chromiumArgs(proxy.port), headless: true });
+  try {
+    const tab = await browser.newPage();
+    const page = await tab.goto(`http://127.0.0.1:${port}/page`);
+    t.is(page?.headers()['x-friction-egress'], 'refused');
+    const outcome = await tab.evaluate(async (p) => ({
+      fetch: await fetch(`http://localhost:${p}/x`).then(() => 'ok', () => 'failed'),
+      ws: await new Promise((res) => { const w = new WebSocket(`ws://127.0.0.1:${p}/`); w.onerror = () => res('error'); w.onopen = () => res('open'); }),
+    }), port);
+    t.deepEqual(outcome, { fetch: 'failed', ws: 'error' });
+    t.true(refused.includes(`http://127.0.0.1:${port}/page`) && refused.includes(`http://localhost:${port}/x`) && refused.includes(`https://127.0.0.1:${port}`), JSON.stringify(refused));
+    t.is(connections, 0);
+  } finally {
+    await browser.close();
+    await proxy.close();
+    await new Promise((r) => target.close(r));
+  }
 });
 
 test.serial('the daily limit per site: past SCREENSHOTS_PER_SITE_PER_DAY captures, limit_reached', async (t) => {

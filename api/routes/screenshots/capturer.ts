@@ -4,17 +4,23 @@ import type { Browser } from 'playwright-core';
 import type { Logger } from 'pino';
 import type { Config } from '../../../shared/config.ts';
 import type { Database } from '../../../shared/db/database.ts';
-import { classifyAddress, mayConnect } from '../../../shared/net/address-class.ts';
 import { OutboundError, pinnedAddress, type OutboundPolicy } from '../../../shared/net/outbound.ts';
 import { captureUrl, quotaDay } from './decide.ts';
+import { REFUSED_HEADER, startEgressProxy, type EgressProxy } from './egress-proxy.ts';
 import { saveScreenshot, siteUrl, takeQuota, type CaptureResult } from './screenshots.queries.ts';
 import { VIEWPORTS, type ScreenshotDevice } from './screenshots.schema.ts';
 
-/** Flags of the one browser: headless, and nothing reaching for the network on its own. */
-export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
+/**
+ * Flags of the one browser: headless, nothing reaching for the network on its own, and every connection through the
+ * egress proxy on `proxyPort`. Chromium bypasses a proxy for loopback URLs unless told `<-loopback>`.
+ */
+export function chromiumArgs(proxyPort: number): string[] {
+  return [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    `--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>',
+  ];
+}
 
 export interface CapturerOptions {
   db: Kysely<Database>;
@@ -29,24 +35,6 @@ export interface CapturerOptions {
 /** Whether captures run: SCREENSHOTS=auto and the Chromium executable exists. */
 export function screenshotsEnabled(config: Pick<Config, 'SCREENSHOTS' | 'CHROMIUM_PATH'>): boolean {
   return config.SCREENSHOTS === 'auto' && existsSync(config.CHROMIUM_PATH);
-}
-
-/** May the browser fetch this URL? http(s) to an allowed address (resolved now), data: and blob:; nothing else. */
-export async function subrequestAllowed(raw: string, policy: OutboundPolicy): Promise<boolean> {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return false;
-  }
-  if (u.protocol === 'data:' || u.protocol === 'blob:') return true;
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return false;
-  try {
-    await pinnedAddress(u, policy);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 class CaptureFailed extends Error {
@@ -65,7 +53,9 @@ class CaptureFailed extends Error {
 export class ScreenshotCapturer {
   private readonly opts: CapturerOptions;
   private readonly now: () => Date;
-  private browser: Promise<Browser> | undefined;
+  private browser: Promise<{ browser: Browser; proxy: EgressProxy }> | undefined;
+  /** Hops the egress proxy refused during the running capture (captures run one at a time). */
+  private refusedHops: string[] = [];
   private readonly pending = new Map<string, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
@@ -109,16 +99,37 @@ export class ScreenshotCapturer {
     await this.idle();
     const b = this.browser;
     this.browser = undefined;
-    if (b) await b.then((x) => x.close()).catch(() => {});
+    if (b) await b.then(async (x) => { await x.browser.close(); await x.proxy.close(); }).catch(() => {});
   }
 
-  private launch(): Promise<Browser> {
+  /** The browser and its egress proxy: started together, closed together. */
+  private launch(): Promise<{ browser: Browser; proxy: EgressProxy }> {
     if (!this.browser) {
-      // Loaded on first capture: playwright-core is large, and start-up should not pay for a feature not yet used.
-      const p = import('playwright-core').then(({ chromium }) => chromium.launch({ executablePath: this.opts.executablePath, args: CHROMIUM_ARGS, headless: true }));
+      const p = (async () => {
+        const proxy = await startEgressProxy({
+          policy: this.opts.policy, timeoutMs: this.opts.timeoutMs,
+          onRefused: (url, reason) => {
+            this.refusedHops.push(url);
+            this.opts.log.info({ url, reason }, 'screenshot egress refused');
+          },
+        });
+        try {
+          // Loaded on first capture: playwright-core is large, and start-up should not pay for a feature not yet used.
+          const { chromium } = await import('playwright-core');
+          const browser = await chromium.launch({ executablePath: this.opts.executablePath, args: chromiumArgs(proxy.port), headless: true });
+          browser.on('disconnected', () => {
+            // A crashed browser is relaunched (with a new proxy) by the next capture.
+            if (this.browser === p) this.browser = undefined;
+            void proxy.close();
+          });
+          return { browser, proxy };
+        } catch (err) {
+          await proxy.close();
+          throw err;
+        }
+      })();
       this.browser = p;
-      // A crashed or failed browser is relaunched by the next capture.
-      p.then((b) => b.on('disconnected', () => { if (this.browser === p) this.browser = undefined; }), () => { if (this.browser === p) this.browser = undefined; });
+      p.catch(() => { if (this.browser === p) this.browser = undefined; });
     }
     return this.browser;
   }
@@ -149,54 +160,36 @@ export class ScreenshotCapturer {
       throw new CaptureFailed('render_failed', (err as Error).message);
     }
     const vp = VIEWPORTS[device];
-    const browser = await this.launch();
+    const { browser } = await this.launch();
+    this.refusedHops = [];
     const context = await browser.newContext({
       viewport: { width: vp.width, height: vp.height }, isMobile: vp.isMobile, hasTouch: vp.isMobile, deviceScaleFactor: 1,
       serviceWorkers: 'block', acceptDownloads: false,
     });
     let deadline: NodeJS.Timeout | undefined;
     try {
-      let forbidden: string | undefined;
-      // Every request of the page (navigations, redirects, sub-resources) is checked before Chromium sends it.
-      await context.route('**/*', async (route) => {
-        const reqUrl = route.request().url();
-        if (await subrequestAllowed(reqUrl, policy)) return route.continue();
-        if (route.request().isNavigationRequest() && route.request().frame() === tab.mainFrame()) forbidden = reqUrl;
-        return route.abort('blockedbyclient');
-      });
-      // WebSockets bypass `route`: each is checked the same way (ws: as http:, wss: as https:) or closed unconnected.
-      await context.routeWebSocket(/.*/, async (ws) => {
-        if (await subrequestAllowed(ws.url().replace(/^ws/, 'http'), policy)) ws.connectToServer();
-        else await ws.close({ code: 1008, reason: 'forbidden address' });
-      });
+      // NOTE: no `context.route` or address backstop any more: every connection of the browser goes through the egress
+      // proxy, which checks each hop (redirects included, which `route` never saw) and pins it to the checked address;
+      // `serverAddr()` would only ever report the proxy's loopback address.
       const tab = await context.newPage();
-      // Backstop for DNS answers that changed between the check and Chromium's own lookup: the address Chromium
-      // actually connected to must be allowed too, or the capture is discarded.
-      const addrChecks: Promise<void>[] = [];
-      tab.on('response', (r) => {
-        addrChecks.push(r.serverAddr().then((a) => {
-          if (a && !mayConnect(classifyAddress(a.ipAddress), policy.allowPrivateNetworks)) forbidden ??= r.url();
-        }, () => {}));
-      });
       const work = (async () => {
         const resp = await tab.goto(url, { waitUntil: 'load', timeout: timeoutMs }).catch((err: unknown) => {
-          // A main-frame navigation (or redirect) we aborted fails the goto: that is a refusal, not a render failure.
-          if (forbidden) throw new CaptureFailed('refused', `the page led to a forbidden address: ${forbidden}`);
+          // A refused CONNECT (an https hop of the main frame) fails the navigation with a tunnel error.
+          if (this.refusedHops.length > 0 && /ERR_TUNNEL_CONNECTION_FAILED/.test((err as Error).message)) {
+            throw new CaptureFailed('refused', `the page led to a forbidden address: ${this.refusedHops[0]}`);
+          }
           throw err;
         });
-        if (forbidden) throw new CaptureFailed('refused', `the page reached a forbidden address: ${forbidden}`);
         if (!resp) throw new CaptureFailed('render_failed', 'no response');
+        // A refused plain-http hop of the main frame is answered by the proxy itself, with the marker only it can set.
+        if (resp.headers()[REFUSED_HEADER] === 'refused') {
+          throw new CaptureFailed('refused', `the page led to a forbidden address: ${resp.url()}`);
+        }
         if (resp.status() >= 400) throw new CaptureFailed('render_failed', `HTTP ${resp.status()}`);
-        const png = await tab.screenshot({ type: 'png', timeout: timeoutMs });
-        await Promise.all(addrChecks);
-        if (forbidden) throw new CaptureFailed('refused', `the page reached a forbidden address: ${forbidden}`);
-        return png;
+        return await tab.screenshot({ type: 'png', timeout: timeoutMs });
       })();
       const timeout = new Promise<never>((_, reject) => {
-        // A page that already led to a forbidden address is refused, however long the rest of it would have taken.
-        deadline = setTimeout(() => reject(forbidden
-          ? new CaptureFailed('refused', `the page led to a forbidden address: ${forbidden}`)
-          : new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)), timeoutMs);
+        deadline = setTimeout(() => reject(new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)), timeoutMs);
       });
       work.catch(() => {});
       return await Promise.race([work, timeout]);

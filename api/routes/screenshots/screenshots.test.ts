@@ -1,6 +1,6 @@
 import test from 'ava';
 import { captureUrl, decide, quotaDay, REFRESH_AFTER_MS, RETRY_FAILED_AFTER_MS } from './decide.ts';
-import { screenshotsEnabled, subrequestAllowed } from './capturer.ts';
+import { chromiumArgs, screenshotsEnabled } from './capturer.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const row = (failure: string | null, ageMs: number) => ({ page: '/a', device: 'desktop', width: 1280, height: 800, failure, captured_at: new Date(now.getTime() - ageMs) });
@@ -33,25 +33,14 @@ test('captureUrl keeps the site URL\'s path prefix and drops its query', (t) => 
   t.is(quotaDay(now), '2026-11-23');
 });
 
-test('subrequestAllowed: metadata and non-http schemes never; private only when allowed; data: always', async (t) => {
-  const open = { allowPrivateNetworks: true };
-  const closed = { allowPrivateNetworks: false };
-  t.false(await subrequestAllowed('http://169.254.169.254/latest/meta-data', open));
-  t.false(await subrequestAllowed('file:///etc/passwd', open));
-  t.false(await subrequestAllowed('ws://127.0.0.1:1/', open));
-  t.true(await subrequestAllowed('http://127.0.0.1:1/', open));
-  t.false(await subrequestAllowed('http://127.0.0.1:1/', closed));
-  t.false(await subrequestAllowed('http://localhost/', closed));
-  t.false(await subrequestAllowed('http://[::1]/', closed));
-  t.false(await subrequestAllowed('http://10.0.0.1/', closed));
-  t.false(await subrequestAllowed('http://0x7f000001/', closed));
-  t.true(await subrequestAllowed('http://93.184.216.34/', closed));
-  t.true(await subrequestAllowed('data:image/png;base64,AAAA', closed));
-  t.false(await subrequestAllowed('not a url', closed));
-});
-
 test('screenshotsEnabled: off never; auto only when the executable exists', (t) => {
   t.false(screenshotsEnabled({ SCREENSHOTS: 'off', CHROMIUM_PATH: process.execPath }));
   t.false(screenshotsEnabled({ SCREENSHOTS: 'auto', CHROMIUM_PATH: '/nonexistent/chromium' }));
   t.true(screenshotsEnabled({ SCREENSHOTS: 'auto', CHROMIUM_PATH: process.execPath }));
+});
+
+test('chromiumArgs: every connection through the egress proxy, loopback included', (t) => {
+  const args = chromiumArgs(4567);
+  t.true(args.includes('--proxy-server=http://127.0.0.1:4567'));
+  t.true(args.includes('--proxy-bypass-list=<-loopback>'));
 });
