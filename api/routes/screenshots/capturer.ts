@@ -12,13 +12,15 @@ import { VIEWPORTS, type ScreenshotDevice } from './screenshots.schema.ts';
 
 /**
  * Flags of the one browser: headless, nothing reaching for the network on its own, and every connection through the
- * egress proxy on `proxyPort`. Chromium bypasses a proxy for loopback URLs unless told `<-loopback>`.
+ * egress proxy on `proxyPort`. Chromium bypasses a proxy for loopback URLs unless told `<-loopback>`. WebRTC sends
+ * UDP (STUN) that no HTTP proxy sees, so its IP handling policy forbids UDP that is not proxied.
  */
 export function chromiumArgs(proxyPort: number): string[] {
   return [
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
     `--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   ];
 }
 

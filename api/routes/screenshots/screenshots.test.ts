@@ -43,4 +43,5 @@ test('chromiumArgs: every connection through the egress proxy, loopback included
   const args = chromiumArgs(4567);
   t.true(args.includes('--proxy-server=http://127.0.0.1:4567'));
   t.true(args.includes('--proxy-bypass-list=<-loopback>'));
+  t.true(args.includes('--force-webrtc-ip-handling-policy=disable_non_proxied_udp'), 'no WebRTC UDP around the proxy');
 });
