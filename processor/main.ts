@@ -9,6 +9,7 @@ import { OutboxRelay } from './notify/outbox-relay.ts';
 import { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { listSiteIds } from './store/scores.store.ts';
 import { TickGate } from './tick-gate.ts';
+import { limitHeapGrowth } from './heap-growth.ts';
 
 /** How often hours (days) that left the score (cluster) window are evicted and their pages and issues updated. */
 const TICK_MS = 5 * 60_000;
@@ -18,6 +19,8 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
   return {
     async start(): Promise<{ running: RunningProcessor; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
       const { config, log } = infra;
+      // Before the rebuild: the state it builds is what V8's growth factor multiplies.
+      limitHeapGrowth(config.PROCESSOR_HEAP_GROWTH_PERCENT);
       const partitions = ownedPartitions(config.PROCESSOR_PARTITIONS, config.EVENT_PARTITIONS);
       const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
       const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });

@@ -3,12 +3,18 @@
  * {rss, heapUsed, heapTotal, rssReduced, …} as JSON. Run with --expose-gc so the figure is live memory, not garbage.
  * STEP pages go into one fold (1,000 pages are 25,000 events: a processor fetch of 1,000 messages of 20-25 events,
  * the largest a fetch brings; an SDK-shaped fetch is about 3,300 events).
+ * Its heap grows as a processor's does: HEAP_GROWTH_PERCENT (default the processor's) is applied as the role applies
+ * PROCESSOR_HEAP_GROWTH_PERCENT, by the same function, once the process runs.
  *   STEP=<pages per batch, default 1000> node --expose-gc ops/bench/engine-memory.ts <pages> <clustersPerPage>
  */
 import { applyEvents, createWindowState } from '../../processor/engine/windows.ts';
 import { applySignals, createClusterState } from '../../processor/engine/cluster-state.ts';
 import type { EngineEvent } from '../../processor/engine/events.ts';
 import v8 from 'node:v8';
+import { limitHeapGrowth } from '../../processor/heap-growth.ts';
+import { PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT } from '../../shared/config.ts';
+
+limitHeapGrowth(Number(process.env.HEAP_GROWTH_PERCENT ?? PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT));
 
 /** A copy of `s` that is a distinct string object, as a separate message's decode gives. */
 const fresh = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
