@@ -82,6 +82,22 @@ function bareFold(counts: Map<string, number>, events: readonly EngineEvent[]): 
   }
 }
 
+/**
+ * The second floor: what exact distinct sessions need at the least, one lookup and update per event in a Map of
+ * the page's sessions (`seen`, holding the S sessions already on the page): touching a large structure costs more
+ * per access as it outgrows the processor's caches, which the first floor's small Map never shows.
+ */
+function distinctFold(seen: Map<string, number>, events: readonly EngineEvent[]): void {
+  for (const e of events) if ((seen.get(e.sessionId) ?? -1) < e.ts) seen.set(e.sessionId, e.ts);
+}
+
+/** A page's sessions as the distinct floor starts from: the `existing` sessions hotBatches draws old ones from. */
+export function seenSessions(existing: number, now: number): Map<string, number> {
+  const seen = new Map<string, number>();
+  for (let i = 0; i < existing; i++) seen.set(`old-${i}`, now - (i % 23) * HOUR_MS);
+  return seen;
+}
+
 /** SDK batches on the hot page: half from sessions already in the window, half from new ones. */
 export function hotBatches(count: number, size: 'sdk' | number, existing: number, now: number): EngineEvent[][] {
   const profile = new SiteProfile({ seed: 11 });
@@ -96,6 +112,8 @@ export interface BatchCost {
   engineUs: number;
   /** Mean µs per batch through the bare fold. */
   bareUs: number;
+  /** Mean µs per batch through the distinct-session floor (`distinctFold`). */
+  distinctUs: number;
   /** p99 µs per batch through the engine. */
   p99Us: number;
   /** Mean ms of garbage collection per batch while the engine ran (V8 'gc' performance entries). */
@@ -105,51 +123,73 @@ export interface BatchCost {
   events: number;
 }
 
-/** Runs `batches` through the engine and the bare fold; the median of three passes for each (the machine is shared). */
-export async function measureBatches(state: EngineState, batches: readonly EngineEvent[][], now: number): Promise<BatchCost> {
-  const third = Math.floor(batches.length / 3);
-  const engine: number[] = [];
-  const bare: number[] = [];
-  const per: number[] = [];
-  let steps = 0;
-  // GC entries arrive asynchronously: keep them all, then count those that started inside an engine pass.
+/** One state and the batches to measure on it. */
+export interface BatchRun {
+  state: EngineState;
+  batches: readonly EngineEvent[][];
+  /** The page's sessions for the distinct floor (seenSessions). */
+  seen: Map<string, number>;
+}
+
+/**
+ * Runs each run's batches through the engine and the bare fold in `passes` slices, the runs taking turns within
+ * each pass (the order rotated from pass to pass), so every state is measured in the same stretches of the
+ * machine's time: on a shared machine the speed drifts by tens of percent between seconds, and measuring one state
+ * after another compared the drift, not the states. Per run the median pass.
+ */
+export async function measureBatches(runs: readonly BatchRun[], now: number, passes = 6): Promise<BatchCost[]> {
+  const results = runs.map(() => ({ engine: [] as number[], bare: [] as number[], distinct: [] as number[], per: [] as number[], steps: 0, batches: 0, windows: [] as [number, number][] }));
+  // GC entries arrive asynchronously: keep them all, then count those that started inside a run's engine pass.
   const gcs: { start: number; duration: number }[] = [];
-  const passes: [number, number][] = [];
   const gcObserver = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcs.push({ start: e.startTime, duration: e.duration });
   });
   gcObserver.observe({ entryTypes: ['gc'] });
-  for (let pass = 0; pass < 3; pass++) {
-    const slice = batches.slice(pass * third, (pass + 1) * third);
-    const s0 = work.steps;
-    let t = performance.now();
-    for (const b of slice) {
-      const t1 = performance.now();
-      processBatch(state, b, now);
-      per.push(performance.now() - t1);
+  for (let pass = 0; pass < passes; pass++) {
+    for (let k = 0; k < runs.length; k++) {
+      const i = (k + pass) % runs.length;
+      const { state, batches, seen } = runs[i]!;
+      const r = results[i]!;
+      const size = Math.floor(batches.length / passes);
+      const slice = batches.slice(pass * size, (pass + 1) * size);
+      const s0 = work.steps;
+      let t = performance.now();
+      for (const b of slice) {
+        const t1 = performance.now();
+        processBatch(state, b, now);
+        r.per.push(performance.now() - t1);
+      }
+      r.engine.push(((performance.now() - t) * 1000) / slice.length);
+      r.windows.push([t, performance.now()]);
+      r.steps += work.steps - s0;
+      r.batches += slice.length;
+      const counts = new Map<string, number>();
+      t = performance.now();
+      for (const b of slice) bareFold(counts, b);
+      r.bare.push(((performance.now() - t) * 1000) / slice.length);
+      t = performance.now();
+      for (const b of slice) distinctFold(seen, b);
+      r.distinct.push(((performance.now() - t) * 1000) / slice.length);
     }
-    engine.push(((performance.now() - t) * 1000) / slice.length);
-    passes.push([t, performance.now()]);
-    steps += work.steps - s0;
-    const counts = new Map<string, number>();
-    t = performance.now();
-    for (const b of slice) bareFold(counts, b);
-    bare.push(((performance.now() - t) * 1000) / slice.length);
   }
   await new Promise((r) => setTimeout(r, 50));
   gcObserver.disconnect();
-  let gcMs = 0;
-  for (const g of gcs) if (passes.some(([a, b]) => g.start >= a && g.start <= b)) gcMs += g.duration;
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1] as number;
-  per.sort((a, b) => a - b);
-  return {
-    engineUs: median(engine),
-    bareUs: median(bare),
-    p99Us: (per[Math.floor(per.length * 0.99)] as number) * 1000,
-    gcUs: (gcMs * 1000) / (third * 3),
-    steps: steps / (third * 3),
-    events: batches.reduce((n, b) => n + b.length, 0) / batches.length,
-  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  return results.map((r, i) => {
+    let gcMs = 0;
+    for (const g of gcs) if (r.windows.some(([a, b]) => g.start >= a && g.start <= b)) gcMs += g.duration;
+    r.per.sort((a, b) => a - b);
+    const batches = runs[i]!.batches;
+    return {
+      engineUs: median(r.engine),
+      bareUs: median(r.bare),
+      distinctUs: median(r.distinct),
+      p99Us: (r.per[Math.floor(r.per.length * 0.99)] as number) * 1000,
+      gcUs: (gcMs * 1000) / r.batches,
+      steps: r.steps / r.batches,
+      events: batches.reduce((n, b) => n + b.length, 0) / batches.length,
+    };
+  });
 }
 
 // Child-process mode: memory of a hot page of S sessions.
