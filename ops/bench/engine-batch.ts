@@ -1,7 +1,8 @@
 /**
  * The engine's per-batch cost against a page that already holds S sessions, measured in-process (no I/O): what the
  * processor does with one batch (fold, the staged reads it writes in the transaction, the commit), beside a bare
- * fold of the same events (one Map update per event and per signal: the floor of touching each event).
+ * fold of the same events (one Map update per event and per signal: the floor of touching each event) and a
+ * distinct-session floor (distinctFold).
  * Also run as a child process by the engine bench to measure memory (`node --expose-gc ops/bench/engine-batch.ts
  * memory <S>` prints {heapUsed} after building the state).
  */
@@ -132,7 +133,7 @@ export interface BatchRun {
 }
 
 /**
- * Runs each run's batches through the engine and the bare fold in `passes` slices, the runs taking turns within
+ * Runs each run's batches through the engine and both floors in `passes` slices, the runs taking turns within
  * each pass (the order rotated from pass to pass), so every state is measured in the same stretches of the
  * machine's time: on a shared machine the speed drifts by tens of percent between seconds, and measuring one state
  * after another compared the drift, not the states. Per run the median pass.

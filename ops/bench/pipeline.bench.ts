@@ -190,7 +190,10 @@ export async function runBench(_args: string[]): Promise<void> {
     const drained = await committedEvents(metricsUrl);
     if (drained !== expected) process.stderr.write(`warning: ${drained} events committed, ${expected} accepted\n`);
 
-    // 3. Sustained: both roles running, open-loop traffic and score-lag probes at once.
+    // 3. Sustained: both roles running, open-loop traffic and score-lag probes at once. It starts from a processor
+    // at rest: after the drain it still relays the backlog's notifications and collects its garbage, which the
+    // first seconds of a steady run would otherwise pay for.
+    await waitIdle(processor.pid);
     const sustainedResult = await sustainedPhase({ db, ingestUrl, metricsUrl, ingestPid: ingest.pid, processorPid: processor.pid, sustained, sites });
 
     // The report.
@@ -262,6 +265,16 @@ const verdictOf = (r: OpenLoadResult, target: number) =>
 function printTable(rows: string[][], say: (s: string) => void): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   for (const r of rows) say(`   ${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}`);
+}
+
+/** Waits until `pid` uses under a twentieth of a core over half a second (30 s at most). */
+async function waitIdle(pid: number | undefined): Promise<void> {
+  const until = performance.now() + 30_000;
+  while (performance.now() < until) {
+    const c0 = processCpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 500));
+    if (processCpuSeconds(pid) - c0 < 0.025) return;
+  }
 }
 
 /**
