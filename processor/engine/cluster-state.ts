@@ -1,5 +1,5 @@
 import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
-import { LastSeenIndex, work, type Seen, type SeenReads } from './last-seen.ts';
+import { LastSeenIndex, LatestIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
@@ -155,8 +155,19 @@ const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 /** One cluster. Mutated in place by commits and evictions only. */
 /** A cluster's session index with its evidence top, kept together: most clusters have neither. */
 export class ClusterIndex extends LastSeenIndex {
-  /** The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large; else null. */
-  top: string[] | null = null;
+  /**
+   * The top EVIDENCE_SESSIONS sessions over the index (by `compareEvidence`) with their counts while it is large;
+   * else null. The rows are exact: a session's count changes only by a commit, which re-reads the sessions it
+   * touched, or by an eviction, which rebuilds the top. Reads then look up only the batch's sessions in the index,
+   * not the top's ten too (in a cluster of a million sessions, each lookup is a cache miss).
+   */
+  top: readonly EvidenceSession[] | null = null;
+  /**
+   * The day-level totals of the days held, for the window that starts at `sum.cutoffDay`, kept current by commits:
+   * a large cluster has a day per day of the week, and summing seven cold arrays per read (for every signal type of
+   * an element) was a large share of a batch's time on a busy page. Null until read, and after an eviction.
+   */
+  sum: WindowSum | null = null;
   /** The cluster's days while it has this index (the cluster then holds the index alone: one field less per cluster). */
   days: readonly ClusterDay[] = NO_DAYS;
 }
@@ -189,12 +200,12 @@ export class Cluster implements ClusterKey {
     return this.element.selector;
   }
 
-  /** The top EVIDENCE_SESSIONS session ids (by `compareEvidence`) while the index is large; else null. */
-  get top(): string[] | null {
+  /** The top EVIDENCE_SESSIONS sessions (by `compareEvidence`) while the index is large; else null. */
+  get top(): readonly EvidenceSession[] | null {
     return this.index?.top ?? null;
   }
 
-  set top(top: string[] | null) {
+  set top(top: readonly EvidenceSession[] | null) {
     if (this.index !== null) this.index.top = top;
   }
 
@@ -497,14 +508,22 @@ function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
   return b.signals - a.signals || b.lastSignalAt - a.lastSignalAt || compareStrings(a.sessionId, b.sessionId);
 }
 
-function rankedIds(index: LastSeenIndex, ids: Iterable<string>): string[] {
-  const rows: EvidenceSession[] = [];
-  for (const id of ids) {
+/** The first EVIDENCE_SESSIONS of `rows` by `compareEvidence`. */
+const topRows = (rows: Iterable<EvidenceSession>): EvidenceSession[] => [...rows].sort(compareEvidence).slice(0, EVIDENCE_SESSIONS);
+
+/**
+ * The top after a commit: counts only grew, so it is among the old top (whose rows are exact for every session the
+ * batch did not touch) and the sessions the batch touched, read from the index.
+ */
+function rankedTop(index: LastSeenIndex, previous: readonly EvidenceSession[], touched: Iterable<string>): EvidenceSession[] {
+  const rows = new Map<string, EvidenceSession>();
+  for (const r of previous) rows.set(r.sessionId, r);
+  for (const id of touched) {
     work.steps++;
     const s = index.get(id);
-    if (s !== undefined) rows.push({ sessionId: id, signals: s.n, lastSignalAt: s.t });
+    if (s !== undefined) rows.set(id, { sessionId: id, signals: s.n, lastSignalAt: s.t });
   }
-  return rows.sort(compareEvidence).slice(0, EVIDENCE_SESSIONS).map((r) => r.sessionId);
+  return topRows(rows.values());
 }
 
 /** Recomputes a cluster's top from all its sessions: at the index's upgrade and after an eviction, never per batch. */
@@ -513,9 +532,9 @@ function rebuildTop(c: Cluster): void {
     c.top = null;
     return;
   }
-  const ids: string[] = [];
-  c.index.forEach((id) => ids.push(id));
-  c.top = rankedIds(c.index, ids);
+  const rows: EvidenceSession[] = [];
+  c.index.forEach((sessionId, lastSignalAt, signals) => rows.push({ sessionId, signals, lastSignalAt }));
+  c.top = topRows(rows);
 }
 
 /** (session, day) entries of a cluster's days, or Infinity once a day's sessions are a Map. O(days). */
@@ -610,7 +629,7 @@ function usersOf(el: ElementClusters): SeenReads | null {
 
 /** A new index over an element's sessions, when its clusters' days outgrow the derived form. Once per element. */
 function buildUsers(el: ElementClusters): LastSeenIndex {
-  const users = new LastSeenIndex(1);
+  const users = new LatestIndex(1);
   new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS).forEach((id, t) => users.observe(id, t, 1));
   return users;
 }
@@ -625,7 +644,13 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
       // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
       el.clusters = el.clusters.concat(c);
     }
+    // The index's kept sum (if any) grows by the batch's days, as the days do.
+    const sum = c.index?.sum ?? null;
     for (const dp of p.days.values()) {
+      if (sum !== null) {
+        if (dp.day < sum.cutoffDay) (c.index as ClusterIndex).sum = null;
+        else sum.addPatch(dp);
+      }
       const days = c.days;
       const i = days.findIndex((x) => dayOf(x) === dp.day);
       const next = mergedDay(days[i], dp);
@@ -644,7 +669,7 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     // Counts only grew, so the new top is among the old top and the sessions this batch touched.
     if (c.index === null || !c.index.isLarge) c.top = null;
     else if (c.top === null) rebuildTop(c);
-    else c.top = rankedIds(c.index, new Set([...c.top, ...p.sessions.keys()]));
+    else c.top = rankedTop(c.index, c.top, p.sessions.keys());
   }
   // After the clusters: an element without an index reads their days, which now hold the batch.
   for (const ep of update.elements) {
@@ -691,7 +716,10 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
           changed.push({ siteId: c.siteId, page: c.page, selector: c.selector, signalType: c.signalType });
           const kept = c.days.filter((d) => dayOf(d) >= cutoffDay);
           const index = c.index;
-          if (index !== null) for (const d of c.days) if (dayOf(d) < cutoffDay) forEachDaySession(d, (sid, n) => index.addCount(sid, -n));
+          if (index !== null) {
+            index.sum = null;
+            for (const d of c.days) if (dayOf(d) < cutoffDay) forEachDaySession(d, (sid, n) => index.addCount(sid, -n));
+          }
           c.days = kept;
           index?.removeBefore(cutoff);
           // Back to the derived form once the days are small again (half the limit, so a cluster on the edge does not flip).
@@ -735,35 +763,86 @@ interface Totals {
   readonly stale: boolean;
 }
 
-function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number): Totals | null {
-  const cutoff = clusterWindowStart(now);
-  let signalCount = 0;
-  let firstSignalAt = Infinity;
-  let lastSignalAt = -Infinity;
-  let selector: Latest | null = null;
-  let label: Latest | null = null;
-  let stale = false;
-  const add = (d: DayFields): void => {
+/**
+ * Day-level totals of the days of a window that starts on day `cutoffDay`: every field a sum, a minimum, a maximum
+ * or a latest, so days add in any order and a batch's days add to the committed ones.
+ */
+class WindowSum {
+  readonly cutoffDay: number;
+  count = 0;
+  firstAt = Infinity;
+  lastAt = -Infinity;
+  selector: Latest | null = null;
+  label: Latest | null = null;
+  /** A day before the window was offered (held until the next eviction): its sessions are still in the indexes. */
+  stale = false;
+
+  constructor(cutoffDay: number) {
+    this.cutoffDay = cutoffDay;
+  }
+
+  /** Adds one day (its times in ms after the day's start). */
+  add(day: number, count: number, firstAt: number, lastAt: number, selector: string, selectorAt: number, label: string | null, labelAt: number): void {
     work.steps++;
-    const start = d.day * DAY_MS;
-    if (start < cutoff) {
-      stale = true;
+    if (day < this.cutoffDay) {
+      this.stale = true;
       return;
     }
-    signalCount += d.count;
-    firstSignalAt = Math.min(firstSignalAt, start + d.firstAt);
-    lastSignalAt = Math.max(lastSignalAt, start + d.lastAt);
-    const daySelector = { ts: start + d.selectorAt, value: d.selector };
-    if (isLater(daySelector, selector)) selector = daySelector;
-    if (d.label !== null) {
-      const dayLabel = { ts: start + d.labelAt, value: d.label };
-      if (isLater(dayLabel, label)) label = dayLabel;
+    const start = day * DAY_MS;
+    this.count += count;
+    this.firstAt = Math.min(this.firstAt, start + firstAt);
+    this.lastAt = Math.max(this.lastAt, start + lastAt);
+    if (this.selector === null || start + selectorAt >= this.selector.ts) {
+      const daySelector = { ts: start + selectorAt, value: selector };
+      if (isLater(daySelector, this.selector)) this.selector = daySelector;
     }
-  };
-  for (const d of c?.days ?? []) add(fieldsOf(d));
-  for (const d of p?.days.values() ?? []) add(d);
-  if (signalCount === 0 || selector === null) return null;
-  return { signalCount, firstSignalAt, lastSignalAt, selector, label, stale };
+    if (label !== null && (this.label === null || start + labelAt >= this.label.ts)) {
+      const dayLabel = { ts: start + labelAt, value: label };
+      if (isLater(dayLabel, this.label)) this.label = dayLabel;
+    }
+  }
+
+  /** Adds a stored day. */
+  addStored(d: ClusterDay): void {
+    // selectorAt is lastAt (DayFields).
+    this.add(d[0] as number, d[1] as number, d[2] as number, d[3] as number, d[6] as string, d[3] as number, d[4] as string | null, d[5] as number);
+  }
+
+  /** Adds a batch's day. */
+  addPatch(d: DayPatch): void {
+    this.add(d.day, d.count, d.firstAt, d.lastAt, d.selector, d.selectorAt, d.label, d.labelAt);
+  }
+
+  /** Adds every day of `o` (same window). */
+  addSum(o: WindowSum): void {
+    work.steps++;
+    this.count += o.count;
+    this.firstAt = Math.min(this.firstAt, o.firstAt);
+    this.lastAt = Math.max(this.lastAt, o.lastAt);
+    if (o.selector !== null && isLater(o.selector, this.selector)) this.selector = o.selector;
+    if (o.label !== null && isLater(o.label, this.label)) this.label = o.label;
+    this.stale ||= o.stale;
+  }
+}
+
+/** The totals of a cluster's committed days in the window from `cutoffDay`: its index's kept sum when it has one. */
+function committedSum(c: Cluster, cutoffDay: number): WindowSum {
+  const index = c.index;
+  const kept = index?.sum;
+  if (kept != null && kept.cutoffDay === cutoffDay) return kept;
+  const sum = new WindowSum(cutoffDay);
+  for (const d of c.days) sum.addStored(d);
+  // A stale sum is not kept: the next eviction drops the old day, and the sum would then be wrong.
+  if (index !== null && !sum.stale) index.sum = sum;
+  return sum;
+}
+
+function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number): Totals | null {
+  const sum = new WindowSum(clusterWindowStart(now) / DAY_MS);
+  if (c !== undefined) sum.addSum(committedSum(c, sum.cutoffDay));
+  for (const d of p?.days.values() ?? []) sum.addPatch(d);
+  if (sum.count === 0 || sum.selector === null) return null;
+  return { signalCount: sum.count, firstSignalAt: sum.firstAt, lastSignalAt: sum.lastAt, selector: sum.selector, label: sum.label, stale: sum.stale };
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
@@ -804,10 +883,9 @@ function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: Cl
   // the top is among the committed top (or all sessions of a small cluster) and the sessions of the batch.
   if (c !== undefined && sessions !== undefined) {
     if (c.top !== null) {
-      for (const id of c.top) {
+      for (const r of c.top) {
         work.steps++;
-        const s = sessions.get(id);
-        if (s !== undefined) candidates.set(id, { count: s.n, lastTs: s.t });
+        candidates.set(r.sessionId, { count: r.signals, lastTs: r.lastSignalAt });
       }
     } else sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
   }

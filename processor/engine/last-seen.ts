@@ -10,13 +10,15 @@ import { SMALL_LIMIT } from './small-collections.ts';
  * a page, 170 for a cluster), whatever the number of sessions. `observe` moves one id between two counters.
  * Eviction (`removeBefore`) walks only the buckets that left, through the list of ids that moved into each bucket.
  *
- * Each id also carries a count `n` (signals of the session in a cluster: the evidence ranking).
+ * Each id also carries a count `n` (signals of the session in a cluster: the evidence ranking), unless the index is
+ * uncounted (`counts` false: a page's or an element's sessions, where only the latest time is read; n is then 0).
  *
  * Memory (8-byte references: Node's default build has no pointer compression): while it holds at most SMALL_LIMIT
  * ids the index is one flat array `[id, t, n, …]`, 24 bytes per id plus the id string, which the event already
  * allocated; a time beyond a Smi (epoch ms) adds a 16-byte heap number, so pages and elements index hour numbers.
- * Larger, it is a Map of {t, n} (a 40-byte object and a Map entry per id) plus one 8-byte slot per (id, bucket it
- * moved into) in the bucket lists.
+ * Larger, it is a Map of {t, n} (a 40-byte object and a Map entry per id; uncounted, the time itself, a Smi for an
+ * hour number: no object, and no second cache miss per lookup in a page of a million sessions) plus one 8-byte slot
+ * per (id, bucket it moved into) in the bucket lists.
  */
 
 /** Loop steps taken over stored state. Tests read it to prove a batch's work does not grow with the window. */
@@ -28,11 +30,15 @@ export interface Seen {
   n: number;
 }
 
+/** A large index's entry: {t, n}, or the time alone in an uncounted index. */
+type Entry = Seen | number;
+
+const timeOf = (e: Entry): number => (typeof e === 'number' ? e : e.t);
+
 interface Large {
-  map: Map<string, Seen>;
+  map: Map<string, Entry>;
   buckets: Map<number, Bucket>;
-  /** Bounds on the buckets held: every id's bucket is in [low, high]. */
-  low: number;
+  /** Upper bound on the buckets held: every id's bucket is at most `high` (the lower bound is the index's `low`). */
   high: number;
   /**
    * The number of ids whose bucket is at or after bucket `since` (NaN: none kept), kept current by `observe` and
@@ -64,20 +70,32 @@ export class LastSeenIndex implements SeenReads {
   private readonly width: number;
   /** Small form: `[id, t, n, …]`; null once upgraded. */
   private small: (string | number)[] | null = [];
-  /** Large form (null while small): kept apart so a small index is a 3-field object (there are millions). */
+  /** Large form (null while small): kept apart, as most indexes (a page's sessions) stay small. */
   private large: Large | null = null;
+  /**
+   * While large: its number of ids and a lower bound on their buckets. Kept on the index itself, not in the Map or
+   * `large`: the commonest read of a large index, a whole-window count of a cluster or an element, is then answered
+   * from this one object; in a page of a million sessions each further object it touched was a cache miss.
+   */
+  private largeSize = 0;
+  private low = Infinity;
 
   constructor(width: number) {
     this.width = width;
   }
 
   get size(): number {
-    return this.small !== null ? this.small.length / 3 : (this.large as Large).map.size;
+    return this.small !== null ? this.small.length / 3 : this.largeSize;
   }
 
   /** Whether the index is in its Map form (more than SMALL_LIMIT ids). */
   get isLarge(): boolean {
     return this.small === null;
+  }
+
+  /** Whether ids carry counts (a class-level choice, so it costs no field on millions of instances). */
+  protected get counts(): boolean {
+    return true;
   }
 
   private bucketOf(t: number): number {
@@ -88,7 +106,7 @@ export class LastSeenIndex implements SeenReads {
   get(id: string): Seen | undefined {
     if (this.small === null) {
       const e = (this.large as Large).map.get(id);
-      return e === undefined ? undefined : { t: e.t, n: e.n };
+      return e === undefined ? undefined : typeof e === 'number' ? { t: e, n: 0 } : { t: e.t, n: e.n };
     }
     const s = this.small;
     for (let i = 0; i < s.length; i += 3) {
@@ -100,7 +118,10 @@ export class LastSeenIndex implements SeenReads {
 
   /** The latest time of `id`, or undefined: `get` without its copy, for the per-session reads of a batch. */
   latest(id: string): number | undefined {
-    if (this.small === null) return (this.large as Large).map.get(id)?.t;
+    if (this.small === null) {
+      const e = (this.large as Large).map.get(id);
+      return e === undefined ? undefined : timeOf(e);
+    }
     const s = this.small;
     for (let i = 0; i < s.length; i += 3) {
       work.steps++;
@@ -110,7 +131,8 @@ export class LastSeenIndex implements SeenReads {
   }
 
   /** Records `n` more appearances of `id`, the latest at `t` (earlier than the one held: only the count grows). */
-  observe(id: string, t: number, n: number): void {
+  observe(id: string, t: number, count: number): void {
+    const n = this.counts ? count : 0;
     const s = this.small;
     if (s !== null) {
       for (let i = 0; i < s.length; i += 3) {
@@ -130,17 +152,20 @@ export class LastSeenIndex implements SeenReads {
     const large = this.large as Large;
     const e = large.map.get(id);
     if (e === undefined) {
-      large.map.set(id, { t, n });
+      large.map.set(id, this.counts ? { t, n } : t);
+      this.largeSize++;
       const to = this.bucketOf(t);
       if (to >= large.since) large.sinceCount++;
       this.enter(id, to);
       return;
     }
-    e.n += n;
-    if (t <= e.t) return;
-    const from = this.bucketOf(e.t);
+    const held = timeOf(e);
+    if (typeof e !== 'number') e.n += n;
+    if (t <= held) return;
+    const from = this.bucketOf(held);
     const to = this.bucketOf(t);
-    e.t = t;
+    if (typeof e === 'number') large.map.set(id, t);
+    else e.t = t;
     if (from === to) return;
     // Times only grow: the id enters the kept count when it crosses `since`.
     if (from < large.since && to >= large.since) large.sinceCount++;
@@ -150,10 +175,11 @@ export class LastSeenIndex implements SeenReads {
 
   /** Adds `dn` to the count of `id` (eviction subtracts the signals of the days that left). */
   addCount(id: string, dn: number): void {
+    if (!this.counts) return;
     const s = this.small;
     if (s === null) {
       const e = (this.large as Large).map.get(id);
-      if (e !== undefined) e.n += dn;
+      if (e !== undefined) (e as Seen).n += dn;
       return;
     }
     for (let i = 0; i < s.length; i += 3) {
@@ -180,12 +206,12 @@ export class LastSeenIndex implements SeenReads {
       }
       return Math.min(n, cap);
     }
-    const large = this.large as Large;
-    const { map, buckets, low, high } = large;
     const first = this.bucketOf(cutoff);
     const aligned = first * this.width === cutoff;
     // Every id is at or after the cutoff (the whole window of a cluster or element, evicted daily): no bucket walk.
-    if (aligned ? first <= low : first < low) return Math.min(map.size, cap);
+    if (aligned ? first <= this.low : first < this.low) return Math.min(this.largeSize, cap);
+    const large = this.large as Large;
+    const { map, buckets, high } = large;
     if (aligned && first === large.since) return Math.min(large.sinceCount, cap);
     let n = 0;
     // Sum the buckets after the cutoff, newest first, by direct lookup (a 24 h window is 25 lookups) or by walking
@@ -214,7 +240,7 @@ export class LastSeenIndex implements SeenReads {
       for (const id of partial.ids) {
         work.steps++;
         const e = map.get(id);
-        if (e !== undefined && e.t >= cutoff && this.bucketOf(e.t) === first && !seen.has(id)) {
+        if (e !== undefined && timeOf(e) >= cutoff && this.bucketOf(timeOf(e)) === first && !seen.has(id)) {
           seen.add(id);
           if (++n >= cap) break;
         }
@@ -249,14 +275,14 @@ export class LastSeenIndex implements SeenReads {
         for (const id of bucket.ids) {
           work.steps++;
           const e = map.get(id);
-          if (e !== undefined && this.bucketOf(e.t) === b) map.delete(id);
+          if (e !== undefined && this.bucketOf(timeOf(e)) === b) map.delete(id);
         }
         buckets.delete(b);
       } else if (b * this.width < cutoff) {
         for (const id of bucket.ids) {
           work.steps++;
           const e = map.get(id);
-          if (e !== undefined && e.t < cutoff && this.bucketOf(e.t) === b) {
+          if (e !== undefined && timeOf(e) < cutoff && this.bucketOf(timeOf(e)) === b) {
             map.delete(id);
             bucket.count--;
           }
@@ -265,7 +291,8 @@ export class LastSeenIndex implements SeenReads {
     }
     // Every id left has its latest time at or after the cutoff.
     const large = this.large as Large;
-    large.low = Math.max(large.low, this.bucketOf(cutoff));
+    this.low = Math.max(this.low, this.bucketOf(cutoff));
+    this.largeSize = map.size;
     // The ids removed were before the cutoff, so not in a kept count from a later bucket; an earlier one is dropped.
     if (!(Math.ceil(cutoff / this.width) <= large.since)) large.since = NaN;
     if (map.size <= SMALL_LIMIT / 2) this.downgrade();
@@ -283,13 +310,14 @@ export class LastSeenIndex implements SeenReads {
     }
     for (const [id, e] of (this.large as Large).map) {
       work.steps++;
-      fn(id, e.t, e.n);
+      if (typeof e === 'number') fn(id, e, 0);
+      else fn(id, e.t, e.n);
     }
   }
 
   private enter(id: string, b: number): void {
     const large = this.large as Large;
-    if (b < large.low) large.low = b;
+    if (b < this.low) this.low = b;
     if (b > large.high) large.high = b;
     const buckets = large.buckets;
     const bucket = buckets.get(b);
@@ -308,20 +336,31 @@ export class LastSeenIndex implements SeenReads {
   private upgrade(): void {
     const s = this.small as (string | number)[];
     this.small = null;
-    const large: Large = { map: new Map(), buckets: new Map(), low: Infinity, high: -Infinity, since: NaN, sinceCount: 0 };
+    const large: Large = { map: new Map(), buckets: new Map(), high: -Infinity, since: NaN, sinceCount: 0 };
+    this.low = Infinity;
     this.large = large;
     for (let i = 0; i < s.length; i += 3) {
       const id = s[i] as string;
       const t = s[i + 1] as number;
-      large.map.set(id, { t, n: s[i + 2] as number });
+      large.map.set(id, this.counts ? { t, n: s[i + 2] as number } : t);
       this.enter(id, this.bucketOf(t));
     }
+    this.largeSize = large.map.size;
   }
 
   private downgrade(): void {
     const small: (string | number)[] = [];
-    for (const [id, e] of (this.large as Large).map) small.push(id, e.t, e.n);
+    for (const [id, e] of (this.large as Large).map) small.push(id, timeOf(e), typeof e === 'number' ? 0 : e.n);
     this.small = small.slice();
     this.large = null;
+    this.largeSize = 0;
+    this.low = Infinity;
+  }
+}
+
+/** An index that keeps no counts: a page's or an element's distinct sessions by hour number. */
+export class LatestIndex extends LastSeenIndex {
+  protected override get counts(): boolean {
+    return false;
   }
 }

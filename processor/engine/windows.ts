@@ -1,6 +1,6 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
-import { LastSeenIndex, work } from './last-seen.ts';
+import { LatestIndex, type LastSeenIndex, work } from './last-seen.ts';
 import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
@@ -22,8 +22,8 @@ import { sortedRecord } from './util.ts';
  *
  * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array
  * (hour-records.ts: 24 bytes an hour with traffic plus 16 per signal type in it), and per distinct session in the
- * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry past that, plus an 8-byte bucket
- * slot per extra hour in which the same session comes back).
+ * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry holding the hour number past that,
+ * plus an 8-byte bucket slot per extra hour in which the same session comes back).
  */
 
 
@@ -32,7 +32,7 @@ import { sortedRecord } from './util.ts';
  * sessions by the hour number of their latest counted event): one object where a window and an index cost 32
  * bytes more a page.
  */
-export class PageWindow extends LastSeenIndex {
+export class PageWindow extends LatestIndex {
   readonly siteId: string;
   readonly page: string;
   /** Its hours with counted events (hour-records.ts), replaced exact-size as they change. */
