@@ -156,12 +156,14 @@ const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 /** A cluster's session index with its evidence top, kept together: most clusters have neither. */
 export class ClusterIndex extends LastSeenIndex {
   /**
-   * The top EVIDENCE_SESSIONS sessions over the index (by `compareEvidence`) with their counts while it is large;
-   * else null. The rows are exact: a session's count changes only by a commit, which re-reads the sessions it
-   * touched, or by an eviction, which rebuilds the top. Reads then look up only the batch's sessions in the index,
-   * not the top's ten too (in a cluster of a million sessions, each lookup is a cache miss).
+   * The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large, else null; and
+   * their signals and latest signal as `[n0, t0, n1, t1, …]` (a double array: one object, no boxed numbers). Exact:
+   * a session's counts change only by a commit, which lays the sessions it touched over the top, or by an eviction,
+   * which rebuilds it. Reads then look up only the batch's sessions in the index, and never read the top's ids
+   * (`topWithBatch`): in a cluster of a million sessions each of those would be a cache miss.
    */
-  top: readonly EvidenceSession[] | null = null;
+  topIds: readonly string[] | null = null;
+  topCounts: readonly number[] = [];
   /**
    * The day-level totals of the days held, for the window that starts at `sum.cutoffDay`, kept current by commits:
    * a large cluster has a day per day of the week, and summing seven cold arrays per read (for every signal type of
@@ -200,13 +202,19 @@ export class Cluster implements ClusterKey {
     return this.element.selector;
   }
 
-  /** The top EVIDENCE_SESSIONS sessions (by `compareEvidence`) while the index is large; else null. */
-  get top(): readonly EvidenceSession[] | null {
-    return this.index?.top ?? null;
+  /** The top EVIDENCE_SESSIONS sessions (by `compareEvidence`, new rows) while the index is large; else null. */
+  get top(): EvidenceSession[] | null {
+    const ids = this.index?.topIds ?? null;
+    if (ids === null) return null;
+    const counts = (this.index as ClusterIndex).topCounts;
+    return ids.map((sessionId, i) => ({ sessionId, signals: counts[2 * i] as number, lastSignalAt: counts[2 * i + 1] as number }));
   }
 
   set top(top: readonly EvidenceSession[] | null) {
-    if (this.index !== null) this.index.top = top;
+    const index = this.index;
+    if (index === null) return;
+    index.topIds = top === null ? null : top.map((r) => r.sessionId);
+    index.topCounts = top === null ? [] : top.flatMap((r) => [r.signals, r.lastSignalAt]);
   }
 
   /**
@@ -511,19 +519,28 @@ function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
 /** The first EVIDENCE_SESSIONS of `rows` by `compareEvidence`. */
 const topRows = (rows: Iterable<EvidenceSession>): EvidenceSession[] => [...rows].sort(compareEvidence).slice(0, EVIDENCE_SESSIONS);
 
+/** A batch's session laid over a large cluster: its committed signals and latest signal (or none), and the batch's. */
+interface BatchSession {
+  readonly id: string;
+  readonly committed: Seen | undefined;
+  readonly batch: Seen;
+}
+
 /**
- * The top after a commit: counts only grew, so it is among the old top (whose rows are exact for every session the
- * batch did not touch) and the sessions the batch touched, read from the index.
+ * A committed top (`rows`, exact) with a batch's sessions laid over it, ranked, the first `limit`: counts only grow,
+ * so the new top is among the old and the batch's sessions. A batch session's old row can be in the top only with
+ * its committed counts, so ids are compared only for rows whose counts match: the top's ids are not read.
  */
-function rankedTop(index: LastSeenIndex, previous: readonly EvidenceSession[], touched: Iterable<string>): EvidenceSession[] {
-  const rows = new Map<string, EvidenceSession>();
-  for (const r of previous) rows.set(r.sessionId, r);
-  for (const id of touched) {
+function topWithBatch(rows: EvidenceSession[], sessions: readonly BatchSession[], limit: number): EvidenceSession[] {
+  for (const { id, committed, batch } of sessions) {
     work.steps++;
-    const s = index.get(id);
-    if (s !== undefined) rows.set(id, { sessionId: id, signals: s.n, lastSignalAt: s.t });
+    if (committed !== undefined) {
+      const k = rows.findIndex((r) => r.signals === committed.n && r.lastSignalAt === committed.t && r.sessionId === id);
+      if (k >= 0) rows.splice(k, 1);
+    }
+    rows.push({ sessionId: id, signals: (committed?.n ?? 0) + batch.n, lastSignalAt: Math.max(committed?.t ?? -Infinity, batch.t) });
   }
-  return topRows(rows.values());
+  return rows.sort(compareEvidence).slice(0, limit);
 }
 
 /** Recomputes a cluster's top from all its sessions: at the index's upgrade and after an eviction, never per batch. */
@@ -644,6 +661,7 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
       // Exact-size arrays (concat, not push or spread: those keep V8's growth slack), as there can be a million of these.
       el.clusters = el.clusters.concat(c);
     }
+    const touched: BatchSession[] = [];
     // The index's kept sum (if any) grows by the batch's days, as the days do.
     const sum = c.index?.sum ?? null;
     for (const dp of p.days.values()) {
@@ -663,13 +681,16 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
     } else {
       for (const [sid, s] of p.sessions) {
         work.steps++;
+        // Read before the change, for the top (the lookup the change then makes is a cache hit).
+        touched.push({ id: sid, committed: c.index.get(sid), batch: s });
         c.index.observe(sid, s.t, s.n);
       }
     }
-    // Counts only grew, so the new top is among the old top and the sessions this batch touched.
+    const top = c.top;
     if (c.index === null || !c.index.isLarge) c.top = null;
-    else if (c.top === null) rebuildTop(c);
-    else c.top = rankedTop(c.index, c.top, p.sessions.keys());
+    // A top is kept only on a large index, so this batch's sessions were read into `touched` above.
+    else if (top === null) rebuildTop(c);
+    else c.top = topWithBatch(top, touched, EVIDENCE_SESSIONS);
   }
   // After the clusters: an element without an index reads their days, which now hold the batch.
   for (const ep of update.elements) {
@@ -881,14 +902,13 @@ function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: Cl
   }
   // No day outside the window is held, so every session's count is its count in the window. Counts only grow, so
   // the top is among the committed top (or all sessions of a small cluster) and the sessions of the batch.
-  if (c !== undefined && sessions !== undefined) {
-    if (c.top !== null) {
-      for (const r of c.top) {
-        work.steps++;
-        candidates.set(r.sessionId, { count: r.signals, lastTs: r.lastSignalAt });
-      }
-    } else sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
+  const top = c?.top ?? null;
+  if (top !== null) {
+    const touched: BatchSession[] = [];
+    for (const [id, batch] of p?.sessions ?? []) touched.push({ id, committed: sessions?.get(id), batch });
+    return topWithBatch(top, touched, limit);
   }
+  if (c !== undefined && sessions !== undefined) sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
   for (const [id, s] of p?.sessions ?? []) {
     work.steps++;
     const prev = candidates.get(id) ?? (sessions?.get(id) as Seen | undefined);
