@@ -136,9 +136,11 @@ export interface BatchRun {
  * Runs each run's batches through the engine and both floors in `passes` slices, the runs taking turns within
  * each pass (the order rotated from pass to pass), so every state is measured in the same stretches of the
  * machine's time: on a shared machine the speed drifts by tens of percent between seconds, and measuring one state
- * after another compared the drift, not the states. Per run the median pass.
+ * after another compared the drift, not the states. The first pass over each state is a warm-up, not counted: it
+ * was 1.5-3× the later ones (each state's first touches, its code paths' first optimization), and it fell on the
+ * median's side at random. Per run the median of the other passes.
  */
-export async function measureBatches(runs: readonly BatchRun[], now: number, passes = 6): Promise<BatchCost[]> {
+export async function measureBatches(runs: readonly BatchRun[], now: number, passes = 7): Promise<BatchCost[]> {
   const results = runs.map(() => ({ engine: [] as number[], bare: [] as number[], distinct: [] as number[], per: [] as number[], steps: 0, batches: 0, windows: [] as [number, number][] }));
   // GC entries arrive asynchronously: keep them all, then count those that started inside a run's engine pass.
   const gcs: { start: number; duration: number }[] = [];
@@ -153,24 +155,33 @@ export async function measureBatches(runs: readonly BatchRun[], now: number, pas
       const r = results[i]!;
       const size = Math.floor(batches.length / passes);
       const slice = batches.slice(pass * size, (pass + 1) * size);
+      const warmUp = pass === 0;
       const s0 = work.steps;
       let t = performance.now();
+      const per: number[] = [];
       for (const b of slice) {
         const t1 = performance.now();
         processBatch(state, b, now);
-        r.per.push(performance.now() - t1);
+        per.push(performance.now() - t1);
       }
-      r.engine.push(((performance.now() - t) * 1000) / slice.length);
-      r.windows.push([t, performance.now()]);
-      r.steps += work.steps - s0;
-      r.batches += slice.length;
+      const engineUs = ((performance.now() - t) * 1000) / slice.length;
+      const window: [number, number] = [t, performance.now()];
+      const steps = work.steps - s0;
       const counts = new Map<string, number>();
       t = performance.now();
       for (const b of slice) bareFold(counts, b);
-      r.bare.push(((performance.now() - t) * 1000) / slice.length);
+      const bareUs = ((performance.now() - t) * 1000) / slice.length;
       t = performance.now();
       for (const b of slice) distinctFold(seen, b);
-      r.distinct.push(((performance.now() - t) * 1000) / slice.length);
+      const distinctUs = ((performance.now() - t) * 1000) / slice.length;
+      if (warmUp) continue;
+      r.engine.push(engineUs);
+      r.per.push(...per);
+      r.windows.push(window);
+      r.steps += steps;
+      r.batches += slice.length;
+      r.bare.push(bareUs);
+      r.distinct.push(distinctUs);
     }
   }
   await new Promise((r) => setTimeout(r, 50));

@@ -670,7 +670,8 @@ export function commitClusterUpdate(state: ClusterState, update: ClusterUpdate):
         else sum.addPatch(dp);
       }
       const days = c.days;
-      const i = days.findIndex((x) => dayOf(x) === dp.day);
+      // From the end: days mostly arrive in order, so today's is the last, and the older arrays are not touched.
+      const i = days.findLastIndex((x) => dayOf(x) === dp.day);
       const next = mergedDay(days[i], dp);
       // Exact-size (a day is an array, so it is wrapped: concat would spread it).
       c.days = i < 0 ? days.concat([next]) : days.map((x, j) => (j === i ? next : x));
@@ -784,17 +785,28 @@ interface Totals {
   readonly stale: boolean;
 }
 
+/** Whether (ts, value) is more recent than (heldTs, held): `isLater` on plain fields. */
+const laterThan = (ts: number, value: string, heldTs: number, held: string | null): boolean => held === null || ts > heldTs || (ts === heldTs && value > held);
+
+/** Offsets of a WindowSum before any day is added: ints, so the fields stay Smis (Infinity would box them). */
+const NO_FIRST = 2 ** 30;
+const NO_TIME = -1;
+
 /**
  * Day-level totals of the days of a window that starts on day `cutoffDay`: every field a sum, a minimum, a maximum
- * or a latest, so days add in any order and a batch's days add to the committed ones.
+ * or a latest, so days add in any order and a batch's days add to the committed ones. Times are ms after the
+ * window's start: small integers, held in the object itself, where epoch ms and {ts, value} records were five more
+ * objects to fetch per cluster read (an element's read touches every signal type's).
  */
 class WindowSum {
   readonly cutoffDay: number;
   count = 0;
-  firstAt = Infinity;
-  lastAt = -Infinity;
-  selector: Latest | null = null;
-  label: Latest | null = null;
+  firstAt = NO_FIRST;
+  lastAt = NO_TIME;
+  selector: string | null = null;
+  selectorAt = NO_TIME;
+  label: string | null = null;
+  labelAt = NO_TIME;
   /** A day before the window was offered (held until the next eviction): its sessions are still in the indexes. */
   stale = false;
 
@@ -809,17 +821,17 @@ class WindowSum {
       this.stale = true;
       return;
     }
-    const start = day * DAY_MS;
+    const base = (day - this.cutoffDay) * DAY_MS;
     this.count += count;
-    this.firstAt = Math.min(this.firstAt, start + firstAt);
-    this.lastAt = Math.max(this.lastAt, start + lastAt);
-    if (this.selector === null || start + selectorAt >= this.selector.ts) {
-      const daySelector = { ts: start + selectorAt, value: selector };
-      if (isLater(daySelector, this.selector)) this.selector = daySelector;
+    this.firstAt = Math.min(this.firstAt, base + firstAt);
+    this.lastAt = Math.max(this.lastAt, base + lastAt);
+    if (laterThan(base + selectorAt, selector, this.selectorAt, this.selector)) {
+      this.selector = selector;
+      this.selectorAt = base + selectorAt;
     }
-    if (label !== null && (this.label === null || start + labelAt >= this.label.ts)) {
-      const dayLabel = { ts: start + labelAt, value: label };
-      if (isLater(dayLabel, this.label)) this.label = dayLabel;
+    if (label !== null && laterThan(base + labelAt, label, this.labelAt, this.label)) {
+      this.label = label;
+      this.labelAt = base + labelAt;
     }
   }
 
@@ -840,8 +852,14 @@ class WindowSum {
     this.count += o.count;
     this.firstAt = Math.min(this.firstAt, o.firstAt);
     this.lastAt = Math.max(this.lastAt, o.lastAt);
-    if (o.selector !== null && isLater(o.selector, this.selector)) this.selector = o.selector;
-    if (o.label !== null && isLater(o.label, this.label)) this.label = o.label;
+    if (o.selector !== null && laterThan(o.selectorAt, o.selector, this.selectorAt, this.selector)) {
+      this.selector = o.selector;
+      this.selectorAt = o.selectorAt;
+    }
+    if (o.label !== null && laterThan(o.labelAt, o.label, this.labelAt, this.label)) {
+      this.label = o.label;
+      this.labelAt = o.labelAt;
+    }
     this.stale ||= o.stale;
   }
 }
@@ -863,7 +881,15 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
   if (c !== undefined) sum.addSum(committedSum(c, sum.cutoffDay));
   for (const d of p?.days.values() ?? []) sum.addPatch(d);
   if (sum.count === 0 || sum.selector === null) return null;
-  return { signalCount: sum.count, firstSignalAt: sum.firstAt, lastSignalAt: sum.lastAt, selector: sum.selector, label: sum.label, stale: sum.stale };
+  const start = sum.cutoffDay * DAY_MS;
+  return {
+    signalCount: sum.count,
+    firstSignalAt: start + sum.firstAt,
+    lastSignalAt: start + sum.lastAt,
+    selector: { ts: start + sum.selectorAt, value: sum.selector },
+    label: sum.label === null ? null : { ts: start + sum.labelAt, value: sum.label },
+    stale: sum.stale,
+  };
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
