@@ -109,8 +109,10 @@ export function hotBatches(count: number, size: 'sdk' | number, existing: number
 }
 
 export interface BatchCost {
-  /** Mean µs per batch through the engine. */
+  /** Mean µs per batch through the engine (the median pass). */
   engineUs: number;
+  /** Mean µs per batch through the engine in each counted pass, in pass order (the same pass of every run is one stretch of time). */
+  passesUs: number[];
   /** Mean µs per batch through the bare fold. */
   bareUs: number;
   /** Mean µs per batch through the distinct-session floor (`distinctFold`). */
@@ -194,6 +196,7 @@ export async function measureBatches(runs: readonly BatchRun[], now: number, pas
     const batches = runs[i]!.batches;
     return {
       engineUs: median(r.engine),
+      passesUs: r.engine,
       bareUs: median(r.bare),
       distinctUs: median(r.distinct),
       p99Us: (r.per[Math.floor(r.per.length * 0.99)] as number) * 1000,
@@ -202,6 +205,17 @@ export async function measureBatches(runs: readonly BatchRun[], now: number, pas
       events: batches.reduce((n, b) => n + b.length, 0) / batches.length,
     };
   });
+}
+
+/**
+ * `b`'s cost over `a`'s, measured in the same runs of measureBatches: the median over passes of the ratio within
+ * each pass. Every run takes its turn in each pass, so a pass's ratio compares two states in the same stretch of
+ * the machine's time; the machine's speed moved by a third between passes in one run, and a ratio of the two
+ * medians could pick its numerator and denominator from different speeds.
+ */
+export function passRatio(a: BatchCost, b: BatchCost): number {
+  const ratios = b.passesUs.map((x, i) => x / (a.passesUs[i] as number)).sort((x, y) => x - y);
+  return ratios[Math.floor(ratios.length / 2)] as number;
 }
 
 // Child-process mode: memory of a hot page of S sessions.

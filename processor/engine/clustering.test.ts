@@ -321,3 +321,16 @@ test('a page keeps its elements in a small form up to 16 and a Map past that; ev
     t.is(summarizeCluster(getCluster(s, key('dead_click', '#e0', '/p')), T0)?.signalCount, 1);
   }
 });
+
+test('a large cluster read after an eviction is the read of the days left, whatever it kept from an earlier read', (t) => {
+  const s = createClusterState();
+  const k = key('dead_click');
+  // 20 sessions three days ago and 20 today: past the derived form, so the cluster has an index and keeps its
+  // window's totals, before the eviction and after it.
+  const on = (day: number) => Array.from({ length: 20 }, (_, i) => sig(`s${day}-${i}`, '/checkout', 'dead_click', T0 - day * DAY_MS, { selector: '#pay' }));
+  applySignals(s, [...on(3), ...on(0)]);
+  t.is(summarizeCluster(getCluster(s, k), T0)?.signalCount, 40, 'read once: the cluster keeps its totals for this window');
+  // The window at T0 + 5 days starts after the old signals' day: eviction drops it.
+  evictClusters(s, T0 + 5 * DAY_MS);
+  t.is(summarizeCluster(getCluster(s, k), T0)?.signalCount, 20, 'the evicted day is not read back from the kept totals');
+});

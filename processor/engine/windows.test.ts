@@ -102,6 +102,15 @@ test('eviction frees old buckets, reports the pages it changed and never changes
   t.is(s.sites.size, 0, 'an emptied site is dropped');
 });
 
+test('a read after an eviction is the read of the hours left, whatever the page kept from an earlier read', (t) => {
+  const s = createWindowState();
+  applyEvents(s, [view('a', '/p', T0 - 3 * HOUR_MS), view('b', '/p', T0)]);
+  t.is(pageStats(s, 'site-1', '/p', T0).pageViews, 2, 'read once: the page keeps its sum for this window');
+  // The window at T0 + 22 h starts after the first view's hour: eviction drops it.
+  evictWindows(s, T0 + 22 * HOUR_MS);
+  t.is(pageStats(s, 'site-1', '/p', T0).pageViews, 1, 'the evicted hour is not read back from the kept sum');
+});
+
 test('siteStats lists only pages with sessions in the window', (t) => {
   const s = createWindowState();
   applyEvents(s, [view('a', '/old', T0 - 30 * HOUR_MS), view('b', '/now', T0)]);

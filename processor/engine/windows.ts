@@ -11,8 +11,9 @@ import { sortedRecord } from './util.ts';
  * `now` sums the hours of the last 24 h (time.ts `pageWindowStart`) and counts the sessions last seen in them, so the
  * result depends only on the events folded in and on `now`: never on order, batching, or when eviction ran.
  *
- * Cost: folding a batch costs O(its events); reading a page costs O(hours held) (at most 25 while the tick evicts),
- * whatever the number of sessions on the page. Nothing is copied per batch.
+ * Cost: folding a batch costs O(its events); reading a page costs O(its signal types) from the sums it keeps for
+ * the current window, and O(hours held) (at most 25 while the tick evicts) once per window, whatever the number of
+ * sessions on the page. Nothing is copied per batch.
  *
  * Staging: `foldEvents` reads nothing and changes nothing: it condenses the batch into a patch per page. The
  * processor reads the staged stats (`readStagedPage`: committed state plus patch) to write scores in the batch's
@@ -37,6 +38,12 @@ export class PageWindow extends LatestIndex {
   readonly page: string;
   /** Its hours with counted events (hour-records.ts), replaced exact-size as they change. */
   hours: HourRecords = NO_HOURS;
+  /**
+   * Its views and signals summed over its hours from `sum.cutoffHour` on, kept current by commits (null until read,
+   * and after an eviction): a page's read walked its 25 hours of up to seven signal types each for every batch,
+   * and on a busy page that walk was the largest share of a small batch's time.
+   */
+  sum: HourSum | null = null;
 
   constructor(siteId: string, page: string) {
     super(1);
@@ -53,6 +60,27 @@ export class PageWindow extends LatestIndex {
   get hourCount(): number {
     return hourCount(this.hours);
   }
+}
+
+/** A page's views and signals over its hours from `cutoffHour` on. */
+interface HourSum {
+  readonly cutoffHour: number;
+  pageViews: number;
+  readonly signals: Map<string, number>;
+}
+
+/** The committed views and signals of `w` from `cutoffHour` on: its kept sum, or summed from its hours and kept. */
+function committedHours(w: PageWindow, cutoffHour: number): HourSum {
+  if (w.sum !== null && w.sum.cutoffHour === cutoffHour) return w.sum;
+  const sum: HourSum = { cutoffHour, pageViews: 0, signals: new Map() };
+  forEachHour(w.hours, (hour, views, eachSignal) => {
+    work.steps++;
+    if (hour < cutoffHour) return;
+    sum.pageViews += views;
+    eachSignal((type, n) => sum.signals.set(type, (sum.signals.get(type) ?? 0) + n));
+  });
+  w.sum = sum;
+  return sum;
 }
 
 /** All page windows, by site then page. */
@@ -132,8 +160,13 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     // The site id string shared with the site's other windows, not this message's copy (a message's decode gives
     // each message its own copy of a 36-character id: 56 bytes a page).
     if (w === undefined) pages.set(p.page, (w = new PageWindow((pages.values().next().value as PageWindow | undefined)?.siteId ?? p.siteId, p.page)));
+    const sum = w.sum;
     for (const [start, ph] of p.hours) {
-      w.hours = addToHour(w.hours, hourNumber(start), ph.pageViews, ph.signals);
+      const hour = hourNumber(start);
+      w.hours = addToHour(w.hours, hour, ph.pageViews, ph.signals);
+      if (sum === null || hour < sum.cutoffHour) continue;
+      sum.pageViews += ph.pageViews;
+      for (const [type, n] of ph.signals) sum.signals.set(type, (sum.signals.get(type) ?? 0) + n);
     }
     for (const [sessionId, hour] of p.sessions) w.sessions.observe(sessionId, hour, 1);
   }
@@ -161,6 +194,8 @@ export function evictWindows(state: WindowState, now: number): PageRef[] {
       changed.push({ siteId, page });
       const kept = hoursFrom(w.hours, cutoffHour);
       w.hours = kept;
+      // A kept sum for an earlier cutoff holds hours that are now gone.
+      w.sum = null;
       w.sessions.removeBefore(cutoffHour);
       if (kept.length === 0 && w.sessions.size === 0) pages.delete(page);
     }
@@ -177,12 +212,9 @@ function readWindow(window: PageWindow | undefined, patch: PagePatch | undefined
   let pageViews = 0;
   let sessions = 0;
   if (window !== undefined) {
-    forEachHour(window.hours, (hour, views, eachSignal) => {
-      work.steps++;
-      if (hour < cutoffHour) return;
-      pageViews += views;
-      eachSignal((type, n) => signals.set(type, (signals.get(type) ?? 0) + n));
-    });
+    const sum = committedHours(window, cutoffHour);
+    pageViews = sum.pageViews;
+    for (const [type, n] of sum.signals) signals.set(type, n);
     sessions = window.sessions.countSince(cutoffHour);
   }
   if (patch !== undefined) {
