@@ -152,8 +152,7 @@ function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
 
 const NO_DAYS: readonly ClusterDay[] = Object.freeze([]);
 
-/** One cluster. Mutated in place by commits and evictions only. */
-/** A cluster's session index with its evidence top, kept together: most clusters have neither. */
+/** A cluster's session index with its evidence top and window totals, kept together: most clusters have none of them. */
 export class ClusterIndex extends LastSeenIndex {
   /**
    * The top EVIDENCE_SESSIONS session ids over the index (by `compareEvidence`) while it is large, else null; and
@@ -174,6 +173,7 @@ export class ClusterIndex extends LastSeenIndex {
   days: readonly ClusterDay[] = NO_DAYS;
 }
 
+/** One cluster. Mutated in place by commits and evictions only. */
 export class Cluster implements ClusterKey {
   /** Its element, which holds its site, page and canonical selector: three references less per cluster. */
   readonly element: ElementClusters;
