@@ -213,9 +213,9 @@ export async function measureBatches(runs: readonly BatchRun[], now: number, pas
  * the machine's time; the machine's speed moved by a third between passes in one run, and a ratio of the two
  * medians could pick its numerator and denominator from different speeds.
  */
-export function passRatio(a: BatchCost, b: BatchCost): number {
+export function passRatio(a: BatchCost, b: BatchCost): { median: number; min: number; max: number } {
   const ratios = b.passesUs.map((x, i) => x / (a.passesUs[i] as number)).sort((x, y) => x - y);
-  return ratios[Math.floor(ratios.length / 2)] as number;
+  return { median: ratios[Math.floor(ratios.length / 2)] as number, min: ratios[0] as number, max: ratios.at(-1) as number };
 }
 
 // Child-process mode: memory of a hot page of S sessions.

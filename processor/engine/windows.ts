@@ -21,10 +21,11 @@ import { sortedRecord } from './util.ts';
  * rollback. Applying re-derives every change from the patch, so an eviction that ran in between is harmless.
  * NOTE: events must already be deduplicated (the store's unique event id): counts are not idempotent.
  *
- * Memory per page: one object (72 bytes: the window is its own session index), its hours in one flat array
+ * Memory per page: one object (about 112 bytes: the window is its own session index), its hours in one flat array
  * (hour-records.ts: 24 bytes an hour with traffic plus 16 per signal type in it), and per distinct session in the
  * window one index entry (24 bytes while the page has ≤ 16 sessions, a Map entry holding the hour number past that,
- * plus an 8-byte bucket slot per extra hour in which the same session comes back).
+ * plus an 8-byte bucket slot per extra hour in which the same session comes back). Once read, a page also keeps its
+ * window's sums (`sum`): about 240 bytes, an object and a Map of its signal types.
  */
 
 
