@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type Koa from 'koa';
+import typeis from 'type-is';
 import { IngestBatchSchema } from '../shared/contracts/ingest.ts';
 import { encode } from '../shared/contracts/codec.ts';
 import type { Topology } from '../shared/contracts/subjects.ts';
@@ -11,6 +11,7 @@ import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTy
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
 import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
+import type { DirectAnswer, DirectHandler, DirectRequest, DirectRoute } from '../shared/http/direct-routes.ts';
 import { checkTimestamps, correctClockSkew, toBatchMessage } from './normalize-batch.ts';
 import { DEFAULT_ENVIRONMENT, ignoredSelector, type SdkConfig } from '../shared/tenancy/sdk-config.ts';
 
@@ -45,40 +46,29 @@ export async function authenticatePublishable(keys: KeyResolver, key: string): P
   return rec as PublishableKey;
 }
 
-const bearer = (ctx: Koa.Context): string | undefined => {
-  const h = ctx.get('authorization');
-  if (!h) return undefined;
-  const m = /^Bearer\s+(\S+)$/i.exec(h);
+/** The key of an `Authorization: Bearer <key>` header; undefined without the header, 401 when it is malformed. */
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
   if (!m) throw new UnauthorizedError('Authorization header must be "Bearer <publishable key>"');
   return m[1];
-};
+}
 
-/** `POST /v1/ingest`: SDK batches in, one durable stream publish per batch, 202 only after the stream acked. */
-export function ingestRouter(deps: IngestDeps): Router {
+/**
+ * `POST /v1/ingest`: SDK batches in, one durable stream publish per batch, 202 only after the stream acked. One
+ * handler, served two ways: directly from node:http (the hot path: `ingestDirectRoute`) and as the Koa route
+ * (`ingestRouter`), which answers what the direct route does not match (405 on other methods, case variants).
+ */
+export function ingestHandler(deps: IngestDeps): DirectHandler {
   const now = deps.now ?? Date.now;
-  const router = new Router();
-
   const authenticate = (key: string): Promise<PublishableKey> => authenticatePublishable(deps.keys, key);
 
-  /** Requests that present no valid key count against their address (shared with the API's budget): key guessing is bounded. */
-  const countUnauthenticated: Koa.Middleware = async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      if (err instanceof UnauthorizedError && deps.unauthPerMinute) {
-        const d = await deps.limiter.hit(`unauth:${ctx.ip}`, deps.unauthPerMinute, 60_000);
-        if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`);
-      }
-      throw err;
-    }
-  };
-
-  router.post('/v1/ingest', countUnauthenticated, async (ctx) => {
+  const accept = async ({ req }: DirectRequest, set: (name: string, value: string) => void): Promise<DirectAnswer> => {
     // Beacons cannot set headers: they send text/plain with the key in the body.
-    if (!ctx.is('application/json', 'text/plain')) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
-    const headerKey = bearer(ctx);
+    if (!typeis(req, ['application/json', 'text/plain'])) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
+    const headerKey = bearer(req.headers.authorization);
     let key = headerKey ? await authenticate(headerKey) : undefined;
-    const raw = parseJson(await readTextBody(ctx, deps.bodyLimitBytes), { replaceUnstorable: true });
+    const raw = parseJson(await readTextBody(req, deps.bodyLimitBytes), { replaceUnstorable: true });
     if (!key) {
       const bodyKey = (raw as { key?: unknown } | null)?.key;
       if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
@@ -86,7 +76,7 @@ export function ingestRouter(deps: IngestDeps): Router {
     }
 
     const limit = await deps.limiter.hit(`ingest:${key.id}`, deps.ratePerMinute, 60_000);
-    setRateLimitHeaders(ctx, limit, 60_000);
+    setRateLimitHeaders(set, limit, 60_000);
     if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSec, `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`);
     await deps.quota?.enforce(key.orgId);
 
@@ -104,21 +94,49 @@ export function ingestRouter(deps: IngestDeps): Router {
       // loaded before the change). They are neither stored nor counted as accepted or duplicate.
       if (config.ignore_selectors.length > 0) {
         batch.events = batch.events.filter((e) => !(e.type === 'signal' && e.selector && ignoredSelector(e.selector, config.ignore_selectors)));
-        if (batch.events.length === 0) {
-          ctx.status = 202;
-          ctx.body = ok({ accepted: 0, duplicates: 0 });
-          return;
-        }
+        if (batch.events.length === 0) return { status: 202, body: ok({ accepted: 0, duplicates: 0 }) };
       }
     }
 
     const { message, inBatchDuplicates } = toBatchMessage(batch, key, receivedAt);
     const published = await deps.bus.publish(deps.topology.eventSubject(key.siteId), encode(message), message.batch_id);
-    ctx.status = 202;
-    ctx.body = published.duplicate
-      ? ok({ accepted: 0, duplicates: batch.events.length })
-      : ok({ accepted: message.events.length, duplicates: inBatchDuplicates });
-  });
+    return {
+      status: 202,
+      body: published.duplicate
+        ? ok({ accepted: 0, duplicates: batch.events.length })
+        : ok({ accepted: message.events.length, duplicates: inBatchDuplicates }),
+    };
+  };
 
+  return async (request, set) => {
+    try {
+      return await accept(request, set);
+    } catch (err) {
+      // Requests that present no valid key count against their address (shared with the API's budget): key guessing
+      // is bounded.
+      if (err instanceof UnauthorizedError && deps.unauthPerMinute) {
+        const d = await deps.limiter.hit(`unauth:${request.ip}`, deps.unauthPerMinute, 60_000);
+        if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`);
+      }
+      throw err;
+    }
+  };
+}
+
+export const INGEST_PATH = '/v1/ingest';
+
+/** The ingest handler as a direct route (outside Koa's chain), with the ingest CORS fields. */
+export function ingestDirectRoute(handle: DirectHandler): DirectRoute {
+  return { method: 'POST', path: INGEST_PATH, cors: true, handle };
+}
+
+/** The same handler as a Koa route. */
+export function ingestRouter(handle: DirectHandler): Router {
+  const router = new Router();
+  router.post(INGEST_PATH, async (ctx) => {
+    const answer = await handle({ req: ctx.req, ip: ctx.ip }, (name, value) => ctx.set(name, value));
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  });
   return router;
 }

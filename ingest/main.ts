@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import { databaseReady, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
-import { ingestRouter } from './ingest.routes.ts';
+import { ingestDirectRoute, ingestHandler, ingestRouter } from './ingest.routes.ts';
+import type { DirectRoute } from '../shared/http/direct-routes.ts';
 import { sdkRouter } from './sdk.routes.ts';
 import { sdkConfigRouter } from './sdk-config.routes.ts';
 import { SessionQuota } from '../shared/tenancy/quota.ts';
@@ -11,20 +12,23 @@ import { SessionQuota } from '../shared/tenancy/quota.ts';
  * resolve publishable keys and count the monthly session quota (both cached, so a request seldom reaches it, but a
  * cold cache does): readiness checks both, so a load balancer does not send traffic that would answer 503.
  */
-export function ingestRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; corsPaths: string[] } {
+export function ingestRole(infra: Infra): { routers: Router[]; direct: DirectRoute[]; checks: ReadinessCheck[]; corsPaths: string[] } {
+  const ingest = ingestHandler({
+    keys: infra.keys,
+    bus: infra.bus,
+    topology: infra.topology,
+    limiter: infra.limiter,
+    bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
+    ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
+    unauthPerMinute: infra.config.UNAUTH_RATE_LIMIT_PER_MIN,
+    quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
+    sdkConfigs: infra.sdkConfigs,
+  });
   return {
+    // POST /v1/ingest is served directly (outside Koa's chain); the Koa route answers its other methods and variants.
+    direct: [ingestDirectRoute(ingest)],
     routers: [
-      ingestRouter({
-        keys: infra.keys,
-        bus: infra.bus,
-        topology: infra.topology,
-        limiter: infra.limiter,
-        bodyLimitBytes: infra.config.INGEST_BODY_LIMIT_BYTES,
-        ratePerMinute: infra.config.INGEST_RATE_LIMIT_PER_MIN,
-        unauthPerMinute: infra.config.UNAUTH_RATE_LIMIT_PER_MIN,
-        quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
-        sdkConfigs: infra.sdkConfigs,
-      }),
+      ingestRouter(ingest),
       sdkConfigRouter({ keys: infra.keys, sdkConfigs: infra.sdkConfigs, maxAgeS: infra.config.SDK_CONFIG_MAX_AGE_S }),
       // GET /v1/sdk.js and /v1/sdk.mjs: built in the background from here on; never blocks readiness, never throws.
       sdkRouter({ log: infra.log }),

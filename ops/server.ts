@@ -1,12 +1,15 @@
-import type { RequestListener, Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type Router from '@koa/router';
-import { createHttpApp } from '../shared/http/app.ts';
+import { httpListener } from '../shared/http/app.ts';
+import type { DirectRoute } from '../shared/http/direct-routes.ts';
 import { ingestCors } from '../shared/http/cors.ts';
 import { opsRouter, type ReadinessCheck } from '../shared/http/ops-routes.ts';
 import type { Logger } from '../shared/logger.ts';
 
 export interface RoleHttp {
   routers: Router[];
+  /** Routes served outside Koa's chain (each also among `routers`): the ingest hot path. */
+  direct?: DirectRoute[];
   checks: ReadinessCheck[];
   corsPaths?: string[];
 }
@@ -23,19 +26,20 @@ export interface ServeOptions {
 
 export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string, opts: ServeOptions = {}): Promise<Server> {
   const checks = dedupeChecks(roles.flatMap((r) => r.checks));
-  const app = createHttpApp({
+  const listener = httpListener({
     role: name,
     log,
     trustedProxies: opts.trustedProxies,
     routers: [opsRouter(name, checks, { metricsToken: opts.metricsToken }), ...roles.flatMap((r) => r.routers)],
     before: [ingestCors(roles.flatMap((r) => r.corsPaths ?? []))],
     requestLogLevel: name === 'ingest' ? 'debug' : 'info',
+    direct: roles.flatMap((r) => r.direct ?? []),
   });
   if (opts.early) {
-    opts.early.serve(app.callback());
+    opts.early.serve(listener);
     return opts.early.server;
   }
-  const server = app.listen(port, host);
+  const server = createServer(listener).listen(port, host);
   // Keep-alive longer than typical load balancers' idle timeout, so they close first (no reset races).
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -86,7 +86,7 @@ export class SurfaceLimits {
 
   private async apply(ctx: Koa.Context, key: string, limit: number, message: string, windowMs = WINDOW_MS): Promise<void> {
     const d = await this.limiter.hit(key, limit, windowMs);
-    setRateLimitHeaders(ctx, d, windowMs);
+    setRateLimitHeaders((name, value) => ctx.set(name, value), d, windowMs);
     if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, message.replace('%d', String(limit)));
   }
 }

@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
 import { clientAddressMiddleware, trustedProxyList } from './client-address.ts';
+import { directListener, type DirectRoute } from './direct-routes.ts';
 import { errorEnvelope, ok } from './envelope.ts';
-import { ValidationError } from '../errors.ts';
-import { hasUnstorableText } from '../text.ts';
-import { httpDuration, httpRequests } from './metrics.ts';
+import { assertStorableUrl, requestIdFor, requestRecorder } from './every-request.ts';
 
 export interface HttpAppOptions {
   role: string;
@@ -18,6 +17,17 @@ export interface HttpAppOptions {
   before?: Koa.Middleware[];
   /** Proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES); none by default. */
   trustedProxies?: string;
+}
+
+/** What a server listens with: the app, and in front of it the direct routes (each also registered in the app). */
+export function httpListener(opts: HttpAppOptions & { direct?: DirectRoute[] }): RequestListener {
+  const app = createHttpApp(opts);
+  return directListener(app.callback(), opts.direct ?? [], {
+    role: opts.role,
+    log: opts.log,
+    level: opts.requestLogLevel ?? 'info',
+    trusted: trustedProxyList(opts.trustedProxies ?? ''),
+  });
 }
 
 /**
@@ -34,24 +44,17 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
   const trusted = trustedProxyList(opts.trustedProxies ?? '');
   app.silent = true;
   app.use(clientAddressMiddleware(trusted));
+  const record = requestRecorder(role, log, level);
   app.use(async (ctx, next) => {
     const start = performance.now();
-    // A request id in the log line and the X-Request-Id header of every answer (errors included), so a user's
-    // report of an error finds its log line. A caller's (or proxy's) own id is kept when it looks like one. Not in
-    // the body: a refused request for another tenant's object must stay byte for byte the answer to a random id.
-    const given = ctx.get('X-Request-Id');
-    const requestId = /^[\w.:-]{8,128}$/.test(given) ? given : randomUUID();
+    const requestId = requestIdFor(ctx.get('X-Request-Id'));
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const ms = performance.now() - start;
-      httpRequests.inc({ role, route, status: ctx.status });
-      httpDuration.observe({ role, route }, ms / 1000);
-      const lineLevel = ctx.status >= 500 ? 'error' : level;
-      if (log.isLevelEnabled(lineLevel)) log[lineLevel]({ request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      record({ route, status: ctx.status, ms: performance.now() - start, requestId, method: ctx.method, path: ctx.path });
     }
   });
   app.use(errorEnvelope(log));
@@ -85,29 +88,8 @@ const optionsInEnvelope: Koa.Middleware = async (ctx, next) => {
   }
 };
 
-/**
- * Query parameters and path segments are text that routes compare with or store in PostgreSQL, which refuses NUL
- * (and unpaired surrogates): checked once here, as a 400 naming the parameter, instead of a 500 in whichever
- * query first meets it.
- */
 const refuseUnstorableUrl: Koa.Middleware = (ctx, next) => {
-  if (ctx.querystring.includes('%')) {
-    for (const [name, value] of Object.entries(ctx.query)) {
-      for (const v of Array.isArray(value) ? value : [value ?? '']) {
-        if (hasUnstorableText(v) || hasUnstorableText(name)) {
-          throw new ValidationError(`invalid query: ${name}: contains a NUL character or an unpaired UTF-16 surrogate`, [{ path: name, message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
-        }
-      }
-    }
-  }
-  if (ctx.path.includes('%')) {
-    let decoded: string | undefined;
-    try {
-      decoded = decodeURIComponent(ctx.path);
-    } catch {
-      throw new ValidationError('invalid path: malformed percent-encoding', [{ path: 'path', message: 'malformed percent-encoding' }]);
-    }
-    if (hasUnstorableText(decoded)) throw new ValidationError('invalid path: contains a NUL character', [{ path: 'path', message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
-  }
+  assertStorableUrl(ctx.path, ctx.querystring);
   return next();
 };
+

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { createGunzip, createInflate } from 'node:zlib';
 import type Koa from 'koa';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
@@ -7,13 +8,13 @@ import { scanJson } from '../text.ts';
  * Reads the request body as UTF-8 text, inflating gzip/deflate, refusing more than `limitBytes` of either
  * the encoded or the inflated body (413) so a small compressed bomb cannot balloon in memory.
  */
-export async function readTextBody(ctx: Koa.Context, limitBytes: number): Promise<string> {
-  const declared = Number(ctx.get('content-length') || 0);
+export async function readTextBody(req: IncomingMessage, limitBytes: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] || 0);
   if (declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
-  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
-  let source: NodeJS.ReadableStream = ctx.req;
-  if (encoding === 'gzip') source = ctx.req.pipe(createGunzip());
-  else if (encoding === 'deflate') source = ctx.req.pipe(createInflate());
+  const encoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
+  let source: NodeJS.ReadableStream = req;
+  if (encoding === 'gzip') source = req.pipe(createGunzip());
+  else if (encoding === 'deflate') source = req.pipe(createInflate());
   else if (encoding !== 'identity') throw new UnsupportedMediaTypeError(`content-encoding ${encoding} is not supported`);
   // Event listeners rather than for-await: this runs for every ingest batch, and async iteration of a
   // stream costs a promise per chunk.
@@ -25,7 +26,7 @@ export async function readTextBody(ctx: Koa.Context, limitBytes: number): Promis
       if (done) return;
       done = true;
       source.removeAllListeners('data');
-      ctx.req.resume();
+      req.resume();
       reject(err);
     };
     source.on('data', (chunk: Buffer) => {
@@ -40,7 +41,7 @@ export async function readTextBody(ctx: Koa.Context, limitBytes: number): Promis
       resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
     source.once('error', (err: Error) => fail(new ValidationError(`could not read the request body: ${err.message}`)));
-    ctx.req.once('aborted', () => fail(new ValidationError('the client aborted the request body')));
+    req.once('aborted', () => fail(new ValidationError('the client aborted the request body')));
   });
 }
 
@@ -68,5 +69,5 @@ export function parseJson(text: string, opts: { replaceUnstorable?: boolean } = 
 /** Reads a JSON body of a write request; `application/json` is required, as the spec says. */
 export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<unknown> {
   if (!ctx.is('application/json')) throw new UnsupportedMediaTypeError('Content-Type must be application/json');
-  return parseJson(await readTextBody(ctx, limitBytes));
+  return parseJson(await readTextBody(ctx.req, limitBytes));
 }

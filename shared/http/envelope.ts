@@ -27,10 +27,27 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** A failed request's answer: status, Retry-After on 429/503, and the error envelope. */
+export interface ErrorAnswer {
+  status: number;
+  retryAfter?: string;
+  body: { data: null; error: Record<string, unknown> };
+}
+
 /**
  * The one error path: every failure (thrown AppError, Koa http error, unmatched route, crash) leaves as
- * `{data: null, error: {code, message, status, details?}}`, with Retry-After on 429/503.
+ * `{data: null, error: {code, message, status, details?}}`, with Retry-After on 429/503. A 500's own message stays
+ * in the log (with the request id): it may name internals.
  */
+export function errorAnswer(err: unknown, log: Logger, request: { requestId?: string; method: string; path: string }): ErrorAnswer {
+  const e = toAppError(err);
+  if (e.status >= 500 && e.status !== 503) log.error({ err, request_id: request.requestId, method: request.method, path: request.path }, 'request failed');
+  const error: Record<string, unknown> = { code: e.code, message: e.status === 500 ? 'internal server error' : e.message, status: e.status };
+  if (e.details !== undefined) error.details = e.details;
+  return { status: e.status, retryAfter: e.retryAfterSec === undefined ? undefined : String(e.retryAfterSec), body: { data: null, error } };
+}
+
+/** The error path as Koa middleware (unmatched routes and methods end in it too). */
 export function errorEnvelope(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
     try {
@@ -40,13 +57,10 @@ export function errorEnvelope(log: Logger): Koa.Middleware {
         throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`);
       }
     } catch (err) {
-      const e = toAppError(err);
-      if (e.status >= 500 && e.status !== 503) log.error({ err, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
-      ctx.status = e.status;
-      if (e.retryAfterSec !== undefined) ctx.set('Retry-After', String(e.retryAfterSec));
-      const error: Record<string, unknown> = { code: e.code, message: e.status === 500 ? 'internal server error' : e.message, status: e.status };
-      if (e.details !== undefined) error.details = e.details;
-      ctx.body = { data: null, error };
+      const answer = errorAnswer(err, log, { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path });
+      ctx.status = answer.status;
+      if (answer.retryAfter !== undefined) ctx.set('Retry-After', answer.retryAfter);
+      ctx.body = answer.body;
     }
   };
 }
