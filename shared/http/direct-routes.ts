@@ -58,14 +58,14 @@ export function directListener(fallback: RequestListener, routes: DirectRoute[],
     const route = byTarget.get(`${req.method} ${path}`);
     if (!route) return fallback(req, res);
     const start = performance.now();
-    serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1), opts).then(
-      ({ status, requestId }) => record({ route: route.path, status, ms: performance.now() - start, requestId, method: req.method ?? '', path }),
-      (err: unknown) => {
-        // Only a failure of the error path itself gets here; the answer may be half written, so the connection goes.
+    serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1), opts)
+      .then(({ status, requestId }) => record({ route: route.path, status, ms: performance.now() - start, requestId, method: req.method ?? '', path }))
+      .catch((err: unknown) => {
+        // Only a failure of the error path or the record gets here (never an unhandled rejection, which would end the
+        // process); the answer may be half written, so the connection goes.
         opts.log.error({ err, method: req.method, path }, 'request failed outside the error path');
         res.destroy();
-      },
-    );
+      });
   };
 }
 
