@@ -45,6 +45,11 @@ export const EnvSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */
   DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 3_600_000),
+  /**
+   * The processor's transactions run named (prepared) statements: PostgreSQL parses and analyses each once per
+   * connection. `false` for a PgBouncer in transaction pooling mode older than 1.21, which cannot carry them.
+   */
+  DATABASE_PREPARED_STATEMENTS: bool(true),
   FRICTION_DATA_DIR: z.string().default('./.friction'),
   /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
   EVENT_PARTITIONS: int(4, 1, 256),

@@ -89,6 +89,7 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
       embeddedPath: opts.embeddedPath,
       connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     }));
   if (config.DATABASE_URL) await checkDatabase(database.db, config.DATABASE_URL).catch(async (err) => {
     await database.close().catch(() => {});

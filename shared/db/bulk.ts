@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Kysely, PostgresDialect, type PostgresPoolClient, type Transaction } from 'kysely';
@@ -94,17 +95,19 @@ function copyWriter(client: pg.PoolClient): CopyWriter {
  * Bulk transactions on a node-postgres pool: one checked-out client carries both kysely's statements (through a
  * throwaway Kysely bound to that client, so `trx` is a real kysely transaction) and the COPY streams.
  */
-export function pgBulkTransactions(pool: pg.Pool): RunBulkTransaction {
+export function pgBulkTransactions(pool: pg.Pool, opts: { preparedStatements?: boolean } = {}): RunBulkTransaction {
+  const prepare = opts.preparedStatements ?? true;
   return async (fn) => {
     const client = await pool.connect();
-    const bound: PostgresPoolClient = {
-      query: ((text: string, params: unknown[]) => client.query(text, params)) as unknown as PostgresPoolClient['query'],
-      release() {
-        /* the client goes back to the pool below, once the transaction ended */
-      },
-    };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {}, options: pool.options } }) });
     try {
+      const statements = prepare ? await preparedStatementsOf(client) : undefined;
+      const bound: PostgresPoolClient = {
+        query: ((text: string, values: unknown[]) => client.query(statements ? statements.config(text, values) : { text, values })) as unknown as PostgresPoolClient['query'],
+        release() {
+          /* the client goes back to the pool below, once the transaction ended */
+        },
+      };
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {}, options: pool.options } }) });
       const out = await db.transaction().execute((trx) => fn({ trx, copy: copyWriter(client) }));
       client.release();
       return out;
@@ -114,6 +117,57 @@ export function pgBulkTransactions(pool: pg.Pool): RunBulkTransaction {
       throw err;
     }
   };
+}
+
+/** Named (prepared) statements one connection may hold: the processor's transaction uses about twenty texts. */
+const MAX_PREPARED_PER_CONNECTION = 64;
+
+/**
+ * A connection's named statements. A processor transaction runs the same fifteen-odd statements every time; at a
+ * steady rate its transactions are small, and PostgreSQL's parse, analysis and planning of each statement cost more
+ * of its CPU than the rows did. A text seen a second time on a connection is prepared under a name derived from it
+ * (node-postgres then skips Parse on later runs, and PostgreSQL reuses the statement and its plan cache). Texts that
+ * vary (an `in (...)` list's length) would grow a connection's statements without bound: at most
+ * MAX_PREPARED_PER_CONNECTION are named, the rest run unnamed as before.
+ */
+class PreparedStatements {
+  private readonly seen = new Set<string>();
+  private readonly named = new Map<string, string>();
+
+  config(text: string, values: unknown[]): pg.QueryConfig {
+    const name = this.named.get(text);
+    if (name !== undefined) return { name, text, values };
+    if (this.named.size < MAX_PREPARED_PER_CONNECTION) {
+      if (this.seen.has(text)) {
+        this.seen.delete(text);
+        const n = `friction_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+        this.named.set(text, n);
+        return { name: n, text, values };
+      }
+      // Bounded like the named ones: a connection remembers at most this many texts it saw once.
+      if (this.seen.size >= MAX_PREPARED_PER_CONNECTION * 4) this.seen.clear();
+      this.seen.add(text);
+    }
+    return { text, values };
+  }
+}
+
+/**
+ * One set per connection (a pool's client lives as long as its server connection, and so do its statements). A
+ * connection's first bulk transaction sets `plan_cache_mode = force_custom_plan` on it: a named statement keeps its
+ * parse and analysis but is planned with each run's values, as an unnamed one is. PostgreSQL's generic plan, which
+ * it may otherwise pick after five runs, took the issue lookup's `unnest` of thousands of keys for 100 rows and cost
+ * 3-4× the custom plan on a backlog's fetches. Unnamed statements (everything outside bulk transactions) are
+ * planned per run whatever the setting.
+ */
+const preparedByClient = new WeakMap<pg.PoolClient, PreparedStatements>();
+async function preparedStatementsOf(client: pg.PoolClient): Promise<PreparedStatements> {
+  let p = preparedByClient.get(client);
+  if (!p) {
+    await client.query('set plan_cache_mode = force_custom_plan');
+    preparedByClient.set(client, (p = new PreparedStatements()));
+  }
+  return p;
 }
 
 /** Bulk transactions without COPY (the embedded PGlite): kysely's transaction alone. */

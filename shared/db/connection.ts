@@ -38,6 +38,8 @@ export async function openDatabase(opts: {
   connectTimeoutMs?: number;
   /** Server-side statement_timeout per connection; 0 disables. */
   statementTimeoutMs?: number;
+  /** The processor's transactions run named (prepared) statements (DATABASE_PREPARED_STATEMENTS; default true). */
+  preparedStatements?: boolean;
 }): Promise<DatabaseHandle> {
   if (opts.url) {
     const statementTimeout = opts.statementTimeoutMs ?? 60_000;
@@ -56,7 +58,7 @@ export async function openDatabase(opts: {
     // ones): the next statement fails with the connection error, which callers handle; the event alone would crash.
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', bulk: pgBulkTransactions(pool), close: () => db.destroy() };
+    return { db, kind: 'postgres', bulk: pgBulkTransactions(pool, { preparedStatements: opts.preparedStatements }), close: () => db.destroy() };
   }
   let path = opts.embeddedPath;
   if (!path) {

@@ -88,8 +88,8 @@ const optionsInEnvelope: Koa.Middleware = async (ctx, next) => {
   }
 };
 
+/** A URL no route could store (NUL, unpaired surrogates) is a 400 before any route runs. */
 const refuseUnstorableUrl: Koa.Middleware = (ctx, next) => {
   assertStorableUrl(ctx.path, ctx.querystring);
   return next();
 };
-
