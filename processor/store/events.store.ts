@@ -69,8 +69,8 @@ function unnestArrays(columns: readonly Column[], rows: readonly Row[]) {
 }
 
 /**
- * Writes rows with COPY when the connection offers it and nothing conflicts; `false` means the caller must take
- * the `ON CONFLICT DO NOTHING` path (a redelivered batch, or the embedded database).
+ * Writes rows with COPY when the transaction offers it; `false` means the caller must take the `ON CONFLICT DO
+ * NOTHING` path (the embedded database, or the run again of a transaction whose COPY met stored rows).
  */
 async function copyAll(tx: BulkTransaction, table: string, columns: readonly Column[], rows: readonly Row[]): Promise<boolean> {
   if (!tx.copy) return false;
@@ -80,7 +80,8 @@ async function copyAll(tx: BulkTransaction, table: string, columns: readonly Col
     for (let i = 0; i < columns.length; i++) fields[i] = columns[i][3](r);
     text.add(fields);
   }
-  return tx.copy.copyRows(table, names(columns), text);
+  await tx.copy.copyRows(table, names(columns), text);
+  return true;
 }
 
 const toStored = (r: Row): StoredEvent => ({
@@ -92,7 +93,7 @@ const toStored = (r: Row): StoredEvent => ({
 /**
  * Stores the events of many batches, and the signal ones again in `signals`, in the caller's transaction; returns
  * only the events that were new, so downstream counters fold each event once. Unique (site, id, ts) makes a
- * redelivered batch a no-op: the fast path COPYs everything, and a conflict sends the batch through
+ * redelivered batch a no-op: the fast path COPYs everything, and a conflict runs the transaction again through
  * `INSERT ... ON CONFLICT DO NOTHING RETURNING`, which tells which rows were already there.
  */
 export async function storeEvents(tx: BulkTransaction, batches: readonly EventBatchMessage[]): Promise<StoredEvent[]> {
@@ -103,8 +104,8 @@ export async function storeEvents(tx: BulkTransaction, batches: readonly EventBa
   }
   if (rows.length === 0) return [];
 
-  // An event twice in one fetch (or already stored) makes the COPY fail on the unique index; the insert below
-  // then stores each once and tells which were new.
+  // An event twice in one fetch (or already stored) makes the COPY fail on the unique index; the transaction's
+  // run again takes the insert below, which stores each once and tells which were new.
   const fresh = (await copyAll(tx, 'events', EVENT_COLUMNS, rows)) ? rows : await insertNew(tx, rows);
 
   // `signals` feeds each environment's clusters, elements and heatmaps (its `environment` column keeps them apart).

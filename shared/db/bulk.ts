@@ -7,19 +7,21 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from './database.ts';
 
 /**
- * `COPY ... FROM STDIN` into a table, all or nothing: `false` (and nothing written) when a unique index refused a
- * row, so the caller falls back to `INSERT ... ON CONFLICT DO NOTHING`. COPY has no ON CONFLICT, but it stores rows
- * about 1.4× faster than the best multi-row insert on this machine, and a conflict only happens when a batch is
- * redelivered after a crash.
+ * `COPY ... FROM STDIN` into a table. COPY has no ON CONFLICT, but it stores rows about 1.4× faster than the best
+ * multi-row insert on this machine, and a conflict only happens when a batch is redelivered after a crash: then
+ * the transaction runs again without COPY (see copyWriter).
  */
 export interface CopyWriter {
-  copyRows(table: string, columns: readonly string[], rows: CopyRows): Promise<boolean>;
+  copyRows(table: string, columns: readonly string[], rows: CopyRows): Promise<void>;
 }
 
 /** A transaction for bulk writes: kysely for every statement, plus COPY where the database connection offers it. */
 export interface BulkTransaction {
   trx: Transaction<Database>;
-  /** Absent on the embedded PGlite, whose adapter has no COPY protocol: callers use multi-row inserts there. */
+  /**
+   * Absent on the embedded PGlite, whose adapter has no COPY protocol, and on the second run of a transaction whose
+   * COPY met stored rows: callers then use `INSERT ... ON CONFLICT DO NOTHING`.
+   */
   copy?: CopyWriter;
 }
 
@@ -72,21 +74,28 @@ export function escapeCopyText(s: string): string {
 
 const UNIQUE_VIOLATION = '23505';
 
+/** A COPY met a row already stored: the transaction is aborted, and runs again on the insert path. */
+class CopyConflict extends Error {
+  constructor(cause: unknown) {
+    super('COPY met a row already stored', { cause });
+  }
+}
+
+/**
+ * COPY without a savepoint: a conflict (a redelivered batch, rare) aborts the whole transaction, which
+ * `pgBulkTransactions` then runs again without COPY. A savepoint around each COPY would keep the transaction
+ * usable, but its two extra round trips per COPY cost every transaction, where a conflict costs only the
+ * redelivered one.
+ */
 function copyWriter(client: pg.PoolClient): CopyWriter {
   return {
     async copyRows(table, columns, rows) {
-      if (rows.length === 0) return true;
-      // The savepoint keeps the transaction usable when the COPY is refused, so the fallback runs in it.
-      await client.query('savepoint bulk_copy');
+      if (rows.length === 0) return;
       try {
         await pipeline(Readable.from(rows.toChunks()), client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`)));
       } catch (err) {
-        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-        await client.query('rollback to savepoint bulk_copy');
-        return false;
+        throw (err as { code?: string }).code === UNIQUE_VIOLATION ? new CopyConflict(err) : err;
       }
-      await client.query('release savepoint bulk_copy');
-      return true;
     },
   };
 }
@@ -108,7 +117,15 @@ export function pgBulkTransactions(pool: pg.Pool, opts: { preparedStatements?: b
         },
       };
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {}, options: pool.options } }) });
-      const out = await db.transaction().execute((trx) => fn({ trx, copy: copyWriter(client) }));
+      const run = (copy: CopyWriter | undefined) => db.transaction().execute((trx) => fn({ trx, copy }));
+      let out: Awaited<ReturnType<typeof fn>>;
+      try {
+        out = await run(copyWriter(client));
+      } catch (err) {
+        if (!(err instanceof CopyConflict)) throw err;
+        // Rolled back: the same work again with the insert path, which skips stored rows and tells which were new.
+        out = await run(undefined);
+      }
       client.release();
       return out;
     } catch (err) {
