@@ -26,6 +26,8 @@ export interface EventsConsumerOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
+  /** PROCESSOR_BATCH_WINDOW_MS: what arrives within this long of a batch's first message shares its transaction. */
+  batchWindowMs?: number;
   signal: AbortSignal;
   log: Logger;
   onPause?: (paused: boolean) => void;
@@ -130,6 +132,7 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
     schema: EventBatchMessageSchema,
     batchMessages: o.batchMessages,
     fetchExpiresMs: o.fetchExpiresMs,
+    batchWindowMs: o.batchWindowMs,
     probe: async () => {
       await sql`select 1`.execute(o.db);
       return true;

@@ -37,6 +37,7 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         sink: keeper,
         batchMessages: config.PROCESSOR_BATCH_MESSAGES,
         fetchExpiresMs: config.PROCESSOR_FETCH_EXPIRES_MS,
+        batchWindowMs: config.PROCESSOR_BATCH_WINDOW_MS,
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
         gate,

@@ -26,6 +26,7 @@ export interface ProcessorOptions {
   sink: FreshEventsSink;
   batchMessages: number;
   fetchExpiresMs: number;
+  batchWindowMs?: number;
   ackWaitMs: number;
   log: Logger;
   gate?: TickGate;
@@ -56,6 +57,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
         sink: o.sink,
         batchMessages: o.batchMessages,
         fetchExpiresMs: o.fetchExpiresMs,
+        batchWindowMs: o.batchWindowMs,
         signal: abort.signal,
         gate: o.gate,
         log: o.log.child({ partition: p }),

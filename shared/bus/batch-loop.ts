@@ -20,6 +20,8 @@ export interface BatchLoopOptions<T> {
   schema: z.ZodType<T>;
   batchMessages: number;
   fetchExpiresMs: number;
+  /** How long a batch takes what arrives after its first message (BusConsumer.fetch); the bus's default when unset. */
+  batchWindowMs?: number;
   signal: AbortSignal;
   log: Logger;
   /** Applies one batch in ONE transaction. Must be idempotent: redelivery is normal, not an error. */
@@ -57,7 +59,7 @@ export async function runBatchLoop<T>(o: BatchLoopOptions<T>): Promise<void> {
   while (!o.signal.aborted) {
     let msgs: BusMessage[];
     try {
-      msgs = await o.consumer.fetch(o.batchMessages, o.fetchExpiresMs);
+      msgs = await o.consumer.fetch(o.batchMessages, o.fetchExpiresMs, o.batchWindowMs);
     } catch (err) {
       if (o.signal.aborted) break;
       o.log.warn({ err: (err as Error).message, consumer: o.consumer.name }, 'fetch failed; retrying');

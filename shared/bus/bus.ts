@@ -25,10 +25,16 @@ export interface PublishResult {
 }
 
 /** Durable pull consumer handle. */
+/** A batch's window when the consumer names none: a short linger for what is already on its way. */
+export const DEFAULT_BATCH_WINDOW_MS = 5;
+
 export interface BusConsumer {
   readonly name: string;
-  /** Up to `max` messages, waiting at most `expiresMs` for the first. */
-  fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
+  /**
+   * Up to `max` messages, waiting at most `expiresMs` for the first, then taking what arrives within `windowMs` of the
+   * first (default DEFAULT_BATCH_WINDOW_MS): at a steady rate the window decides how many messages share a batch.
+   */
+  fetch(max: number, expiresMs: number, windowMs?: number): Promise<BusMessage[]>;
   /** Messages not yet delivered plus delivered-but-unacked. */
   pending(): Promise<{ pending: number; ackPending: number }>;
 }

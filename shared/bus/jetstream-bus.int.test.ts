@@ -41,3 +41,31 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
   t.deepEqual(await consumer.pending(), { pending: 0, ackPending: 0 });
   t.true(await bus.healthy());
 });
+
+test('JetStream: a batch takes what arrives within its window after the first message, then ends', async (t) => {
+  const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
+  const topo = topology(`t${uniqueTestId()}`, 1);
+  t.teardown(async () => {
+    await bus.deleteStream(topo.eventsStream);
+    await bus.deleteStream(topo.commandsStream);
+    await bus.deleteStream(topo.notifyStream);
+    await bus.close();
+  });
+  await ensureStreams(bus, topo);
+  const subject = topo.eventSubject(crypto.randomUUID());
+  const consumer = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
+  await bus.publish(subject, enc('a'), 'a');
+  const started = performance.now();
+  const batch = consumer.fetch(10, 5000, 1000);
+  setTimeout(() => void bus.publish(subject, enc('b'), 'b'), 30);
+  const got = await batch;
+  t.deepEqual(got.map((m) => new TextDecoder().decode(m.data)), ['a', 'b']);
+  t.true(performance.now() - started >= 990, 'held open for the window');
+  for (const m of got) m.ack();
+  // Window 0: the batch is what is there; a message published after it goes to the next one.
+  await bus.publish(subject, enc('c'), 'c');
+  const first = await consumer.fetch(10, 5000, 0);
+  await bus.publish(subject, enc('d'), 'd');
+  const second = await consumer.fetch(10, 5000, 0);
+  t.deepEqual([first, second].map((b) => b.map((m) => new TextDecoder().decode(m.data))), [['c'], ['d']]);
+});

@@ -5,15 +5,10 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsM
 import { nanos } from '@nats-io/nats-core';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Bus, BusConsumer, BusMessage, ConsumerLag, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
+import { DEFAULT_BATCH_WINDOW_MS, type Bus, type BusConsumer, type BusMessage, type ConsumerLag, type ConsumerSpec, type PublishResult, type StreamSpec } from './bus.ts';
 
 /** How long ingest waits for the stream's PubAck before answering 503. */
 const PUBLISH_TIMEOUT_MS = 3000;
-/**
- * After the first message of a batch, how long to wait for more before handing the batch over. Under load the
- * client buffer is already full and batches fill at once; at low traffic this caps the added latency.
- */
-const LINGER_MS = 5;
 
 const TIMEOUT = Symbol('timeout');
 function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
@@ -43,13 +38,15 @@ class ContinuousPull {
     return this.pendingNext;
   }
 
-  async fetch(max: number, expiresMs: number): Promise<JsMsg[]> {
+  /** See BusConsumer.fetch. Under a backlog the client's buffer is full and a batch fills at once. */
+  async fetch(max: number, expiresMs: number, windowMs: number): Promise<JsMsg[]> {
     if (!this.messages) {
       this.messages = await this.consumer.consume({ max_messages: this.max });
       this.iter = this.messages[Symbol.asyncIterator]();
     }
     const out: JsMsg[] = [];
     let wait = expiresMs;
+    let closesAt = 0;
     while (out.length < max) {
       const r = await within(this.next(), wait);
       if (r === TIMEOUT) break;
@@ -59,7 +56,8 @@ class ContinuousPull {
         break;
       }
       out.push(r.value);
-      wait = LINGER_MS;
+      if (out.length === 1) closesAt = performance.now() + windowMs;
+      wait = Math.max(0, closesAt - performance.now());
     }
     return out;
   }
@@ -190,10 +188,10 @@ export class JetStreamBus implements Bus {
     let pull: ContinuousPull | undefined;
     return {
       name: spec.name,
-      fetch: async (max, expiresMs) => {
+      fetch: async (max, expiresMs, windowMs = DEFAULT_BATCH_WINDOW_MS) => {
         pull ??= new ContinuousPull(await get(), Math.max(max, 100));
         this.pulls.add(pull);
-        return (await pull.fetch(max, expiresMs)).map(wrap);
+        return (await pull.fetch(max, expiresMs, windowMs)).map(wrap);
       },
       pending: async () => {
         const info = await (await get()).info(false);

@@ -127,3 +127,21 @@ test('consumer lag: uncommitted messages of the consumer and the age of the olde
   a!.ack();
   t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 1, oldestAgeMs: 800 });
 });
+
+test('a batch takes what arrives within its window after the first message, then ends', async (t) => {
+  const bus = new MemoryBus();
+  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 1000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
+  const c = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: 3, ackWaitMs: 10_000, maxAckPending: 10 });
+  await bus.publish('x.1', enc('a'), 'a');
+  const started = performance.now();
+  const batch = c.fetch(10, 1000, 1000);
+  setTimeout(() => void bus.publish('x.1', enc('b'), 'b'), 30);
+  t.deepEqual((await batch).map((m) => dec(m.data)), ['a', 'b']);
+  t.true(performance.now() - started >= 990, 'held open for the window');
+  // Window 0: the batch is what is there; a message published after it goes to the next one.
+  await bus.publish('x.1', enc('c'), 'c');
+  const now = await c.fetch(10, 1000, 0);
+  await bus.publish('x.1', enc('d'), 'd');
+  t.deepEqual(now.map((m) => dec(m.data)), ['c']);
+  t.deepEqual((await c.fetch(10, 1000, 0)).map((m) => dec(m.data)), ['d']);
+});

@@ -1,5 +1,5 @@
 import { UnavailableError } from '../errors.ts';
-import type { Bus, BusConsumer, BusMessage, ConsumerLag, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
+import { DEFAULT_BATCH_WINDOW_MS, type Bus, type BusConsumer, type BusMessage, type ConsumerLag, type ConsumerSpec, type PublishResult, type StreamSpec } from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
 
 interface Stored {
@@ -75,7 +75,7 @@ export class MemoryBus implements Bus {
     const st = state;
     return {
       name: spec.name,
-      fetch: (max, expiresMs) => this.fetch(stream, st, max, expiresMs),
+      fetch: (max, expiresMs, windowMs = DEFAULT_BATCH_WINDOW_MS) => this.fetch(stream, st, max, expiresMs, windowMs),
       pending: async () => this.pendingOf(stream, st),
     };
   }
@@ -234,14 +234,20 @@ export class MemoryBus implements Bus {
     };
   }
 
-  private async fetch(stream: StreamState, c: ConsumerState, max: number, expiresMs: number): Promise<BusMessage[]> {
+  private async fetch(stream: StreamState, c: ConsumerState, max: number, expiresMs: number, windowMs: number): Promise<BusMessage[]> {
     const deadline = this.now() + expiresMs;
+    const got: BusMessage[] = [];
+    // The window opens at the first message, what arrives within it joins the batch. Real time, not the bus's clock
+    // (which tests move by hand): it is the latency a batch adds.
+    let windowEnds = 0;
     for (;;) {
-      if (this.closed) return [];
-      const got = this.take(stream, c, max);
-      if (got.length > 0) return got;
-      const left = deadline - this.now();
-      if (left <= 0) return [];
+      if (this.closed) return got;
+      const first = got.length === 0;
+      got.push(...this.take(stream, c, max - got.length));
+      if (first && got.length > 0) windowEnds = performance.now() + windowMs;
+      if (got.length >= max) return got;
+      const left = got.length > 0 ? windowEnds - performance.now() : deadline - this.now();
+      if (left <= 0) return got;
       const nextDue = Math.min(...[...c.inflight.values()].map((f) => f.dueAt), Number.POSITIVE_INFINITY);
       const wait = Math.max(1, Math.min(left, nextDue - this.now()));
       await new Promise<void>((resolve) => {
