@@ -55,6 +55,16 @@ const HEALTHY_RETRIES = 3;
  * Resolves when `signal` aborts, after the in-flight batch finished or was handed back (nak) for redelivery.
  */
 export async function runBatchLoop<T>(o: BatchLoopOptions<T>): Promise<void> {
+  try {
+    await pullUntilAborted(o);
+  } finally {
+    // What the client pulled but no batch took goes back now: a processor that stops (a deploy, a rebalance) does not
+    // hold its partition's next messages for the ack wait.
+    await o.consumer.close().catch(() => {});
+  }
+}
+
+async function pullUntilAborted<T>(o: BatchLoopOptions<T>): Promise<void> {
   const pause = new Pauser(o);
   while (!o.signal.aborted) {
     let msgs: BusMessage[];

@@ -37,6 +37,11 @@ export interface BusConsumer {
   fetch(max: number, expiresMs: number, windowMs?: number): Promise<BusMessage[]>;
   /** Messages not yet delivered plus delivered-but-unacked. */
   pending(): Promise<{ pending: number; ackPending: number }>;
+  /**
+   * Stops pulling (the loop that fetched is done). Messages the client holds that no fetch took go back to the stream
+   * at once, for another consumer of the same durable, instead of after the ack wait.
+   */
+  close(): Promise<void>;
 }
 
 /** How far a durable consumer is behind its stream: what it has not committed yet, and since when. */

@@ -69,3 +69,28 @@ test('JetStream: a batch takes what arrives within its window after the first me
   const second = await consumer.fetch(10, 5000, 0);
   t.deepEqual([first, second].map((b) => b.map((m) => new TextDecoder().decode(m.data))), [['c'], ['d']]);
 });
+
+test('JetStream: a consumer that closes hands back what its client holds, within seconds rather than the ack wait', async (t) => {
+  const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
+  const topo = topology(`t${uniqueTestId()}`, 1);
+  t.teardown(async () => {
+    await bus.deleteStream(topo.eventsStream);
+    await bus.deleteStream(topo.commandsStream);
+    await bus.deleteStream(topo.notifyStream);
+    await bus.close();
+  });
+  await ensureStreams(bus, topo);
+  const subject = topo.eventSubject(crypto.randomUUID());
+  for (const s of ['a', 'b', 'c']) await bus.publish(subject, enc(s), s);
+  // The ack wait is 30 s: a message held by the first client would not reach the second within this test.
+  const first = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
+  const one = await first.fetch(1, 5000, 0);
+  t.deepEqual(one.map((m) => new TextDecoder().decode(m.data)), ['a']);
+  one[0].ack();
+  await first.close();
+  const second = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
+  const rest = await second.fetch(10, 10_000, 200);
+  t.deepEqual(rest.map((m) => new TextDecoder().decode(m.data)), ['b', 'c']);
+  for (const m of rest) m.ack();
+  await second.close();
+});

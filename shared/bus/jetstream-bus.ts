@@ -17,6 +17,12 @@ function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
 }
 
 /**
+ * How long each pull request the client keeps open lives on the server (nats.js renews them): also how long a
+ * stopped consumer's last request may still take messages, which bounds the handback in `close`.
+ */
+const PULL_EXPIRES_MS = 5000;
+
+/**
  * Batches over a continuous pull (`consume`): the client keeps up to `max` messages in flight, so a batch is
  * whatever has arrived (after a short linger), instead of a fetch that waits for a full batch or its expiry.
  */
@@ -41,7 +47,7 @@ class ContinuousPull {
   /** See BusConsumer.fetch. Under a backlog the client's buffer is full and a batch fills at once. */
   async fetch(max: number, expiresMs: number, windowMs: number): Promise<JsMsg[]> {
     if (!this.messages) {
-      this.messages = await this.consumer.consume({ max_messages: this.max });
+      this.messages = await this.consumer.consume({ max_messages: this.max, expires: PULL_EXPIRES_MS });
       this.iter = this.messages[Symbol.asyncIterator]();
     }
     const out: JsMsg[] = [];
@@ -62,8 +68,27 @@ class ContinuousPull {
     return out;
   }
 
-  stop(): void {
-    this.messages?.stop();
+  /**
+   * Stops pulling and hands back what the client holds that no fetch took. The server keeps routing to a stopped
+   * pull until its request expires, so the messages come back once it has (PULL_EXPIRES_MS), to a live consumer of
+   * the durable, instead of after the ack wait (30 s by default).
+   */
+  async close(): Promise<void> {
+    const messages = this.messages;
+    if (!messages) return;
+    this.messages = undefined;
+    // stop() unsubscribes; the iterator still yields what was buffered, then ends.
+    messages.stop();
+    try {
+      for (;;) {
+        const r = await this.next();
+        this.pendingNext = undefined;
+        if (r.done) break;
+        r.value.nak(PULL_EXPIRES_MS + 1000);
+      }
+    } catch {
+      // The iterator ended on an error (connection closing): what it held is redelivered after the ack wait.
+    }
   }
 }
 
@@ -197,6 +222,13 @@ export class JetStreamBus implements Bus {
         const info = await (await get()).info(false);
         return { pending: info.num_pending, ackPending: info.num_ack_pending };
       },
+      close: async () => {
+        if (!pull) return;
+        const closing = pull;
+        pull = undefined;
+        this.pulls.delete(closing);
+        await closing.close();
+      },
     };
   }
 
@@ -262,7 +294,8 @@ export class JetStreamBus implements Bus {
   }
 
   async close(): Promise<void> {
-    for (const p of this.pulls) p.stop();
+    await Promise.all([...this.pulls].map((p) => p.close()));
+    this.pulls.clear();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
 }

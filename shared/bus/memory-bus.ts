@@ -77,6 +77,8 @@ export class MemoryBus implements Bus {
       name: spec.name,
       fetch: (max, expiresMs, windowMs = DEFAULT_BATCH_WINDOW_MS) => this.fetch(stream, st, max, expiresMs, windowMs),
       pending: async () => this.pendingOf(stream, st),
+      // Nothing is held outside the bus: a message is taken only by a fetch.
+      close: async () => {},
     };
   }
 

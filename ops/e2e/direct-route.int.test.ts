@@ -2,14 +2,14 @@ import test from 'ava';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createHttpApp, httpListener } from '../shared/http/app.ts';
-import { ingestCors } from '../shared/http/cors.ts';
-import type { DirectRoute } from '../shared/http/direct-routes.ts';
-import { createLogger } from '../shared/logger.ts';
-import { ingestRole } from './main.ts';
-import { startTestStack } from '../ops/testing/stack.ts';
-import { closeServer } from '../ops/server.ts';
-import { sdkBatch } from '../ops/testing/sdk-batch.ts';
+import { createHttpApp, httpListener } from '../../shared/http/app.ts';
+import { ingestCors } from '../../shared/http/cors.ts';
+import type { DirectRoute } from '../../shared/http/direct-routes.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { ingestRole } from '../../ingest/main.ts';
+import { startTestStack } from '../testing/stack.ts';
+import { closeServer } from '../server.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
 
 /**
  * POST /v1/ingest is served outside Koa's chain (direct-routes.ts). The Koa route with the same handler is the
