@@ -62,8 +62,9 @@ export const EnvSchema = z.object({
   /**
    * What arrives within this long of a batch's first message shares its transaction. At a steady rate a transaction's
    * cost is mostly per distinct page and cluster it touches, so gathering longer costs less per event: at 5,000
-   * events/s, 200 ms against 5 ms cut the processor's and PostgreSQL's CPU per event by about half (README,
-   * Benchmarks), for that much more latency before scores and issues change. A backlog's batches fill at once.
+   * events/s, 200 ms against a 5 ms linger cut PostgreSQL's CPU per event by half and the processor's by a third
+   * (README, Benchmarks), for that much more latency before scores and issues change. A backlog's batches fill at
+   * once.
    */
   PROCESSOR_BATCH_WINDOW_MS: int(200, 0, 5000),
   /** Unacked messages are redelivered after this long: the pause before a crashed processor's batch is retried. */

@@ -24,7 +24,7 @@ const PULL_EXPIRES_MS = 5000;
 
 /**
  * Batches over a continuous pull (`consume`): the client keeps up to `max` messages in flight, so a batch is
- * whatever has arrived (after a short linger), instead of a fetch that waits for a full batch or its expiry.
+ * whatever has arrived within its window, instead of a fetch that waits for a full batch or its expiry.
  */
 class ContinuousPull {
   private readonly consumer: Consumer;
