@@ -24,10 +24,10 @@ export interface PublishResult {
   seq: number;
 }
 
-/** Durable pull consumer handle. */
 /** A batch's window when the consumer names none: a short linger for what is already on its way. */
 export const DEFAULT_BATCH_WINDOW_MS = 5;
 
+/** Durable pull consumer handle. */
 export interface BusConsumer {
   readonly name: string;
   /**
@@ -39,7 +39,7 @@ export interface BusConsumer {
   pending(): Promise<{ pending: number; ackPending: number }>;
   /**
    * Stops pulling (the loop that fetched is done). Messages the client holds that no fetch took go back to the stream
-   * at once, for another consumer of the same durable, instead of after the ack wait.
+   * for another consumer of the same durable within seconds, instead of after the ack wait.
    */
   close(): Promise<void>;
 }
