@@ -69,9 +69,10 @@ test('a tick whose transaction fails at commit changes nothing, in the database 
   clock = later;
   const memoryBefore = sink.snapshot(siteId, later);
   const dbBefore = await stored();
-  // A deferred constraint trigger fails the tick's transaction at COMMIT, after every statement of it ran.
+  // A deferred constraint trigger fails the tick's transaction at COMMIT, after every statement of it ran. Only this
+  // site's rows: the file's other tests write page scores at the same time.
   const fn = `fail_tick_${uniqueTestId()}`;
-  await sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'injected tick commit failure'; end $$`).execute(db);
+  await sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin if new.site_id = '${siteId}' then raise exception 'injected tick commit failure'; end if; return null; end $$`).execute(db);
   await sql.raw(`create constraint trigger ${fn} after insert or update on page_scores deferrable initially deferred for each row execute function ${fn}()`).execute(db);
   await t.throwsAsync(sink.tick(db, [siteId], TRIAGE_HOUR, log), { message: /injected tick commit failure/ });
   await sql.raw(`drop trigger ${fn} on page_scores`).execute(db);
