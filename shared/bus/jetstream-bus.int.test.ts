@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { JetStreamBus } from './jetstream-bus.ts';
 import { ensurePartitionConsumer, ensureStreams } from './topology.ts';
 import { topology } from '../contracts/subjects.ts';
@@ -7,9 +7,10 @@ import { testServices, uniqueTestId } from '../testing/services.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
-test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redelivery', async (t) => {
+/** A connected bus with its own streams (a unique prefix), removed when the test ends. */
+async function busWithStreams(t: ExecutionContext, partitions: number) {
   const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
-  const topo = topology(`t${uniqueTestId()}`, 2);
+  const topo = topology(`t${uniqueTestId()}`, partitions);
   t.teardown(async () => {
     await bus.deleteStream(topo.eventsStream);
     await bus.deleteStream(topo.commandsStream);
@@ -17,6 +18,11 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
     await bus.close();
   });
   await ensureStreams(bus, topo);
+  return { bus, topo };
+}
+
+test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redelivery', async (t) => {
+  const { bus, topo } = await busWithStreams(t, 2);
   await ensureStreams(bus, topo); // idempotent
   const site = crypto.randomUUID();
   const subject = topo.eventSubject(site);
@@ -43,15 +49,7 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
 });
 
 test('JetStream: a batch takes what arrives within its window after the first message, then ends', async (t) => {
-  const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
-  const topo = topology(`t${uniqueTestId()}`, 1);
-  t.teardown(async () => {
-    await bus.deleteStream(topo.eventsStream);
-    await bus.deleteStream(topo.commandsStream);
-    await bus.deleteStream(topo.notifyStream);
-    await bus.close();
-  });
-  await ensureStreams(bus, topo);
+  const { bus, topo } = await busWithStreams(t, 1);
   const subject = topo.eventSubject(crypto.randomUUID());
   const consumer = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
   await bus.publish(subject, enc('a'), 'a');
@@ -71,15 +69,7 @@ test('JetStream: a batch takes what arrives within its window after the first me
 });
 
 test('JetStream: a consumer that closes hands back what its client holds, within seconds rather than the ack wait', async (t) => {
-  const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
-  const topo = topology(`t${uniqueTestId()}`, 1);
-  t.teardown(async () => {
-    await bus.deleteStream(topo.eventsStream);
-    await bus.deleteStream(topo.commandsStream);
-    await bus.deleteStream(topo.notifyStream);
-    await bus.close();
-  });
-  await ensureStreams(bus, topo);
+  const { bus, topo } = await busWithStreams(t, 1);
   const subject = topo.eventSubject(crypto.randomUUID());
   for (const s of ['a', 'b', 'c']) await bus.publish(subject, enc(s), s);
   // The ack wait is 30 s: a message held by the first client would not reach the second within this test.
