@@ -19,8 +19,6 @@ import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
 
-/** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
-export { READ_SCOPES } from './http/auth.ts';
 
 /**
  * The api role: read, write, auth and audit routes, ready when the database and the bus answer. `stop` closes

@@ -20,11 +20,7 @@ export interface FloorFigure {
  * `fetchSize` batches, the processor's default fetch unless given), without the engine, sessions or scores. The tables are emptied afterwards so the processor
  * then stores the same rows from scratch. Returns events/s.
  */
-export async function copyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT): Promise<number> {
-  return (await measuredCopyFloor(db, dbUrl, messages, partitions, fetchSize)).rate;
-}
-
-/** `copyFloor` with the CPU it took per event, which moves far less than its rate with what else the machine runs. */
+/** The COPY floor's rate with the CPU it took per event, which moves far less than its rate with what else the machine runs. */
 export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT): Promise<FloorFigure> {
   const perPartition = Array.from({ length: partitions }, () => [] as EventBatchMessage[]);
   for (const m of messages) perPartition[partitionOf(m.site_id, partitions)]!.push(m);

@@ -35,7 +35,6 @@ import { rateVerdict, targetLine } from './open-loop.ts';
 import { PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT } from '../../shared/config.ts';
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
-const SITE = '00000000-0000-4000-8000-000000000001';
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 

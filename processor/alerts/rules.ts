@@ -30,8 +30,6 @@ export const FLAP_WINDOW = 20;
 /** An active alert whose condition stayed clear this long is resolved with RESOLVED_REASON. */
 export const AUTO_RESOLVE_MS = 15 * 60_000;
 export const RESOLVED_REASON = 'condition cleared';
-/** Default cooldown between two alerts of one rule and page. */
-export const DEFAULT_COOLDOWN_MINUTES = 60;
 /** A page is new for this long after it was first seen. */
 export const NEW_PAGE_MS = 7 * 24 * 3600_000;
 /** Trend: consecutive daily rises required. */

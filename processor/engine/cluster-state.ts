@@ -2,7 +2,7 @@ import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LastSeenIndex, LatestIndex, work, type Seen, type SeenReads } from './last-seen.ts';
 import { canonicalSelector } from './selectors.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
-import { DAY_MS, HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart } from './time.ts';
+import { DAY_MS, HOUR_MS, clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings } from './util.ts';
 
 /**
@@ -410,13 +410,6 @@ export function getElement(state: ClusterState, siteId: string, page: string, se
 /** The committed cluster for a key, or undefined. */
 export function getCluster(state: ClusterState, key: ClusterKey): Cluster | undefined {
   return getElement(state, key.siteId, key.page, key.selector)?.clusters.find((c) => c.signalType === key.signalType);
-}
-
-/** The committed clusters of one page (any selector, any type). O(clusters of the page). */
-export function pageClusters(state: ClusterState, siteId: string, page: string): Cluster[] {
-  const out: Cluster[] = [];
-  for (const el of elementsIn(state.sites.get(siteId)?.get(page))) out.push(...el.clusters);
-  return out;
 }
 
 /** All committed clusters of a site. */

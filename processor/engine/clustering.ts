@@ -19,7 +19,7 @@ export * from './cluster-state.ts';
  */
 
 // The statuses are shared with the API (filters, counts); re-exported so the engine has one import for them.
-export { ACTIVE_STATUSES, CLOSED_STATUSES, ISSUE_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
+export { ACTIVE_STATUSES, type IssueStatus } from '../../shared/domain/issue-status.ts';
 
 /** An issue opens with at least this many signals in the cluster window (7 days). */
 export const MIN_ISSUE_SIGNALS = 5;

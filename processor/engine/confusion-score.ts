@@ -3,17 +3,7 @@ import { round1 } from '../../shared/domain/score-summary.ts';
 
 // The summaries the API computes too (site score, trend, baseline) live in shared/domain; re-exported here so the
 // engine has one import for scoring.
-export {
-  BASELINE_DAYS,
-  BASELINE_MIN_DAYS,
-  TREND_BAND_POINTS,
-  TREND_BAND_RATIO,
-  baselineScore,
-  overallScore,
-  round1,
-  scoreTrend,
-  trendBand,
-} from '../../shared/domain/score-summary.ts';
+export { baselineScore, overallScore, round1, scoreTrend } from '../../shared/domain/score-summary.ts';
 
 /**
  * The confusion score of a page over a window, the site's overall score, and the trend against the 7-day baseline.

@@ -24,21 +24,6 @@ export interface EngineEvent {
   readonly label?: string | undefined;
 }
 
-/** Flattens one batch from the stream into engine events (no validation: the consumer already parsed it). */
-export function engineEventsFromBatch(msg: EventBatchMessage): EngineEvent[] {
-  return msg.events.map((e) => ({
-    id: e.id,
-    siteId: msg.site_id,
-    sessionId: msg.session_id,
-    type: e.type,
-    ts: e.ts,
-    page: e.page,
-    signal: e.signal,
-    selector: e.selector,
-    label: e.label,
-  }));
-}
-
 /** A signal event with its type present: the only events clusters and elements read. */
 export function isSignalEvent(e: EngineEvent): e is EngineEvent & { readonly signal: string } {
   return e.type === 'signal' && typeof e.signal === 'string' && e.signal.length > 0;

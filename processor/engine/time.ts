@@ -39,4 +39,3 @@ export function utcDate(ts: number): string {
   return new Date(bucketStart(ts, DAY_MS)).toISOString().slice(0, 10);
 }
 
-export { utcDateStart } from '../../shared/domain/score-summary.ts';

@@ -25,7 +25,6 @@ export const EVENT_TYPES = ['page_view', 'signal', 'conversion', 'custom'] as co
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export const DEVICES = ['desktop', 'mobile', 'tablet'] as const;
-export type Device = (typeof DEVICES)[number];
 
 /** Element-, viewport- and document-relative coordinates: integers 0..1000 (0,0 is top-left). */
 const Coordinate = z.number().int().min(0).max(1000);
@@ -75,7 +74,6 @@ export const IngestEventSchema = z
       ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required when type is custom' });
     }
   });
-export type IngestEvent = z.infer<typeof IngestEventSchema>;
 
 export const IngestContextSchema = z.object({
   device: z.enum(DEVICES),
@@ -86,7 +84,6 @@ export const IngestContextSchema = z.object({
   environment: z.string().max(32).optional(),
   anonymous_id: z.string().max(128).optional(),
 });
-export type IngestContext = z.infer<typeof IngestContextSchema>;
 
 /**
  * Body of `POST /v1/ingest`. `key` is only for `navigator.sendBeacon`, which cannot set headers.

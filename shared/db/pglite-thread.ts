@@ -100,7 +100,7 @@ export class PGliteThread implements PGliteLike {
 
   query<R>(sql: string, params: unknown[] = []): Promise<{ rows: R[]; affectedRows?: number }> {
     if (this.gone) return Promise.reject(this.gone);
-    if (this.closing) return Promise.reject(lostError('closed'));
+    if (this.closing !== undefined) return Promise.reject(lostError('closed'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();

@@ -4,5 +4,3 @@ export const ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 're
 export type IssueStatus = (typeof ISSUE_STATUSES)[number];
 /** Statuses of an issue that is still being worked on or waiting for work. */
 export const ACTIVE_STATUSES: ReadonlySet<IssueStatus> = new Set<IssueStatus>(['open', 'triaged', 'in_progress', 'regressed']);
-/** Statuses of an issue considered fixed; renewed activity turns them into `regressed`. */
-export const CLOSED_STATUSES: ReadonlySet<IssueStatus> = new Set<IssueStatus>(['resolved', 'verified']);

@@ -12,7 +12,6 @@ export const PLANS = {
   enterprise: { sites: null, sessionsPerMonth: null },
 } as const satisfies Record<string, { sites: number | null; sessionsPerMonth: number | null }>;
 export type Plan = keyof typeof PLANS;
-export const PLAN_NAMES = Object.keys(PLANS) as Plan[];
 /** Plans a signup may choose; Enterprise is arranged, not self-served. */
 export const SELF_SERVE_PLANS = ['grow', 'scale', 'pro'] as const;
 

@@ -10,4 +10,3 @@ export const ExportQuerySchema = z
     to: Instant.optional().describe('ISO 8601; events before it (default: when the export starts)'),
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { path: ['to'], message: 'must be after from' });
-export type ExportQuery = z.infer<typeof ExportQuerySchema>;

@@ -9,7 +9,6 @@ export const ElementHeatmapQuerySchema = z.object({
   page: PagePath,
   selector: QueryText(512).describe('the element\'s CSS selector as the SDK sent it (an issue\'s selector)'),
 });
-export type ElementHeatmapQuery = z.infer<typeof ElementHeatmapQuerySchema>;
 
 export const HEATMAP_DEVICES = ['desktop', 'mobile'] as const;
 
@@ -19,7 +18,6 @@ export const PageHeatmapQuerySchema = z.object({
   page: PagePath,
   device: z.enum(HEATMAP_DEVICES).optional().describe('desktop, or mobile (phones and tablets); omitted: all devices'),
 });
-export type PageHeatmapQuery = z.infer<typeof PageHeatmapQuerySchema>;
 
 const Unit = z.number().min(0).max(1);
 

@@ -21,7 +21,6 @@ export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).so
 /** Judged only on an otherwise valid body: an unknown field is the whole story, not also "nothing to change". */
 export const NON_EMPTY = { error: 'name at least one field to change', when: (p: { issues: readonly unknown[] }) => p.issues.length === 0 };
 
-export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 export const Timestamp = z.iso.datetime();
 
 /** Body of a successful DELETE (the spec leaves it unspecified). */

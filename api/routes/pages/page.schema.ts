@@ -15,16 +15,13 @@ export const QueryText = (max: number) => z.string().min(1).max(max).regex(/^[^\
 export const PagePath = QueryText(2048).describe('page path, e.g. /checkout');
 
 export const PageQuerySchema = z.object({ site_id: Uuid(), page: PagePath, environment: EnvironmentParam });
-export type PageQuery = z.infer<typeof PageQuerySchema>;
 
 /** Spec bounds: trends and insights `days` 1 to 90, default 7. */
 export const DaysParam = z.coerce.number().int().min(1).max(90).default(7).describe('days of history, 1-90');
 
 export const TrendsQuerySchema = z.object({ site_id: Uuid(), page: PagePath.optional(), days: DaysParam, environment: EnvironmentParam });
-export type TrendsQuery = z.infer<typeof TrendsQuerySchema>;
 
 export const CompareQuerySchema = z.object({ site_id: Uuid(), a: PagePath, b: PagePath, environment: EnvironmentParam });
-export type CompareQuery = z.infer<typeof CompareQuerySchema>;
 
 const ScoreFields = { score: Score, trend: Trend, dominant_signal: z.string().nullable() };
 const ScorePoint = z.object({ date: z.string().describe('YYYY-MM-DD'), score: Score }).meta({ id: 'ScorePoint' });

@@ -16,7 +16,6 @@ export const RawQuerySchema = z.object({
   /** Rows of this environment; `alerts` are production's only (alert rules watch production), so staging's are none. */
   environment: EnvironmentParam,
 });
-export type RawQuery = z.infer<typeof RawQuerySchema>;
 
 export const RawResponseSchema = z.object({
   site_id: Uuid(), table: z.enum(RAW_TABLES), sort: z.string(), order: z.enum(['asc', 'desc']), limit: z.number().int(),

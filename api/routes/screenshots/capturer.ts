@@ -101,7 +101,7 @@ export class ScreenshotCapturer {
     await this.idle();
     const b = this.browser;
     this.browser = undefined;
-    if (b) await b.then(async (x) => { await x.browser.close(); await x.proxy.close(); }).catch(() => {});
+    if (b !== undefined) await b.then(async (x) => { await x.browser.close(); await x.proxy.close(); }).catch(() => {});
   }
 
   /** The browser and its egress proxy: started together, closed together. */

@@ -19,7 +19,6 @@ export const ScreenshotQuerySchema = z.object({
   device: Device,
   cached: z.enum(['1']).optional().describe('1: answer only what is stored, never start a capture'),
 });
-export type ScreenshotQuery = z.infer<typeof ScreenshotQuerySchema>;
 
 export const ScreenshotImageQuerySchema = z.object({ site_id: Uuid(), page: PagePath, device: Device });
 

@@ -6,7 +6,6 @@ export const SessionQuerySchema = z.object({
   site_id: Uuid(),
   session_id: QueryText(132).describe('the SDK session id, with or without the ses_ prefix the API shows'),
 });
-export type SessionQuery = z.infer<typeof SessionQuerySchema>;
 
 /** `/query/session` and `/v1/session`: each event carries its time as both `occurred_at` and `timestamp`. */
 export const SessionResponseSchema = z.object({

@@ -7,19 +7,6 @@ export async function insertSession(db: Db, s: { id: string; userId: string; exp
   await db.insertInto('user_sessions').values({ id: s.id, user_id: s.userId, expires_at: s.expiresAt }).execute();
 }
 
-/** The session when it is live (not ended, not expired). */
-export async function findLiveSession(db: Db, id: string, userId: string, now: Date): Promise<{ id: string; expiresAt: Date } | null> {
-  const row = await db
-    .selectFrom('user_sessions')
-    .select(['id', 'expires_at'])
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return row ? { id: row.id, expiresAt: row.expires_at } : null;
-}
-
 /** Ends one session; true when it was live. */
 export async function endSession(db: Db, id: string, userId: string, now: Date): Promise<boolean> {
   const r = await db.updateTable('user_sessions').set({ revoked_at: now }).where('id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();

@@ -52,7 +52,6 @@ export const AlertRuleCreateSchema = z
     enabled: fields.enabled.default(true),
   })
   .superRefine(samePattern);
-export type AlertRuleCreate = z.infer<typeof AlertRuleCreateSchema>;
 
 export const AlertRulePatchSchema = z
   .strictObject({

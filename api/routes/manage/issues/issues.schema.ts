@@ -14,7 +14,6 @@ export const IssuePatchSchema = z
     severity: z.number().min(0).max(100).optional(),
   })
   .refine(nonEmpty, NON_EMPTY);
-export type IssuePatch = z.infer<typeof IssuePatchSchema>;
 
 export const IssueRecordSchema = z.object({
   id: Uuid(),
