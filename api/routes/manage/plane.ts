@@ -9,6 +9,7 @@ import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../htt
 import { SurfaceLimits } from '../../http/rate-limit.ts';
 import { RouteTable } from '../../http/routes.ts';
 import { openApiRouter } from '../../openapi/openapi.routes.ts';
+import { mcpRouteDocs } from '../../mcp/mcp.docs.ts';
 import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
@@ -98,7 +99,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),
     auth,
-    routers: [table.router, openApiRouter(() => [...table.docs, ...readRouteDocs, ...platformDocs])],
+    routers: [table.router, openApiRouter(() => [...table.docs, ...readRouteDocs, ...platformDocs, ...mcpRouteDocs])],
     instanceKeys,
   };
 }
