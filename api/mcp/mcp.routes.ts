@@ -60,6 +60,9 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     const body = await readTextBody(ctx.req, MCP_BODY_LIMIT_BYTES);
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.headers)) if (typeof v === 'string') headers.set(k, v);
+    // The transport refuses (406) a client whose Accept lacks text/event-stream; this server only ever answers JSON,
+    // so such a client (curl, a hand-written one) is served rather than refused.
+    headers.set('accept', 'application/json, text/event-stream');
     const request = new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers, body });
     const server = buildMcpServer(deps, principal, String(ctx.state.requestId ?? ''));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

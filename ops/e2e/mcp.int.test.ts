@@ -5,7 +5,8 @@ import { startTestStack, type TestStack, type TestTenant } from '../testing/stac
 import { getJson, postJson } from '../testing/sdk-batch.ts';
 import { seedMcpSite, type SeededSite } from '../testing/mcp-seed.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
+import { spawn } from 'node:child_process';
+import { Client, StdioClientTransport, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
 import { runDeployCommand, type CliIo } from '../deploy-cli.ts';
 
 let stack: TestStack;
@@ -238,4 +239,67 @@ test('each tool call writes one audit row: tool, key, site, duration; never the 
   t.like(rows[1].summary as object, { tool: 'list_deploys', outcome: 'ok' });
   t.is(typeof (rows[1].summary as { duration_ms: unknown }).duration_ms, 'number');
   t.false(JSON.stringify(rows).includes('secret-marker-page'));
+});
+
+const NODE = process.execPath;
+const CLI = new URL('../cli.ts', import.meta.url).pathname;
+
+test('over stdio: `friction mcp --url --key` (the SDK client spawns it) lists tools and the prompt, calls tools, gets post_deploy_check; stderr only for logs', async (t) => {
+  const transport = new StdioClientTransport({ command: NODE, args: [CLI, 'mcp', '--url', `${stack.baseUrl}/v1`, '--key', mcpKey], stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } });
+  const protocolErrors: Error[] = [];
+  let stderr = '';
+  transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
+  const c = new Client({ name: 'friction-test-stdio', version: '1.0.0' });
+  c.onerror = (e) => protocolErrors.push(e);
+  await c.connect(transport);
+  t.is((await c.listTools()).tools.length, 7);
+  t.deepEqual((await c.listPrompts()).prompts.map((p) => p.name), ['post_deploy_check']);
+  const check = await call(c, 'check_deploy', { deploy: seeded.fail.version });
+  t.is((check.structuredContent as any).verdict, 'FAIL');
+  const prompt = await c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: seeded.pass.id } });
+  t.regex(prompt.messages[0].content.type === 'text' ? prompt.messages[0].content.text : '', /verdict now: PASS\./);
+  const missing = await call(c, 'get_issue', { issue_id: randomUUID() });
+  t.true(missing.isError);
+  await c.close();
+  t.deepEqual(protocolErrors, []);
+  t.regex(stderr, /friction mcp: serving MCP on stdio, forwarding to http:\/\/127\.0\.0\.1:\d+\/v1\/mcp/);
+});
+
+/** Runs `friction mcp` with `input` lines on stdin (then closes it); its exit code, stdout and stderr. */
+function runStdio(args: string[], env: Record<string, string>, input: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(NODE, [CLI, 'mcp', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+      // Close stdin once every request has its answer.
+      if (stdout.split('\n').filter((l) => l.trim()).length >= input.filter((l) => l.includes('"id"')).length) p.stdin.end();
+    });
+    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    for (const l of input) p.stdin.write(`${l}\n`);
+    if (!input.some((l) => l.includes('"id"'))) p.stdin.end();
+  });
+}
+
+test('stdio: env FRICTION_URL/FRICTION_KEY; stdout holds only JSON-RPC lines, even when the key is refused or the server is unreachable; usage errors exit 2 with stderr only', async (t) => {
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  const ok = await runStdio([], { FRICTION_URL: stack.baseUrl, FRICTION_KEY: mcpKey }, [init, list]);
+  t.is(ok.code, 0, ok.stderr);
+  const lines = ok.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  t.deepEqual(lines.map((l) => [l.jsonrpc, l.id]), [['2.0', 1], ['2.0', 2]]);
+  t.is(lines[1].result.tools.length, 7);
+  const refused = await runStdio(['--url', stack.baseUrl, '--key', 'svc_mcp_wrong'], {}, [init]);
+  const answer = JSON.parse(refused.stdout.trim());
+  t.like(answer, { jsonrpc: '2.0', id: 1, error: { code: -32000 } });
+  t.regex(refused.stderr, /401/);
+  const down = await runStdio(['--url', 'http://127.0.0.1:9', '--key', mcpKey], {}, [init]);
+  t.like(JSON.parse(down.stdout.trim()), { jsonrpc: '2.0', id: 1, error: { code: -32000 } });
+  const usage = await runStdio([], {}, []);
+  t.is(usage.code, 2);
+  t.is(usage.stdout, '');
+  t.regex(usage.stderr, /--url \(or FRICTION_URL\) is required/);
 });
