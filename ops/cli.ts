@@ -241,8 +241,8 @@ export function cliProgram(): Command {
       process.exitCode = await runMcpStdio(o);
     });
 
-  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify or alerts (options after the name go to it)')
-    .argument('<name>', 'pipeline, engine, embedded, sdk, verify or alerts')
+  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify, alerts or mcp (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine, embedded, sdk, verify, alerts or mcp')
     .argument('[options...]')
     .allowUnknownOption()
     .action(async (name: string, rest: string[]) => {
