@@ -64,7 +64,10 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     // so such a client (curl, a hand-written one) is served rather than refused.
     headers.set('accept', 'application/json, text/event-stream');
     const request = new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers, body });
-    const server = buildMcpServer(deps, principal, String(ctx.state.requestId ?? ''));
+    const requestId = String(ctx.state.requestId ?? '');
+    // Audit rows of this request's tool calls are written while the answer is sent; a failure is logged, not answered.
+    const afterAnswer = (p: Promise<void>) => void p.catch((err: unknown) => deps.log.error({ err, request_id: requestId }, 'MCP tool-call audit row not written'));
+    const server = buildMcpServer(deps, principal, requestId, afterAnswer);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);

@@ -40,10 +40,10 @@ function toolError(err: unknown, deps: McpDeps, requestId: string, tool: string)
 }
 
 /**
- * One audit row per tool call: tool, key or user, site, duration and outcome; never the arguments. Committed
- * asynchronously (synchronous_commit off for this transaction only): waiting for the WAL flush cost a read ~10 ms
- * on a busy disk, most of the MCP overhead over the REST route; a database crash may lose the last fraction of a
- * second of these rows, never a write's.
+ * One audit row per tool call: tool, key or user, site, duration and outcome; never the arguments. Off the answer's
+ * path and committed asynchronously (synchronous_commit off for this transaction only): awaiting the insert and its
+ * WAL flush cost a read 10-20 ms on a busy machine, most of the MCP overhead over the REST route. A crash of the API
+ * process or the database in that moment may lose these rows (reads only), never a write's.
  */
 async function auditCall(deps: McpDeps, principal: Principal, tool: string, siteId: string | null, ms: number, ok: boolean): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
@@ -55,7 +55,7 @@ async function auditCall(deps: McpDeps, principal: Principal, tool: string, site
   });
 }
 
-function registerTool(server: McpServer, t: ToolDef, c: ToolContext, deps: McpDeps, requestId: string): void {
+function registerTool(server: McpServer, t: ToolDef, c: ToolContext & { afterAnswer(p: Promise<void>): void }, deps: McpDeps, requestId: string): void {
   server.registerTool(t.name, {
     title: t.title,
     description: t.description,
@@ -74,7 +74,8 @@ function registerTool(server: McpServer, t: ToolDef, c: ToolContext, deps: McpDe
     } catch (err) {
       result = toolError(err, deps, requestId, t.name);
     }
-    await auditCall(deps, c.principal, t.name, siteId, performance.now() - t0, !result.isError);
+    // Not awaited: the row is written while the answer travels.
+    c.afterAnswer(auditCall(deps, c.principal, t.name, siteId, performance.now() - t0, !result.isError));
     return result;
   }) as never);
 }
@@ -123,12 +124,12 @@ function registerPrompt(server: McpServer, c: ToolContext): void {
  * A server for one request (the transport is stateless: no session outlives the request), answering as `principal`.
  * Tools and the prompt read through the same functions as the REST routes they stand beside.
  */
-export function buildMcpServer(deps: McpDeps, principal: Principal, requestId: string): McpServer {
+export function buildMcpServer(deps: McpDeps, principal: Principal, requestId: string, afterAnswer: (p: Promise<void>) => void): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {}, prompts: {} },
     instructions: 'Friction measures UX friction: confusion scores per page, ranked issues, deploy verdicts. Start with get_site_context; all tools are read-only.',
   });
-  const c: ToolContext = { db: deps.db, now: deps.now, principal };
+  const c: ToolContext & { afterAnswer: typeof afterAnswer } = { db: deps.db, now: deps.now, principal, afterAnswer };
   for (const t of TOOLS) registerTool(server, t, c, deps, requestId);
   registerPrompt(server, c);
   return server;

@@ -2,7 +2,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
 import { seedMcpSite, type SeededSite } from '../testing/mcp-seed.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { spawn } from 'node:child_process';
@@ -230,7 +230,11 @@ test('each tool call writes one audit row: tool, key, site, duration; never the 
   await call(c, 'get_page', { page: '/secret-marker-page' });
   await call(c, 'list_deploys');
   await c.close();
-  const rows = await stack.infra.database.db.selectFrom('audit_log').selectAll().where('actor_id', '=', key.id).orderBy('id').execute();
+  // Written while the answer travels: there within moments of it.
+  const rows = await eventually(async () => {
+    const r = await stack.infra.database.db.selectFrom('audit_log').selectAll().where('actor_id', '=', key.id).orderBy('id').execute();
+    return r.length >= 2 ? r : undefined;
+  });
   t.deepEqual(rows.map((r) => [r.action, r.target_type, r.target_id, r.site_id, r.actor_type]), [
     ['mcp.tool_call', 'mcp_tool', 'get_page', tenant.siteId, 'key'],
     ['mcp.tool_call', 'mcp_tool', 'list_deploys', tenant.siteId, 'key'],
