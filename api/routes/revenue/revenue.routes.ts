@@ -5,7 +5,7 @@ import type { Database } from '../../../shared/db/database.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { presentRecommendations, presentRevenue, presentRevenueOff, revenueUnavailable } from './revenue.presenter.ts';
-import { conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
+import { activeIssuesUnmeasured, conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
 import { RecommendationsQuerySchema, RevenueQuerySchema } from './revenue.schema.ts';
 
 /** The site's revenue settings and, when tracking is wired, the average conversion value. */
@@ -18,7 +18,8 @@ async function tracking(db: Kysely<Database>, siteId: string, at: Date) {
 /** `/query/recommendations`: the `limit` best-ranked fixes and the count of all. */
 export async function siteRecommendations(db: Kysely<Database>, siteId: string, at: Date, limit: number) {
   const t = await tracking(db, siteId, at);
-  const issues = await issueConversions(db, siteId, t.config.conversion_event, at);
+  // Without tracking the ranking is severity then affected sessions: the conversion groups would go unused.
+  const issues = t.off === null ? await issueConversions(db, siteId, t.config.conversion_event, at) : await activeIssuesUnmeasured(db, siteId);
   return presentRecommendations(siteId, t.off === null ? t.config.currency : null, t.summary.average_value, issues, limit);
 }
 
