@@ -18,6 +18,7 @@ import { insightsRouter } from './routes/insights/insights.routes.ts';
 import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
+import { mcpAllowedOrigins, mcpRouter } from './mcp/mcp.routes.ts';
 
 
 /**
@@ -52,6 +53,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       deploysRouter({ db: infra.database.db, readAuth }),
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
+      mcpRouter({ db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg) }),
       ...plane.routers,
     ],
     checks: [

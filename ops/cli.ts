@@ -233,8 +233,16 @@ export function cliProgram(): Command {
       process.exitCode = await runDeployCommand(args);
     });
 
-  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify or alerts (options after the name go to it)')
-    .argument('<name>', 'pipeline, engine, embedded, sdk, verify or alerts')
+  program.command('mcp').description('MCP over stdio for a desktop assistant, forwarding to a running Friction\'s /v1/mcp (logs on stderr only)')
+    .option('--url <base>', 'the Friction base URL (env FRICTION_URL)')
+    .option('--key <key>', 'an MCP key (svc_mcp_…, scope mcp:read) or a secret key with query:read (env FRICTION_KEY)')
+    .action(async (o: { url?: string; key?: string }) => {
+      const { runMcpStdio } = await import('./mcp-stdio.ts');
+      process.exitCode = await runMcpStdio(o);
+    });
+
+  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify, alerts or mcp (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine, embedded, sdk, verify, alerts or mcp')
     .argument('[options...]')
     .allowUnknownOption()
     .action(async (name: string, rest: string[]) => {

@@ -105,6 +105,14 @@ export const EnvSchema = z.object({
   PASSWORD_SCRYPT_N: int(32_768, 1024, 1_048_576).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Spec limits: read API per org, write API per org, guide surface per site; auth routes per client IP. */
   READ_RATE_LIMIT_PER_MIN: int(100, 1),
+  /**
+   * Browser origins besides PUBLIC_BASE_URL's that may call POST /v1/mcp (comma-separated, e.g. a web-based MCP
+   * inspector's). A request with any other Origin header is refused (403); requests without one (desktop assistants,
+   * servers) are not affected.
+   */
+  MCP_ALLOWED_ORIGINS: z.preprocess((v) => (v === undefined ? '' : v), z.string())
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
+    .pipe(z.array(z.string().refine((o) => { try { return new URL(o).origin === o; } catch { return false; } }, 'must be origins like https://inspector.example (scheme, host, port; no path)'))),
   WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
   GUIDE_RATE_LIMIT_PER_MIN: int(200, 1),
   AUTH_RATE_LIMIT_PER_MIN: int(20, 1),

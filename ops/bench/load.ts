@@ -7,6 +7,8 @@ export { percentile } from './open-loop.ts';
 export interface Request {
   body: string;
   events: number;
+  /** Path and query of this request when it differs from `url`'s (read benches vary their targets). */
+  path?: string;
 }
 
 export interface OpenLoadResult {
@@ -42,6 +44,8 @@ export async function openLoad(o: {
   url: string;
   headers: Record<string, string>;
   okStatus: number;
+  /** POST (default) sends `body`; GET sends none. */
+  method?: 'GET' | 'POST';
   eventsPerSecond: number;
   next: () => Request | undefined;
   seconds?: number;
@@ -89,7 +93,7 @@ export async function openLoad(o: {
       if (--inFlight === 0 && !sending) settle();
     };
     const cr = http.request(
-      { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) } },
+      { agent, host: u.hostname, port: u.port, path: req.path ?? `${u.pathname}${u.search}`, method: o.method ?? 'POST', headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) } },
       (res) => {
         res.resume();
         res.on('end', () => done(res.statusCode ?? 0));

@@ -39,6 +39,9 @@ test.serial('org B against org A\'s objects: byte-identical to a random id, 404 
   const odd: string[] = [];
   let compared = 0;
   for (const route of Object.keys(REQUESTS).sort()) {
+    // JSON-RPC answers another tenant's object inside the protocol (a tool result with isError "site not found",
+    // identical to a random id's), never as HTTP 404: ops/e2e/mcp.int.test.ts covers it.
+    if (route === 'POST /v1/mcp') continue;
     const [method] = route.split(' ') as [Method, string];
     for (const [letter, token] of Object.entries(bCredentials)) {
       const foreign = await REQUESTS[route](aFx);

@@ -159,6 +159,9 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/elements': async (f) => ({ path: `/v1/elements?site_id=${f.siteId}` }),
   'GET /v1/query/heuristics': async (f) => ({ path: `/v1/query/heuristics?site_id=${f.siteId}` }),
   'GET /v1/query/deploys': async (f) => ({ path: `/v1/query/deploys?site_id=${f.siteId}` }),
+  'GET /v1/query/mcp/context': async (f) => ({ path: `/v1/query/mcp/context?site_id=${f.siteId}` }),
+  'GET /v1/mcp/context': async (f) => ({ path: `/v1/mcp/context?site_id=${f.siteId}` }),
+  'POST /v1/mcp': async () => ({ path: '/v1/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
   'GET /v1/deploys': async (f) => ({ path: `/v1/deploys?site_id=${f.siteId}&environment=staging` }),
   'GET /v1/query/deploys/:deploy_id': async (f) => ({ path: `/v1/query/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
   'GET /v1/deploys/:deploy_id': async (f) => ({ path: `/v1/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
@@ -242,6 +245,8 @@ export const REQUESTS: Record<string, RequestBuilder> = {
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
   'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  // 405 to everyone: the stateless MCP server serves no stream and ends no session.
+  'GET /v1/mcp', 'DELETE /v1/mcp',
 ]);
 
 /**
@@ -284,6 +289,9 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/elements': READ,
   'GET /v1/query/heuristics': READ,
   'GET /v1/query/deploys': READ,
+  'GET /v1/query/mcp/context': READ,
+  'GET /v1/mcp/context': READ,
+  'POST /v1/mcp': READ,
   'GET /v1/deploys': READ,
   'GET /v1/query/deploys/:deploy_id': READ,
   'GET /v1/deploys/:deploy_id': READ,

@@ -124,3 +124,13 @@ export async function issueVerifications(db: Db, issueId: string): Promise<Verif
     .selectAll('v').select('d.version as deploy_version')
     .where('v.issue_id', '=', issueId).orderBy('v.verified_at').orderBy('v.id').execute();
 }
+
+/** The latest deploy of `version` in an environment of the site, with its related data, or undefined. */
+export async function findDeployByVersion(db: Kysely<Database>, siteId: string, environment: string, version: string) {
+  return inOneSnapshot(db, async (trx) => {
+    const row = await trx.selectFrom('deploys').selectAll().where('site_id', '=', siteId).where('environment', '=', environment)
+      .where('version', '=', version).orderBy('recorded_at', 'desc').orderBy('id').executeTakeFirst();
+    if (!row) return undefined;
+    return { row, related: await relatedOf(trx, siteId, [row.id]) };
+  });
+}

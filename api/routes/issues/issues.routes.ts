@@ -10,6 +10,7 @@ import { IssueDetailQuerySchema, IssueListQuerySchema, type IssueDetailSchema } 
 import { findIssue, listIssues } from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../deploys/deploys.queries.ts';
 import { presentVerification } from '../deploys/deploys.presenter.ts';
 
@@ -19,6 +20,23 @@ export interface IssuesDeps {
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** One issue of the site and environment with its evidence sessions, verification history and changes; undefined when missing. */
+export async function issueDetail(db: Kysely<Database>, siteId: string, environment: Environment, id: string): Promise<z.output<typeof IssueDetailSchema> | undefined> {
+  const found = await findIssue(db, siteId, environment, id);
+  if (!found) return undefined;
+  const { issue, sessions, updates } = found;
+  return {
+    ...presentIssue(issue),
+    hypothesis: issue.hypothesis,
+    first_signal_at: iso(issue.first_signal_at),
+    resolved_at: iso(issue.resolved_at),
+    sessions: sessions.map((s) => ({ id: presentSessionId(s.session_id), signals: s.signals, timestamp: iso(s.last_signal_at) })),
+    introduced_by_deploy: issue.introduced_by_deploy,
+    verifications: (await issueVerifications(db, issue.id)).map(presentVerification),
+    history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
+  };
+}
 
 /** `/v1/query/issues`, `/v1/query/issues/:issue_id` and their short forms `/v1/issues`, `/v1/issues/:id`. */
 export function issuesRouter(deps: IssuesDeps): Router {
@@ -34,19 +52,8 @@ export function issuesRouter(deps: IssuesDeps): Router {
     const { site_id, environment } = siteQuery(ctx, IssueDetailQuerySchema);
     // A malformed id is answered like a missing one: ids are not worth a different error.
     const id = Uuid().safeParse(ctx.params.issue_id);
-    const found = id.success ? await findIssue(deps.db, site_id, environment, id.data) : undefined;
-    if (!found) throw new NotFoundError('issue not found');
-    const { issue, sessions, updates } = found;
-    const body: z.output<typeof IssueDetailSchema> = {
-      ...presentIssue(issue),
-      hypothesis: issue.hypothesis,
-      first_signal_at: iso(issue.first_signal_at),
-      resolved_at: iso(issue.resolved_at),
-      sessions: sessions.map((s) => ({ id: presentSessionId(s.session_id), signals: s.signals, timestamp: iso(s.last_signal_at) })),
-      introduced_by_deploy: issue.introduced_by_deploy,
-      verifications: (await issueVerifications(deps.db, issue.id)).map(presentVerification),
-      history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
-    };
+    const body = id.success ? await issueDetail(deps.db, site_id, environment, id.data) : undefined;
+    if (!body) throw new NotFoundError('issue not found');
     ctx.body = ok(body);
   };
 

@@ -9,9 +9,11 @@ import { ALL_ROLES, READ_SCOPES, authenticate, type AccessRule } from '../../htt
 import { SurfaceLimits } from '../../http/rate-limit.ts';
 import { RouteTable } from '../../http/routes.ts';
 import { openApiRouter } from '../../openapi/openapi.routes.ts';
+import { mcpRouteDocs } from '../../mcp/mcp.docs.ts';
 import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
+import { contextRoutes } from '../context/context.routes.ts';
 import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
@@ -90,14 +92,14 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);
-  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes]) add(table, deps);
+  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes, contextRoutes]) add(table, deps);
   auditRoutes(table, deps);
   deliveryRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),
     auth,
-    routers: [table.router, openApiRouter(() => [...table.docs, ...readRouteDocs, ...platformDocs])],
+    routers: [table.router, openApiRouter(() => [...table.docs, ...readRouteDocs, ...platformDocs, ...mcpRouteDocs])],
     instanceKeys,
   };
 }

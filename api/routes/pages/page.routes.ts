@@ -27,6 +27,24 @@ export const PAGE_HISTORY_DAYS = 30;
 /** At most this many recent deploys on the page view, newest first. */
 export const PAGE_DEPLOYS = 10;
 
+/** `/query/page`: a page's score, history, issues, elements, budget, recent deploys and alerts; undefined for a page never scored. */
+export async function pageView(db: Kysely<Database>, site_id: string, environment: Environment, page: string, at: Date) {
+  if (!(await pageKnown(db, site_id, environment, page))) return undefined;
+  const [score, history, issues, elements, rules, deploys, alerts] = await Promise.all([
+    currentPageScore(db, site_id, environment, page),
+    pageDailyScores(db, site_id, environment, page, PAGE_HISTORY_DAYS, at),
+    activeIssuesOfPage(db, site_id, environment, page),
+    elementsOfPage(db, site_id, environment, page),
+    budgetRules(db, site_id),
+    recentDeploys(db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
+      .then(({ rows, related }) => rows.map((d) => presentDeploy(d, related))),
+    // Alert rules watch production only (issue 15): a staging page has no alerts.
+    environment === 'production' ? activeAlertsOfPage(db, site_id, page) : [],
+  ]);
+  const budget = pageBudget(rules, page, round1(score?.score ?? 0));
+  return presentPage({ page, score, history, issues, elements, budget, deploys, alerts });
+}
+
 /**
  * `/query/page` (+ `/v1/page`), `/query/trends` (+ `/v1/trends`) and `/query/compare` (+ `/v1/compare`).
  * A page the site never scored (in the `environment` read, default production) is 404, like a resource of another site.
@@ -37,21 +55,9 @@ export function pageRouter(deps: PageDeps): Router {
 
   const page: Koa.Middleware = async (ctx) => {
     const { site_id, page, environment } = siteQuery(ctx, PageQuerySchema);
-    if (!(await pageKnown(deps.db, site_id, environment, page))) throw new NotFoundError('page not found');
-    const at = now();
-    const [score, history, issues, elements, rules, deploys, alerts] = await Promise.all([
-      currentPageScore(deps.db, site_id, environment, page),
-      pageDailyScores(deps.db, site_id, environment, page, PAGE_HISTORY_DAYS, at),
-      activeIssuesOfPage(deps.db, site_id, environment, page),
-      elementsOfPage(deps.db, site_id, environment, page),
-      budgetRules(deps.db, site_id),
-      recentDeploys(deps.db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
-        .then(({ rows, related }) => rows.map((d) => presentDeploy(d, related))),
-      // Alert rules watch production only (issue 15): a staging page has no alerts.
-      environment === 'production' ? activeAlertsOfPage(deps.db, site_id, page) : [],
-    ]);
-    const budget = pageBudget(rules, page, round1(score?.score ?? 0));
-    ctx.body = ok(presentPage({ page, score, history, issues, elements, budget, deploys, alerts }));
+    const view = await pageView(deps.db, site_id, environment, page, now());
+    if (!view) throw new NotFoundError('page not found');
+    ctx.body = ok(view);
   };
 
   const trends: Koa.Middleware = async (ctx) => {

@@ -85,3 +85,16 @@ export async function issueConversions(db: Kysely<Database>, siteId: string, con
     order by i.severity desc, i.affected_sessions desc, i.id`.execute(db);
   return rows;
 }
+
+/**
+ * Each active production issue with what ranking needs when revenue tracking is off: no conversion groups (zeros),
+ * so the recommendations skip issueConversions' scans of 30 days of events and signals they would not use.
+ */
+export async function activeIssuesUnmeasured(db: Kysely<Database>, siteId: string): Promise<IssueConversionRow[]> {
+  const rows = await db.selectFrom('ux_issues')
+    .select(['id', 'title', 'page', 'selector', 'label', 'signal_type', sql<number>`severity::float8`.as('severity'), 'affected_sessions'])
+    .where('site_id', '=', siteId).where('environment', '=', 'production').where('status', 'in', [...ACTIVE_STATUSES])
+    .orderBy('severity', 'desc').orderBy('affected_sessions', 'desc').orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, affected: 0, affected_converted: 0, calm: 0, calm_converted: 0 }));
+}

@@ -5,23 +5,32 @@ import type { Database } from '../../../shared/db/database.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
 import { presentRecommendations, presentRevenue, presentRevenueOff, revenueUnavailable } from './revenue.presenter.ts';
-import { conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
+import { activeIssuesUnmeasured, conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
 import { RecommendationsQuerySchema, RevenueQuerySchema } from './revenue.schema.ts';
+
+/** The site's revenue settings and, when tracking is wired, the average conversion value. */
+async function tracking(db: Kysely<Database>, siteId: string, at: Date) {
+  const config = await revenueConfig(db, siteId);
+  const summary = config.enabled ? await conversionSummary(db, siteId, config.conversion_event, new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000)) : { sessions: 0, average_value: null };
+  return { config, summary, off: revenueUnavailable(config, summary.sessions) };
+}
+
+/** `/query/recommendations`: the `limit` best-ranked fixes and the count of all. */
+export async function siteRecommendations(db: Kysely<Database>, siteId: string, at: Date, limit: number) {
+  const t = await tracking(db, siteId, at);
+  // Without tracking the ranking is severity then affected sessions: the conversion groups would go unused.
+  const issues = t.off === null ? await issueConversions(db, siteId, t.config.conversion_event, at) : await activeIssuesUnmeasured(db, siteId);
+  return presentRecommendations(siteId, t.off === null ? t.config.currency : null, t.summary.average_value, issues, limit);
+}
 
 /** `/v1/query/revenue`, `/v1/query/recommendations` and their short forms `/v1/revenue`, `/v1/recommendations`. */
 export function revenueRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware; now?: () => Date }): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
-  /** The site's revenue settings and, when tracking is wired, the average conversion value. */
-  const tracking = async (siteId: string, at: Date) => {
-    const config = await revenueConfig(deps.db, siteId);
-    const summary = config.enabled ? await conversionSummary(deps.db, siteId, config.conversion_event, new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000)) : { sessions: 0, average_value: null };
-    return { config, summary, off: revenueUnavailable(config, summary.sessions) };
-  };
   const revenue: Koa.Middleware = async (ctx) => {
     const { site_id } = siteQuery(ctx, RevenueQuerySchema);
     const at = now();
-    const t = await tracking(site_id, at);
+    const t = await tracking(deps.db, site_id, at);
     if (t.off !== null) {
       ctx.body = ok(presentRevenueOff(site_id, t.config, t.off));
       return;
@@ -30,10 +39,7 @@ export function revenueRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middle
   };
   const recommendations: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, RecommendationsQuerySchema);
-    const at = now();
-    const t = await tracking(q.site_id, at);
-    const issues = await issueConversions(deps.db, q.site_id, t.config.conversion_event, at);
-    ctx.body = ok(presentRecommendations(q.site_id, t.off === null ? t.config.currency : null, t.summary.average_value, issues, q.limit));
+    ctx.body = ok(await siteRecommendations(deps.db, q.site_id, now(), q.limit));
   };
   router.get('/v1/query/revenue', deps.readAuth, revenue);
   router.get('/v1/revenue', deps.readAuth, revenue);

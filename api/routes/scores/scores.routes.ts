@@ -7,6 +7,20 @@ import { siteQuery } from '../../http/auth.ts';
 import { SiteQuerySchema } from './scores.schema.ts';
 import { activeIssueCountsByPage, listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
 import type Koa from 'koa';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+
+/** The site object of `/query/scores`: overall score and trend against the 7-day baseline, every page worst first. */
+export async function siteScores(db: Kysely<Database>, site_id: string, environment: Environment, at: Date) {
+  const [pages, history] = await Promise.all([listCurrentPageScores(db, site_id, environment, at), siteDailyScores(db, site_id, environment, at)]);
+  const baseline = baselineScore(history, at.toISOString().slice(0, 10));
+  const overall = overallScore(pages);
+  return {
+    site_id,
+    overall_score: overall,
+    overall_trend: scoreTrend(overall, baseline),
+    pages: pages.map((p) => ({ page: p.page, score: round1(p.score), trend: p.trend as 'up' | 'down' | 'stable', dominant_signal: p.dominant_signal })),
+  };
+}
 
 export interface ScoresDeps {
   db: Kysely<Database>;
@@ -24,16 +38,7 @@ export function scoresRouter(deps: ScoresDeps): Router {
   const router = new Router();
   router.get('/v1/query/scores', deps.readAuth, async (ctx) => {
     const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
-    const at = now();
-    const [pages, history] = await Promise.all([listCurrentPageScores(deps.db, site_id, environment, at), siteDailyScores(deps.db, site_id, environment, at)]);
-    const baseline = baselineScore(history, at.toISOString().slice(0, 10));
-    const overall = overallScore(pages);
-    const site = {
-      site_id,
-      overall_score: overall,
-      overall_trend: scoreTrend(overall, baseline),
-      pages: pages.map((p) => ({ page: p.page, score: round1(p.score), trend: p.trend, dominant_signal: p.dominant_signal })),
-    };
+    const site = await siteScores(deps.db, site_id, environment, now());
     // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
     ctx.body = ok({ ...site, site });
   });
