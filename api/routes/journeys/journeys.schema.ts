@@ -11,6 +11,7 @@ export const JourneyQuerySchema = z.object({
   min_friction_weight: z.coerce.number().int().min(0).max(1000).default(1).describe('edges weighing less are removed before sorting'),
   signal_type: z.enum(EDGE_DECORATORS).optional().describe('only this edge-decorator signal type; default all of them'),
 });
+export type JourneyQuery = z.infer<typeof JourneyQuerySchema>;
 
 export const FlowsQuerySchema = z.object({ site_id: Uuid() });
 
