@@ -18,6 +18,7 @@ import { insightsRouter } from './routes/insights/insights.routes.ts';
 import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
+import { dashboardRouter } from './dashboard/dashboard.routes.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -55,6 +56,10 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
       ...plane.routers,
+      dashboardRouter({
+        log: infra.log, publicBaseUrl: cfg.PUBLIC_BASE_URL,
+        dogfood: cfg.DASHBOARD_DOGFOOD_KEY ? { key: cfg.DASHBOARD_DOGFOOD_KEY, ingestUrl: cfg.DASHBOARD_DOGFOOD_INGEST_URL?.replace(/\/+$/, '') } : undefined,
+      }),
     ],
     checks: [
       ['database', () => databaseReady(infra)],
