@@ -11,6 +11,9 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { watch } from '../testing/browser-checks.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { createHttpApp } from '../../shared/http/app.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { dashboardRouter } from '../../api/dashboard/dashboard.routes.ts';
 
 let stack: TestStack;
 let https: TestStack;
@@ -200,4 +203,33 @@ test('the dashboard answers with a strict CSP and the OWASP secure headers; inde
   t.is(a.headers.get('content-security-policy'), csp);
   t.is((await fetch(`${stack.baseUrl}/assets/main-AAAAAAAA.js`)).status, 404);
   t.regex((await fetch(`${https.baseUrl}/`)).headers.get('strict-transport-security')!, /max-age=31536000/);
+});
+
+test('dogfooding: with a key set, the dashboard loads Friction\'s SDK from the chosen ingest and reports to that site', async (t) => {
+  // The dashboard on its own origin, reporting to `stack`'s ingest (another origin) with the tenant's publishable key.
+  const log = createLogger('silent');
+  const dogfood = { key: stack.tenant.publishableKey, ingestUrl: stack.baseUrl };
+  const app = createHttpApp({ role: 'api', log, routers: [dashboardRouter({ log, publicBaseUrl: undefined, dogfood })] });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const index = await fetch(`${origin}/`);
+    t.regex(index.headers.get('content-security-policy')!, new RegExp(`script-src 'self' ${stack.baseUrl}; .*connect-src 'self' ${stack.baseUrl};`));
+    const page = await browser.newPage();
+    const w = watch(page);
+    const ingested = page.waitForResponse((r) => r.url() === `${stack.baseUrl}/v1/ingest` && r.request().method() === 'POST');
+    await page.goto(`${origin}/`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForFunction(() => 'Friction' in window);
+    await page.evaluate(() => (window as unknown as { Friction: { flush(): void } }).Friction.flush());
+    const r = await ingested;
+    t.is(r.status(), 202);
+    t.deepEqual(w.problems, []);
+    await page.close();
+    // Off by default: no key, no SDK.
+    t.notRegex(await (await fetch(`${stack.baseUrl}/`)).text(), /sdk\.js/);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });

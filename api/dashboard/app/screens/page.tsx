@@ -85,7 +85,7 @@ function PageHeatmap({ site, page, selector }: { site: string; page: string; sel
         {heat.data ? `${heat.data.count} signals (${device}) ` : 'Loading signals… '}
         {shot.data ? (s ? `over the screenshot taken ${new Date(s.captured_at).toLocaleString()}` : `no screenshot (${'reason' in shot.data ? shot.data.reason.replace(/_/g, ' ') : ''}): heat drawn on a blank page`) : ''}
       </p>
-      <div class={`stage ${s ? '' : 'stage-blank'}`} data-aspect={s ? undefined : 'blank'}>
+      <div class={`stage ${s ? (s.device === 'mobile' ? 'stage-mobile' : '') : 'stage-blank'}`}>
         {s && <img src={samePath(s.image_url)} alt={`Screenshot of ${page} (${s.device})`} width={s.width} height={s.height} />}
         <Heat points={pts.map((p) => (usePage && s ? { x: p.px ?? p.vx, y: p.py ?? p.vy } : { x: p.vx, y: p.vy }))} label={`Page heatmap of ${page}: ${pts.length} points`} />
         {selector && el.data && box && (
