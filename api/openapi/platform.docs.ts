@@ -50,6 +50,7 @@ export const platformDocs: RouteDoc[] = [
   },
   {
     method: 'get', path: '/assets/{name}', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/javascript',
+    params: z.object({ name: z.string().describe('a file name index.html gives, e.g. main-3YXKUWSR.js') }),
     summary: 'The dashboard\'s scripts and styles, named by content hash (immutable for a year; br and gzip by Accept-Encoding)',
   },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
