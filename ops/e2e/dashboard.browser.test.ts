@@ -212,3 +212,31 @@ test.serial('create a key (secret shown once, and it works), then revoke it (ref
   t.deepEqual(w.problems, []);
   await page.close();
 });
+
+test.serial('live updates: the overview shows a new alert without a reload, and unchanged polls answer 304', async (t) => {
+  const page = await ctx.newPage();
+  const w = watch(page);
+  await page.addInitScript(() => localStorage.setItem('friction.pollMs', '1000'));
+  await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
+  await page.getByTestId('overall-score').waitFor();
+  // Each poll revalidates what the browser kept: it sends the ETag it got (the page sees the kept answer as 200).
+  const revalidated: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/v1/query/scores')) void r.allHeaders().then((h) => h['if-none-match'] && revalidated.push(h['if-none-match']));
+  });
+  let navigations = 0;
+  page.on('framenavigated', () => navigations++);
+  await stack.infra.database.db.insertInto('alerts').values({
+    id: crypto.randomUUID(), site_id: stack.tenant.siteId, rule_id: null, rule_name: 'Signup budget broken', page: '/signup', trigger_type: 'budget', score_before: 30, score_after: 49,
+    triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
+  }).execute();
+  await page.getByRole('link', { name: 'Signup budget broken' }).waitFor();
+  t.is(navigations, 0, 'no reload');
+  const etag = await eventually(async () => revalidated[0]);
+  const again = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'if-none-match': etag } });
+  t.is(again.status, 304, 'the server answers an unchanged poll without a body');
+  t.is(await again.text(), '');
+  await page.evaluate(() => localStorage.removeItem('friction.pollMs'));
+  t.deepEqual(w.problems, []);
+  await page.close();
+});

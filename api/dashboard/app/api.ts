@@ -34,11 +34,12 @@ export function url(path: string, query: Query = {}): string {
   return s ? `${path}?${s}` : path;
 }
 
+/** GETs revalidate what the browser kept (ETag, 304): a poll that finds nothing new moves no body. */
 export async function api<T>(method: string, path: string, o: { query?: Query; body?: unknown } = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(url(path, o.query), { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), credentials: 'same-origin', cache: 'no-store' });
+  const res = await fetch(url(path, o.query), { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), credentials: 'same-origin', cache: method === 'GET' ? 'no-cache' : 'no-store' });
   const text = await res.text();
   let parsed: { data?: T; error?: { code: string; message: string; details?: unknown } } | null = null;
   try {

@@ -4,8 +4,11 @@ import { me } from '../state.ts';
 import type { Alert, Degradation, Deploy, Issue, Scores, ScorePoint } from '../types.ts';
 import { GetStarted, LineChart, ScoreBadge, Show, Table, Trend, fmtDate, fmtScore, useData } from '../ui.tsx';
 
-/** Live updates: the overview re-reads every 30 s while the tab is visible (docs/dashboard.md). */
-export const POLL_MS = 30_000;
+/**
+ * Live updates: the overview and the issue stream re-read every 30 s while the tab is visible (docs/dashboard.md).
+ * `localStorage['friction.pollMs']` (1000 or more) changes the period: the browser tests use it.
+ */
+export const POLL_MS = Math.max(1000, Number(localStorage.getItem('friction.pollMs')) || 30_000);
 
 interface Overview {
   scores: Scores;

@@ -35,7 +35,7 @@ const samePath = (u: string): string => {
 
 /**
  * Where the element sits on the page, in page fractions. The API gives no element geometry, so it is read from the
- * element's own signals' page positions: the 5th to 95th percentile box of where its clicks landed (outliers off).
+ * element's own signals' page positions: the box of where its clicks landed, the outer 1% on each side left off as stray points.
  */
 function elementBox(points: PagePoint[], selector: string): { x: number; y: number; w: number; h: number } | null {
   const mine = points.filter((p) => p.el === selector);
@@ -43,9 +43,9 @@ function elementBox(points: PagePoint[], selector: string): { x: number; y: numb
   const q = (v: number[], f: number) => v.sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(f * v.length))];
   const xs = mine.map((p) => p.px ?? p.vx);
   const ys = mine.map((p) => p.py ?? p.vy);
-  const x0 = q(xs, 0.05);
-  const y0 = q(ys, 0.05);
-  return { x: x0, y: y0, w: Math.max(0.01, q(xs, 0.95) - x0), h: Math.max(0.01, q(ys, 0.95) - y0) };
+  const x0 = q(xs, 0.01);
+  const y0 = q(ys, 0.01);
+  return { x: x0, y: y0, w: Math.max(0.01, q(xs, 0.99) - x0), h: Math.max(0.01, q(ys, 0.99) - y0) };
 }
 
 function Heat({ points, label, radius = 18 }: { points: HeatPoint[]; label: string; radius?: number }) {
