@@ -105,6 +105,9 @@ for (const width of [1280, 390]) {
     await visit(t, page, w, `overview?${siteQ()}`, 'overview', async (p) => p.getByTestId('overall-score').waitFor());
     await visit(t, page, w, `issues?${siteQ()}`, 'issues', async (p) => p.getByTestId('issue-row').first().waitFor());
     await visit(t, page, w, `issue/${issue}?${siteQ()}`, 'issue', h1(/./));
+    // A deep link survives a reload.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Hypothesis' }).waitFor();
     if (session) await visit(t, page, w, `session/${encodeURIComponent(session)}?${siteQ()}`, 'session', h1('Session timeline'));
     await visit(t, page, w, `page?${siteQ()}&page=%2Fcheckout&selector=%23pay-now`, 'page', async (p) => p.getByRole('img', { name: /Screenshot of \/checkout/ }).waitFor());
     await visit(t, page, w, `journeys?${siteQ()}`, 'journeys', h1('Friction journeys'));
@@ -113,7 +116,16 @@ for (const width of [1280, 390]) {
     for (const tab of ['sites', 'keys', 'members', 'webhooks', 'integrations', 'rules', 'sdk', 'usage']) {
       await visit(t, page, w, `settings?${siteQ()}&tab=${tab}`, `settings-${tab}`, h1('Settings'));
     }
-    t.deepEqual(w.problems, []);
+    // The screens before sign-in, in a context without the session cookie.
+    const anon = await browser.newContext({ viewport: { width, height: 900 } });
+    const out = await anon.newPage();
+    const wo = watch(out);
+    await visit(t, out, wo, 'signin', 'signin', h1('Sign in'));
+    await visit(t, out, wo, 'signup', 'signup', h1('Create account'));
+    await visit(t, out, wo, 'accept-invite?token=inv_example', 'accept-invite', h1('Join organization'));
+    await visit(t, out, wo, 'verify-email?token=evt_example', 'verify-email', h1('Confirm email'));
+    await anon.close();
+    t.deepEqual([...w.problems, ...wo.problems], []);
     await page.close();
   });
 }

@@ -125,7 +125,11 @@ function Keys({ site }: { site: string }) {
 
 function Members() {
   const org = me.value!.org.id;
-  const l = useData(() => get<{ members: { id: string; email: string; role: string; created_at: string }[]; invitations: { id: string; email: string; role: string; expires_at: string }[] }>('/v1/manage/members', { org_id: org }), [org]);
+  const l = useData(() => get<{ members: { id: string; user_id: string; email: string; role: string; created_at: string }[]; invitations: { id: string; email: string; role: string; expires_at: string }[] }>('/v1/manage/members', { org_id: org }), [org]);
+  // Only an owner changes or removes members, and never themselves (the API enforces it; the page only hides what it would refuse).
+  const owner = me.value!.role === 'owner';
+  const self = me.value!.user.id;
+  const [err, setErr] = useState<Error | null>(null);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const [token, setToken] = useState<string | null>(null);
@@ -134,9 +138,23 @@ function Members() {
       <Show l={l} what="members">
         {(d) => (
           <>
-            <Table caption="Members" head={['Email', 'Role', 'Since']}>
-              {d.members.map((m) => <tr key={m.id}><td>{m.email}</td><td>{m.role}</td><td>{fmtDate(m.created_at)}</td></tr>)}
+            <Table caption="Members" head={['Email', 'Role', 'Since', '']}>
+              {d.members.map((m) => (
+                <tr key={m.id}>
+                  <td>{m.email}</td>
+                  <td>{owner && m.user_id !== self ? (
+                    <label><span class="sr-only">Role of {m.email}</span>
+                      <select value={m.role} onChange={(e) => patch(`/v1/manage/members/${m.id}`, { role: e.currentTarget.value }).then(l.reload, (x: Error) => { setErr(x); l.reload(); })}>
+                        {['owner', 'admin', 'member', 'viewer'].map((r) => <option key={r}>{r}</option>)}
+                      </select>
+                    </label>
+                  ) : m.role}</td>
+                  <td>{fmtDate(m.created_at)}</td>
+                  <td>{owner && m.user_id !== self && <button type="button" class="danger" onClick={() => confirm(`Remove ${m.email} from the organization?`) && del(`/v1/manage/members/${m.id}`).then(l.reload, setErr)}>Remove<span class="sr-only"> {m.email}</span></button>}</td>
+                </tr>
+              ))}
             </Table>
+            {err && <ErrorNote error={err} />}
             {d.invitations.length > 0 && (
               <Table caption="Pending invitations" head={['Email', 'Role', 'Expires', '']}>
                 {d.invitations.map((i) => <tr key={i.id}><td>{i.email}</td><td>{i.role}</td><td>{fmtDate(i.expires_at)}</td><td><button type="button" class="danger" onClick={() => del(`/v1/manage/members/${i.id}`).then(l.reload)}>Cancel<span class="sr-only"> invitation of {i.email}</span></button></td></tr>)}
