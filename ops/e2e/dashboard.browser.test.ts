@@ -243,6 +243,13 @@ test.serial('live updates: the overview shows a new alert without a reload, and 
     triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
   }).execute();
   await page.getByRole('link', { name: 'Signup budget broken' }).waitFor();
+  // A degradation of the organization appears as a banner the same way.
+  await stack.infra.database.db.insertInto('degradation_events').values({
+    id: crypto.randomUUID(), org_id: stack.tenant.orgId, kind: 'endpoint_disabled', subject: crypto.randomUUID(), message: 'A webhook endpoint was disabled after 20 failed deliveries.',
+    started_at: new Date(), recovered_at: null, details: '{}',
+  }).execute();
+  await page.getByRole('alert').filter({ hasText: 'Degraded: endpoint disabled' }).waitFor();
+  t.deepEqual(await axeViolations(page), []);
   t.is(navigations, 0, 'no reload');
   const etag = await eventually(async () => revalidated[0]);
   const again = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'if-none-match': etag } });

@@ -36,6 +36,7 @@ function Graph({ edges, site }: { edges: Edge[]; site: string }) {
               key={i} d={d} class={`edge ${sel === i ? 'edge-on' : ''}`} stroke-width={w} marker-end="url(#arrow)" tabIndex={0} role="button"
               aria-label={`${e.from} to ${e.to}: weight ${e.friction_weight}, ${e.sessions} sessions`}
               onMouseEnter={() => setSel(i)} onFocus={() => setSel(i)} onClick={() => setSel(i)}
+              onKeyDown={(ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); setSel(i); } }}
             />
           );
         })}
