@@ -14,6 +14,8 @@ import { startTestStack, type TestStack, type TestTenant } from '../testing/stac
 import { createHttpApp } from '../../shared/http/app.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { dashboardRouter } from '../../api/dashboard/dashboard.routes.ts';
+import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import { startSession } from '../../shared/auth/sessions.ts';
 
 let stack: TestStack;
 let https: TestStack;
@@ -232,4 +234,41 @@ test('dogfooding: with a key set, the dashboard loads Friction\'s SDK from the c
   } finally {
     await new Promise((r) => server.close(r));
   }
+});
+
+test('a cookie whose token is past half its life is renewed with the same session; a bearer token is not', async (t) => {
+  const cfg = stack.config;
+  const policy = { tokenTtlSec: cfg.JWT_TTL_SECONDS, sessionMaxSec: cfg.SESSION_MAX_SECONDS };
+  // A token issued 60% of its life ago.
+  const issued = new Date(Date.now() - cfg.JWT_TTL_SECONDS * 600);
+  const old = await startSession(stack.infra.database.db, new InstanceKeys(stack.infra.database.db, cfg), { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId }, policy, issued);
+  const viaCookie = await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${old.token}` } });
+  t.is(viaCookie.status, 200);
+  const renewed = viaCookie.headers.getSetCookie().find((c) => c.startsWith('friction_session='))!;
+  t.truthy(renewed);
+  const fresh = renewed.split(';')[0].slice('friction_session='.length);
+  t.not(fresh, old.token);
+  const claims = JSON.parse(Buffer.from(fresh.split('.')[1], 'base64url').toString()) as { sid: string; exp: number };
+  t.is(claims.sid, old.sessionId);
+  t.true(claims.exp * 1000 > old.expiresAt.getTime());
+  // The renewed cookie works; the same old token as a bearer credential gets no cookie.
+  t.is((await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${fresh}` } })).status, 200);
+  const viaHeader = await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { authorization: `Bearer ${old.token}` } });
+  t.is(viaHeader.status, 200);
+  t.deepEqual(viaHeader.headers.getSetCookie(), []);
+});
+
+test('create an account in the browser: signed in with the cookie, and told to create a first site', async (t) => {
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 800 } });
+  const page = await ctx.newPage();
+  const w = watch(page);
+  await page.goto(`${stack.baseUrl}/#/signup`);
+  await page.getByLabel('Email').fill(`new-${crypto.randomUUID().slice(0, 8)}@test.example`);
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByLabel('Organization name').fill('Fresh org');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'No site yet' }).waitFor();
+  t.truthy((await ctx.cookies()).find((c) => c.name === 'friction_session' && c.httpOnly));
+  t.deepEqual(w.problems, []);
+  await ctx.close();
 });

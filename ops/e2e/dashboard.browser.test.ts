@@ -116,6 +116,13 @@ for (const width of [1280, 390]) {
     for (const tab of ['sites', 'keys', 'members', 'webhooks', 'integrations', 'rules', 'sdk', 'usage']) {
       await visit(t, page, w, `settings?${siteQ()}&tab=${tab}`, `settings-${tab}`, h1('Settings'));
     }
+    // The dark theme (the OS setting) meets the same contrast and accessibility bar.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await visit(t, page, w, `overview?${siteQ()}`, 'overview-dark', async (p) => p.getByTestId('overall-score').waitFor());
+    await visit(t, page, w, `issues?${siteQ()}`, 'issues-dark', async (p) => p.getByTestId('issue-row').first().waitFor());
+    await visit(t, page, w, `deploys?${siteQ()}`, 'deploys-dark', async (p) => p.getByTestId('deploy').nth(1).waitFor());
+    t.is(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(16, 19, 23)');
+    await page.emulateMedia({ colorScheme: 'light' });
     // The screens before sign-in, in a context without the session cookie.
     const anon = await browser.newContext({ viewport: { width, height: 900 } });
     const out = await anon.newPage();
