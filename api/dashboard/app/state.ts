@@ -18,7 +18,7 @@ export interface Site {
 
 export const me = signal<Me | null>(null);
 export const sites = signal<Site[]>([]);
-/** undefined while the first /v1/auth/session answer is awaited. */
+/** False until the first session check has answered (or found no session to check). */
 export const booted = signal(false);
 
 const SITE_KEY = 'friction.site';

@@ -36,7 +36,7 @@ export function useData<T>(fn: () => Promise<T>, key: unknown[], pollMs?: number
         setLoading(false);
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `key` lists what `fn` reads: a new key is a new load.
   }, key);
   useEffect(() => {
     setData(undefined);

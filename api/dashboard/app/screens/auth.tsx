@@ -19,7 +19,7 @@ function Form({ title, submit, children, busyText, foot }: { title: string; subm
             () => setBusy(false),
             (x: Error) => {
               setBusy(false);
-              setErr(x instanceof ApiError && x.details ? `${x.message}` : x.message);
+              setErr(x.message);
             },
           );
         }}
