@@ -19,6 +19,7 @@ import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
 import { mcpAllowedOrigins, mcpRouter } from './mcp/mcp.routes.ts';
+import { dashboardRouter } from './dashboard/dashboard.routes.ts';
 
 
 /**
@@ -55,6 +56,10 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       heuristicsRouter({ readAuth }),
       mcpRouter({ db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg) }),
       ...plane.routers,
+      dashboardRouter({
+        log: infra.log, publicBaseUrl: cfg.PUBLIC_BASE_URL,
+        dogfood: cfg.DASHBOARD_DOGFOOD_KEY ? { key: cfg.DASHBOARD_DOGFOOD_KEY, ingestUrl: cfg.DASHBOARD_DOGFOOD_INGEST_URL?.replace(/\/+$/, '') } : undefined,
+      }),
     ],
     checks: [
       ['database', () => databaseReady(infra)],

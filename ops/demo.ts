@@ -29,14 +29,33 @@ interface DemoEvent {
 const rand = (n: number) => Math.floor(Math.random() * n);
 const chance = (p: number) => Math.random() < p;
 
+/**
+ * Where each element of the demo shop sits in the viewport (fractions): a click lands somewhere on its element, so
+ * the element-relative point (x, y) and the viewport point (vx, vy) of one signal agree, and heatmaps show the element.
+ */
+export const DEMO_ELEMENTS: Record<string, { x: number; y: number; w: number; h: number }> = {
+  '#pay-now': { x: 0.4, y: 0.6, w: 0.2, h: 0.08 },
+  'form#signup button[type=submit]': { x: 0.35, y: 0.7, w: 0.3, h: 0.07 },
+  'form#signup': { x: 0.3, y: 0.3, w: 0.4, h: 0.5 },
+  '.product-card img': { x: 0.1, y: 0.25, w: 0.25, h: 0.3 },
+  '.hero h1': { x: 0.1, y: 0.1, w: 0.8, h: 0.1 },
+};
+
 /** One visitor's journey, as the SDK would report it. */
 export function visitorJourney(start: number): DemoEvent[] {
   const events: DemoEvent[] = [];
   let t = start;
   const at = () => new Date((t += 800 + rand(4000))).toISOString();
   const view = (page: string) => events.push({ id: randomUUID(), type: 'page_view', ts: at(), page });
-  const signal = (page: string, signal: string, selector: string, label: string) =>
-    events.push({ id: randomUUID(), type: 'signal', ts: at(), page, signal, selector, label, x: 200 + rand(600), y: 200 + rand(600), vx: rand(1000), vy: rand(1000) });
+  const signal = (page: string, signal: string, selector: string, label: string) => {
+    // Clicks crowd the element's middle: the mean of two uniform draws.
+    const x = Math.round((rand(1000) + rand(1000)) / 2);
+    const y = Math.round((rand(1000) + rand(1000)) / 2);
+    const box = DEMO_ELEMENTS[selector] ?? { x: 0, y: 0, w: 1, h: 1 };
+    const vx = Math.round((box.x + (box.w * x) / 1000) * 1000);
+    const vy = Math.round((box.y + (box.h * y) / 1000) * 1000);
+    events.push({ id: randomUUID(), type: 'signal', ts: at(), page, signal, selector, label, x, y, vx, vy });
+  };
 
   view('/');
   if (chance(0.6)) {

@@ -127,6 +127,13 @@ export const EnvSchema = z.object({
    * private networks (self-hosting, tests). Cloud metadata, link-local and multicast addresses stay refused.
    */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool(false),
+  /**
+   * Dogfooding: a publishable key (svc_pub_…) of the site the dashboard's own friction is reported to. Unset (the
+   * default): the dashboard loads no SDK.
+   */
+  DASHBOARD_DOGFOOD_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^svc_pub_\w+$/, 'must be a publishable key (svc_pub_…)').optional()),
+  /** Ingest base URL the dogfooding SDK loads from and reports to; unset: the dashboard's own origin (`friction start`). */
+  DASHBOARD_DOGFOOD_INGEST_URL: optionalUrl,
   /** Page screenshots: `auto` captures when CHROMIUM_PATH exists (off otherwise), `off` never captures. */
   SCREENSHOTS: z.enum(['auto', 'off']).default('auto'),
   /** The Chromium executable screenshots run in (Debian's package by default). */

@@ -11,6 +11,8 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/e
 import { parseInput } from '../../shared/http/envelope.ts';
 import type { Role } from '../../shared/tenancy/accounts.ts';
 import type { SurfaceLimits } from './rate-limit.ts';
+import { renewToken } from '../../shared/auth/sessions.ts';
+import { cookiesSecure, isSafeMethod, requireCsrf, sessionCookieToken, setSessionCookie } from './browser-session.ts';
 
 /** A secret or MCP key. Publishable keys never become principals here: they are for ingest only. */
 export interface KeyPrincipal {
@@ -36,13 +38,15 @@ export interface UserPrincipal {
   /** The org's live sites. */
   siteIds: ReadonlySet<string>;
   label: string;
-  /** The token's session (absent on the principals auth routes make for audit entries). */
-  session?: { id: string; expiresAt: Date };
+  /** The token's session (absent on the principals auth routes make for audit entries), and this token's own end. */
+  session?: { id: string; expiresAt: Date; tokenExpiresAt?: Date };
 }
 export type Principal = KeyPrincipal | UserPrincipal;
 
 export interface AuthState {
   principal: Principal;
+  /** The credential came from the browser session cookie (browser-session.ts), not an Authorization header. */
+  viaCookie?: boolean;
 }
 
 /** Which rate-limit bucket a route counts against (spec "Limits"). */
@@ -78,6 +82,8 @@ export interface AuthDeps {
   keys: KeyResolver;
   instanceKeys: InstanceKeys;
   limits: SurfaceLimits;
+  /** Browser sessions: the token life renewals get, and the public base URL (https there makes cookies Secure). */
+  cookies: { tokenTtlSec: number; sessionMaxSec: number; publicBaseUrl: string | undefined };
 }
 
 /**
@@ -88,8 +94,12 @@ export interface AuthDeps {
 export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
   return async (ctx, next) => {
     let principal: Principal;
+    const header = ctx.get('authorization');
+    // An Authorization header wins: API clients and the cookie never mix, and a header cannot be forged cross-site.
+    const cookieToken = header ? undefined : sessionCookieToken(ctx);
     try {
-      principal = await resolvePrincipal(deps, ctx.get('authorization'));
+      principal = await resolvePrincipal(deps, cookieToken ? `Bearer ${cookieToken}` : header);
+      if (cookieToken) await browserSession(ctx, deps, principal);
     } catch (err) {
       // A request without a valid credential counts against its address: beyond the limit it is a 429, so guessing
       // keys or tokens (or flooding anonymously) is bounded per IP.
@@ -107,6 +117,24 @@ export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
   };
 }
 
+/**
+ * A request the session cookie authenticates: only user tokens come in cookies, unsafe methods need the CSRF token,
+ * and a token past half its life is renewed into a fresh cookie, so an active dashboard stays signed in until the
+ * session's own end (logout, password change, SESSION_MAX_SECONDS) while every token stays short-lived.
+ */
+async function browserSession(ctx: Koa.Context, deps: AuthDeps, principal: Principal): Promise<void> {
+  if (principal.kind !== 'user' || !principal.session) throw new UnauthorizedError('the session cookie must hold a user token');
+  const key = await deps.instanceKeys.jwtKey();
+  if (!isSafeMethod(ctx.method)) requireCsrf(ctx, key, principal.session.id);
+  (ctx.state as AuthState).viaCookie = true;
+  const s = principal.session;
+  const now = Date.now();
+  if (s.tokenExpiresAt && s.tokenExpiresAt.getTime() - now < (deps.cookies.tokenTtlSec * 1000) / 2) {
+    const t = await renewToken(deps.instanceKeys, { userId: principal.userId, orgId: principal.orgId, sessionId: s.id, sessionExpiresAt: s.expiresAt }, deps.cookies, new Date(now));
+    setSessionCookie(ctx, t, cookiesSecure(ctx, deps.cookies.publicBaseUrl));
+  }
+}
+
 async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Principal> {
   const m = /^Bearer\s+(\S+)$/i.exec(header);
   if (!m) throw new UnauthorizedError(header ? 'Authorization header must be "Bearer <credential>"' : 'missing Authorization header');
@@ -118,7 +146,7 @@ async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Princip
     if (!member) throw new UnauthorizedError('this token\'s session has ended (logout, password change) or its user is no longer a member of its organization');
     return {
       kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email,
-      session: { id: claims.sid, expiresAt: member.sessionExpiresAt },
+      session: { id: claims.sid, expiresAt: member.sessionExpiresAt, tokenExpiresAt: new Date(claims.exp * 1000) },
     };
   }
   const rec = await deps.keys.resolve(credential);

@@ -43,6 +43,16 @@ export const platformDocs: RouteDoc[] = [
   },
   { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
+  {
+    method: 'get', path: '/', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/html',
+    summary: 'The dashboard (api/dashboard): a page that signs in with the browser session cookie and reads this API',
+    description: 'Cache-Control no-store; strict Content-Security-Policy and secure headers (docs/dashboard.md).',
+  },
+  {
+    method: 'get', path: '/assets/{name}', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/javascript',
+    params: z.object({ name: z.string().describe('a file name index.html gives, e.g. main-3YXKUWSR.js') }),
+    summary: 'The dashboard\'s scripts and styles, named by content hash (immutable for a year; br and gzip by Accept-Encoding)',
+  },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
   { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (from the npm package, no CDN)', contentType: 'text/javascript' },
 ];

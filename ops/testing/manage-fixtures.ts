@@ -244,7 +244,7 @@ export const REQUESTS: Record<string, RequestBuilder> = {
 
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
-  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /', 'GET /assets/:name', 'GET /healthz', 'GET /readyz', 'GET /metrics',
   // 405 to everyone: the stateless MCP server serves no stream and ends no session.
   'GET /v1/mcp', 'DELETE /v1/mcp',
 ]);
@@ -253,7 +253,7 @@ export const UNAUTHENTICATED = new Set([
  * A user's own session (renew, logout, password change): user tokens only, no target object, and two of them end
  * the caller's session, which would sign the table's principals out. Covered in ops/e2e/security-sessions.int.test.ts.
  */
-export const OWN_SESSION_ROUTES = new Set(['POST /v1/auth/refresh', 'POST /v1/auth/logout', 'POST /v1/auth/password']);
+export const OWN_SESSION_ROUTES = new Set(['POST /v1/auth/refresh', 'POST /v1/auth/logout', 'POST /v1/auth/password', 'GET /v1/auth/session']);
 
 /** `METHOD path` of every route the stack serves (HEAD, the router's twin of GET, left out). */
 export function servedRoutes(stack: TestStack): string[] {

@@ -6,6 +6,7 @@ import { clientAddressMiddleware, trustedProxyList } from './client-address.ts';
 import { directListener, type DirectRoute } from './direct-routes.ts';
 import { errorEnvelope, ok } from './envelope.ts';
 import { assertStorableUrl, requestIdFor, requestRecorder } from './every-request.ts';
+import { conditionalGet } from './conditional-get.ts';
 
 export interface HttpAppOptions {
   role: string;
@@ -62,6 +63,7 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
   app.use(unversionedAliases);
   for (const mw of opts.before ?? []) app.use(mw);
   app.use(optionsInEnvelope);
+  app.use(conditionalGet);
   const root = new Router();
   for (const r of opts.routers) root.use(r.routes());
   app.use(root.routes());

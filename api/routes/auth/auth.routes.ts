@@ -18,9 +18,11 @@ import type { ManageDeps } from '../manage/deps.ts';
 import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
 import {
   AcceptInviteBodySchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema, SessionSchema, SignupBodySchema, SignupPendingSchema,
-  TokenSchema, VerifyEmailBodySchema,
+  SignupNowBodySchema, TokenSchema, VerifyEmailBodySchema, WhoAmISchema,
 } from './auth.schema.ts';
-import { ALL_ROLES, type AccessRule } from '../../http/auth.ts';
+import { ALL_ROLES, type AccessRule, type AuthState } from '../../http/auth.ts';
+import { clearSessionCookie, cookiesSecure, csrfTokenFor, setSessionCookie } from '../../http/browser-session.ts';
+import type Koa from 'koa';
 
 /** The caller's own session: user tokens of any role; keys have no session. */
 const OWN_SESSION: AccessRule = { surface: 'manage', scopes: [], roles: ALL_ROLES };
@@ -44,8 +46,13 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
   const byIp = [limits.byIp()];
   let decoy: Promise<string> | undefined;
   const policy: SessionPolicy = { tokenTtlSec: deps.jwtTtlSec, sessionMaxSec: deps.sessionMaxSec };
-  /** A new session (login, signup, accepted invitation) and its first token. */
-  const token = async (userId: string, orgId: string) => presentToken(await startSession(deps.db, deps.instanceKeys, { userId, orgId }, policy, deps.now()));
+  const secure = (ctx: Koa.Context) => cookiesSecure(ctx, deps.publicBaseUrl);
+  /** A new session (login, signup, accepted invitation) and its first token; `cookie` also sets the browser session cookie. */
+  const token = async (ctx: Koa.Context, mode: 'bearer' | 'cookie' | undefined, userId: string, orgId: string) => {
+    const t = await startSession(deps.db, deps.instanceKeys, { userId, orgId }, policy, deps.now());
+    if (mode === 'cookie') setSessionCookie(ctx, t, secure(ctx));
+    return presentToken(t);
+  };
   const actor = (userId: string, email: string, orgId: string, role: Role): UserPrincipal => ({ kind: 'user', userId, email, orgId, role, siteIds: new Set(), label: email });
 
   /** Signup's org and its audit entry, for a user who exists (verified signup) or is created with it. */
@@ -57,11 +64,14 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     });
     return c;
   };
-  const presentSession = async (u: { id: string; email: string }, org: { id: string; name: string; plan: string; trialEndsAt: Date | null }, role: string) => ({
+  const presentOrg = (org: { id: string; name: string; plan: string; trialEndsAt: Date | null }) => ({ id: org.id, name: org.name, plan: org.plan, trial_ends_at: org.trialEndsAt?.toISOString() ?? null });
+  const presentSession = async (
+    ctx: Koa.Context, mode: 'bearer' | 'cookie' | undefined, u: { id: string; email: string }, org: { id: string; name: string; plan: string; trialEndsAt: Date | null }, role: string,
+  ) => ({
     user: { id: u.id, email: u.email },
-    org: { id: org.id, name: org.name, plan: org.plan, trial_ends_at: org.trialEndsAt?.toISOString() ?? null },
+    org: presentOrg(org),
     role,
-    ...(await token(u.id, org.id)),
+    ...(await token(ctx, mode, u.id, org.id)),
   });
 
   if (deps.mailer) {
@@ -101,8 +111,8 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 201,
         summary: 'Create an account and its organization (you are its owner; the org starts its 3-day trial)',
         description: 'Without SMTP the address is not verified (README "Security"): the account exists at once, and a taken address answers 409.',
-        body: SignupBodySchema, response: SessionSchema,
-        async handler(_ctx, { body }) {
+        body: SignupNowBodySchema, response: SessionSchema,
+        async handler(ctx, { body }) {
           const passwordHash = await hashPassword(body.password, deps.passwordCost);
           const now = deps.now();
           const created = await deps.db.transaction().execute(async (trx) => {
@@ -110,7 +120,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
             if (!(await insertUser(trx, { id: userId, email: body.email, passwordHash }))) throw new ConflictError('an account with this email already exists');
             return { userId, ...(await openOrg(trx, { userId, email: body.email, orgName: body.org_name, plan: body.plan, now })) };
           });
-          return presentSession({ id: created.userId, email: body.email }, { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trialEndsAt: created.trialEndsAt }, 'owner');
+          return presentSession(ctx, body.session, { id: created.userId, email: body.email }, { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trialEndsAt: created.trialEndsAt }, 'owner');
         },
       },
       byIp,
@@ -126,7 +136,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         'or by someone who never proved it) is taken over by its proven owner: their password replaces the old one, every old session ends, and ' +
         'the old memberships are dropped. An address with a verified account answers 409.',
       body: VerifyEmailBodySchema, response: SessionSchema,
-      async handler(_ctx, { body }) {
+      async handler(ctx, { body }) {
         const now = deps.now();
         const done = await deps.db.transaction().execute(async (trx) => {
           const v = await findPendingVerification(trx, hashApiKey(body.token), now);
@@ -145,7 +155,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           const org = await openOrg(trx, { userId, email: v.email, orgName: v.org_name, plan: v.plan as Plan, now });
           return { userId, email: v.email, orgName: v.org_name, plan: v.plan, ...org };
         });
-        return presentSession({ id: done.userId, email: done.email }, { id: done.orgId, name: done.orgName, plan: done.plan, trialEndsAt: done.trialEndsAt }, 'owner');
+        return presentSession(ctx, body.session, { id: done.userId, email: done.email }, { id: done.orgId, name: done.orgName, plan: done.plan, trialEndsAt: done.trialEndsAt }, 'owner');
       },
     },
     byIp,
@@ -165,7 +175,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         if (!user || !valid) throw new UnauthorizedError('invalid email or password');
         const orgId = body.org_id ?? (await firstMembershipOrg(deps.db, user.id));
         if (!orgId || !(await hasMembership(deps.db, user.id, orgId))) throw new UnauthorizedError('invalid email or password');
-        return token(user.id, orgId);
+        return token(ctx, body.session, user.id, orgId);
       },
     },
     byIp,
@@ -212,7 +222,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           return { user, orgId: invite.org_id, role: invite.role };
         });
         const org = await findOrg(deps.db, joined.orgId);
-        return presentSession(joined.user, { id: joined.orgId, name: org?.name ?? '', plan: org?.plan ?? 'grow', trialEndsAt: org?.trial_ends_at ?? null }, joined.role);
+        return presentSession(ctx, body.session, joined.user, { id: joined.orgId, name: org?.name ?? '', plan: org?.plan ?? 'grow', trialEndsAt: org?.trial_ends_at ?? null }, joined.role);
       },
     },
     byIp,
@@ -223,21 +233,46 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     summary: 'Renew a user token before it expires',
     description: 'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
     response: TokenSchema,
-    async handler(_ctx, { principal, guard }) {
+    async handler(ctx, { principal, guard }) {
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
       const session = u.session!;
-      return presentToken(await renewToken(deps.instanceKeys, { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt }, policy, deps.now()));
+      const t = await renewToken(deps.instanceKeys, { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt }, policy, deps.now());
+      if ((ctx.state as AuthState).viaCookie) setSessionCookie(ctx, t, secure(ctx));
+      return presentToken(t);
+    },
+  });
+
+  table.add({
+    method: 'get', path: '/v1/auth/session', tag: 'auth', access: OWN_SESSION,
+    summary: 'Who you are: your user, organization and role, and the session\'s end',
+    description: 'With the browser session cookie (docs/dashboard.md) the answer also carries `csrf_token`, which every unsafe request that the cookie authenticates must send in X-CSRF-Token.',
+    response: WhoAmISchema,
+    async handler(ctx, { principal, guard }) {
+      guard.org(principal.orgId, 'organization not found');
+      const u = principal as UserPrincipal;
+      const org = await findOrg(deps.db, u.orgId);
+      if (!org) throw new NotFoundError('organization not found');
+      ctx.set('Cache-Control', 'no-store');
+      return {
+        user: { id: u.userId, email: u.email },
+        org: presentOrg({ id: org.id, name: org.name, plan: org.plan, trialEndsAt: org.trial_ends_at }),
+        role: u.role,
+        session_expires_at: u.session!.expiresAt.toISOString(),
+        csrf_token: (ctx.state as AuthState).viaCookie ? csrfTokenFor(await deps.instanceKeys.jwtKey(), u.session!.id) : null,
+      };
     },
   });
 
   table.add({
     method: 'post', path: '/v1/auth/logout', tag: 'auth', access: OWN_SESSION,
     summary: 'End this session: its tokens are refused from now on',
+    description: 'Also clears the browser session cookie.',
     response: LogoutSchema,
-    async handler(_ctx, { principal, guard }) {
+    async handler(ctx, { principal, guard }) {
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
+      clearSessionCookie(ctx, secure(ctx));
       return { logged_out: await endSession(deps.db, u.session!.id, u.userId, deps.now()) };
     },
   });

@@ -7,6 +7,12 @@ export const EmailSchema = z.email().max(254).transform((e) => e.trim().toLowerC
 /** 8 to 256 characters: long passphrases welcome, megabyte "passwords" (scrypt input) refused. */
 export const PasswordSchema = z.string().min(8).max(256);
 
+/**
+ * `cookie`: the answer also sets the browser session cookies (HttpOnly session token, readable CSRF token; see
+ * docs/dashboard.md), which authenticate later requests of this origin without an Authorization header.
+ */
+export const SessionModeSchema = z.enum(['bearer', 'cookie']).optional().describe('cookie: also set the browser session cookies (the dashboard); default bearer');
+
 export const SignupBodySchema = z.strictObject({
   email: EmailSchema,
   password: PasswordSchema,
@@ -14,23 +20,28 @@ export const SignupBodySchema = z.strictObject({
   /** Self-serve plans only; defaults to grow. Every new org starts its 3-day trial. */
   plan: z.enum(SELF_SERVE_PLANS).optional(),
 });
+/** Signup without SMTP signs in at once, so it may open a browser session; with SMTP that happens at verify-email. */
+export const SignupNowBodySchema = SignupBodySchema.extend({ session: SessionModeSchema });
 
 export const LoginBodySchema = z.strictObject({
   email: EmailSchema,
   password: z.string().min(1).max(256),
   /** The org the token acts in; default: the user's oldest membership. */
   org_id: Uuid().optional(),
+  session: SessionModeSchema,
 });
 
 export const AcceptInviteBodySchema = z.strictObject({
   token: z.string().min(1).max(200),
   /** A new user's password; an existing user proves who they are with theirs. */
   password: PasswordSchema,
+  session: SessionModeSchema,
 });
 
 export const VerifyEmailBodySchema = z.strictObject({
   /** The token mailed at signup. */
   token: z.string().min(1).max(200),
+  session: SessionModeSchema,
 });
 
 /** Signup's answer with SMTP configured: the same for a free and a taken address. */
@@ -42,6 +53,12 @@ export const OrgSchema = z.object({ id: Uuid(), name: z.string(), plan: z.string
 export const TokenSchema = z.object({ token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime() });
 export const SessionSchema = z.object({
   user: UserSchema, org: OrgSchema, role: z.string(), token: z.string(), expires_at: z.iso.datetime(), session_expires_at: z.iso.datetime(),
+});
+/** Who the caller is: the dashboard's first question after a reload. */
+export const WhoAmISchema = z.object({
+  user: UserSchema, org: OrgSchema, role: z.string(), session_expires_at: z.iso.datetime(),
+  /** The browser session's CSRF token when the session cookie authenticated this request (else null). */
+  csrf_token: z.string().nullable(),
 });
 export const LogoutSchema = z.object({ logged_out: z.boolean() });
 

@@ -75,7 +75,10 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (README "Security").',
     );
   }
-  const auth = (rule: AccessRule) => authenticate({ db, keys: apiKeys, instanceKeys, limits }, rule);
+  const auth = (rule: AccessRule) => authenticate({
+    db, keys: apiKeys, instanceKeys, limits,
+    cookies: { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, publicBaseUrl: config.PUBLIC_BASE_URL },
+  }, rule);
   const deps: ManageDeps = {
     db, bus: infra.bus, topology: infra.topology, instanceKeys,
     forgetKeys: async (hashes) => {
