@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { databaseReady, type Infra } from '../shared/infra.ts';
+import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { managementPlane } from './routes/manage/plane.ts';
 import { scoresRouter } from './routes/scores/scores.routes.ts';
@@ -59,6 +59,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
     checks: [
       ['database', () => databaseReady(infra)],
       ['bus', () => infra.bus.healthy()],
+      ...limiterReadiness(infra),
     ],
     stop: async () => {
       await capturer?.close();

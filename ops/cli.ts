@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
+import { serverModeProblem, type InfraCommand } from '../shared/deployment-mode.ts';
 import type { Server } from 'node:http';
 // Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
 // option or a port in use answer at once instead of after loading every role.
@@ -54,7 +55,15 @@ async function listenBeforeStart(port: number, host: string) {
   });
 }
 
-async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
+/** Refuses, before anything opens, a server deployment's process that would fall back to an embedded part. */
+function requireServerSettings(config: Config, command: InfraCommand): Config {
+  const problem = serverModeProblem(config, command);
+  if (problem) throw startupError(problem);
+  return config;
+}
+
+async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: 'start' | 'ingest' | 'api' | 'processor' | 'dispatcher'): Promise<void> {
+  requireServerSettings(config, name);
   const log = createLogger(config.LOG_LEVEL, { role: name });
   const t0 = performance.now();
   const early = await listenBeforeStart(config.PORT, config.HOST);
@@ -152,7 +161,7 @@ const uuidArg = (v: string): string => {
 /** The whole CLI: one command per role or task, each with its own --help and validated options. */
 export function cliProgram(): Command {
   const program = new Command('friction')
-    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (README, Configuration).')
+    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (docs/configuration.md).')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
 
@@ -164,7 +173,7 @@ export function cliProgram(): Command {
 
   program.command('migrate').description('apply database migrations (retries the connection for MIGRATE_CONNECT_TIMEOUT_MS)')
     .action(async () => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'migrate');
       const { openDatabase } = await import('../shared/db/connection.ts');
       const { migrateToLatest } = await import('../shared/db/migrator.ts');
       const { waitForDatabase } = await import('../shared/infra.ts');
@@ -181,7 +190,7 @@ export function cliProgram(): Command {
 
   program.command('bootstrap').description('create the demo org, site and keys if missing, and print them (split deployments)')
     .action(async () => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'bootstrap');
       const { openInfra, closeInfra } = await import('../shared/infra.ts');
       const { ensureDemoCredentials } = await import('./bootstrap.ts');
       const infra = await openInfra(config, createLogger(config.LOG_LEVEL, { role: 'bootstrap' }), { migrate: false });
@@ -197,7 +206,7 @@ export function cliProgram(): Command {
     .option('--environment <name>', 'production or staging: the environment whose results are recomputed', environmentArg, 'production' as const)
     .option('--write', 'rewrite the site\'s derived rows', false)
     .action(async (o: { site: string; environment: 'production' | 'staging'; write: boolean }) => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'recompute');
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
       const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
@@ -246,7 +255,7 @@ export function cliProgram(): Command {
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   cliProgram().parseAsync(process.argv).catch((err) => {
-    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see the README's Configuration table)\n`);
+    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see docs/configuration.md)\n`);
     else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
     else process.stderr.write(`${err?.stack ?? err}\n`);
     process.exit(1);

@@ -41,6 +41,11 @@ export const EnvSchema = z.object({
   DATABASE_URL: optionalUrl,
   NATS_URL: optionalUrl,
   REDIS_URL: optionalUrl,
+  /**
+   * `server` insists on DATABASE_URL, NATS_URL and REDIS_URL (as setting DATABASE_URL or NATS_URL does) instead of
+   * falling back to an embedded part; `auto` decides from the URLs. See shared/deployment-mode.ts.
+   */
+  FRICTION_MODE: z.enum(['auto', 'server']).default('auto'),
   /** How long a PostgreSQL pool checkout may wait for a connection before the caller sees an outage. */
   DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */

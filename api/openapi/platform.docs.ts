@@ -39,7 +39,8 @@ export const platformDocs: RouteDoc[] = [
   { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
   {
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
-    response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])) }),
+    description: 'checks: database and bus (`down` makes the answer 503), and on ingest and api with REDIS_URL set, redis: `degraded` while Redis is unreachable (rate limits then hold per replica; still 200).',
+    response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down', 'degraded'])) }),
   },
   { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
