@@ -242,6 +242,15 @@ export function cliProgram(): Command {
       process.exitCode = await runDeployCommand(args);
     });
 
+  program.command('doctor').description('check a running Friction: it answers, its version, the key and the site (exit 0 ok, 1 a check failed, 2 usage)')
+    .argument('[args...]', 'options: --base-url, --key, --site (friction doctor --help)')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const [{ runDoctorCommand }, { defaultIo }, { packageVersion }] = await Promise.all([import('../cli/doctor.ts'), import('./deploy-cli.ts'), import('../shared/http/metrics.ts')]);
+      process.exitCode = await runDoctorCommand(args, defaultIo, packageVersion());
+    });
+
   program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify or alerts (options after the name go to it)')
     .argument('<name>', 'pipeline, engine, embedded, sdk, verify or alerts')
     .argument('[options...]')

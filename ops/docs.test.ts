@@ -9,7 +9,7 @@ import test from 'ava';
 import { EnvSchema } from '../shared/config.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const docFiles = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'ingest/sdk/README.md', 'ingest/sdk/DETECTION.md'];
+const docFiles = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'ingest/sdk/README.md', 'ingest/sdk/DETECTION.md', 'cli/README.md'];
 
 /** Markdown outside fenced code blocks and inline code, where links and headings live. */
 function prose(md: string): string {

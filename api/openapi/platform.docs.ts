@@ -36,7 +36,7 @@ export const platformDocs: RouteDoc[] = [
       segment: z.object({ app_version: z.string().nullable() }),
     }),
   },
-  { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
+  { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive, and which version it runs', response: z.object({ status: z.literal('ok'), role: z.string(), version: z.string().describe('the package version of this build') }) },
   {
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
     description: 'checks: database and bus (`down` makes the answer 503), and on ingest and api with REDIS_URL set, redis: `degraded` while Redis is unreachable (rate limits then hold per replica; still 200).',

@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { plainAddress } from './client-address.ts';
 import { ok } from './envelope.ts';
-import { registry } from './metrics.ts';
+import { packageVersion, registry } from './metrics.ts';
 
 /**
  * A named readiness check: resolves true when the dependency answers. A `soft` one is reported (`degraded`) but does
@@ -16,8 +16,9 @@ export type ReadinessCheck = [name: string, check: () => Promise<boolean>, opts?
 /** `/healthz` (process alive), `/readyz` (dependencies answer; 503 otherwise), `/metrics` (Prometheus). */
 export function opsRouter(role: string, checks: ReadinessCheck[], opts: { metricsToken?: string } = {}): Router {
   const router = new Router();
+  const version = packageVersion();
   router.get('/healthz', (ctx) => {
-    ctx.body = ok({ status: 'ok', role });
+    ctx.body = ok({ status: 'ok', role, version });
   });
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(
