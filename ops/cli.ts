@@ -118,6 +118,7 @@ function printCredentials(infra: Infra, { creds, created }: Awaited<ReturnType<t
   });
   process.stdout.write(`
 Friction is running at ${creds.base_url}  (${created ? 'new demo tenant created' : 'existing demo tenant'})
+  API reference:   ${creds.base_url}/docs  (paste the secret key or the owner token under Authentication)
   credentials: ${infra.config.FRICTION_DATA_DIR}/credentials.json
   org_id:          ${creds.org_id}
   site_id:         ${creds.site_id}

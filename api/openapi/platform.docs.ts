@@ -45,5 +45,5 @@ export const platformDocs: RouteDoc[] = [
   { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
-  { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (from the npm package, no CDN)', contentType: 'text/javascript' },
+  { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (vendored in the repository, no CDN)', contentType: 'text/javascript' },
 ];
