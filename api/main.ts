@@ -18,6 +18,7 @@ import { insightsRouter } from './routes/insights/insights.routes.ts';
 import { deploysRouter } from './routes/deploys/deploys.routes.ts';
 import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
+import { demoShopRouter } from './http/demo-shop.ts';
 
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export { READ_SCOPES } from './http/auth.ts';
@@ -34,7 +35,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
   const capturer = screenshotsEnabled(cfg)
     ? new ScreenshotCapturer({
       db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
-      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY,
+      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY, publicBaseUrl: cfg.PUBLIC_BASE_URL,
     })
     : undefined;
   return {
@@ -54,6 +55,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       deploysRouter({ db: infra.database.db, readAuth }),
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
+      demoShopRouter(),
       ...plane.routers,
     ],
     checks: [

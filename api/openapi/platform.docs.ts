@@ -45,5 +45,14 @@ export const platformDocs: RouteDoc[] = [
   { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
+  {
+    method: 'get', path: '/demo-shop', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/html',
+    summary: 'The demo tenant\'s site: a small shop whose pages the demo traffic visits (its screenshots work out of the box)',
+  },
+  {
+    method: 'get', path: '/demo-shop/:page', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/html',
+    params: z.object({ page: z.enum(['products', 'cart', 'checkout', 'signup', 'blog']) }),
+    summary: 'One page of the demo shop (404 for a page it does not have)',
+  },
   { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (vendored in the repository, no CDN)', contentType: 'text/javascript' },
 ];
