@@ -11,7 +11,7 @@ import type { ensureDemoCredentials } from './bootstrap.ts';
 
 /** Same class the infra module throws; defined there, re-exported lazily would lose instanceof: compare by name. */
 const isStartupError = (err: unknown): err is Error => err instanceof Error && err.name === 'StartupError';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 
@@ -163,6 +163,7 @@ const uuidArg = (v: string): string => {
 export function cliProgram(): Command {
   const program = new Command('friction')
     .description('Friction: open-source UX friction analytics. Configuration is read from the environment (docs/configuration.md).')
+    .version((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-v, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
 
