@@ -183,7 +183,7 @@ export async function databaseReady(infra: Infra): Promise<boolean> {
 /**
  * The embedded database's thread died (out of memory, an abort inside PGlite): logs it and exits 1 so the process
  * is restarted, rather than staying up with /healthz green and every database call answering 503. Batches accepted
- * but not yet stored were in the in-process bus, which a restart loses either way (see README, Embedded default).
+ * but not yet stored were in the in-process bus, which a restart loses either way (see docs/architecture.md, Embedded default).
  */
 export function exitWhenDatabaseLost(database: Pick<DatabaseHandle, 'lost'>, log: Logger): void {
   void database.lost?.then((err) => {
