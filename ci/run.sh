@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Friction deploy gate (ci/action.yml): records the deploy, then waits for its verdict. Inputs arrive as
-# INPUT_* and FRICTION_* variables; GITHUB_SHA, GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT are the runner's. Exit codes are
+# INPUT_* and FRICTION_* variables; GITHUB_SHA and GITHUB_RUN_ID are the runner's. Exit codes are
 # the CLI's: 0 recorded and PASS (or WARN without fail-on warn), 1 FAIL, 2 usage, connection or API errors.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,7 +14,8 @@ fi
 commit="${INPUT_COMMIT:-${GITHUB_SHA:-}}"
 idempotency_key="${INPUT_IDEMPOTENCY_KEY:-}"
 if [[ -z "$idempotency_key" && -n "${GITHUB_RUN_ID:-}" ]]; then
-  idempotency_key="${GITHUB_RUN_ID}-${GITHUB_RUN_ATTEMPT:-1}-${INPUT_ENVIRONMENT:-production}"
+  # The workflow run, not its attempt: re-running a failed job does not record the same deploy twice.
+  idempotency_key="${GITHUB_RUN_ID}-${INPUT_ENVIRONMENT:-production}"
 fi
 
 record=(deploy record --version "${INPUT_VERSION:-}" --environment "${INPUT_ENVIRONMENT:-production}")
