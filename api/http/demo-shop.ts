@@ -18,11 +18,11 @@ const PAGES: Record<string, { title: string; body: string }> = {
   '/cart': { title: 'Cart', body: '<h1>Your cart</h1><table><tr><td>Mug</td><td>19.00 €</td></tr><tr><td>Lamp</td><td>26.00 €</td></tr><tr><th>Total</th><th>45.00 €</th></tr></table><a class="button" href="checkout">Checkout</a>' },
   '/checkout': {
     title: 'Checkout',
-    body: '<h1>Checkout</h1><form id="checkout" onsubmit="return false"><label>Card number <input autocomplete="off" placeholder="4242 4242 4242 4242"></label><label>Expiry <input placeholder="MM/YY"></label><label>Coupon <input id="coupon"></label><button type="button" id="pay-now">Pay now</button></form>',
+    body: '<h1>Checkout</h1><form id="checkout"><label>Card number <input autocomplete="off" placeholder="4242 4242 4242 4242"></label><label>Expiry <input placeholder="MM/YY"></label><label>Coupon <input id="coupon"></label><button type="button" id="pay-now">Pay now</button></form>',
   },
   '/signup': {
     title: 'Sign up',
-    body: '<h1>Create your account</h1><form id="signup" onsubmit="return false"><label>Email <input type="email"></label><label>Password <input type="password"></label><button type="submit" disabled>Create account</button></form>',
+    body: '<h1>Create your account</h1><form id="signup"><label>Email <input type="email"></label><label>Password <input type="password"></label><button type="submit" disabled>Create account</button></form>',
   },
   '/blog': { title: 'Blog', body: '<section class="hero"><h1>Welcome</h1></section><article><h2>How we pack your order</h2><p>Every parcel is packed by hand in recycled paper.</p></article>' },
 };
