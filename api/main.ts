@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { databaseReady, type Infra } from '../shared/infra.ts';
+import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { managementPlane } from './routes/manage/plane.ts';
 import { scoresRouter } from './routes/scores/scores.routes.ts';
@@ -20,6 +20,7 @@ import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
 import { mcpAllowedOrigins, mcpRouter } from './mcp/mcp.routes.ts';
 import { dashboardRouter } from './dashboard/dashboard.routes.ts';
+import { demoShopRouter } from './http/demo-shop.ts';
 
 
 /**
@@ -34,7 +35,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
   const capturer = screenshotsEnabled(cfg)
     ? new ScreenshotCapturer({
       db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
-      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY,
+      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY, publicBaseUrl: cfg.PUBLIC_BASE_URL,
     })
     : undefined;
   return {
@@ -55,6 +56,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
       mcpRouter({ db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg) }),
+      demoShopRouter(),
       ...plane.routers,
       dashboardRouter({
         log: infra.log, publicBaseUrl: cfg.PUBLIC_BASE_URL,
@@ -64,6 +66,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
     checks: [
       ['database', () => databaseReady(infra)],
       ['bus', () => infra.bus.healthy()],
+      ...limiterReadiness(infra),
     ],
     stop: async () => {
       await capturer?.close();

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { databaseReady, type Infra } from '../shared/infra.ts';
+import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { ingestDirectRoute, ingestHandler, ingestRouter } from './ingest.routes.ts';
 import type { DirectRoute } from '../shared/http/direct-routes.ts';
@@ -36,6 +36,7 @@ export function ingestRole(infra: Infra): { routers: Router[]; direct: DirectRou
     checks: [
       ['database', () => databaseReady(infra)],
       ['bus', () => infra.bus.healthy()],
+      ...limiterReadiness(infra),
     ],
     corsPaths: ['/v1/ingest', '/v1/sdk-config'],
   };

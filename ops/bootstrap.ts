@@ -8,6 +8,7 @@ import { findUserByEmail } from '../shared/db/queries/accounts.queries.ts';
 import { randomToken } from '../shared/ids.ts';
 import { createMember } from '../shared/tenancy/accounts.ts';
 import { insertOrg, provisionSite } from '../shared/tenancy/provision.ts';
+import { DEMO_SHOP_PATH } from '../api/http/demo-shop.ts';
 
 export interface Credentials {
   base_url: string;
@@ -41,7 +42,8 @@ export async function ensureDemoCredentials(infra: Infra, baseUrl: string): Prom
   }
   const tenant = await db.transaction().execute(async (trx) => {
     const orgId = await insertOrg(trx, { name: 'Demo org', plan: 'pro' });
-    const site = await provisionSite(trx, { orgId, name: 'Demo site', url: 'http://localhost:3000' });
+    // The api role's own demo shop: page screenshots work on it out of the box (api/http/demo-shop.ts).
+    const site = await provisionSite(trx, { orgId, name: 'Demo site', url: `${baseUrl.replace(/\/+$/, '')}${DEMO_SHOP_PATH}` });
     return { base_url: baseUrl, org_id: orgId, site_id: site.siteId, publishable_key: site.publishableKey, secret_key: site.secretKey };
   });
   const owner = await createOwner(infra, tenant.org_id);

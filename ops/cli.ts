@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
+import { serverModeProblem, type InfraCommand } from '../shared/deployment-mode.ts';
 import type { Server } from 'node:http';
 // Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
 // option or a port in use answer at once instead of after loading every role.
@@ -10,7 +11,7 @@ import type { ensureDemoCredentials } from './bootstrap.ts';
 
 /** Same class the infra module throws; defined there, re-exported lazily would lose instanceof: compare by name. */
 const isStartupError = (err: unknown): err is Error => err instanceof Error && err.name === 'StartupError';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 
@@ -54,7 +55,15 @@ async function listenBeforeStart(port: number, host: string) {
   });
 }
 
-async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
+/** Refuses, before anything opens, a server deployment's process that would fall back to an embedded part. */
+function requireServerSettings(config: Config, command: InfraCommand): Config {
+  const problem = serverModeProblem(config, command);
+  if (problem) throw startupError(problem);
+  return config;
+}
+
+async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: 'start' | 'ingest' | 'api' | 'processor' | 'dispatcher'): Promise<void> {
+  requireServerSettings(config, name);
   const log = createLogger(config.LOG_LEVEL, { role: name });
   const t0 = performance.now();
   const early = await listenBeforeStart(config.PORT, config.HOST);
@@ -110,6 +119,7 @@ function printCredentials(infra: Infra, { creds, created }: Awaited<ReturnType<t
   process.stdout.write(`
 Friction is running at ${creds.base_url}  (${created ? 'new demo tenant created' : 'existing demo tenant'})
   dashboard:       ${creds.base_url}/  (sign in as the owner below)
+  API reference:   ${creds.base_url}/docs  (paste the secret key or the owner token under Authentication)
   credentials: ${infra.config.FRICTION_DATA_DIR}/credentials.json
   org_id:          ${creds.org_id}
   site_id:         ${creds.site_id}
@@ -153,7 +163,8 @@ const uuidArg = (v: string): string => {
 /** The whole CLI: one command per role or task, each with its own --help and validated options. */
 export function cliProgram(): Command {
   const program = new Command('friction')
-    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (README, Configuration).')
+    .description('Friction: open-source UX friction analytics. Configuration is read from the environment (docs/configuration.md).')
+    .version((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-v, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });
 
@@ -165,7 +176,7 @@ export function cliProgram(): Command {
 
   program.command('migrate').description('apply database migrations (retries the connection for MIGRATE_CONNECT_TIMEOUT_MS)')
     .action(async () => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'migrate');
       const { openDatabase } = await import('../shared/db/connection.ts');
       const { migrateToLatest } = await import('../shared/db/migrator.ts');
       const { waitForDatabase } = await import('../shared/infra.ts');
@@ -182,7 +193,7 @@ export function cliProgram(): Command {
 
   program.command('bootstrap').description('create the demo org, site and keys if missing, and print them (split deployments)')
     .action(async () => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'bootstrap');
       const { openInfra, closeInfra } = await import('../shared/infra.ts');
       const { ensureDemoCredentials } = await import('./bootstrap.ts');
       const infra = await openInfra(config, createLogger(config.LOG_LEVEL, { role: 'bootstrap' }), { migrate: false });
@@ -198,7 +209,7 @@ export function cliProgram(): Command {
     .option('--environment <name>', 'production or staging: the environment whose results are recomputed', environmentArg, 'production' as const)
     .option('--write', 'rewrite the site\'s derived rows', false)
     .action(async (o: { site: string; environment: 'production' | 'staging'; write: boolean }) => {
-      const config = loadConfig();
+      const config = requireServerSettings(loadConfig(), 'recompute');
       const log = createLogger(config.LOG_LEVEL, { role: 'recompute' });
       const { openDatabase } = await import('../shared/db/connection.ts');
       const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
@@ -242,6 +253,15 @@ export function cliProgram(): Command {
       process.exitCode = await runMcpStdio(o);
     });
 
+  program.command('doctor').description('check a running Friction: it answers, its version, the key and the site (exit 0 ok, 1 a check failed, 2 usage)')
+    .argument('[args...]', 'options: --base-url, --key, --site (friction doctor --help)')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const [{ runDoctorCommand }, { defaultIo }, { packageVersion }] = await Promise.all([import('../cli/doctor.ts'), import('./deploy-cli.ts'), import('../shared/http/metrics.ts')]);
+      process.exitCode = await runDoctorCommand(args, defaultIo, packageVersion());
+    });
+
   program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify, alerts or mcp (options after the name go to it)')
     .argument('<name>', 'pipeline, engine, embedded, sdk, verify, alerts or mcp')
     .argument('[options...]')
@@ -255,7 +275,7 @@ export function cliProgram(): Command {
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   cliProgram().parseAsync(process.argv).catch((err) => {
-    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see the README's Configuration table)\n`);
+    if (err instanceof ConfigError) process.stderr.write(`friction: invalid configuration: ${err.problems.join('; ')} (see docs/configuration.md)\n`);
     else if (isStartupError(err)) process.stderr.write(`friction: ${err.message}\n`);
     else process.stderr.write(`${err?.stack ?? err}\n`);
     process.exit(1);

@@ -26,7 +26,7 @@ export interface CliIo {
   now(): number;
 }
 
-const defaultIo: CliIo = {
+export const defaultIo: CliIo = {
   out: (l) => process.stdout.write(`${l}\n`),
   err: (l) => process.stderr.write(`${l}\n`),
   env: process.env,

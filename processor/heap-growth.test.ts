@@ -8,7 +8,7 @@ const module = new URL('./heap-growth.ts', import.meta.url).href;
 /**
  * A child sets its limit as the processor role does, once running, then keeps a state and runs full collections;
  * V8's own trace (`--trace-gc-verbose`) prints the growth factor each collection computed its next limit with. The
- * memory this saves is the engine bench's to measure (README, "Processor memory").
+ * memory this saves is the engine bench's to measure (docs/benchmarks.md, "Processor memory").
  */
 const child = `
 import { limitHeapGrowth } from '${module}';

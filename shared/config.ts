@@ -15,7 +15,7 @@ const bool = (def: boolean) =>
  * Most stream messages (SDK batches) per processor transaction. A fetch holds whatever has arrived, so this bounds
  * only a backlog's fetches; there the derived rows (a session, page score and element row each, per fetch) are
  * written once per fetch, and 3,000 instead of 1,000 cut the processor's CPU per event by about a quarter on the
- * SDK-shaped backlog (README, Benchmarks). The cost is a longer transaction per fetch while behind.
+ * SDK-shaped backlog (docs/benchmarks.md). The cost is a longer transaction per fetch while behind.
  */
 export const PROCESSOR_BATCH_MESSAGES_DEFAULT = 3000;
 
@@ -25,7 +25,7 @@ export const PROCESSOR_BATCH_MESSAGES_DEFAULT = 3000;
  * heaps of short-lived objects on a machine with memory to spare (up to 4x on a 24 GiB machine): the processor's
  * heap is mostly its long-lived engine state, so V8's factor held 2.5-3.6x that state resident (919-1,089 MiB RSS
  * for 301 MiB live at 100k pages and 1M clusters), and 50 % holds 1.5x (677 MiB) for about a tenth more CPU while
- * the state is built (README, "Processor memory"). Not a cap: the heap grows as far as the state needs.
+ * the state is built (docs/benchmarks.md, "Processor memory"). Not a cap: the heap grows as far as the state needs.
  */
 export const PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT = 50;
 
@@ -41,6 +41,11 @@ export const EnvSchema = z.object({
   DATABASE_URL: optionalUrl,
   NATS_URL: optionalUrl,
   REDIS_URL: optionalUrl,
+  /**
+   * `server` insists on DATABASE_URL, NATS_URL and REDIS_URL (as setting DATABASE_URL or NATS_URL does) instead of
+   * falling back to an embedded part; `auto` decides from the URLs. See shared/deployment-mode.ts.
+   */
+  FRICTION_MODE: z.enum(['auto', 'server']).default('auto'),
   /** How long a PostgreSQL pool checkout may wait for a connection before the caller sees an outage. */
   DATABASE_CONNECT_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** Server-side statement_timeout on every PostgreSQL connection (0 disables). */
@@ -63,7 +68,7 @@ export const EnvSchema = z.object({
    * What arrives within this long of a batch's first message shares its transaction. At a steady rate a transaction's
    * cost is mostly per distinct page and cluster it touches, so gathering longer costs less per event: at 5,000
    * events/s, 200 ms against a 5 ms linger cut PostgreSQL's CPU per event by half and the processor's by a third
-   * (README, Benchmarks), for that much more latency before scores and issues change. A backlog's batches fill at
+   * (docs/benchmarks.md), for that much more latency before scores and issues change. A backlog's batches fill at
    * once.
    */
   PROCESSOR_BATCH_WINDOW_MS: int(200, 0, 5000),

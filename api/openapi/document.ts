@@ -105,10 +105,13 @@ export function openApiDocument(docs: readonly RouteDoc[], opts: { serverUrl?: s
     info: {
       title: 'Friction API',
       version: '1.0.0',
-      description: 'UX friction analytics. Every response is the envelope {data, error}. Authentication: Authorization: Bearer <API key or user JWT>. Every answer carries X-Request-Id.',
+      description: 'UX friction analytics. Every response is the envelope `{data, error}`. Authentication: `Authorization: Bearer <API key or user JWT>`. Every answer carries `X-Request-Id`.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: opts.serverUrl ?? 'http://localhost:8080', description: 'this Friction (PUBLIC_BASE_URL)' }],
+    // Every route needs the bearer unless it says otherwise (public routes carry `security: []`): a docs UI opens
+    // with the bearer selected, ready for a key.
+    security: [{ bearer: [] }],
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (svc_pub_, svc_sec_, svc_mcp_) or a user JWT from /v1/auth/login' } },

@@ -1,32 +1,45 @@
 import { readFile } from 'node:fs/promises';
-import { gzip } from 'node:zlib';
+import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import Router from '@koa/router';
 import { openApiDocument } from './document.ts';
 import type { RouteDoc } from './route-doc.ts';
 
 /**
- * Scalar's standalone bundle, from the npm package (no CDN): the package does not export the file, so it is
- * found beside its main entry.
+ * Scalar's standalone bundle, vendored gzipped (api/openapi/vendor/update.ts): one static file instead of the
+ * npm package and its Vue application's dependencies in every production install. No CDN.
  */
-const SCALAR_BUNDLE = new URL('./browser/standalone.js', import.meta.resolve('@scalar/api-reference'));
+const SCALAR_BUNDLE_GZ = new URL('./vendor/scalar-standalone.js.gz', import.meta.url);
 
 /**
- * The docs page: Scalar rendering /v1/openapi.json. Fonts are the browser's own (Scalar would fetch its default
- * fonts from its CDN) and nothing else leaves the page but requests to this server.
+ * Scalar's options for a self-hosted page under a strict CSP: its hosted-service features off (the AI agent, which
+ * calls Scalar's servers; the developer toolbar with its Share and Deploy menus), fonts the browser's own (Scalar
+ * would fetch its defaults from its CDN), no telemetry. Nothing leaves the page but requests to this server.
  */
+export const SCALAR_OPTIONS = {
+  url: '/v1/openapi.json',
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  showDeveloperTools: 'never',
+  hideClientButton: false,
+  persistAuth: false,
+} as const;
+
+/** The docs page: Scalar rendering /v1/openapi.json. */
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Friction API</title>
+  <link rel="icon" href="data:,">
 </head>
 <body>
   <div id="app"></div>
   <script src="/docs/scalar.js"></script>
   <script>
-    Scalar.createApiReference('#app', { url: '/v1/openapi.json', withDefaultFonts: false, hideClientButton: false, telemetry: false });
+    Scalar.createApiReference('#app', ${JSON.stringify(SCALAR_OPTIONS)});
   </script>
 </body>
 </html>
@@ -52,7 +65,7 @@ export function openApiRouter(docs: () => readonly RouteDoc[]): Router {
     ctx.body = DOCS_HTML;
   });
   router.get('/docs/scalar.js', async (ctx) => {
-    bundle ??= readFile(SCALAR_BUNDLE).then(async (plain) => ({ plain, gz: await promisify(gzip)(plain) }));
+    bundle ??= readFile(SCALAR_BUNDLE_GZ).then(async (gz) => ({ gz, plain: await promisify(gunzip)(gz) }));
     const b = await bundle;
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.set('Cache-Control', 'public, max-age=3600');

@@ -36,10 +36,11 @@ export const platformDocs: RouteDoc[] = [
       segment: z.object({ app_version: z.string().nullable() }),
     }),
   },
-  { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive', response: z.object({ status: z.literal('ok'), role: z.string() }) },
+  { method: 'get', path: '/healthz', tag: 'operations', auth: { kind: 'public' }, summary: 'The process is alive, and which version it runs', response: z.object({ status: z.literal('ok'), role: z.string(), version: z.string().describe('the package version of this build') }) },
   {
     method: 'get', path: '/readyz', tag: 'operations', auth: { kind: 'public' }, summary: 'The database and the bus answer (503 otherwise)',
-    response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down'])) }),
+    description: 'checks: database and bus (`down` makes the answer 503), and on ingest and api with REDIS_URL set, redis: `degraded` while Redis is unreachable (rate limits then hold per replica; still 200).',
+    response: z.object({ status: z.literal('ready'), role: z.string(), checks: z.record(z.string(), z.enum(['ok', 'down', 'degraded'])) }),
   },
   { method: 'get', path: '/metrics', tag: 'operations', auth: { kind: 'public' }, summary: 'Prometheus metrics', description: 'Direct loopback requests only, unless METRICS_TOKEN is set: then Authorization: Bearer <METRICS_TOKEN> from anyone (401 otherwise).', contentType: 'text/plain' },
   { method: 'get', path: '/v1/openapi.json', tag: 'operations', auth: { kind: 'public' }, summary: 'This description (OpenAPI 3.1)', contentType: 'application/json' },
@@ -54,5 +55,14 @@ export const platformDocs: RouteDoc[] = [
     summary: 'The dashboard\'s scripts and styles, named by content hash (immutable for a year; br and gzip by Accept-Encoding)',
   },
   { method: 'get', path: '/docs', tag: 'operations', auth: { kind: 'public' }, summary: 'This description as a browsable page (Scalar, served locally)', contentType: 'text/html' },
-  { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (from the npm package, no CDN)', contentType: 'text/javascript' },
+  {
+    method: 'get', path: '/demo-shop', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/html',
+    summary: 'The demo tenant\'s site: a small shop whose pages the demo traffic visits (its screenshots work out of the box)',
+  },
+  {
+    method: 'get', path: '/demo-shop/:page', tag: 'operations', auth: { kind: 'public' }, contentType: 'text/html',
+    params: z.object({ page: z.enum(['products', 'cart', 'checkout', 'signup', 'blog']) }),
+    summary: 'One page of the demo shop (404 for a page it does not have)',
+  },
+  { method: 'get', path: '/docs/scalar.js', tag: 'operations', auth: { kind: 'public' }, summary: 'The Scalar bundle the docs page loads (vendored in the repository, no CDN)', contentType: 'text/javascript' },
 ];

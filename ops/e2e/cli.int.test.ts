@@ -73,7 +73,7 @@ test('database down: names DATABASE_URL, hides the password; migrate retries fir
   const port = (free.address() as { port: number }).port;
   free.close();
   const url = `postgres://friction:hunter2@127.0.0.1:${port}/friction`;
-  const api = await friction(['api'], { PORT: '0', DATABASE_URL: url });
+  const api = await friction(['api'], { PORT: '0', DATABASE_URL: url, NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222', REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' });
   oneClearLine(t, api, /cannot reach the database at postgres:\/\/friction:\*\*\*@127\.0\.0\.1:\d+\/friction \(DATABASE_URL\)/);
   t.false(api.stderr.includes('hunter2'));
   const migrate = await friction(['migrate'], { DATABASE_URL: url, MIGRATE_CONNECT_TIMEOUT_MS: '2500', LOG_LEVEL: 'warn' });

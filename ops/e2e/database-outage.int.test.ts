@@ -45,8 +45,8 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
   const downSince = Date.now();
   await send(20); // accepted while the database is down: these sit in the stream
   // Ingest on its own reports not ready (it needs the database for cold key and quota lookups).
-  const ingestChecks = new Map(ingestRole(stack.infra).checks);
-  t.deepEqual([...ingestChecks.keys()].sort(), ['bus', 'database']);
+  const ingestChecks = new Map(ingestRole(stack.infra).checks.map(([name, check]) => [name, check] as const));
+  t.deepEqual([...ingestChecks.keys()].sort(), ['bus', 'database', 'redis']);
   t.false(await ingestChecks.get('database')!().catch(() => false));
   const beforeOutage = accepted;
   t.true(beforeOutage > 50);

@@ -46,11 +46,16 @@ test.serial('signup → site → invite → accept → rules, webhooks, keys: ev
   const reuse = await api('POST', '/v1/auth/accept-invite', { body: { token: invite.body.data.invite_token, password: 'another good one' } });
   t.is(reuse.status, 404, 'an invitation is used once');
 
-  const rule = await api('POST', '/v1/alert-rules', {
-    token: memberToken,
-    body: { site_id: siteId, name: 'Checkout spike', trigger_type: 'spike', threshold: 20, page_pattern: '/checkout*', slack_channel: '#alerts', channels: ['slack', 'email'], enabled: true },
-  });
+  const ruleBody = { site_id: siteId, name: 'Checkout spike', trigger_type: 'spike', threshold: 20, page_pattern: '/checkout*', slack_channel: '#alerts', channels: ['slack', 'email'], enabled: true };
+  // This stack has no SMTP_URL: an email channel would accept the rule and fail every alert, so it is refused.
+  const noMail = await api('POST', '/v1/alert-rules', { token: memberToken, body: ruleBody });
+  t.is(noMail.status, 400, noMail.text);
+  t.is(noMail.body.error.details[0].path, 'channels');
+  t.regex(noMail.body.error.details[0].message, /SMTP_URL is not set/);
+  const rule = await api('POST', '/v1/alert-rules', { token: memberToken, body: { ...ruleBody, channels: ['slack'] } });
   t.is(rule.status, 201, rule.text);
+  const patched = await api('PATCH', `/v1/alert-rules/${rule.body.data.id}`, { token: memberToken, body: { channels: ['email'] } });
+  t.is(patched.status, 400, 'nor added later');
   t.deepEqual(rule.body.data.config, { page_pattern: '/checkout*' });
   const hook = await api('POST', '/v1/manage/webhooks', { token, body: { org_id: org.id, url: 'https://hooks.shop.example/friction', description: 'ops' } });
   t.is(hook.status, 201, hook.text);

@@ -251,7 +251,7 @@ test.serial('every response, 404 and 405 included, is in the envelope; health, r
   t.is((await getJson(`${stack.baseUrl}/healthz`)).body.data.status, 'ok');
   const ready = await getJson(`${stack.baseUrl}/readyz`);
   t.is(ready.status, 200);
-  t.deepEqual(ready.body.data.checks, { bus: 'ok', database: 'ok' });
+  t.deepEqual(ready.body.data.checks, { bus: 'ok', database: 'ok', redis: 'ok' });
   const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
   t.regex(metrics, /friction_http_requests_total/);
   t.regex(metrics, /friction_processor_events_total/);

@@ -7,7 +7,7 @@
 export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occurrence', 'positive', 'budget'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
-/** What each trigger means and the unit of its threshold (README "How alerts work" repeats this). */
+/** What each trigger means and the unit of its threshold (docs/alerts.md repeats this). */
 export const TRIGGERS: Record<TriggerType, { meaning: string; threshold: string; followsScore: boolean; immediate: boolean }> = {
   spike: { meaning: 'the page score rose by at least `threshold` against its level before (the score of the previous hour)', threshold: 'points of score (0-100 scale)', followsScore: true, immediate: false },
   positive: { meaning: 'the page score fell by at least `threshold` against its level before (good news is an alert too)', threshold: 'points of score', followsScore: false, immediate: false },

@@ -21,7 +21,7 @@ export interface ChannelSettings {
   pagerDutyEventsUrl: string;
   /** Base of links in messages (the alert's URL). */
   publicBaseUrl: string | undefined;
-  /** Null when SMTP_URL is unset: email deliveries then fail with that reason, visibly, in the delivery log. */
+  /** Null when SMTP_URL is unset: email deliveries are then abandoned with that reason, visibly, in the delivery log. */
   mailer: Mailer | null;
   instanceKeys: InstanceKeys;
 }
@@ -177,7 +177,8 @@ export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: 
       return { kind: 'attempt', outcome: await httpAttempt(s.pagerDutyEventsUrl, { 'content-type': 'application/json' }, body, s) };
     }
     case 'email': {
-      if (!s.mailer) return { kind: 'attempt', outcome: { ok: false, status: null, error: 'SMTP_URL is not set: email alerts cannot be sent' } };
+      // Retrying cannot help until the dispatcher restarts with SMTP_URL: given up at once, visibly, in the delivery log.
+      if (!s.mailer) return { kind: 'abandon', reason: 'SMTP_URL is not set on the dispatcher: email alerts cannot be sent' };
       const m = JSON.parse(d.body) as { subject: string; text: string; html: string };
       try {
         await s.mailer.send({ to: d.target.split(', '), subject: m.subject, text: m.text, html: m.html });

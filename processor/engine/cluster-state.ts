@@ -33,7 +33,7 @@ import { compareStrings } from './util.ts';
  * (last-seen.ts). An element derives its sessions from its clusters' days likewise, and past SMALL_LIMIT entries
  * holds them once more, by hour number. A page's elements are an array while at most SMALL_LIMIT. Strings are
  * shared where a message's copy would be kept per object: catalogued signal types (events.ts `sharedSignalType`),
- * the site id and page of a page's elements, a canonical raw selector. README "Processor memory" has the measured totals.
+ * the site id and page of a page's elements, a canonical raw selector. docs/benchmarks.md, "Processor memory", has the measured totals.
  */
 
 /** What an issue is keyed by. `selector` is canonical ('' for page-level signals with no element). */

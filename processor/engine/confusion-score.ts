@@ -7,7 +7,7 @@ export { baselineScore, overallScore, round1, scoreTrend } from '../../shared/do
 
 /**
  * The confusion score of a page over a window, the site's overall score, and the trend against the 7-day baseline.
- * Formulas and the reason for every constant: the README's "How scoring works".
+ * Formulas and the reason for every constant: docs/scoring.md.
  */
 
 /** What the score reads of one page over one window (the processor keeps it in windows.ts). */

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Database } from './database.ts';
 import { pglitePool } from './pglite-pool.ts';
 import { PGliteThread } from './pglite-thread.ts';
+import { lockDataDirectory } from './embedded-lock.ts';
 import { pgBulkTransactions, plainBulkTransactions, type RunBulkTransaction } from './bulk.ts';
 
 // int8 (counts, bigserial) as JS numbers: our counts stay far below 2^53.
@@ -61,12 +62,24 @@ export async function openDatabase(opts: {
     return { db, kind: 'postgres', bulk: pgBulkTransactions(pool, { preparedStatements: opts.preparedStatements }), close: () => db.destroy() };
   }
   let path = opts.embeddedPath;
+  let release = () => {};
   if (!path) {
     path = join(opts.dataDir, 'db');
     mkdirSync(path, { recursive: true });
+    release = lockDataDirectory(opts.dataDir);
   }
   // In its own thread: the WebAssembly database's CPU stays off the thread that answers HTTP and folds batches.
-  const lite = await PGliteThread.open(path);
+  const lite = await PGliteThread.open(path).catch((err: unknown) => {
+    release();
+    throw err;
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite) }) });
-  return { db, kind: 'pglite', bulk: plainBulkTransactions(db), close: () => db.destroy(), lost: lite.lost };
+  const close = async () => {
+    try {
+      await db.destroy();
+    } finally {
+      release();
+    }
+  };
+  return { db, kind: 'pglite', bulk: plainBulkTransactions(db), close, lost: lite.lost };
 }

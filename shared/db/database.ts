@@ -582,6 +582,8 @@ export interface PageScreenshotTable {
   png: Uint8Array | null;
   failure: string | null;
   captured_at: Timestamp;
+  /** The site URL the capture was taken from (null before migration 0160). */
+  source_url: string | null;
 }
 
 /** Captures started per site and UTC day. */

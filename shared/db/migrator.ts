@@ -6,24 +6,25 @@ import { migrations } from './migrations/index.ts';
 /** Arbitrary constant: the advisory lock every `migrate` takes, so concurrent starts never race. */
 const MIGRATION_LOCK_ID = 7_202_611;
 
-/**
- * Whether every known migration is recorded as applied: one read, no DDL. The Migrator itself first creates its
- * tables if missing and takes its own lock, which costs seconds on the embedded database at every start.
- */
-async function upToDate(db: Kysely<any>): Promise<boolean> {
+/** Migrations of this code not yet applied (`pending`) and applied ones this code does not know (`unknown`). */
+export async function schemaStatus(db: Kysely<any>): Promise<{ pending: string[]; unknown: string[] }> {
+  let applied: Set<string>;
   try {
-    const rows = await db.selectFrom('kysely_migration').select('name').execute();
-    const applied = new Set(rows.map((r: { name: string }) => r.name));
-    return Object.keys(migrations).every((name) => applied.has(name));
-  } catch {
-    // No migration table yet: a new database.
-    return false;
+    applied = new Set((await db.selectFrom('kysely_migration').select('name').execute()).map((r: { name: string }) => r.name));
+  } catch (err) {
+    // 42P01: no migration table yet, a database never migrated. Anything else (connection lost) is the caller's.
+    if ((err as { code?: string }).code !== '42P01') throw err;
+    applied = new Set();
   }
+  const known = Object.keys(migrations);
+  return { pending: known.filter((n) => !applied.has(n)), unknown: [...applied].filter((n) => !(n in migrations)) };
 }
 
 /** Applies every pending migration under a session advisory lock. Idempotent; a database already up to date costs one read. */
 export async function migrateToLatest(db: Kysely<any>, log?: Logger): Promise<string[]> {
-  if (await upToDate(db)) return [];
+  // One read, no DDL: the Migrator itself first creates its tables if missing and takes its own lock, which costs
+  // seconds on the embedded database at every start.
+  if ((await schemaStatus(db)).pending.length === 0) return [];
   return db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`.execute(conn);
     try {

@@ -1,6 +1,6 @@
 /**
  * Score summaries both the processor (page trends) and the API (site overview) compute. Pure functions;
- * the reasons for each constant are in the README's "How scoring works".
+ * the reasons for each constant are in docs/scoring.md.
  */
 
 export type Trend = 'up' | 'down' | 'stable';

@@ -5,7 +5,7 @@
  *
  * Weights are integer points on a 0..10 scale, rage_click = 10 being the reference. Integers keep every sum the
  * engine maintains exact, so incremental and recomputed results agree to the last bit. The reasons for each weight
- * sit beside it below and in the README's "How scoring works".
+ * sit beside it below and in docs/scoring.md.
  */
 
 /** One catalog entry, as served by the heuristics route. */

@@ -28,7 +28,8 @@ export const buildInfo = new Gauge({
 });
 buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
 
-function packageVersion(): string {
+/** This build's version (package.json): /healthz and friction_build_info say it. */
+export function packageVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   } catch {

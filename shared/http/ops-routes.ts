@@ -4,23 +4,28 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { plainAddress } from './client-address.ts';
 import { ok } from './envelope.ts';
-import { registry } from './metrics.ts';
+import { packageVersion, registry } from './metrics.ts';
 
-/** A named readiness check: resolves true when the dependency answers. */
-export type ReadinessCheck = [name: string, check: () => Promise<boolean>];
+/**
+ * A named readiness check: resolves true when the dependency answers. A `soft` one is reported (`degraded`) but does
+ * not make the process unready: the process still serves without it (Redis: limits then hold per replica), and
+ * taking every replica out of a load balancer for it would turn a degradation into an outage.
+ */
+export type ReadinessCheck = [name: string, check: () => Promise<boolean>, opts?: { soft?: boolean }];
 
 /** `/healthz` (process alive), `/readyz` (dependencies answer; 503 otherwise), `/metrics` (Prometheus). */
 export function opsRouter(role: string, checks: ReadinessCheck[], opts: { metricsToken?: string } = {}): Router {
   const router = new Router();
+  const version = packageVersion();
   router.get('/healthz', (ctx) => {
-    ctx.body = ok({ status: 'ok', role });
+    ctx.body = ok({ status: 'ok', role, version });
   });
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(
-      checks.map(async ([name, check]) => [name, await Promise.race([check().catch(() => false), timeout(2000)])] as const),
+      checks.map(async ([name, check, opts]) => [name, await Promise.race([check().catch(() => false), timeout(2000)]), opts?.soft === true] as const),
     );
-    const status = Object.fromEntries(results.map(([n, r]) => [n, r ? 'ok' : 'down']));
-    const ready = results.every(([, r]) => r);
+    const status = Object.fromEntries(results.map(([n, r, soft]) => [n, r ? 'ok' : soft ? 'degraded' : 'down']));
+    const ready = results.every(([, r, soft]) => r || soft);
     // Not ready leaves through the one error path: 503 `unavailable`, Retry-After, the checks as details.
     if (!ready) throw new AppError('unavailable', 503, 'a dependency is not ready', { details: status, retryAfterSec: 5, retriable: true });
     ctx.body = ok({ status: 'ready', role, checks: status });

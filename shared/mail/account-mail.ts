@@ -6,7 +6,7 @@ import type { MailMessage } from './mailer.ts';
  */
 const footer = (baseUrl: string) => `\n\n— Friction at ${baseUrl}\nIf you did not expect this message, ignore it: nothing happens without the token above.`;
 
-/** `takesOver`: the address holds an unverified account, which confirming takes over (README "Security"). */
+/** `takesOver`: the address holds an unverified account, which confirming takes over (docs/security.md). */
 export function verificationMail(to: string, token: string, baseUrl: string, takesOver = false): MailMessage {
   const warning = takesOver
     ? 'This address already has a Friction account that was never confirmed. Confirming gives that account the new ' +

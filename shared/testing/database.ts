@@ -34,6 +34,18 @@ export async function createTestDatabase(label = 'file'): Promise<{ url: string;
   };
 }
 
+/** A fresh database with nothing in it, not migrated (what a new PostgreSQL gives); `drop` removes it. */
+export async function createEmptyTestDatabase(label = 'empty'): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `friction_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${uniqueTestId()}`;
+  assertTestName(name);
+  await admin((c) => c.query(`create database ${name}`));
+  return {
+    name,
+    url: withDatabase(testServices.databaseUrl, name),
+    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
 /** Recreates the template database and migrates it (run once per test run, before the workers start). */
 export async function recreateTemplate(migrate: (url: string) => Promise<void>): Promise<void> {
   const name = testServices.templateDatabase;

@@ -110,7 +110,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
       {
         method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 201,
         summary: 'Create an account and its organization (you are its owner; the org starts its 3-day trial)',
-        description: 'Without SMTP the address is not verified (README "Security"): the account exists at once, and a taken address answers 409.',
+        description: 'Without SMTP the address is not verified (docs/security.md): the account exists at once, and a taken address answers 409.',
         body: SignupNowBodySchema, response: SessionSchema,
         async handler(ctx, { body }) {
           const passwordHash = await hashPassword(body.password, deps.passwordCost);

@@ -72,7 +72,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   if (!mailer) {
     infra.log.warn(
       { security: 'email' },
-      'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (README "Security").',
+      'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (docs/security.md).',
     );
   }
   const auth = (rule: AccessRule) => authenticate({

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../shared/config.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import { OutboundError, pinnedAddress, type OutboundPolicy } from '../../../shared/net/outbound.ts';
+import { ownDemoShopPage } from '../../http/demo-shop.ts';
 import { captureUrl, quotaDay } from './decide.ts';
 import { REFUSED_HEADER, startEgressProxy, type EgressProxy } from './egress-proxy.ts';
 import { saveScreenshot, siteUrl, takeQuota, type CaptureResult } from './screenshots.queries.ts';
@@ -31,6 +32,8 @@ export interface CapturerOptions {
   executablePath: string;
   timeoutMs: number;
   perSiteDay: number;
+  /** PUBLIC_BASE_URL: a site URL on this origin under the demo shop's path is the demo shop, rendered locally. */
+  publicBaseUrl?: string;
   now?: () => Date;
 }
 
@@ -143,14 +146,34 @@ export class ScreenshotCapturer {
     const vp = VIEWPORTS[device];
     let result: CaptureResult;
     try {
-      const png = await this.render(captureUrl(base, page), device);
-      result = { width: vp.width, height: vp.height, png, failure: null, captured_at: this.now() };
+      const url = captureUrl(base, page);
+      // The service's own demo shop is rendered from its code: nothing fetched, so no guard to open for it.
+      const demo = ownDemoShopPage(url, this.opts.publicBaseUrl);
+      const png = demo === undefined ? await this.render(url, device) : await this.renderHtml(demo, device);
+      result = { width: vp.width, height: vp.height, png, failure: null, captured_at: this.now(), source_url: base };
     } catch (err) {
       const reason = err instanceof CaptureFailed ? err.reason : 'render_failed';
       this.opts.log.info({ siteId, page, device, reason, err: (err as Error).message }, 'screenshot not captured');
-      result = { width: vp.width, height: vp.height, png: null, failure: reason, captured_at: this.now() };
+      result = { width: vp.width, height: vp.height, png: null, failure: reason, captured_at: this.now(), source_url: base };
     }
     await saveScreenshot(this.opts.db, siteId, page, device, result);
+  }
+
+  /** A page given as HTML, in the same browser and viewport; its requests still go through the egress proxy. */
+  private async renderHtml(html: string, device: ScreenshotDevice): Promise<Buffer> {
+    const vp = VIEWPORTS[device];
+    const { browser } = await this.launch();
+    const context = await browser.newContext({
+      viewport: { width: vp.width, height: vp.height }, isMobile: vp.isMobile, hasTouch: vp.isMobile, deviceScaleFactor: 1,
+      serviceWorkers: 'block', acceptDownloads: false, javaScriptEnabled: false,
+    });
+    try {
+      const tab = await context.newPage();
+      await tab.setContent(html, { waitUntil: 'load', timeout: this.opts.timeoutMs });
+      return await tab.screenshot({ type: 'png', timeout: this.opts.timeoutMs });
+    } finally {
+      await context.close().catch(() => {});
+    }
   }
 
   private async render(url: string, device: ScreenshotDevice): Promise<Buffer> {

@@ -3,7 +3,10 @@ import type { ScreenshotReason } from './screenshots.schema.ts';
 
 /** A good capture older than this is answered and refreshed in the background by the next uncached request. */
 export const REFRESH_AFTER_MS = 24 * 3600_000;
-/** A failed capture is answered as failed for this long before an uncached request tries again. */
+/**
+ * A failed capture is answered as failed for this long before an uncached request tries again, unless the site's
+ * URL changed since (the usual fix): then the next uncached request tries at once.
+ */
 export const RETRY_FAILED_AFTER_MS = 3600_000;
 
 /** What one request answers from what is stored: the stored capture or a reason, and whether to queue a capture. */
@@ -20,7 +23,8 @@ export function decide(row: StoredScreenshot | undefined, opts: { cached: boolea
   const age = row ? opts.now.getTime() - row.captured_at.getTime() : 0;
   if (row && row.failure === null) return { answer: 'stored', queue: mayQueue && age >= REFRESH_AFTER_MS };
   if (row && row.failure !== null) {
-    const retry = mayQueue && age >= RETRY_FAILED_AFTER_MS;
+    const urlChanged = row.source_url !== row.site_url;
+    const retry = mayQueue && (urlChanged || age >= RETRY_FAILED_AFTER_MS);
     return { answer: 'null', reason: row.failure as ScreenshotReason, queue: retry };
   }
   if (opts.cached) return { answer: 'null', reason: 'not_captured', queue: false };

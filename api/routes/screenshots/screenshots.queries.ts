@@ -8,13 +8,17 @@ export interface StoredScreenshot {
   height: number;
   failure: string | null;
   captured_at: Date;
+  /** The site URL the capture was taken from, and the site's URL now (a failure is retried once they differ). */
+  source_url: string | null;
+  site_url: string | null;
 }
 
-/** The stored capture (or failure) of a page on one device, without its image. */
+/** The stored capture (or failure) of a page on one device, without its image, with the site's current URL. */
 export async function storedScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string): Promise<StoredScreenshot | undefined> {
   return db.selectFrom('page_screenshots')
-    .select(['page', 'device', 'width', 'height', 'failure', 'captured_at'])
-    .where('site_id', '=', siteId).where('page', '=', page).where('device', '=', device)
+    .leftJoin('sites', 'sites.id', 'page_screenshots.site_id')
+    .select(['page_screenshots.page', 'page_screenshots.device', 'page_screenshots.width', 'page_screenshots.height', 'page_screenshots.failure', 'page_screenshots.captured_at', 'page_screenshots.source_url', 'sites.url as site_url'])
+    .where('page_screenshots.site_id', '=', siteId).where('page_screenshots.page', '=', page).where('page_screenshots.device', '=', device)
     .executeTakeFirst();
 }
 
@@ -52,12 +56,13 @@ export interface CaptureResult {
   png: Buffer | null;
   failure: string | null;
   captured_at: Date;
+  source_url: string;
 }
 
 /** Stores the latest capture (or failure) of a page on a device, replacing the previous one. */
 export async function saveScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string, r: CaptureResult): Promise<void> {
   await db.insertInto('page_screenshots')
     .values({ site_id: siteId, page, device, ...r })
-    .onConflict((oc) => oc.columns(['site_id', 'page', 'device']).doUpdateSet({ width: r.width, height: r.height, png: r.png, failure: r.failure, captured_at: r.captured_at }))
+    .onConflict((oc) => oc.columns(['site_id', 'page', 'device']).doUpdateSet({ width: r.width, height: r.height, png: r.png, failure: r.failure, captured_at: r.captured_at, source_url: r.source_url }))
     .execute();
 }

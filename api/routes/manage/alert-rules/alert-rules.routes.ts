@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../../../shared/errors.ts';
+import { NotFoundError, ValidationError } from '../../../../shared/errors.ts';
 import { newId } from '../../../../shared/ids.ts';
 import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
@@ -26,6 +26,16 @@ function patchColumns(p: AlertRulePatch) {
   const { config, page_pattern, ...rest } = p;
   const pattern = page_pattern !== undefined ? page_pattern : config?.page_pattern;
   return { ...rest, ...(pattern !== undefined ? { page_pattern: pattern } : {}) };
+}
+
+/**
+ * An email channel on an instance that cannot send mail would accept the rule and fail every alert: refused where it
+ * is chosen, naming the setting.
+ */
+function refuseEmailWithoutSmtp(deps: ManageDeps, channels: readonly string[] | undefined): void {
+  if (!deps.mailer && channels?.includes('email')) {
+    throw new ValidationError('the email channel needs SMTP_URL set on this Friction instance', [{ path: 'channels', message: 'email is not available: SMTP_URL is not set (choose webhook, slack, pagerduty or mcp, or configure SMTP)' }]);
+  }
 }
 
 /** Alert rules under /v1/manage/alert-rules and the short forms POST /v1/alert-rules, PATCH and DELETE /v1/alert-rules/:id. */
@@ -56,6 +66,7 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       body: AlertRuleCreateSchema, response: AlertRuleSchema,
       async handler(_ctx, { body, principal, guard }) {
         guard.site(body.site_id, 'site not found');
+        refuseEmailWithoutSmtp(deps, body.channels);
         const pattern = body.page_pattern !== undefined ? body.page_pattern : (body.config?.page_pattern ?? null);
         return deps.db.transaction().execute(async (trx) => {
           await enforceBound(trx, 'alert_rules', body.site_id);
@@ -80,6 +91,7 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       params: idParam(param), notFound: NOT_FOUND, body: AlertRulePatchSchema, response: AlertRuleSchema,
       async handler(_ctx, { params, body, principal, guard }) {
         const id = (params as Record<string, string>)[param];
+        refuseEmailWithoutSmtp(deps, body.channels);
         return deps.db.transaction().execute(async (trx) => {
           const before = await findAlertRuleForUpdate(trx, id);
           guard.site(before?.site_id, NOT_FOUND);

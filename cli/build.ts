@@ -1,0 +1,29 @@
+/**
+ * Builds the `@friction/cli` bundle: cli/main.ts and what it imports as one ES module for Node 20 and newer, with
+ * the entry's shebang. esbuild's output depends only on its input and options, so the copy committed for the GitHub Action
+ * (ci/friction.mjs) can be compared with a fresh build.
+ */
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The bundle's text. */
+export async function buildCliBundle(): Promise<string> {
+  const result = await build({
+    entryPoints: [path.join(here, 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    minify: false,
+    legalComments: 'none',
+    // Node built-ins only: anything else would have to be installed beside the one file.
+    external: ['node:*'],
+    logLevel: 'silent',
+  });
+  // esbuild keeps the entry's shebang (cli/main.ts) at the top.
+  return result.outputFiles[0].text;
+}
