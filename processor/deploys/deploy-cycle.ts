@@ -7,10 +7,16 @@ import {
   afterReady,
   afterWindowEnd,
   environmentOf,
-  checkRegression,
+  bucketSize,
   chooseCohort,
   dueLook,
-  verifyIssue,
+  fixPValue,
+  fixResult,
+  holm,
+  rateVariance,
+  regressionPValue,
+  regressionResult,
+  type Bucket,
   type IssueCounts,
 } from '../../shared/domain/deploy-verification.ts';
 import { round1 } from '../../shared/domain/score-summary.ts';
@@ -21,6 +27,7 @@ import { insertIssueUpdates } from '../store/issues.store.ts';
 import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
 import {
   countVersionSessions,
+  hourlyPageSessions,
   insertVerifications,
   lastRegressedAt,
   linkIntroducedIssues,
@@ -34,6 +41,7 @@ import {
   regressedIssueIds,
   saveMeasurement,
   signalSessions,
+  trafficSpan,
   type DeployRow,
   type TrafficScope,
   type VerificationWrite,
@@ -98,16 +106,21 @@ async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number 
 
 interface Affected {
   sessions: Set<string>;
+  /** Distinct affected sessions per hour bucket (the dispersion's buckets). */
+  hourly: Map<number, Set<string>>;
   signals: number;
 }
 
-/** Affected sessions and signal count per (page, canonical selector, signal type) of the signal rows. */
+/** Affected sessions (in all and per hour) and signal count per (page, canonical selector, signal type) of the signal rows. */
 function affectedByCluster(rows: Awaited<ReturnType<typeof signalSessions>>): Map<string, Affected> {
   const out = new Map<string, Affected>();
   for (const r of rows) {
     const k = `${r.page}\u0000${canonicalSelector(r.selector)}\u0000${r.signal}`;
-    const a = out.get(k) ?? { sessions: new Set<string>(), signals: 0 };
+    const a = out.get(k) ?? { sessions: new Set<string>(), hourly: new Map<number, Set<string>>(), signals: 0 };
     a.sessions.add(r.session_id);
+    const h = a.hourly.get(r.hour) ?? new Set<string>();
+    h.add(r.session_id);
+    a.hourly.set(r.hour, h);
     a.signals += r.n;
     out.set(k, a);
   }
@@ -117,21 +130,42 @@ function affectedByCluster(rows: Awaited<ReturnType<typeof signalSessions>>): Ma
 type LookIssue = Awaited<ReturnType<typeof loadLookIssues>>[number];
 const clusterKey = (i: LookIssue) => `${i.page}\u0000${i.cluster_selector}\u0000${i.signal_type}`;
 
-/** Counts of each issue in two scopes. */
+/** A page's hourly buckets with one cluster's affected sessions in each. */
+function bucketsOf(sessions: Map<number, number> | undefined, affected: Affected | undefined): Bucket[] {
+  return [...(sessions ?? new Map<number, number>()).entries()].map(([hour, n]) => ({ sessions: n, affected: Math.min(n, affected?.hourly.get(hour)?.size ?? 0) }));
+}
+
+export type LookCounts = IssueCounts & { signalsBefore: number; signalsAfter: number };
+
+/**
+ * Counts of each issue in two scopes, with the dispersion of its test: the hourly rate variance estimated from the
+ * before window's hourly buckets, each window's bucket size, and the after window's peak hour.
+ */
 async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficScope, after: TrafficScope) {
   const pages = [...new Set(issues.map((i) => i.page))];
-  const [sb, sa, ab, aa] = await Promise.all([
+  const [sb, sa, hb, ha, ab, aa] = await Promise.all([
     pageSessionCounts(db, before, pages), pageSessionCounts(db, after, pages),
+    hourlyPageSessions(db, before, pages), hourlyPageSessions(db, after, pages),
     signalSessions(db, before, pages).then(affectedByCluster), signalSessions(db, after, pages).then(affectedByCluster),
   ]);
-  return (i: LookIssue): IssueCounts & { signalsBefore: number; signalsAfter: number } => ({
-    sessionsBefore: sb.get(i.page) ?? 0,
-    sessionsAfter: sa.get(i.page) ?? 0,
-    affectedBefore: ab.get(clusterKey(i))?.sessions.size ?? 0,
-    affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
-    signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
-    signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
-  });
+  return (i: LookIssue): LookCounts => {
+    const beforeBuckets = bucketsOf(hb.get(i.page), ab.get(clusterKey(i)));
+    const afterBuckets = bucketsOf(ha.get(i.page), aa.get(clusterKey(i)));
+    return {
+      sessionsBefore: sb.get(i.page) ?? 0,
+      sessionsAfter: sa.get(i.page) ?? 0,
+      affectedBefore: ab.get(clusterKey(i))?.sessions.size ?? 0,
+      affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
+      signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
+      signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
+      dispersion: {
+        rateVariance: rateVariance(beforeBuckets),
+        beforeBucket: bucketSize(beforeBuckets.map((b) => b.sessions)),
+        afterBucket: bucketSize(afterBuckets.map((b) => b.sessions)),
+      },
+      afterPeak: afterBuckets.reduce<Bucket | undefined>((m, b) => (m === undefined || b.affected > m.affected ? b : m), undefined),
+    };
+  };
 }
 
 /**
@@ -147,8 +181,10 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   // Traffic after the next deploy of this environment is that deploy's evidence, not this one's.
   const until = Math.min(now, nextAt ?? now);
   const { scope: after } = await afterScope(trx, d, until);
-  // How long after the deploy the evidence reaches: decisions wait for a full day (MIN_DECISION_SPAN_MS).
-  const span = until - recorded;
+  // No look before the after cohort's traffic spans MIN_AFTER_SPAN_MS: the look stays due, and the one taken later
+  // spends its alpha too (dueLook), so the first look taken always has data to test.
+  const span = await trafficSpan(trx, after);
+  if (!afterReady(span.firstMs, span.lastMs)) return 0;
   const issues = await loadLookIssues(trx, d.site_id, d.environment, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
   const alreadyRegressed = await regressedIssueIds(trx, d.id);
@@ -163,7 +199,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const outbox: OutboxMessage[] = [];
   const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
   const at = new Date(now).toISOString();
-  const record = (i: LookIssue, c: ReturnType<Awaited<ReturnType<typeof countsFor>>>, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
+  const record = (i: LookIssue, c: LookCounts, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
     deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
     affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now,
   });
@@ -178,25 +214,36 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     });
   };
 
+  // Each family (the open issues' fix tests, the closed issues' regression tests) is corrected with Holm at the
+  // look's alpha: a no-op deploy over 20 unchanged open issues verifies any of them at most alpha of the time.
   if (open.length > 0) {
     const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
-    for (const i of open) {
-      const c = counts(i);
-      const v = verifyIssue(c, look.alpha, span);
-      record(i, c, 'fix', v.result, v.pValue);
-      if (v.result === 'verified' && !i.frozen) {
+    const cs = open.map((i) => counts(i));
+    const ps = cs.map(fixPValue);
+    const significant = holm(ps, look.alpha);
+    for (const [k, i] of open.entries()) {
+      const c = cs[k];
+      const result = fixResult(c, ps[k], significant[k]);
+      record(i, c, 'fix', result, ps[k]);
+      if (result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
-        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${v.pValue!.toExponential(2)}, look ${look.name})`);
+        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`);
       }
     }
   }
+  const cs: LookCounts[] = [];
   for (const i of closed) {
     // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
     const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
-    const c = (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i);
-    const r = checkRegression(c, look.alpha, span);
-    record(i, c, 'regression', r.result, r.pValue);
-    if (r.result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
+    cs.push((await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i));
+  }
+  const ps = cs.map(regressionPValue);
+  const significant = holm(ps, look.alpha);
+  for (const [k, i] of closed.entries()) {
+    const c = cs[k];
+    const result = regressionResult(c, ps[k], significant[k]);
+    record(i, c, 'regression', result, ps[k]);
+    if (result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);
       transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);
     }

@@ -70,6 +70,32 @@ export async function pageTraffic(db: Db, s: TrafficScope) {
   };
 }
 
+/** First and last event time (ms) in scope, null when there is none: how far the cohort's traffic reaches. */
+export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: number | null; lastMs: number | null }> {
+  const { rows } = await sql<{ first_ms: number | null; last_ms: number | null }>`
+    select (extract(epoch from min(ts)) * 1000)::float8 as first_ms, (extract(epoch from max(ts)) * 1000)::float8 as last_ms
+    from events where ${scopeWhere(s)}`.execute(db);
+  return { firstMs: rows[0]?.first_ms ?? null, lastMs: rows[0]?.last_ms ?? null };
+}
+
+/** The hour bucket of an event (hours since the epoch: the same in every time zone). */
+const HOUR_BUCKET = sql`floor(extract(epoch from ts) / 3600)::int`;
+
+/** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
+export async function hourlyPageSessions(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, Map<number, number>>> {
+  const out = new Map<string, Map<number, number>>();
+  if (pages.length === 0) return out;
+  const { rows } = await sql<{ page: string; hour: number; n: number }>`
+    select page, ${HOUR_BUCKET} as hour, count(distinct session_id)::int as n from events
+    where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by 1, 2`.execute(db);
+  for (const r of rows) {
+    const m = out.get(r.page) ?? new Map<number, number>();
+    m.set(r.hour, r.n);
+    out.set(r.page, m);
+  }
+  return out;
+}
+
 /** Distinct sessions per page in scope (the exposure of a rate). */
 export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, number>> {
   if (pages.length === 0) return new Map();
@@ -78,13 +104,13 @@ export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
-/** Signal events in scope on these pages, one row per (page, type, raw selector, session) with its count. */
+/** Signal events in scope on these pages, one row per (page, type, raw selector, session, hour bucket) with its count. */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; n: number }>`
-    select page, signal, selector, session_id, count(*)::int as n from events
+  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; hour: number; n: number }>`
+    select page, signal, selector, session_id, ${HOUR_BUCKET} as hour, count(*)::int as n from events
     where ${scopeWhere(s)} and type = 'signal' and signal is not null and page = any(${[...pages]}::text[])
-    group by page, signal, selector, session_id`.execute(db);
+    group by 1, 2, 3, 4, 5`.execute(db);
   return rows;
 }
 
