@@ -387,6 +387,8 @@ test('verdict: FAIL on a regression, a high-severity new issue or a spike; WARN 
   t.is(deployVerdict({ ...base, delta: 20 }).verdict, 'PASS');
   t.is(deployVerdict({ ...base, delta: null, dataSpanMs: 0 }).verdict, 'WARN');
   t.is(deployVerdict({ ...base, dataSpanMs: 14 * MIN }).verdict, 'WARN');
+  // A fix verified by a look's test is enough data: the overwhelming case passes in its first minutes.
+  t.is(deployVerdict({ ...base, dataSpanMs: 6 * MIN, verified: [{ title: 'v' }], tested: [{ title: 'v', result: 'verified' }] }).verdict, 'PASS');
   t.is(deployVerdict({ ...base, tested: [{ title: 'a', result: 'insufficient_data' }] }).verdict, 'WARN');
   t.is(deployVerdict({ ...base, tested: [{ title: 'a', result: 'not_verified' }] }).verdict, 'PASS');
   const fail = deployVerdict({ ...base, delta: 25, regressed: [{ title: 'Checkout button' }] });

@@ -387,7 +387,8 @@ export function isDecidingLook(name: string): boolean {
  * The deploy's verdict with its reasons (one pure rule shared by the API, the CLI and the MCP prompt):
  * FAIL when an issue regressed, an issue of severity ≥ HIGH_SEVERITY was introduced, or delta exceeds the spike
  * threshold; otherwise WARN while post-deploy data spans less than VERDICT_MIN_DATA_MS (or confusion_after is
- * still null) or when issues were tested at a look and none could be decided (all insufficient_data);
+ * still null) and no issue has been verified yet, or when issues were tested at a look and none could be decided
+ * (all insufficient_data);
  * otherwise PASS. A PASS can still become FAIL when a later look finds a regression.
  */
 export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: string[] } {
@@ -398,7 +399,8 @@ export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: str
   if (fail.length > 0) return { verdict: 'FAIL', reasons: fail };
 
   const warn: string[] = [];
-  if (i.delta === null || i.dataSpanMs < VERDICT_MIN_DATA_MS) {
+  // A fix verified by a look's test had enough data for that decision: overwhelming evidence passes in minutes.
+  if ((i.delta === null || i.dataSpanMs < VERDICT_MIN_DATA_MS) && i.verified.length === 0) {
     warn.push(`insufficient data: post-deploy traffic spans ${Math.floor(i.dataSpanMs / MINUTE_MS)} min (needs ${VERDICT_MIN_DATA_MS / MINUTE_MS})`);
   }
   if (i.tested.length > 0 && i.verified.length === 0 && i.tested.every((t) => t.result === 'insufficient_data')) {

@@ -1,0 +1,84 @@
+import test, { type ExecutionContext } from 'ava';
+import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { sendSessions, spread, storedEventCount } from '../testing/session-traffic.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
+
+/**
+ * The overwhelming case of issue 24, through ingest with the processor's clock in the test's hands: a checkout button
+ * 40 of 60 sessions rage-clicked, a deploy, then 0 of 300 sessions in the next 6.5 minutes (untagged sessions, so the
+ * after cohort starts 5 minutes after the deploy). The scoring cycles run every 5 minutes of the clock: the one
+ * before the after data spans 5 minutes takes no look; within two cycles of it reaching 5 minutes the issue is
+ * verified, with its record, and the deploy reads PASS.
+ */
+async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now: number }) {
+  const tenant = await stack.newTenant();
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+  // The deploy an hour ago on the wall clock (ingest takes past events), the processor's clock moved along it.
+  const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+  clock.now = D - MIN;
+  let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })));
+  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
+  t.is(pay.status, 'open');
+
+  const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'fix-pay' }, auth);
+  t.is(rec.status, 201);
+  const id: string = rec.body.data.id;
+  await db.updateTable('deploys').set({ recorded_at: new Date(D) }).where('id', '=', id).execute();
+  // 300 sessions from 5 minutes after the deploy (the grace of a time-window cohort), over 6.5 minutes, none rage-clicking.
+  sent += await sendSessions(stack.baseUrl, tenant.publishableKey, spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})));
+  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  const deploy = () => read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
+
+  // The cycle at 9 minutes: the after data spans 4 minutes, no look is taken, the verdict waits.
+  clock.now = D + 9 * MIN;
+  await stack.tick();
+  t.is((await db.selectFrom('deploy_verifications').select('id').where('deploy_id', '=', id).execute()).length, 0);
+  t.is((await deploy()).verdict, 'WARN');
+
+  // The after data reaches 5 minutes at D + 10 min; the next two cycles are at 14 and 19 minutes.
+  let cycles = 0;
+  let issue: { status: string; verifications: { deploy_id: string; result: string; look: string; p_value: number; alpha: number; affected_sessions_before: number; sessions_before: number; affected_sessions_after: number; sessions_after: number }[] } | undefined;
+  for (const at of [14, 19]) {
+    clock.now = D + at * MIN;
+    await stack.tick();
+    cycles++;
+    issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+    if (issue!.status === 'verified') break;
+  }
+  t.is(issue!.status, 'verified', `after ${cycles} cycle(s)`);
+  t.true(cycles <= 2);
+  const v = issue!.verifications.find((r) => r.deploy_id === id)!;
+  t.like(v, { result: 'verified', affected_sessions_before: 40, sessions_before: 60, affected_sessions_after: 0, sessions_after: 300 });
+  t.true(['initial', '15m'].includes(v.look), v.look);
+  t.true(v.p_value <= v.alpha, `p ${v.p_value} alpha ${v.alpha}`);
+  const d = await deploy();
+  t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
+  t.true(d.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified'));
+}
+
+test.serial('the overwhelming fix is verified within two scoring cycles and the deploy passes, on PostgreSQL', async (t) => {
+  const clock = { now: Date.now() };
+  const stack = await startTestStack({ now: () => clock.now });
+  try {
+    await overwhelming(t, stack, clock);
+  } finally {
+    await stack.stop();
+  }
+});
+
+test.serial('the overwhelming fix is verified within two scoring cycles and the deploy passes, on the embedded default', async (t) => {
+  const clock = { now: Date.now() };
+  const stack = await startTestStack({ embedded: true, now: () => clock.now });
+  try {
+    await overwhelming(t, stack, clock);
+  } finally {
+    await stack.stop();
+  }
+});
