@@ -367,7 +367,7 @@ export interface VerdictInput {
   dataSpanMs: number;
   /** The site's spike threshold in score points (enabled spike rule's threshold, else DEFAULT_SPIKE_THRESHOLD). */
   spikeThreshold: number;
-  /** Issues that regressed after the deploy: by a look's test, or by the engine's live rule (3 sessions after closing). */
+  /** Issues a look's regression test found regressed after the deploy (the engine's live signal only marks them signalling again). */
   regressed: readonly { title: string }[];
   introduced: readonly { title: string; severity: number }[];
   /** Latest result of each open issue tested at a look (isDecidingLook: every look decides). */

@@ -78,7 +78,6 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
   const empty = {
     records: [] as (VerificationRow & { issue: RelatedIssueRow })[],
     introduced: [] as (RelatedIssueRow & { introduced_by_deploy: string })[],
-    liveRegressions: [] as (RelatedIssueRow & { deploy_id: string })[],
     spikeThreshold: DEFAULT_SPIKE_THRESHOLD,
   };
   if (deployIds.length === 0) return empty;
@@ -93,17 +92,6 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
   const introduced = await db.selectFrom('ux_issues')
     .select(['id', 'title', 'page', 'signal_type', 'severity', 'status', 'introduced_by_deploy'])
     .where('site_id', '=', siteId).where('introduced_by_deploy', 'in', [...deployIds]).execute();
-  // Issues of its environment that turned `regressed` after a deploy and before the next one of it: the engine's live rule acts
-  // within seconds of renewed activity, long before a look may decide.
-  const { rows: liveRegressions } = await sql<RelatedIssueRow & { deploy_id: string }>`
-    select distinct on (d.id, i.id) d.id as deploy_id, i.id, i.title, i.page, i.signal_type, i.severity::float8 as severity, i.status
-    from deploys d
-    join issue_updates u on u.kind = 'regressed' and u.created_at >= d.recorded_at and u.created_at < coalesce(
-      (select min(n.recorded_at) from deploys n where n.site_id = d.site_id and n.environment = d.environment and n.recorded_at > d.recorded_at),
-      'infinity'::timestamptz)
-    join ux_issues i on i.id = u.issue_id and i.site_id = d.site_id and i.environment = d.environment
-    where d.site_id = ${siteId} and d.id = any(${[...deployIds]}::uuid[])
-    order by d.id, i.id`.execute(db);
   const rule = await db.selectFrom('alert_rules').select((eb) => eb.fn.min<number>('threshold').as('t'))
     .where('site_id', '=', siteId).where('trigger_type', '=', 'spike').where('enabled', '=', true).executeTakeFirst();
   return {
@@ -112,7 +100,6 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
       issue: { id: r.issue_id, title: r.issue_title, page: r.issue_page, signal_type: r.issue_signal_type, severity: r.issue_severity, status: r.issue_status },
     })),
     introduced: introduced.map((i) => ({ ...i, introduced_by_deploy: i.introduced_by_deploy! })),
-    liveRegressions,
     spikeThreshold: rule?.t ?? DEFAULT_SPIKE_THRESHOLD,
   };
 }
