@@ -169,11 +169,10 @@ export const decisiveResult = (kind: Kind): string => (kind.test === 'fix' ? 've
 
 const total = (b: readonly Bucket[]) => ({ sessions: b.reduce((s, x) => s + x.sessions, 0), affected: b.reduce((s, x) => s + x.affected, 0) });
 
-/** Counts as the processor builds them: before buckets (the quiet period for a regression), after slices merged by hour. */
-export function countsAt(issue: SimIssue, slices: number): IssueCounts {
-  const before = issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before;
+/** Before buckets (the quiet period for a regression) and after slices `[from, to)` merged by hour, as the processor counts them. */
+function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: number): IssueCounts {
   const byHour = new Map<number, Bucket>();
-  for (let i = 0; i < slices; i++) {
+  for (let i = from; i < to; i++) {
     const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
     byHour.set(SLICES[i].hour, { sessions: h.sessions + issue.after[i].sessions, affected: h.affected + issue.after[i].affected });
   }
@@ -187,6 +186,26 @@ export function countsAt(issue: SimIssue, slices: number): IssueCounts {
   };
 }
 
+/** Counts at a look that has seen the first `slices` after slices. */
+export function countsAt(issue: SimIssue, slices: number): IssueCounts {
+  return counts(issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before, issue, 0, slices);
+}
+
+/**
+ * Counts of the test since the fix of an issue verified after `verifiedSlices` slices: before is the after traffic up
+ * to the verification (by hour), after is the traffic since, up to `slices`.
+ */
+export function countsSinceFix(issue: SimIssue, verifiedSlices: number, slices: number): IssueCounts {
+  const byHour = new Map<number, Bucket>();
+  for (let i = 0; i < verifiedSlices; i++) {
+    const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
+    byHour.set(SLICES[i].hour, { sessions: h.sessions + issue.after[i].sessions, affected: h.affected + issue.after[i].affected });
+  }
+  const c = counts([...byHour.values()], issue, verifiedSlices, slices);
+  // A day or so of hours estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
+  return { ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, rateVariance(issue.before)) } };
+}
+
 export interface LookOutcome {
   look: string;
   result: string;
@@ -194,32 +213,47 @@ export interface LookOutcome {
 }
 
 /**
- * One deploy's looks over its issues, as the processor takes them: at each look the undecided issues of each family
- * (fix tests, regression tests) are tested and corrected together with Holm at the look's alpha; a decided issue
- * changed status and is not tested again. Per issue: each look's outcome and the time (ms after the deploy) of its
- * decisive one, or null.
+ * One deploy's looks over its issues, as the processor takes them: at each look the issues of each family are tested
+ * and corrected together with Holm at the look's alpha — fix tests of the open issues not yet verified; regression
+ * tests of the closed issues not yet regressed and, since their fix, of the issues verified at an earlier look. Per
+ * issue: each look's outcome, the time (ms after the deploy) of its decisive one or null, and for a verified issue
+ * the time it was found regressed since its fix, or null.
  */
-export function runDeploy(issues: readonly SimIssue[]): { looks: LookOutcome[]; decidedAtMs: number | null }[] {
-  const out = issues.map(() => ({ looks: [] as LookOutcome[], decidedAtMs: null as number | null }));
+export function runDeploy(issues: readonly SimIssue[]): { looks: LookOutcome[]; decidedAtMs: number | null; regressedAfterFixAtMs: number | null }[] {
+  const out = issues.map(() => ({ looks: [] as LookOutcome[], decidedAtMs: null as number | null, regressedAfterFixAtMs: null as number | null, verifiedSlices: 0 }));
   const done: string[] = [];
   for (const look of LOOK_TICKS) {
     const due = dueLook(look.afterMs, done);
     if (!due) continue;
     done.push(due.name);
     const slices = SLICES.filter((s) => s.toMs <= look.tickMs).length;
-    for (const test of ['fix', 'regression'] as const) {
-      const family = issues.map((x, i) => ({ x, i })).filter(({ x, i }) => x.kind.test === test && out[i].decidedAtMs === null);
-      const counts = family.map(({ x }) => countsAt(x, slices));
-      const ps = counts.map(test === 'fix' ? fixPValue : regressionPValue);
-      const significant = holm(ps, due.alpha);
-      family.forEach(({ x, i }, k) => {
-        const result = test === 'fix' ? fixResult(counts[k], ps[k], significant[k]) : regressionResult(counts[k], ps[k], significant[k]);
-        out[i].looks.push({ look: due.name, result, counts: counts[k] });
-        if (result === decisiveResult(x.kind)) out[i].decidedAtMs = look.tickMs;
-      });
-    }
+    // Fix family: open issues not verified yet.
+    const open = issues.map((x, i) => ({ x, i })).filter(({ x, i }) => x.kind.test === 'fix' && out[i].decidedAtMs === null);
+    const fixCounts = open.map(({ x }) => countsAt(x, slices));
+    const fixPs = fixCounts.map(fixPValue);
+    const fixSig = holm(fixPs, due.alpha);
+    // Regression family: closed issues not regressed yet, and issues verified at an earlier look (tested since their fix).
+    const closed = issues.map((x, i) => ({ x, i })).filter(({ x, i }) => (x.kind.test === 'regression' && out[i].decidedAtMs === null) || (x.kind.test === 'fix' && out[i].decidedAtMs !== null && out[i].regressedAfterFixAtMs === null));
+    const regCounts = closed.map(({ x, i }) => (x.kind.test === 'fix' ? countsSinceFix(x, out[i].verifiedSlices, slices) : countsAt(x, slices)));
+    const regPs = regCounts.map(regressionPValue);
+    const regSig = holm(regPs, due.alpha);
+    open.forEach(({ x, i }, k) => {
+      const result = fixResult(fixCounts[k], fixPs[k], fixSig[k]);
+      out[i].looks.push({ look: due.name, result, counts: fixCounts[k] });
+      if (result === decisiveResult(x.kind)) {
+        out[i].decidedAtMs = look.tickMs;
+        out[i].verifiedSlices = slices;
+      }
+    });
+    closed.forEach(({ x, i }, k) => {
+      const result = regressionResult(regCounts[k], regPs[k], regSig[k]);
+      out[i].looks.push({ look: due.name, result, counts: regCounts[k] });
+      if (result !== 'regressed') return;
+      if (x.kind.test === 'fix') out[i].regressedAfterFixAtMs = look.tickMs;
+      else out[i].decidedAtMs = look.tickMs;
+    });
   }
-  return out;
+  return out.map(({ verifiedSlices: _v, ...o }) => o);
 }
 
 /** One simulated deploy for one issue of `kind` at `level` page-sessions per hour, at a random hour of the week. */
@@ -231,21 +265,26 @@ export function simulate(r: () => number, kind: Kind, level: number) {
 /** Each (kind, level) cell of the bench draws from its own generator, so a cell's figures do not depend on the others. */
 export const cellRng = (seed: number, kind: Kind, level: number): (() => number) => rng(seed * 1_000_003 + KINDS.indexOf(kind) * 100_003 + level);
 
-/** Share of `n` simulated deploys of `kind` at `level` whose issue got its decisive result by 24 h and by the last look, and the decision times. */
-export function catchRate(seed: number, kind: Kind, level: number, n: number): { by24h: number; byLast: number; times: number[] } {
+/**
+ * Share of `n` simulated deploys of `kind` at `level` whose issue got its decisive result by 24 h and by the last look,
+ * the decision times, and the share verified and then (falsely, the fix holding) found regressed since the fix.
+ */
+export function catchRate(seed: number, kind: Kind, level: number, n: number): { by24h: number; byLast: number; times: number[]; regressedAfterFix: number } {
   const r = cellRng(seed, kind, level);
   let by24h = 0;
   let byLast = 0;
+  let regressedAfterFix = 0;
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const s = simulate(r, kind, level);
+    if (s.regressedAfterFixAtMs !== null) regressedAfterFix++;
     if (s.decidedAtMs !== null) {
       byLast++;
       times.push(s.decidedAtMs);
       if (s.decidedAtMs <= 24 * HOUR_MS) by24h++;
     }
   }
-  return { by24h: by24h / n, byLast: byLast / n, times };
+  return { by24h: by24h / n, byLast: byLast / n, times, regressedAfterFix: regressedAfterFix / n };
 }
 
 /**

@@ -28,12 +28,12 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   const cells = new Map<string, ReturnType<typeof catchRate>>();
   let done = 0;
   const started = Date.now();
-  lines.push('  kind                                    ps/h │ decided by 24 h │ by 7 d │ time to decision: median   p90   (undecided count as never)');
+  lines.push('  kind                                    ps/h │ decided by 24 h │ by 7 d │ time to decision: median   p90   (undecided count as never) │ verified, then regressed since the fix');
   for (const kind of KINDS) {
     for (const level of LEVELS) {
       const c = catchRate(seed, kind, level, n);
       cells.set(`${kind.id}:${level}`, c);
-      lines.push(`  ${kind.name.padEnd(38)} ${String(level).padStart(5)} │ ${pct(c.by24h).padStart(15)} │ ${pct(c.byLast).padStart(6)} │ ${showTime(quantileMs(c.times, n, 0.5)).padStart(25)} ${showTime(quantileMs(c.times, n, 0.9)).padStart(7)}`);
+      lines.push(`  ${kind.name.padEnd(38)} ${String(level).padStart(5)} │ ${pct(c.by24h).padStart(15)} │ ${pct(c.byLast).padStart(6)} │ ${showTime(quantileMs(c.times, n, 0.5)).padStart(25)} ${showTime(quantileMs(c.times, n, 0.9)).padStart(7)}${kind.test === 'fix' ? ` ${''.padStart(28)} │ ${pct(c.regressedAfterFix).padStart(6)}` : ''}`);
       progress.update(++done);
     }
   }
@@ -69,6 +69,7 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
     [`no-op falsely verified ≤ 5% at every level`, worst('noop') <= ALPHA, `at most ${pct(worst('noop'))}`],
     [`no-op on a storm-opened issue falsely verified ≤ 5%`, worst('burst') <= ALPHA, `at most ${pct(worst('burst'))}`],
     [`stays-fixed falsely regressed ≤ 5% at every level`, worst('stays') <= ALPHA, `at most ${pct(worst('stays'))}`],
+    [`verified real fixes falsely regressed since the fix ≤ 5%`, Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)) <= ALPHA, `at most ${pct(Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)))}`],
     [`real fix: median time to verified ≤ 1 h at 2000 ps/h`, within('real', 2000, HOUR_MS), showTime(median('real', 2000))],
     [`real fix: median time to verified ≤ 4 h at 500 ps/h`, within('real', 500, 4 * HOUR_MS), showTime(median('real', 500))],
     [`real fix: ≥ 95% verified by 24 h at ≥ 200 ps/h`, LEVELS.filter((l) => l >= 200).every((l) => cell('real', l).by24h >= 0.95), `lowest ${pct(Math.min(...LEVELS.filter((l) => l >= 200).map((l) => cell('real', l).by24h)))}`],

@@ -14,13 +14,13 @@ const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
  * before the after data spans 5 minutes takes no look; within two cycles of it reaching 5 minutes the issue is
  * verified, with its record, and the deploy reads PASS.
  */
-async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now: number }) {
+async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now: number }, agoMs = HOUR) {
   const tenant = await stack.newTenant();
   const db = stack.infra.database.db;
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
-  // The deploy an hour ago on the wall clock (ingest takes past events), the processor's clock moved along it.
-  const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+  // The deploy `agoMs` ago on the wall clock (ingest takes past events), the processor's clock moved along it.
+  const D = Math.floor((Date.now() - agoMs) / MIN) * MIN;
   clock.now = D - MIN;
   let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })));
   await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
@@ -61,6 +61,7 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
   const d = await deploy();
   t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
   t.true(d.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified'));
+  return { tenant, pay, id, D, deploy, read };
 }
 
 test.serial('the overwhelming fix is verified within two scoring cycles and the deploy passes, on PostgreSQL', async (t) => {
@@ -78,6 +79,35 @@ test.serial('the overwhelming fix is verified within two scoring cycles and the 
   const stack = await startTestStack({ embedded: true, now: () => clock.now });
   try {
     await overwhelming(t, stack, clock);
+  } finally {
+    await stack.stop();
+  }
+});
+
+test.serial('a verified issue that comes back is caught by the test since its fix, and the deploy fails', async (t) => {
+  const clock = { now: Date.now() };
+  const stack = await startTestStack({ now: () => clock.now });
+  try {
+    const { tenant, pay, id, D, deploy, read } = await overwhelming(t, stack, clock, 5 * HOUR);
+    // From an hour after the deploy, the Pay button is back in 40 % of the sessions, for three hours.
+    const before = await storedEventCount(stack.infra.database.db, tenant.siteId);
+    const more = before + await sendSessions(stack.baseUrl, tenant.publishableKey, spread(200, D + HOUR, D + 3 * HOUR + 55 * MIN, (i) => ({ signals: i % 5 < 2 ? [PAY] : [] })));
+    await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= more, 60_000, 200);
+    const live = await eventually(async () => {
+      const i = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+      return i.signalling_again ? i : undefined;
+    }, 30_000);
+    t.is(live.status, 'verified', 'signalling again is shown; the status waits for a test');
+    clock.now = D + 4 * HOUR + MIN;
+    await stack.tick();
+    const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+    t.is(issue.status, 'regressed');
+    t.like(issue.verifications.find((r: { deploy_id: string; look: string }) => r.deploy_id === id && r.look === '4h'), {
+      test: 'regression', result: 'regressed', affected_sessions_before: 0, sessions_before: 300, affected_sessions_after: 80, sessions_after: 200,
+    });
+    const d = await deploy();
+    t.is(d.verdict, 'FAIL');
+    t.true(d.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'regressed'));
   } finally {
     await stack.stop();
   }

@@ -170,7 +170,8 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
 
 /**
  * The verification look due now, if any: every open, triaged or in-progress issue of the deploy's environment is
- * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression; each
+ * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression, and
+ * every issue this deploy verified for a regression since its verification (a verified issue that comes back); each
  * result is recorded, and status changes are written with their history line and `issue.updated` in this
  * transaction. Returns the notifications queued.
  */
@@ -185,7 +186,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   // spends its alpha too (dueLook), so the first look taken always has data to test.
   const span = await trafficSpan(trx, after);
   if (!afterReady(span.firstMs, span.lastMs)) return 0;
-  const issues = await loadLookIssues(trx, d.site_id, d.environment, d.recorded_at);
+  const issues = await loadLookIssues(trx, d.id, d.site_id, d.environment, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
   const alreadyRegressed = await regressedIssueIds(trx, d.id);
   const closed: LookIssue[] = [];
@@ -233,8 +234,18 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   }
   const cs: LookCounts[] = [];
   for (const i of closed) {
+    const resolved = i.resolved_at!.getTime();
+    if (resolved >= recorded) {
+      // Verified by this deploy: the issue-level test since the fix. Before is the new release's traffic up to the
+      // verification (the residual rate the fix test measured), after is its traffic since. A day or so of hours
+      // estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
+      const c = (await countsFor(trx, [i], { ...after, to: Math.max(after.from, resolved) }, { ...after, from: Math.max(after.from, resolved) }))(i);
+      const week = (await countsFor(trx, [i], { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after))(i);
+      cs.push({ ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance) } });
+      continue;
+    }
     // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
-    const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
+    const from = Math.max(recorded - BEFORE_WINDOW_MS, resolved);
     cs.push((await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i));
   }
   const ps = cs.map(regressionPValue);

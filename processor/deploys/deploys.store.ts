@@ -131,15 +131,20 @@ export async function markLookDone(db: Db, id: string, look: string): Promise<vo
 
 /**
  * Issues of the deploy's environment a look tests, locked for the transaction: open ones first seen before the
- * deploy (fixed by it? an issue born after it cannot have been) and ones closed before the deploy (back after it?).
+ * deploy (fixed by it? an issue born after it cannot have been), ones closed before the deploy (back after it?) and
+ * ones this deploy verified that are still verified (back since the fix?).
  */
-export async function loadLookIssues(trx: Transaction<Database>, siteId: string, environment: string, recordedAt: Date) {
+export async function loadLookIssues(trx: Transaction<Database>, deployId: string, siteId: string, environment: string, recordedAt: Date) {
   return trx.selectFrom('ux_issues')
     .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
     .where('site_id', '=', siteId).where('environment', '=', environment as Environment).where('merged_into', 'is', null)
     .where((eb) => eb.or([
       eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
       eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
+      eb.and([eb('status', '=', 'verified'), eb('resolved_at', '>=', recordedAt), eb.exists(
+        eb.selectFrom('deploy_verifications as v').select('v.id')
+          .where('v.deploy_id', '=', deployId).whereRef('v.issue_id', '=', 'ux_issues.id').where('v.result', '=', 'verified'),
+      )]),
     ]))
     .orderBy('id').forUpdate().execute();
 }

@@ -73,7 +73,7 @@ export interface RelatedIssueRow {
   status: string;
 }
 
-/** For the given deploys: the latest verification record of each (deploy, issue), the issues they introduced, and the site's spike threshold. */
+/** For the given deploys: the deciding verification record of each (deploy, issue), the issues they introduced, and the site's spike threshold. */
 async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
   const empty = {
     records: [] as (VerificationRow & { issue: RelatedIssueRow })[],
@@ -88,7 +88,9 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
     join deploys d on d.id = v.deploy_id
     join ux_issues i on i.id = v.issue_id
     where v.site_id = ${siteId} and v.deploy_id = any(${[...deployIds]}::uuid[])
-    order by v.deploy_id, v.issue_id, v.verified_at desc, v.id desc`.execute(db);
+    -- The record that says how the issue relates to the deploy: a regression if one was found, else its latest fix
+    -- test (an issue verified here keeps that relation while the tests since its fix find it stayed fixed), else the latest.
+    order by v.deploy_id, v.issue_id, (v.result = 'regressed') desc, (v.test = 'fix') desc, v.verified_at desc, v.id desc`.execute(db);
   const introduced = await db.selectFrom('ux_issues')
     .select(['id', 'title', 'page', 'signal_type', 'severity', 'status', 'introduced_by_deploy'])
     .where('site_id', '=', siteId).where('introduced_by_deploy', 'in', [...deployIds]).execute();
