@@ -112,3 +112,42 @@ test.serial('a verified issue that comes back is caught by the test since its fi
     await stack.stop();
   }
 });
+
+test.serial('with version-tagged sessions, the old version still in use is the concurrent control, and the record says so', async (t) => {
+  const clock = { now: Date.now() };
+  const stack = await startTestStack({ now: () => clock.now });
+  try {
+    const tenant = await stack.newTenant();
+    const db = stack.infra.database.db;
+    const auth = { authorization: `Bearer ${tenant.secretKey}` };
+    const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+    const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+    clock.now = D - MIN;
+    let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })));
+    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+    const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
+    const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2' }, auth);
+    t.is(rec.status, 201);
+    const id: string = rec.body.data.id;
+    await db.updateTable('deploys').set({ recorded_at: new Date(D) }).where('id', '=', id).execute();
+    // The same minutes after the deploy: 300 sessions on v2 without the problem, 60 open tabs still on v1 with it.
+    sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
+      ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
+      ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
+    ]);
+    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+    clock.now = D + 9 * MIN;
+    await stack.tick();
+    const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+    t.is(issue.status, 'verified');
+    t.like(issue.verifications.find((r: { deploy_id: string }) => r.deploy_id === id), {
+      control: 'concurrent', result: 'verified', look: 'initial', sessions_before: 60, affected_sessions_before: 40, sessions_after: 300, affected_sessions_after: 0,
+    });
+    const d = await read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
+    t.like(d.cohort, { kind: 'version', sessions: 300 });
+    t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
+    t.like(d.related_issues.find((r: { issue_id: string }) => r.issue_id === pay.id), { relation: 'verified', record: { control: 'concurrent' } });
+  } finally {
+    await stack.stop();
+  }
+});

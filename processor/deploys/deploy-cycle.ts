@@ -9,6 +9,12 @@ import {
   environmentOf,
   bucketSize,
   chooseCohort,
+  chooseControl,
+  concurrentPValue,
+  strataCounts,
+  VERIFIED_MAX_RATE_RATIO,
+  type Control,
+  type Stratum,
   dueLook,
   fixPValue,
   fixResult,
@@ -169,6 +175,64 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
 }
 
 /**
+ * Each issue's hourly strata of the after window: the new release's cohort and the concurrent control (sessions
+ * still on another version in the same hours), with the signal counts of the hours both were seen in.
+ */
+async function strataFor(db: Db, issues: readonly LookIssue[], cohort: TrafficScope, control: TrafficScope) {
+  const pages = [...new Set(issues.map((i) => i.page))];
+  const [hn, hc, an, ac] = await Promise.all([
+    hourlyPageSessions(db, cohort, pages), hourlyPageSessions(db, control, pages),
+    signalSessions(db, cohort, pages), signalSessions(db, control, pages),
+  ]);
+  // Signals per (cluster, hour) of each cohort, for the record.
+  const signalsByHour = (rows: typeof an) => {
+    const out = new Map<string, number>();
+    for (const r of rows) {
+      const k = `${r.page}\u0000${canonicalSelector(r.selector)}\u0000${r.signal}\u0000${r.hour}`;
+      out.set(k, (out.get(k) ?? 0) + r.n);
+    }
+    return out;
+  };
+  const [sn, sc] = [signalsByHour(an), signalsByHour(ac)];
+  const [cn, cc] = [affectedByCluster(an), affectedByCluster(ac)];
+  return (i: LookIssue) => {
+    const newHours = hn.get(i.page) ?? new Map<number, number>();
+    const controlHours = hc.get(i.page) ?? new Map<number, number>();
+    const strata: (Stratum & { hour: number })[] = [];
+    for (const [hour, n] of newHours) {
+      const m = controlHours.get(hour) ?? 0;
+      if (m === 0) continue;
+      strata.push({
+        hour, newSessions: n, controlSessions: m,
+        newAffected: Math.min(n, cn.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0), controlAffected: Math.min(m, cc.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0),
+      });
+    }
+    const signals = (m: Map<string, number>) => strata.reduce((a, s) => a + (m.get(`${clusterKey(i)}\u0000${s.hour}`) ?? 0), 0);
+    return { strata, signalsNew: signals(sn), signalsControl: signals(sc) };
+  };
+}
+
+type StrataOf = Awaited<ReturnType<typeof strataFor>>;
+
+/**
+ * The test of one issue with its comparison: the concurrent control when the deploy's cohort is release-aware and
+ * the old version's sessions of the same hours are enough to compare with (chooseControl, from exposure alone), else
+ * the before window (or quiet period) with its dispersion.
+ */
+function decideComparison(i: LookIssue, windowCounts: LookCounts, strataOf: StrataOf | null, test: 'fix' | 'regression'): { counts: LookCounts; pValue: number | null; control: Control } {
+  const beforeRate = windowCounts.sessionsBefore > 0 ? windowCounts.affectedBefore / windowCounts.sessionsBefore : 0;
+  const s = strataOf?.(i);
+  if (s && chooseControl(s.strata, beforeRate) === 'concurrent') {
+    const counts: LookCounts = { ...strataCounts(s.strata), signalsBefore: s.signalsControl, signalsAfter: s.signalsNew };
+    const pValue = test === 'fix'
+      ? (counts.affectedBefore > 0 ? concurrentPValue(s.strata, 'decrease', VERIFIED_MAX_RATE_RATIO) : null)
+      : concurrentPValue(s.strata, 'increase', 1);
+    return { counts, pValue, control: 'concurrent' };
+  }
+  return { counts: windowCounts, pValue: test === 'fix' ? fixPValue(windowCounts) : regressionPValue(windowCounts), control: 'before_window' };
+}
+
+/**
  * The verification look due now, if any: every open, triaged or in-progress issue of the deploy's environment is
  * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression, and
  * every issue this deploy verified for a regression since its verification (a verified issue that comes back); each
@@ -181,7 +245,9 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   if (look === null) return 0;
   // Traffic after the next deploy of this environment is that deploy's evidence, not this one's.
   const until = Math.min(now, nextAt ?? now);
-  const { scope: after } = await afterScope(trx, d, until);
+  const { scope: after, kind } = await afterScope(trx, d, until);
+  // With a release-aware cohort, the sessions still on another version in the same window are a concurrent control.
+  const control: TrafficScope | null = kind === 'version' ? { ...after, appVersion: undefined, otherThanVersion: d.version } : null;
   // No look before the after cohort's traffic spans MIN_AFTER_SPAN_MS: the look stays due, and the one taken later
   // spends its alpha too (dueLook), so the first look taken always has data to test.
   const span = await trafficSpan(trx, after);
@@ -200,9 +266,9 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const outbox: OutboxMessage[] = [];
   const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
   const at = new Date(now).toISOString();
-  const record = (i: LookIssue, c: LookCounts, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
+  const record = (i: LookIssue, c: LookCounts, test: 'fix' | 'regression', result: string, pValue: number | null, control: Control) => records.push({
     deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
-    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now,
+    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now, control,
   });
   const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
     history.push({ issueId: i.id, source: 'deploy', kind: status, changes: { status, deploy_id: d.id, deploy_version: d.version }, reason });
@@ -219,20 +285,22 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   // look's alpha: a no-op deploy over 20 unchanged open issues verifies any of them at most alpha of the time.
   if (open.length > 0) {
     const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
-    const cs = open.map((i) => counts(i));
-    const ps = cs.map(fixPValue);
+    const strataOf = control ? await strataFor(trx, open, after, control) : null;
+    const decided = open.map((i) => decideComparison(i, counts(i), strataOf, 'fix'));
+    const ps = decided.map((x) => x.pValue);
     const significant = holm(ps, look.alpha);
     for (const [k, i] of open.entries()) {
-      const c = cs[k];
+      const c = decided[k].counts;
       const result = fixResult(c, ps[k], significant[k]);
-      record(i, c, 'fix', result, ps[k]);
+      record(i, c, 'fix', result, ps[k], decided[k].control);
       if (result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
         transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`);
       }
     }
   }
-  const cs: LookCounts[] = [];
+  const cs: { counts: LookCounts; pValue: number | null; control: Control }[] = [];
+  const closedStrata = control && closed.length > 0 ? await strataFor(trx, closed, after, control) : null;
   for (const i of closed) {
     const resolved = i.resolved_at!.getTime();
     if (resolved >= recorded) {
@@ -241,19 +309,22 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       // estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
       const c = (await countsFor(trx, [i], { ...after, to: Math.max(after.from, resolved) }, { ...after, from: Math.max(after.from, resolved) }))(i);
       const week = (await countsFor(trx, [i], { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after))(i);
-      cs.push({ ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance) } });
+      const since = { ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance) } };
+      // The old version is the unfixed one here: no concurrent control for the test since the fix.
+      cs.push(decideComparison(i, since, null, 'regression'));
       continue;
     }
-    // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
+    // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy. The old version
+    // had the fix too, so its sessions of the same hours are a concurrent control when there are enough.
     const from = Math.max(recorded - BEFORE_WINDOW_MS, resolved);
-    cs.push((await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i));
+    cs.push(decideComparison(i, (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i), closedStrata, 'regression'));
   }
-  const ps = cs.map(regressionPValue);
+  const ps = cs.map((x) => x.pValue);
   const significant = holm(ps, look.alpha);
   for (const [k, i] of closed.entries()) {
-    const c = cs[k];
+    const c = cs[k].counts;
     const result = regressionResult(c, ps[k], significant[k]);
-    record(i, c, 'regression', result, ps[k]);
+    record(i, c, 'regression', result, ps[k], cs[k].control);
     if (result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);
       transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);

@@ -37,12 +37,15 @@ export interface TrafficScope {
   from: number;
   to: number;
   appVersion?: string;
+  /** Only sessions reporting a version other than this one (the old releases still in use: the concurrent control). */
+  otherThanVersion?: string;
 }
 
 const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
   and ts >= ${new Date(s.from).toISOString()}::timestamptz and ts < ${new Date(s.to).toISOString()}::timestamptz
   and ${environmentWhere(s.environment)}
-  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}`;
+  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}
+  ${s.otherThanVersion === undefined ? sql`` : sql`and app_version is not null and app_version <> ${s.otherThanVersion}`}`;
 
 /** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
 export async function countVersionSessions(db: Db, s: TrafficScope, version: string): Promise<number> {
@@ -177,6 +180,7 @@ export interface VerificationWrite {
   pValue: number | null;
   alpha: number;
   at: number;
+  control: 'concurrent' | 'before_window';
 }
 
 export async function insertVerifications(db: Db, rows: readonly VerificationWrite[]): Promise<void> {
@@ -185,6 +189,7 @@ export async function insertVerifications(db: Db, rows: readonly VerificationWri
     deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, test: r.test, result: r.result,
     signal_count_before: r.signalCountBefore, signal_count_after: r.signalCountAfter, affected_before: r.affectedBefore, affected_after: r.affectedAfter,
     sessions_before: r.sessionsBefore, sessions_after: r.sessionsAfter, p_value: r.pValue, alpha: r.alpha, verified_at: new Date(r.at),
+    control: r.control,
   }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();
 }
 

@@ -500,6 +500,8 @@ export interface DeployVerificationTable {
   p_value: number | null;
   alpha: number;
   verified_at: Timestamp;
+  /** Which comparison decided (migration 0121): concurrent (old-version sessions of the same hours) | before_window. When concurrent, the *_before counts are the control's. */
+  control: ColumnType<'concurrent' | 'before_window', 'concurrent' | 'before_window' | undefined, never>;
 }
 
 // --- delivery (migration 0060) ---

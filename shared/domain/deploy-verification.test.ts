@@ -10,6 +10,10 @@ import {
   binomialUpperTail,
   checkRegression,
   chooseCohort,
+  chooseControl,
+  concurrentPValue,
+  strataCounts,
+  type Stratum,
   deployVerdict,
   dueLook,
   bucketSize,
@@ -363,6 +367,56 @@ test('an issue opened by a burst that merely returns to its mean is not verified
     if (verifyIssue(withDispersion(before, after), 0.05).result === 'verified') verified++;
   }
   t.true(verified / 500 <= 0.05, `${verified} of 500 verified`);
+});
+
+test('concurrent control: one stratum is the exact conditional test; strata add up; the normal approximation meets the exact tail', (t) => {
+  const one: Stratum = { newSessions: 2000, newAffected: 10, controlSessions: 1000, controlAffected: 30 };
+  t.true(Math.abs(concurrentPValue([one], 'decrease', 0.5) - poissonRateTest(30, 1000, 10, 2000, 'decrease', 0.5)) < 1e-12);
+  t.true(Math.abs(concurrentPValue([one], 'increase') - poissonRateTest(30, 1000, 10, 2000, 'increase')) < 1e-12);
+  t.is(concurrentPValue([], 'decrease'), 1);
+  t.is(concurrentPValue([{ newSessions: 10, newAffected: 0, controlSessions: 0, controlAffected: 0 }], 'increase'), 1);
+  // Two hours at very different rates (a hot hour and a cold one): the stratified test compares within each hour.
+  const hot: Stratum = { newSessions: 500, newAffected: 30, controlSessions: 500, controlAffected: 30 };
+  const cold: Stratum = { newSessions: 500, newAffected: 3, controlSessions: 500, controlAffected: 3 };
+  t.true(concurrentPValue([hot, cold], 'increase') > 0.3);
+  t.deepEqual(strataCounts([hot, cold, { newSessions: 5, newAffected: 1, controlSessions: 0, controlAffected: 0 }]), { sessionsBefore: 1000, affectedBefore: 33, sessionsAfter: 1000, affectedAfter: 33 });
+  // Above the exact limit the normal approximation takes over: it agrees with the exact tail just below it.
+  const big = (k: number): Stratum[] => [{ newSessions: 10_000, newAffected: k, controlSessions: 10_000, controlAffected: 3990 - k }];
+  const exact = concurrentPValue(big(1900), 'decrease');
+  const approx = concurrentPValue([...big(1900), { newSessions: 10, newAffected: 6, controlSessions: 10, controlAffected: 6 }], 'decrease');
+  t.true(Math.abs(Math.log10(exact) - Math.log10(approx)) < 0.3, `${exact} vs ${approx}`);
+  // The control decides only with enough exposure to compare with, chosen from exposure alone.
+  t.is(chooseControl([one], 0.03), 'concurrent');
+  t.is(chooseControl([{ ...one, controlSessions: 100 }], 0.03), 'before_window');
+});
+
+test('property: under the null the concurrent test decides at most alpha of the time, whatever the hours do', (t) => {
+  // Four hours at 2,000 page-sessions with 30 % still on the old version; every hour's rate factor (Gamma(4), 3 %
+  // bursts at 4x, a ±30 % diurnal swing) is shared by both versions. Null for a fix: the new version at exactly half
+  // the old rate; for a regression: the same rate. The same data compared with a before window at the factor-free
+  // rate (what a test without the control would see) decides far more often: the hours do not cancel there.
+  const N = 3000;
+  const r = rng(99);
+  let fix = 0, reg = 0, withoutControl = 0;
+  for (let i = 0; i < N; i++) {
+    const start = Math.floor(r() * 24);
+    const factors = Array.from({ length: 4 }, (_, h) => gammaMeanOne(r, 4) * (r() < 0.03 ? 4 : 1) * (1 + 0.3 * Math.sin((2 * Math.PI * (start + h)) / 24)));
+    const strata = (ratio: number): Stratum[] => factors.map((f) => {
+      const n = poisson(r, 2000);
+      const control = poisson(r, n * 0.3);
+      return { newSessions: n - control, controlSessions: control, newAffected: poisson(r, (n - control) * 0.03 * ratio * f), controlAffected: poisson(r, control * 0.03 * f) };
+    });
+    if (concurrentPValue(strata(0.5), 'decrease', 0.5) <= 0.01) fix++;
+    const same = strata(1);
+    if (concurrentPValue(same, 'increase') <= 0.01) reg++;
+    const c = strataCounts(same);
+    // A week before at the mean rate (1.09 with the bursts): 336,000 page-sessions.
+    if (poissonRateTest(Math.round(336_000 * 0.03 * 1.09), 336_000, c.affectedAfter, c.sessionsAfter, 'increase') <= 0.01) withoutControl++;
+  }
+  const tol = 0.01 + 2 * Math.sqrt((0.01 * 0.99) / N);
+  t.true(fix / N <= tol, `fix ${fix / N}`);
+  t.true(reg / N <= tol, `regression ${reg / N}`);
+  t.true(withoutControl / N > 0.1, `without the control: ${withoutControl / N}`);
 });
 
 test('confusion_after needs 5 minutes of post-deploy traffic; the after window ends at 24 h or the next deploy', (t) => {

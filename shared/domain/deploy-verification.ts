@@ -296,6 +296,97 @@ export function regressionPValue(c: IssueCounts): number | null {
   return Math.max(test(c.affectedAfter, c.sessionsAfter), test(Math.max(0, c.affectedAfter - c.afterPeak.affected), rest));
 }
 
+/** One hour of the after window: the new release's sessions and the old release's sessions of the same hour (the control). */
+export interface Stratum {
+  newSessions: number;
+  newAffected: number;
+  controlSessions: number;
+  controlAffected: number;
+}
+
+/** Which comparison decides a test: the concurrent old-version cohort, or the issue's own before window. */
+export type Control = 'concurrent' | 'before_window';
+
+/** Binomial(n, p) probabilities 0..n, from the log pmf (stable for any n and p). */
+function binomialPmf(n: number, p: number): number[] {
+  if (p <= 0) return [1, ...new Array<number>(n).fill(0)];
+  if (p >= 1) return [...new Array<number>(n).fill(0), 1];
+  const lc = logGamma(n + 1);
+  return Array.from({ length: n + 1 }, (_, k) => Math.exp(lc - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p)));
+}
+
+/** Largest total affected (new + control, over the strata) the exact convolution handles; above it, the normal approximation. */
+const EXACT_STRATA_TOTAL = 4000;
+
+/**
+ * The concurrent-control test, conditional and stratified by hour: within hour h both cohorts share the hour's rate
+ * factor, so given t_h = new_h + control_h affected, under the null "rate new = ratio × rate control"
+ * new_h ~ Binomial(t_h, ratio·nNew_h / (nControl_h + ratio·nNew_h)) whatever that factor was — the hour-to-hour
+ * swings cancel and no dispersion is needed. The statistic is T = Σ new_h; its null distribution is the
+ * convolution of the strata's binomials (exact up to EXACT_STRATA_TOTAL affected, a normal approximation with
+ * continuity correction above). `decrease` answers P(T ≤ t), `increase` P(T ≥ t). 1 when there is nothing to compare.
+ */
+export function concurrentPValue(strata: readonly Stratum[], direction: 'decrease' | 'increase', ratio = 1): number {
+  const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0 && s.newAffected + s.controlAffected > 0);
+  const total = used.reduce((a, s) => a + s.newAffected + s.controlAffected, 0);
+  if (total === 0) return 1;
+  const observed = used.reduce((a, s) => a + s.newAffected, 0);
+  const p = used.map((s) => (ratio * s.newSessions) / (s.controlSessions + ratio * s.newSessions));
+  if (total > EXACT_STRATA_TOTAL) {
+    let mean = 0;
+    let variance = 0;
+    used.forEach((s, i) => {
+      const t = s.newAffected + s.controlAffected;
+      mean += t * p[i];
+      variance += t * p[i] * (1 - p[i]);
+    });
+    if (variance === 0) return direction === 'decrease' ? (observed <= mean ? 1 : 0) : observed >= mean ? 1 : 0;
+    const z = direction === 'decrease' ? (observed + 0.5 - mean) / Math.sqrt(variance) : (mean - (observed - 0.5)) / Math.sqrt(variance);
+    return normalCdf(z);
+  }
+  let dist = [1];
+  used.forEach((s, i) => {
+    const pmf = binomialPmf(s.newAffected + s.controlAffected, p[i]);
+    const next = new Array<number>(dist.length + pmf.length - 1).fill(0);
+    for (let a = 0; a < dist.length; a++) {
+      if (dist[a] === 0) continue;
+      for (let b = 0; b < pmf.length; b++) next[a + b] += dist[a] * pmf[b];
+    }
+    dist = next;
+  });
+  let tail = 0;
+  if (direction === 'decrease') for (let k = 0; k <= observed; k++) tail += dist[k];
+  else for (let k = observed; k < dist.length; k++) tail += dist[k];
+  return Math.min(1, Math.max(0, tail));
+}
+
+/** Φ(z), the standard normal CDF (via the complementary error function: Numerical Recipes' erfc, |error| < 1.2e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return z >= 0 ? 1 - erfc / 2 : erfc / 2;
+}
+
+/** The strata's totals as counts (control as "before"): what the record shows and the effect floors read. */
+export function strataCounts(strata: readonly Stratum[]): IssueCounts {
+  const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0);
+  return {
+    sessionsBefore: used.reduce((a, s) => a + s.controlSessions, 0), affectedBefore: used.reduce((a, s) => a + s.controlAffected, 0),
+    sessionsAfter: used.reduce((a, s) => a + s.newSessions, 0), affectedAfter: used.reduce((a, s) => a + s.newAffected, 0),
+  };
+}
+
+/**
+ * Whether the concurrent control decides: when the old version's sessions in the hours the new version was also
+ * seen would hold at least MIN_EXPECTED_AFFECTED affected sessions at the issue's before-window rate (enough to
+ * compare with). Chosen from exposure alone, before any outcome is looked at, so picking it costs no alpha.
+ */
+export function chooseControl(strata: readonly Stratum[], beforeRate: number): Control {
+  const control = strataCounts(strata).sessionsBefore;
+  return control * beforeRate >= MIN_EXPECTED_AFFECTED ? 'concurrent' : 'before_window';
+}
+
 /** A fix decision from its (Holm-adjusted) significance: verified only when the observed rate also at least halved. */
 export function fixResult(c: IssueCounts, pValue: number | null, significant: boolean): VerificationResult {
   if (pValue === null) return 'insufficient_data';

@@ -21,6 +21,7 @@ export function presentVerification(v: VerificationRow) {
     alpha: v.alpha,
     look: v.look,
     test: v.test as 'fix' | 'regression',
+    control: v.control,
   };
 }
 

@@ -13,6 +13,7 @@ import * as m0080 from './0080_outbox_commands.ts';
 import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0120 from './0120_issue_signalling_again.ts';
+import * as m0121 from './0121_verification_control.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0100_environment_scoped_results': m0100,
   '0110_page_elements_write_cost': m0110,
   '0120_issue_signalling_again': m0120,
+  '0121_verification_control': m0121,
 };
