@@ -151,3 +151,39 @@ test.serial('with version-tagged sessions, the old version still in use is the c
     await stack.stop();
   }
 });
+
+test.serial('a site that deploys again within minutes still gets its fix verified: the fix test reaches past the next deploy', async (t) => {
+  const clock = { now: Date.now() };
+  const stack = await startTestStack({ now: () => clock.now });
+  try {
+    const tenant = await stack.newTenant();
+    const db = stack.infra.database.db;
+    const auth = { authorization: `Bearer ${tenant.secretKey}` };
+    const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+    const D = Math.floor((Date.now() - 5 * HOUR) / MIN) * MIN;
+    clock.now = D - MIN;
+    // A quarter of 600 sessions over the week before rage on Pay: an ordinary issue, not an overwhelming one.
+    let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
+    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+    const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
+    const record = async (version: string, at: number) => {
+      const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version }, auth);
+      t.is(r.status, 201);
+      await db.updateTable('deploys').set({ recorded_at: new Date(at) }).where('id', '=', r.body.data.id).execute();
+      return r.body.data.id as string;
+    };
+    const fix = await record('fix', D);
+    // The next deploys 20 and 40 minutes later: the fixing deploy's own window holds 30 sessions.
+    await record('next-1', D + 20 * MIN);
+    await record('next-2', D + 40 * MIN);
+    sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [...spread(30, D + 6 * MIN, D + 19 * MIN, () => ({})), ...spread(400, D + 21 * MIN, D + 3 * HOUR + 50 * MIN, () => ({}))]);
+    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+    clock.now = D + 4 * HOUR + MIN;
+    await stack.tick();
+    const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+    t.is(issue.status, 'verified');
+    t.like(issue.verifications.find((r: { deploy_id: string; result: string }) => r.deploy_id === fix && r.result === 'verified'), { look: '4h', sessions_after: 430, affected_sessions_after: 0 });
+  } finally {
+    await stack.stop();
+  }
+});

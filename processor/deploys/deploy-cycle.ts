@@ -248,9 +248,15 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const { scope: after, kind } = await afterScope(trx, d, until);
   // With a release-aware cohort, the sessions still on another version in the same window are a concurrent control.
   const control: TrafficScope | null = kind === 'version' ? { ...after, appVersion: undefined, otherThanVersion: d.version } : null;
+  // The fix test reaches past the next deploy: an issue fixed by this deploy stays fixed in the traffic after it
+  // (unless a later deploy brings it back, which only makes this test harder), so a site that deploys several times
+  // a day still gets the day of evidence ordinary fixes need. Regressions and the concurrent control stop at the
+  // next deploy: there the next release is a different treatment.
+  const fixFrom = kind === 'time_window' ? recorded + TIME_WINDOW_GRACE_MS : recorded;
+  const sinceFix: TrafficScope = { ...after, from: fixFrom, to: Math.max(fixFrom, now) };
   // No look before the after cohort's traffic spans MIN_AFTER_SPAN_MS: the look stays due, and the one taken later
   // spends its alpha too (dueLook), so the first look taken always has data to test.
-  const span = await trafficSpan(trx, after);
+  const span = await trafficSpan(trx, sinceFix);
   if (!afterReady(span.firstMs, span.lastMs)) return 0;
   const issues = await loadLookIssues(trx, d.id, d.site_id, d.environment, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
@@ -284,7 +290,7 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   // Each family (the open issues' fix tests, the closed issues' regression tests) is corrected with Holm at the
   // look's alpha: a no-op deploy over 20 unchanged open issues verifies any of them at most alpha of the time.
   if (open.length > 0) {
-    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
+    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, sinceFix);
     const strataOf = control ? await strataFor(trx, open, after, control) : null;
     const decided = open.map((i) => decideComparison(i, counts(i), strataOf, 'fix'));
     const ps = decided.map((x) => x.pValue);
