@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
-import type { Environment } from '../../shared/domain/deploy-verification.ts';
+import { DISPERSION_BUCKET_MS, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -81,8 +81,8 @@ export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: n
   return { firstMs: rows[0]?.first_ms ?? null, lastMs: rows[0]?.last_ms ?? null };
 }
 
-/** The hour bucket of an event (hours since the epoch: the same in every time zone). */
-const HOUR_BUCKET = sql`floor(extract(epoch from ts) / 3600)::int`;
+/** The dispersion bucket of an event (hours since the epoch: the same in every time zone). */
+const HOUR_BUCKET = sql`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
 
 /** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
 export async function hourlyPageSessions(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, Map<number, number>>> {
