@@ -13,38 +13,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { LOOKS } from '../../shared/domain/deploy-verification.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { getJson, postJson } from '../testing/sdk-batch.ts';
 import { ADMIN_URL, admin, withDb } from './harness.ts';
 import { Progress } from './progress.ts';
-import { HOUR_MS, KINDS, QUIET_HOURS, QUIET_RATE, afterSlices, affectedIn, beforeHours, decisiveResult, poisson, rng, runLooks, type Kind } from './verify-sim.ts';
+import { BEFORE_HOURS, HOUR_MS, KINDS, LOOK_TICKS, QUIET_HOURS, afterSlices, decisiveResult, rng, runDeploy, simulatePage, type Kind, type LookOutcome, quantileMs, showTime } from './verify-sim.ts';
 
 const DAY_MS = 24 * HOUR_MS;
 const PAGE = '/checkout';
-const BEFORE_HOURS = Math.max(...KINDS.map(beforeHours));
 /** Concurrent ingest requests: enough to keep ingest and the processor busy without flooding a 2-core machine. */
 const SEND_CONCURRENCY = 24;
-
-interface SimIssue {
-  kind: Kind;
-  selector: string;
-  /** Affected sessions per before hour and per after slice (the counts the pure functions are given). */
-  beforeAffected: number[];
-  afterAffected: number[];
-}
 
 interface Session {
   at: number;
   version: string;
   selectors: string[];
-}
-
-/** The rate of an issue's element in before hour `h` (0 = 7 days before the deploy). */
-function beforeRate(kind: Kind, h: number): number {
-  // A regression kind's issue was open (at the base rate) until it was fixed and resolved QUIET_HOURS before the deploy.
-  if (kind.test === 'regression') return h >= BEFORE_HOURS - QUIET_HOURS ? QUIET_RATE : KINDS[0].before;
-  return kind.before;
 }
 
 /** `k` distinct indices out of `n` (partial Fisher-Yates). */
@@ -57,17 +40,12 @@ function pick(r: () => number, n: number, k: number): number[] {
   return idx.slice(0, k);
 }
 
-/** One slice's sessions spread over [from, to), each with the selectors it signals on; affected counts recorded per issue. */
-function sliceSessions(r: () => number, issues: SimIssue[], level: number, from: number, to: number, version: string, rateOf: (i: SimIssue) => number, record: (i: SimIssue, a: number) => void): Session[] {
-  const n = poisson(r, (level * (to - from)) / HOUR_MS);
+/** `n` sessions spread over [from, to), each signalling on the selectors of the issues that picked it (affected counts as simulated). */
+function materialize(r: () => number, n: number, from: number, to: number, version: string, affected: readonly { selector: string; count: number }[]): Session[] {
   // Every event of a session stays inside its slice (signals follow the page view by up to a few seconds).
   const span = Math.max(0, to - from - 10_000);
-  const sessions: Session[] = Array.from({ length: n }, (_, i) => ({ at: from + Math.floor((span * i) / Math.max(1, n)), version, selectors: [] }));
-  for (const issue of issues) {
-    const a = affectedIn(r, n, rateOf(issue));
-    record(issue, a);
-    for (const s of pick(r, n, a)) sessions[s].selectors.push(issue.selector);
-  }
+  const sessions: Session[] = Array.from({ length: n }, (_, i) => ({ at: from + Math.floor((span * i) / Math.max(1, n - 1)), version, selectors: [] }));
+  for (const a of affected) for (const s of pick(r, n, a.count)) sessions[s].selectors.push(a.selector);
   return sessions;
 }
 
@@ -108,22 +86,15 @@ interface Record_ {
   affected_sessions_after: number;
 }
 
-/** The outcome at 24 h and at the last look from a sequence of look results (a decisive one stays, as the status does). */
-function outcomeOf(kind: Kind, looks: readonly { look: string; result: string }[]) {
-  const decisive = decisiveResult(kind);
-  let last = 'none';
-  let at24h = 'none';
-  for (const l of LOOKS) {
-    const rec = looks.find((x) => x.look === l.name);
-    if (rec && last !== decisive) last = rec.result;
-    if (l.name === '24h') at24h = last;
-  }
-  return { at24h, final: last };
+/** The time (ms after the deploy) of the decisive record among a sequence of look records, or null. */
+function decidedAt(kind: Kind, looks: readonly { look: string; result: string }[]): number | null {
+  const rec = looks.find((x) => x.result === decisiveResult(kind));
+  return rec ? LOOK_TICKS.find((l) => l.name === rec.look)!.tickMs : null;
 }
 
 interface LevelResult {
   level: number;
-  issues: { kind: Kind; pure: ReturnType<typeof runLooks>; pipeline: Record_[] | null; status: string | null }[];
+  issues: { kind: Kind; pure: LookOutcome[] | null; pureAt: number | null; pipeline: Record_[] | null; status: string | null }[];
   verdict: string;
   reasons: string[];
   sessions: number;
@@ -135,9 +106,9 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   const tenant: TestTenant = await stack.newTenant();
   const db = stack.infra.database.db;
   const r = rng(seed + level);
-  const issues: SimIssue[] = KINDS.flatMap((kind) => Array.from({ length: perKind }, (_, i) => ({ kind, selector: `#${kind.id}-${i}`, beforeAffected: [], afterAffected: [] })));
-  const beforeSessions: number[] = [];
-  const afterSessions: number[] = [];
+  const kinds = KINDS.flatMap((kind) => Array.from({ length: perKind }, () => kind));
+  const selectorOf = (i: number) => `#${kinds[i].id}-${i}`;
+  const page = simulatePage(r, kinds, level, Math.floor(r() * 168));
   // The deploy 8 days ago, on the hour: its 7-day after window ends a day before now, its before window 15 days ago.
   const deployAt = Math.floor((Date.now() - 8 * DAY_MS) / HOUR_MS) * HOUR_MS;
   // The processor's clock: at the deploy while the before traffic goes in, then at each look in turn.
@@ -147,12 +118,10 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
 
   // Before: 7 days, hour by hour.
   const before: Session[] = [];
-  for (let h = 0; h < BEFORE_HOURS; h++) {
+  page.beforeSessions.forEach((n, h) => {
     const from = deployAt - (BEFORE_HOURS - h) * HOUR_MS;
-    const s = sliceSessions(r, issues, level, from, from + HOUR_MS, 'v1', (i) => beforeRate(i.kind, h), (i, a) => i.beforeAffected.push(a));
-    beforeSessions.push(s.length);
-    before.push(...s);
-  }
+    before.push(...materialize(r, n, from, from + HOUR_MS, 'v1', page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.before[h].affected }))));
+  });
   total += before.length;
   sent += await send(stack, tenant.publishableKey, before);
   await waitStored(stack, tenant.siteId, sent);
@@ -162,15 +131,15 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   const bySelector = new Map<string, string>();
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   for (let offset = 0; ; offset += 100) {
-    const page = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100&offset=${offset}`, auth);
-    for (const i of page.body.data.issues) bySelector.set(i.selector, i.id);
-    if (offset + 100 >= page.body.data.total) break;
+    const res = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100&offset=${offset}`, auth);
+    for (const i of res.body.data.issues) bySelector.set(i.selector, i.id);
+    if (offset + 100 >= res.body.data.total) break;
   }
-  for (const issue of issues.filter((i) => i.kind.test === 'regression')) {
-    const id = bySelector.get(issue.selector);
-    if (!id) continue;
+  for (const [i, kind] of kinds.entries()) {
+    const id = bySelector.get(selectorOf(i));
+    if (kind.test !== 'regression' || !id) continue;
     const res = await postJson(`${stack.baseUrl}/v1/issues/${id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` });
-    if (res.status !== 200) throw new Error(`resolving ${issue.selector}: ${res.status}`);
+    if (res.status !== 200) throw new Error(`resolving ${selectorOf(i)}: ${res.status}`);
     await db.updateTable('ux_issues').set({ resolved_at: new Date(deployAt - QUIET_HOURS * HOUR_MS) }).where('id', '=', id).execute();
   }
 
@@ -180,33 +149,30 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   const deployId: string = rec.body.data.id;
   await db.updateTable('deploys').set({ recorded_at: new Date(deployAt) }).where('id', '=', deployId).execute();
 
-  // After: the slices up to each look, then the clock moves to the look and the processor ticks.
+  // After (sessions on the new version): the slices up to each look's tick, then the clock moves there and the processor ticks.
   const slices = afterSlices();
-  let i = 0;
-  for (const look of LOOKS) {
+  let k = 0;
+  for (const look of LOOK_TICKS) {
     const batch: Session[] = [];
-    for (; i < slices.length && slices[i].toMs <= look.afterMs; i++) {
-      const s = sliceSessions(r, issues, level, deployAt + slices[i].fromMs, deployAt + slices[i].toMs, 'v2', (x) => x.kind.after, (x, a) => x.afterAffected.push(a));
-      afterSessions.push(s.length);
-      batch.push(...s);
+    for (; k < slices.length && slices[k].toMs <= look.tickMs; k++) {
+      batch.push(...materialize(r, page.afterSessions[k], deployAt + slices[k].fromMs, deployAt + slices[k].toMs, 'v2', page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.after[k].affected }))));
     }
     total += batch.length;
     sent += await send(stack, tenant.publishableKey, batch);
     await waitStored(stack, tenant.siteId, sent);
-    clock.now = deployAt + look.afterMs;
+    clock.now = deployAt + look.tickMs;
     await stack.tick();
     step();
   }
 
   const deploy = (await getJson(`${stack.baseUrl}/v1/query/deploys/${deployId}?site_id=${tenant.siteId}`, auth)).body.data;
+  // The pure functions on the very counts sent, over the issues the engine opened (the processor's families).
+  const opened = page.issues.map((x, i) => ({ x, i })).filter(({ i }) => bySelector.has(selectorOf(i)));
+  const pure = runDeploy(opened.map(({ x }) => x));
   const out: LevelResult['issues'] = [];
-  const beforeOf = (x: SimIssue) => {
-    const from = BEFORE_HOURS - beforeHours(x.kind);
-    return { sessions: beforeSessions.slice(from).reduce((a, b) => a + b, 0), affected: x.beforeAffected.slice(from).reduce((a, b) => a + b, 0) };
-  };
-  for (const x of issues) {
-    const pure = runLooks(x.kind, beforeOf(x), afterSessions.map((sessions, k) => ({ sessions, affected: x.afterAffected[k] })));
-    const id = bySelector.get(x.selector);
+  for (const [i, x] of page.issues.entries()) {
+    const id = bySelector.get(selectorOf(i));
+    const mine = pure[opened.findIndex((o) => o.i === i)];
     let pipeline: Record_[] | null = null;
     let status: string | null = null;
     if (id) {
@@ -214,7 +180,7 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
       status = detail.status;
       pipeline = (detail.verifications as (Record_ & { deploy_id: string })[]).filter((v) => v.deploy_id === deployId);
     }
-    out.push({ kind: x.kind, pure, pipeline, status });
+    out.push({ kind: x.kind, pure: mine?.looks ?? null, pureAt: mine?.decidedAtMs ?? null, pipeline, status });
   }
   return { level, issues: out, verdict: deploy.verdict, reasons: deploy.verdict_reasons, sessions: total, seconds: (Date.now() - started) / 1000 };
 }
@@ -226,7 +192,7 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
   const dbName = `friction_bench_verify_${randomUUID().slice(0, 8)}`;
   await admin(`create database ${dbName}`);
   let stack: TestStack | undefined;
-  const progress = new Progress('verify --pipeline', o.levels.length * (LOOKS.length + 1));
+  const progress = new Progress('verify --pipeline', o.levels.length * (LOOK_TICKS.length + 1));
   let steps = 0;
   const results: LevelResult[] = [];
   const clock = { now: Date.now() };
@@ -240,27 +206,32 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
   }
   const lines = [
     `deploy verification through the real pipeline: ${o.perKind} issues per kind per traffic level, one deploy per level (seed ${o.seed})`,
-    'per kind and level: issues decided (verified / regressed) by the 24 h look and by the 7 d look, pipeline vs the pure functions on the same sent counts,',
-    'and agreement: looks whose result (and counts) the pipeline recorded exactly as the pure functions computed them.',
-    '  kind                                      ps/h │ pipeline 24 h  7 d │ pure 24 h  7 d │ same result │ same counts │ missing │ status regressed at the end',
+    'per kind and level: issues decided (verified / regressed) by 24 h and by 7 d and the median time to it, pipeline vs the pure functions on the',
+    'same sent counts (Holm across the same families), and agreement: looks whose result (and counts) the pipeline recorded as the pure functions did.',
+    '  kind                                      ps/h │ pipeline 24 h  7 d  median │ pure 24 h  7 d  median │ same result │ same counts │ missing │ status at the end',
   ];
+  const median = (xs: (number | null)[]) => showTime(quantileMs(xs.filter((x): x is number => x !== null), xs.length, 0.5));
   for (const res of results) {
     for (const kind of KINDS) {
       const mine = res.issues.filter((x) => x.kind === kind);
-      const decisive = decisiveResult(kind);
-      let p24 = 0, p7 = 0, q24 = 0, q7 = 0, looks = 0, sameResult = 0, sameCounts = 0, missing = 0, regressedStatus = 0;
+      let p24 = 0, p7 = 0, q24 = 0, q7 = 0, looks = 0, sameResult = 0, sameCounts = 0, missing = 0;
+      const pAt: (number | null)[] = [];
+      const qAt: (number | null)[] = [];
+      const statuses = new Map<string, number>();
       for (const x of mine) {
-        if (x.pure.at24h === decisive) q24++;
-        if (x.pure.final === decisive) q7++;
-        if (x.pipeline === null) {
+        if (x.pipeline === null || x.pure === null) {
           missing++;
           continue;
         }
-        if (x.status === 'regressed') regressedStatus++;
-        const o2 = outcomeOf(kind, x.pipeline);
-        if (o2.at24h === decisive) p24++;
-        if (o2.final === decisive) p7++;
-        for (const pl of x.pure.looks) {
+        statuses.set(x.status ?? '?', (statuses.get(x.status ?? '?') ?? 0) + 1);
+        const at = decidedAt(kind, x.pipeline);
+        pAt.push(at);
+        qAt.push(x.pureAt);
+        if (at !== null && at <= DAY_MS) p24++;
+        if (at !== null) p7++;
+        if (x.pureAt !== null && x.pureAt <= DAY_MS) q24++;
+        if (x.pureAt !== null) q7++;
+        for (const pl of x.pure) {
           looks++;
           const got = x.pipeline.find((v) => v.look === pl.look);
           if (!got) continue;
@@ -269,12 +240,11 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
         }
       }
       const n = mine.length - missing;
-      lines.push(`  ${kind.name.padEnd(40)} ${String(res.level).padStart(5)} │      ${pct(p24, n)} ${pct(p7, n)} │  ${pct(q24, mine.length)} ${pct(q7, mine.length)} │ ${`${sameResult}/${looks}`.padStart(11)} │ ${`${sameCounts}/${looks}`.padStart(11)} │ ${String(missing).padStart(7)} │ ${pct(regressedStatus, n)}`);
+      const st = [...statuses.entries()].map(([k, v]) => `${k} ${v}`).join(', ');
+      lines.push(`  ${kind.name.padEnd(40)} ${String(res.level).padStart(5)} │      ${pct(p24, n)} ${pct(p7, n)} ${median(pAt).padStart(7)} │  ${pct(q24, n)} ${pct(q7, n)} ${median(qAt).padStart(7)} │ ${`${sameResult}/${looks}`.padStart(11)} │ ${`${sameCounts}/${looks}`.padStart(11)} │ ${String(missing).padStart(7)} │ ${st}`);
     }
     lines.push(`  ${res.level} ps/h: ${res.sessions} sessions sent in ${res.seconds.toFixed(0)} s; the deploy's verdict ${res.verdict} (${res.reasons.length} reason(s)${res.reasons.length ? `, first: ${res.reasons[0]}` : ''})`);
   }
-  lines.push('missing: elements the engine opened no issue for (too few signals before the deploy), left out of the pipeline shares.');
-  lines.push("status regressed: the issue's status after the run; for a resolved issue it includes the engine's live rule (3 sessions signalling");
-  lines.push('after resolution), which fires on any residual rate; verified issues are left to the looks.');
+  lines.push('missing: elements the engine opened no issue for (too few signals before the deploy), left out of the pipeline and pure shares alike.');
   process.stdout.write(`${lines.join('\n')}\n`);
 }

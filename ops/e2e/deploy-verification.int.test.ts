@@ -221,11 +221,12 @@ test.serial('confusion_after and delta stay null until post-deploy traffic spans
   t.is((await detail()).confusion_after, later.confusion_after);
 });
 
-test.serial('the CI gate answers within the first hour: PASS with open issues still untested, FAIL as soon as the engine sees a closed issue come back', async (t) => {
+test.serial('the CI gate answers within hours: PASS with open issues not yet verified; a closed issue signalling again is shown at once and FAILs the deploy when its look tests it', async (t) => {
   const tenant = await stack.newTenant();
   const db = stack.infra.database.db;
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const read = async (id: string) => (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
+  const couponNow = async () => (await getJson(`${stack.baseUrl}/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`, auth)).body.data;
   const N = Date.now();
   let sent = await send(tenant.publishableKey, spread(40, N - 6 * DAY, N - 5 * DAY, (i) => ({ signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])] })));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
@@ -235,25 +236,38 @@ test.serial('the CI gate answers within the first hour: PASS with open issues st
   }, 30_000);
   const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
   t.is((await postJson(`${stack.baseUrl}/v1/issues/${coupon.id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` })).status, 200);
-  await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 2 * HOUR) }).where('id', '=', coupon.id).execute();
+  await db.updateTable('ux_issues').set({ resolved_at: new Date(N - 5 * HOUR) }).where('id', '=', coupon.id).execute();
+  // The coupon's quiet period: 200 sessions without it (Pay still broken in a quarter of them).
+  sent += await send(tenant.publishableKey, spread(200, N - 5 * HOUR, N - 3 * HOUR - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
 
-  // A quiet deploy: 20 minutes of clean traffic. The open Pay issue cannot be decided yet, which is no reason to wait.
+  // A quiet deploy: 20 minutes of clean traffic. Pay is tested at the 1 h look and not verified yet, which is no reason to wait.
   const quiet = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q1' }, auth)).body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(N - 90 * MIN) }).where('id', '=', quiet).execute();
-  sent += await send(tenant.publishableKey, spread(30, N - 84 * MIN, N - 62 * MIN, () => ({})));
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 3 * HOUR) }).where('id', '=', quiet).execute();
+  sent += await send(tenant.publishableKey, spread(30, N - 3 * HOUR + 6 * MIN, N - 3 * HOUR + 28 * MIN, () => ({})));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
   await stack.tick();
   const q = await read(quiet);
   t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
-  t.true(q.related_issues.some((r: { relation: string; record: { look: string; result: string } }) => r.relation === 'still_failing' && r.record.look === '1h' && r.record.result === 'insufficient_data'));
+  t.true(q.related_issues.some((r: { relation: string; record: { look: string; result: string } }) => r.relation === 'still_failing' && r.record.look === '1h' && r.record.result === 'not_verified'));
 
-  // The next deploy brings the coupon back: 4 sessions are enough for the engine's live rule, and the gate fails.
+  // The next deploy brings the coupon back in a quarter of its sessions, over two hours.
   const bad = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q2' }, auth)).body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(N - 60 * MIN) }).where('id', '=', bad).execute();
-  sent += await send(tenant.publishableKey, spread(30, N - 55 * MIN, N - 30 * MIN, (i) => ({ signals: i % 7 === 0 ? [COUPON] : [] })));
+  await db.updateTable('deploys').set({ recorded_at: new Date(N - 150 * MIN) }).where('id', '=', bad).execute();
+  sent += await send(tenant.publishableKey, spread(200, N - 145 * MIN, N - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [COUPON] : [] })));
   await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
-  await eventually(async () => (await getJson(`${stack.baseUrl}/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`, auth)).body.data.status === 'regressed', 30_000);
+  // The engine's live rule shows it at once, for people to see, and leaves the status to a test.
+  const live = await eventually(async () => {
+    const c = await couponNow();
+    return c.signalling_again ? c : undefined;
+  }, 30_000);
+  t.is(live.status, 'resolved');
+  t.is((await read(bad)).verdict === 'FAIL', false, 'no verdict without a test');
+
   await stack.tick();
+  const after = await couponNow();
+  t.is(after.status, 'regressed');
+  t.false(after.signalling_again, 'regressed is no longer "signalling again"');
+  t.like(after.verifications.find((r: { deploy_id: string }) => r.deploy_id === bad), { result: 'regressed', look: '1h', affected_sessions_before: 0, affected_sessions_after: 50 });
   const b = await read(bad);
   t.is(b.verdict, 'FAIL');
   t.true(b.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === coupon.id && r.relation === 'regressed'));

@@ -7,10 +7,22 @@ import {
   afterReady,
   afterWindowEnd,
   environmentOf,
-  checkRegression,
+  bucketSize,
   chooseCohort,
+  chooseControl,
+  concurrentPValue,
+  strataCounts,
+  VERIFIED_MAX_RATE_RATIO,
+  type Control,
+  type Stratum,
   dueLook,
-  verifyIssue,
+  fixPValue,
+  fixResult,
+  holm,
+  rateVariance,
+  regressionPValue,
+  regressionResult,
+  type Bucket,
   type IssueCounts,
 } from '../../shared/domain/deploy-verification.ts';
 import { round1 } from '../../shared/domain/score-summary.ts';
@@ -21,6 +33,7 @@ import { insertIssueUpdates } from '../store/issues.store.ts';
 import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
 import {
   countVersionSessions,
+  hourlyPageSessions,
   insertVerifications,
   lastRegressedAt,
   linkIntroducedIssues,
@@ -34,6 +47,7 @@ import {
   regressedIssueIds,
   saveMeasurement,
   signalSessions,
+  trafficSpan,
   type DeployRow,
   type TrafficScope,
   type VerificationWrite,
@@ -98,16 +112,21 @@ async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number 
 
 interface Affected {
   sessions: Set<string>;
+  /** Distinct affected sessions per hour bucket (the dispersion's buckets). */
+  hourly: Map<number, Set<string>>;
   signals: number;
 }
 
-/** Affected sessions and signal count per (page, canonical selector, signal type) of the signal rows. */
+/** Affected sessions (in all and per hour) and signal count per (page, canonical selector, signal type) of the signal rows. */
 function affectedByCluster(rows: Awaited<ReturnType<typeof signalSessions>>): Map<string, Affected> {
   const out = new Map<string, Affected>();
   for (const r of rows) {
     const k = `${r.page}\u0000${canonicalSelector(r.selector)}\u0000${r.signal}`;
-    const a = out.get(k) ?? { sessions: new Set<string>(), signals: 0 };
+    const a = out.get(k) ?? { sessions: new Set<string>(), hourly: new Map<number, Set<string>>(), signals: 0 };
     a.sessions.add(r.session_id);
+    const h = a.hourly.get(r.hour) ?? new Set<string>();
+    h.add(r.session_id);
+    a.hourly.set(r.hour, h);
     a.signals += r.n;
     out.set(k, a);
   }
@@ -117,26 +136,106 @@ function affectedByCluster(rows: Awaited<ReturnType<typeof signalSessions>>): Ma
 type LookIssue = Awaited<ReturnType<typeof loadLookIssues>>[number];
 const clusterKey = (i: LookIssue) => `${i.page}\u0000${i.cluster_selector}\u0000${i.signal_type}`;
 
-/** Counts of each issue in two scopes. */
+/** A page's hourly buckets with one cluster's affected sessions in each. */
+function bucketsOf(sessions: Map<number, number> | undefined, affected: Affected | undefined): Bucket[] {
+  return [...(sessions ?? new Map<number, number>()).entries()].map(([hour, n]) => ({ sessions: n, affected: Math.min(n, affected?.hourly.get(hour)?.size ?? 0) }));
+}
+
+export type LookCounts = IssueCounts & { signalsBefore: number; signalsAfter: number };
+
+/**
+ * Counts of each issue in two scopes, with the dispersion of its test: the hourly rate variance estimated from the
+ * before window's hourly buckets, each window's bucket size, and the after window's peak hour.
+ */
 async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficScope, after: TrafficScope) {
   const pages = [...new Set(issues.map((i) => i.page))];
-  const [sb, sa, ab, aa] = await Promise.all([
+  const [sb, sa, hb, ha, ab, aa] = await Promise.all([
     pageSessionCounts(db, before, pages), pageSessionCounts(db, after, pages),
+    hourlyPageSessions(db, before, pages), hourlyPageSessions(db, after, pages),
     signalSessions(db, before, pages).then(affectedByCluster), signalSessions(db, after, pages).then(affectedByCluster),
   ]);
-  return (i: LookIssue): IssueCounts & { signalsBefore: number; signalsAfter: number } => ({
-    sessionsBefore: sb.get(i.page) ?? 0,
-    sessionsAfter: sa.get(i.page) ?? 0,
-    affectedBefore: ab.get(clusterKey(i))?.sessions.size ?? 0,
-    affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
-    signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
-    signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
-  });
+  return (i: LookIssue): LookCounts => {
+    const beforeBuckets = bucketsOf(hb.get(i.page), ab.get(clusterKey(i)));
+    const afterBuckets = bucketsOf(ha.get(i.page), aa.get(clusterKey(i)));
+    return {
+      sessionsBefore: sb.get(i.page) ?? 0,
+      sessionsAfter: sa.get(i.page) ?? 0,
+      affectedBefore: ab.get(clusterKey(i))?.sessions.size ?? 0,
+      affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
+      signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
+      signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
+      dispersion: {
+        rateVariance: rateVariance(beforeBuckets),
+        beforeBucket: bucketSize(beforeBuckets.map((b) => b.sessions)),
+        afterBucket: bucketSize(afterBuckets.map((b) => b.sessions)),
+      },
+      afterPeak: afterBuckets.reduce<Bucket | undefined>((m, b) => (m === undefined || b.affected > m.affected ? b : m), undefined),
+    };
+  };
+}
+
+/**
+ * Each issue's hourly strata of the after window: the new release's cohort and the concurrent control (sessions
+ * still on another version in the same hours), with the signal counts of the hours both were seen in.
+ */
+async function strataFor(db: Db, issues: readonly LookIssue[], cohort: TrafficScope, control: TrafficScope) {
+  const pages = [...new Set(issues.map((i) => i.page))];
+  const [hn, hc, an, ac] = await Promise.all([
+    hourlyPageSessions(db, cohort, pages), hourlyPageSessions(db, control, pages),
+    signalSessions(db, cohort, pages), signalSessions(db, control, pages),
+  ]);
+  // Signals per (cluster, hour) of each cohort, for the record.
+  const signalsByHour = (rows: typeof an) => {
+    const out = new Map<string, number>();
+    for (const r of rows) {
+      const k = `${r.page}\u0000${canonicalSelector(r.selector)}\u0000${r.signal}\u0000${r.hour}`;
+      out.set(k, (out.get(k) ?? 0) + r.n);
+    }
+    return out;
+  };
+  const [sn, sc] = [signalsByHour(an), signalsByHour(ac)];
+  const [cn, cc] = [affectedByCluster(an), affectedByCluster(ac)];
+  return (i: LookIssue) => {
+    const newHours = hn.get(i.page) ?? new Map<number, number>();
+    const controlHours = hc.get(i.page) ?? new Map<number, number>();
+    const strata: (Stratum & { hour: number })[] = [];
+    for (const [hour, n] of newHours) {
+      const m = controlHours.get(hour) ?? 0;
+      if (m === 0) continue;
+      strata.push({
+        hour, newSessions: n, controlSessions: m,
+        newAffected: Math.min(n, cn.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0), controlAffected: Math.min(m, cc.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0),
+      });
+    }
+    const signals = (m: Map<string, number>) => strata.reduce((a, s) => a + (m.get(`${clusterKey(i)}\u0000${s.hour}`) ?? 0), 0);
+    return { strata, signalsNew: signals(sn), signalsControl: signals(sc) };
+  };
+}
+
+type StrataOf = Awaited<ReturnType<typeof strataFor>>;
+
+/**
+ * The test of one issue with its comparison: the concurrent control when the deploy's cohort is release-aware and
+ * the old version's sessions of the same hours are enough to compare with (chooseControl, from exposure alone), else
+ * the before window (or quiet period) with its dispersion.
+ */
+function decideComparison(i: LookIssue, windowCounts: LookCounts, strataOf: StrataOf | null, test: 'fix' | 'regression'): { counts: LookCounts; pValue: number | null; control: Control } {
+  const beforeRate = windowCounts.sessionsBefore > 0 ? windowCounts.affectedBefore / windowCounts.sessionsBefore : 0;
+  const s = strataOf?.(i);
+  if (s && chooseControl(s.strata, beforeRate) === 'concurrent') {
+    const counts: LookCounts = { ...strataCounts(s.strata), signalsBefore: s.signalsControl, signalsAfter: s.signalsNew };
+    const pValue = test === 'fix'
+      ? (counts.affectedBefore > 0 ? concurrentPValue(s.strata, 'decrease', VERIFIED_MAX_RATE_RATIO) : null)
+      : concurrentPValue(s.strata, 'increase', 1);
+    return { counts, pValue, control: 'concurrent' };
+  }
+  return { counts: windowCounts, pValue: test === 'fix' ? fixPValue(windowCounts) : regressionPValue(windowCounts), control: 'before_window' };
 }
 
 /**
  * The verification look due now, if any: every open, triaged or in-progress issue of the deploy's environment is
- * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression; each
+ * tested for a fix on that environment's traffic, every issue of it closed before the deploy for a regression, and
+ * every issue this deploy verified for a regression since its verification (a verified issue that comes back); each
  * result is recorded, and status changes are written with their history line and `issue.updated` in this
  * transaction. Returns the notifications queued.
  */
@@ -146,10 +245,20 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   if (look === null) return 0;
   // Traffic after the next deploy of this environment is that deploy's evidence, not this one's.
   const until = Math.min(now, nextAt ?? now);
-  const { scope: after } = await afterScope(trx, d, until);
-  // How long after the deploy the evidence reaches: decisions wait for a full day (MIN_DECISION_SPAN_MS).
-  const span = until - recorded;
-  const issues = await loadLookIssues(trx, d.site_id, d.environment, d.recorded_at);
+  const { scope: after, kind } = await afterScope(trx, d, until);
+  // With a release-aware cohort, the sessions still on another version in the same window are a concurrent control.
+  const control: TrafficScope | null = kind === 'version' ? { ...after, appVersion: undefined, otherThanVersion: d.version } : null;
+  // The fix test reaches past the next deploy: an issue fixed by this deploy stays fixed in the traffic after it
+  // (unless a later deploy brings it back, which only makes this test harder), so a site that deploys several times
+  // a day still gets the day of evidence ordinary fixes need. Regressions and the concurrent control stop at the
+  // next deploy: there the next release is a different treatment.
+  const fixFrom = kind === 'time_window' ? recorded + TIME_WINDOW_GRACE_MS : recorded;
+  const sinceFix: TrafficScope = { ...after, from: fixFrom, to: Math.max(fixFrom, now) };
+  // No look before the after cohort's traffic spans MIN_AFTER_SPAN_MS: the look stays due, and the one taken later
+  // spends its alpha too (dueLook), so the first look taken always has data to test.
+  const span = await trafficSpan(trx, sinceFix);
+  if (!afterReady(span.firstMs, span.lastMs)) return 0;
+  const issues = await loadLookIssues(trx, d.id, d.site_id, d.environment, d.recorded_at);
   const open = issues.filter((i) => i.status === 'open' || i.status === 'triaged' || i.status === 'in_progress');
   const alreadyRegressed = await regressedIssueIds(trx, d.id);
   const closed: LookIssue[] = [];
@@ -163,9 +272,9 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const outbox: OutboxMessage[] = [];
   const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
   const at = new Date(now).toISOString();
-  const record = (i: LookIssue, c: ReturnType<Awaited<ReturnType<typeof countsFor>>>, test: 'fix' | 'regression', result: string, pValue: number | null) => records.push({
+  const record = (i: LookIssue, c: LookCounts, test: 'fix' | 'regression', result: string, pValue: number | null, control: Control) => records.push({
     deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
-    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now,
+    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now, control,
   });
   const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
     history.push({ issueId: i.id, source: 'deploy', kind: status, changes: { status, deploy_id: d.id, deploy_version: d.version }, reason });
@@ -178,25 +287,51 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     });
   };
 
+  // Each family (the open issues' fix tests, the closed issues' regression tests) is corrected with Holm at the
+  // look's alpha: a no-op deploy over 20 unchanged open issues verifies any of them at most alpha of the time.
   if (open.length > 0) {
-    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after);
-    for (const i of open) {
-      const c = counts(i);
-      const v = verifyIssue(c, look.alpha, span);
-      record(i, c, 'fix', v.result, v.pValue);
-      if (v.result === 'verified' && !i.frozen) {
+    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, sinceFix);
+    const strataOf = control ? await strataFor(trx, open, after, control) : null;
+    const decided = open.map((i) => decideComparison(i, counts(i), strataOf, 'fix'));
+    const ps = decided.map((x) => x.pValue);
+    const significant = holm(ps, look.alpha);
+    for (const [k, i] of open.entries()) {
+      const c = decided[k].counts;
+      const result = fixResult(c, ps[k], significant[k]);
+      record(i, c, 'fix', result, ps[k], decided[k].control);
+      if (result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
-        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${v.pValue!.toExponential(2)}, look ${look.name})`);
+        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`);
       }
     }
   }
+  const cs: { counts: LookCounts; pValue: number | null; control: Control }[] = [];
+  const closedStrata = control && closed.length > 0 ? await strataFor(trx, closed, after, control) : null;
   for (const i of closed) {
-    // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy.
-    const from = Math.max(recorded - BEFORE_WINDOW_MS, i.resolved_at!.getTime());
-    const c = (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i);
-    const r = checkRegression(c, look.alpha, span);
-    record(i, c, 'regression', r.result, r.pValue);
-    if (r.result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
+    const resolved = i.resolved_at!.getTime();
+    if (resolved >= recorded) {
+      // Verified by this deploy: the issue-level test since the fix. Before is the new release's traffic up to the
+      // verification (the residual rate the fix test measured), after is its traffic since. A day or so of hours
+      // estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
+      const c = (await countsFor(trx, [i], { ...after, to: Math.max(after.from, resolved) }, { ...after, from: Math.max(after.from, resolved) }))(i);
+      const week = (await countsFor(trx, [i], { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after))(i);
+      const since = { ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance) } };
+      // The old version is the unfixed one here: no concurrent control for the test since the fix.
+      cs.push(decideComparison(i, since, null, 'regression'));
+      continue;
+    }
+    // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy. The old version
+    // had the fix too, so its sessions of the same hours are a concurrent control when there are enough.
+    const from = Math.max(recorded - BEFORE_WINDOW_MS, resolved);
+    cs.push(decideComparison(i, (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i), closedStrata, 'regression'));
+  }
+  const ps = cs.map((x) => x.pValue);
+  const significant = holm(ps, look.alpha);
+  for (const [k, i] of closed.entries()) {
+    const c = cs[k].counts;
+    const result = regressionResult(c, ps[k], significant[k]);
+    record(i, c, 'regression', result, ps[k], cs[k].control);
+    if (result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);
       transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);
     }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
-import type { Environment } from '../../shared/domain/deploy-verification.ts';
+import { DISPERSION_BUCKET_MS, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -37,12 +37,15 @@ export interface TrafficScope {
   from: number;
   to: number;
   appVersion?: string;
+  /** Only sessions reporting a version other than this one (the old releases still in use: the concurrent control). */
+  otherThanVersion?: string;
 }
 
 const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
   and ts >= ${new Date(s.from).toISOString()}::timestamptz and ts < ${new Date(s.to).toISOString()}::timestamptz
   and ${environmentWhere(s.environment)}
-  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}`;
+  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}
+  ${s.otherThanVersion === undefined ? sql`` : sql`and app_version is not null and app_version <> ${s.otherThanVersion}`}`;
 
 /** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
 export async function countVersionSessions(db: Db, s: TrafficScope, version: string): Promise<number> {
@@ -70,6 +73,32 @@ export async function pageTraffic(db: Db, s: TrafficScope) {
   };
 }
 
+/** First and last event time (ms) in scope, null when there is none: how far the cohort's traffic reaches. */
+export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: number | null; lastMs: number | null }> {
+  const { rows } = await sql<{ first_ms: number | null; last_ms: number | null }>`
+    select (extract(epoch from min(ts)) * 1000)::float8 as first_ms, (extract(epoch from max(ts)) * 1000)::float8 as last_ms
+    from events where ${scopeWhere(s)}`.execute(db);
+  return { firstMs: rows[0]?.first_ms ?? null, lastMs: rows[0]?.last_ms ?? null };
+}
+
+/** The dispersion bucket of an event (hours since the epoch: the same in every time zone). */
+const HOUR_BUCKET = sql`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
+
+/** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
+export async function hourlyPageSessions(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, Map<number, number>>> {
+  const out = new Map<string, Map<number, number>>();
+  if (pages.length === 0) return out;
+  const { rows } = await sql<{ page: string; hour: number; n: number }>`
+    select page, ${HOUR_BUCKET} as hour, count(distinct session_id)::int as n from events
+    where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by 1, 2`.execute(db);
+  for (const r of rows) {
+    const m = out.get(r.page) ?? new Map<number, number>();
+    m.set(r.hour, r.n);
+    out.set(r.page, m);
+  }
+  return out;
+}
+
 /** Distinct sessions per page in scope (the exposure of a rate). */
 export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, number>> {
   if (pages.length === 0) return new Map();
@@ -78,13 +107,13 @@ export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
-/** Signal events in scope on these pages, one row per (page, type, raw selector, session) with its count. */
+/** Signal events in scope on these pages, one row per (page, type, raw selector, session, hour bucket) with its count. */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; n: number }>`
-    select page, signal, selector, session_id, count(*)::int as n from events
+  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; hour: number; n: number }>`
+    select page, signal, selector, session_id, ${HOUR_BUCKET} as hour, count(*)::int as n from events
     where ${scopeWhere(s)} and type = 'signal' and signal is not null and page = any(${[...pages]}::text[])
-    group by page, signal, selector, session_id`.execute(db);
+    group by 1, 2, 3, 4, 5`.execute(db);
   return rows;
 }
 
@@ -105,15 +134,20 @@ export async function markLookDone(db: Db, id: string, look: string): Promise<vo
 
 /**
  * Issues of the deploy's environment a look tests, locked for the transaction: open ones first seen before the
- * deploy (fixed by it? an issue born after it cannot have been) and ones closed before the deploy (back after it?).
+ * deploy (fixed by it? an issue born after it cannot have been), ones closed before the deploy (back after it?) and
+ * ones this deploy verified that are still verified (back since the fix?).
  */
-export async function loadLookIssues(trx: Transaction<Database>, siteId: string, environment: string, recordedAt: Date) {
+export async function loadLookIssues(trx: Transaction<Database>, deployId: string, siteId: string, environment: string, recordedAt: Date) {
   return trx.selectFrom('ux_issues')
     .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
     .where('site_id', '=', siteId).where('environment', '=', environment as Environment).where('merged_into', 'is', null)
     .where((eb) => eb.or([
       eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
       eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
+      eb.and([eb('status', '=', 'verified'), eb('resolved_at', '>=', recordedAt), eb.exists(
+        eb.selectFrom('deploy_verifications as v').select('v.id')
+          .where('v.deploy_id', '=', deployId).whereRef('v.issue_id', '=', 'ux_issues.id').where('v.result', '=', 'verified'),
+      )]),
     ]))
     .orderBy('id').forUpdate().execute();
 }
@@ -146,6 +180,7 @@ export interface VerificationWrite {
   pValue: number | null;
   alpha: number;
   at: number;
+  control: 'concurrent' | 'before_window';
 }
 
 export async function insertVerifications(db: Db, rows: readonly VerificationWrite[]): Promise<void> {
@@ -154,6 +189,7 @@ export async function insertVerifications(db: Db, rows: readonly VerificationWri
     deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, test: r.test, result: r.result,
     signal_count_before: r.signalCountBefore, signal_count_after: r.signalCountAfter, affected_before: r.affectedBefore, affected_after: r.affectedAfter,
     sessions_before: r.sessionsBefore, sessions_after: r.sessionsAfter, p_value: r.pValue, alpha: r.alpha, verified_at: new Date(r.at),
+    control: r.control,
   }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();
 }
 

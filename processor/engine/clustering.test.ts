@@ -246,23 +246,22 @@ test('decide: an emptied cluster zeroes counts and severity but keeps the last s
   t.deepEqual(d, { action: 'update', changes: { signalCount: 0, affectedSessions: 0, severity: 0, evidence: [] }, notify: false });
 });
 
-test('decide: renewed activity on a resolved issue makes it regressed, unless frozen', (t) => {
-  const resolved = record({ status: 'resolved', resolvedAt: T0 - 2 * DAY_MS });
-  const d = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: resolved, pageSessions: 100, now: T0, sessionsSinceResolved: 3 });
-  t.like(d, { action: 'update', changes: { status: 'regressed' }, notify: true });
-  const few = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: resolved, pageSessions: 100, now: T0, sessionsSinceResolved: 2 });
-  t.like(few, { action: 'update', notify: false });
-  if (few.action === 'update') t.false('status' in few.changes);
-  const frozen = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: { ...resolved, frozen: true }, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
-  if (frozen.action === 'update') t.false('status' in frozen.changes);
-  else t.fail('counts still flow into a frozen issue');
-});
-
-test('decide: a verified issue keeps its status on renewed activity (its regressions are the deploy looks\' to decide)', (t) => {
-  const verified = record({ status: 'verified', resolvedAt: T0 - 2 * DAY_MS });
-  const d = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: verified, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
-  t.like(d, { action: 'update', notify: false });
-  if (d.action === 'update') t.false('status' in d.changes);
+test('decide: renewed activity on a resolved or verified issue marks it signalling again, once per closure, and never changes its status', (t) => {
+  for (const status of ['resolved', 'verified'] as const) {
+    const closed = record({ status, resolvedAt: T0 - 2 * DAY_MS });
+    const d = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: closed, pageSessions: 100, now: T0, sessionsSinceResolved: 3 });
+    t.like(d, { action: 'update', changes: { signallingAgainAt: T0 }, notify: false });
+    if (d.action === 'update') t.false('status' in d.changes, 'regressed comes from a deploy look\'s test, not from 3 sessions');
+    const few = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: closed, pageSessions: 100, now: T0, sessionsSinceResolved: 2 });
+    if (few.action === 'update') t.false('signallingAgainAt' in few.changes);
+    // Already marked in this closure: not marked again; marked in an earlier closure: marked anew.
+    const marked = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: { ...closed, signallingAgainAt: T0 - DAY_MS }, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+    if (marked.action === 'update') t.false('signallingAgainAt' in marked.changes);
+    const earlier = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: { ...closed, signallingAgainAt: T0 - 3 * DAY_MS }, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+    t.like(earlier, { action: 'update', changes: { signallingAgainAt: T0 } });
+  }
+  const open = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: record({ status: 'open', resolvedAt: T0 - 2 * DAY_MS }), pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+  if (open.action === 'update') t.false('signallingAgainAt' in open.changes, 'an open issue is signalling, not signalling again');
 });
 
 test('decide: an ignored issue is updated quietly and never reopened', (t) => {

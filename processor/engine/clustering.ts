@@ -141,6 +141,8 @@ export interface IssueRecord {
   readonly lastSignalAt: number | null;
   /** Epoch ms when the issue last became resolved or verified; null if never. */
   readonly resolvedAt: number | null;
+  /** Epoch ms when the live rule last saw it signalling again after a closure; null if never. */
+  readonly signallingAgainAt?: number | null;
   /** Stored evidence; when omitted, new evidence is always written. */
   readonly evidence?: readonly EvidenceSession[];
 }
@@ -155,6 +157,8 @@ export interface IssueChanges {
   severity?: number;
   lastSignalAt?: number | null;
   evidence?: readonly EvidenceSession[];
+  /** The closed issue started signalling again now (shown to people; the status is left to the deploy looks' tests). */
+  signallingAgainAt?: number;
 }
 
 /** What the processor does with a cluster's issue after a batch or an eviction. */
@@ -190,8 +194,11 @@ const severityBand = (s: number): number => Math.floor(s / SEVERITY_NOTIFY_BAND)
  * What to do with the issue of one cluster after a batch (or eviction) changed it:
  * - no issue yet: `create` when `opensIssue`, else `none`;
  * - an issue: `update` with the data fields that changed (counts, severity, evidence, latest selector/label), or
- *   `none` when nothing did. A resolved (not verified), non-frozen issue with ≥ MIN_ISSUE_SESSIONS sessions active
- *   since `resolvedAt` becomes `regressed`. Statuses are never changed otherwise, and never on a frozen issue.
+ *   `none` when nothing did. A resolved or verified issue with ≥ MIN_ISSUE_SESSIONS sessions active since
+ *   `resolvedAt` is marked signalling again (`signallingAgainAt`, once per closure): a live signal for people to see,
+ *   not a regression — three visitors whose open tabs still run the old bundle are no evidence, so `regressed` is
+ *   decided only by a deploy look's test (grace period, version cohort, overdispersion). The live path never changes
+ *   a status.
  * `notify` (publish `issue.updated`) is true for a status change, and for an active issue whose signal count
  * reaches a new power of two or whose severity enters a higher 10-point band: a hot issue changes every batch,
  * and subscribers want to hear that it got worse, not every increment.
@@ -201,7 +208,7 @@ export function decideIssue(input: DecideInput): IssueDecision {
   if (existing === null) {
     return summary !== null && opensIssue(summary) ? { action: 'create', issue: draftIssue(summary, pageSessions, now) } : { action: 'none' };
   }
-  const next: Required<Omit<IssueChanges, 'status'>> =
+  const next: Required<Omit<IssueChanges, 'status' | 'signallingAgainAt'>> =
     summary === null
       ? { selector: existing.selector, label: existing.label, signalCount: 0, affectedSessions: 0, severity: 0, lastSignalAt: existing.lastSignalAt, evidence: [] }
       : {
@@ -228,20 +235,19 @@ export function decideIssue(input: DecideInput): IssueDecision {
   if (next.lastSignalAt !== existing.lastSignalAt) changes.lastSignalAt = next.lastSignalAt;
   if (!sameEvidence(existing.evidence, next.evidence)) changes.evidence = next.evidence;
 
-  const regressed =
-    !existing.frozen &&
-    // Only a `resolved` issue: a `verified` one was verified with a residual rate the test measured, so a few sessions
-    // after it are expected, not a regression; its regressions are decided by the looks of later deploys.
-    existing.status === 'resolved' &&
+  const signallingAgain =
+    (existing.status === 'resolved' || existing.status === 'verified') &&
     summary !== null &&
-    (input.sessionsSinceResolved ?? 0) >= MIN_ISSUE_SESSIONS;
-  if (regressed) changes.status = 'regressed';
+    (input.sessionsSinceResolved ?? 0) >= MIN_ISSUE_SESSIONS &&
+    // Once per closure: a mark older than the closure belongs to an earlier one.
+    (existing.signallingAgainAt == null || existing.resolvedAt === null || existing.signallingAgainAt < existing.resolvedAt);
+  if (signallingAgain) changes.signallingAgainAt = now;
 
   if (Object.keys(changes).length === 0) return { action: 'none' };
   const worse =
     ACTIVE_STATUSES.has(existing.status) &&
     (countBand(next.signalCount) > countBand(existing.signalCount) || severityBand(next.severity) > severityBand(existing.severity));
-  return { action: 'update', changes, notify: regressed || worse };
+  return { action: 'update', changes, notify: worse };
 }
 
 /** What issue ranking reads. */

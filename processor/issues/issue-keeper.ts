@@ -166,7 +166,7 @@ export class IssueKeeper {
           lastSignalAt: c.lastSignalAt !== undefined ? c.lastSignalAt : rec.lastSignalAt,
           evidence: c.evidence,
         };
-        updates.push({ ...next, status: c.status ?? null });
+        updates.push({ ...next, status: c.status ?? null, signallingAgainAt: c.signallingAgainAt ?? null });
         if (decision.notify) {
           const changes = publicChanges(c);
           history.push({ issueId: rec.id, source: 'engine', kind: c.status ?? 'worsened', changes });

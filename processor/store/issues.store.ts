@@ -32,10 +32,10 @@ export async function loadIssuesForKeys(db: Db, environment: Environment, keys: 
   const { rows } = await sql<{
     id: string; site_id: string; page: string; cluster_selector: string; selector: string; signal_type: string; label: string | null;
     title: string; status: string; frozen: boolean; signal_count: number; affected_sessions: number; severity: number;
-    last_signal_at: Date; resolved_at: Date | null; evidence: { session_id: string; signals: number; last_signal_at: string }[];
+    last_signal_at: Date; resolved_at: Date | null; signalling_again_at: Date | null; evidence: { session_id: string; signals: number; last_signal_at: string }[];
   }>`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
-           i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.evidence
+           i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
     from ux_issues i
     join unnest(${keys.map((k) => k.siteId)}::uuid[], ${keys.map((k) => k.page)}::text[], ${keys.map((k) => k.selector)}::text[],
                 ${keys.map((k) => k.signalType)}::text[]) as k(site_id, page, cluster_selector, signal_type)
@@ -50,6 +50,7 @@ export async function loadIssuesForKeys(db: Db, environment: Environment, keys: 
       status: r.status as IssueStatus, frozen: r.frozen, selector: r.selector, label: r.label, signalCount: r.signal_count,
       affectedSessions: r.affected_sessions, severity: r.severity, lastSignalAt: new Date(r.last_signal_at).getTime(),
       resolvedAt: r.resolved_at ? new Date(r.resolved_at).getTime() : null, evidence: ev,
+      signallingAgainAt: r.signalling_again_at ? new Date(r.signalling_again_at).getTime() : null,
     });
   }
   return out;
@@ -81,7 +82,7 @@ export async function insertIssues(db: Db, environment: Environment, issues: rea
       ${c((i) => iso(i.draft.lastSignalAt))}::timestamptz[], ${c((i) => toEvidenceJson(i.draft.evidence))}::jsonb[])`.execute(db);
 }
 
-/** An issue's fields after the engine's changes (status only ever becomes `regressed` here). */
+/** An issue's fields after the engine's changes (the status only through the nightly triage's auto-resolve). */
 export interface IssueUpdateRow {
   id: string;
   /**
@@ -97,6 +98,8 @@ export interface IssueUpdateRow {
   lastSignalAt: number | null;
   /** Replaced when present. */
   evidence?: readonly EvidenceSession[];
+  /** Set when the live rule saw the closed issue signalling again; null keeps the stored one. */
+  signallingAgainAt?: number | null;
 }
 
 /** Applies the engine's updates to many issues in one statement. */
@@ -107,12 +110,14 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
     update ux_issues u set
       status = coalesce(v.status, u.status), selector = v.selector, label = v.label, signal_count = v.signal_count,
       affected_sessions = v.affected_sessions, severity = v.severity, evidence = coalesce(v.evidence, u.evidence),
-      last_signal_at = coalesce(v.last_signal_at, u.last_signal_at), updated_at = ${new Date(now).toISOString()}::timestamptz
+      last_signal_at = coalesce(v.last_signal_at, u.last_signal_at), signalling_again_at = coalesce(v.signalling_again_at, u.signalling_again_at),
+      updated_at = ${new Date(now).toISOString()}::timestamptz
     from unnest(${c((r) => r.id)}::uuid[], ${c((r) => r.status)}::text[], ${c((r) => r.selector)}::text[], ${c((r) => r.label)}::text[],
                 ${c((r) => r.signalCount)}::int[], ${c((r) => r.affectedSessions)}::int[], ${c((r) => r.severity)}::real[],
                 ${c((r) => (r.lastSignalAt === null ? null : new Date(r.lastSignalAt).toISOString()))}::timestamptz[],
-                ${c((r) => (r.evidence === undefined ? null : toEvidenceJson(r.evidence)))}::jsonb[])
-      as v(id, status, selector, label, signal_count, affected_sessions, severity, last_signal_at, evidence)
+                ${c((r) => (r.evidence === undefined ? null : toEvidenceJson(r.evidence)))}::jsonb[],
+                ${c((r) => (r.signallingAgainAt == null ? null : new Date(r.signallingAgainAt).toISOString()))}::timestamptz[])
+      as v(id, status, selector, label, signal_count, affected_sessions, severity, last_signal_at, evidence, signalling_again_at)
     where u.id = v.id`.execute(db);
 }
 

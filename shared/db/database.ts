@@ -172,6 +172,8 @@ export interface UxIssueTable {
   first_signal_at: Timestamp;
   last_signal_at: Timestamp;
   resolved_at: Timestamp | null;
+  /** When the closed issue started signalling again (the engine's live rule, migration 0120); older than resolved_at: an earlier closure's. */
+  signalling_again_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   /** The deploy after which this issue was first seen (migration 0050). */
@@ -498,6 +500,8 @@ export interface DeployVerificationTable {
   p_value: number | null;
   alpha: number;
   verified_at: Timestamp;
+  /** Which comparison decided (migration 0121): concurrent (old-version sessions of the same hours) | before_window. When concurrent, the *_before counts are the control's. */
+  control: ColumnType<'concurrent' | 'before_window', 'concurrent' | 'before_window' | undefined, never>;
 }
 
 // --- delivery (migration 0060) ---

@@ -27,10 +27,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * HOUR_MS;
 /** The same (site, environment, version) recorded again within this long is the same deploy (a CI retry). */
 export const SAME_VERSION_WINDOW_MS = 10 * MINUTE_MS;
 
-/** Overall false-verification rate over all looks of one deploy and issue. */
+/** Overall false-decision rate over all looks of one deploy: per issue, and per deploy across its issues (Holm). */
 export const ALPHA = 0.05;
-/** Page-sessions after the deploy (and before it) below which a look answers insufficient_data. */
-export const MIN_PAGE_SESSIONS = 200;
 /** Affected sessions the after window would hold if nothing changed, below which a fix cannot show. */
 export const MIN_EXPECTED_AFFECTED = 5;
 /**
@@ -40,18 +38,10 @@ export const MIN_EXPECTED_AFFECTED = 5;
 export const VERIFIED_MAX_RATE_RATIO = 0.5;
 /**
  * A closed issue regresses when its rate after a deploy is significantly above its quiet rate before and at least
- * this multiple of it. The multiple is a floor on the observed rate, not the test's null: testing against "at most
- * 1.5x" asked for proof of more than a 1.5x rise, and the verify bench caught only 42 % of 3x regressions at 50
- * page-sessions per hour by the 24 h look; against "no rise" it catches 80 % by 24 h and all by 7 d, with false
- * regressions of an unchanged issue at most 4.1 % (the floor keeps hour-to-hour swings out at high traffic).
+ * this multiple of it. The multiple is a floor on the observed rate, not the test's null (testing against "at most
+ * 1.5x" asks for proof of more than a 1.5x rise and misses most 3x regressions on thin traffic).
  */
 export const REGRESSION_MIN_RATE_RATIO = 1.5;
-/**
- * No look decides (verified or regressed) before the after window spans a full day: friction swings from hour to
- * hour (time of day, bursts of rage clicks) far more than Poisson noise, so one hour after a deploy is not a sample
- * of the new release (the verify bench measured 15 % false verifications of no-op deploys when the 1 h look could decide).
- */
-export const MIN_DECISION_SPAN_MS = 24 * HOUR_MS;
 /** ...and at least this many sessions were affected after the deploy (the engine's issue threshold). */
 export const REGRESSION_MIN_AFFECTED = 3;
 /** The verdict waits (WARN) until post-deploy data spans this long. */
@@ -60,11 +50,18 @@ export const VERDICT_MIN_DATA_MS = 15 * MINUTE_MS;
 export const HIGH_SEVERITY = 50;
 /** Score points of delta that fail a deploy when the site has no enabled spike rule (the spike default). */
 export const DEFAULT_SPIKE_THRESHOLD = 20;
+/** The width of the buckets the dispersion is estimated on: an hour, the scale at which friction swings. */
+export const DISPERSION_BUCKET_MS = HOUR_MS;
 
-/** The fixed verification looks: time after the deploy at which each is due. The last one defines t = 1. */
+/**
+ * The fixed verification looks: time after the deploy at which each is due. The last one defines t = 1. A look is
+ * taken only once the after cohort's traffic spans MIN_AFTER_SPAN_MS, so the first look always has data to test.
+ */
 export const LOOKS = [
   { name: 'initial', afterMs: 5 * MINUTE_MS },
+  { name: '15m', afterMs: 15 * MINUTE_MS },
   { name: '1h', afterMs: HOUR_MS },
+  { name: '4h', afterMs: 4 * HOUR_MS },
   { name: '24h', afterMs: DAY_MS },
   { name: '72h', afterMs: 3 * DAY_MS },
   { name: '7d', afterMs: 7 * DAY_MS },
@@ -73,17 +70,18 @@ export type LookName = (typeof LOOKS)[number]['name'];
 const HORIZON_MS = LOOKS[LOOKS.length - 1].afterMs;
 
 /**
- * Alpha spent by time `elapsedMs` after the deploy: linear spending, α·t with t = elapsed / 7 d (Kim-DeMets ρ = 1).
- * Early looks get a small share, so a verdict an hour in needs strong evidence; the whole α is spent at 7 d.
+ * Alpha spent by time `elapsedMs` after the deploy: α·√t with t = elapsed / 7 d (Kim-DeMets power family, ρ = ½).
+ * The square root front-loads the spending enough that overwhelming evidence decides in the first minutes (the
+ * 5-minute look may spend 0.0011) while the day-scale looks, where most issues decide, keep most of α.
  */
 export function alphaSpent(elapsedMs: number, alpha = ALPHA): number {
-  return alpha * Math.min(1, Math.max(0, elapsedMs) / HORIZON_MS);
+  return alpha * Math.sqrt(Math.min(1, Math.max(0, elapsedMs) / HORIZON_MS));
 }
 
 /**
  * The look to take now: the latest due look not yet taken, with the alpha it may spend (everything since the last
- * look taken, so looks skipped while the processor was down are not lost and the total never exceeds ALPHA).
- * Null when no new look is due.
+ * look taken, so looks skipped while the processor was down, or while the after traffic was too short, are not
+ * lost and the total never exceeds ALPHA). Null when no new look is due.
  */
 export function dueLook(elapsedMs: number, done: readonly string[]): { name: LookName; alpha: number } | null {
   let due: (typeof LOOKS)[number] | null = null;
@@ -96,69 +94,137 @@ export function dueLook(elapsedMs: number, done: readonly string[]): { name: Loo
   return { name: due.name, alpha: alphaSpent(due.afterMs) - alphaSpent(lastDoneMs) };
 }
 
-/** ln(i!) for i < 256, summed once. */
-const LOG_FACTORIAL_TABLE: readonly number[] = (() => {
-  const t = [0];
-  for (let i = 1; i < 256; i++) t.push(t[i - 1] + Math.log(i));
-  return t;
-})();
+/** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: relative error below 1e-15). */
+export function logGamma(x: number): number {
+  const c = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  if (x < 0.5) return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - logGamma(1 - x);
+  const z = x - 1;
+  let a = c[0];
+  const t = z + 7.5;
+  for (let i = 1; i < 9; i++) a += c[i] / (z + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+}
 
-/** Natural log of n! (exact table below 256, Stirling's series above: relative error < 1e-15). */
-function logFactorial(n: number): number {
-  if (n < 256) return LOG_FACTORIAL_TABLE[n];
-  const x = n + 1;
-  return (x - 0.5) * Math.log(x) - x + 0.5 * Math.log(2 * Math.PI) + 1 / (12 * x) - 1 / (360 * x ** 3) + 1 / (1260 * x ** 5);
+/** Continued fraction of the incomplete beta function (modified Lentz), for x < (a + 1) / (a + b + 2). */
+function betaContinuedFraction(a: number, b: number, x: number): number {
+  const TINY = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < TINY) d = TINY;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 100_000; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) break;
+  }
+  return h;
 }
 
 /**
- * Sum of Binomial(n, p) probabilities from `from` stepping by `step` (±1) while inside [0, n], for a run that starts
- * in a tail and moves away from the mode (terms only shrink), anchored at the first term so nothing underflows.
+ * The regularized incomplete beta function I_x(a, b), a, b > 0. The side that is small is computed directly (never
+ * as 1 minus a near-1 value), so tail probabilities of 1e-30 keep their precision.
  */
-function tailSum(from: number, step: 1 | -1, n: number, p: number): number {
-  const logC = logFactorial(n);
-  const lp = Math.log(p);
-  const lq = Math.log1p(-p);
-  const logPmf = (i: number) => logC - logFactorial(i) - logFactorial(n - i) + i * lp + (n - i) * lq;
-  const anchor = logPmf(from);
-  let sum = 0;
-  for (let i = from; i >= 0 && i <= n; i += step) {
-    const term = Math.exp(logPmf(i) - anchor);
-    sum += term;
-    if (term < 1e-17 * sum) break;
-  }
-  return Math.exp(Math.log(sum) + anchor);
+export function regularizedBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const logFront = a * Math.log(x) + b * Math.log1p(-x) - (logGamma(a) + logGamma(b) - logGamma(a + b));
+  if (x < (a + 1) / (a + b + 2)) return Math.min(1, Math.exp(logFront) * betaContinuedFraction(a, b, x) / a);
+  return Math.max(0, 1 - Math.exp(logFront) * betaContinuedFraction(b, a, 1 - x) / b);
 }
 
-/** P(X ≤ k) for X ~ Binomial(n, p), exact: the smaller tail is summed directly, never 1 minus a near-1 sum. */
+/**
+ * P(X ≤ k) for X ~ Binomial(n, p), continued to real k and n by I_{1-p}(n - k, k + 1) (equal to the binomial CDF at
+ * integers): the scaled counts of the overdispersed test below are not integers.
+ */
 export function binomialCdf(k: number, n: number, p: number): number {
   if (k < 0) return 0;
   if (k >= n || p <= 0) return 1;
   if (p >= 1) return 0;
-  const mode = Math.floor((n + 1) * p);
-  return k < mode ? Math.min(1, tailSum(k, -1, n, p)) : Math.max(0, 1 - tailSum(k + 1, 1, n, p));
+  return regularizedBeta(1 - p, n - k, k + 1);
 }
 
-/** P(X ≥ k) for X ~ Binomial(n, p), exact (tiny upper tails keep their precision). */
+/** P(X ≥ k) for X ~ Binomial(n, p), continued to real k and n by I_p(k, n - k + 1). */
 export function binomialUpperTail(k: number, n: number, p: number): number {
   if (k <= 0) return 1;
   if (k > n || p <= 0) return 0;
   if (p >= 1) return 1;
-  const mode = Math.floor((n + 1) * p);
-  return k > mode ? Math.min(1, tailSum(k, 1, n, p)) : Math.max(0, 1 - tailSum(k - 1, -1, n, p));
+  return regularizedBeta(p, k, n - k + 1);
 }
 
 /**
- * One-sided exact conditional test of two Poisson rates with unequal exposure (Przyborowski-Wilenski): given
- * x1 events in exposure n1 before and x2 in n2 after, under the null "rate after = ratio × rate before",
- * x2 | x1 + x2 ~ Binomial(x1 + x2, ratio·n2 / (n1 + ratio·n2)). `decrease` answers P(X2 ≤ x2) (evidence the rate
- * is below ratio × before), `increase` P(X2 ≥ x2) (above). 1 when there is nothing to compare.
+ * One-sided conditional test of two Poisson rates with unequal exposure (Przyborowski-Wilenski), made
+ * overdispersion-aware by effective counts: a count with variance φ × its mean carries the information of a Poisson
+ * count x/φ over exposure n/φ (same rate). Given x1 affected in n1 page-sessions before (dispersion φ1) and x2 in n2
+ * after (φ2), under the null "rate after = ratio × rate before", x2' | x1' + x2' ~ Binomial(x1' + x2',
+ * ratio·n2' / (n1' + ratio·n2')) with x' = x/φ, n' = n/φ. `decrease` answers P(X2' ≤ x2') (evidence the rate is
+ * below ratio × before), `increase` P(X2' ≥ x2'). With φ1 = φ2 = 1 this is the exact conditional binomial test.
+ * 1 when there is nothing to compare.
  */
-export function poissonRateTest(x1: number, n1: number, x2: number, n2: number, direction: 'decrease' | 'increase', ratio = 1): number {
-  const k = x1 + x2;
+export function poissonRateTest(x1: number, n1: number, x2: number, n2: number, direction: 'decrease' | 'increase', ratio = 1, phi1 = 1, phi2 = 1): number {
+  const e1 = x1 / phi1;
+  const e2 = x2 / phi2;
+  const k = e1 + e2;
   if (k === 0 || n1 <= 0 || n2 <= 0) return 1;
-  const p0 = (ratio * n2) / (n1 + ratio * n2);
-  return direction === 'decrease' ? binomialCdf(x2, k, p0) : binomialUpperTail(x2, k, p0);
+  const m1 = n1 / phi1;
+  const m2 = n2 / phi2;
+  const p0 = (ratio * m2) / (m1 + ratio * m2);
+  return direction === 'decrease' ? binomialCdf(e2, k, p0) : binomialUpperTail(e2, k, p0);
 }
+
+/** One hourly bucket of a window: page-sessions on the issue's page and affected sessions. */
+export interface Bucket {
+  sessions: number;
+  affected: number;
+}
+
+/**
+ * The hour-to-hour variance of an issue's rate beyond Poisson, from the before window's hourly buckets: the
+ * negative-binomial (NB2) scale c of "affected in an hour ~ Poisson(n_h · r · M_h), Var(M_h) = c". With
+ * μ_h = n_h · r̂ (r̂ = Σx / Σn), the method-of-moments estimate is c = Σ[(x_h − μ_h)² − μ_h] / Σ μ_h², floored at 0
+ * (never bolder than Poisson). 0 when there is no affected session or fewer than 2 buckets with traffic.
+ */
+export function rateVariance(buckets: readonly Bucket[]): number {
+  const used = buckets.filter((b) => b.sessions > 0);
+  const n = used.reduce((s, b) => s + b.sessions, 0);
+  const x = used.reduce((s, b) => s + b.affected, 0);
+  if (used.length < 2 || x === 0) return 0;
+  const r = x / n;
+  let num = 0;
+  let den = 0;
+  for (const b of used) {
+    const mu = b.sessions * r;
+    num += (b.affected - mu) ** 2 - mu;
+    den += mu * mu;
+  }
+  return Math.max(0, num / den);
+}
+
+/** Σ n_h² / Σ n_h of a window's hourly page-sessions: the exposure-weighted bucket size (0 for an empty window). */
+export function bucketSize(sessions: readonly number[]): number {
+  const total = sessions.reduce((s, n) => s + n, 0);
+  return total === 0 ? 0 : sessions.reduce((s, n) => s + n * n, 0) / total;
+}
+
+/**
+ * The dispersion φ = Var / mean of a window's affected count at rate `rate`, given the hourly rate variance c and
+ * the window's bucket size S = Σn²/Σn: Σ(μ_h + c·μ_h²) / Σμ_h = 1 + c · rate · S. Never below 1 (Poisson).
+ */
+export const windowDispersion = (c: number, rate: number, size: number): number => 1 + Math.max(0, c) * Math.max(0, rate) * Math.max(0, size);
 
 /** Counts of one issue's cluster before and after a deploy. */
 export interface IssueCounts {
@@ -168,6 +234,16 @@ export interface IssueCounts {
   /** Distinct sessions with the issue's signal on its element: the events. */
   affectedBefore: number;
   affectedAfter: number;
+  /**
+   * Overdispersion: the hourly rate variance c (rateVariance of the before window) and each window's bucket size
+   * (bucketSize of its hourly page-sessions). Absent: Poisson (φ = 1 on both sides).
+   */
+  dispersion?: { rateVariance: number; beforeBucket: number; afterBucket: number };
+  /**
+   * The after window's hourly bucket with the most affected sessions. A regression must hold without it: one burst
+   * hour (a rage-click storm) looks exactly like a rise, so a rise seen in a single hour is not yet a regression.
+   */
+  afterPeak?: Bucket;
 }
 
 export type VerificationResult = 'verified' | 'not_verified' | 'insufficient_data';
@@ -181,36 +257,177 @@ export function rateRatio(c: IssueCounts): number {
   return after / before;
 }
 
-/**
- * Is an open issue fixed? insufficient_data while the after window spans less than MIN_DECISION_SPAN_MS, below
- * MIN_PAGE_SESSIONS page-sessions on either side, or with fewer than MIN_EXPECTED_AFFECTED affected sessions
- * expected after if nothing changed; verified when the one-sided test against "the rate fell by less than half"
- * is significant at this look's alpha (so the observed rate also at least halved); not_verified otherwise.
- */
-export function verifyIssue(c: IssueCounts, alpha: number, afterSpanMs: number): { result: VerificationResult; pValue: number | null } {
-  const expected = c.sessionsBefore > 0 ? (c.affectedBefore / c.sessionsBefore) * c.sessionsAfter : 0;
-  if (afterSpanMs < MIN_DECISION_SPAN_MS || c.sessionsAfter < MIN_PAGE_SESSIONS || c.sessionsBefore < MIN_PAGE_SESSIONS || expected < MIN_EXPECTED_AFFECTED) {
-    return { result: 'insufficient_data', pValue: null };
-  }
-  const p = poissonRateTest(c.affectedBefore, c.sessionsBefore, c.affectedAfter, c.sessionsAfter, 'decrease', VERIFIED_MAX_RATE_RATIO);
-  return { result: p <= alpha && rateRatio(c) <= VERIFIED_MAX_RATE_RATIO ? 'verified' : 'not_verified', pValue: p };
+/** φ before and φ after of a test whose null is "rate after = ratio × rate before". */
+export function dispersions(c: IssueCounts, ratio: number): { before: number; after: number } {
+  if (!c.dispersion || c.sessionsBefore <= 0) return { before: 1, after: 1 };
+  const r = c.affectedBefore / c.sessionsBefore;
+  const d = c.dispersion;
+  return { before: windowDispersion(d.rateVariance, r, d.beforeBucket), after: windowDispersion(d.rateVariance, ratio * r, d.afterBucket) };
 }
 
 /**
- * Did a resolved or verified issue come back after a deploy? Before is its quiet period (since it was closed, at
- * most BEFORE_WINDOW_MS). insufficient_data while the after window spans less than MIN_DECISION_SPAN_MS or below
- * MIN_PAGE_SESSIONS page-sessions after; regressed when at least REGRESSION_MIN_AFFECTED sessions were affected, the
- * one-sided test against "the rate did not rise above the quiet rate" is significant at this look's alpha (so an
- * unchanged issue is called regressed at most alpha of the time) and the observed rate is at least
- * REGRESSION_MIN_RATE_RATIO × the quiet rate (with no quiet-period exposure, the floor of affected sessions alone
- * decides: there is no rate to compare with).
+ * The fix test of one open issue: its one-sided p-value against "the rate fell by less than half", or null
+ * (insufficient_data) when there is nothing to test: no page-session before or after (zero exposure is never
+ * evidence), or fewer than MIN_EXPECTED_AFFECTED affected sessions expected after if nothing changed (with fewer,
+ * even zero cannot prove a fix).
  */
-export function checkRegression(c: IssueCounts, alpha: number, afterSpanMs: number): { result: RegressionResult; pValue: number | null } {
-  if (afterSpanMs < MIN_DECISION_SPAN_MS || c.sessionsAfter < MIN_PAGE_SESSIONS) return { result: 'insufficient_data', pValue: null };
-  if (c.affectedAfter < REGRESSION_MIN_AFFECTED) return { result: 'not_regressed', pValue: null };
-  if (c.sessionsBefore === 0) return { result: 'regressed', pValue: null };
-  const p = poissonRateTest(c.affectedBefore, c.sessionsBefore, c.affectedAfter, c.sessionsAfter, 'increase');
-  return { result: p <= alpha && rateRatio(c) >= REGRESSION_MIN_RATE_RATIO ? 'regressed' : 'not_regressed', pValue: p };
+export function fixPValue(c: IssueCounts): number | null {
+  const expected = c.sessionsBefore > 0 ? (c.affectedBefore / c.sessionsBefore) * c.sessionsAfter : 0;
+  if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0 || expected < MIN_EXPECTED_AFFECTED) return null;
+  const phi = dispersions(c, VERIFIED_MAX_RATE_RATIO);
+  return poissonRateTest(c.affectedBefore, c.sessionsBefore, c.affectedAfter, c.sessionsAfter, 'decrease', VERIFIED_MAX_RATE_RATIO, phi.before, phi.after);
+}
+
+/**
+ * The regression test of one closed issue (before = its quiet period): its one-sided p-value against "the rate did
+ * not rise above the quiet rate" (the larger of the p-values with and without the after window's peak hour, when it
+ * is given), or null (insufficient_data) when no page-session was seen in the quiet period or after it (zero
+ * exposure is never evidence: without a quiet rate there is nothing to have risen from), or when all the after
+ * traffic is in the peak hour.
+ */
+export function regressionPValue(c: IssueCounts): number | null {
+  if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0) return null;
+  const phi = dispersions(c, 1);
+  const test = (x2: number, n2: number) => poissonRateTest(c.affectedBefore, c.sessionsBefore, x2, n2, 'increase', 1, phi.before, phi.after);
+  if (!c.afterPeak) return test(c.affectedAfter, c.sessionsAfter);
+  // Without its peak hour: nothing left (the rise is all in one hour) is no decision yet.
+  const rest = c.sessionsAfter - c.afterPeak.sessions;
+  if (rest <= 0) return null;
+  return Math.max(test(c.affectedAfter, c.sessionsAfter), test(Math.max(0, c.affectedAfter - c.afterPeak.affected), rest));
+}
+
+/** One hour of the after window: the new release's sessions and the old release's sessions of the same hour (the control). */
+export interface Stratum {
+  newSessions: number;
+  newAffected: number;
+  controlSessions: number;
+  controlAffected: number;
+}
+
+/** Which comparison decides a test: the concurrent old-version cohort, or the issue's own before window. */
+export type Control = 'concurrent' | 'before_window';
+
+/** Binomial(n, p) probabilities 0..n, from the log pmf (stable for any n and p). */
+function binomialPmf(n: number, p: number): number[] {
+  if (p <= 0) return [1, ...new Array<number>(n).fill(0)];
+  if (p >= 1) return [...new Array<number>(n).fill(0), 1];
+  const lc = logGamma(n + 1);
+  return Array.from({ length: n + 1 }, (_, k) => Math.exp(lc - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p)));
+}
+
+/** Largest total affected (new + control, over the strata) the exact convolution handles; above it, the normal approximation. */
+const EXACT_STRATA_TOTAL = 4000;
+
+/**
+ * The concurrent-control test, conditional and stratified by hour: within hour h both cohorts share the hour's rate
+ * factor, so given t_h = new_h + control_h affected, under the null "rate new = ratio × rate control"
+ * new_h ~ Binomial(t_h, ratio·nNew_h / (nControl_h + ratio·nNew_h)) whatever that factor was — the hour-to-hour
+ * swings cancel and no dispersion is needed. The statistic is T = Σ new_h; its null distribution is the
+ * convolution of the strata's binomials (exact up to EXACT_STRATA_TOTAL affected, a normal approximation with
+ * continuity correction above). `decrease` answers P(T ≤ t), `increase` P(T ≥ t). 1 when there is nothing to compare.
+ */
+export function concurrentPValue(strata: readonly Stratum[], direction: 'decrease' | 'increase', ratio = 1): number {
+  const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0 && s.newAffected + s.controlAffected > 0);
+  const total = used.reduce((a, s) => a + s.newAffected + s.controlAffected, 0);
+  if (total === 0) return 1;
+  const observed = used.reduce((a, s) => a + s.newAffected, 0);
+  const p = used.map((s) => (ratio * s.newSessions) / (s.controlSessions + ratio * s.newSessions));
+  if (total > EXACT_STRATA_TOTAL) {
+    let mean = 0;
+    let variance = 0;
+    used.forEach((s, i) => {
+      const t = s.newAffected + s.controlAffected;
+      mean += t * p[i];
+      variance += t * p[i] * (1 - p[i]);
+    });
+    if (variance === 0) return direction === 'decrease' ? (observed <= mean ? 1 : 0) : observed >= mean ? 1 : 0;
+    const z = direction === 'decrease' ? (observed + 0.5 - mean) / Math.sqrt(variance) : (mean - (observed - 0.5)) / Math.sqrt(variance);
+    return normalCdf(z);
+  }
+  let dist = [1];
+  used.forEach((s, i) => {
+    const pmf = binomialPmf(s.newAffected + s.controlAffected, p[i]);
+    const next = new Array<number>(dist.length + pmf.length - 1).fill(0);
+    for (let a = 0; a < dist.length; a++) {
+      if (dist[a] === 0) continue;
+      for (let b = 0; b < pmf.length; b++) next[a + b] += dist[a] * pmf[b];
+    }
+    dist = next;
+  });
+  let tail = 0;
+  if (direction === 'decrease') for (let k = 0; k <= observed; k++) tail += dist[k];
+  else for (let k = observed; k < dist.length; k++) tail += dist[k];
+  return Math.min(1, Math.max(0, tail));
+}
+
+/** Φ(z), the standard normal CDF (via the complementary error function: Numerical Recipes' erfc, |error| < 1.2e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return z >= 0 ? 1 - erfc / 2 : erfc / 2;
+}
+
+/** The strata's totals as counts (control as "before"): what the record shows and the effect floors read. */
+export function strataCounts(strata: readonly Stratum[]): IssueCounts {
+  const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0);
+  return {
+    sessionsBefore: used.reduce((a, s) => a + s.controlSessions, 0), affectedBefore: used.reduce((a, s) => a + s.controlAffected, 0),
+    sessionsAfter: used.reduce((a, s) => a + s.newSessions, 0), affectedAfter: used.reduce((a, s) => a + s.newAffected, 0),
+  };
+}
+
+/**
+ * Whether the concurrent control decides: when the old version's sessions in the hours the new version was also
+ * seen would hold at least MIN_EXPECTED_AFFECTED affected sessions at the issue's before-window rate (enough to
+ * compare with). Chosen from exposure alone, before any outcome is looked at, so picking it costs no alpha.
+ */
+export function chooseControl(strata: readonly Stratum[], beforeRate: number): Control {
+  const control = strataCounts(strata).sessionsBefore;
+  return control * beforeRate >= MIN_EXPECTED_AFFECTED ? 'concurrent' : 'before_window';
+}
+
+/** A fix decision from its (Holm-adjusted) significance: verified only when the observed rate also at least halved. */
+export function fixResult(c: IssueCounts, pValue: number | null, significant: boolean): VerificationResult {
+  if (pValue === null) return 'insufficient_data';
+  return significant && rateRatio(c) <= VERIFIED_MAX_RATE_RATIO ? 'verified' : 'not_verified';
+}
+
+/**
+ * A regression decision from its (Holm-adjusted) significance: regressed only when at least REGRESSION_MIN_AFFECTED
+ * sessions were affected after and the observed rate is at least REGRESSION_MIN_RATE_RATIO × the quiet rate.
+ */
+export function regressionResult(c: IssueCounts, pValue: number | null, significant: boolean): RegressionResult {
+  if (pValue === null) return 'insufficient_data';
+  return significant && c.affectedAfter >= REGRESSION_MIN_AFFECTED && rateRatio(c) >= REGRESSION_MIN_RATE_RATIO ? 'regressed' : 'not_regressed';
+}
+
+/**
+ * Holm's step-down procedure: which of a family's hypotheses are rejected at family-wise error `alpha`. Sorted by
+ * p-value, the j-th smallest (from 0) is rejected when it and every smaller one satisfy p ≤ alpha / (m − j), m being
+ * the number of tests actually run (null p-values, insufficient data, are not tests and do not count). Valid under
+ * any dependence between the tests (the issues of one page share their page-sessions).
+ */
+export function holm(pValues: readonly (number | null)[], alpha: number): boolean[] {
+  const order = pValues.map((p, i) => ({ p, i })).filter((x): x is { p: number; i: number } => x.p !== null).sort((a, b) => a.p - b.p);
+  const out = pValues.map(() => false);
+  for (let j = 0; j < order.length; j++) {
+    if (order[j].p > alpha / (order.length - j)) break;
+    out[order[j].i] = true;
+  }
+  return out;
+}
+
+/** Is one open issue fixed, tested alone (a family of one) at `alpha`? */
+export function verifyIssue(c: IssueCounts, alpha: number): { result: VerificationResult; pValue: number | null } {
+  const p = fixPValue(c);
+  return { result: fixResult(c, p, p !== null && p <= alpha), pValue: p };
+}
+
+/** Did one resolved or verified issue come back, tested alone (a family of one) at `alpha`? */
+export function checkRegression(c: IssueCounts, alpha: number): { result: RegressionResult; pValue: number | null } {
+  const p = regressionPValue(c);
+  return { result: regressionResult(c, p, p !== null && p <= alpha), pValue: p };
 }
 
 /** Is confusion_after measurable yet: post-deploy traffic spanning MIN_AFTER_SPAN_MS? */
@@ -241,26 +458,29 @@ export interface VerdictInput {
   dataSpanMs: number;
   /** The site's spike threshold in score points (enabled spike rule's threshold, else DEFAULT_SPIKE_THRESHOLD). */
   spikeThreshold: number;
-  /** Issues that regressed after the deploy: by a look's test, or by the engine's live rule (3 sessions after closing). */
+  /** Issues a look's regression test found regressed after the deploy (the engine's live signal only marks them signalling again). */
   regressed: readonly { title: string }[];
   introduced: readonly { title: string; severity: number }[];
-  /** Latest result of each open issue tested at a deciding look (isDecidingLook); earlier looks cannot decide. */
+  /** Latest result of each open issue tested at a look (isDecidingLook: every look decides). */
   tested: readonly { title: string; result: VerificationResult }[];
   verified: readonly { title: string }[];
 }
 
-/** Whether a look may decide (its after window reaches MIN_DECISION_SPAN_MS): only those make a verdict inconclusive. */
+/**
+ * Whether a look may decide: every look of LOOKS does (the overdispersion-aware test and the alpha spent so far set
+ * how strong the evidence must be, not a minimum span); a record of an unknown look name (an older release's) does not.
+ */
 export function isDecidingLook(name: string): boolean {
-  const look = LOOKS.find((l) => l.name === name);
-  return look !== undefined && look.afterMs >= MIN_DECISION_SPAN_MS;
+  return LOOKS.some((l) => l.name === name);
 }
 
 /**
  * The deploy's verdict with its reasons (one pure rule shared by the API, the CLI and the MCP prompt):
  * FAIL when an issue regressed, an issue of severity ≥ HIGH_SEVERITY was introduced, or delta exceeds the spike
  * threshold; otherwise WARN while post-deploy data spans less than VERDICT_MIN_DATA_MS (or confusion_after is
- * still null) or when issues were tested at a deciding look and none could be decided (all insufficient_data);
- * otherwise PASS. A PASS in the first day can still become FAIL when the 24 h look finds a regression.
+ * still null) and no issue has been verified yet, or when issues were tested at a look and none could be decided
+ * (all insufficient_data);
+ * otherwise PASS. A PASS can still become FAIL when a later look finds a regression.
  */
 export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: string[] } {
   const fail: string[] = [];
@@ -270,7 +490,8 @@ export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: str
   if (fail.length > 0) return { verdict: 'FAIL', reasons: fail };
 
   const warn: string[] = [];
-  if (i.delta === null || i.dataSpanMs < VERDICT_MIN_DATA_MS) {
+  // A fix verified by a look's test had enough data for that decision: overwhelming evidence passes in minutes.
+  if ((i.delta === null || i.dataSpanMs < VERDICT_MIN_DATA_MS) && i.verified.length === 0) {
     warn.push(`insufficient data: post-deploy traffic spans ${Math.floor(i.dataSpanMs / MINUTE_MS)} min (needs ${VERDICT_MIN_DATA_MS / MINUTE_MS})`);
   }
   if (i.tested.length > 0 && i.verified.length === 0 && i.tested.every((t) => t.result === 'insufficient_data')) {

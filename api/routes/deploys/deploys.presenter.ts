@@ -21,6 +21,7 @@ export function presentVerification(v: VerificationRow) {
     alpha: v.alpha,
     look: v.look,
     test: v.test as 'fix' | 'regression',
+    control: v.control,
   };
 }
 
@@ -47,12 +48,6 @@ export function presentDeploy(d: DeployRow, related: RelatedData) {
     else if (isDecidingLook(r.look)) tested.push({ title: r.issue.title, result: r.result as VerificationResult });
     if (relation === 'verified') verified.push({ title: r.issue.title });
     related_issues.push({ issue_id: r.issue.id, title: r.issue.title, page: r.issue.page, signal_type: r.issue.signal_type, severity: round1(r.issue.severity), status: r.issue.status, relation, record: presentVerification(r) });
-  }
-  // Regressed by the engine's live rule after this deploy, without a look's record (yet).
-  for (const i of related.liveRegressions) {
-    if (i.deploy_id !== d.id || related_issues.some((r) => r.issue_id === i.id && r.relation === 'regressed')) continue;
-    regressed.push({ title: i.title });
-    related_issues.push({ issue_id: i.id, title: i.title, page: i.page, signal_type: i.signal_type, severity: round1(i.severity), status: i.status, relation: 'regressed' as const, record: null });
   }
   const introduced = related.introduced.filter((i) => i.introduced_by_deploy === d.id);
   for (const i of introduced) {

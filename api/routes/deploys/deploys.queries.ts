@@ -73,12 +73,11 @@ export interface RelatedIssueRow {
   status: string;
 }
 
-/** For the given deploys: the latest verification record of each (deploy, issue), the issues they introduced, and the site's spike threshold. */
+/** For the given deploys: the deciding verification record of each (deploy, issue), the issues they introduced, and the site's spike threshold. */
 async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
   const empty = {
     records: [] as (VerificationRow & { issue: RelatedIssueRow })[],
     introduced: [] as (RelatedIssueRow & { introduced_by_deploy: string })[],
-    liveRegressions: [] as (RelatedIssueRow & { deploy_id: string })[],
     spikeThreshold: DEFAULT_SPIKE_THRESHOLD,
   };
   if (deployIds.length === 0) return empty;
@@ -89,21 +88,12 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
     join deploys d on d.id = v.deploy_id
     join ux_issues i on i.id = v.issue_id
     where v.site_id = ${siteId} and v.deploy_id = any(${[...deployIds]}::uuid[])
-    order by v.deploy_id, v.issue_id, v.verified_at desc, v.id desc`.execute(db);
+    -- The record that says how the issue relates to the deploy: a regression if one was found, else its latest fix
+    -- test (an issue verified here keeps that relation while the tests since its fix find it stayed fixed), else the latest.
+    order by v.deploy_id, v.issue_id, (v.result = 'regressed') desc, (v.test = 'fix') desc, v.verified_at desc, v.id desc`.execute(db);
   const introduced = await db.selectFrom('ux_issues')
     .select(['id', 'title', 'page', 'signal_type', 'severity', 'status', 'introduced_by_deploy'])
     .where('site_id', '=', siteId).where('introduced_by_deploy', 'in', [...deployIds]).execute();
-  // Issues of its environment that turned `regressed` after a deploy and before the next one of it: the engine's live rule acts
-  // within seconds of renewed activity, long before a look may decide.
-  const { rows: liveRegressions } = await sql<RelatedIssueRow & { deploy_id: string }>`
-    select distinct on (d.id, i.id) d.id as deploy_id, i.id, i.title, i.page, i.signal_type, i.severity::float8 as severity, i.status
-    from deploys d
-    join issue_updates u on u.kind = 'regressed' and u.created_at >= d.recorded_at and u.created_at < coalesce(
-      (select min(n.recorded_at) from deploys n where n.site_id = d.site_id and n.environment = d.environment and n.recorded_at > d.recorded_at),
-      'infinity'::timestamptz)
-    join ux_issues i on i.id = u.issue_id and i.site_id = d.site_id and i.environment = d.environment
-    where d.site_id = ${siteId} and d.id = any(${[...deployIds]}::uuid[])
-    order by d.id, i.id`.execute(db);
   const rule = await db.selectFrom('alert_rules').select((eb) => eb.fn.min<number>('threshold').as('t'))
     .where('site_id', '=', siteId).where('trigger_type', '=', 'spike').where('enabled', '=', true).executeTakeFirst();
   return {
@@ -112,7 +102,6 @@ async function relatedOf(db: Db, siteId: string, deployIds: readonly string[]) {
       issue: { id: r.issue_id, title: r.issue_title, page: r.issue_page, signal_type: r.issue_signal_type, severity: r.issue_severity, status: r.issue_status },
     })),
     introduced: introduced.map((i) => ({ ...i, introduced_by_deploy: i.introduced_by_deploy! })),
-    liveRegressions,
     spikeThreshold: rule?.t ?? DEFAULT_SPIKE_THRESHOLD,
   };
 }

@@ -26,7 +26,7 @@ import {
 import { presentDeploy } from './deploys.presenter.ts';
 import { DeployCreateSchema, DeployDetailQuerySchema, DeployListQuerySchema, DeploySchema, IdempotencyKeySchema, type DeployCreate } from './deploys.schema.ts';
 
-const NO_RELATED = { records: [], introduced: [], liveRegressions: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
+const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
 
 /** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
 function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {

@@ -46,6 +46,7 @@ export const VerificationRecordSchema = z.object({
   alpha: z.number(),
   look: z.string(),
   test: z.enum(['fix', 'regression']),
+  control: z.enum(['concurrent', 'before_window']).describe('which comparison decided: the sessions still on the old version in the same hours (concurrent; the *_before counts are theirs), or the issue\'s own before window or quiet period'),
 });
 
 export const RelatedIssueSchema = z.object({

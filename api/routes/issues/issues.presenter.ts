@@ -10,6 +10,12 @@ export const presentSessionId = (id: string): string => (id.startsWith('ses_') ?
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
+/** Closed, and the live rule saw it signalling again since this closure (a mark older than resolved_at is an earlier closure's). */
+function signallingAgain(r: IssueRow): boolean {
+  if ((r.status !== 'resolved' && r.status !== 'verified') || r.signalling_again_at === null) return false;
+  return r.resolved_at === null || new Date(r.signalling_again_at).getTime() >= new Date(r.resolved_at).getTime();
+}
+
 /**
  * An issue as the API shows it. The spec names two spellings for two fields (element_selector / selector,
  * type / signal_type): both are present.
@@ -29,6 +35,7 @@ export function presentIssue(r: IssueRow): IssueDto {
     severity: round1(r.severity),
     // The column holds only these statuses (every write goes through the same enum).
     status: r.status as IssueDto['status'],
+    signalling_again: signallingAgain(r),
     note: r.note,
     assigned_to: r.assigned_to,
     frozen: r.frozen,

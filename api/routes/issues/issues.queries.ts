@@ -6,7 +6,7 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 
 const LIST_COLUMNS = [
   'id', 'title', 'page', 'selector', 'signal_type', 'signal_count', 'affected_sessions', 'severity', 'status', 'note',
-  'assigned_to', 'frozen', 'label', 'created_at', 'updated_at', 'last_signal_at', 'merged_into',
+  'assigned_to', 'frozen', 'label', 'created_at', 'updated_at', 'last_signal_at', 'merged_into', 'resolved_at', 'signalling_again_at',
 ] as const;
 
 export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
@@ -37,7 +37,7 @@ export async function listIssues(db: Kysely<Database>, q: IssueListQuery) {
 export async function findIssue(db: Kysely<Database>, siteId: string, environment: Environment, id: string) {
   const issue = await db
     .selectFrom('ux_issues')
-    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'resolved_at', 'evidence', 'introduced_by_deploy'])
+    .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'evidence', 'introduced_by_deploy'])
     .where('site_id', '=', siteId)
     .where('environment', '=', environment)
     .where('id', '=', id)

@@ -12,6 +12,8 @@ import * as m0070 from './0070_create_page_screenshots.ts';
 import * as m0080 from './0080_outbox_commands.ts';
 import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
+import * as m0120 from './0120_issue_signalling_again.ts';
+import * as m0121 from './0121_verification_control.ts';
 import * as m0160 from './0160_screenshot_source_url.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
@@ -29,5 +31,7 @@ export const migrations: Record<string, Migration> = {
   '0080_outbox_commands': m0080,
   '0100_environment_scoped_results': m0100,
   '0110_page_elements_write_cost': m0110,
+  '0120_issue_signalling_again': m0120,
+  '0121_verification_control': m0121,
   '0160_screenshot_source_url': m0160,
 };
