@@ -2,11 +2,12 @@
  * The `@friction/cli` package: the commands a CI job or a workstation runs against a Friction service over
  * HTTP. Bundled from cli/main.ts by esbuild into one file for Node 20 and newer (cli/build.ts); it must import nothing but node
  * built-ins and modules that do the same (cli/package.test.ts checks the bundle). Each command is one entry of
- * COMMANDS: a new one (`mcp`) is a module exporting `run(argv, io)` plus a line here.
+ * COMMANDS: a module exporting `run(argv, io)` plus a line here.
  */
 import pkg from './package.json' with { type: 'json' };
 import { defaultIo, runDeployCommand, type CliIo } from '../ops/deploy-cli.ts';
 import { runDoctorCommand } from './doctor.ts';
+import { runMcpCommand } from './mcp.ts';
 
 interface CommandEntry {
   summary: string;
@@ -16,6 +17,7 @@ interface CommandEntry {
 export const COMMANDS: Record<string, CommandEntry> = {
   deploy: { summary: 'record a deploy, or wait for its verdict and gate on it (friction deploy --help)', run: (argv, io) => runDeployCommand(argv, io) },
   doctor: { summary: 'check the service, its version, the key and the site', run: (argv, io) => runDoctorCommand(argv, io, pkg.version) },
+  mcp: { summary: 'MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)', run: (argv, io) => runMcpCommand(argv, io) },
 };
 
 const usage = (): string => `friction ${pkg.version}: the Friction command line
@@ -27,7 +29,8 @@ ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`
   --version  print the version
   --help     this help
 
-Environment: FRICTION_BASE_URL, FRICTION_SECRET_KEY, FRICTION_SITE_ID (or --base-url, --key, --site).`;
+Environment: FRICTION_BASE_URL, FRICTION_SECRET_KEY, FRICTION_SITE_ID (or --base-url, --key, --site);
+for mcp: FRICTION_URL, FRICTION_KEY (or --url, --key).`;
 
 
 /** Resolves to the exit code: 0 success, 1 a failed gate or check, 2 usage, connection or API errors. */

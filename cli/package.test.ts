@@ -108,3 +108,21 @@ test('doctor: every check passes with the right key and site (0), a wrong key or
   t.regex(otherSite.stdout, /FAIL site: .* is not a site this key may read/);
   t.is((await friction(['doctor'])).code, 2);
 });
+
+test('mcp: the installed bridge serves MCP on stdio against the running service on Node 20 (stdout is protocol only)', async (t) => {
+  const tenant = await stack.newTenant();
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ci', version: '1' } } };
+  const lines = [init, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }];
+  const answer = await new Promise<Run>((resolve) => {
+    const child = execFile(path.join(app, 'node_modules', '.bin', 'friction'), ['mcp', '--url', stack.baseUrl, '--key', tenant.secretKey], {
+      cwd: app, env: { PATH: SYSTEM_PATH, HOME: app }, timeout: 120_000,
+    }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    child.stdin!.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  });
+  t.is(answer.code, 0, answer.stderr);
+  const out = answer.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: { serverInfo?: unknown; tools?: unknown[] } });
+  t.deepEqual(out.map((m) => m.id), [1, 2]);
+  t.truthy(out[0]!.result.serverInfo);
+  t.true((out[1]!.result.tools ?? []).length > 0);
+  t.regex(answer.stderr, /friction mcp: serving MCP on stdio/);
+});

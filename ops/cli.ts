@@ -246,11 +246,12 @@ export function cliProgram(): Command {
     });
 
   program.command('mcp').description('MCP over stdio for a desktop assistant, forwarding to a running Friction\'s /v1/mcp (logs on stderr only)')
-    .option('--url <base>', 'the Friction base URL (env FRICTION_URL)')
-    .option('--key <key>', 'an MCP key (svc_mcp_…, scope mcp:read) or a secret key with query:read (env FRICTION_KEY)')
-    .action(async (o: { url?: string; key?: string }) => {
-      const { runMcpStdio } = await import('./mcp-stdio.ts');
-      process.exitCode = await runMcpStdio(o);
+    .argument('[args...]', 'options: --url (env FRICTION_URL), --key: an MCP key or a secret key with query:read (env FRICTION_KEY)')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const [{ runMcpCommand }, { defaultIo }] = await Promise.all([import('../cli/mcp.ts'), import('./deploy-cli.ts')]);
+      process.exitCode = await runMcpCommand(args, defaultIo);
     });
 
   program.command('doctor').description('check a running Friction: it answers, its version, the key and the site (exit 0 ok, 1 a check failed, 2 usage)')

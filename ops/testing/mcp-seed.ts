@@ -18,7 +18,9 @@ export interface SeededSite {
 }
 
 /** Sends `sessions` demo visitor journeys to `baseUrl`'s ingest with `publishableKey`. */
-export async function sendDemoTraffic(baseUrl: string, publishableKey: string, sessions: number): Promise<void> {
+/** Sends the sessions; resolves to the number of events ingest accepted. */
+export async function sendDemoTraffic(baseUrl: string, publishableKey: string, sessions: number): Promise<number> {
+  let accepted = 0;
   const devices = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
   for (let s = 0; s < sessions; s++) {
     const body = {
@@ -28,7 +30,9 @@ export async function sendDemoTraffic(baseUrl: string, publishableKey: string, s
     };
     const r = await postJson(`${baseUrl}/v1/ingest`, body, { authorization: `Bearer ${publishableKey}` });
     if (r.status !== 202) throw new Error(`ingest answered ${r.status}: ${JSON.stringify(r.body)}`);
+    accepted += (r.body as { data: { accepted: number } }).data.accepted;
   }
+  return accepted;
 }
 
 /**
@@ -37,7 +41,12 @@ export async function sendDemoTraffic(baseUrl: string, publishableKey: string, s
  * the default spike threshold of 20).
  */
 export async function seedMcpSite(o: { baseUrl: string; db: Kysely<Database>; siteId: string; publishableKey: string; sessions?: number; tick(): Promise<void> }): Promise<SeededSite> {
-  await sendDemoTraffic(o.baseUrl, o.publishableKey, o.sessions ?? 60);
+  const accepted = await sendDemoTraffic(o.baseUrl, o.publishableKey, o.sessions ?? 60);
+  // Every accepted event stored first: tests compare two reads, which must not straddle a processor batch.
+  await eventually(async () => {
+    const { n } = await o.db.selectFrom('events').select((e) => e.fn.countAll<string>().as('n')).where('site_id', '=', o.siteId).executeTakeFirstOrThrow();
+    return Number(n) >= accepted || undefined;
+  }, 60_000, 250);
   const issue = await eventually(async () => {
     await o.tick();
     return o.db.selectFrom('ux_issues').select(['id', 'page']).where('site_id', '=', o.siteId).where('status', '=', 'open').orderBy('severity', 'desc').executeTakeFirst();
