@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import type { Server } from 'node:http';
 // Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
 // option or a port in use answer at once instead of after loading every role.
@@ -46,9 +46,11 @@ const startupError = (message: string): Error => Object.assign(new Error(message
  * Opens the port before any slow start-up work: a port in use fails at once, and until the roles are ready the
  * port answers /healthz and 503 `unavailable` (Retry-After) to everything else.
  */
-async function listenBeforeStart(port: number, host: string) {
-  const { listenEarly } = await import('./early-listener.ts');
-  return listenEarly(port, host).catch((err: NodeJS.ErrnoException) => {
+async function listenBeforeStart(config: Config, name: string, log: Logger) {
+  const [{ listenEarly }, { connectionLimits }] = await Promise.all([import('./early-listener.ts'), import('../shared/http/connection-guard.ts')]);
+  const port = config.PORT;
+  const host = config.HOST;
+  return listenEarly(port, host, name, log, connectionLimits(config)).catch((err: NodeJS.ErrnoException) => {
     const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
     throw startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`);
   });
@@ -57,7 +59,7 @@ async function listenBeforeStart(port: number, host: string) {
 async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 'processor' | 'dispatcher'>, name: string): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, { role: name });
   const t0 = performance.now();
-  const early = await listenBeforeStart(config.PORT, config.HOST);
+  const early = await listenBeforeStart(config, name, log);
   log.info({ step: 'open the port', ms: Math.round(performance.now() - t0) }, 'start-up: port open, answering 503 until ready');
   const [{ openInfra, closeInfra, timed, exitWhenDatabaseLost }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
     import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('../processor/dispatcher/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
