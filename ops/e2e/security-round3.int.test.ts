@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { apiClient, type ApiCall } from '../testing/manage-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
-/** Issue 30: limits that heal (N3), the last 500s (N5). */
+/** Issue 30: limits that heal (N3), the last 500s (N5), sign-ins audited (N6). */
 let stack: TestStack;
 let embedded: TestStack;
 let api: ApiCall;
@@ -113,3 +113,36 @@ for (const kind of ['postgres', 'embedded'] as const) {
     t.is(r.body.data.severity, 0);
   });
 }
+
+test('N6: sign-ins, failed sign-ins (never the password) and sign-outs are audited in the account\'s orgs; the audit route filters by actor and action', async (t) => {
+  const tenant = await stack.newTenant();
+  const admin = await stack.newUser(tenant, 'admin');
+  const owner = tenant.owner.token;
+  const wrong = await api('POST', '/v1/auth/login', { body: { email: admin.email, password: 'not-the-password-123' } });
+  t.is(wrong.status, 401);
+  const login = await api('POST', '/v1/auth/login', { body: { email: admin.email, password: admin.password } });
+  t.is(login.status, 200, login.text);
+  t.is((await api('POST', '/v1/auth/logout', { token: login.body.data.token })).status, 200);
+  const changed = await api('POST', '/v1/auth/password', { token: admin.token, body: { current_password: admin.password, new_password: 'a-new-password-456' } });
+  t.is(changed.status, 200, changed.text);
+
+  const byAdmin = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${encodeURIComponent(admin.email)}`, { token: owner });
+  t.is(byAdmin.status, 200, byAdmin.text);
+  t.deepEqual(byAdmin.body.data.entries.map((e: { action: string }) => e.action), ['user.password_change', 'auth.logout', 'auth.login', 'auth.login_failed']);
+  const failed = byAdmin.body.data.entries[3];
+  t.like(failed, { actor_id: admin.userId, target_id: admin.userId, summary: { reason: 'wrong password', ip: '127.0.0.1' } });
+  t.false(JSON.stringify(byAdmin.body).includes('not-the-password-123'), 'the password tried is never recorded');
+
+  const logins = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=auth.login`, { token: owner });
+  t.deepEqual(logins.body.data.entries.map((e: { actor: string }) => e.actor), [admin.email]);
+  const auth = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=auth.*`, { token: owner });
+  t.deepEqual(auth.body.data.entries.map((e: { action: string }) => e.action), ['auth.logout', 'auth.login', 'auth.login_failed']);
+  const byId = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${admin.userId}&action=auth.logout`, { token: owner });
+  t.is(byId.body.data.entries.length, 1);
+  const bad = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=DROP%20TABLE`, { token: owner });
+  t.is(bad.status, 400);
+  t.is(bad.body.error.details[0].path, 'action');
+  // Another org never sees them.
+  const other = await stack.newTenant();
+  t.is((await api('GET', `/v1/query/audit?org_id=${other.orgId}&action=auth.*`, { token: other.owner.token })).body.data.entries.length, 0);
+});

@@ -15,7 +15,7 @@ import type { SurfaceLimits } from '../../http/rate-limit.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../audit/audit.ts';
 import type { ManageDeps } from '../manage/deps.ts';
-import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
+import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, membershipOrgIds, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
 import {
   AcceptInviteBodySchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema, SessionSchema, SignupBodySchema, SignupPendingSchema,
   TokenSchema, VerifyEmailBodySchema,
@@ -162,10 +162,23 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         const user = await findUserByEmail(deps.db, body.email);
         // NOTE: an unknown email still costs one scrypt verification, so timing does not reveal accounts.
         const valid = await verifyPassword(body.password, user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))));
-        if (!user || !valid) throw new UnauthorizedError('invalid email or password');
+        // An unknown address has no organization to audit in (the audit log is per org): it is refused unrecorded.
+        if (!user) throw new UnauthorizedError('invalid email or password');
         const orgId = body.org_id ?? (await firstMembershipOrg(deps.db, user.id));
-        if (!orgId || !(await hasMembership(deps.db, user.id, orgId))) throw new UnauthorizedError('invalid email or password');
-        return token(user.id, orgId);
+        const member = valid && orgId !== null && (await hasMembership(deps.db, user.id, orgId));
+        if (!valid || !member) {
+          // Each org the account belongs to sees attempts on it: who (address), from where, why. Never the password.
+          const reason = valid ? 'not a member of the organization asked for' : 'wrong password';
+          for (const org of await membershipOrgIds(deps.db, user.id)) {
+            await audit(deps.db, actor(user.id, user.email, org, 'member'), {
+              orgId: org, siteId: null, action: 'auth.login_failed', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip, reason },
+            });
+          }
+          throw new UnauthorizedError('invalid email or password');
+        }
+        const issued = await token(user.id, orgId!);
+        await audit(deps.db, actor(user.id, user.email, orgId!, 'member'), { orgId: orgId!, siteId: null, action: 'auth.login', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip } });
+        return issued;
       },
     },
     byIp,
@@ -235,10 +248,12 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     method: 'post', path: '/v1/auth/logout', tag: 'auth', access: OWN_SESSION,
     summary: 'End this session: its tokens are refused from now on',
     response: LogoutSchema,
-    async handler(_ctx, { principal, guard }) {
+    async handler(ctx, { principal, guard }) {
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
-      return { logged_out: await endSession(deps.db, u.session!.id, u.userId, deps.now()) };
+      const loggedOut = await endSession(deps.db, u.session!.id, u.userId, deps.now());
+      if (loggedOut) await audit(deps.db, u, { orgId: u.orgId, siteId: null, action: 'auth.logout', targetType: 'user', targetId: u.userId, summary: { ip: ctx.ip } });
+      return { logged_out: loggedOut };
     },
   });
 
