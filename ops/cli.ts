@@ -217,6 +217,27 @@ export function cliProgram(): Command {
       }
     });
 
+  const users = program.command('users').description('operator commands for accounts');
+  users.command('reset-password').description('print a one-time password reset token (valid 30 minutes) for an account: for instances without SMTP')
+    .argument('<email>', 'the account\'s address')
+    .action(async (email: string) => {
+      const config = loadConfig();
+      const { openDatabase } = await import('../shared/db/connection.ts');
+      const { findUserByEmail } = await import('../shared/db/queries/accounts.queries.ts');
+      const { issuePasswordReset } = await import('../shared/auth/password-reset.ts');
+      const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
+      try {
+        const user = await findUserByEmail(db.db, email.trim().toLowerCase());
+        if (!user) throw startupError(`no account has the address ${email}`);
+        const { token, expiresAt } = await issuePasswordReset(db.db, user.id, new Date());
+        const base = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+        process.stdout.write(`Password reset for ${user.email}, valid once until ${expiresAt.toISOString()}. Hand this to its owner only:\n\n` +
+          `  curl -X POST ${base}/v1/auth/reset-password -H 'content-type: application/json' -d '{"token":"${token}","new_password":"…"}'\n`);
+      } finally {
+        await db.close();
+      }
+    });
+
   program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json)')
     .option('--sessions <n>', 'visitor sessions to send', wholeNumber(1, 100_000), 300)
     .option('--base-url <url>', 'the Friction (ingest) base URL; default base_url of credentials.json', httpUrl)

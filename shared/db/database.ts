@@ -295,6 +295,16 @@ export interface EmailVerificationTable {
   used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+/** A password reset: single use (used_at), short-lived, the token stored only as its sha256. */
+export interface PasswordResetTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 export interface MembershipTable {
   id: string;
   org_id: string;
@@ -613,6 +623,7 @@ export interface Database {
   instance_secrets: InstanceSecretTable;
   user_sessions: UserSessionTable;
   email_verifications: EmailVerificationTable;
+  password_resets: PasswordResetTable;
   alert_rules: AlertRuleTable;
   alerts: AlertTable;
   webhook_endpoints: WebhookEndpointTable;
