@@ -295,6 +295,14 @@ export interface EmailVerificationTable {
   used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+/** An erasure waiting for (or applied by) the processor that owns its site. */
+export interface PrivacyErasureTable {
+  id: string;
+  site_id: string;
+  requested_at: GeneratedTimestamp;
+  applied_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 /** A password reset: single use (used_at), short-lived, the token stored only as its sha256. */
 export interface PasswordResetTable {
   id: string;
@@ -624,6 +632,7 @@ export interface Database {
   user_sessions: UserSessionTable;
   email_verifications: EmailVerificationTable;
   password_resets: PasswordResetTable;
+  privacy_erasures: PrivacyErasureTable;
   alert_rules: AlertRuleTable;
   alerts: AlertTable;
   webhook_endpoints: WebhookEndpointTable;

@@ -12,6 +12,7 @@ import { openApiRouter } from '../../openapi/openapi.routes.ts';
 import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
+import { privacyRoutes } from '../privacy/privacy.routes.ts';
 import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
@@ -92,6 +93,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   authRoutes(table, deps, limits);
   for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes]) add(table, deps);
   auditRoutes(table, deps);
+  privacyRoutes(table, deps);
   deliveryRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
