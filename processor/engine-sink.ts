@@ -11,6 +11,7 @@ import { pageWindowStart } from './engine/time.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
 import { ENVIRONMENTS, type Environment } from '../shared/domain/deploy-verification.ts';
+import { applySiteRetention } from '../shared/tenancy/retention.ts';
 
 /** The engine state of one environment: its score windows and its issue clusters. */
 export interface EnvironmentEngine {
@@ -128,6 +129,9 @@ export class FrictionEngineSink implements FreshEventsSink {
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
     await this.applyErasures(db, siteIds, log);
     const now = this.now();
+    // Sites with a shorter retention than the instance's (their own retention_days): their old raw rows go.
+    const expired = await applySiteRetention(db, siteIds, new Date(now));
+    if (expired > 0) log.info({ rows: expired }, 'site retention applied');
     const live = (environment: Environment) => {
       const { scores, issues } = this.engines[environment];
       return {

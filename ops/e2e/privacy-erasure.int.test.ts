@@ -80,3 +80,42 @@ test('erasure by session id and by anonymous id: rows gone from every read, deri
   t.is(audit.body.data.entries.length, 3);
   t.false(audit.text.includes('visitor-42') || erased.some((s) => audit.text.includes(s)), 'the audit log does not keep the erased ids');
 });
+
+test('per-site retention: 31 to 90 days, owner/admin; the processor\'s tick deletes the site\'s older events, signals and sessions, other sites keep theirs', async (t) => {
+  const stack = await startTestStack();
+  t.teardown(() => stack.stop());
+  const api = apiClient(stack.baseUrl);
+  const db = stack.infra.database.db;
+  const short = stack.tenant;
+  const other = await stack.newTenant();
+  const patch = (days: unknown, token = short.owner.token) => api('PATCH', `/v1/manage/site/${short.siteId}`, { token, body: { retention_days: days } });
+  for (const bad of [30, 91, 45.5, '40']) {
+    const r = await patch(bad);
+    t.is(r.status, 400, String(bad));
+    t.is(r.body.error.details[0].path, 'retention_days');
+  }
+  t.is((await patch(40, (await stack.newUser(short, 'member')).token)).status, 403);
+  const ok = await patch(40);
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.body.data.retention_days, 40);
+  const day = 86_400_000;
+  for (const site of [short.siteId, other.siteId]) {
+    for (const [sessionId, ageDays] of [['old', 45], ['recent', 35]] as const) {
+      const at = new Date(Date.now() - ageDays * day);
+      await sql`insert into events (site_id, id, ts, received_at, session_id, type, page, device) values (${site}, ${crypto.randomUUID()}, ${at}, ${at}, ${sessionId}, 'page_view', '/old', 'desktop')`.execute(db);
+      await sql`insert into signals (site_id, event_id, ts, session_id, page, signal_type, device) values (${site}, ${crypto.randomUUID()}, ${at}, ${sessionId}, '/old', 'rage_click', 'desktop')`.execute(db);
+      await sql`insert into sessions (site_id, id, started_at, last_seen_at, device, first_page, last_page) values (${site}, ${sessionId}, ${at}, ${at}, 'desktop', '/old', '/old')`.execute(db);
+    }
+  }
+  await stack.tick();
+  const left = async (site: string) => {
+    const r = await sql<{ t: string; s: string }>`
+      select 'events' as t, session_id as s from events where site_id = ${site} and page = '/old'
+      union all select 'signals', session_id from signals where site_id = ${site} and page = '/old'
+      union all select 'sessions', id from sessions where site_id = ${site} and first_page = '/old'`.execute(db);
+    return r.rows.map((x) => `${x.t}:${x.s}`).sort();
+  };
+  t.deepEqual(await left(short.siteId), ['events:recent', 'sessions:recent', 'signals:recent']);
+  t.deepEqual(await left(other.siteId), ['events:old', 'events:recent', 'sessions:old', 'sessions:recent', 'signals:old', 'signals:recent'], 'the instance default (90 days) elsewhere');
+  t.is((await patch(null)).body.data.retention_days, null, 'back to the instance default');
+});

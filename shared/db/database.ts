@@ -30,6 +30,8 @@ export interface SiteTable {
   updated_at: GeneratedTimestamp;
   /** Soft deletion: the site is gone for every route, its sessions still count toward the month. */
   deleted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Days its events, signals and sessions are kept (31 to 90); null: the instance's 90. */
+  retention_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ApiKeyTable {

@@ -14,6 +14,7 @@ import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0170 from './0170_password_resets.ts';
 import * as m0171 from './0171_privacy_erasures.ts';
+import * as m0172 from './0172_site_retention.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0110_page_elements_write_cost': m0110,
   '0170_password_resets': m0170,
   '0171_privacy_erasures': m0171,
+  '0172_site_retention': m0172,
 };
