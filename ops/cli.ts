@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { loadConfig, ConfigError, type Config } from '../shared/config.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { serverModeProblem, type InfraCommand } from '../shared/deployment-mode.ts';
 import type { Server } from 'node:http';
 // Types only at the top: the modules themselves are imported when a command needs them, so `--help`, a bad
@@ -47,9 +47,11 @@ const startupError = (message: string): Error => Object.assign(new Error(message
  * Opens the port before any slow start-up work: a port in use fails at once, and until the roles are ready the
  * port answers /healthz and 503 `unavailable` (Retry-After) to everything else.
  */
-async function listenBeforeStart(port: number, host: string) {
-  const { listenEarly } = await import('./early-listener.ts');
-  return listenEarly(port, host).catch((err: NodeJS.ErrnoException) => {
+async function listenBeforeStart(config: Config, name: string, log: Logger) {
+  const [{ listenEarly }, { connectionLimits }] = await Promise.all([import('./early-listener.ts'), import('../shared/http/connection-guard.ts')]);
+  const port = config.PORT;
+  const host = config.HOST;
+  return listenEarly(port, host, name, log, connectionLimits(config)).catch((err: NodeJS.ErrnoException) => {
     const what = err.code === 'EADDRINUSE' ? 'is in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be bound (${err.code})`;
     throw startupError(`port ${port} on ${host} ${what} (PORT): stop the other process or set PORT to a free port, e.g. PORT=8090 npm start`);
   });
@@ -66,7 +68,7 @@ async function runRoles(config: Config, roles: ReadonlyArray<'ingest' | 'api' | 
   requireServerSettings(config, name);
   const log = createLogger(config.LOG_LEVEL, { role: name });
   const t0 = performance.now();
-  const early = await listenBeforeStart(config.PORT, config.HOST);
+  const early = await listenBeforeStart(config, name, log);
   log.info({ step: 'open the port', ms: Math.round(performance.now() - t0) }, 'start-up: port open, answering 503 until ready');
   const [{ openInfra, closeInfra, timed, exitWhenDatabaseLost }, { ingestRole }, { apiRole }, { processorRole }, { dispatcherRole }, { serveRoles, closeServer }, { ensureDemoCredentials }] = await Promise.all([
     import('../shared/infra.ts'), import('../ingest/main.ts'), import('../api/main.ts'), import('../processor/main.ts'), import('../processor/dispatcher/main.ts'), import('./server.ts'), import('./bootstrap.ts'),
@@ -222,6 +224,27 @@ export function cliProgram(): Command {
           for (const d of part.differing.slice(0, 20)) process.stdout.write(`    ${d}\n`);
         }
         if (!r.written && (r.pages.differing.length + r.issues.differing.length + r.elements.differing.length) > 0) process.exitCode = 3;
+      } finally {
+        await db.close();
+      }
+    });
+
+  const users = program.command('users').description('operator commands for accounts');
+  users.command('reset-password').description('print a one-time password reset token (valid 30 minutes) for an account: for instances without SMTP')
+    .argument('<email>', 'the account\'s address')
+    .action(async (email: string) => {
+      const config = loadConfig();
+      const { openDatabase } = await import('../shared/db/connection.ts');
+      const { findUserByEmail } = await import('../shared/db/queries/accounts.queries.ts');
+      const { issuePasswordReset } = await import('../shared/auth/password-reset.ts');
+      const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR });
+      try {
+        const user = await findUserByEmail(db.db, email.trim().toLowerCase());
+        if (!user) throw startupError(`no account has the address ${email}`);
+        const { token, expiresAt } = await issuePasswordReset(db.db, user.id, new Date());
+        const base = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+        process.stdout.write(`Password reset for ${user.email}, valid once until ${expiresAt.toISOString()}. Hand this to its owner only:\n\n` +
+          `  curl -X POST ${base}/v1/auth/reset-password -H 'content-type: application/json' -d '{"token":"${token}","new_password":"…"}'\n`);
       } finally {
         await db.close();
       }

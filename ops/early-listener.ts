@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { createGuardedServer, type ConnectionLimits } from '../shared/http/connection-guard.ts';
+import type { Logger } from '../shared/logger.ts';
 
 /**
  * The port opened before the slow start-up work (loading modules, opening the embedded database, migrating,
@@ -7,10 +9,9 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
  * a second. Until the roles are ready every request but `/healthz` is answered 503 `unavailable` with
  * Retry-After in the envelope, never accepted and then lost: nothing is read or stored before the app takes over.
  */
-export function listenEarly(port: number, host: string): Promise<{ server: Server; serve(app: RequestListener): void }> {
-  const server = createServer(startingAnswer);
-  // Keep-alive longer than typical load balancers' idle timeout, so they close first (no reset races).
-  server.keepAliveTimeout = 65_000;
+export function listenEarly(port: number, host: string, role: string, log: Logger, limits: ConnectionLimits): Promise<{ server: Server; serve(app: RequestListener): void }> {
+  // Guarded from the first accept: the same timeouts and caps the roles serve with (this server becomes theirs).
+  const server = createGuardedServer(startingAnswer, role, log, limits);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

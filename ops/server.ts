@@ -1,8 +1,9 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type Router from '@koa/router';
 import { httpListener } from '../shared/http/app.ts';
 import type { DirectRoute } from '../shared/http/direct-routes.ts';
 import { ingestCors } from '../shared/http/cors.ts';
+import { createGuardedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../shared/http/connection-guard.ts';
 import { opsRouter, type ReadinessCheck } from '../shared/http/ops-routes.ts';
 import type { Logger } from '../shared/logger.ts';
 
@@ -22,6 +23,8 @@ export interface ServeOptions {
   metricsToken?: string;
   /** A server already listening (opened before start-up: ops/early-listener.ts): the app takes over its requests. */
   early?: { server: Server; serve(app: RequestListener): void };
+  /** Timeouts and connection caps (from the configuration: connectionLimits); the early server has its own. */
+  connections?: ConnectionLimits;
 }
 
 export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string, opts: ServeOptions = {}): Promise<Server> {
@@ -39,9 +42,7 @@ export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, p
     opts.early.serve(listener);
     return opts.early.server;
   }
-  const server = createServer(listener).listen(port, host);
-  // Keep-alive longer than typical load balancers' idle timeout, so they close first (no reset races).
-  server.keepAliveTimeout = 65_000;
+  const server = createGuardedServer(listener, name, log, opts.connections ?? DEFAULT_CONNECTION_LIMITS).listen(port, host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   return server;
 }

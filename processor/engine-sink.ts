@@ -11,6 +11,7 @@ import { pageWindowStart } from './engine/time.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
 import { ENVIRONMENTS, type Environment } from '../shared/domain/deploy-verification.ts';
+import { applySiteRetention } from '../shared/tenancy/retention.ts';
 
 /** The engine state of one environment: its score windows and its issue clusters. */
 export interface EnvironmentEngine {
@@ -93,8 +94,44 @@ export class FrictionEngineSink implements FreshEventsSink {
    * Time passing: hours leave the score window, days leave the cluster window, and once a day (at or after
    * `triageHourUtc`) the nightly triage runs for every owned site.
    */
+  /**
+   * Applies pending erasures of these sites (docs/privacy.md): the API deleted the rows; here each affected site's
+   * windows and clusters are dropped and rebuilt from what remains, and its scores, issues and elements rewritten,
+   * in one transaction with marking the erasures applied (a failure leaves them pending for the next tick).
+   */
+  async applyErasures(db: Kysely<Database>, siteIds: readonly string[], log: Logger): Promise<number> {
+    if (siteIds.length === 0) return 0;
+    const pending = await db.selectFrom('privacy_erasures').select(['id', 'site_id']).where('applied_at', 'is', null).where('site_id', 'in', [...siteIds]).execute();
+    const sites = [...new Set(pending.map((p) => p.site_id))];
+    for (const siteId of sites) {
+      const now = this.now();
+      for (const environment of ENVIRONMENTS) {
+        const { scores, issues } = this.engines[environment];
+        scores.forgetSite(siteId);
+        issues.forgetSite(siteId);
+        await scores.rebuild(db, [siteId], now);
+        await issues.rebuild(db, [siteId], now);
+      }
+      await db.transaction().execute(async (trx) => {
+        for (const environment of ENVIRONMENTS) {
+          const { scores, issues } = this.engines[environment];
+          await scores.rescoreSite(trx, siteId, now);
+          await issues.reconcileSite(trx, siteId, now, (s, p) => scores.pageSessions(s, p, now));
+        }
+        const ids = pending.filter((p) => p.site_id === siteId).map((p) => p.id);
+        await trx.updateTable('privacy_erasures').set({ applied_at: new Date(now) }).where('id', 'in', ids).execute();
+      });
+      log.info({ site_id: siteId }, 'erasure applied: site state rebuilt, scores, issues and elements rewritten');
+    }
+    return sites.length;
+  }
+
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
+    await this.applyErasures(db, siteIds, log);
     const now = this.now();
+    // Sites with a shorter retention than the instance's (their own retention_days): their old raw rows go.
+    const expired = await applySiteRetention(db, siteIds, new Date(now));
+    if (expired > 0) log.info({ rows: expired }, 'site retention applied');
     const live = (environment: Environment) => {
       const { scores, issues } = this.engines[environment];
       return {

@@ -104,6 +104,16 @@ export const EnvSchema = z.object({
    * the client address is the TCP peer, so nobody can choose the address the per-IP limits count against.
    */
   TRUSTED_PROXIES: z.preprocess((v) => (v === undefined ? '' : v), z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges')),
+  /** A connection must complete its request headers within this of its accept (or of its previous request): idle and slow-header sockets are closed. */
+  HTTP_HEADERS_TIMEOUT_MS: int(60_000, 1000, 600_000),
+  /** A whole request (headers and body) must arrive within this. */
+  HTTP_REQUEST_TIMEOUT_MS: int(120_000, 1000, 3_600_000),
+  /** An idle keep-alive connection is closed after this (longer than load balancers' 60 s, so they close first). */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1000, 600_000),
+  /** Open connections a process accepts; past it new ones are closed on arrival (logged, counted). 0: no cap. */
+  MAX_CONNECTIONS: int(16_384, 0),
+  /** Open connections one client address may hold (TRUSTED_PROXIES exempt); past it its new ones are closed on arrival. 0: no cap. */
+  MAX_CONNECTIONS_PER_IP: int(256, 0),
   /** Bearer token /metrics requires. Unset: /metrics answers loopback peers only. */
   METRICS_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   /** scrypt cost of new password hashes (a power of two); stored hashes keep their own. */

@@ -75,6 +75,10 @@ export declare function conversion(value?: number, props?: Meta): void;
 export declare function identify(anonymousId: string): void;
 /** Sends everything queued now. */
 export declare function flush(): void;
+/** The visitor declines: recording stops at once (queued events dropped) and stays off in this tab until optIn(). */
+export declare function optOut(): void;
+/** The visitor consents again: recording starts with the next page load. */
+export declare function optIn(): void;
 export declare function stats(): FrictionStats | undefined;
 
 declare const Friction: {
@@ -85,5 +89,7 @@ declare const Friction: {
   flush: typeof flush;
   stats: typeof stats;
   version: string;
+  optOut: typeof optOut;
+  optIn: typeof optIn;
 };
 export default Friction;

@@ -67,7 +67,8 @@ test('a receiver failing then recovering gets exactly one successful delivery, s
   const log = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token: tenant.owner.token });
   t.is(log.status, 200, log.text);
   const rows = log.body.data.deliveries as Record<string, any>[];
-  t.deepEqual(rows.map((r) => [r.attempt, r.status, r.http_status]), [[3, 'succeeded', 204], [2, 'failed', 503], [1, 'failed', 503]]);
+  // The receiver is on loopback (a private-network target): the log keeps only the status class (issue 30 N8).
+  t.deepEqual(rows.map((r) => [r.attempt, r.status, r.http_status]), [[3, 'succeeded', 200], [2, 'failed', 500], [1, 'failed', 500]]);
   t.is(rows[2]!.next_attempt_at, new Date(start + 5000).toISOString(), 'retry after the scheduled 5 s (Retry-After: 1 is shorter)');
   t.is(rows[0]!.next_attempt_at, null);
   t.true(rows.every((r) => r.event_id === [...ids][0] && r.channel === 'webhook' && r.target === `${rx.url}/hooks`));

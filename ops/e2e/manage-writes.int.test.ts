@@ -227,7 +227,7 @@ test.serial('an existing user joins another org with their own password; login p
   refused(t, await api('POST', '/v1/auth/signup', { body: { email: 'x@test.example', password: 'short', org_name: 'x' } }), 'password');
 });
 
-test.serial('webhooks: secret shown once, stored retrievable for signing; active/enabled aliases; delete disables (still listed)', async (t) => {
+test.serial('webhooks: secret shown once, stored retrievable for signing; active/enabled aliases; delete disables and removes it (it no longer counts toward the bound: issue 30 N3)', async (t) => {
   const { tenant } = stack;
   const created = await api('POST', '/v1/manage/webhooks', { token: owner, body: { org_id: tenant.orgId, url: 'https://h.example/a', events: ['alert.triggered', 'deploy.recorded'] } });
   const { endpoint, signing_secret } = created.body.data;
@@ -246,8 +246,8 @@ test.serial('webhooks: secret shown once, stored retrievable for signing; active
   t.is(deleted.status, 200);
   t.like(deleted.body.data, { id: endpoint.id, active: false });
   const listed = await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token: owner });
-  t.like(listed.body.data.endpoints.find((e: any) => e.id === endpoint.id), { active: false }, 'a deleted endpoint is disabled, still listed');
-  t.like((await api('PATCH', path, { token: owner, body: { active: true } })).body.data, { active: true }, 'and can be enabled again');
+  t.is(listed.body.data.endpoints.find((e: any) => e.id === endpoint.id), undefined, 'a deleted endpoint is no longer listed');
+  t.is((await api('PATCH', path, { token: owner, body: { active: true } })).status, 404, 'nor can it be enabled again');
 });
 
 test.serial('integrations: per-provider validation, secrets never returned, one per provider and site', async (t) => {

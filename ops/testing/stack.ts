@@ -22,6 +22,7 @@ import { dispatcherRole } from '../../processor/dispatcher/main.ts';
 import type { Dispatcher } from '../../processor/dispatcher/dispatcher.ts';
 import type { DegradationMonitor } from '../../processor/dispatcher/degradation-monitor.ts';
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
+import { connectionLimits } from '../../shared/http/connection-guard.ts';
 
 export interface TestUser {
   userId: string;
@@ -124,7 +125,7 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
   const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
-  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN });
+  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN, connections: connectionLimits(config) });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {

@@ -8,7 +8,9 @@ import type { Mailer } from '../../shared/mail/mailer.ts';
 import { signedHeaders, signingKey, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS, OutboundError, outboundRequest, type OutboundPolicy } from '../../shared/net/outbound.ts';
 import { alertEmail, alertSlackMessage, pagerDutyEvent, type AlertFacts } from './alert-messages.ts';
-import { isSuccess, parseRetryAfter, type AttemptOutcome } from './retry-policy.ts';
+import { isSuccess, parseRetryAfter, type AttemptOutcome, type LoggedAs } from './retry-policy.ts';
+import { classifyAddress } from '../../shared/net/address-class.ts';
+import { slackWebhookTarget } from '../../shared/net/provider-urls.ts';
 
 /** Where the providers live; tests (and proxies) point them at local servers. */
 export interface ChannelSettings {
@@ -96,11 +98,26 @@ async function httpAttempt(url: string, headers: Record<string, string>, body: s
     const res = await outboundRequest({ url, headers, body, timeoutMs: DEFAULT_OUTBOUND_TIMEOUT_MS }, s.outbound);
     const text = res.body.toString('utf8');
     const bad = isSuccess(res.status) ? (judge?.(res.status, text) ?? null) : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
-    if (!bad) return { ok: true, status: res.status };
-    return { ok: false, status: res.status, error: bad, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()) };
+    const logged = privateTargetLog(res.address, res.status, bad !== null);
+    if (!bad) return { ok: true, status: res.status, ...logged };
+    return { ok: false, status: res.status, error: bad, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()), ...logged };
   } catch (err) {
-    return { ok: false, status: null, error: err instanceof OutboundError ? `${err.kind}: ${err.message}` : (err as Error).message };
+    const error = err instanceof OutboundError ? `${err.kind}: ${err.message}` : (err as Error).message;
+    return { ok: false, status: null, error, ...(err instanceof OutboundError && err.address ? privateTargetLog(err.address, null, true) : {}) };
   }
+}
+
+/** Fixed reason logged for a failed call to a private-network target (the real one stays in the dispatcher's log). */
+export const PRIVATE_TARGET_FAILED = 'failed (private-network target: details withheld)';
+
+/**
+ * A target on loopback or a private network (reachable only with OUTBOUND_ALLOW_PRIVATE_NETWORKS) is logged for
+ * the tenant as its status class and a fixed reason: its error text, and whether it answered at all (an open or
+ * closed port), would otherwise let a tenant admin probe the operator's internal services.
+ */
+function privateTargetLog(address: string, status: number | null, failed: boolean): { logged?: LoggedAs } {
+  if (classifyAddress(address) === 'public') return {};
+  return { logged: { status: status === null ? null : Math.floor(status / 100) * 100, error: failed ? PRIVATE_TARGET_FAILED : null } };
 }
 
 /**
@@ -160,8 +177,9 @@ export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: 
       if (!integ) return { kind: 'abandon', reason: 'Slack integration disconnected before delivery' };
       const creds = await unsealedSecrets(secrets, integ.secrets_sealed);
       if (creds.webhook_url) {
-        const u = new URL(creds.webhook_url);
-        const target = new URL(u.pathname + u.search, s.slackWebhookBaseUrl).toString();
+        // Rebuilt from the configured origin and a checked path: never `new URL(path, base)` (a `//host` path wins).
+        const target = slackWebhookTarget(creds.webhook_url, s.slackWebhookBaseUrl);
+        if (target === null) return { kind: 'attempt', outcome: { ok: false, status: null, error: 'the stored Slack webhook_url is not an https://hooks.slack.com/services/… URL; reconnect the integration' } };
         return { kind: 'attempt', outcome: await httpAttempt(target, { 'content-type': 'application/json' }, d.body, s, (_st, text) => (text.trim() === 'ok' || text.trim() === '' ? null : `Slack answered: ${text.slice(0, 200)}`)) };
       }
       const url = `${s.slackApiBaseUrl.replace(/\/$/, '')}/chat.postMessage`;

@@ -24,8 +24,8 @@ export function successRecord(f: Finished): AttemptRecord {
 function attemptRecord(f: Finished, nextAttemptAt: Date | null): AttemptRecord {
   const outcome = (f.result as { outcome: AttemptOutcome }).outcome;
   return {
-    deliveryId: f.d.id, claimedAttempts: f.d.attempts, status: outcome.ok ? 'succeeded' : 'failed', httpStatus: outcome.status,
-    error: outcome.ok ? null : outcome.error.slice(0, 1000), durationMs: f.durationMs, startedAt: f.startedAt, nextAttemptAt,
+    deliveryId: f.d.id, claimedAttempts: f.d.attempts, status: outcome.ok ? 'succeeded' : 'failed', httpStatus: outcome.logged ? outcome.logged.status : outcome.status,
+    error: outcome.logged ? outcome.logged.error : outcome.ok ? null : outcome.error.slice(0, 1000), durationMs: f.durationMs, startedAt: f.startedAt, nextAttemptAt,
   };
 }
 

@@ -27,8 +27,17 @@ export const DISABLE_AFTER_FAILURES = 20;
 export const DISABLE_AFTER_MS = 5 * 24 * H;
 
 export type AttemptOutcome =
-  | { ok: true; status: number }
-  | { ok: false; status: number | null; error: string; retryAfterMs?: number };
+  | { ok: true; status: number; logged?: LoggedAs }
+  | { ok: false; status: number | null; error: string; retryAfterMs?: number; logged?: LoggedAs };
+
+/**
+ * What the delivery log (read by tenant admins) stores instead of the real status and error: for targets on a
+ * private network, only the status class and a fixed reason, so the log cannot probe internal services.
+ */
+export interface LoggedAs {
+  status: number | null;
+  error: string | null;
+}
 
 /** Any 2xx is success (redirects are not followed, so a 3xx fails). */
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300;

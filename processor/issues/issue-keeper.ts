@@ -71,6 +71,11 @@ export class IssueKeeper {
     this.environment = opts.environment ?? 'production';
   }
 
+  /** Drops a site's clusters (before rebuilding them from the database, after an erasure). */
+  forgetSite(siteId: string): void {
+    this.state.sites.delete(siteId);
+  }
+
   /** Rebuilds the clusters of these sites from the stored signals of the cluster window. */
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
     let n = 0;

@@ -57,6 +57,12 @@ export class ScoreKeeper {
     this.environment = opts.environment ?? 'production';
   }
 
+  /** Drops a site's windows (before rebuilding them from the database, after an erasure). */
+  forgetSite(siteId: string): void {
+    this.state.sites.delete(siteId);
+    this.siteMeans.delete(siteId);
+  }
+
   /** Rebuilds the windows of these sites from their stored events of this environment of the last 24 hours. */
   async rebuild(db: Db, siteIds: readonly string[], now: number): Promise<void> {
     await ScoreKeeper.rebuildAll(db, { [this.environment]: this }, siteIds, now);

@@ -30,6 +30,8 @@ export interface SiteTable {
   updated_at: GeneratedTimestamp;
   /** Soft deletion: the site is gone for every route, its sessions still count toward the month. */
   deleted_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Days its events, signals and sessions are kept (31 to 90); null: the instance's 90. */
+  retention_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ApiKeyTable {
@@ -292,6 +294,24 @@ export interface EmailVerificationTable {
   password_hash: string;
   org_name: string;
   plan: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** An erasure waiting for (or applied by) the processor that owns its site. */
+export interface PrivacyErasureTable {
+  id: string;
+  site_id: string;
+  requested_at: GeneratedTimestamp;
+  applied_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A password reset: single use (used_at), short-lived, the token stored only as its sha256. */
+export interface PasswordResetTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
   created_at: GeneratedTimestamp;
   expires_at: Date;
   used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -619,6 +639,8 @@ export interface Database {
   instance_secrets: InstanceSecretTable;
   user_sessions: UserSessionTable;
   email_verifications: EmailVerificationTable;
+  password_resets: PasswordResetTable;
+  privacy_erasures: PrivacyErasureTable;
   alert_rules: AlertRuleTable;
   alerts: AlertTable;
   webhook_endpoints: WebhookEndpointTable;

@@ -52,7 +52,9 @@ export function errorEnvelope(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
+      // A method the router does not know (501) on a path no route matches has no Allow: there is no route, so 404.
+      const noRoute = ctx.status === 404 || ((ctx.status === 405 || ctx.status === 501) && !ctx.response.get('Allow'));
+      if (noRoute && !ctx.body) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
       if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
         throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`);
       }

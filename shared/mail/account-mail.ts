@@ -45,3 +45,15 @@ export function invitationMail(to: string, o: { orgName: string; role: string; t
       footer(o.baseUrl),
   };
 }
+
+/** A password reset the address asked for (POST /v1/auth/forgot-password). */
+export function passwordResetMail(to: string, token: string, baseUrl: string): MailMessage {
+  return {
+    to,
+    subject: 'Reset your Friction password',
+    text:
+      `Someone (hopefully you) asked to reset the password of the Friction account with this address.\n\nYour reset token (valid 30 minutes, once):\n\n  ${token}\n\n` +
+      `Choose a new password with (every session of the account then ends):\n\n  curl -X POST ${baseUrl}/v1/auth/reset-password -H 'content-type: application/json' -d '{"token":"${token}","new_password":"…"}'` +
+      footer(baseUrl),
+  };
+}

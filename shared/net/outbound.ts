@@ -30,9 +30,12 @@ export class OutboundRefusedError extends Error {
 /** A failed outbound call (network, timeout, refused): the delivery log keeps `message`. */
 export class OutboundError extends Error {
   readonly kind: 'refused' | 'timeout' | 'network' | 'dns';
-  constructor(kind: OutboundError['kind'], message: string) {
+  /** The checked address the call was made to, when it got that far (timeouts and network errors). */
+  readonly address: string | undefined;
+  constructor(kind: OutboundError['kind'], message: string, address?: string) {
     super(message);
     this.kind = kind;
+    this.address = address;
   }
 }
 
@@ -209,7 +212,7 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
     let timedOut = false;
     const fail = (err: Error) => {
       clearTimeout(deadline);
-      reject(toOutboundError(err, timedOut, timeoutMs));
+      reject(toOutboundError(err, timedOut, timeoutMs, pinned.address));
     };
     const r = mod.request(
       { ...target.options, method: req.method ?? 'POST', headers: req.headers, lookup, agent: AGENTS[tls ? 'https:' : 'http:'], family: pinned.family },
@@ -241,7 +244,7 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
   });
 }
 
-function toOutboundError(err: Error, timedOut: boolean, timeoutMs: number): OutboundError {
-  if (timedOut) return new OutboundError('timeout', `no complete answer within ${timeoutMs} ms`);
-  return new OutboundError('network', err.message || (err as NodeJS.ErrnoException).code || 'network error');
+function toOutboundError(err: Error, timedOut: boolean, timeoutMs: number, address: string): OutboundError {
+  if (timedOut) return new OutboundError('timeout', `no complete answer within ${timeoutMs} ms`, address);
+  return new OutboundError('network', err.message || (err as NodeJS.ErrnoException).code || 'network error', address);
 }

@@ -29,12 +29,28 @@ export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
 /** An audit entry as read back (the table's row without its org, which the caller already scoped by). */
 export type AuditRow = Omit<Selectable<AuditLogTable>, 'org_id'>;
 
-/** The org's newest `limit` entries, newest first; `siteId` narrows them to one site (site-scoped keys). */
-export async function listAuditEntries(db: Db, orgId: string, limit: number, siteId?: string): Promise<AuditRow[]> {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What narrows a listing: one site (site-scoped keys), one actor (label or id), one action or `resource.*`. */
+export interface AuditFilter {
+  siteId?: string;
+  actor?: string;
+  action?: string;
+}
+
+/** The org's newest `limit` entries matching `filter`, newest first. */
+export async function listAuditEntries(db: Db, orgId: string, limit: number, filter: AuditFilter = {}): Promise<AuditRow[]> {
   let q = db
     .selectFrom('audit_log')
     .select(['id', 'created_at', 'site_id', 'actor_type', 'actor_id', 'actor', 'action', 'target_type', 'target_id', 'summary'])
     .where('org_id', '=', orgId);
-  if (siteId) q = q.where('site_id', '=', siteId);
+  if (filter.siteId) q = q.where('site_id', '=', filter.siteId);
+  const actor = filter.actor;
+  if (actor !== undefined) {
+    q = UUID.test(actor) ? q.where((eb) => eb.or([eb('actor_id', '=', actor.toLowerCase()), eb('actor', '=', actor)])) : q.where('actor', '=', actor);
+  }
+  // `_` is LIKE's one-character wildcard: escaped, so `alert_rule.*` matches only alert_rule's actions.
+  if (filter.action?.endsWith('.*')) q = q.where('action', 'like', `${filter.action.slice(0, -1).replaceAll('_', '\\_')}%`);
+  else if (filter.action !== undefined) q = q.where('action', '=', filter.action);
   return q.orderBy('id', 'desc').limit(limit).execute();
 }

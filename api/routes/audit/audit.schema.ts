@@ -4,7 +4,11 @@ import { Uuid } from '../../../shared/contracts/uuid.ts';
 export const AuditQuerySchema = z.object({
   org_id: Uuid(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
+  actor: z.string().trim().min(1).max(320).optional().describe('only entries by this actor: a user\'s email, a key\'s display prefix, or the actor_id'),
+  action: z.string().regex(/^[a-z_]+(\.[a-z_]+|\.\*)$/, 'must be an action such as auth.login, or resource.* for every action on a resource').optional()
+    .describe('only entries of this action (auth.login), or of every action on one resource (auth.*)'),
 });
+export type AuditQuery = z.infer<typeof AuditQuerySchema>;
 
 export const AuditEntrySchema = z.object({
   id: z.number().int(),

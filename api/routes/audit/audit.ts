@@ -1,16 +1,17 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Principal } from '../../http/auth.ts';
 import { insertAuditEntry } from './audit.queries.ts';
 import { redactSecrets } from '../../../shared/auth/redact.ts';
 
 /**
- * Records a write by `principal` in the audit log, inside the write's transaction. `summary` describes the
+ * Records a write by `principal` in the audit log, inside the write's transaction (sign-ins and sign-outs, which
+ * write nothing else, pass the database itself). `summary` describes the
  * change (created fields, or `changes: { field: { from, to } }`); it passes through `redactSecrets` here, in the
  * one place every entry is written, so a route that forgets cannot put a secret into the log.
  */
 export function audit(
-  trx: Transaction<Database>,
+  trx: Transaction<Database> | Kysely<Database>,
   principal: Principal,
   e: { orgId: string; siteId: string | null; action: string; targetType: string; targetId: string; summary: Record<string, unknown> },
 ): Promise<void> {

@@ -7,6 +7,11 @@ export async function findOrg(db: Db, orgId: string): Promise<{ id: string; name
   return db.selectFrom('orgs').select(['id', 'name', 'plan', 'trial_ends_at']).where('id', '=', orgId).executeTakeFirst();
 }
 
+/** Every org the user is a member of (where a failed sign-in to the account is audited). */
+export async function membershipOrgIds(db: Db, userId: string): Promise<string[]> {
+  return (await db.selectFrom('memberships').select('org_id').where('user_id', '=', userId).execute()).map((r) => r.org_id);
+}
+
 export async function hasMembership(db: Db, userId: string, orgId: string): Promise<boolean> {
   return (await db.selectFrom('memberships').select('id').where('user_id', '=', userId).where('org_id', '=', orgId).executeTakeFirst()) !== undefined;
 }

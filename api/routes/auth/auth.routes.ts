@@ -4,7 +4,8 @@ import { decoyHash, hashPassword, verifyPassword } from '../../../shared/auth/pa
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { claimUnverifiedUser, findUserByEmail, findUserById, firstMembershipOrg, insertUser, markEmailVerified, updatePasswordHash } from '../../../shared/db/queries/accounts.queries.ts';
-import { alreadyRegisteredMail, verificationMail } from '../../../shared/mail/account-mail.ts';
+import { alreadyRegisteredMail, passwordResetMail, verificationMail } from '../../../shared/mail/account-mail.ts';
+import { issuePasswordReset, redeemPasswordReset } from '../../../shared/auth/password-reset.ts';
 import type { Mailer, MailMessage } from '../../../shared/mail/mailer.ts';
 import type { Plan } from '../../../shared/tenancy/plans.ts';
 import { UnauthorizedError, NotFoundError, ConflictError, UnavailableError } from '../../../shared/errors.ts';
@@ -15,10 +16,11 @@ import type { SurfaceLimits } from '../../http/rate-limit.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../audit/audit.ts';
 import type { ManageDeps } from '../manage/deps.ts';
-import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
+import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, membershipOrgIds, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
 import {
-  AcceptInviteBodySchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema, SessionSchema, SignupBodySchema, SignupPendingSchema,
-  SignupNowBodySchema, TokenSchema, VerifyEmailBodySchema, WhoAmISchema,
+  AcceptInviteBodySchema, ForgotPasswordBodySchema, ForgotPasswordSchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema,
+  PasswordResetSchema, ResetPasswordBodySchema, SessionSchema, SignupBodySchema, SignupPendingSchema, SignupNowBodySchema, TokenSchema, VerifyEmailBodySchema,
+  WhoAmISchema,
 } from './auth.schema.ts';
 import { ALL_ROLES, type AccessRule, type AuthState } from '../../http/auth.ts';
 import { clearSessionCookie, cookiesSecure, csrfTokenFor, setSessionCookie } from '../../http/browser-session.ts';
@@ -172,10 +174,23 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         const user = await findUserByEmail(deps.db, body.email);
         // NOTE: an unknown email still costs one scrypt verification, so timing does not reveal accounts.
         const valid = await verifyPassword(body.password, user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))));
-        if (!user || !valid) throw new UnauthorizedError('invalid email or password');
+        // An unknown address has no organization to audit in (the audit log is per org): it is refused unrecorded.
+        if (!user) throw new UnauthorizedError('invalid email or password');
         const orgId = body.org_id ?? (await firstMembershipOrg(deps.db, user.id));
-        if (!orgId || !(await hasMembership(deps.db, user.id, orgId))) throw new UnauthorizedError('invalid email or password');
-        return token(ctx, body.session, user.id, orgId);
+        const member = valid && orgId !== null && (await hasMembership(deps.db, user.id, orgId));
+        if (!valid || !member) {
+          // Each org the account belongs to sees attempts on it: who (address), from where, why. Never the password.
+          const reason = valid ? 'not a member of the organization asked for' : 'wrong password';
+          for (const org of await membershipOrgIds(deps.db, user.id)) {
+            await audit(deps.db, actor(user.id, user.email, org, 'member'), {
+              orgId: org, siteId: null, action: 'auth.login_failed', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip, reason },
+            });
+          }
+          throw new UnauthorizedError('invalid email or password');
+        }
+        const issued = await token(ctx, body.session, user.id, orgId!);
+        await audit(deps.db, actor(user.id, user.email, orgId!, 'member'), { orgId: orgId!, siteId: null, action: 'auth.login', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip } });
+        return issued;
       },
     },
     byIp,
@@ -228,6 +243,64 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     byIp,
   );
 
+  const mailer = deps.mailer;
+  table.addPublic(
+    {
+      method: 'post', path: '/v1/auth/forgot-password', tag: 'auth', status: 202,
+      summary: 'Ask for a password reset: a single-use token, valid 30 minutes, is mailed to the address if it has an account',
+      description:
+        'The answer is the same 202, at once, whether the address has an account or not: the lookup and the mail happen after it, so neither ' +
+        'status nor timing reveals accounts. At most 5 account mails per address per hour, and the per-address sign-in limits apply. ' +
+        'Without SMTP the answer says so (operator_reset_required): the operator runs `friction users reset-password EMAIL`.',
+      body: ForgotPasswordBodySchema, response: ForgotPasswordSchema,
+      async handler(_ctx, { body }) {
+        if (!mailer) {
+          return { status: 'operator_reset_required' as const, message: 'this instance has no mail server (SMTP_URL): ask its operator to run `friction users reset-password <email>`' };
+        }
+        // After the answer: a known address (lookup, insert, SMTP) must not take longer to answer than an unknown one.
+        setImmediate(() => {
+          void (async () => {
+            if (!(await limits.mayMail(body.email))) return;
+            const user = await findUserByEmail(deps.db, body.email);
+            if (!user) return;
+            const { token: reset } = await issuePasswordReset(deps.db, user.id, deps.now());
+            await mailer.send(passwordResetMail(user.email, reset, deps.publicBaseUrl));
+          })().catch((err: unknown) => deps.log.error({ err }, 'password reset mail failed'));
+        });
+        return { status: 'reset_requested' as const, message: 'if this address has an account, a reset token is on its way (valid 30 minutes)' };
+      },
+    },
+    byIp,
+  );
+
+  table.addPublic(
+    {
+      method: 'post', path: '/v1/auth/reset-password', tag: 'auth',
+      summary: 'Set a new password with a reset token; every session of the account ends',
+      description: 'The token from the reset mail (or from `friction users reset-password`), once, within 30 minutes. Sign in afterwards.',
+      body: ResetPasswordBodySchema, response: PasswordResetSchema,
+      async handler(ctx, { body }) {
+        const newHash = await hashPassword(body.new_password, deps.passwordCost);
+        const now = deps.now();
+        const ended = await deps.db.transaction().execute(async (trx) => {
+          const userId = await redeemPasswordReset(trx, body.token, now);
+          if (!userId) throw new NotFoundError('reset token not found, expired or already used');
+          const user = await findUserById(trx, userId);
+          await updatePasswordHash(trx, userId, newHash);
+          const n = await endSessionsOfUser(trx, userId, null, now);
+          for (const org of await membershipOrgIds(trx, userId)) {
+            await audit(trx, actor(userId, user?.email ?? '', org, 'member'), {
+              orgId: org, siteId: null, action: 'user.password_reset', targetType: 'user', targetId: userId, summary: { sessions_ended: n, ip: ctx.ip },
+            });
+          }
+          return n;
+        });
+        return { reset: true as const, sessions_ended: ended };
+      },
+    },
+    byIp,
+  );
+
   table.add({
     method: 'post', path: '/v1/auth/refresh', tag: 'auth', access: OWN_SESSION,
     summary: 'Renew a user token before it expires',
@@ -273,7 +346,9 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
       clearSessionCookie(ctx, secure(ctx));
-      return { logged_out: await endSession(deps.db, u.session!.id, u.userId, deps.now()) };
+      const loggedOut = await endSession(deps.db, u.session!.id, u.userId, deps.now());
+      if (loggedOut) await audit(deps.db, u, { orgId: u.orgId, siteId: null, action: 'auth.logout', targetType: 'user', targetId: u.userId, summary: { ip: ctx.ip } });
+      return { logged_out: loggedOut };
     },
   });
 

@@ -67,3 +67,12 @@ export const PasswordChangeBodySchema = z.strictObject({
   new_password: PasswordSchema,
 });
 export const PasswordChangedSchema = z.object({ changed: z.literal(true), other_sessions_ended: z.number().int() });
+
+export const ForgotPasswordBodySchema = z.strictObject({ email: EmailSchema });
+export const ForgotPasswordSchema = z.object({
+  status: z.enum(['reset_requested', 'operator_reset_required'])
+    .describe('reset_requested: if the address has an account, a reset token is on its way by mail; operator_reset_required: this instance has no mail server'),
+  message: z.string(),
+});
+export const ResetPasswordBodySchema = z.strictObject({ token: z.string().min(1).max(200), new_password: PasswordSchema });
+export const PasswordResetSchema = z.object({ reset: z.literal(true), sessions_ended: z.number().int().describe('every session of the account ends: sign in again') });

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { StorableInstant } from '../../../shared/contracts/instant.ts';
 
-const Instant = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
+const Instant = StorableInstant().transform((v) => new Date(v));
 
 export const ExportQuerySchema = z
   .object({

@@ -5,6 +5,7 @@ import type { Topology } from '../../../shared/contracts/subjects.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Mailer } from '../../../shared/mail/mailer.ts';
 import type { OutboundPolicy } from '../../../shared/net/outbound.ts';
+import type { Logger } from '../../../shared/logger.ts';
 
 /** What the management routes need: built once by api/main.ts. */
 export interface ManageDeps {
@@ -31,4 +32,6 @@ export interface ManageDeps {
   /** What stored outbound URLs (webhooks, site URLs) may point to: checked at create and update time. */
   outbound: OutboundPolicy;
   now: () => Date;
+  /** For work done after the answer (a reset mail is sent after its 202, so timing reveals no account). */
+  log: Logger;
 }

@@ -14,6 +14,7 @@ import { platformDocs } from '../../openapi/platform.docs.ts';
 import { readRouteDocs } from '../../openapi/read-routes.docs.ts';
 import { auditRoutes } from '../audit/audit.routes.ts';
 import { contextRoutes } from '../context/context.routes.ts';
+import { privacyRoutes } from '../privacy/privacy.routes.ts';
 import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
@@ -91,12 +92,13 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     },
     passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS,
     mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
-    outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()),
+    outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()), log: infra.log,
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);
   for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes, contextRoutes]) add(table, deps);
   auditRoutes(table, deps);
+  privacyRoutes(table, deps);
   deliveryRoutes(table, deps);
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),

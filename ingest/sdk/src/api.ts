@@ -29,14 +29,15 @@ export const init = guard((o: FrictionOptions): boolean => {
   if (initialized || typeof document === 'undefined') return false;
   // test() reads a missing or non-string value as text ("undefined"), which fails both patterns.
   if (!/^svc_pub_/.test(o?.key) || !/^https?:\/\//.test(o.endpoint)) {
-    warn('init: bad key or endpoint');
+    warn('bad key or endpoint');
     return false;
   }
   initialized = true;
   const s = touch();
   state.anon = s.a;
   const rate = typeof o.sampleRate === 'number' ? o.sampleRate : 1;
-  sampled = inSample(s.i, rate);
+  // A visitor who opted out (optOut(), on this or an earlier page of the tab) is recorded as if sampled out.
+  sampled = inSample(s.i, rate) && !s.o;
   if (sampled) {
     start({
       url: o.endpoint.replace(/\/+$/, ''),
@@ -71,7 +72,7 @@ export const conversion = guard((value?: number, props?: Meta): void => {
 export const identify = guard((a: string): void => {
   // 1..128 characters, none of them `@`; test() reads a non-string as text, which is then stored as given: hence
   // the type check.
-  if (typeof a != 'string' || !/^[^@]{1,128}$/.test(a)) return warn('identify: anonymous ids only');
+  if (typeof a != 'string' || !/^[^@]{1,128}$/.test(a)) return warn('identify: anonymous only');
   state.anon = a;
   update((s) => {
     s.a = a;
@@ -93,3 +94,21 @@ export const stats = guard(() => ({
   ...state.transport?.info(),
   ...health,
 }));
+
+/**
+ * The visitor declines: recording stops at once (what is queued is dropped, nothing more is sent) and stays off
+ * on every later page of the tab (kept with the session in sessionStorage) until optIn().
+ */
+export const optOut = guard((): void => {
+  state.transport = null;
+  update((s) => {
+    s.o = 1;
+  });
+});
+
+/** The visitor consents again: recording starts with the next page load. */
+export const optIn = guard((): void =>
+  update((s) => {
+    delete s.o;
+  }),
+);

@@ -4,7 +4,7 @@
  * `data-endpoint` defaults to the script's own origin (ingest serves the file); `data-environment`,
  * `data-app-version`, `data-sample-rate` and `data-config` (JSON of any other init option) are optional.
  */
-import { conversion, flush, identify, init, stats, track, version } from './api.ts';
+import { conversion, flush, identify, init, optIn, optOut, stats, track, version } from './api.ts';
 import { guard } from './guard.ts';
 import type { FrictionOptions } from './types.ts';
 
@@ -14,7 +14,7 @@ guard(() => {
   // A second copy of the tag would double every signal: the first one stays in charge.
   if (w.Friction) return;
   // Assigned by hand rather than through esbuild's globalName, whose export shim costs bytes.
-  w.Friction = { init, track, conversion, identify, flush, stats, version };
+  w.Friction = { init, track, conversion, identify, flush, stats, version, optOut, optIn };
   const s = document.currentScript;
   if (!(s instanceof HTMLScriptElement) || !s.dataset.key) return;
   const d = s.dataset;

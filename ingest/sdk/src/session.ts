@@ -11,6 +11,8 @@ export interface SessionState {
   h: [string, number][];
   /** anonymous id from identify() */
   a?: string;
+  /** set by optOut(): nothing is recorded in this tab until optIn() */
+  o?: 1;
 }
 
 const KEY = 'friction.session';
@@ -38,11 +40,12 @@ function save(s: SessionState): void {
 
 /**
  * The current session, renewed after 30 minutes without events; every call counts as activity.
- * The anonymous id outlives a session renewal: it identifies the visitor, not the visit.
+ * The anonymous id and an opt-out outlive a session renewal: they belong to the visitor, not the visit.
  */
 export function touch(t = Date.now()): SessionState {
   let s = mem || load();
-  if (!s || t - s.l > SESSION_IDLE_MS) s = { i: uuid(), l: t, h: [], a: s ? s.a : undefined };
+  // A new session keeps the visitor's fields (anonymous id, opt-out) and nothing of the visit (l is set below).
+  if (!s || t - s.l > SESSION_IDLE_MS) s = { ...s, i: uuid(), h: [] } as SessionState;
   s.l = t;
   save(s);
   return s;

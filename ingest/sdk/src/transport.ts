@@ -194,8 +194,9 @@ export function createTransport(o: TransportOptions) {
         try {
           if (text.length > BEACON_MAX_BYTES || !navigator.sendBeacon(o.url, text)) throw 0;
         } catch {
-          // Too big, refused, or sendBeacon missing or broken: a keepalive fetch also outlives the page.
-          new Promise((ok) => ok(o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }))).catch(() => undefined);
+          // Too big, refused, or sendBeacon missing or broken: a keepalive fetch also outlives the page. A string body
+          // goes as text/plain;charset=UTF-8 (Fetch standard), as a beacon does: a simple request, no preflight.
+          new Promise((ok) => ok(o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit' }))).catch(() => undefined);
         }
         n.sent += b.events.length;
       }

@@ -15,6 +15,9 @@ import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0120 from './0120_issue_signalling_again.ts';
 import * as m0121 from './0121_verification_control.ts';
 import * as m0160 from './0160_screenshot_source_url.ts';
+import * as m0170 from './0170_password_resets.ts';
+import * as m0171 from './0171_privacy_erasures.ts';
+import * as m0172 from './0172_site_retention.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +37,7 @@ export const migrations: Record<string, Migration> = {
   '0120_issue_signalling_again': m0120,
   '0121_verification_control': m0121,
   '0160_screenshot_source_url': m0160,
+  '0170_password_resets': m0170,
+  '0171_privacy_erasures': m0171,
+  '0172_site_retention': m0172,
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
 import { Uuid } from '../../../../shared/contracts/uuid.ts';
+import { StorableInstant } from '../../../../shared/contracts/instant.ts';
 
 export const AnnotationCreateSchema = z.strictObject({
   message: z.string().trim().min(1).max(1000),
@@ -8,7 +9,7 @@ export const AnnotationCreateSchema = z.strictObject({
   site_id: Uuid().optional(),
   page: z.string().regex(/^\//, 'must be a path starting with /').max(2048).optional(),
   /** When it happened; default now. */
-  occurred_at: z.iso.datetime({ offset: true }).optional(),
+  occurred_at: StorableInstant().optional(),
 });
 
 export const AnnotationSchema = z.object({

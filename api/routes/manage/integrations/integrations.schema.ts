@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.schema.ts';
 import { Uuid } from '../../../../shared/contracts/uuid.ts';
+import { slackWebhookPath } from '../../../../shared/net/provider-urls.ts';
 
 export const PROVIDERS = ['slack', 'pagerduty', 'linear', 'github'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -13,7 +14,7 @@ const SlackChannel = z.string().regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/, 'must be 
  */
 export const SlackConfigSchema = z.union([
   z.strictObject({
-    webhook_url: z.url({ protocol: /^https$/, hostname: /^hooks\.slack\.com$/, error: 'must be an https://hooks.slack.com/ incoming-webhook URL' }).max(512),
+    webhook_url: z.string().max(512).refine((u) => slackWebhookPath(u) !== null, 'must be a Slack incoming-webhook URL: https://hooks.slack.com/services/… (no user info, port, query, backslash or encoded characters)'),
     channel: SlackChannel.optional(),
   }),
   z.strictObject({ bot_token: z.string().regex(/^xox[bp]-[A-Za-z0-9-]{10,250}$/, 'must be a Slack bot token (xoxb-…)'), channel: SlackChannel }),

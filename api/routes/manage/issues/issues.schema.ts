@@ -11,7 +11,8 @@ export const IssuePatchSchema = z
     note: z.string().max(1000).nullable().optional(),
     assigned_to: z.string().max(256).nullable().optional(),
     frozen: z.boolean().optional(),
-    severity: z.number().min(0).max(100).optional(),
+    // The column is a 4-byte float: 5e-324 would underflow it (a database error), so the value is kept to 4 decimals.
+    severity: z.number().min(0).max(100).transform((v) => Math.round(v * 10_000) / 10_000).describe('0 to 100, kept to 4 decimal places').optional(),
   })
   .refine(nonEmpty, NON_EMPTY);
 

@@ -3,7 +3,7 @@ import type { Database } from '../../../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-const COLUMNS = ['id', 'org_id', 'name', 'url', 'status', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'org_id', 'name', 'url', 'status', 'created_at', 'updated_at', 'retention_days'] as const;
 export type SiteRecord = { id: string; org_id: string; name: string; url: string; status: string; created_at: Date; updated_at: Date };
 
 export async function listSites(db: Db, orgId: string, onlySiteIds?: readonly string[]): Promise<SiteRecord[]> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../common.schema.ts';
 import { Uuid } from '../../../../shared/contracts/uuid.ts';
+import { MAX_RETENTION_DAYS, MIN_RETENTION_DAYS } from '../../../../shared/tenancy/retention.ts';
 
 export const SITE_STATUSES = ['active', 'paused', 'degraded'] as const;
 
@@ -11,11 +12,16 @@ export const SiteCreateSchema = z.strictObject({
   url: HttpUrlSchema,
 });
 export const SitePatchSchema = z
-  .strictObject({ name: z.string().trim().min(1).max(120).optional(), url: HttpUrlSchema.optional(), status: z.enum(SITE_STATUSES).optional() })
+  .strictObject({
+    name: z.string().trim().min(1).max(120).optional(), url: HttpUrlSchema.optional(), status: z.enum(SITE_STATUSES).optional(),
+    retention_days: z.number().int().min(MIN_RETENTION_DAYS).max(MAX_RETENTION_DAYS).nullable().optional()
+      .describe(`days the site's events, signals and sessions are kept, ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}; null: ${MAX_RETENTION_DAYS}`),
+  })
   .refine(nonEmpty, NON_EMPTY);
 
 export const SiteSchema = z.object({
   id: Uuid(), org_id: Uuid(), name: z.string(), url: z.string(), status: z.enum(SITE_STATUSES), created_at: Timestamp, updated_at: Timestamp,
+  retention_days: z.number().int().nullable().describe(`null: the instance's ${MAX_RETENTION_DAYS} days`),
 });
 export const SiteCreatedSchema = z.object({
   site: SiteSchema,

@@ -122,13 +122,15 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
 
   table.add({
     method: 'delete', path: '/v1/manage/webhooks/:endpoint_id', tag: 'webhooks', access: write,
-    summary: 'Disable an endpoint (spec: "the endpoint is disabled"): it stays listed, inactive, and PATCH active:true re-enables it',
+    summary: 'Delete an endpoint: it is disabled (spec: "the endpoint is disabled"), no longer listed, and no longer counts toward the org\'s 50 endpoints',
     params: idParam('endpoint_id'), notFound: NOT_FOUND, response: WebhookEndpointSchema,
     async handler(_ctx, { params, principal, guard }) {
       return deps.db.transaction().execute(async (trx) => {
         const w = await findWebhookForUpdate(trx, params.endpoint_id);
         guardEndpoint(guard, principal, w);
-        const after = await updateWebhook(trx, w!.id, { active: false, updated_at: deps.now() });
+        // Marked deleted, not only inactive: an inactive endpoint still counts toward the bound (PATCH can re-enable
+        // it), so a bound that counted deleted ones would never heal.
+        const after = await updateWebhook(trx, w!.id, { active: false, deleted_at: deps.now(), updated_at: deps.now() });
         await audit(trx, principal, { orgId: w!.org_id, siteId: w!.site_id, action: 'webhook.delete', targetType: 'webhook_endpoint', targetId: w!.id, summary: { url: w!.url } });
         return presentWebhook(after);
       });

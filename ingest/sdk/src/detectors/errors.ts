@@ -89,7 +89,8 @@ export function watchErrors(): void {
   });
   on<PromiseRejectionEvent>(window, 'unhandledrejection', (e) => {
     const r: unknown = e.reason;
-    uncaught('rejection', r instanceof Error ? r.message : typeof r === 'string' ? r : 'unhandled rejection');
+    // An Error's message, or the reason as text (a string as it is; an object as [object Object]).
+    uncaught('rejection', r instanceof Error ? r.message : String(r));
   });
   // The browser's validation bubble, shown for the first invalid field of a submit attempt. `invalid`
   // also fires for scripted checkValidity() calls, which show nothing, hence the submit-attempt test.
