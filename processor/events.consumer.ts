@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
 import type { Database } from '../shared/db/database.ts';
-import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
+import { runBatchLoop, type Delivered, type PartitionHealth } from '../shared/bus/batch-loop.ts';
 import type { BusConsumer } from '../shared/bus/bus.ts';
 import type { Logger } from '../shared/logger.ts';
 import { insertDeadLetter } from './store/dead-letters.store.ts';
@@ -36,6 +36,8 @@ export interface EventsConsumerOptions {
   onBatch?: (stats: { messages: number; events: number; fresh: number; seconds: number }) => void;
   /** Called after a dead letter is stored (metrics). */
   onDeadLetter?: () => void;
+  /** Pauses that are no message's fault (schema, permissions, the poison circuit breaker), and their end. */
+  onHealth?: (h: PartitionHealth) => void;
 }
 
 /** How many in-doubt events a partition remembers (a bound for batches that failed and never came back). */
@@ -138,6 +140,7 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
       return true;
     },
     onPause: o.onPause,
+    onHealth: o.onHealth,
     signal: o.signal,
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {

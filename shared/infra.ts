@@ -1,7 +1,7 @@
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { openDatabase, type DatabaseHandle } from './db/connection.ts';
-import { migrateToLatest } from './db/migrator.ts';
+import { migrateToLatest, pendingMigrations } from './db/migrator.ts';
 import type { Bus } from './bus/bus.ts';
 import { JetStreamBus } from './bus/jetstream-bus.ts';
 import { MemoryBus } from './bus/memory-bus.ts';
@@ -37,6 +37,18 @@ const reason = (err: unknown): string => {
   const e = err as { code?: string; message?: string; errors?: { code?: string }[] };
   return e?.code ?? e?.errors?.[0]?.code ?? e?.message ?? String(err);
 };
+
+/**
+ * A role whose code is ahead of the database would fail on every statement that touches the new schema (a
+ * processor would pause every partition, an API would answer 500): it refuses to start instead, saying what to run.
+ */
+async function refuseOlderSchema(database: DatabaseHandle): Promise<void> {
+  const pending = await pendingMigrations(database.db);
+  if (pending.length === 0) return;
+  await database.close().catch(() => {});
+  const list = pending.length > 3 ? `${pending.slice(0, 3).join(', ')} and ${pending.length - 3} more` : pending.join(', ');
+  throw new StartupError(`the database schema is behind this build: ${pending.length} migration(s) not applied (${list}). Run \`friction migrate\` against the same DATABASE_URL, then start this role again.`);
+}
 
 /** One query; a failure becomes a StartupError naming DATABASE_URL. */
 export async function checkDatabase(db: DatabaseHandle['db'], url: string): Promise<void> {
@@ -96,6 +108,7 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
     throw err;
   });
   if (opts.migrate) await timed(log, 'migrate', () => migrateToLatest(database.db, log));
+  else await refuseOlderSchema(database);
   const natsUrl = config.NATS_URL;
   const bus: Bus = natsUrl
     ? await timed(log, 'connect to NATS', () => JetStreamBus.connect(natsUrl, log)).catch(async (err: unknown) => {

@@ -33,7 +33,9 @@ export interface PendingOutboxRow {
   msgId: string;
   payload: Record<string, unknown>;
   aggregate: string | null;
-  stream: 'notify' | 'commands';
+  stream: 'notify' | 'commands' | 'replay';
+  /** A replay row's message body, exactly as the dead letter stored it. */
+  raw: string | null;
   attempts: number;
   /** Epoch ms; null: due now. */
   nextAttemptAt: number | null;
@@ -59,12 +61,12 @@ export async function releaseOutboxLease(db: Db, holder: string): Promise<void> 
 
 /** The oldest queued rows (not published, not given up), in id order, due or not: the relay decides. */
 export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingOutboxRow[]> {
-  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; stream: 'notify' | 'commands'; attempts: number; next_ms: number | null }>`
-    select id, subject_kind, msg_id, payload, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
+  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; stream: 'notify' | 'commands' | 'replay'; attempts: number; next_ms: number | null; raw: string | null }>`
+    select id, subject_kind, msg_id, payload, case when stream = 'replay' then payload #>> '{}' end as raw, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
     from outbox where published_at is null and failed_at is null order by id limit ${limit}`.execute(db);
   return rows.map((r) => ({
     id: Number(r.id), kind: r.subject_kind, msgId: r.msg_id, aggregate: r.aggregate, stream: r.stream, attempts: r.attempts, nextAttemptAt: r.next_ms,
-    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
+    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>, raw: r.raw,
   }));
 }
 

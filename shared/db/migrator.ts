@@ -7,19 +7,24 @@ import { migrations } from './migrations/index.ts';
 const MIGRATION_LOCK_ID = 7_202_611;
 
 /**
- * Whether every known migration is recorded as applied: one read, no DDL. The Migrator itself first creates its
- * tables if missing and takes its own lock, which costs seconds on the embedded database at every start.
+ * The migrations this build knows that the database has not recorded as applied, in order: one read, no DDL. The
+ * Migrator itself first creates its tables if missing and takes its own lock, which costs seconds on the embedded
+ * database at every start. A database ahead of the build (migrations it does not know) is not behind: a rolling
+ * deploy runs the old build against the new schema for a while.
  */
-async function upToDate(db: Kysely<any>): Promise<boolean> {
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  let applied: Set<string>;
   try {
     const rows = await db.selectFrom('kysely_migration').select('name').execute();
-    const applied = new Set(rows.map((r: { name: string }) => r.name));
-    return Object.keys(migrations).every((name) => applied.has(name));
+    applied = new Set(rows.map((r: { name: string }) => r.name));
   } catch {
     // No migration table yet: a new database.
-    return false;
+    applied = new Set();
   }
+  return Object.keys(migrations).filter((name) => !applied.has(name));
 }
+
+const upToDate = async (db: Kysely<any>): Promise<boolean> => (await pendingMigrations(db)).length === 0;
 
 /** Applies every pending migration under a session advisory lock. Idempotent; a database already up to date costs one read. */
 export async function migrateToLatest(db: Kysely<any>, log?: Logger): Promise<string[]> {
