@@ -108,7 +108,6 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
     throw err;
   });
   if (opts.migrate) await timed(log, 'migrate', () => migrateToLatest(database.db, log));
-  else await refuseOlderSchema(database);
   const natsUrl = config.NATS_URL;
   const bus: Bus = natsUrl
     ? await timed(log, 'connect to NATS', () => JetStreamBus.connect(natsUrl, log)).catch(async (err: unknown) => {
@@ -116,6 +115,11 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
       throw new StartupError(`cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`);
     })
     : new MemoryBus();
+  // After both connections: an unreachable service is the first thing to fix, a schema behind the code the second.
+  if (!opts.migrate) await refuseOlderSchema(database).catch(async (err) => {
+    await bus.close().catch(() => {});
+    throw err;
+  });
   const t = topology(config.STREAM_PREFIX, config.EVENT_PARTITIONS);
   await ensureStreams(bus, t);
   const limiter: RateLimiter = config.REDIS_URL ? new RedisRateLimiter(config.REDIS_URL, log, `${config.STREAM_PREFIX || 'friction'}:rl:`) : new MemoryRateLimiter();
