@@ -6,7 +6,7 @@ import type { IssueStatus } from '../engine/clustering.ts';
 import { utcDate } from '../engine/time.ts';
 import { applyTriageChanges, insertIssueUpdates, loadSiteIssues } from '../store/issues.store.ts';
 import { newId } from '../../shared/ids.ts';
-import { enqueueOutbox } from '../store/outbox.store.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { ENVIRONMENTS, type Environment } from '../../shared/domain/deploy-verification.ts';
 
 /** What the triage reads of an environment's live state: page traffic and the cluster's sessions in the 24 h window. */

@@ -6,7 +6,7 @@ import { MemoryBus } from '../../shared/bus/memory-bus.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { enqueueOutbox } from '../store/outbox.store.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { OUTBOX_MAX_ATTEMPTS, OutboxRelay } from './outbox-relay.ts';
 
 let handle: DatabaseHandle;

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { BusMessage } from '../../shared/bus/bus.ts';
 import { toStorableText } from '../../shared/text.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 
 /**
  * Records a message the processor gave up on, with its payload, so an operator can inspect it and replay it
@@ -42,22 +43,18 @@ export async function listDeadLetters(db: Kysely<Database>, o: { limit: number; 
 }
 
 /**
- * Puts dead letters back on their subjects: in ONE statement, marks each not yet replayed (`ids`, or every one when
- * `ids` is undefined) as replayed by `actor` and queues it in the outbox, which the processor's relay publishes
+ * Puts dead letters back on their subjects: in one transaction, marks each not yet replayed (`ids`, or every one
+ * when `ids` is undefined) as replayed by `actor` and queues it in the outbox, which the processor's relay publishes
  * after the commit. A dead letter is replayed once however often this runs (the mark is the audit record); the
- * consumers are idempotent, so a message that was already stored before it was dead-lettered is not stored twice.
+ * consumers are idempotent, so a message that was partly stored before it was dead-lettered is not stored twice.
  * Returns the ids replayed now.
  */
 export async function replayDeadLetters(db: Kysely<Database>, ids: readonly number[] | undefined, actor: string): Promise<number[]> {
-  const { rows } = await sql<{ id: number }>`
-    with replayed as (
-      update dead_letters set replayed_at = now(), replayed_by = ${actor}
-      where replayed_at is null ${ids === undefined ? sql`` : sql`and id = any(${ids}::bigint[])`}
-      returning id, subject, payload
-    ), queued as (
-      insert into outbox (subject_kind, msg_id, payload, stream)
-      select subject, 'replay:dead-letter:' || id, to_jsonb(payload), 'replay' from replayed
-    )
-    select id from replayed order by id`.execute(db);
-  return rows.map((r) => Number(r.id));
+  return db.transaction().execute(async (trx) => {
+    let q = trx.updateTable('dead_letters').set({ replayed_at: sql`now()`, replayed_by: actor }).where('replayed_at', 'is', null);
+    if (ids !== undefined) q = q.where('id', 'in', ids.length > 0 ? [...ids] : [-1]);
+    const rows = (await q.returning(['id', 'subject', 'payload']).execute()).sort((a, b) => Number(a.id) - Number(b.id));
+    await enqueueOutbox(trx, rows.map((r) => ({ kind: r.subject, msgId: `replay:dead-letter:${r.id}`, payload: r.payload, stream: 'replay' as const })));
+    return rows.map((r) => Number(r.id));
+  });
 }

@@ -216,7 +216,7 @@ export interface PageElementTable {
 
 export interface OutboxTable {
   id: Generated<number>;
-  /** The subject's kind: a notification kind (issue.created) or, on the commands stream, `issue` or `alert`. */
+  /** A notification kind (issue.created), or on the `replay` stream the full subject a dead letter goes back to. */
   subject_kind: string;
   msg_id: string;
   payload: Json;
@@ -231,10 +231,10 @@ export interface OutboxTable {
   /** Set when the relay gave up on the row (after OUTBOX_MAX_ATTEMPTS); it no longer holds back its aggregate. */
   failed_at: Timestamp | null;
   /**
-   * Where the relay publishes it: `notify` (notify.v1.<subject_kind>), `commands` (commands.v1.<subject_kind>) or
-   * `replay` (a dead letter put back on its own subject, held in subject_kind; the payload is published as stored).
+   * Where the relay publishes it: `notify` (notify.v1.<subject_kind>) or `replay` (a dead letter put back on its
+   * own subject, held in subject_kind; the payload is published as stored). Written only by shared/notify/outbox.ts.
    */
-  stream: Generated<'notify' | 'commands' | 'replay'>;
+  stream: Generated<'notify' | 'replay'>;
 }
 
 /** One row per relay role: the relay whose lease is current is the only one that publishes. */

@@ -13,6 +13,7 @@ import * as m0080 from './0080_outbox_commands.ts';
 import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0180 from './0180_dead_letter_replay.ts';
+import * as m0181 from './0181_retire_commands_stream.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0100_environment_scoped_results': m0100,
   '0110_page_elements_write_cost': m0110,
   '0180_dead_letter_replay': m0180,
+  '0181_retire_commands_stream': m0181,
 };
