@@ -533,6 +533,9 @@ export interface NotificationDeliveryTable {
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   completed_at: Timestamp | null;
+  /** `alert:<id>` or `issue:<id>`: deliveries of one key to one target are sent in `queued_seq` order (0182). */
+  order_key: string | null;
+  queued_seq: Generated<number>;
 }
 
 export interface DeliveryAttemptTable {

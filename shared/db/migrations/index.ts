@@ -14,6 +14,7 @@ import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0180 from './0180_dead_letter_replay.ts';
 import * as m0181 from './0181_retire_commands_stream.ts';
+import * as m0182 from './0182_delivery_order.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0110_page_elements_write_cost': m0110,
   '0180_dead_letter_replay': m0180,
   '0181_retire_commands_stream': m0181,
+  '0182_delivery_order': m0182,
 };
