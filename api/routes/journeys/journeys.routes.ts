@@ -17,14 +17,14 @@ export function journeysRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
   router.get('/v1/query/journeys/friction', deps.readAuth, async (ctx) => {
     const q = siteQuery(ctx, JourneyQuerySchema);
     const types = q.signal_type ? [q.signal_type] : EDGE_DECORATORS;
-    const sessions = await journeySessions(deps.db, q.site_id, types, q.limit, now());
+    const sessions = await journeySessions(deps.db, q.site_id, q.environment, types, q.limit, now());
     const qualifying = new Set(types);
     const edges = journeyFrictionEdges(sessions, (t) => (qualifying.has(t) ? signalWeight(t) : undefined), q.min_friction_weight);
     ctx.body = ok(presentJourneys(q.site_id, q, sessions.length, edges));
   });
   const flows: Koa.Middleware = async (ctx) => {
-    const { site_id } = siteQuery(ctx, FlowsQuerySchema);
-    ctx.body = ok(presentFlows(site_id, await navigationFlows(deps.db, site_id, now())));
+    const { site_id, environment } = siteQuery(ctx, FlowsQuerySchema);
+    ctx.body = ok(presentFlows(site_id, await navigationFlows(deps.db, site_id, environment, now())));
   };
   router.get('/v1/query/flows', deps.readAuth, flows);
   router.get('/v1/flows', deps.readAuth, flows);

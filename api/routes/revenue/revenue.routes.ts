@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { presentRecommendations, presentRevenue, presentRevenueOff, revenueUnavailable } from './revenue.presenter.ts';
 import { conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
 import { RecommendationsQuerySchema, RevenueQuerySchema } from './revenue.schema.ts';
@@ -13,26 +14,26 @@ export function revenueRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middle
   const now = deps.now ?? (() => new Date());
   const router = new Router();
   /** The site's revenue settings and, when tracking is wired, the average conversion value. */
-  const tracking = async (siteId: string, at: Date) => {
-    const config = await revenueConfig(deps.db, siteId);
-    const summary = config.enabled ? await conversionSummary(deps.db, siteId, config.conversion_event, new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000)) : { sessions: 0, average_value: null };
+  const tracking = async (siteId: string, environment: Environment, at: Date) => {
+    const config = await revenueConfig(deps.db, siteId, environment);
+    const summary = config.enabled ? await conversionSummary(deps.db, siteId, environment, config.conversion_event, new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000)) : { sessions: 0, average_value: null };
     return { config, summary, off: revenueUnavailable(config, summary.sessions) };
   };
   const revenue: Koa.Middleware = async (ctx) => {
-    const { site_id } = siteQuery(ctx, RevenueQuerySchema);
+    const { site_id, environment } = siteQuery(ctx, RevenueQuerySchema);
     const at = now();
-    const t = await tracking(site_id, at);
+    const t = await tracking(site_id, environment, at);
     if (t.off !== null) {
       ctx.body = ok(presentRevenueOff(site_id, t.config, t.off));
       return;
     }
-    ctx.body = ok(presentRevenue(site_id, t.config, t.summary.average_value, await issueConversions(deps.db, site_id, t.config.conversion_event, at)));
+    ctx.body = ok(presentRevenue(site_id, t.config, t.summary.average_value, await issueConversions(deps.db, site_id, environment, t.config.conversion_event, at)));
   };
   const recommendations: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, RecommendationsQuerySchema);
     const at = now();
-    const t = await tracking(q.site_id, at);
-    const issues = await issueConversions(deps.db, q.site_id, t.config.conversion_event, at);
+    const t = await tracking(q.site_id, q.environment, at);
+    const issues = await issueConversions(deps.db, q.site_id, q.environment, t.config.conversion_event, at);
     ctx.body = ok(presentRecommendations(q.site_id, t.off === null ? t.config.currency : null, t.summary.average_value, issues, q.limit));
   };
   router.get('/v1/query/revenue', deps.readAuth, revenue);
