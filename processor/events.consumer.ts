@@ -66,12 +66,20 @@ export class InDoubtEvents {
     return this.byKey.size;
   }
 
-  /** The transaction that stored these as new failed: its commit may or may not have happened. */
+  /**
+   * The transaction that stored these as new failed: its commit may or may not have happened. They are kept whole,
+   * however many (a fetch of PROCESSOR_BATCH_MESSAGES × 500 events is more than the bound): only older events are
+   * let go to stay within it, oldest first (a batch that failed and was dead-lettered never comes back to settle).
+   */
   remember(events: readonly StoredEvent[]): void {
-    for (const e of events) this.byKey.set(eventKey(e.siteId, e.id, e.ts), e);
-    // Oldest first: a batch that failed and was dead-lettered never comes back to settle its events.
+    for (const e of events) {
+      const k = eventKey(e.siteId, e.id, e.ts);
+      this.byKey.delete(k); // re-inserted: the newest failure's events are the last to go
+      this.byKey.set(k, e);
+    }
+    let excess = this.byKey.size - Math.max(this.max, events.length);
     for (const k of this.byKey.keys()) {
-      if (this.byKey.size <= this.max) break;
+      if (excess-- <= 0) break;
       this.byKey.delete(k);
     }
   }
