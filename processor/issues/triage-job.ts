@@ -34,7 +34,9 @@ export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: n
 }
 
 async function triageEnvironment(trx: Transaction<Database>, siteId: string, environment: Environment, now: number, live: TriageLiveState): Promise<number> {
-  const rows = await loadSiteIssues(trx, siteId, environment);
+  // Locked until the triage commits (in id order): a PATCH under way finishes first and the triage plans on its
+  // result, or waits for the triage and applies on top of it. The triage never writes over a person's change.
+  const rows = await loadSiteIssues(trx, siteId, environment, { lock: true });
   const issues: TriageIssue[] = rows.map((r) => ({
     id: r.id,
     siteId: r.site_id,
