@@ -99,7 +99,13 @@ export async function runDueTriage(
 ): Promise<void> {
   if (new Date(now).getUTCHours() < hourUtc) return;
   for (const siteId of siteIds) {
-    const changed = await runSiteTriage(db, siteId, now, live);
-    if (changed !== null) log.info({ siteId, changed }, 'nightly triage');
+    // One site's failure stays its own: its transaction (job_runs row included) rolled back, so the next tick tries
+    // it again, while the other sites' triage, and the deploy looks and alert rules after it, run now.
+    try {
+      const changed = await runSiteTriage(db, siteId, now, live);
+      if (changed !== null) log.info({ siteId, changed }, 'nightly triage');
+    } catch (err) {
+      log.error({ err, siteId }, 'nightly triage of a site failed; it is tried again at the next tick');
+    }
   }
 }
