@@ -34,7 +34,7 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
   const cfg = infra.config;
   const capturer = screenshotsEnabled(cfg)
     ? new ScreenshotCapturer({
-      db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
+      db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.SCREENSHOT_ALLOW_PRIVATE_NETWORKS },
       executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY, publicBaseUrl: cfg.PUBLIC_BASE_URL,
     })
     : undefined;

@@ -250,6 +250,25 @@ export function cliProgram(): Command {
       }
     });
 
+  const deadLetters = program.command('dead-letters').description('list the messages the processor gave up on, or put them back on their subjects');
+  deadLetters.command('list').description('the newest dead letters not yet replayed (id, when, subject, reason)')
+    .option('--limit <n>', 'at most this many', wholeNumber(1, 10_000), 50)
+    .option('--with-replayed', 'include the ones already replayed (when and by whom)', false)
+    .action(async (o: { limit: number; withReplayed: boolean }) => {
+      const { listDeadLettersCommand } = await import('./dead-letters-cli.ts');
+      await listDeadLettersCommand(loadConfig(), o);
+    });
+  deadLetters.command('replay').description('queue dead letters for publishing again on their subjects (once each; recorded with who ran it)')
+    .option('--id <n...>', 'the dead letters to replay (ids from `list`)')
+    .option('--all', 'every dead letter not yet replayed', false)
+    .option('--actor <name>', 'who is replaying, recorded on each row (default: the OS user)')
+    .action(async (o: { id?: string[]; all: boolean; actor?: string }) => {
+      const ids = o.id?.map((v) => wholeNumber(1, Number.MAX_SAFE_INTEGER)(v));
+      if ((ids === undefined) === !o.all) throw new InvalidArgumentError('give either --id <n...> or --all');
+      const { replayDeadLettersCommand } = await import('./dead-letters-cli.ts');
+      process.exitCode = await replayDeadLettersCommand(loadConfig(), { ids, actor: o.actor });
+    });
+
   program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json)')
     .option('--sessions <n>', 'visitor sessions to send', wholeNumber(1, 100_000), 300)
     .option('--base-url <url>', 'the Friction (ingest) base URL; default base_url of credentials.json', httpUrl)

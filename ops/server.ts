@@ -53,9 +53,22 @@ function dedupeChecks(checks: ReadinessCheck[]): ReadinessCheck[] {
   return [...seen.values()];
 }
 
-export function closeServer(server: Server): Promise<void> {
+/** How long requests under way may take to finish once shutdown began, before their connections are closed. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+/**
+ * Stops taking connections and resolves once every connection ended: idle keep-alive connections are closed at
+ * once, requests under way get `graceMs` to finish, then their connections are closed too. A request that never
+ * ends (a /metrics scrape waiting on a stuck collector, a slow client) cannot hold the shutdown past its budget.
+ */
+export function closeServer(server: Server, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

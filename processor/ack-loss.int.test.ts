@@ -142,3 +142,28 @@ test('property: after commits whose ack or reply was lost, redelivered any numbe
   );
   t.true(lostCommits > 20, `runs must lose commits (${lostCommits})`);
 });
+
+test('a failed fetch larger than the in-doubt bound is remembered whole: every event of a lost commit is folded when the fetch comes back', async (t) => {
+  const db = handle.db;
+  const orgId = randomUUID();
+  const siteId = randomUUID();
+  await db.insertInto('orgs').values({ id: orgId, name: 'o' }).execute();
+  await db.insertInto('sites').values({ id: siteId, org_id: orgId, name: 's', url: 'https://s.test' }).execute();
+  // 40 events in one fetch, against a memory bounded at 10 (in production: 200,000 against a fetch of up to 1.5 M).
+  const fetched: EventBatchMessage[] = [0, 1, 2, 3].map((b) => ({
+    v: 1, batch_id: randomUUID(), org_id: orgId, site_id: siteId, received_at: NOW, session_id: `big-${b}`, context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+    events: Array.from({ length: 10 }, (_, i): StreamEvent => ({ id: randomUUID(), type: 'signal', ts: NOW - i * 1000, page: '/a', signal: 'rage_click', selector: '#pay', label: 'Pay' })),
+  }));
+  const folded: string[] = [];
+  const sink = { write: async (_trx: unknown, fresh: readonly { id: string }[]) => () => void folded.push(...fresh.map((e) => e.id)) };
+  const doubts = new InDoubtEvents(10);
+  // The commit happens, its reply is lost: nothing is folded, all 40 are in doubt.
+  await t.throwsAsync(storeBatch(faulty(handle.bulk, 'commit-lost'), sink as never, fetched, doubts), { instanceOf: Injected });
+  t.deepEqual(folded, []);
+  t.is(doubts.size, 40);
+  // The fetch comes back: its events are already stored, and every one of them is folded now, once.
+  await storeBatch(handle.bulk, sink as never, fetched, doubts);
+  t.is(new Set(folded).size, 40);
+  t.is(folded.length, 40);
+  t.is(doubts.size, 0);
+});

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../shared/contracts/ingest.ts';
 import type { Database } from '../shared/db/database.ts';
-import { runBatchLoop, type Delivered } from '../shared/bus/batch-loop.ts';
+import { runBatchLoop, type Delivered, type PartitionHealth } from '../shared/bus/batch-loop.ts';
 import type { BusConsumer } from '../shared/bus/bus.ts';
 import type { Logger } from '../shared/logger.ts';
 import { insertDeadLetter } from './store/dead-letters.store.ts';
@@ -36,6 +36,8 @@ export interface EventsConsumerOptions {
   onBatch?: (stats: { messages: number; events: number; fresh: number; seconds: number }) => void;
   /** Called after a dead letter is stored (metrics). */
   onDeadLetter?: () => void;
+  /** Pauses that are no message's fault (schema, permissions, the poison circuit breaker), and their end. */
+  onHealth?: (h: PartitionHealth) => void;
 }
 
 /** How many in-doubt events a partition remembers (a bound for batches that failed and never came back). */
@@ -64,12 +66,20 @@ export class InDoubtEvents {
     return this.byKey.size;
   }
 
-  /** The transaction that stored these as new failed: its commit may or may not have happened. */
+  /**
+   * The transaction that stored these as new failed: its commit may or may not have happened. They are kept whole,
+   * however many (a fetch of PROCESSOR_BATCH_MESSAGES × 500 events is more than the bound): only older events are
+   * let go to stay within it, oldest first (a batch that failed and was dead-lettered never comes back to settle).
+   */
   remember(events: readonly StoredEvent[]): void {
-    for (const e of events) this.byKey.set(eventKey(e.siteId, e.id, e.ts), e);
-    // Oldest first: a batch that failed and was dead-lettered never comes back to settle its events.
+    for (const e of events) {
+      const k = eventKey(e.siteId, e.id, e.ts);
+      this.byKey.delete(k); // re-inserted: the newest failure's events are the last to go
+      this.byKey.set(k, e);
+    }
+    let excess = this.byKey.size - Math.max(this.max, events.length);
     for (const k of this.byKey.keys()) {
-      if (this.byKey.size <= this.max) break;
+      if (excess-- <= 0) break;
       this.byKey.delete(k);
     }
   }
@@ -138,6 +148,7 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
       return true;
     },
     onPause: o.onPause,
+    onHealth: o.onHealth,
     signal: o.signal,
     log: o.log,
     handle: async (items: readonly Delivered<EventBatchMessage>[]) => {

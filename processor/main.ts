@@ -9,6 +9,7 @@ import { OutboxRelay } from './notify/outbox-relay.ts';
 import { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { listSiteIds } from './store/scores.store.ts';
 import { TickGate } from './tick-gate.ts';
+import { scheduleTicks, singleFlight } from './tick-schedule.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
 
 /** How often hours (days) that left the score (cluster) window are evicted and their pages and issues updated. */
@@ -44,20 +45,18 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       });
       // Sites created after start are picked up by the tick (their first batch is rebuilt from nothing anyway).
       const ownedSites = async () => (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
-      const tick = async () => {
+      // One tick at a time, whoever asks (the schedule, tests): a slow tick delays the next instead of overlapping it.
+      const tick = singleFlight(async () => {
         const sites = await ownedSites();
         await gate.exclusive(() => keeper.tick(infra.database.db, sites, config.TRIAGE_HOUR_UTC, log));
-      };
-      const timer = setInterval(() => {
-        tick().catch((err) => log.warn({ err }, 'engine tick failed'));
-      }, TICK_MS);
-      timer.unref();
+      });
+      const stopTicks = scheduleTicks(tick, TICK_MS, (err) => log.warn({ err }, 'engine tick failed'));
       return {
         running: {
           done: running.done,
           tick,
           stop: async () => {
-            clearInterval(timer);
+            stopTicks();
             await running.stop();
             await relay.stop();
           },

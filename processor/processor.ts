@@ -9,6 +9,7 @@ import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
 import { Counter } from 'prom-client';
 import { deadLetters, outboxBacklog, processorBatchDuration, processorLag, registry } from '../shared/http/metrics.ts';
 import type { TickGate } from './tick-gate.ts';
+import { recordPartitionHealth } from './store/partition-health.ts';
 
 const processed = new Counter({
   name: 'friction_processor_events_total',
@@ -67,6 +68,7 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
           processorBatchDuration.observe(seconds);
         },
         onDeadLetter: () => deadLetters.inc(),
+        onHealth: recordPartitionHealth(o.db, o.log, consumer.name),
       });
       const unlisten = processorLag.add(async () => {
         const { pending, ackPending } = await consumer.pending();

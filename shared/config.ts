@@ -149,6 +149,12 @@ export const EnvSchema = z.object({
   DASHBOARD_DOGFOOD_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^svc_pub_\w+$/, 'must be a publishable key (svc_pub_…)').optional()),
   /** Ingest base URL the dogfooding SDK loads from and reports to; unset: the dashboard's own origin (`friction start`). */
   DASHBOARD_DOGFOOD_INGEST_URL: optionalUrl,
+  /**
+   * `true` lets page screenshots render pages on loopback and private networks. Separate from
+   * OUTBOUND_ALLOW_PRIVATE_NETWORKS: opening webhooks to private receivers must not let anyone who can set a site's
+   * URL have a browser render the instance's own network. Cloud metadata, link-local and multicast stay refused.
+   */
+  SCREENSHOT_ALLOW_PRIVATE_NETWORKS: bool(false),
   /** Page screenshots: `auto` captures when CHROMIUM_PATH exists (off otherwise), `off` never captures. */
   SCREENSHOTS: z.enum(['auto', 'off']).default('auto'),
   /** The Chromium executable screenshots run in (Debian's package by default). */

@@ -143,3 +143,31 @@ const PG_CONNECTION_MESSAGES = [
   /^Query read timeout$/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
 ];
+
+/**
+ * True when a failure says the database or its schema is not what this code expects, which no message can cause
+ * and no message can cure: an undefined column, table or function and the rest of SQLSTATE class 42 (a processor
+ * started before its migration ran, a migration rolled back), missing privileges (42501), a lock that could not be
+ * taken (55P03) or an object in use (55006), a read-only transaction (25006: a failover to a replica), an unknown
+ * database or schema (3D000, 3F000), rejected credentials (28*). Statements are built with parameters, so a row's
+ * content surfaces as a data or integrity error (22*, 23*), never as one of these.
+ */
+export function isEnvironmentFault(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 4; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (/^(42|28|3D|3F)/.test(code) || code === '55P03' || code === '55006' || code === '25006') return true;
+  }
+  return false;
+}
+
+/**
+ * Why an attempt failed, as a stream consumer must treat it: `unavailable` (a backing service is unreachable or
+ * overloaded: wait for it), `environment` (the schema or the permissions are wrong: pause until an operator fixes
+ * them), `content` (possibly the message's own fault: isolate it).
+ */
+export type FailureCause = 'unavailable' | 'environment' | 'content';
+
+export function failureCause(err: unknown): FailureCause {
+  if (isEnvironmentFault(err)) return 'environment';
+  return isRetriable(err) ? 'unavailable' : 'content';
+}

@@ -69,8 +69,9 @@ let site: Site;
 test.before(async () => {
   site = await serveSite();
   [allowed, strict] = await Promise.all([
-    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '30000' /* room for a busy machine */ } }),
-    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
+    startTestStack({ processor: false, env: { SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '3', SCREENSHOT_TIMEOUT_MS: '30000' /* room for a busy machine */ } }),
+    // Webhooks opened to private receivers; screenshots not: the two settings are separate.
+    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } }),
   ]);
 });
 test.after.always(async () => {
@@ -255,7 +256,7 @@ test.serial('cross-site and unauthenticated requests: 404 and 401 like every rea
   t.is((await shot(allowed, stranger, 'page=/own&cached=1')).body.data.reason, 'not_captured', 'another site\'s captures are its own');
 });
 
-test.serial('with OUTBOUND_ALLOW_PRIVATE_NETWORKS=false a site on a private address is refused and never contacted', async (t) => {
+test.serial('with SCREENSHOT_ALLOW_PRIVATE_NETWORKS unset a site on a private address is refused and never contacted, though OUTBOUND_ALLOW_PRIVATE_NETWORKS=true', async (t) => {
   const tenant = await tenantOn(strict, `${site.url}/base`);
   t.is((await shot(strict, tenant, 'page=/private')).body.data.reason, 'capturing');
   const refused = await eventually(async () => {
@@ -267,7 +268,7 @@ test.serial('with OUTBOUND_ALLOW_PRIVATE_NETWORKS=false a site on a private addr
 });
 
 test.serial('embedded mode (PGlite): the quota statement, the bytea PNG and the image route work the same', async (t) => {
-  const embedded = await startTestStack({ embedded: true, processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '1' } });
+  const embedded = await startTestStack({ embedded: true, processor: false, env: { SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOTS_PER_SITE_PER_DAY: '1' } });
   try {
     const tenant = await tenantOn(embedded, site.url);
     t.is((await shot(embedded, tenant, 'page=/embedded')).body.data.reason, 'capturing');

@@ -148,7 +148,6 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       await processor?.running.stop();
       await dispatcher?.running.stop();
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.eventsStream).catch(() => {});
-      if (!opts.embedded) await infra.bus.deleteStream(infra.topology.commandsStream).catch(() => {});
       if (!opts.embedded) await infra.bus.deleteStream(infra.topology.notifyStream).catch(() => {});
       await closeInfra(infra);
       await database?.drop();

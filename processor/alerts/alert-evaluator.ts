@@ -3,7 +3,8 @@ import type { Database } from '../../shared/db/database.ts';
 import { matchesPagePattern } from '../../shared/domain/page-pattern.ts';
 import { newId } from '../../shared/ids.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { alertNotification, enqueueNotifications, type AlertRecord } from '../../shared/notify/alert-notification.ts';
+import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { conditionOf, FLAP_WINDOW, SCORE_FOLLOWING, step, TRIGGER_TYPES, type Condition, type PageObservation, type RuleState, type TriggerType } from './rules.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -162,23 +163,23 @@ export class AlertEvaluator {
   private async fire(trx: Transaction<Database>, r: Rule, page: string, c: Condition, now: number, extra: Record<string, unknown> = {}): Promise<string> {
     const id = newId();
     const at = new Date(now);
-    const details = { summary: c.summary, threshold: r.threshold, ...extra };
-    await trx.insertInto('alerts').values({
+    // The row and its events are one value: what webhooks receive is what the table holds.
+    const alert: Alert = {
       id, site_id: r.site_id, rule_id: r.id, rule_name: r.name, page, trigger_type: r.trigger_type, score_before: c.scoreBefore, score_after: c.scoreAfter,
-      details: JSON.stringify(details), triggered_at: at, acknowledged_at: null, resolved_at: null, resolved_reason: null,
-    }).execute();
+      status: 'fired', details: { summary: c.summary, threshold: r.threshold, ...extra }, triggered_at: at, acknowledged_at: null, resolved_at: null, resolved_reason: null,
+    };
+    await trx.insertInto('alerts').values({ ...alert, details: JSON.stringify(alert.details) }).execute();
     await trx.updateTable('alert_rules').set({ last_fired_at: at }).where('id', '=', r.id).execute();
-    const rec: AlertRecord = { id, site_id: r.site_id, rule_id: r.id, rule_name: r.name, page, trigger_type: r.trigger_type, score_before: c.scoreBefore, score_after: c.scoreAfter, status: 'fired', triggered_at: at, resolved_reason: null, details };
-    const msgs = [alertNotification('alert.triggered', rec, at)];
-    if (r.trigger_type === 'spike') msgs.push(alertNotification('score.spike', rec, at));
-    await enqueueNotifications(trx, msgs);
+    const msgs = [alertNotification('alert.triggered', alert, at)];
+    if (r.trigger_type === 'spike') msgs.push(alertNotification('score.spike', alert, at));
+    await enqueueOutbox(trx, msgs);
     return id;
   }
 
   private async resolve(trx: Transaction<Database>, alertId: string, reason: string, now: number): Promise<void> {
     const at = new Date(now);
     const a = await trx.updateTable('alerts').set({ status: 'resolved', resolved_at: at, resolved_reason: reason, updated_at: at }).where('id', '=', alertId).where('status', '!=', 'resolved').returningAll().executeTakeFirst();
-    if (a) await enqueueNotifications(trx, [alertNotification('alert.resolved', { ...a, details: a.details }, at)]);
+    if (a) await enqueueOutbox(trx, [alertNotification('alert.resolved', a, at)]);
   }
 
   /** Everything the triggers in use need about these pages, in a few queries per site. */

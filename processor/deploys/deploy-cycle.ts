@@ -30,7 +30,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { confusionScore, overallScore, siteMeanFriction } from '../engine/confusion-score.ts';
 import { canonicalSelector } from '../engine/selectors.ts';
 import { insertIssueUpdates } from '../store/issues.store.ts';
-import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
+import { enqueueOutbox, type OutboxMessage } from '../../shared/notify/outbox.ts';
 import {
   countVersionSessions,
   hourlyPageSessions,

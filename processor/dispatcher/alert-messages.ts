@@ -1,22 +1,10 @@
+import type { AlertPayload } from '../../shared/notify/alert.ts';
+
 /**
  * What an alert looks like on each channel. Pure: the same facts give the same message.
+ * The facts are the event's `data.alert` (shared/notify/alert.ts), with the rule's Slack channel added at fan-out.
  */
-export interface AlertFacts {
-  id: string;
-  site_id: string;
-  rule_id: string | null;
-  rule_name: string;
-  page: string | null;
-  trigger_type: string;
-  score_before: number | null;
-  score_after: number | null;
-  status: string;
-  triggered_at: string;
-  resolved_reason?: string | null;
-  slack_channel?: string | null;
-  /** Why it fired, in words (from the rule evaluation). */
-  summary?: string;
-}
+export type AlertFacts = AlertPayload & { slack_channel?: string | null };
 
 const VERB: Record<string, string> = { 'alert.triggered': 'fired', 'alert.acknowledged': 'acknowledged', 'alert.resolved': 'resolved' };
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { runBatchLoop } from '../../shared/bus/batch-loop.ts';
+import { recordPartitionHealth } from '../store/partition-health.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
@@ -97,6 +98,7 @@ export class Dispatcher {
           // An unreachable database pauses fan-out (no delivery spent); only content failures are dead-lettered.
           probe: async () => (await sql`select 1`.execute(this.o.db), true),
           signal: this.abort.signal, log: this.o.log,
+          onHealth: recordPartitionHealth(this.o.db, this.o.log, consumer.name, this.o.now),
           handle: async (items) => {
             const n = await this.o.db.transaction().execute((trx) =>
               fanOut(trx, items.map(({ value, msg }) => ({ kind: msg.subject.slice(msg.subject.indexOf(marker) + marker.length), n: value, fallbackId: `${msg.subject}#${msg.seq}` })), builders, new Date(this.o.now())),

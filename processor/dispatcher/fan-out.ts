@@ -39,6 +39,18 @@ export function toWebhookEvent(kind: string, n: Notification, fallbackId: string
   };
 }
 
+/**
+ * The alert or issue an event is about: its deliveries to one target are sent in the order they were queued (a
+ * later one waits while an earlier one retries), so a receiver's last event about it is the latest.
+ */
+function orderKeyOf(n: Notification): string | null {
+  for (const k of ['alert', 'issue'] as const) {
+    const inner = n[k] as { id?: unknown } | undefined;
+    if (inner && typeof inner.id === 'string') return `${k}:${inner.id}`;
+  }
+  return null;
+}
+
 /** Alert channels that are not webhooks (`mcp` needs no delivery: assistants read alerts from the MCP context). */
 const PUSH_CHANNELS = ['slack', 'pagerduty', 'email'] as const;
 
@@ -67,7 +79,7 @@ export async function fanOut(
     const ruleChannels = rule ? rule.channels : null;
     const forChannels = rule?.slack_channel && alert ? { ...n, alert: { ...alert, slack_channel: rule.slack_channel } } : n;
     const toWebhooks = !kind.startsWith('alert.') || ruleChannels === null || ruleChannels.length === 0 || ruleChannels.includes('webhook');
-    const base = { event_id: event.id, event_type: kind, org_id: site.org_id, site_id: event.site_id, next_attempt_at: now };
+    const base = { event_id: event.id, event_type: kind, org_id: site.org_id, site_id: event.site_id, next_attempt_at: now, order_key: orderKeyOf(n) };
     if (toWebhooks) {
       const endpoints = await trx
         .selectFrom('webhook_endpoints')

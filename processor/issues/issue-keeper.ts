@@ -35,7 +35,7 @@ import {
 } from '../store/issues.store.ts';
 import { newId } from '../../shared/ids.ts';
 import { writeElements } from '../store/elements.store.ts';
-import { enqueueOutbox, type OutboxMessage } from '../store/outbox.store.ts';
+import { enqueueOutbox, type OutboxMessage } from '../../shared/notify/outbox.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

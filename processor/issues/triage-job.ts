@@ -6,7 +6,7 @@ import type { IssueStatus } from '../engine/clustering.ts';
 import { utcDate } from '../engine/time.ts';
 import { applyTriageChanges, insertIssueUpdates, loadSiteIssues } from '../store/issues.store.ts';
 import { newId } from '../../shared/ids.ts';
-import { enqueueOutbox } from '../store/outbox.store.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { ENVIRONMENTS, type Environment } from '../../shared/domain/deploy-verification.ts';
 
 /** What the triage reads of an environment's live state: page traffic and the cluster's sessions in the 24 h window. */
@@ -34,7 +34,9 @@ export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: n
 }
 
 async function triageEnvironment(trx: Transaction<Database>, siteId: string, environment: Environment, now: number, live: TriageLiveState): Promise<number> {
-  const rows = await loadSiteIssues(trx, siteId, environment);
+  // Locked until the triage commits (in id order): a PATCH under way finishes first and the triage plans on its
+  // result, or waits for the triage and applies on top of it. The triage never writes over a person's change.
+  const rows = await loadSiteIssues(trx, siteId, environment, { lock: true });
   const issues: TriageIssue[] = rows.map((r) => ({
     id: r.id,
     siteId: r.site_id,
@@ -97,7 +99,13 @@ export async function runDueTriage(
 ): Promise<void> {
   if (new Date(now).getUTCHours() < hourUtc) return;
   for (const siteId of siteIds) {
-    const changed = await runSiteTriage(db, siteId, now, live);
-    if (changed !== null) log.info({ siteId, changed }, 'nightly triage');
+    // One site's failure stays its own: its transaction (job_runs row included) rolled back, so the next tick tries
+    // it again, while the other sites' triage, and the deploy looks and alert rules after it, run now.
+    try {
+      const changed = await runSiteTriage(db, siteId, now, live);
+      if (changed !== null) log.info({ siteId, changed }, 'nightly triage');
+    } catch (err) {
+      log.error({ err, siteId }, 'nightly triage of a site failed; it is tried again at the next tick');
+    }
   }
 }

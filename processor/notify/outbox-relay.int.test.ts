@@ -3,10 +3,12 @@ import { sql } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { MemoryBus } from '../../shared/bus/memory-bus.ts';
+import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
+import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { enqueueOutbox } from '../store/outbox.store.ts';
+import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { OUTBOX_MAX_ATTEMPTS, OutboxRelay } from './outbox-relay.ts';
 
 let handle: DatabaseHandle;
@@ -71,4 +73,32 @@ test.serial('a failing row holds back only its own aggregate, is logged and retr
   t.deepEqual(rest.map((p) => `${p.aggregate}${p.n}`), ['C2']);
   await relay.stop();
   t.true(await other.round() >= 0);
+});
+
+test.serial('real JetStream: a row the server refuses on its own (larger than max_payload) is given up after the bounded attempts and releases its aggregate', async (t) => {
+  const db = handle.db;
+  await sql`delete from outbox`.execute(db);
+  await sql`delete from outbox_lease`.execute(db); // the test before leaves its relay's lease
+  const bus = await JetStreamBus.connect(testServices.natsUrl, createLogger('silent'));
+  const topo = topology(`t${uniqueTestId()}`, 1);
+  t.teardown(async () => {
+    await bus.deleteStream(topo.notifyStream);
+    await bus.deleteStream(topo.eventsStream);
+    await bus.close();
+  });
+  await ensureStreams(bus, topo);
+  const consumer = await bus.ensureConsumer({ stream: topo.notifyStream, name: 'test', filterSubject: topo.allNotifyFilter, maxDeliver: -1, ackWaitMs: 30_000, maxAckPending: 1000 });
+  // The NATS server's max_payload is 1 MiB by default: this row can never be published, whatever is retried.
+  await enqueueOutbox(db, [{ ...msg('D', 1), payload: { big: 'x'.repeat(2 * 1024 * 1024) } }, msg('D', 2)]);
+  const relay = new OutboxRelay({ db, bus, topology: topo, log: createLogger('silent') });
+  for (let i = 0; i < OUTBOX_MAX_ATTEMPTS; i++) {
+    await relay.round();
+    await sql`update outbox set next_attempt_at = now() - interval '1 second' where next_attempt_at is not null and failed_at is null`.execute(db);
+  }
+  const big = await db.selectFrom('outbox').select(['attempts', 'failed_at', 'last_error']).where('aggregate', '=', 'D').orderBy('id').executeTakeFirstOrThrow();
+  t.is(big.attempts, OUTBOX_MAX_ATTEMPTS, big.last_error ?? '');
+  t.truthy(big.failed_at, 'given up');
+  t.is(await relay.round(), 1, 'D2 goes out once D1 is given up');
+  const got = (await consumer.fetch(10, 500)).map((m) => JSON.parse(new TextDecoder().decode(m.data)));
+  t.deepEqual(got.map((p) => `${p.aggregate}${p.n}`), ['D2']);
 });

@@ -96,13 +96,14 @@ export class OutboxRelay {
   }
 
   private subjectOf(row: PendingOutboxRow): string {
-    return row.stream === 'commands' ? this.topology.commandSubject(row.kind) : this.topology.notifySubject(row.kind);
+    return row.stream === 'replay' ? row.kind : this.topology.notifySubject(row.kind);
   }
 
   private bodyOf(row: PendingOutboxRow): Uint8Array {
-    // A command goes out exactly as the API built it (its contract); notification_id lets the dispatcher derive a
-    // notification's stable public id (webhook-id).
-    return encode(row.stream === 'commands' ? row.payload : { ...row.payload, notification_id: row.msgId });
+    // notification_id lets the dispatcher derive a notification's stable public id (webhook-id). A replayed dead
+    // letter goes out exactly as it was stored.
+    if (row.stream === 'replay') return new TextEncoder().encode(row.raw ?? '');
+    return encode({ ...row.payload, notification_id: row.msgId });
   }
 
   private async failed(row: PendingOutboxRow, err: unknown): Promise<void> {

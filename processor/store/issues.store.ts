@@ -156,12 +156,13 @@ export async function* loadSignalEvents(db: Db, siteId: string, environment: Env
 }
 
 /** Every issue of a site in one environment, as the nightly triage and the recompute read it. */
-export async function loadSiteIssues(db: Db, siteId: string, environment: Environment) {
+export async function loadSiteIssues(db: Db, siteId: string, environment: Environment, o: { lock?: boolean } = {}) {
   return db
     .selectFrom('ux_issues')
     .where('environment', '=', environment)
     .select(['id', 'site_id', 'page', 'cluster_selector', 'selector', 'signal_type', 'status', 'frozen', 'title', 'hypothesis', 'label', 'severity', 'created_at', 'last_signal_at'])
     .where('site_id', '=', siteId)
+    .$if(o.lock === true, (q) => q.orderBy('id').forUpdate())
     .execute();
 }
 

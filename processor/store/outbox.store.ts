@@ -3,29 +3,6 @@ import type { Database } from '../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface OutboxMessage {
-  /** Webhook event kind, e.g. `issue.created`; on the commands stream the command's subject kind (`issue`, `alert`). */
-  kind: string;
-  /** Stable id of this notification: the stream drops a second publish of it. */
-  msgId: string;
-  payload: Record<string, unknown>;
-  /** Rows of one aggregate (e.g. `issue:<id>`) are published in the order they were queued. */
-  aggregate?: string;
-  /** `notify` (default): a notification for the dispatcher; `commands`: an API command, published as it is. */
-  stream?: 'notify' | 'commands';
-}
-
-/** Queues notifications in the caller's transaction: they exist exactly when the change they describe exists. */
-export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]): Promise<void> {
-  if (messages.length === 0) return;
-  // Column arrays: a fixed parameter count however many notifications one batch raises.
-  await sql`
-    insert into outbox (subject_kind, msg_id, payload, aggregate, stream)
-    select * from unnest(${messages.map((m) => m.kind)}::text[], ${messages.map((m) => m.msgId)}::text[],
-                         ${messages.map((m) => JSON.stringify(m.payload))}::jsonb[], ${messages.map((m) => m.aggregate ?? null)}::text[],
-                         ${messages.map((m) => m.stream ?? 'notify')}::text[])`.execute(db);
-}
-
 /** A queued row as the relay reads it. */
 export interface PendingOutboxRow {
   id: number;
@@ -33,7 +10,9 @@ export interface PendingOutboxRow {
   msgId: string;
   payload: Record<string, unknown>;
   aggregate: string | null;
-  stream: 'notify' | 'commands';
+  stream: 'notify' | 'replay';
+  /** A replay row's message body, exactly as the dead letter stored it. */
+  raw: string | null;
   attempts: number;
   /** Epoch ms; null: due now. */
   nextAttemptAt: number | null;
@@ -59,12 +38,12 @@ export async function releaseOutboxLease(db: Db, holder: string): Promise<void> 
 
 /** The oldest queued rows (not published, not given up), in id order, due or not: the relay decides. */
 export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingOutboxRow[]> {
-  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; stream: 'notify' | 'commands'; attempts: number; next_ms: number | null }>`
-    select id, subject_kind, msg_id, payload, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
+  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; stream: 'notify' | 'replay'; attempts: number; next_ms: number | null; raw: string | null }>`
+    select id, subject_kind, msg_id, payload, case when stream = 'replay' then payload #>> '{}' end as raw, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
     from outbox where published_at is null and failed_at is null order by id limit ${limit}`.execute(db);
   return rows.map((r) => ({
     id: Number(r.id), kind: r.subject_kind, msgId: r.msg_id, aggregate: r.aggregate, stream: r.stream, attempts: r.attempts, nextAttemptAt: r.next_ms,
-    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
+    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>, raw: r.raw,
   }));
 }
 

@@ -104,3 +104,59 @@ test('a failure that looks transient but repeats while the database answers is i
   t.deepEqual(stored, [1]);
   t.is(dead.length, 1);
 });
+
+test('a schema fault (undefined column) pauses the partition and reports it; nothing is isolated or dead-lettered', async (t) => {
+  const { consumer } = await setup([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  let migrated = false;
+  const stored: number[] = [];
+  const dead: number[] = [];
+  const health: string[] = [];
+  await runUntil(
+    {
+      consumer,
+      probe: async () => true,
+      onHealth: (h) => {
+        health.push(h.state);
+        if (h.state === 'paused') setTimeout(() => (migrated = true), 300);
+      },
+      handle: async (items) => {
+        if (!migrated) throw Object.assign(new Error('column "signal_count" of relation "sessions" does not exist'), { code: '42703' });
+        for (const i of items) stored.push(i.value.n);
+      },
+      deadLetter: async (m) => void dead.push(m.seq),
+    },
+    () => stored.length === 3,
+  );
+  t.deepEqual(dead, []);
+  t.deepEqual(stored.sort(), [1, 2, 3]);
+  t.deepEqual(health, ['paused', 'resumed']);
+});
+
+test('the poison breaker: after 3 messages in a row failed alone, the rest are held; one going through proves the partition healthy and only what still fails is dead-lettered', async (t) => {
+  const { consumer } = await setup([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 6 }, { n: 7 }]);
+  let broken = true;
+  const stored: number[] = [];
+  const dead: number[] = [];
+  const health: string[] = [];
+  await runUntil(
+    {
+      consumer,
+      probe: async () => true,
+      onHealth: (h) => {
+        health.push(h.state);
+        if (h.state === 'paused') setTimeout(() => (broken = false), 200);
+      },
+      handle: async (items) => {
+        // n=5 is real poison; everything else fails only while `broken`.
+        if (broken || items.some((i) => i.value.n === 5)) throw new Error('rejected');
+        for (const i of items) stored.push(i.value.n);
+      },
+      deadLetter: async (m) => void dead.push(m.seq),
+    },
+    () => stored.length === 3,
+  );
+  t.deepEqual(dead, [1, 2, 3, 5], '3 before the breaker opened, then n=5 once another message went through');
+  t.deepEqual(stored.sort(), [4, 6, 7]);
+  t.true(health.includes('paused'));
+  t.is(health[health.length - 1], 'resumed');
+});

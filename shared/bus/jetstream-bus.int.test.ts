@@ -13,7 +13,6 @@ async function busWithStreams(t: ExecutionContext, partitions: number) {
   const topo = topology(`t${uniqueTestId()}`, partitions);
   t.teardown(async () => {
     await bus.deleteStream(topo.eventsStream);
-    await bus.deleteStream(topo.commandsStream);
     await bus.deleteStream(topo.notifyStream);
     await bus.close();
   });

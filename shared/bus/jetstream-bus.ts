@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
-import { UnavailableError } from '../errors.ts';
+import { AppError, UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { DEFAULT_BATCH_WINDOW_MS, type Bus, type BusConsumer, type BusMessage, type ConsumerLag, type ConsumerSpec, type PublishResult, type StreamSpec } from './bus.ts';
 
@@ -257,7 +257,7 @@ export class JetStreamBus implements Bus {
       const ack = await this.js.publish(subject, data, { msgID: msgId, timeout: PUBLISH_TIMEOUT_MS });
       return { duplicate: ack.duplicate, seq: ack.seq };
     } catch (err) {
-      throw new UnavailableError('event stream did not acknowledge the publish', 5, err);
+      throw publishError(err);
     }
   }
 
@@ -298,4 +298,21 @@ export class JetStreamBus implements Bus {
     this.pulls.clear();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
+}
+
+/** JetStream's API error code for a message larger than the stream's max_msg_size. */
+const MESSAGE_SIZE_EXCEEDED = 10054;
+
+/**
+ * What a failed publish means for the caller. A message the server refuses for its own size (over the connection's
+ * max_payload, or the stream's maximum message size) is refused however often it is retried: not retriable, so the
+ * outbox relay counts it and gives it up, and ingest answers 413. Everything else (no ack in time, a full stream
+ * that refuses new messages, a lost connection) is an unavailable stream: retried.
+ */
+function publishError(err: unknown): Error {
+  // By name: the client's packages may each bundle their own copy of the error classes.
+  const e = err as { name?: unknown; code?: unknown } | null;
+  const tooLarge = e?.name === 'InvalidArgumentError' || (e?.name === 'JetStreamApiError' && e.code === MESSAGE_SIZE_EXCEEDED);
+  if (tooLarge) return new AppError('payload_too_large', 413, `the stream refuses the message: ${(err as Error).message}`, { cause: err });
+  return new UnavailableError('event stream did not acknowledge the publish', 5, err);
 }

@@ -7,7 +7,7 @@ const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 
 /**
- * Size limits of the streams, the same for JetStream and the in-process bus. NOTIFY and COMMANDS drop their oldest
+ * Size limits of the streams, the same for JetStream and the in-process bus. NOTIFY drops its oldest
  * messages, since the outbox rows they come from stay in the database. EVENTS has no count or size limit (JetStream
  * keeps acked messages until max age, so a count limit would end up refusing all traffic; its disk is sized by the
  * operator) and refuses rather than discards at a limit: the in-process bus, which holds only unconsumed messages,
@@ -16,15 +16,17 @@ const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 export const STREAM_LIMITS = {
   events: { maxMsgs: -1, maxBytes: -1, discard: 'new' },
   notify: { maxMsgs: 1_000_000, maxBytes: 256 * 1024 ** 2, discard: 'old' },
-  commands: { maxMsgs: 1_000_000, maxBytes: 256 * 1024 ** 2, discard: 'old' },
 } as const;
 
-/** Creates the EVENTS, COMMANDS and NOTIFY streams (idempotent; limits of existing streams are brought up to date). */
+/**
+ * Creates the EVENTS and NOTIFY streams (idempotent; limits of existing streams are brought up to date), and removes
+ * the COMMANDS stream of earlier versions, which nothing reads any more.
+ */
 export async function ensureStreams(bus: Bus, t: Topology): Promise<void> {
   const common = { duplicateWindowMs: DUPLICATE_WINDOW_MS, maxAgeMs: STREAM_MAX_AGE_MS };
   await bus.ensureStream({ name: t.notifyStream, subjects: [t.allNotifyFilter], ...common, ...STREAM_LIMITS.notify });
   await bus.ensureStream({ name: t.eventsStream, subjects: [t.allEventsFilter], ...common, ...STREAM_LIMITS.events });
-  await bus.ensureStream({ name: t.commandsStream, subjects: [t.allCommandsFilter], ...common, ...STREAM_LIMITS.commands });
+  await bus.deleteStream(t.retiredCommandsStream); // absent (a new install): nothing to do
 }
 
 /** The durable pull consumer of one event partition. */

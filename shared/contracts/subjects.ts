@@ -7,8 +7,11 @@ export interface Topology {
   partitions: number;
   /** Stream holding accepted SDK batches. */
   eventsStream: string;
-  /** Stream holding API commands (deploy recorded, alert status changed). */
-  commandsStream: string;
+  /**
+   * The stream of API commands of earlier versions, retired (migration 0181): API changes reach subscribers as
+   * notifications through the outbox like the processor's. Named only so that start-up removes it.
+   */
+  retiredCommandsStream: string;
   /** Stream of notifications for the dispatcher (issue.created, alert.triggered, ...). */
   notifyStream: string;
   /** `events.v1.<partition>.<siteId>` */
@@ -17,8 +20,6 @@ export interface Topology {
   partitionFilter(partition: number): string;
   /** Durable pull consumer of one partition. */
   partitionConsumer(partition: number): string;
-  /** `commands.v1.<kind>` */
-  commandSubject(kind: string): string;
   /** `notify.v1.<kind>`, kind being a webhook event kind such as `issue.created`. */
   notifySubject(kind: string): string;
   /** Core-NATS broadcast (not a stream): hashes of API keys just revoked, for every process's key cache. */
@@ -28,7 +29,6 @@ export interface Topology {
   /** Core-NATS broadcast: a process committed outbox rows; the relay wakes at once instead of at its next poll. */
   outboxQueuedSubject: string;
   allEventsFilter: string;
-  allCommandsFilter: string;
   allNotifyFilter: string;
 }
 
@@ -49,18 +49,16 @@ export function topology(prefix: string, partitions: number): Topology {
     prefix,
     partitions,
     eventsStream: `${P}EVENTS`,
-    commandsStream: `${P}COMMANDS`,
+    retiredCommandsStream: `${P}COMMANDS`,
     notifyStream: `${P}NOTIFY`,
     eventSubject: (siteId) => `${p}events.v1.${partitionOf(siteId, partitions)}.${siteId}`,
     partitionFilter: (n) => `${p}events.v1.${n}.>`,
     partitionConsumer: (n) => `${P}processor-p${n}`,
-    commandSubject: (kind) => `${p}commands.v1.${kind}`,
     notifySubject: (kind) => `${p}notify.v1.${kind}`,
     keyRevokedSubject: `${p}broadcast.v1.key-revoked`,
     sdkConfigChangedSubject: `${p}broadcast.v1.sdk-config-changed`,
     outboxQueuedSubject: `${p}broadcast.v1.outbox-queued`,
     allEventsFilter: `${p}events.v1.>`,
-    allCommandsFilter: `${p}commands.v1.>`,
     allNotifyFilter: `${p}notify.v1.>`,
   };
 }

@@ -220,7 +220,7 @@ export interface PageElementTable {
 
 export interface OutboxTable {
   id: Generated<number>;
-  /** The subject's kind: a notification kind (issue.created) or, on the commands stream, `issue` or `alert`. */
+  /** A notification kind (issue.created), or on the `replay` stream the full subject a dead letter goes back to. */
   subject_kind: string;
   msg_id: string;
   payload: Json;
@@ -234,8 +234,11 @@ export interface OutboxTable {
   last_error: string | null;
   /** Set when the relay gave up on the row (after OUTBOX_MAX_ATTEMPTS); it no longer holds back its aggregate. */
   failed_at: Timestamp | null;
-  /** Where the relay publishes it: `notify` (notify.v1.<subject_kind>) or `commands` (commands.v1.<subject_kind>). */
-  stream: Generated<'notify' | 'commands'>;
+  /**
+   * Where the relay publishes it: `notify` (notify.v1.<subject_kind>) or `replay` (a dead letter put back on its
+   * own subject, held in subject_kind; the payload is published as stored). Written only by shared/notify/outbox.ts.
+   */
+  stream: Generated<'notify' | 'replay'>;
 }
 
 /** One row per relay role: the relay whose lease is current is the only one that publishes. */
@@ -260,6 +263,9 @@ export interface DeadLetterTable {
   reason: string;
   payload: string;
   created_at: GeneratedTimestamp;
+  /** Set once by `friction dead-letters replay`, with the operator who ran it (see 0180). */
+  replayed_at: Timestamp | null;
+  replayed_by: string | null;
 }
 
 // --- management plane (migrations 0003-0005) ---
@@ -551,6 +557,9 @@ export interface NotificationDeliveryTable {
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   completed_at: Timestamp | null;
+  /** `alert:<id>` or `issue:<id>`: deliveries of one key to one target are sent in `queued_seq` order (0182). */
+  order_key: string | null;
+  queued_seq: Generated<number>;
 }
 
 export interface DeliveryAttemptTable {
@@ -572,7 +581,7 @@ export interface DegradationEventTable {
   id: string;
   /** null: instance-wide (bus, database, processor lag). */
   org_id: string | null;
-  /** bus_unreachable | database_unreachable | processor_lag | dead_letters | endpoint_disabled | over_quota */
+  /** bus_unreachable | database_unreachable | processor_lag | partition_paused | dead_letters | endpoint_disabled | over_quota */
   kind: string;
   /** What degraded, e.g. an endpoint id; one open event per (kind, subject). */
   subject: string;

@@ -141,6 +141,18 @@ test('delivery: redirects are answers, never followed; a silent server times out
   t.true(Date.now() - started < 5000);
 });
 
+test('delivery: the deadline covers DNS resolution: a 15 s resolver with a 1 s deadline rejects in about 1 s', async (t) => {
+  const { server, port } = await listen(() => [204, {}]);
+  t.teardown(() => server.close());
+  const slowResolver = () => new Promise<string[]>((resolve) => setTimeout(() => resolve(['127.0.0.1']), 15_000).unref());
+  const started = Date.now();
+  const err = await t.throwsAsync(outboundRequest({ url: `http://slow-dns.example.test:${port}/in`, timeoutMs: 1000 }, SELF_HOSTED, slowResolver));
+  const ms = Date.now() - started;
+  t.is((err as { kind?: string }).kind, 'timeout');
+  t.regex(err!.message, /resolving slow-dns\.example\.test/);
+  t.true(ms >= 950 && ms < 5000, `${ms} ms`);
+});
+
 test('delivery: a server that answers its headers and then stalls the body times out too', async (t) => {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-length': '100' });

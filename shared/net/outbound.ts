@@ -199,7 +199,8 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
   const { u } = target;
   const timeoutMs = req.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
   const startedAt = performance.now();
-  const pinned = await pin(u.host, target.host, target.literal, policy, resolve);
+  // The deadline covers resolution: a resolver that answers in 15 s must not let a 10 s send outlive its claim.
+  const pinned = await withinDeadline(pin(u.host, target.host, target.literal, policy, resolve), timeoutMs, target.host);
   // NOTE: the socket asks this lookup for the host; it can only ever answer the address checked above.
   const lookup: LookupFunction = (_host, opts, cb) => {
     if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pinned.address, family: pinned.family }]);
@@ -242,6 +243,16 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
     r.on('error', fail);
     r.end(req.body);
   });
+}
+
+/** `work`, or a timeout OutboundError once `timeoutMs` passed (the work itself is left to finish and is ignored). */
+function withinDeadline<T>(work: Promise<T>, timeoutMs: number, host: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new OutboundError('timeout', `no complete answer within ${timeoutMs} ms (resolving ${host})`)), timeoutMs);
+  });
+  work.catch(() => {}); // a resolution failing after the deadline is not an unhandled rejection
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 function toOutboundError(err: Error, timedOut: boolean, timeoutMs: number, address: string): OutboundError {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { journeyFriction } from '../../routes/journeys/journeys.routes.ts';
 import { EDGE_DECORATORS } from '../../routes/journeys/journeys.schema.ts';
-import { defineTool, limitArg, listMeta, siteArg , Count } from './tool.ts';
+import { defineTool, envOf, environmentArg, limitArg, listMeta, siteArg, Count } from './tool.ts';
 
 export const journeysTool = defineTool({
   name: 'friction_journeys',
@@ -9,6 +9,7 @@ export const journeysTool = defineTool({
   description: 'Page-to-page steps where users hit friction, heaviest first, with the signals on each.',
   input: {
     site_id: siteArg,
+    environment: environmentArg,
     limit: limitArg(100, 10),
     signal_type: z.enum(EDGE_DECORATORS).optional(),
     min_friction_weight: z.number().int().min(0).max(1000).optional().describe('default 1'),
@@ -20,7 +21,7 @@ export const journeysTool = defineTool({
   }),
   async run(c, a, siteId) {
     // The REST route's defaults: the latest 250 sessions with a qualifying signal.
-    const j = await journeyFriction(c.db, { site_id: siteId, limit: 250, min_friction_weight: a.min_friction_weight ?? 1, signal_type: a.signal_type }, c.now());
+    const j = await journeyFriction(c.db, { site_id: siteId, environment: envOf(a.environment), limit: 250, min_friction_weight: a.min_friction_weight ?? 1, signal_type: a.signal_type }, c.now());
     const edges = j.edges.slice(0, a.limit ?? 10).map((e) => ({ from: e.from, to: e.to, sessions: e.sessions, friction_weight: e.friction_weight, signals: e.signals }));
     const top = edges[0];
     return {

@@ -24,7 +24,7 @@ export async function loadSiteContext(db: Kysely<Database>, siteId: string, envi
     listDeploys(db, { site_id: siteId, environment, limit: CONTEXT_CAPS.deploys, offset: 0 }),
     // Alert rules watch production only: a staging context has no alerts (as /query/alerts).
     environment === 'production' ? activeAlerts(db, siteId, CONTEXT_CAPS.alerts) : { rows: [], total: 0 },
-    siteRecommendations(db, siteId, at, CONTEXT_CAPS.recommendations),
+    siteRecommendations(db, siteId, environment, at, CONTEXT_CAPS.recommendations),
   ]);
   return presentContext({
     siteId, environment, at,

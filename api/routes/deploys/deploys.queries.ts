@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, DeployTable, DeployVerificationTable } from '../../../shared/db/database.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
+import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
 import { DEFAULT_SPIKE_THRESHOLD } from '../../../shared/domain/deploy-verification.ts';
 import type { DeployListQuery } from './deploys.schema.ts';
 
@@ -34,7 +35,7 @@ export async function insertDeploy(trx: Transaction<Database>, d: Omit<DeployRow
 
 /** Queues `deploy.recorded` in the write's transaction: the processor's relay publishes it after the commit. */
 export async function enqueueDeployRecorded(trx: Transaction<Database>, deployId: string, payload: Record<string, unknown>): Promise<void> {
-  await trx.insertInto('outbox').values({ subject_kind: 'deploy.recorded', msg_id: `deploy.recorded:${deployId}`, payload: JSON.stringify(payload) }).execute();
+  await enqueueOutbox(trx, [{ kind: 'deploy.recorded', msgId: `deploy.recorded:${deployId}`, payload }]);
 }
 
 /** Deploys of a site and environment, newest first, with the total (one snapshot). */

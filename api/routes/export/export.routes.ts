@@ -20,7 +20,7 @@ export function exportRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middlew
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, ExportQuerySchema);
-    const range = { from: q.from, to: q.to ?? now() };
+    const range = { from: q.from, to: q.to ?? now(), environment: q.environment };
     const chunks = exportChunks(deps.db, q.site_id, range);
     // The first chunk is read before answering, so a database error is still a clean 5xx in the envelope.
     const first = await chunks.next();

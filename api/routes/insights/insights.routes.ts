@@ -16,9 +16,9 @@ export function insightsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
   const router = new Router();
   router.get('/v1/query/insights', deps.readAuth, async (ctx) => {
     const q = siteQuery(ctx, InsightsQuerySchema);
-    const { conversion_event } = await revenueConfig(deps.db, q.site_id);
+    const { conversion_event } = await revenueConfig(deps.db, q.site_id, q.environment);
     const since = new Date(now().getTime() - q.days * 86_400_000);
-    const r = await confusedVersusCalm(deps.db, q.site_id, conversion_event, since);
+    const r = await confusedVersusCalm(deps.db, q.site_id, q.environment, conversion_event, since);
     const common = { site_id: q.site_id, days: q.days, conversion_event, min_group_sessions: MIN_GROUP_SESSIONS };
     if (r.converting === 0) {
       ctx.body = ok({

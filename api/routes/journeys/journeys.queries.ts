@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { environmentWhere } from '../../../shared/db/environment.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import type { PathEvent } from './journey-edges.ts';
 
 const DAY_MS = 86_400_000;
@@ -16,15 +18,17 @@ export const FLOW_MAX_PAGES = 100;
  * The `limit` most recently active sessions of the last JOURNEY_WINDOW_DAYS with at least one signal of `types`,
  * with their page views and signals (signal confidence from the event's `meta.confidence`, when the SDK sent it).
  */
-export async function journeySessions(db: Kysely<Database>, siteId: string, types: readonly string[], limit: number, now: Date): Promise<{ id: string; events: PathEvent[] }[]> {
+export async function journeySessions(db: Kysely<Database>, siteId: string, environment: Environment, types: readonly string[], limit: number, now: Date): Promise<{ id: string; events: PathEvent[] }[]> {
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
   const sessions = await db
     .selectFrom('sessions as s')
     .select('s.id')
     .where('s.site_id', '=', siteId)
     .where('s.last_seen_at', '>=', since)
+    .where(environmentWhere(environment, 's.environment'))
     .where((eb) => eb.exists(eb.selectFrom('signals as g').select(sql`1`.as('one'))
       .whereRef('g.site_id', '=', 's.site_id').whereRef('g.session_id', '=', 's.id')
+      .where('g.environment', '=', environment)
       .where('g.ts', '>=', since).where('g.signal_type', 'in', [...types])))
     .orderBy('s.last_seen_at', 'desc')
     .orderBy('s.id')
@@ -37,6 +41,7 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, type
     .select(['session_id', 'type', 'page', 'ts', 'signal', 'selector', sql<number | null>`case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end`.as('confidence')])
     .where('site_id', '=', siteId)
     .where('session_id', 'in', ids)
+    .where(environmentWhere(environment))
     .where('type', 'in', ['page_view', 'signal'])
     .where('ts', '>=', since)
     .orderBy('ts')
@@ -55,7 +60,7 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, type
  * consecutive page views as edges (busiest first), and per page its views, entries (first view of a session) and
  * exits (last view).
  */
-export async function navigationFlows(db: Kysely<Database>, siteId: string, now: Date) {
+export async function navigationFlows(db: Kysely<Database>, siteId: string, environment: Environment, now: Date) {
   const since = new Date(now.getTime() - FLOW_WINDOW_DAYS * DAY_MS);
   const views = sql`
     select e.session_id, e.page,
@@ -63,9 +68,9 @@ export async function navigationFlows(db: Kysely<Database>, siteId: string, now:
            row_number() over (partition by e.session_id order by e.ts, e.id) as first_rank,
            row_number() over (partition by e.session_id order by e.ts desc, e.id desc) as last_rank
     from events e
-    where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since}
+    where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since} and ${environmentWhere(environment, 'e.environment')}
       and e.session_id in (
-        select id from sessions where site_id = ${siteId} and last_seen_at >= ${since}
+        select id from sessions where site_id = ${siteId} and last_seen_at >= ${since} and ${environmentWhere(environment)}
         order by last_seen_at desc, id limit ${FLOW_MAX_SESSIONS})`;
   const [edges, pages, analysed] = await Promise.all([
     sql<{ from: string; to: string; sessions: number; transitions: number }>`

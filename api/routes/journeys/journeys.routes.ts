@@ -13,7 +13,7 @@ import { EDGE_DECORATORS, FlowsQuerySchema, JourneyQuerySchema, type JourneyQuer
 /** `/query/journeys/friction`: friction edges of the latest `q.limit` sessions (spec "Journey friction rules"). */
 export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at: Date) {
   const types = q.signal_type ? [q.signal_type] : EDGE_DECORATORS;
-  const sessions = await journeySessions(db, q.site_id, types, q.limit, at);
+  const sessions = await journeySessions(db, q.site_id, q.environment, types, q.limit, at);
   const qualifying = new Set(types);
   const edges = journeyFrictionEdges(sessions, (t) => (qualifying.has(t) ? signalWeight(t) : undefined), q.min_friction_weight);
   return presentJourneys(q.site_id, q, sessions.length, edges);
@@ -27,8 +27,8 @@ export function journeysRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
     ctx.body = ok(await journeyFriction(deps.db, siteQuery(ctx, JourneyQuerySchema), now()));
   });
   const flows: Koa.Middleware = async (ctx) => {
-    const { site_id } = siteQuery(ctx, FlowsQuerySchema);
-    ctx.body = ok(presentFlows(site_id, await navigationFlows(deps.db, site_id, now())));
+    const { site_id, environment } = siteQuery(ctx, FlowsQuerySchema);
+    ctx.body = ok(presentFlows(site_id, await navigationFlows(deps.db, site_id, environment, now())));
   };
   router.get('/v1/query/flows', deps.readAuth, flows);
   router.get('/v1/flows', deps.readAuth, flows);

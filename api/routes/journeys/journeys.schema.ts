@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
 
 /** Signal types that decorate journey edges (catalog `journey_edge_decorator`). */
@@ -10,10 +11,11 @@ export const JourneyQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(250).describe('sessions analysed: the most recently active ones of the last 30 days with a qualifying signal'),
   min_friction_weight: z.coerce.number().int().min(0).max(1000).default(1).describe('edges weighing less are removed before sorting'),
   signal_type: z.enum(EDGE_DECORATORS).optional().describe('only this edge-decorator signal type; default all of them'),
+  environment: EnvironmentParam,
 });
 export type JourneyQuery = z.infer<typeof JourneyQuerySchema>;
 
-export const FlowsQuerySchema = z.object({ site_id: Uuid() });
+export const FlowsQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 
 /** `/query/journeys/friction`. */
 export const JourneysResponseSchema = z.object({

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { DaysParam } from '../pages/page.schema.ts';
 
-export const RevenueQuerySchema = z.object({ site_id: Uuid() });
+export const RevenueQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 export const RecommendationsQuerySchema = z.object({
   site_id: Uuid(),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('fixes listed, 1-100'),
+  environment: EnvironmentParam,
 });
-export const InsightsQuerySchema = z.object({ site_id: Uuid(), days: DaysParam });
+export const InsightsQuerySchema = z.object({ site_id: Uuid(), days: DaysParam, environment: EnvironmentParam });
 
 const Rate = z.number().min(0).max(1).nullable().describe('0..1, four decimals; null without sessions');
 

@@ -14,9 +14,9 @@ export function sessionRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middle
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, SessionQuerySchema);
-    const session = await findSession(deps.db, q.site_id, q.session_id);
+    const session = await findSession(deps.db, q.site_id, q.environment, q.session_id);
     if (!session) throw new NotFoundError('session not found');
-    const rows = await sessionTimeline(deps.db, q.site_id, session.id);
+    const rows = await sessionTimeline(deps.db, q.site_id, q.environment, session.id);
     // The first stored event can predate the session row's start when the SDK's clock is behind.
     const started = rows.length > 0 && rows[0].ts < session.started_at ? rows[0].ts : session.started_at;
     ctx.body = ok(presentSession(session.id, started, rows));

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { QueryText } from '../pages/page.schema.ts';
 
 export const SessionQuerySchema = z.object({
   site_id: Uuid(),
   session_id: QueryText(132).describe('the SDK session id, with or without the ses_ prefix the API shows'),
+  environment: EnvironmentParam.describe('production (default) or staging: a session of the other environment is 404'),
 });
 
 /** `/query/session` and `/v1/session`: each event carries its time as both `occurred_at` and `timestamp`. */

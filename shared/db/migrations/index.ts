@@ -18,6 +18,9 @@ import * as m0160 from './0160_screenshot_source_url.ts';
 import * as m0170 from './0170_password_resets.ts';
 import * as m0171 from './0171_privacy_erasures.ts';
 import * as m0172 from './0172_site_retention.ts';
+import * as m0180 from './0180_dead_letter_replay.ts';
+import * as m0181 from './0181_retire_commands_stream.ts';
+import * as m0182 from './0182_delivery_order.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +43,7 @@ export const migrations: Record<string, Migration> = {
   '0170_password_resets': m0170,
   '0171_privacy_erasures': m0171,
   '0172_site_retention': m0172,
+  '0180_dead_letter_replay': m0180,
+  '0181_retire_commands_stream': m0181,
+  '0182_delivery_order': m0182,
 };

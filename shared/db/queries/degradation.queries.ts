@@ -6,7 +6,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type DegradationRow = Selectable<DegradationEventTable>;
 
 /** Degradation kinds, each with what `subject` names. */
-export const DEGRADATION_KINDS = ['bus_unreachable', 'database_unreachable', 'processor_lag', 'dead_letters', 'endpoint_disabled', 'over_quota'] as const;
+export const DEGRADATION_KINDS = ['bus_unreachable', 'database_unreachable', 'processor_lag', 'partition_paused', 'dead_letters', 'endpoint_disabled', 'over_quota'] as const;
 export type DegradationKind = (typeof DEGRADATION_KINDS)[number];
 
 /**

@@ -27,14 +27,22 @@ export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'channel' | 'endpoint_id'
 
 type ClaimedRow = Omit<ClaimedDelivery, 'endpoint'> & { ep_url: string | null; ep_secret_sealed: string | null; ep_active: boolean | null; ep_deleted_at: Date | null };
 
-/** The claim as a CTE `c` (see claimDueDeliveries). */
+/**
+ * The claim as a CTE `c` (see claimDueDeliveries). A delivery with an `order_key` waits while an earlier one of the
+ * same key to the same channel, endpoint and target is pending (retrying, or claimed by a sender): an alert's
+ * resolve never overtakes its trigger. An earlier one that failed for good no longer holds it back.
+ */
 function claimCte(now: Date, limit: number, leaseMs: number) {
   return sql`c as (
       update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
       where d.id in (
-        select id from notification_deliveries
-        where status = 'pending' and next_attempt_at <= ${now}
-        order by next_attempt_at limit ${limit} for update skip locked)
+        select q.id from notification_deliveries q
+        where q.status = 'pending' and q.next_attempt_at <= ${now}
+          and (q.order_key is null or not exists (
+            select 1 from notification_deliveries p
+            where p.order_key = q.order_key and p.status = 'pending' and p.channel = q.channel and p.queued_seq < q.queued_seq
+              and p.endpoint_id is not distinct from q.endpoint_id and p.target = q.target))
+        order by q.next_attempt_at limit ${limit} for update of q skip locked)
       returning d.id, d.channel, d.endpoint_id, d.event_id, d.target, d.body, d.attempts)`;
 }
 

@@ -1,8 +1,6 @@
-import type { AlertStatusChanged } from '../../../../shared/contracts/commands.ts';
-import { announceOutboxRows, enqueueCommand } from '../../../../shared/notify/command-outbox.ts';
+import { announceOutboxRows, enqueueOutbox } from '../../../../shared/notify/outbox.ts';
 import { ConflictError } from '../../../../shared/errors.ts';
-import { alertNotification, enqueueNotifications } from '../../../../shared/notify/alert-notification.ts';
-import { newId } from '../../../../shared/ids.ts';
+import { alertNotification } from '../../../../shared/notify/alert.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES } from '../../../http/auth.ts';
 import { idParam, type RouteTable } from '../../../http/routes.ts';
 import { audit } from '../../audit/audit.ts';
@@ -20,7 +18,7 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     table.add({
       method, path, tag: 'alerts',
       summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
-      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. A change is published as an alert.status_changed command once it committed (through the outbox); acknowledged and resolved also send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email).',
+      description: 'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. Acknowledged and resolved send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email) once the change committed, through the outbox, in order with the other events of the alert; investigating is recorded in the audit log only.',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
       params: idParam(param), notFound: NOT_FOUND, body: AlertPatchSchema, response: AlertSchema,
       async handler(_ctx, { params, body, principal, guard }) {
@@ -38,17 +36,13 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
             orgId: before!.org_id, siteId: after.site_id, action: 'alert.update', targetType: 'alert', targetId: id,
             summary: { changes: { status: { from, to: body.status }, ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}) } },
           });
-          const command: AlertStatusChanged = {
-            kind: 'alert.status_changed', command_id: newId(), org_id: before!.org_id, site_id: after.site_id, alert_id: id,
-            from, to: body.status, resolved_reason: after.resolved_reason, actor: principal.label, at: now.toISOString(),
-          };
-          // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this transaction.
+          // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
+          // transaction: published after the commit (never for a change that rolled back), in order per alert.
           if (body.status === 'acknowledged' || body.status === 'resolved') {
-            await enqueueNotifications(trx, [alertNotification(`alert.${body.status}`, { ...after, details: after.details }, now)]);
+            await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
+            return { presented: presentAlert(after), queued: true };
           }
-          // The command too: published after the commit (never for a change that rolled back), in order per alert.
-          await enqueueCommand(trx, command, `alert:${id}`);
-          return { presented: presentAlert(after), queued: true };
+          return { presented: presentAlert(after), queued: false };
         });
         if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
         return presented;

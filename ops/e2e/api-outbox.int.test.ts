@@ -1,7 +1,5 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { safeDecode } from '../../shared/contracts/codec.ts';
-import { CommandSchema, type Command } from '../../shared/contracts/commands.ts';
 import type { BusConsumer } from '../../shared/bus/bus.ts';
 import { startPrivateNats } from '../../shared/testing/nats-server.ts';
 import { uniqueTestId } from '../../shared/testing/services.ts';
@@ -10,15 +8,21 @@ import { tenantFixtures } from '../testing/manage-fixtures.ts';
 import { eventually } from '../testing/sdk-batch.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
-/** Every command consumed so far (acked as read), accumulated across fetches. */
-function commandLog(consumer: BusConsumer) {
-  const seen: Command[] = [];
+/** An `issue.updated` notification as the relay publishes it on NOTIFY. */
+interface IssueUpdated {
+  issue: { id: string; status: string };
+  changes: Record<string, { from: unknown; to: unknown }>;
+  actor?: string;
+}
+
+/** Every issue.updated notification consumed so far (acked as read), accumulated across fetches. */
+function notificationLog(consumer: BusConsumer) {
+  const seen: IssueUpdated[] = [];
   return {
     seen,
-    async drain(): Promise<Command[]> {
+    async drain(): Promise<IssueUpdated[]> {
       for (const m of await consumer.fetch(100, 200)) {
-        const r = safeDecode(CommandSchema, m.data);
-        if (r.ok) seen.push(r.value);
+        seen.push(JSON.parse(new TextDecoder().decode(m.data)) as IssueUpdated);
         m.ack();
       }
       return seen;
@@ -26,13 +30,14 @@ function commandLog(consumer: BusConsumer) {
   };
 }
 
-async function issueCommands(stack: TestStack) {
+async function issueNotifications(stack: TestStack) {
   const topo = stack.infra.topology;
-  const consumer = await stack.infra.bus.ensureConsumer({ stream: topo.commandsStream, name: `test-cmd-${uniqueTestId()}`, filterSubject: topo.commandSubject('issue'), maxDeliver: 1, ackWaitMs: 30_000, maxAckPending: 1000 });
-  return commandLog(consumer);
+  const consumer = await stack.infra.bus.ensureConsumer({ stream: topo.notifyStream, name: `test-notify-${uniqueTestId()}`, filterSubject: topo.notifySubject('issue.updated'), maxDeliver: 1, ackWaitMs: 30_000, maxAckPending: 1000 });
+  return notificationLog(consumer);
 }
 
-const statusOf = (c: Command) => (c.kind === 'issue.updated' ? (c.changes as { status?: { to: string } }).status?.to : undefined);
+const statusOf = (c: IssueUpdated) => (c.changes as { status?: { to: string } }).status?.to;
+const about = (id: string) => (c: IssueUpdated) => c.issue.id === id;
 
 test.serial('a PATCH whose transaction fails at commit publishes nothing; a committed one is consumed promptly, in order per issue', async (t) => {
   const stack = await startTestStack();
@@ -41,11 +46,11 @@ test.serial('a PATCH whose transaction fails at commit publishes nothing; a comm
   const fx = tenantFixtures(stack, stack.tenant);
   const api = apiClient(stack.baseUrl);
   const owner = stack.tenant.owner.token;
-  const log = await issueCommands(stack);
+  const log = await issueNotifications(stack);
   const [failing, other] = [await fx.issueId(), await fx.issueId()];
 
   // A deferred constraint trigger fails the transaction at COMMIT, after every statement of the route ran (the
-  // command was published there before the outbox).
+  // change was published there before the outbox).
   const fn = `fail_commit_${uniqueTestId()}`;
   await sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'injected commit failure'; end $$`).execute(db);
   await sql.raw(`create constraint trigger ${fn} after update on ux_issues deferrable initially deferred for each row when (new.note = 'fail at commit') execute function ${fn}()`).execute(db);
@@ -61,24 +66,24 @@ test.serial('a PATCH whose transaction fails at commit publishes nothing; a comm
   }
   const done = await eventually(async () => {
     const seen = await log.drain();
-    return seen.filter((c) => c.kind === 'issue.updated' && c.issue_id === other).length === statuses.length ? seen : undefined;
+    return seen.filter(about(other)).length === statuses.length ? seen : undefined;
   }, 20_000, 20);
-  const of = (id: string) => done.filter((c) => c.kind === 'issue.updated' && c.issue_id === id);
+  const of = (id: string) => done.filter(about(id));
   t.deepEqual(of(other).map(statusOf), statuses);
   await eventually(async () => of(failing).length === statuses.length || (await log.drain(), false), 20_000, 20);
   t.deepEqual(of(failing).map(statusOf), statuses, 'the failed change was never announced; the committed ones were, in order');
-  t.false(done.some((c) => c.kind === 'issue.updated' && (c.changes as { note?: { to: string } }).note?.to === 'fail at commit'));
+  t.false(done.some((c) => (c.changes as { note?: { to: string } }).note?.to === 'fail at commit'));
 
-  // One PATCH → its command consumed: the API's broadcast wakes the relay (the relay's poll, 1 s, is the fallback).
+  // One PATCH → its notification consumed: the API's broadcast wakes the relay (the relay's poll, 1 s, is the fallback).
   const t1 = performance.now();
   t.is((await api('PATCH', `/v1/manage/issues/${other}`, { token: owner, body: { note: 'latency probe' } })).status, 200);
-  await eventually(async () => (await log.drain()).some((c) => c.kind === 'issue.updated' && c.issue_id === other && (c.changes as { note?: { to: string } }).note?.to === 'latency probe'), 20_000, 5);
+  await eventually(async () => (await log.drain()).some((c) => c.issue.id === other && (c.changes as { note?: { to: string } }).note?.to === 'latency probe'), 20_000, 5);
   const oneMs = performance.now() - t1;
-  t.log(`PATCH → command consumed: ${Math.round(oneMs)} ms`);
+  t.log(`PATCH → notification consumed: ${Math.round(oneMs)} ms`);
   t.true(oneMs < 3000, `${Math.round(oneMs)} ms`);
 });
 
-test.serial('a PATCH while NATS is down answers 200, and its command is delivered once NATS is back', async (t) => {
+test.serial('a PATCH while NATS is down answers 200, and its issue.updated notification is published once NATS is back', async (t) => {
   const nats = await startPrivateNats();
   const stack = await startTestStack({ env: { NATS_URL: nats.url } });
   t.teardown(async () => {
@@ -88,19 +93,19 @@ test.serial('a PATCH while NATS is down answers 200, and its command is delivere
   const fx = tenantFixtures(stack, stack.tenant);
   const api = apiClient(stack.baseUrl);
   const id = await fx.issueId();
-  const log = await issueCommands(stack);
+  const log = await issueNotifications(stack);
 
   await nats.stop();
   const r = await api('PATCH', `/v1/manage/issues/${id}`, { token: stack.tenant.owner.token, body: { status: 'in_progress', note: 'while NATS was down' } });
   t.is(r.status, 200, r.text);
   t.is(r.body.data.status, 'in_progress');
-  const pending = await stack.infra.database.db.selectFrom('outbox').select(['published_at']).where('stream', '=', 'commands').where('aggregate', '=', `issue:${id}`).execute();
+  const pending = await stack.infra.database.db.selectFrom('outbox').select(['published_at']).where('subject_kind', '=', 'issue.updated').where('aggregate', '=', `issue:${id}`).execute();
   t.deepEqual(pending.map((p) => p.published_at), [null], 'queued, not yet published');
 
   await nats.start();
   const seen = await eventually(async () => {
-    const all = await log.drain().catch(() => [] as Command[]);
-    const mine = all.filter((c) => c.kind === 'issue.updated' && c.issue_id === id);
+    const all = await log.drain().catch(() => [] as IssueUpdated[]);
+    const mine = all.filter(about(id));
     return mine.length > 0 ? mine : undefined;
   }, 60_000, 250);
   t.deepEqual(seen.map(statusOf), ['in_progress']);
