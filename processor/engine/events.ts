@@ -1,4 +1,4 @@
-import type { EventBatchMessage, EventType } from '../../shared/contracts/ingest.ts';
+import type { EventType } from '../../shared/contracts/ingest.ts';
 import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 
 /**

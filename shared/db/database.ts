@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * The one kysely Database type. snake_case stays inside the data layer (queries and stores).
@@ -668,7 +668,3 @@ export interface Database {
   screenshot_quota: ScreenshotQuotaTable;
 }
 
-export type SiteRow = Selectable<SiteTable>;
-export type ApiKeyRow = Selectable<ApiKeyTable>;
-export type NewEvent = Insertable<EventTable>;
-export type PageScoreRow = Selectable<PageScoreTable>;

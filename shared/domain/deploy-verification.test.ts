@@ -32,7 +32,6 @@ import {
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 
 /** Reference: P(X ≤ k) by summing the pmf directly with exact-ish binomial coefficients (small n only). */
 function naiveCdf(k: number, n: number, p: number): number {

@@ -8,7 +8,6 @@ export const AuditQuerySchema = z.object({
   action: z.string().regex(/^[a-z_]+(\.[a-z_]+|\.\*)$/, 'must be an action such as auth.login, or resource.* for every action on a resource').optional()
     .describe('only entries of this action (auth.login), or of every action on one resource (auth.*)'),
 });
-export type AuditQuery = z.infer<typeof AuditQuerySchema>;
 
 export const AuditEntrySchema = z.object({
   id: z.number().int(),

@@ -4,7 +4,6 @@ import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { ENVIRONMENTS } from '../../../shared/domain/deploy-verification.ts';
 
 export const ContextQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
-export type ContextQuery = z.infer<typeof ContextQuerySchema>;
 
 /** Most items of each list in the context (docs/mcp.md): an assistant reads the worst first, then asks a tool for more. */
 export const CONTEXT_CAPS = { pages: 10, issues: 10, deploys: 5, alerts: 5, recommendations: 5 } as const;

@@ -60,7 +60,7 @@ function usePageSparks(site: string, pages: string[]): Map<string, number[]> {
   const key = [...new Set(pages)].sort().join('\n');
   useEffect(() => {
     let live = true;
-    Promise.all([...new Set(pages)].map((p) => get<{ history: ScorePoint[] }>('/v1/query/trends', { site_id: site, page: p, days: 7 }).then((t): [string, number[]] => [p, t.history.map((h) => h.score)], (): [string, number[]] => [p, []])))
+    void Promise.all([...new Set(pages)].map((p) => get<{ history: ScorePoint[] }>('/v1/query/trends', { site_id: site, page: p, days: 7 }).then((t): [string, number[]] => [p, t.history.map((h) => h.score)], (): [string, number[]] => [p, []])))
       .then((rows) => live && setM(new Map(rows)));
     return () => {
       live = false;
