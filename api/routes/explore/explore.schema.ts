@@ -34,7 +34,7 @@ export type Metric = (typeof METRICS)[number];
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 const NO_NUL = /^[^\u0000]*$/;
-const TextValue = z.string().min(1).max(EXPLORE_MAX_VALUE_LENGTH).regex(NO_NUL, 'must not contain NUL characters');
+const TextValue = z.string({ error: 'must be a string for the text fields signal, page, source and event_type' }).min(1).max(EXPLORE_MAX_VALUE_LENGTH).regex(NO_NUL, 'must not contain NUL characters');
 
 const TextFilter = z.strictObject({
   field: z.enum(TEXT_FIELDS),
