@@ -12,6 +12,7 @@ import * as m0070 from './0070_create_page_screenshots.ts';
 import * as m0080 from './0080_outbox_commands.ts';
 import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
+import * as m0130 from './0130_sessions_recent_first.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0080_outbox_commands': m0080,
   '0100_environment_scoped_results': m0100,
   '0110_page_elements_write_cost': m0110,
+  '0130_sessions_recent_first': m0130,
 };
