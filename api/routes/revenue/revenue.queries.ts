@@ -73,8 +73,11 @@ export async function issueConversions(db: Kysely<Database>, siteId: string, con
       where v.site_id = ${siteId} and v.type = 'page_view' and v.ts >= ${since} and v.page in (select page from issues)
     ), calm as (
       select w.page, w.session_id from viewers w
-      where not exists (select 1 from signals g where g.site_id = ${siteId} and g.environment = 'production' and g.page = w.page and g.session_id = w.session_id
-                          and g.ts >= ${since} and g.signal_type in (${sql.join(WEIGHTED)}))
+      -- The session's production signal events on the page, through events' (site, session, ts) index: signals has
+      -- no session index, so probing it read every signal of the page once per viewer.
+      where not exists (select 1 from events g where g.site_id = ${siteId} and g.session_id = w.session_id and g.ts >= ${since}
+                          and g.type = 'signal' and g.page = w.page and g.signal in (${sql.join(WEIGHTED)})
+                          and (g.environment is null or g.environment <> 'staging'))
     ), met_counts as (
       select m.issue_id, count(*)::int as affected, count(c.session_id)::int as affected_converted
       from met m left join conv c using (session_id) group by m.issue_id
