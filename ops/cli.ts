@@ -269,11 +269,22 @@ export function cliProgram(): Command {
       process.exitCode = await replayDeadLettersCommand(loadConfig(), { ids, actor: o.actor });
     });
 
-  program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json)')
+  program.command('demo').description('send realistic synthetic SDK traffic to a running Friction (defaults from .friction/credentials.json), or with --events write 30 days of realistic data straight into the database')
     .option('--sessions <n>', 'visitor sessions to send', wholeNumber(1, 100_000), 300)
     .option('--base-url <url>', 'the Friction (ingest) base URL; default base_url of credentials.json', httpUrl)
     .option('--key <svc_pub_…>', 'publishable key; default publishable_key of credentials.json', publishableKey)
-    .action(async (o: { sessions: number; baseUrl?: string; key?: string }) => {
+    .option('--events <n>', 'write this many events straight into the database (COPY), with their sessions, signals, scores, issues and deploys', wholeNumber(1, 100_000_000))
+    .option('--days <n>', 'with --events: days of data, ending now', wholeNumber(1, 90), 30)
+    .option('--pages <n>', 'with --events: distinct pages (a long tail)', wholeNumber(1, 100_000), 2000)
+    .option('--site <uuid>', 'with --events: the site to write for; default a new organization and site')
+    .option('--seed <n>', 'with --events: seed of the generator', wholeNumber(0, 2 ** 31), 1)
+    .action(async (o: { sessions: number; baseUrl?: string; key?: string; events?: number; days: number; pages: number; site?: string; seed: number }) => {
+      if (o.events !== undefined) {
+        const config = loadConfig();
+        const { runDemoData } = await import('./demo-data.ts');
+        await runDemoData(config, { events: o.events, days: o.days, pages: o.pages, site: o.site, seed: o.seed }, createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, { role: 'demo' }));
+        return;
+      }
       const { runDemo } = await import('./demo.ts');
       await runDemo(loadConfig(), o);
     });
@@ -305,8 +316,8 @@ export function cliProgram(): Command {
       process.exitCode = await runDoctorCommand(args, defaultIo, packageVersion());
     });
 
-  program.command('bench').description('run a benchmark: pipeline, engine, embedded, sdk, verify, alerts or mcp (options after the name go to it)')
-    .argument('<name>', 'pipeline, engine, embedded, sdk, verify, alerts or mcp')
+  program.command('bench').description('run a benchmark: pipeline, engine, processor, embedded, sdk, verify, alerts, mcp, query or fuzz (options after the name go to it)')
+    .argument('<name>', 'pipeline, engine, processor, embedded, sdk, verify, alerts, mcp, query or fuzz')
     .argument('[options...]')
     .allowUnknownOption()
     .action(async (name: string, rest: string[]) => {

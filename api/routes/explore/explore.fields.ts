@@ -1,0 +1,113 @@
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
+import type { ExploreFilter, Metric, Op } from './explore.schema.ts';
+
+/**
+ * The fixed map from the Explore vocabulary to SQL (pure: builds expressions, runs nothing). Every field, metric
+ * and group is one entry here; input only ever reaches the SQL as a bound parameter, never as text. The meanings
+ * are written out in docs/explorer.md and executed by explore.reference.ts, which the property test holds this
+ * map to.
+ */
+
+/** What the compiler knows of the request beyond the query: never taken from the query itself. */
+export interface ExploreScope {
+  siteId: string;
+  environment: Environment;
+  /** Sessions whose first event is in [from, to]. */
+  from: Date;
+  to: Date;
+}
+
+/** Signal types that make a session confused: every catalogued (weighted) type, as /query/insights counts them. */
+export const CONFUSING_SIGNALS: readonly string[] = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
+
+/** The fallback source of a session that sent none (as /query/insights names it). */
+export const DIRECT_SOURCE = '(direct)';
+
+type S = ExpressionBuilder<Database & { s: Database['sessions'] }, 's'>;
+
+/**
+ * `contains`: the value matched anywhere, literally. `\`, `%` and `_` are escaped with `\`, which the LIKE
+ * below declares as its escape character, so `100%` matches only a literal "100%".
+ */
+export function likePattern(value: string): string {
+  return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function textMatch(expr: Expression<string | null>, op: Exclude<Op, 'is_not'>, value: string): RawBuilder<SqlBool> {
+  return op === 'is' ? sql<SqlBool>`${expr} = ${value}` : sql<SqlBool>`${expr} like ${likePattern(value)} escape '\\'`;
+}
+
+/** The site and environment predicates, added by the compiler to every statement; a query cannot name them. */
+export function scopePredicate(eb: S, scope: ExploreScope): Expression<SqlBool> {
+  const env = scope.environment === 'staging'
+    ? eb('s.environment', '=', 'staging')
+    // A session without an environment is production's (the SDK's default), as the processor folds it.
+    : eb.or([eb('s.environment', 'is', null), eb('s.environment', '<>', 'staging')]);
+  return eb.and([eb('s.site_id', '=', scope.siteId), env, eb('s.started_at', '>=', scope.from), eb('s.started_at', '<=', scope.to)]);
+}
+
+/** The session's source as filters and groups see it: the SDK's `context.source`, or `(direct)` when it sent none. */
+export const sourceExpr = (ref: 's' | 'm' = 's') => sql<string>`coalesce(nullif(${sql.ref(`${ref}.source`)}, ''), ${sql.lit(DIRECT_SOURCE)})`;
+
+/**
+ * Whether the session has an event matching `cond`. Every event of a session is at or after its first event, which
+ * is in the window, so `e.ts >= from` changes no answer; it lets the database skip older time chunks.
+ */
+function hasEvent(eb: S, scope: ExploreScope, cond: (e: RawBuilder<unknown>) => RawBuilder<SqlBool>): Expression<SqlBool> {
+  return eb.exists(
+    eb.selectFrom('events as e').select(sql.lit(1).as('one'))
+      .where('e.site_id', '=', scope.siteId)
+      .whereRef('e.session_id', '=', 's.id')
+      .where('e.ts', '>=', scope.from)
+      .where(() => cond(sql`e`)),
+  );
+}
+
+const col = (e: RawBuilder<unknown>, name: string) => sql<string | null>`${e}.${sql.ref(name)}`;
+
+/** One filter as a predicate over the session row `s`. */
+export function filterPredicate(eb: S, scope: ExploreScope, f: ExploreFilter): Expression<SqlBool> {
+  switch (f.field) {
+    case 'converted': {
+      const converted = eb('s.conversions', '>', 0);
+      return (f.op === 'is') === f.value ? converted : eb.not(converted);
+    }
+    case 'confused': {
+      const confused = hasEvent(eb, scope, (e) => sql<SqlBool>`${col(e, 'type')} = 'signal' and ${col(e, 'signal')} in (${sql.join(CONFUSING_SIGNALS)})`);
+      return (f.op === 'is') === f.value ? confused : eb.not(confused);
+    }
+    case 'source':
+      return f.op === 'is_not' ? eb.not(textMatch(sourceExpr(), 'is', f.value)) : textMatch(sourceExpr(), f.op, f.value);
+    case 'page':
+    case 'signal':
+    case 'event_type': {
+      const op = f.op === 'is_not' ? 'is' : f.op;
+      const match = (e: RawBuilder<unknown>): RawBuilder<SqlBool> =>
+        f.field === 'page' ? textMatch(col(e, 'page'), op, f.value)
+        : f.field === 'event_type' ? textMatch(col(e, 'type'), op, f.value)
+        : sql<SqlBool>`${col(e, 'type')} = 'signal' and ${textMatch(col(e, 'signal'), op, f.value)}`;
+      const exists = hasEvent(eb, scope, match);
+      // is_not: the session has no such event at all (never viewed the page, never met the signal).
+      return f.op === 'is_not' ? eb.not(exists) : exists;
+    }
+  }
+}
+
+/** Session columns a measure reads, under the alias `m` of the matching-sessions subquery. */
+export const METRIC_SQL: Record<Metric, { unit: 'sessions' | 'page_views' | 'ratio' | 'ms'; agg: RawBuilder<number | null> }> = {
+  count: { unit: 'sessions', agg: sql<number>`count(*)::float8` },
+  avg_pageviews: { unit: 'page_views', agg: sql<number | null>`avg(m.page_views)::float8` },
+  conversion_rate: { unit: 'ratio', agg: sql<number | null>`avg(case when m.conversions > 0 then 1 else 0 end)::float8` },
+  avg_dwell_ms: { unit: 'ms', agg: sql<number | null>`avg(m.dwell_ms)::float8` },
+  bounce_rate: { unit: 'ratio', agg: sql<number | null>`avg(case when m.page_views < 2 then 1 else 0 end)::float8` },
+};
+
+/** A session's dwell: its last event's time minus its first's, in milliseconds. */
+export const dwellMsExpr = sql<number>`(extract(epoch from (s.last_seen_at - s.started_at)) * 1000)::float8`;
+/** The UTC day a session started. */
+export const dayExpr = sql<string>`to_char(s.started_at at time zone 'UTC', 'YYYY-MM-DD')`;
+/** A session's cohort: the app version it ran (`context.app_version`), null when the SDK sent none. */
+export const cohortExpr = sql<string | null>`nullif(s.app_version, '')`;
