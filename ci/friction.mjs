@@ -251,10 +251,121 @@ ${DOCTOR_USAGE}`);
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
+// cli/mcp.ts
+import { createInterface } from "node:readline";
+var MCP_USAGE = `friction mcp --url <base URL> --key <svc_mcp_\u2026 key>   (or env FRICTION_URL, FRICTION_KEY)
+
+Serves MCP over stdio for a desktop assistant, forwarding every message to <base URL>/v1/mcp with the key.
+Logs go to stderr; stdout carries only MCP messages.`;
+function mcpEndpoint(base) {
+  const u = new URL(base);
+  const path = u.pathname.replace(/\/+$/, "").replace(/\/v1$/, "");
+  return new URL(`${path}/v1/mcp`, u.origin);
+}
+function parseArgs3(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, void 0];
+    if (flag === "--help" || flag === "-h") out.help = true;
+    else if (flag === "--url" || flag === "--key") {
+      const v = inline ?? argv[++i];
+      if (v === void 0) return { bad: `${flag} needs a value` };
+      if (flag === "--url") out.url = v;
+      else out.key = v;
+    } else return { bad: `unknown option ${a}` };
+  }
+  return out;
+}
+function messagesOf(contentType, text) {
+  if (contentType.includes("text/event-stream")) {
+    return text.split(/\r?\n\r?\n/).map((ev) => ev.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter((d) => d !== "").flatMap((d) => [JSON.parse(d)].flat());
+  }
+  return text.trim() === "" ? [] : [JSON.parse(text)].flat();
+}
+async function runMcpCommand(argv, io, input = process.stdin) {
+  const say = (line) => io.err(`friction mcp: ${line}`);
+  const args = parseArgs3(argv);
+  if (args.help) {
+    io.err(MCP_USAGE);
+    return 0;
+  }
+  const base = args.url ?? io.env.FRICTION_URL;
+  const key = args.key ?? io.env.FRICTION_KEY;
+  const problem = args.bad ?? (!base ? "--url (or FRICTION_URL) is required" : !/^https?:\/\//.test(base) ? `--url must be an http(s) URL: ${base}` : !key ? "--key (or FRICTION_KEY) is required" : void 0);
+  if (problem) {
+    say(`${problem}
+
+${MCP_USAGE}`);
+    return 2;
+  }
+  const endpoint = mcpEndpoint(base);
+  let protocolVersion;
+  const write = (m) => process.stdout.write(`${JSON.stringify(m)}
+`);
+  const failed = (m, why) => {
+    say(`${endpoint.href}: ${why}`);
+    if (m.method !== void 0 && m.id !== void 0 && m.id !== null) {
+      write({ jsonrpc: "2.0", id: m.id, error: { code: -32e3, message: `Friction at ${endpoint.origin} did not answer: ${why}` } });
+    }
+  };
+  async function forward(m) {
+    let res;
+    try {
+      res = await io.fetch(endpoint, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...protocolVersion ? { "mcp-protocol-version": protocolVersion } : {}
+        },
+        body: JSON.stringify(m),
+        signal: AbortSignal.timeout(6e4)
+      });
+    } catch (err) {
+      failed(m, err.message);
+      return;
+    }
+    const text = await res.text();
+    let answers;
+    try {
+      answers = messagesOf(res.headers.get("content-type") ?? "", text);
+    } catch {
+      failed(m, `HTTP ${res.status} with a body that is not JSON-RPC`);
+      return;
+    }
+    const rpc = answers.filter((a) => a && a.jsonrpc === "2.0");
+    if (!res.ok && !rpc.some((a) => a.id !== void 0 && a.id === m.id)) {
+      failed(m, `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`);
+      return;
+    }
+    for (const a of rpc) {
+      const v = a.result?.protocolVersion;
+      if (typeof v === "string") protocolVersion = v;
+      write(a);
+    }
+  }
+  say(`serving MCP on stdio, forwarding to ${endpoint.href}`);
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    if (line.trim() === "") continue;
+    let parsed;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      say("stdin: a line that is not JSON was skipped");
+      continue;
+    }
+    for (const m of [parsed].flat()) await forward(m);
+  }
+  return 0;
+}
+
 // cli/commands.ts
 var COMMANDS = {
   deploy: { summary: "record a deploy, or wait for its verdict and gate on it (friction deploy --help)", run: (argv, io) => runDeployCommand(argv, io) },
-  doctor: { summary: "check the service, its version, the key and the site", run: (argv, io) => runDoctorCommand(argv, io, package_default.version) }
+  doctor: { summary: "check the service, its version, the key and the site", run: (argv, io) => runDoctorCommand(argv, io, package_default.version) },
+  mcp: { summary: "MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)", run: (argv, io) => runMcpCommand(argv, io) }
 };
 var usage = () => `friction ${package_default.version}: the Friction command line
 
@@ -265,7 +376,8 @@ ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`
   --version  print the version
   --help     this help
 
-Environment: FRICTION_BASE_URL, FRICTION_SECRET_KEY, FRICTION_SITE_ID (or --base-url, --key, --site).`;
+Environment: FRICTION_BASE_URL, FRICTION_SECRET_KEY, FRICTION_SITE_ID (or --base-url, --key, --site);
+for mcp: FRICTION_URL, FRICTION_KEY (or --url, --key).`;
 async function main(argv, io = defaultIo) {
   const [name, ...rest] = argv;
   if (name === "--version" || name === "-v") {

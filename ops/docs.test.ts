@@ -55,9 +55,10 @@ test('every relative link in the README and docs resolves, anchors included', (t
 
 /**
  * Every variable the code reads: the service's schema, plus direct reads of process.env / io.env outside tests.
- * ops/bench is left out: its BENCH_* knobs pass settings from `npm run bench` to the child processes it spawns.
+ * ops/bench is left out: its BENCH_* knobs pass settings from `npm run bench` to the child processes it spawns; so is
+ * ops/testing, whose fixture processes take their settings from the tests that spawn them.
  */
-const isBench = (dir: string, name: string): boolean => path.relative(root, path.join(dir, name)) === path.join('ops', 'bench');
+const isBench = (dir: string, name: string): boolean => ['bench', 'testing'].some((d) => path.relative(root, path.join(dir, name)) === path.join('ops', d));
 function variablesRead(): Set<string> {
   const names = new Set(Object.keys(EnvSchema.shape));
   const walk = (dir: string): void => {
@@ -73,8 +74,8 @@ function variablesRead(): Set<string> {
     }
   };
   for (const dir of ['shared', 'ingest', 'processor', 'api', 'ops', 'cli', 'ci']) if (existsSync(path.join(root, dir))) walk(path.join(root, dir));
-  // GitHub sets INPUT_* and GITHUB_* for every action, and PATH is the shell's: not ours to document.
-  for (const n of [...names]) if (/^(INPUT_|GITHUB_)/.test(n) || n === 'PATH') names.delete(n);
+  // GitHub sets INPUT_* and GITHUB_* for every action, and PATH and USER are the shell's: not ours to document.
+  for (const n of [...names]) if (/^(INPUT_|GITHUB_)/.test(n) || n === 'PATH' || n === 'USER') names.delete(n);
   return names;
 }
 
