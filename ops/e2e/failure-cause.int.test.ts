@@ -131,10 +131,10 @@ test('a role refuses to start on a database behind its code, and says to run `fr
   })();
   const config = loadConfig({}, { DATABASE_URL: d.url, LOG_LEVEL: 'silent', FRICTION_SECRET: 'x'.repeat(64) });
   const err = await t.throwsAsync(openInfra(config, createLogger('silent'), { migrate: false }));
-  t.regex(err!.message, new RegExp(`1 migration\\(s\\) not applied \\(${last}\\)`));
+  t.regex(err!.message, new RegExp(`1 migration not applied, from ${last}\\)`));
   t.regex(err!.message, /run `friction migrate`/i);
 
-  const run = await friction(['processor'], { DATABASE_URL: d.url, PORT: '0', HOST: '127.0.0.1', FRICTION_DATA_DIR: '/nonexistent-friction-test-dir' });
+  const run = await friction(['processor'], { DATABASE_URL: d.url, NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222', PORT: '0', HOST: '127.0.0.1', FRICTION_DATA_DIR: '/nonexistent-friction-test-dir' });
   t.is(run.code, 1);
-  t.regex(run.stderr.split('\n')[0], /^friction: the database schema is behind this build: .*friction migrate/);
+  t.regex(run.stderr.split('\n')[0], /^friction: the database at .* is behind this version of Friction .*friction migrate/);
 });
