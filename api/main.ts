@@ -55,7 +55,10 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       deploysRouter({ db: infra.database.db, readAuth }),
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
-      mcpRouter({ db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg) }),
+      mcpRouter({
+        db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg),
+        explore: { db: infra.database.db, kind: infra.database.kind, timeoutMs: cfg.EXPLORE_STATEMENT_TIMEOUT_MS },
+      }),
       demoShopRouter(),
       ...plane.routers,
       dashboardRouter({

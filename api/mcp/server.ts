@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ExploreEngineDeps } from '../routes/explore/explore.engine.ts';
 import { z } from 'zod';
 import type { Database } from '../../shared/db/database.ts';
 import { AppError, NotFoundError } from '../../shared/errors.ts';
@@ -16,6 +17,8 @@ export interface McpDeps {
   db: Kysely<Database>;
   log: Logger;
   now(): Date;
+  /** The Explorer's engine settings, as its REST route has them. */
+  explore: ExploreEngineDeps;
 }
 
 /** What each verdict means, in the words the prompt hands the assistant (docs/mcp.md says the same). */
@@ -129,7 +132,7 @@ export function buildMcpServer(deps: McpDeps, principal: Principal, requestId: s
     capabilities: { tools: {}, prompts: {} },
     instructions: 'Friction measures UX friction: confusion scores per page, ranked issues, deploy verdicts. Start with get_site_context; all tools are read-only.',
   });
-  const c: ToolContext & { afterAnswer: typeof afterAnswer } = { db: deps.db, now: deps.now, principal, afterAnswer };
+  const c: ToolContext & { afterAnswer: typeof afterAnswer } = { db: deps.db, now: deps.now, principal, explore: deps.explore, afterAnswer };
   for (const t of TOOLS) registerTool(server, t, c, deps, requestId);
   registerPrompt(server, c);
   return server;

@@ -39,7 +39,7 @@ const rpc = (body: string, headers: Record<string, string> = {}) =>
 test('tools/list: at most 8 read-only tools, annotated, each with a one-line description, input and output schema; under 16 KB; the prompt is listed', async (t) => {
   const c = await connect(mcpKey);
   const { tools } = await c.listTools();
-  t.deepEqual(tools.map((x) => x.name), ['get_site_context', 'list_issues', 'get_issue', 'get_page', 'list_deploys', 'check_deploy', 'friction_journeys']);
+  t.deepEqual(tools.map((x) => x.name), ['get_site_context', 'list_issues', 'get_issue', 'get_page', 'list_deploys', 'check_deploy', 'friction_journeys', 'explore']);
   t.true(tools.length <= 8);
   for (const tool of tools) {
     t.deepEqual(tool.annotations, { readOnlyHint: true, openWorldHint: false }, tool.name);
@@ -136,6 +136,28 @@ for (const which of ['pass', 'fail'] as const) {
     await c.close();
   });
 }
+
+test('explore: the Explorer query through the tool answers as POST /v1/query/explore; a bad query is a tool error naming its path', async (t) => {
+  const c = await connect(mcpKey);
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  // The two calls run a moment apart: their timing and window bounds differ, nothing else may.
+  const strip = (a: any) => ({ ...a, meta: { ...a.meta, took_ms: 0, window: { ...a.meta.window, from: null, to: null } } });
+  for (const query of [
+    { window_days: 7, filters: [{ field: 'signal', op: 'is', value: 'rage_click' }], output: { mode: 'measure', metric: 'count', group_by: 'page' } },
+    { filters: [{ field: 'page', op: 'contains', value: 'check' }, { field: 'confused', op: 'is', value: true }], output: { mode: 'list', limit: 5 } },
+  ]) {
+    const r = await call(c, 'explore', { query });
+    t.falsy(r.isError, text(r));
+    const rest = await postJson(`${stack.baseUrl}/v1/query/explore?site_id=${tenant.siteId}`, query, auth);
+    t.is(rest.status, 200);
+    t.deepEqual(strip(r.structuredContent), strip(rest.body.data));
+    t.true(text(r).length > 0 && !text(r).includes('\n'));
+  }
+  const bad = await call(c, 'explore', { query: { filters: [{ field: 'signal', op: 'sounds_like', value: 'x' }] } });
+  t.true(bad.isError);
+  t.regex(text(bad), /query\.filters\[0\]\.op/);
+  await c.close();
+});
 
 test('credentials: no key 401 with WWW-Authenticate; publishable key 403; a secret key with query:read works; a key without a read scope 403', async (t) => {
   const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
@@ -256,7 +278,7 @@ test('over stdio: `friction mcp --url --key` (the SDK client spawns it) lists to
   const c = new Client({ name: 'friction-test-stdio', version: '1.0.0' });
   c.onerror = (e) => protocolErrors.push(e);
   await c.connect(transport);
-  t.is((await c.listTools()).tools.length, 7);
+  t.is((await c.listTools()).tools.length, 8);
   t.deepEqual((await c.listPrompts()).prompts.map((p) => p.name), ['post_deploy_check']);
   const check = await call(c, 'check_deploy', { deploy: seeded.fail.version });
   t.is((check.structuredContent as any).verdict, 'FAIL');
@@ -295,7 +317,7 @@ test('stdio: env FRICTION_URL/FRICTION_KEY; stdout holds only JSON-RPC lines, ev
   t.is(ok.code, 0, ok.stderr);
   const lines = ok.stdout.trim().split('\n').map((l) => JSON.parse(l));
   t.deepEqual(lines.map((l) => [l.jsonrpc, l.id]), [['2.0', 1], ['2.0', 2]]);
-  t.is(lines[1].result.tools.length, 7);
+  t.is(lines[1].result.tools.length, 8);
   const refused = await runStdio(['--url', stack.baseUrl, '--key', 'svc_mcp_wrong'], {}, [init]);
   const answer = JSON.parse(refused.stdout.trim());
   t.like(answer, { jsonrpc: '2.0', id: 1, error: { code: -32000 } });

@@ -1,4 +1,5 @@
 import { checkDeployTool, listDeploysTool } from './deploys.tool.ts';
+import { exploreTool } from './explore.tool.ts';
 import { getIssueTool, listIssuesTool } from './issues.tool.ts';
 import { journeysTool } from './journeys.tool.ts';
 import { getPageTool } from './page.tool.ts';
@@ -7,8 +8,7 @@ import type { ToolDef } from './tool.ts';
 
 /**
  * Every tool the MCP server offers, in the order tools/list shows them (at most 8: assistants pay for each in context).
- * The Explorer tool joins here, one entry, once the Explorer route exists.
  */
 export const TOOLS: readonly ToolDef[] = [
-  siteContextTool, listIssuesTool, getIssueTool, getPageTool, listDeploysTool, checkDeployTool, journeysTool,
+  siteContextTool, listIssuesTool, getIssueTool, getPageTool, listDeploysTool, checkDeployTool, journeysTool, exploreTool,
 ] as unknown as readonly ToolDef[];

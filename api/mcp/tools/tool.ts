@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ExploreEngineDeps } from '../../routes/explore/explore.engine.ts';
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
@@ -11,6 +12,7 @@ export interface ToolContext {
   db: Kysely<Database>;
   now(): Date;
   principal: Principal;
+  explore: ExploreEngineDeps;
 }
 
 /** A tool's answer: `data` becomes structuredContent (checked against the output schema), `summary` the text content. */
