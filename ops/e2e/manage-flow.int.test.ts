@@ -70,7 +70,7 @@ test.serial('signup → site → invite → accept → rules, webhooks, keys: ev
   t.is(audit.status, 200, audit.text);
   t.deepEqual(
     audit.body.data.entries.map((e: { action: string }) => e.action),
-    ['key.create', 'webhook.create', 'alert_rule.create', 'member.join', 'member.invite', 'site.create', 'site.create', 'org.create'],
+    ['key.create', 'webhook.create', 'alert_rule.create', 'member.join', 'member.invite', 'site.create', 'site.create', 'auth.login', 'org.create'],
   );
   const ruleEntry = audit.body.data.entries[2];
   t.is(ruleEntry.actor, 'colleague@shop.example');

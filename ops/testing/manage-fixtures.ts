@@ -238,13 +238,18 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   // annotations and usage
   'POST /v1/annotations': async (f) => ({ path: '/v1/annotations', body: { site_id: f.siteId, message: 'campaign started' } }),
   'POST /v1/manage/annotations': async (f) => ({ path: '/v1/manage/annotations', body: { site_id: f.siteId, message: 'vendor outage' } }),
+  'DELETE /v1/manage/sessions/:session_id': async (f) => ({ path: `/v1/manage/sessions/${await f.sessionId()}?site_id=${f.siteId}` }),
+  'DELETE /v1/manage/visitors/:anonymous_id': async (f) => ({ path: `/v1/manage/visitors/visitor-${randomUUID()}?site_id=${f.siteId}` }),
+  'GET /v1/query/explore': async (f) => ({ path: `/v1/query/explore?site_id=${f.siteId}&q=${encodeURIComponent(JSON.stringify({ output: { mode: 'measure', metric: 'count' } }))}` }),
+  'POST /v1/query/explore': async (f) => ({ path: `/v1/query/explore?site_id=${f.siteId}`, body: { output: { mode: 'measure', metric: 'count' } } }),
   'GET /v1/manage/annotations': async (f) => ({ path: `/v1/manage/annotations?site_id=${f.siteId}` }),
   'GET /v1/manage/usage': async (f) => ({ path: `/v1/manage/usage?org_id=${f.orgId}` }),
 };
 
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
-  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /', 'GET /assets/:name', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /', 'GET /assets/:name', 'GET /demo-shop', 'GET /demo-shop/:page',
+  'POST /v1/auth/forgot-password', 'POST /v1/auth/reset-password', 'GET /healthz', 'GET /readyz', 'GET /metrics',
   // 405 to everyone: the stateless MCP server serves no stream and ends no session.
   'GET /v1/mcp', 'DELETE /v1/mcp',
 ]);
@@ -355,6 +360,10 @@ export const EXPECTED_ACCESS: Record<string, string> = {
   'DELETE /v1/manage/keys/:id': 'OA',
   'POST /v1/annotations': 'OAMS',
   'POST /v1/manage/annotations': 'OAMS',
+  'DELETE /v1/manage/sessions/:session_id': 'OA',
+  'DELETE /v1/manage/visitors/:anonymous_id': 'OA',
+  'GET /v1/query/explore': READ,
+  'POST /v1/query/explore': READ,
   'GET /v1/manage/annotations': 'OAMVS',
   'GET /v1/manage/usage': 'OAMVS',
 };
