@@ -166,6 +166,7 @@ const uuidArg = (v: string): string => {
 export function cliProgram(): Command {
   const program = new Command('friction')
     .description('Friction: open-source UX friction analytics. Configuration is read from the environment (docs/configuration.md).')
+    .enablePositionalOptions()
     .version((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-v, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ outputError: (str, write) => write(`friction: ${str.replace(/^error: /, '')}`) });

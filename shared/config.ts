@@ -130,7 +130,8 @@ export const EnvSchema = z.object({
    * inspector's). A request with any other Origin header is refused (403); requests without one (desktop assistants,
    * servers) are not affected.
    */
-  MCP_ALLOWED_ORIGINS: z.preprocess((v) => (v === undefined ? '' : v), z.string())
+  // An array is a loaded config handed back to loadConfig (tests, replicas built from a config): taken as it was parsed.
+  MCP_ALLOWED_ORIGINS: z.preprocess((v) => (v === undefined ? '' : Array.isArray(v) ? v.join(',') : v), z.string())
     .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
     .pipe(z.array(z.string().refine((o) => { try { return new URL(o).origin === o; } catch { return false; } }, 'must be origins like https://inspector.example (scheme, host, port; no path)'))),
   WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
