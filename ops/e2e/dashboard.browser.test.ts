@@ -30,7 +30,7 @@ test.before(async () => {
   shop = await serveShop();
   receiver = await startReceiver(() => ({ status: 200 }));
   [stack, browser] = await Promise.all([
-    startTestStack({ dispatcher: true, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOT_TIMEOUT_MS: '30000' } }),
+    startTestStack({ dispatcher: true, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOT_TIMEOUT_MS: '30000' } }),
     launchChromium(),
   ]);
   seeded = await seedDashboard(stack, { siteUrl: shop.url });
