@@ -22,7 +22,6 @@ import { mcpAllowedOrigins, mcpRouter } from './mcp/mcp.routes.ts';
 import { dashboardRouter } from './dashboard/dashboard.routes.ts';
 import { demoShopRouter } from './http/demo-shop.ts';
 
-
 /**
  * The api role: read, write, auth and audit routes, ready when the database and the bus answer. `stop` closes
  * what the role owns (the screenshot browser) after the server stopped taking requests.
@@ -34,9 +33,14 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
   const cfg = infra.config;
   const capturer = screenshotsEnabled(cfg)
     ? new ScreenshotCapturer({
-      db: infra.database.db, log: infra.log, policy: { allowPrivateNetworks: cfg.SCREENSHOT_ALLOW_PRIVATE_NETWORKS },
-      executablePath: cfg.CHROMIUM_PATH, timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS, perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY, publicBaseUrl: cfg.PUBLIC_BASE_URL,
-    })
+        db: infra.database.db,
+        log: infra.log,
+        policy: { allowPrivateNetworks: cfg.SCREENSHOT_ALLOW_PRIVATE_NETWORKS },
+        executablePath: cfg.CHROMIUM_PATH,
+        timeoutMs: cfg.SCREENSHOT_TIMEOUT_MS,
+        perSiteDay: cfg.SCREENSHOTS_PER_SITE_PER_DAY,
+        publicBaseUrl: cfg.PUBLIC_BASE_URL,
+      })
     : undefined;
   return {
     routers: [
@@ -56,21 +60,24 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
       screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
       heuristicsRouter({ readAuth }),
       mcpRouter({
-        db: infra.database.db, log: infra.log, now: () => new Date(), guideAuth: plane.guideAuth, allowedOrigins: mcpAllowedOrigins(cfg),
+        db: infra.database.db,
+        log: infra.log,
+        now: () => new Date(),
+        guideAuth: plane.guideAuth,
+        allowedOrigins: mcpAllowedOrigins(cfg),
         explore: { db: infra.database.db, kind: infra.database.kind, timeoutMs: cfg.EXPLORE_STATEMENT_TIMEOUT_MS },
       }),
       demoShopRouter(),
       ...plane.routers,
       dashboardRouter({
-        log: infra.log, publicBaseUrl: cfg.PUBLIC_BASE_URL,
-        dogfood: cfg.DASHBOARD_DOGFOOD_KEY ? { key: cfg.DASHBOARD_DOGFOOD_KEY, ingestUrl: cfg.DASHBOARD_DOGFOOD_INGEST_URL?.replace(/\/+$/, '') } : undefined,
+        log: infra.log,
+        publicBaseUrl: cfg.PUBLIC_BASE_URL,
+        dogfood: cfg.DASHBOARD_DOGFOOD_KEY
+          ? { key: cfg.DASHBOARD_DOGFOOD_KEY, ingestUrl: cfg.DASHBOARD_DOGFOOD_INGEST_URL?.replace(/\/+$/, '') }
+          : undefined,
       }),
     ],
-    checks: [
-      ['database', () => databaseReady(infra)],
-      ['bus', () => infra.bus.healthy()],
-      ...limiterReadiness(infra),
-    ],
+    checks: [['database', () => databaseReady(infra)], ['bus', () => infra.bus.healthy()], ...limiterReadiness(infra)],
     stop: async () => {
       await capturer?.close();
     },

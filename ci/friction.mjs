@@ -64,7 +64,11 @@ async function call(io, base, key, method, path, body, headers = {}) {
   try {
     res = await io.fetch(`${base.replace(/\/+$/, "")}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...body === void 0 ? {} : { "content-type": "application/json" }, ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...body === void 0 ? {} : { "content-type": "application/json" },
+        ...headers
+      },
       body: body === void 0 ? void 0 : JSON.stringify(body)
     });
   } catch (err) {
@@ -77,7 +81,10 @@ async function call(io, base, key, method, path, body, headers = {}) {
   } catch {
     throw new ApiError(`${method} ${path}: HTTP ${res.status}, not a JSON answer`);
   }
-  if (!res.ok) throw new ApiError(`${method} ${path}: HTTP ${res.status} ${parsed?.error?.code ?? ""}: ${parsed?.error?.message ?? text}`);
+  if (!res.ok)
+    throw new ApiError(
+      `${method} ${path}: HTTP ${res.status} ${parsed?.error?.code ?? ""}: ${parsed?.error?.message ?? text}`
+    );
   return parsed.data;
 }
 async function runDeployCommand(argv, io = defaultIo) {
@@ -87,7 +94,8 @@ async function runDeployCommand(argv, io = defaultIo) {
       io.out(DEPLOY_USAGE);
       return 0;
     }
-    if (sub !== "record" && sub !== "check") throw new UsageError(sub ? `unknown deploy command: ${sub}` : "missing deploy command");
+    if (sub !== "record" && sub !== "check")
+      throw new UsageError(sub ? `unknown deploy command: ${sub}` : "missing deploy command");
     const { values } = parseArgs({
       args: [...rest],
       strict: true,
@@ -114,7 +122,8 @@ async function runDeployCommand(argv, io = defaultIo) {
     if (!/^https?:\/\//.test(base)) throw new UsageError(`--base-url must be an http(s) URL: ${base}`);
     if (!key) throw new UsageError("--key (or FRICTION_SECRET_KEY) is required");
     const environment = values.environment ?? "production";
-    if (environment !== "production" && environment !== "staging") throw new UsageError(`--environment must be production or staging, not ${environment}`);
+    if (environment !== "production" && environment !== "staging")
+      throw new UsageError(`--environment must be production or staging, not ${environment}`);
     if (sub === "record") {
       if (!values.version) throw new UsageError("record needs --version");
       const body = {
@@ -127,19 +136,29 @@ async function runDeployCommand(argv, io = defaultIo) {
       };
       const headers = values["idempotency-key"] ? { "idempotency-key": values["idempotency-key"] } : {};
       const d2 = await call(io, base, key, "POST", "/v1/deploys", body, headers);
-      io.out(`deploy ${d2.id} recorded: version ${d2.version} (${d2.environment}), site ${d2.site_id}, confusion_before ${d2.confusion_before}`);
+      io.out(
+        `deploy ${d2.id} recorded: version ${d2.version} (${d2.environment}), site ${d2.site_id}, confusion_before ${d2.confusion_before}`
+      );
       return 0;
     }
     if (!site) throw new UsageError("check needs --site (or FRICTION_SITE_ID)");
-    if (!values.deploy === !values.version) throw new UsageError("check needs exactly one of --deploy ID or --version V");
+    if (!values.deploy === !values.version)
+      throw new UsageError("check needs exactly one of --deploy ID or --version V");
     const failOn = values["fail-on"] ?? "fail";
     if (failOn !== "fail" && failOn !== "warn") throw new UsageError(`--fail-on must be fail or warn, not ${failOn}`);
     const timeoutMs = parseDuration(values.timeout ?? "2h");
     const intervalMs = Math.max(1e3, parseDuration(values.interval ?? "30s"));
     const q = `site_id=${encodeURIComponent(site)}`;
     const fetchDeploy = async () => {
-      if (values.deploy) return call(io, base, key, "GET", `/v1/query/deploys/${encodeURIComponent(values.deploy)}?${q}`);
-      const list = await call(io, base, key, "GET", `/v1/query/deploys?${q}&environment=${environment}&limit=100`);
+      if (values.deploy)
+        return call(io, base, key, "GET", `/v1/query/deploys/${encodeURIComponent(values.deploy)}?${q}`);
+      const list = await call(
+        io,
+        base,
+        key,
+        "GET",
+        `/v1/query/deploys?${q}&environment=${environment}&limit=100`
+      );
       const found = list.deploys.find((d2) => d2.version === values.version);
       if (!found) throw new ApiError(`no ${environment} deploy with version ${values.version} among the latest 100`);
       return found;
@@ -151,7 +170,9 @@ async function runDeployCommand(argv, io = defaultIo) {
       await io.sleep(Math.min(intervalMs, Math.max(0, timeoutMs - (io.now() - started))));
       d = await fetchDeploy();
     }
-    io.out(`${d.verdict}: deploy ${d.id} version ${d.version} (${d.environment}), confusion ${d.confusion_before} \u2192 ${d.confusion_after ?? "n/a"} (delta ${d.delta ?? "n/a"})`);
+    io.out(
+      `${d.verdict}: deploy ${d.id} version ${d.version} (${d.environment}), confusion ${d.confusion_before} \u2192 ${d.confusion_after ?? "n/a"} (delta ${d.delta ?? "n/a"})`
+    );
     for (const r of d.verdict_reasons) io.out(`  - ${r}`);
     for (const r of d.related_issues) io.out(`  ${r.relation}: ${r.title}`);
     if (d.verdict === "FAIL") return 1;
@@ -180,7 +201,10 @@ Checks that the service answers and which version it runs, that the key is accep
 site's deploys. Exit 0 when every check passed, 1 when one failed, 2 on usage errors.`;
 async function get(io, url, key) {
   try {
-    const res = await io.fetch(url, { headers: key ? { authorization: `Bearer ${key}` } : {}, signal: AbortSignal.timeout(1e4) });
+    const res = await io.fetch(url, {
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+      signal: AbortSignal.timeout(1e4)
+    });
     const text = await res.text();
     let body;
     try {
@@ -202,7 +226,16 @@ function compatible(a, b) {
 async function runDoctorCommand(argv, io, cliVersion) {
   let values;
   try {
-    ({ values } = parseArgs2({ args: [...argv], strict: true, options: { "base-url": { type: "string" }, key: { type: "string" }, site: { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs2({
+      args: [...argv],
+      strict: true,
+      options: {
+        "base-url": { type: "string" },
+        key: { type: "string" },
+        site: { type: "string" },
+        help: { type: "boolean" }
+      }
+    }));
   } catch (err) {
     io.err(`friction doctor: ${err.message}
 
@@ -217,9 +250,11 @@ ${DOCTOR_USAGE}`);
   const key = values.key ?? io.env.FRICTION_SECRET_KEY;
   const site = values.site ?? io.env.FRICTION_SITE_ID;
   if (!base || !/^https?:\/\//.test(base)) {
-    io.err(`friction doctor: --base-url (or FRICTION_BASE_URL) must be an http(s) URL${base ? `, not ${base}` : ""}
+    io.err(
+      `friction doctor: --base-url (or FRICTION_BASE_URL) must be an http(s) URL${base ? `, not ${base}` : ""}
 
-${DOCTOR_USAGE}`);
+${DOCTOR_USAGE}`
+    );
     return 2;
   }
   const checks = [];
@@ -227,24 +262,51 @@ ${DOCTOR_USAGE}`);
   if (!("error" in health) && health.body?.data?.status === "starting") {
     checks.push({ ok: false, line: `service: ${base} is still starting: try again in a few seconds` });
   } else if ("error" in health || health.status !== 200 || health.body?.data?.status !== "ok") {
-    checks.push({ ok: false, line: `service: ${base} does not answer /healthz (${"error" in health ? health.error : `HTTP ${health.status}`})` });
+    checks.push({
+      ok: false,
+      line: `service: ${base} does not answer /healthz (${"error" in health ? health.error : `HTTP ${health.status}`})`
+    });
   } else {
     const version = health.body.data.version;
     checks.push({ ok: true, line: `service: ${base} answers (role ${health.body.data.role})` });
-    if (!version) checks.push({ ok: false, line: "version: the service does not say its version (older than this CLI): upgrade it" });
-    else checks.push(compatible(version, cliVersion) ? { ok: true, line: `version: service ${version}, CLI ${cliVersion}` } : { ok: false, line: `version: service ${version} and CLI ${cliVersion} differ in a breaking way: install the CLI of the service's version` });
+    if (!version)
+      checks.push({
+        ok: false,
+        line: "version: the service does not say its version (older than this CLI): upgrade it"
+      });
+    else
+      checks.push(
+        compatible(version, cliVersion) ? { ok: true, line: `version: service ${version}, CLI ${cliVersion}` } : {
+          ok: false,
+          line: `version: service ${version} and CLI ${cliVersion} differ in a breaking way: install the CLI of the service's version`
+        }
+      );
   }
   if (!key) checks.push({ ok: false, line: "key: none given (--key or FRICTION_SECRET_KEY)" });
   else if (checks[0].ok) {
-    if (!key.startsWith("svc_sec_")) checks.push({ ok: false, line: `key: ${key.slice(0, 8)}\u2026 is not a secret key (svc_sec_\u2026): deploys need one` });
-    const r = await get(io, `${base}/v1/query/deploys?limit=1${site ? `&site_id=${encodeURIComponent(site)}` : ""}`, key);
+    if (!key.startsWith("svc_sec_"))
+      checks.push({ ok: false, line: `key: ${key.slice(0, 8)}\u2026 is not a secret key (svc_sec_\u2026): deploys need one` });
+    const r = await get(
+      io,
+      `${base}/v1/query/deploys?limit=1${site ? `&site_id=${encodeURIComponent(site)}` : ""}`,
+      key
+    );
     const code = "error" in r ? r.error : `${r.status} ${r.body?.error?.code ?? ""}`.trim();
     if ("error" in r) checks.push({ ok: false, line: `key: the check failed (${code})` });
     else if (r.status === 401) checks.push({ ok: false, line: `key: refused (${code}): unknown or revoked` });
-    else if (r.status === 403) checks.push({ ok: false, line: `key: accepted but may not read deploys (${code}: it needs query:read)` });
-    else if (!site) checks.push(r.status === 400 ? { ok: true, line: "key: accepted (give --site or FRICTION_SITE_ID to check the site too)" } : { ok: false, line: `key: unexpected answer ${code}` });
-    else if (r.status === 200) checks.push({ ok: true, line: `key: accepted; site ${site}: readable (${r.body?.data?.total ?? 0} deploys recorded)` });
-    else if (r.status === 404 || r.status === 400) checks.push({ ok: false, line: `site: ${site} is not a site this key may read (${code})` });
+    else if (r.status === 403)
+      checks.push({ ok: false, line: `key: accepted but may not read deploys (${code}: it needs query:read)` });
+    else if (!site)
+      checks.push(
+        r.status === 400 ? { ok: true, line: "key: accepted (give --site or FRICTION_SITE_ID to check the site too)" } : { ok: false, line: `key: unexpected answer ${code}` }
+      );
+    else if (r.status === 200)
+      checks.push({
+        ok: true,
+        line: `key: accepted; site ${site}: readable (${r.body?.data?.total ?? 0} deploys recorded)`
+      });
+    else if (r.status === 404 || r.status === 400)
+      checks.push({ ok: false, line: `site: ${site} is not a site this key may read (${code})` });
     else checks.push({ ok: false, line: `key: unexpected answer ${code}` });
   }
   for (const c of checks) io.out(`${c.ok ? "ok  " : "FAIL"} ${c.line}`);
@@ -279,7 +341,9 @@ function parseArgs3(argv) {
 }
 function messagesOf(contentType, text) {
   if (contentType.includes("text/event-stream")) {
-    return text.split(/\r?\n\r?\n/).map((ev) => ev.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")).filter((d) => d !== "").flatMap((d) => [JSON.parse(d)].flat());
+    return text.split(/\r?\n\r?\n/).map(
+      (ev) => ev.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")
+    ).filter((d) => d !== "").flatMap((d) => [JSON.parse(d)].flat());
   }
   return text.trim() === "" ? [] : [JSON.parse(text)].flat();
 }
@@ -306,7 +370,11 @@ ${MCP_USAGE}`);
   const failed = (m, why) => {
     say(`${endpoint.href}: ${why}`);
     if (m.method !== void 0 && m.id !== void 0 && m.id !== null) {
-      write({ jsonrpc: "2.0", id: m.id, error: { code: -32e3, message: `Friction at ${endpoint.origin} did not answer: ${why}` } });
+      write({
+        jsonrpc: "2.0",
+        id: m.id,
+        error: { code: -32e3, message: `Friction at ${endpoint.origin} did not answer: ${why}` }
+      });
     }
   };
   async function forward(m) {
@@ -363,9 +431,18 @@ ${MCP_USAGE}`);
 
 // cli/commands.ts
 var COMMANDS = {
-  deploy: { summary: "record a deploy, or wait for its verdict and gate on it (friction deploy --help)", run: (argv, io) => runDeployCommand(argv, io) },
-  doctor: { summary: "check the service, its version, the key and the site", run: (argv, io) => runDoctorCommand(argv, io, package_default.version) },
-  mcp: { summary: "MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)", run: (argv, io) => runMcpCommand(argv, io) }
+  deploy: {
+    summary: "record a deploy, or wait for its verdict and gate on it (friction deploy --help)",
+    run: (argv, io) => runDeployCommand(argv, io)
+  },
+  doctor: {
+    summary: "check the service, its version, the key and the site",
+    run: (argv, io) => runDoctorCommand(argv, io, package_default.version)
+  },
+  mcp: {
+    summary: "MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)",
+    run: (argv, io) => runMcpCommand(argv, io)
+  }
 };
 var usage = () => `friction ${package_default.version}: the Friction command line
 

@@ -15,23 +15,33 @@ interface CommandEntry {
 }
 
 export const COMMANDS: Record<string, CommandEntry> = {
-  deploy: { summary: 'record a deploy, or wait for its verdict and gate on it (friction deploy --help)', run: (argv, io) => runDeployCommand(argv, io) },
-  doctor: { summary: 'check the service, its version, the key and the site', run: (argv, io) => runDoctorCommand(argv, io, pkg.version) },
-  mcp: { summary: 'MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)', run: (argv, io) => runMcpCommand(argv, io) },
+  deploy: {
+    summary: 'record a deploy, or wait for its verdict and gate on it (friction deploy --help)',
+    run: (argv, io) => runDeployCommand(argv, io),
+  },
+  doctor: {
+    summary: 'check the service, its version, the key and the site',
+    run: (argv, io) => runDoctorCommand(argv, io, pkg.version),
+  },
+  mcp: {
+    summary: 'MCP over stdio for a desktop assistant, forwarding to the service (friction mcp --help)',
+    run: (argv, io) => runMcpCommand(argv, io),
+  },
 };
 
 const usage = (): string => `friction ${pkg.version}: the Friction command line
 
 Usage: friction <command> [options]
 
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`)
+  .join('\n')}
 
   --version  print the version
   --help     this help
 
 Environment: FRICTION_BASE_URL, FRICTION_SECRET_KEY, FRICTION_SITE_ID (or --base-url, --key, --site);
 for mcp: FRICTION_URL, FRICTION_KEY (or --url, --key).`;
-
 
 /** Resolves to the exit code: 0 success, 1 a failed gate or check, 2 usage, connection or API errors. */
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {

@@ -13,7 +13,13 @@ export const MCP_USAGE = `friction mcp --url <base URL> --key <svc_mcp_… key> 
 Serves MCP over stdio for a desktop assistant, forwarding every message to <base URL>/v1/mcp with the key.
 Logs go to stderr; stdout carries only MCP messages.`;
 
-type JsonRpcMessage = { jsonrpc: '2.0'; id?: string | number | null; method?: string; result?: unknown; error?: unknown };
+type JsonRpcMessage = {
+  jsonrpc: '2.0';
+  id?: string | number | null;
+  method?: string;
+  result?: unknown;
+  error?: unknown;
+};
 
 /** The MCP endpoint of a base URL: `https://f.example` and `https://f.example/v1` both mean `https://f.example/v1/mcp`. */
 export function mcpEndpoint(base: string): URL {
@@ -26,7 +32,10 @@ function parseArgs(argv: readonly string[]): { url?: string; key?: string; help?
   const out: { url?: string; key?: string; help?: boolean; bad?: string } = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] =
+      a.startsWith('--') && a.includes('=')
+        ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+        : [a, undefined];
     if (flag === '--help' || flag === '-h') out.help = true;
     else if (flag === '--url' || flag === '--key') {
       const v = inline ?? argv[++i];
@@ -43,7 +52,13 @@ function messagesOf(contentType: string, text: string): JsonRpcMessage[] {
   if (contentType.includes('text/event-stream')) {
     return text
       .split(/\r?\n\r?\n/)
-      .map((ev) => ev.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n'))
+      .map((ev) =>
+        ev
+          .split(/\r?\n/)
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n'),
+      )
       .filter((d) => d !== '')
       .flatMap((d) => [JSON.parse(d) as JsonRpcMessage | JsonRpcMessage[]].flat());
   }
@@ -51,7 +66,11 @@ function messagesOf(contentType: string, text: string): JsonRpcMessage[] {
 }
 
 /** Runs the bridge until stdin closes; resolves to the exit code (2 for usage errors, as `friction deploy`). */
-export async function runMcpCommand(argv: readonly string[], io: CliIo, input: NodeJS.ReadableStream = process.stdin): Promise<number> {
+export async function runMcpCommand(
+  argv: readonly string[],
+  io: CliIo,
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<number> {
   const say = (line: string) => io.err(`friction mcp: ${line}`);
   const args = parseArgs(argv);
   if (args.help) {
@@ -60,8 +79,15 @@ export async function runMcpCommand(argv: readonly string[], io: CliIo, input: N
   }
   const base = args.url ?? io.env.FRICTION_URL;
   const key = args.key ?? io.env.FRICTION_KEY;
-  const problem = args.bad ??
-    (!base ? '--url (or FRICTION_URL) is required' : !/^https?:\/\//.test(base) ? `--url must be an http(s) URL: ${base}` : !key ? '--key (or FRICTION_KEY) is required' : undefined);
+  const problem =
+    args.bad ??
+    (!base
+      ? '--url (or FRICTION_URL) is required'
+      : !/^https?:\/\//.test(base)
+        ? `--url must be an http(s) URL: ${base}`
+        : !key
+          ? '--key (or FRICTION_KEY) is required'
+          : undefined);
   if (problem) {
     say(`${problem}\n\n${MCP_USAGE}`);
     return 2;
@@ -74,7 +100,11 @@ export async function runMcpCommand(argv: readonly string[], io: CliIo, input: N
   const failed = (m: JsonRpcMessage, why: string) => {
     say(`${endpoint.href}: ${why}`);
     if (m.method !== undefined && m.id !== undefined && m.id !== null) {
-      write({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: `Friction at ${endpoint.origin} did not answer: ${why}` } });
+      write({
+        jsonrpc: '2.0',
+        id: m.id,
+        error: { code: -32000, message: `Friction at ${endpoint.origin} did not answer: ${why}` },
+      });
     }
   };
 

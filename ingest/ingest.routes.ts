@@ -7,7 +7,13 @@ import type { KeyResolver } from '../shared/auth/key-resolver.ts';
 import type { KeyRecord } from '../shared/db/queries/api-keys.queries.ts';
 import type { Bus } from '../shared/bus/bus.ts';
 import type { RateLimiter } from '../shared/limiter/limiter.ts';
-import { ForbiddenError, RateLimitedError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../shared/errors.ts';
+import {
+  ForbiddenError,
+  RateLimitedError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../shared/errors.ts';
 import { ok, parseInput } from '../shared/http/envelope.ts';
 import { parseJson, readTextBody } from '../shared/http/body.ts';
 import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
@@ -42,7 +48,8 @@ export async function authenticatePublishable(keys: KeyResolver, key: string): P
     throw new ForbiddenError('ingest needs a publishable key with scope ingest:write');
   }
   // A paused site collects nothing. 403 rather than a silent 202: the SDK drops a refused batch without retrying.
-  if (rec.siteStatus === 'paused') throw new ForbiddenError(`site ${rec.siteId} is paused: ingest resumes when its status is set back to active`);
+  if (rec.siteStatus === 'paused')
+    throw new ForbiddenError(`site ${rec.siteId} is paused: ingest resumes when its status is set back to active`);
   return rec as PublishableKey;
 }
 
@@ -65,35 +72,45 @@ export function ingestHandler(deps: IngestDeps): DirectHandler {
 
   const accept = async ({ req }: DirectRequest, set: (name: string, value: string) => void): Promise<DirectAnswer> => {
     // Beacons cannot set headers: they send text/plain with the key in the body.
-    if (!typeis(req, ['application/json', 'text/plain'])) throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
+    if (!typeis(req, ['application/json', 'text/plain']))
+      throw new UnsupportedMediaTypeError('Content-Type must be application/json or text/plain');
     const headerKey = bearer(req.headers.authorization);
     let key = headerKey ? await authenticate(headerKey) : undefined;
     const raw = parseJson(await readTextBody(req, deps.bodyLimitBytes), { replaceUnstorable: true });
     if (!key) {
       const bodyKey = (raw as { key?: unknown } | null)?.key;
-      if (typeof bodyKey !== 'string') throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
+      if (typeof bodyKey !== 'string')
+        throw new UnauthorizedError('a publishable key is required (Authorization header or body field key)');
       key = await authenticate(bodyKey);
     }
 
     const limit = await deps.limiter.hit(`ingest:${key.id}`, deps.ratePerMinute, 60_000);
     setRateLimitHeaders(set, limit, 60_000);
-    if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSec, `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`);
+    if (!limit.allowed)
+      throw new RateLimitedError(
+        limit.retryAfterSec,
+        `ingest limit of ${deps.ratePerMinute} requests per minute per key exceeded`,
+      );
     await deps.quota?.enforce(key.orgId);
 
     const batch = parseInput(IngestBatchSchema, raw, 'batch');
     const receivedAt = now();
     correctClockSkew(batch, receivedAt);
     const tsProblems = checkTimestamps(batch, receivedAt);
-    if (tsProblems.length > 0) throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
+    if (tsProblems.length > 0)
+      throw new ValidationError(`invalid batch: ${tsProblems[0].path}: ${tsProblems[0].message}`, tsProblems);
 
     if (deps.sdkConfigs) {
       const config = await deps.sdkConfigs.get(key.siteId, batch.context.environment ?? DEFAULT_ENVIRONMENT);
       // segment.app_version tags the sessions of SDKs that do not name their build (the page's own value wins).
-      if (!batch.context.app_version && config.segment.app_version) batch.context.app_version = config.segment.app_version;
+      if (!batch.context.app_version && config.segment.app_version)
+        batch.context.app_version = config.segment.app_version;
       // Signals on elements the config ignores: dropped here for SDKs still running with an older config (a page
       // loaded before the change). They are neither stored nor counted as accepted or duplicate.
       if (config.ignore_selectors.length > 0) {
-        batch.events = batch.events.filter((e) => !(e.type === 'signal' && e.selector && ignoredSelector(e.selector, config.ignore_selectors)));
+        batch.events = batch.events.filter(
+          (e) => !(e.type === 'signal' && e.selector && ignoredSelector(e.selector, config.ignore_selectors)),
+        );
         if (batch.events.length === 0) return { status: 202, body: ok({ accepted: 0, duplicates: 0 }) };
       }
     }
@@ -116,7 +133,11 @@ export function ingestHandler(deps: IngestDeps): DirectHandler {
       // is bounded.
       if (err instanceof UnauthorizedError && deps.unauthPerMinute) {
         const d = await deps.limiter.hit(`unauth:${request.ip}`, deps.unauthPerMinute, 60_000);
-        if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`);
+        if (!d.allowed)
+          throw new RateLimitedError(
+            d.retryAfterSec,
+            `too many unauthenticated requests from this address (${deps.unauthPerMinute} per minute)`,
+          );
       }
       throw err;
     }

@@ -12,7 +12,12 @@ import { SessionQuota } from '../shared/tenancy/quota.ts';
  * resolve publishable keys and count the monthly session quota (both cached, so a request seldom reaches it, but a
  * cold cache does): readiness checks both, so a load balancer does not send traffic that would answer 503.
  */
-export function ingestRole(infra: Infra): { routers: Router[]; direct: DirectRoute[]; checks: ReadinessCheck[]; corsPaths: string[] } {
+export function ingestRole(infra: Infra): {
+  routers: Router[];
+  direct: DirectRoute[];
+  checks: ReadinessCheck[];
+  corsPaths: string[];
+} {
   const ingest = ingestHandler({
     keys: infra.keys,
     bus: infra.bus,
@@ -33,11 +38,7 @@ export function ingestRole(infra: Infra): { routers: Router[]; direct: DirectRou
       // GET /v1/sdk.js and /v1/sdk.mjs: built in the background from here on; never blocks readiness, never throws.
       sdkRouter({ log: infra.log }),
     ],
-    checks: [
-      ['database', () => databaseReady(infra)],
-      ['bus', () => infra.bus.healthy()],
-      ...limiterReadiness(infra),
-    ],
+    checks: [['database', () => databaseReady(infra)], ['bus', () => infra.bus.healthy()], ...limiterReadiness(infra)],
     corsPaths: ['/v1/ingest', '/v1/sdk-config'],
   };
 }

@@ -47,7 +47,11 @@ test('the batch id is derived from site and event ids (retries collide) unless t
 
 test('events repeated inside a batch are dropped and counted', (t) => {
   const id = crypto.randomUUID();
-  const r = toBatchMessage(batch([id, id, crypto.randomUUID()]), { orgId: crypto.randomUUID(), siteId: crypto.randomUUID() }, 1);
+  const r = toBatchMessage(
+    batch([id, id, crypto.randomUUID()]),
+    { orgId: crypto.randomUUID(), siteId: crypto.randomUUID() },
+    1,
+  );
   t.is(r.message.events.length, 2);
   t.is(r.inBatchDuplicates, 1);
 });
@@ -57,7 +61,10 @@ test('timestamps more than 1 h ahead or 30 days old are named per event', (t) =>
   const b = batch([crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()]);
   b.events[1].ts = now + 2 * 3600_000;
   b.events[2].ts = now - 31 * 86_400_000;
-  t.deepEqual(checkTimestamps(b, now).map((p) => p.path), ['events[1].ts', 'events[2].ts']);
+  t.deepEqual(
+    checkTimestamps(b, now).map((p) => p.path),
+    ['events[1].ts', 'events[2].ts'],
+  );
 });
 
 test('clock skew: events move by the device clock error in whole minutes; latency and small drift move nothing', (t) => {

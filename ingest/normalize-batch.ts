@@ -1,4 +1,10 @@
-import { MAX_EVENT_AGE_MS, MAX_FUTURE_SKEW_MS, type EventBatchMessage, type IngestBatch, type StreamEvent } from '../shared/contracts/ingest.ts';
+import {
+  MAX_EVENT_AGE_MS,
+  MAX_FUTURE_SKEW_MS,
+  type EventBatchMessage,
+  type IngestBatch,
+  type StreamEvent,
+} from '../shared/contracts/ingest.ts';
 import type { ErrorDetail } from '../shared/errors.ts';
 import { deterministicId } from '../shared/ids.ts';
 import { legacyToPermille } from '../shared/contracts/legacy-coordinates.ts';
@@ -60,7 +66,8 @@ export function correctClockSkew(batch: IngestBatch, receivedAt: number): number
 export function checkTimestamps(batch: IngestBatch, now: number): ErrorDetail[] {
   const out: ErrorDetail[] = [];
   batch.events.forEach((e, i) => {
-    if (e.ts > now + MAX_FUTURE_SKEW_MS) out.push({ path: `events[${i}].ts`, message: 'is more than 1 hour in the future' });
+    if (e.ts > now + MAX_FUTURE_SKEW_MS)
+      out.push({ path: `events[${i}].ts`, message: 'is more than 1 hour in the future' });
     else if (e.ts < now - MAX_EVENT_AGE_MS) out.push({ path: `events[${i}].ts`, message: 'is more than 30 days old' });
   });
   return out;

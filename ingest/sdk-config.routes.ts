@@ -3,7 +3,12 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { KeyResolver } from '../shared/auth/key-resolver.ts';
 import { ok, parseInput } from '../shared/http/envelope.ts';
-import { DEFAULT_ENVIRONMENT, EnvironmentNameSchema, toPublicSdkConfig, type SdkConfig } from '../shared/tenancy/sdk-config.ts';
+import {
+  DEFAULT_ENVIRONMENT,
+  EnvironmentNameSchema,
+  toPublicSdkConfig,
+  type SdkConfig,
+} from '../shared/tenancy/sdk-config.ts';
 import { authenticatePublishable } from './ingest.routes.ts';
 
 export const SdkConfigRequestSchema = z.object({

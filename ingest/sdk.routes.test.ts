@@ -84,7 +84,10 @@ test('requests made while the build runs wait for it', async (t) => {
   try {
     const early = fetch(`${s.base}/v1/sdk.js`);
     // The route must not have answered yet: nothing is built.
-    const raced = await Promise.race([early.then(() => 'answered'), new Promise((r) => setTimeout(() => r('waiting'), 150))]);
+    const raced = await Promise.race([
+      early.then(() => 'answered'),
+      new Promise((r) => setTimeout(() => r('waiting'), 150)),
+    ]);
     t.is(raced, 'waiting');
     d.resolve(code);
     const r = await early;
@@ -119,11 +122,23 @@ test('If-None-Match: lists and weak forms of the current ETag are a 304, and HEA
   try {
     const h = (inm: string) => ({ 'accept-encoding': 'identity', 'if-none-match': inm });
     t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"0.0.0-old", "${code.version}"`) })).status, 304);
-    t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h(`W/"${code.version}"`) })).status, 304, 'If-None-Match uses the weak comparison');
+    t.is(
+      (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`W/"${code.version}"`) })).status,
+      304,
+      'If-None-Match uses the weak comparison',
+    );
     t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h('*') })).status, 304);
-    t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"${code.version}+br"`) })).status, 200, 'the br ETag does not validate the plain bytes');
+    t.is(
+      (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"${code.version}+br"`) })).status,
+      200,
+      'the br ETag does not validate the plain bytes',
+    );
     const notModified = await fetch(`${s.base}/v1/sdk.js?v=${code.version}`, { headers: h(`"${code.version}"`) });
-    t.is(notModified.headers.get('etag'), `"${code.version}"`, 'a 304 carries the validator and the cache policy it renews');
+    t.is(
+      notModified.headers.get('etag'),
+      `"${code.version}"`,
+      'a 304 carries the validator and the cache policy it renews',
+    );
     t.is(notModified.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     const head = await fetch(`${s.base}/v1/sdk.js`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } });
     t.is(head.status, 200);

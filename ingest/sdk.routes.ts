@@ -57,7 +57,13 @@ async function asset(code: string): Promise<Asset> {
   const identity = Buffer.from(code, 'utf8');
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: 9 }),
-    brotliAsync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
+    brotliAsync(identity, {
+      params: {
+        [zlib.BROTLI_PARAM_QUALITY]: 11,
+        [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+        [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length,
+      },
+    }),
   ]);
   return { identity, gzip: gz, br };
 }
@@ -68,19 +74,33 @@ function startBuild(deps: SdkRouteDeps): Promise<Built | null> {
   return Promise.resolve()
     .then(() => (deps.build ?? buildSdk)())
     .then(async (b) => {
-      if (!b || typeof b.version !== 'string' || !/^[\w.+-]+$/.test(b.version)) throw new Error(`the build returned an unusable version: ${JSON.stringify(b?.version)}`);
+      if (!b || typeof b.version !== 'string' || !/^[\w.+-]+$/.test(b.version))
+        throw new Error(`the build returned an unusable version: ${JSON.stringify(b?.version)}`);
       const [js, mjs] = await Promise.all([asset(b.iife), asset(b.esm)]);
-      deps.log.info({ version: b.version, js_bytes: js.identity.length, js_gzip_bytes: js.gzip.length, js_br_bytes: js.br.length, ms: Math.round(performance.now() - t0) }, 'browser SDK built');
+      deps.log.info(
+        {
+          version: b.version,
+          js_bytes: js.identity.length,
+          js_gzip_bytes: js.gzip.length,
+          js_br_bytes: js.br.length,
+          ms: Math.round(performance.now() - t0),
+        },
+        'browser SDK built',
+      );
       return { version: b.version, js, mjs };
     })
     .catch((err: unknown) => {
-      deps.log.error({ err }, 'browser SDK build failed: GET /v1/sdk.js and /v1/sdk.mjs answer 503 until ingest restarts');
+      deps.log.error(
+        { err },
+        'browser SDK build failed: GET /v1/sdk.js and /v1/sdk.mjs answer 503 until ingest restarts',
+      );
       return null;
     });
 }
 
 /** The strong ETag of one coding: different bytes must never share a strong validator. */
-const etagFor = (version: string, coding: keyof Asset): string => `"${version}${coding === 'identity' ? '' : `+${coding}`}"`;
+const etagFor = (version: string, coding: keyof Asset): string =>
+  `"${version}${coding === 'identity' ? '' : `+${coding}`}"`;
 
 /**
  * RFC 9110 §13.1.2: If-None-Match is `*` or a list of entity tags, compared weakly (a `W/` prefix is ignored).
@@ -112,37 +132,49 @@ export function sdkRouter(deps: SdkRouteDeps): Router {
     }
   };
 
-  const serve = (pick: (b: Built) => Asset): Koa.Middleware => async (ctx) => {
-    // A static public file: any page may load it, with or without crossorigin / as a module, and under COEP.
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    const b = await current();
-    if (!b) {
-      // An error must not be cached in place of the script (by the browser or a CDN).
-      ctx.set('Cache-Control', 'no-store');
-      throw b === null
-        ? new UnavailableError('the browser SDK failed to build; see the ingest log', FAILED_RETRY_AFTER_S)
-        : new UnavailableError('the browser SDK is still being built', 1);
-    }
-    const file = pick(b);
-    // One coding at a time, smallest first: asked together, the negotiator follows the client's order, and browsers
-    // list gzip before br. Neither acceptable (even under `identity;q=0`): plain bytes are still the best answer.
-    const coding: keyof Asset = ctx.acceptsEncodings('br') ? 'br' : ctx.acceptsEncodings('gzip') ? 'gzip' : 'identity';
-    ctx.set('Vary', 'Accept-Encoding');
-    ctx.set('Cache-Control', ctx.query.v === b.version ? IMMUTABLE : `public, max-age=${SDK_SHORT_MAX_AGE_S}`);
-    ctx.set('ETag', etagFor(b.version, coding));
-    if (notModified(ctx.get('If-None-Match'), etagFor(b.version, coding))) {
-      ctx.status = 304;
-      return;
-    }
-    if (coding !== 'identity') ctx.set('Content-Encoding', coding);
-    ctx.type = 'text/javascript; charset=utf-8';
-    ctx.body = file[coding];
-  };
+  const serve =
+    (pick: (b: Built) => Asset): Koa.Middleware =>
+    async (ctx) => {
+      // A static public file: any page may load it, with or without crossorigin / as a module, and under COEP.
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      const b = await current();
+      if (!b) {
+        // An error must not be cached in place of the script (by the browser or a CDN).
+        ctx.set('Cache-Control', 'no-store');
+        throw b === null
+          ? new UnavailableError('the browser SDK failed to build; see the ingest log', FAILED_RETRY_AFTER_S)
+          : new UnavailableError('the browser SDK is still being built', 1);
+      }
+      const file = pick(b);
+      // One coding at a time, smallest first: asked together, the negotiator follows the client's order, and browsers
+      // list gzip before br. Neither acceptable (even under `identity;q=0`): plain bytes are still the best answer.
+      const coding: keyof Asset = ctx.acceptsEncodings('br')
+        ? 'br'
+        : ctx.acceptsEncodings('gzip')
+          ? 'gzip'
+          : 'identity';
+      ctx.set('Vary', 'Accept-Encoding');
+      ctx.set('Cache-Control', ctx.query.v === b.version ? IMMUTABLE : `public, max-age=${SDK_SHORT_MAX_AGE_S}`);
+      ctx.set('ETag', etagFor(b.version, coding));
+      if (notModified(ctx.get('If-None-Match'), etagFor(b.version, coding))) {
+        ctx.status = 304;
+        return;
+      }
+      if (coding !== 'identity') ctx.set('Content-Encoding', coding);
+      ctx.type = 'text/javascript; charset=utf-8';
+      ctx.body = file[coding];
+    };
 
   const router = new Router();
-  router.get('/v1/sdk.js', serve((b) => b.js));
-  router.get('/v1/sdk.mjs', serve((b) => b.mjs));
+  router.get(
+    '/v1/sdk.js',
+    serve((b) => b.js),
+  );
+  router.get(
+    '/v1/sdk.mjs',
+    serve((b) => b.mjs),
+  );
   return router;
 }

@@ -39,10 +39,24 @@ function stepEnv(inputs: Record<string, string>): Record<string, string> {
   return env;
 }
 
-function runAction(inputs: Record<string, string>, runner: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { PATH: '/usr/bin:/bin', HOME: '/tmp', GITHUB_ACTION_PATH: ciDir, GITHUB_SHA: 'f00dfeedcafe', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1', ...runner, ...stepEnv(inputs) };
+function runAction(
+  inputs: Record<string, string>,
+  runner: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/tmp',
+    GITHUB_ACTION_PATH: ciDir,
+    GITHUB_SHA: 'f00dfeedcafe',
+    GITHUB_RUN_ID: '4242',
+    GITHUB_RUN_ATTEMPT: '1',
+    ...runner,
+    ...stepEnv(inputs),
+  };
   return new Promise((resolve) => {
-    execFile('bash', ['-c', action.runs.steps[0].run], { env, timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile('bash', ['-c', action.runs.steps[0].run], { env, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -51,10 +65,15 @@ test('action.yml is a composite action whose every input reaches the script', (t
   const step = action.runs.steps[0];
   t.is(step.shell, 'bash');
   const mapped = new Set(Object.values(step.env).map((e) => /inputs\.([a-z-]+)/.exec(e)?.[1]));
-  t.deepEqual(Object.keys(action.inputs).filter((i) => !mapped.has(i)), []);
+  t.deepEqual(
+    Object.keys(action.inputs).filter((i) => !mapped.has(i)),
+    [],
+  );
   const script = readFileSync(path.join(ciDir, 'run.sh'), 'utf8');
-  for (const name of Object.keys(step.env).filter((n) => n.startsWith('INPUT_'))) t.true(script.includes(name), `run.sh reads ${name}`);
-  for (const name of Object.keys(action.inputs).filter((i) => action.inputs[i].required)) t.true(['base-url', 'secret-key', 'version'].includes(name), name);
+  for (const name of Object.keys(step.env).filter((n) => n.startsWith('INPUT_')))
+    t.true(script.includes(name), `run.sh reads ${name}`);
+  for (const name of Object.keys(action.inputs).filter((i) => action.inputs[i].required))
+    t.true(['base-url', 'secret-key', 'version'].includes(name), name);
 });
 
 test('the committed ci/friction.mjs is a fresh build of the CLI (npm run pack refreshes it)', async (t) => {
@@ -63,12 +82,22 @@ test('the committed ci/friction.mjs is a fresh build of the CLI (npm run pack re
 
 test('the action records the deploy (commit and idempotency key from the run) and gates on the verdict: 0, 1, 2', async (t) => {
   const tenant = await stack.newTenant();
-  const inputs = { 'base-url': stack.baseUrl, 'secret-key': tenant.secretKey, 'site-id': tenant.siteId, version: 'v-action-1', timeout: '0' };
+  const inputs = {
+    'base-url': stack.baseUrl,
+    'secret-key': tenant.secretKey,
+    'site-id': tenant.siteId,
+    version: 'v-action-1',
+    timeout: '0',
+  };
   const passed = await runAction(inputs);
   t.is(passed.code, 0, passed.stderr);
   t.regex(passed.stdout, /recorded: version v-action-1/);
   t.regex(passed.stdout, /^WARN: deploy/m, 'no sessions after the deploy yet: undecided');
-  const deploys = (await (await fetch(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, { headers: { authorization: `Bearer ${tenant.secretKey}` } })).json()) as { data: { deploys: { version: string; commit_sha: string | null }[] } };
+  const deploys = (await (
+    await fetch(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, {
+      headers: { authorization: `Bearer ${tenant.secretKey}` },
+    })
+  ).json()) as { data: { deploys: { version: string; commit_sha: string | null }[] } };
   t.is(deploys.data.deploys.length, 1);
   t.is(deploys.data.deploys[0].commit_sha, 'f00dfeedcafe', 'commit defaults to GITHUB_SHA');
 
@@ -76,7 +105,11 @@ test('the action records the deploy (commit and idempotency key from the run) an
   // fail-on warn.
   const gated = await runAction({ ...inputs, 'fail-on': 'warn' }, { GITHUB_RUN_ATTEMPT: '2' });
   t.is(gated.code, 1, gated.stderr);
-  const again = (await (await fetch(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, { headers: { authorization: `Bearer ${tenant.secretKey}` } })).json()) as { data: { deploys: unknown[] } };
+  const again = (await (
+    await fetch(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, {
+      headers: { authorization: `Bearer ${tenant.secretKey}` },
+    })
+  ).json()) as { data: { deploys: unknown[] } };
   t.is(again.data.deploys.length, 1, 'the run id made the second record idempotent');
 
   const recordOnly = await runAction({ ...inputs, version: 'v-action-2', check: 'false' }, { GITHUB_RUN_ID: '4243' });

@@ -25,17 +25,29 @@ export interface Credentials {
  * `<data dir>/credentials.json` (mode 0600). Later starts reuse the file, as long as its org still exists in
  * the database, and renew the owner's token (tokens expire after JWT_TTL_SECONDS).
  */
-export async function ensureDemoCredentials(infra: Infra, baseUrl: string): Promise<{ creds: Credentials; created: boolean }> {
+export async function ensureDemoCredentials(
+  infra: Infra,
+  baseUrl: string,
+): Promise<{ creds: Credentials; created: boolean }> {
   const dir = infra.config.FRICTION_DATA_DIR;
   const file = join(dir, 'credentials.json');
   const db = infra.database.db;
   if (existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Credentials, 'owner'> & { owner?: Credentials['owner'] };
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<Credentials, 'owner'> & {
+      owner?: Credentials['owner'];
+    };
     const org = await db.selectFrom('orgs').select('id').where('id', '=', saved.org_id).executeTakeFirst();
     if (org) {
       // A file written before owners existed gets its owner now.
-      const owner = saved.owner && (await findUserByEmail(db, saved.owner.email)) ? saved.owner : await createOwner(infra, saved.org_id);
-      const creds = { ...saved, base_url: baseUrl, owner: { ...owner, token: await ownerToken(infra, owner.email, saved.org_id) } };
+      const owner =
+        saved.owner && (await findUserByEmail(db, saved.owner.email))
+          ? saved.owner
+          : await createOwner(infra, saved.org_id);
+      const creds = {
+        ...saved,
+        base_url: baseUrl,
+        owner: { ...owner, token: await ownerToken(infra, owner.email, saved.org_id) },
+      };
       writeCredentials(file, creds);
       return { creds, created: false };
     }
@@ -43,11 +55,24 @@ export async function ensureDemoCredentials(infra: Infra, baseUrl: string): Prom
   const tenant = await db.transaction().execute(async (trx) => {
     const orgId = await insertOrg(trx, { name: 'Demo org', plan: 'pro' });
     // The api role's own demo shop: page screenshots work on it out of the box (api/http/demo-shop.ts).
-    const site = await provisionSite(trx, { orgId, name: 'Demo site', url: `${baseUrl.replace(/\/+$/, '')}${DEMO_SHOP_PATH}` });
-    return { base_url: baseUrl, org_id: orgId, site_id: site.siteId, publishable_key: site.publishableKey, secret_key: site.secretKey };
+    const site = await provisionSite(trx, {
+      orgId,
+      name: 'Demo site',
+      url: `${baseUrl.replace(/\/+$/, '')}${DEMO_SHOP_PATH}`,
+    });
+    return {
+      base_url: baseUrl,
+      org_id: orgId,
+      site_id: site.siteId,
+      publishable_key: site.publishableKey,
+      secret_key: site.secretKey,
+    };
   });
   const owner = await createOwner(infra, tenant.org_id);
-  const creds: Credentials = { ...tenant, owner: { ...owner, token: await ownerToken(infra, owner.email, tenant.org_id) } };
+  const creds: Credentials = {
+    ...tenant,
+    owner: { ...owner, token: await ownerToken(infra, owner.email, tenant.org_id) },
+  };
   mkdirSync(dir, { recursive: true });
   writeCredentials(file, creds);
   return { creds, created: true };
@@ -57,7 +82,12 @@ export async function ensureDemoCredentials(infra: Infra, baseUrl: string): Prom
 async function createOwner(infra: Infra, orgId: string): Promise<{ email: string; password: string }> {
   const email = `owner+${orgId.slice(0, 8)}@demo.friction.example`;
   const password = randomToken(20);
-  await createMember(infra.database.db, { orgId, email, passwordHash: await hashPassword(password, infra.config.PASSWORD_SCRYPT_N), role: 'owner' });
+  await createMember(infra.database.db, {
+    orgId,
+    email,
+    passwordHash: await hashPassword(password, infra.config.PASSWORD_SCRYPT_N),
+    role: 'owner',
+  });
   return { email, password };
 }
 

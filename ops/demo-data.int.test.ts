@@ -28,11 +28,15 @@ async function assertConsistent(t: import('ava').ExecutionContext, db: Kysely<Da
       or s.page_views <> a.page_views or s.signal_count <> a.signal_count or s.conversions <> a.conversions or s.revenue <> a.revenue
       or s.first_page <> a.first_page or s.last_page <> a.last_page)`.execute(db);
   t.deepEqual(bad, [], 'sessions as the processor derives them');
-  const { rows: [c] } = await sql<{ events: number; signals: number; mirrored: number }>`
+  const {
+    rows: [c],
+  } = await sql<{ events: number; signals: number; mirrored: number }>`
     select (select count(*)::int from events where site_id = ${siteId} and type = 'signal') as events,
       (select count(*)::int from signals where site_id = ${siteId}) as signals,
       (select count(*)::int from signals g join events e on e.site_id = g.site_id and e.id = g.event_id and e.ts = g.ts
-        where g.site_id = ${siteId} and e.signal = g.signal_type and e.page = g.page and g.environment = coalesce(e.environment, 'production')) as mirrored`.execute(db);
+        where g.site_id = ${siteId} and e.signal = g.signal_type and e.page = g.page and g.environment = coalesce(e.environment, 'production')) as mirrored`.execute(
+    db,
+  );
   t.true(c.events > 0);
   t.is(c.signals, c.events);
   t.is(c.mirrored, c.events);
@@ -49,14 +53,34 @@ test.after.always(async () => {
 test('PostgreSQL (COPY): rows consistent with the processor, and every read route answers from them', async (t) => {
   const { db } = stack.infra.database;
   const siteId = stack.tenant.siteId;
-  const r = await writeDemoData(stack.infra.database, stack.databaseUrl, { events: 20_000, siteId, pages: 200, seed: 7 }, log);
+  const r = await writeDemoData(
+    stack.infra.database,
+    stack.databaseUrl,
+    { events: 20_000, siteId, pages: 200, seed: 7 },
+    log,
+  );
   t.is(r.events, 20_000);
-  t.is((await db.selectFrom('events').select(sql<number>`count(*)::int`.as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow()).n, 20_000);
+  t.is(
+    (
+      await db
+        .selectFrom('events')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('site_id', '=', siteId)
+        .executeTakeFirstOrThrow()
+    ).n,
+    20_000,
+  );
   await assertConsistent(t, db, siteId);
-  const types = (await db.selectFrom('signals').select('signal_type').distinct().where('site_id', '=', siteId).execute()).map((x) => x.signal_type);
+  const types = (
+    await db.selectFrom('signals').select('signal_type').distinct().where('site_id', '=', siteId).execute()
+  ).map((x) => x.signal_type);
   for (const d of SIGNAL_CATALOG) t.true(types.includes(d.type), `signals of type ${d.type}`);
   t.true(r.deploys >= 9 && r.conversions > 0 && r.historyRows > 0);
-  const days = await db.selectFrom('score_history').select(sql<number>`count(distinct day)::int`.as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow();
+  const days = await db
+    .selectFrom('score_history')
+    .select(sql<number>`count(distinct day)::int`.as('n'))
+    .where('site_id', '=', siteId)
+    .executeTakeFirstOrThrow();
   t.true(days.n >= 29, 'a score history for every day');
   // The derived rows are what the processor's recompute finds from the raw rows: nothing differs.
   const check = await recomputeSiteCommand(db, siteId, Date.now(), false, log);
@@ -77,7 +101,13 @@ test('PostgreSQL (COPY): rows consistent with the processor, and every read rout
   t.true(page.score_history.length > 20 && page.elements.length > 0);
   const elements = (await get('/v1/query/elements')).elements;
   t.true(elements.length > 0);
-  t.true((await get(`/v1/query/element-heatmap?page=${encodeURIComponent(elements[0].page)}&selector=${encodeURIComponent(elements[0].selector)}`)).points.length > 0);
+  t.true(
+    (
+      await get(
+        `/v1/query/element-heatmap?page=${encodeURIComponent(elements[0].page)}&selector=${encodeURIComponent(elements[0].selector)}`,
+      )
+    ).points.length > 0,
+  );
   t.true((await get(`/v1/query/page-heatmap?page=${encodeURIComponent('/checkout')}`)).points.length > 0);
   t.true((await get('/v1/query/trends?days=30')).history.length >= 29);
   t.true((await get('/v1/query/deploys')).deploys.length >= 9);
@@ -85,7 +115,9 @@ test('PostgreSQL (COPY): rows consistent with the processor, and every read rout
   t.true((await get('/v1/query/journeys/friction?limit=1000')).edges.length > 0);
   t.true((await get('/v1/query/insights?days=30')).enabled);
   t.true(typeof top === 'string');
-  const measure = await get(`/v1/query/explore?q=${encodeURIComponent(JSON.stringify({ window_days: 30, output: { mode: 'measure', metric: 'conversion_rate', group_by: 'cohort' } }))}`);
+  const measure = await get(
+    `/v1/query/explore?q=${encodeURIComponent(JSON.stringify({ window_days: 30, output: { mode: 'measure', metric: 'conversion_rate', group_by: 'cohort' } }))}`,
+  );
   t.true(measure.result.groups.length >= 9 && measure.result.value > 0);
 });
 
@@ -98,7 +130,9 @@ test('embedded database (inserts): the same rows', async (t) => {
     const r = await writeDemoData(handle, undefined, { events: 3000, siteId, pages: 50, seed: 3 }, log);
     t.is(r.events, 3000);
     await assertConsistent(t, handle.db, siteId);
-    t.true((await handle.db.selectFrom('page_scores').select('page').where('site_id', '=', siteId).execute()).length > 0);
+    t.true(
+      (await handle.db.selectFrom('page_scores').select('page').where('site_id', '=', siteId).execute()).length > 0,
+    );
   } finally {
     await handle.close();
   }

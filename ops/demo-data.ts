@@ -87,10 +87,80 @@ function weighted<T>(items: readonly (readonly [T, number])[], rnd: () => number
   };
 }
 
-const EVENT_COLUMNS = ['site_id', 'id', 'ts', 'received_at', 'session_id', 'type', 'page', 'signal', 'name', 'selector', 'label', 'x', 'y', 'vx', 'vy', 'px', 'py', 'value', 'meta', 'device', 'source', 'app_version', 'environment'] as const;
-const SIGNAL_COLUMNS = ['site_id', 'event_id', 'ts', 'session_id', 'page', 'signal_type', 'selector', 'label', 'x', 'y', 'vx', 'vy', 'px', 'py', 'device', 'environment'] as const;
-const SESSION_COLUMNS = ['site_id', 'id', 'started_at', 'last_seen_at', 'device', 'source', 'referrer', 'app_version', 'environment', 'anonymous_id', 'first_page', 'last_page', 'event_count', 'page_views', 'signal_count', 'conversions', 'revenue'] as const;
-const HISTORY_COLUMNS = ['site_id', 'environment', 'page', 'day', 'score', 'sessions', 'page_views', 'signal_count', 'dominant_signal', 'updated_at'] as const;
+const EVENT_COLUMNS = [
+  'site_id',
+  'id',
+  'ts',
+  'received_at',
+  'session_id',
+  'type',
+  'page',
+  'signal',
+  'name',
+  'selector',
+  'label',
+  'x',
+  'y',
+  'vx',
+  'vy',
+  'px',
+  'py',
+  'value',
+  'meta',
+  'device',
+  'source',
+  'app_version',
+  'environment',
+] as const;
+const SIGNAL_COLUMNS = [
+  'site_id',
+  'event_id',
+  'ts',
+  'session_id',
+  'page',
+  'signal_type',
+  'selector',
+  'label',
+  'x',
+  'y',
+  'vx',
+  'vy',
+  'px',
+  'py',
+  'device',
+  'environment',
+] as const;
+const SESSION_COLUMNS = [
+  'site_id',
+  'id',
+  'started_at',
+  'last_seen_at',
+  'device',
+  'source',
+  'referrer',
+  'app_version',
+  'environment',
+  'anonymous_id',
+  'first_page',
+  'last_page',
+  'event_count',
+  'page_views',
+  'signal_count',
+  'conversions',
+  'revenue',
+] as const;
+const HISTORY_COLUMNS = [
+  'site_id',
+  'environment',
+  'page',
+  'day',
+  'score',
+  'sessions',
+  'page_views',
+  'signal_count',
+  'dominant_signal',
+  'updated_at',
+] as const;
 
 type Field = string | number | null;
 
@@ -166,7 +236,11 @@ class InsertSink implements RowSink {
   async drain(): Promise<void> {
     const rows = this.rows;
     this.rows = [];
-    for (let i = 0; i < rows.length; i += 1000) await this.handle.db.insertInto(this.table).values(rows.slice(i, i + 1000) as never).execute();
+    for (let i = 0; i < rows.length; i += 1000)
+      await this.handle.db
+        .insertInto(this.table)
+        .values(rows.slice(i, i + 1000) as never)
+        .execute();
   }
 
   end(): Promise<void> {
@@ -183,7 +257,18 @@ interface PageModel {
 
 /** Page paths of a shop with a long tail: a few landing pages, then products, blog posts, help articles. */
 function pagePath(i: number): string {
-  const head = ['/', '/products', '/cart', '/checkout', '/signup', '/login', '/pricing', '/search', '/account', '/blog'];
+  const head = [
+    '/',
+    '/products',
+    '/cart',
+    '/checkout',
+    '/signup',
+    '/login',
+    '/pricing',
+    '/search',
+    '/account',
+    '/blog',
+  ];
   if (i < head.length) return head[i];
   const k = i - head.length;
   return k % 3 === 0 ? `/products/p-${k}` : k % 3 === 1 ? `/blog/post-${k}` : `/help/article-${k}`;
@@ -193,7 +278,12 @@ function pagePath(i: number): string {
  * Writes `events` events (and the sessions, signals, score history and deploys they imply) for `siteId`, then derives
  * the site's current scores, issues and elements with the processor's recompute.
  */
-export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string | undefined, o: DemoDataOptions, log: Logger): Promise<DemoDataReport> {
+export async function writeDemoData(
+  handle: DatabaseHandle,
+  databaseUrl: string | undefined,
+  o: DemoDataOptions,
+  log: Logger,
+): Promise<DemoDataReport> {
   const days = o.days ?? 30;
   const now = o.now ?? Date.now();
   const rnd = prng(o.seed ?? 1);
@@ -205,9 +295,32 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
     friction: i === 3 || i === 4 ? 0.35 : rnd() < 0.05 ? 0.15 + rnd() * 0.25 : 0.01 + rnd() * 0.03,
     elements: zipf(5 + Math.floor(rnd() ** 3 * 200), 1.2, rnd),
   }));
-  const pickSignal = weighted<string>([...SIGNAL_CATALOG.map((d) => [d.type, d.type === 'dead_click' ? 30 : d.type === 'rage_click' ? 20 : 8] as const), ['copy_text', 3]], rnd);
-  const pickDevice = weighted([['desktop', 55], ['mobile', 35], ['tablet', 10]], rnd);
-  const pickSource = weighted<string | null>([['google', 35], [null, 25], ['ads', 15], ['newsletter', 10], ['partner', 10], ['twitter', 5]], rnd);
+  const pickSignal = weighted<string>(
+    [
+      ...SIGNAL_CATALOG.map((d) => [d.type, d.type === 'dead_click' ? 30 : d.type === 'rage_click' ? 20 : 8] as const),
+      ['copy_text', 3],
+    ],
+    rnd,
+  );
+  const pickDevice = weighted(
+    [
+      ['desktop', 55],
+      ['mobile', 35],
+      ['tablet', 10],
+    ],
+    rnd,
+  );
+  const pickSource = weighted<string | null>(
+    [
+      ['google', 35],
+      [null, 25],
+      ['ads', 15],
+      ['newsletter', 10],
+      ['partner', 10],
+      ['twitter', 5],
+    ],
+    rnd,
+  );
   // A deploy every three days; a session runs the version live when it started.
   const deployEvery = 3 * DAY;
   const firstDeploy = now - days * DAY;
@@ -226,18 +339,24 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
   let clients: pg.Client[] = [];
   let sinks: { events: RowSink; signals: RowSink; sessions: RowSink };
   if (handle.kind === 'postgres') {
-    clients = await Promise.all([0, 1, 2].map(async () => {
-      const c = new pg.Client({ connectionString: databaseUrl });
-      await c.connect();
-      return c;
-    }));
+    clients = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const c = new pg.Client({ connectionString: databaseUrl });
+        await c.connect();
+        return c;
+      }),
+    );
     sinks = {
       events: new CopySink(clients[0], 'events', EVENT_COLUMNS),
       signals: new CopySink(clients[1], 'signals', SIGNAL_COLUMNS),
       sessions: new CopySink(clients[2], 'sessions', SESSION_COLUMNS),
     };
   } else {
-    sinks = { events: new InsertSink(handle, 'events', EVENT_COLUMNS), signals: new InsertSink(handle, 'signals', SIGNAL_COLUMNS), sessions: new InsertSink(handle, 'sessions', SESSION_COLUMNS) };
+    sinks = {
+      events: new InsertSink(handle, 'events', EVENT_COLUMNS),
+      signals: new InsertSink(handle, 'signals', SIGNAL_COLUMNS),
+      sessions: new InsertSink(handle, 'sessions', SESSION_COLUMNS),
+    };
   }
 
   const started = performance.now();
@@ -266,19 +385,65 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
       let last = '';
       const day = new Date(start).toISOString().slice(0, 10);
       const seen = new Set<string>();
-      const emit = (type: string, page: PageModel, extra: { signal?: string; el?: number; value?: number; name?: string }) => {
+      const emit = (
+        type: string,
+        page: PageModel,
+        extra: { signal?: string; el?: number; value?: number; name?: string },
+      ) => {
         const id = randomUUID();
         const ts = new Date(t).toISOString();
         const el = extra.el;
-        const selector = el === undefined ? null : `#${page.path === '/' ? 'home' : page.path.slice(1).replace(/\//g, '-')}-el-${el}`;
+        const selector =
+          el === undefined ? null : `#${page.path === '/' ? 'home' : page.path.slice(1).replace(/\//g, '-')}-el-${el}`;
         const label = el === undefined ? null : `Element ${el}`;
         const x = el === undefined ? null : Math.floor(rnd() * 1001);
         const y = el === undefined ? null : Math.floor(rnd() * 1001);
         const vx = el === undefined ? null : Math.floor(rnd() * 1001);
         const vy = el === undefined ? null : Math.floor(rnd() * 1001);
-        sinks.events.add([site, id, ts, ts, sid, type, page.path, extra.signal ?? null, extra.name ?? null, selector, label, x, y, vx, vy, vx, vy, extra.value ?? null, null, device, source, appVersion, environment]);
+        sinks.events.add([
+          site,
+          id,
+          ts,
+          ts,
+          sid,
+          type,
+          page.path,
+          extra.signal ?? null,
+          extra.name ?? null,
+          selector,
+          label,
+          x,
+          y,
+          vx,
+          vy,
+          vx,
+          vy,
+          extra.value ?? null,
+          null,
+          device,
+          source,
+          appVersion,
+          environment,
+        ]);
         if (type === 'signal') {
-          sinks.signals.add([site, id, ts, sid, page.path, extra.signal!, selector, label, x, y, vx, vy, vx, vy, device, environment ?? 'production']);
+          sinks.signals.add([
+            site,
+            id,
+            ts,
+            sid,
+            page.path,
+            extra.signal!,
+            selector,
+            label,
+            x,
+            y,
+            vx,
+            vy,
+            vx,
+            vy,
+            device,
+            environment ?? 'production',
+          ]);
         }
         if (!first) first = page.path;
         last = page.path;
@@ -305,7 +470,8 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
           emit('signal', page, { signal, el });
           sigs++;
           // Rage clicks come in bursts on the same element.
-          if (signal === 'rage_click') for (let k = 0; k < 2 && n < budget; k++) (emit('signal', page, { signal, el }), sigs++);
+          if (signal === 'rage_click')
+            for (let k = 0; k < 2 && n < budget; k++) emit('signal', page, { signal, el }), sigs++;
         }
         if (n < budget && rnd() < 0.04) {
           const value = 10 + Math.floor(rnd() * 190);
@@ -314,7 +480,25 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
           revenue += value;
         } else if (n < budget && rnd() < 0.05) emit('custom', page, { name: 'newsletter_signup' });
       }
-      sinks.sessions.add([site, sid, new Date(start).toISOString(), new Date(lastTs).toISOString(), device, source, null, appVersion, environment, null, first, last, n, views, sigs, convs, revenue]);
+      sinks.sessions.add([
+        site,
+        sid,
+        new Date(start).toISOString(),
+        new Date(lastTs).toISOString(),
+        device,
+        source,
+        null,
+        appVersion,
+        environment,
+        null,
+        first,
+        last,
+        n,
+        views,
+        sigs,
+        convs,
+        revenue,
+      ]);
       written += n;
       signals += sigs;
       conversions += convs;
@@ -347,34 +531,79 @@ export async function writeDemoData(handle: DatabaseHandle, databaseUrl: string 
     dayScore.set(day, overallScore(scored.map((p) => ({ score: p.score.score, sessions: p.st.sessions }))));
     for (const p of scored) {
       const signalCount = Object.values(p.st.signals).reduce((a, b) => a + b, 0);
-      historyRows.push([site, 'production', p.page, day, p.score.score, p.st.sessions, p.st.pageViews, signalCount, p.score.dominantSignal, new Date(now).toISOString()]);
+      historyRows.push([
+        site,
+        'production',
+        p.page,
+        day,
+        p.score.score,
+        p.st.sessions,
+        p.st.pageViews,
+        signalCount,
+        p.score.dominantSignal,
+        new Date(now).toISOString(),
+      ]);
     }
   }
   for (let i = 0; i < historyRows.length; i += 1000) {
-    const chunk = historyRows.slice(i, i + 1000).map((r) => Object.fromEntries(HISTORY_COLUMNS.map((c, j) => [c, r[j]])));
-    await handle.db.insertInto('score_history').values(chunk as never).onConflict((oc) => oc.doNothing()).execute();
+    const chunk = historyRows
+      .slice(i, i + 1000)
+      .map((r) => Object.fromEntries(HISTORY_COLUMNS.map((c, j) => [c, r[j]])));
+    await handle.db
+      .insertInto('score_history')
+      .values(chunk as never)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
   // Deploys: one per version, measured against the day after (the last one still open).
   let deploys = 0;
   for (let at = firstDeploy + DAY / 2, k = 0; at < now; at += deployEvery, k++) {
-    const before = dayScore.get(new Date(at - DAY).toISOString().slice(0, 10)) ?? dayScore.get(new Date(at).toISOString().slice(0, 10)) ?? 0;
+    const before =
+      dayScore.get(new Date(at - DAY).toISOString().slice(0, 10)) ??
+      dayScore.get(new Date(at).toISOString().slice(0, 10)) ??
+      0;
     const afterDay = dayScore.get(new Date(at + DAY).toISOString().slice(0, 10));
     const open = at + deployEvery >= now || afterDay === undefined;
-    await handle.db.insertInto('deploys').values({
-      id: newId(), site_id: site, environment: 'production', version: `1.${k}`, commit_sha: null, url: null, description: `demo release 1.${k}`,
-      confusion_before: before, confusion_after: open ? null : afterDay, delta: open ? null : Math.round((afterDay! - before) * 10) / 10,
-      recorded_at: new Date(at), measured_until: open ? null : new Date(at + DAY), frozen_at: open ? null : new Date(at + DAY), idempotency_key: null, created_by: 'friction demo',
-    }).execute();
+    await handle.db
+      .insertInto('deploys')
+      .values({
+        id: newId(),
+        site_id: site,
+        environment: 'production',
+        version: `1.${k}`,
+        commit_sha: null,
+        url: null,
+        description: `demo release 1.${k}`,
+        confusion_before: before,
+        confusion_after: open ? null : afterDay,
+        delta: open ? null : Math.round((afterDay! - before) * 10) / 10,
+        recorded_at: new Date(at),
+        measured_until: open ? null : new Date(at + DAY),
+        frozen_at: open ? null : new Date(at + DAY),
+        idempotency_key: null,
+        created_by: 'friction demo',
+      })
+      .execute();
     deploys++;
   }
-  if (handle.kind === 'postgres') await sql`analyze events; analyze signals; analyze sessions; analyze score_history`.execute(handle.db);
+  if (handle.kind === 'postgres')
+    await sql`analyze events; analyze signals; analyze sessions; analyze score_history`.execute(handle.db);
   const derivedAt = performance.now();
   // Current scores, issues and elements: the processor's own recompute over the stored rows.
   const r = await recomputeSiteCommand(handle.db, site, now, true, log);
-  log.info({ pages: r.pages.checked, issues: r.issues.expected, elements: r.elements.expected }, 'derived scores, issues and elements');
+  log.info(
+    { pages: r.pages.checked, issues: r.issues.expected, elements: r.elements.expected },
+    'derived scores, issues and elements',
+  );
   return {
-    events: written, sessions: sessionCount, signals, conversions, deploys, historyRows: historyRows.length,
-    writeSeconds, deriveSeconds: (performance.now() - derivedAt) / 1000,
+    events: written,
+    sessions: sessionCount,
+    signals,
+    conversions,
+    deploys,
+    historyRows: historyRows.length,
+    writeSeconds,
+    deriveSeconds: (performance.now() - derivedAt) / 1000,
   };
 }
 
@@ -392,36 +621,63 @@ export interface DemoDataCommand {
  * FRICTION_DATA_DIR: stop Friction first, the embedded database has one user), migrates it, writes the data with a
  * progress bar and prints the rate. The site is --site, else a new organization and site whose keys are printed.
  */
-export async function runDemoData(config: import('../shared/config.ts').Config, o: DemoDataCommand, log: Logger): Promise<DemoDataReport> {
+export async function runDemoData(
+  config: import('../shared/config.ts').Config,
+  o: DemoDataCommand,
+  log: Logger,
+): Promise<DemoDataReport> {
   const { openDatabase } = await import('../shared/db/connection.ts');
   const { migrateToLatest } = await import('../shared/db/migrator.ts');
   const { insertOrg, provisionSite } = await import('../shared/tenancy/provision.ts');
   const { Progress } = await import('./bench/progress.ts');
-  const handle = await openDatabase({ url: config.DATABASE_URL, dataDir: config.FRICTION_DATA_DIR, statementTimeoutMs: 0 });
+  const handle = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.FRICTION_DATA_DIR,
+    statementTimeoutMs: 0,
+  });
   try {
     await migrateToLatest(handle.db);
     let siteId = o.site;
     if (siteId) {
       const found = await handle.db.selectFrom('sites').select('id').where('id', '=', siteId).executeTakeFirst();
-      if (!found) throw Object.assign(new Error(`no site ${siteId} in this database (--site)`), { name: 'StartupError' });
+      if (!found)
+        throw Object.assign(new Error(`no site ${siteId} in this database (--site)`), { name: 'StartupError' });
     } else {
-      const orgId = await insertOrg(handle.db, { name: `Demo data ${new Date().toISOString().slice(0, 10)}`, plan: 'enterprise' });
+      const orgId = await insertOrg(handle.db, {
+        name: `Demo data ${new Date().toISOString().slice(0, 10)}`,
+        plan: 'enterprise',
+      });
       const site = await provisionSite(handle.db, { orgId, name: 'Demo shop', url: 'https://shop.example' });
       siteId = site.siteId;
-      process.stdout.write(`new site ${site.siteId} (org ${orgId})\n  secret key (query:read): ${site.secretKey}\n  publishable key: ${site.publishableKey}\n`);
+      process.stdout.write(
+        `new site ${site.siteId} (org ${orgId})\n  secret key (query:read): ${site.secretKey}\n  publishable key: ${site.publishableKey}\n`,
+      );
     }
     const progress = new Progress('demo data', o.events);
     const started = performance.now();
-    const report = await writeDemoData(handle, config.DATABASE_URL, {
-      events: o.events, siteId, days: o.days, pages: o.pages, seed: o.seed,
-      progress: (n) => progress.update(n, `${Math.round(n / ((performance.now() - started) / 1000)).toLocaleString('en-US')} events/s`),
-    }, log);
+    const report = await writeDemoData(
+      handle,
+      config.DATABASE_URL,
+      {
+        events: o.events,
+        siteId,
+        days: o.days,
+        pages: o.pages,
+        seed: o.seed,
+        progress: (n) =>
+          progress.update(
+            n,
+            `${Math.round(n / ((performance.now() - started) / 1000)).toLocaleString('en-US')} events/s`,
+          ),
+      },
+      log,
+    );
     progress.done(`${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s`);
     process.stdout.write(
       `wrote ${report.events.toLocaleString('en-US')} events (${report.sessions.toLocaleString('en-US')} sessions, ${report.signals.toLocaleString('en-US')} signals, ` +
-      `${report.conversions.toLocaleString('en-US')} conversions, ${report.deploys} deploys, ${report.historyRows.toLocaleString('en-US')} score history rows) for site ${siteId} ` +
-      `in ${report.writeSeconds.toFixed(1)} s: ${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s (${handle.kind === 'postgres' ? 'COPY' : 'inserts, embedded'}); ` +
-      `scores, issues and elements derived in ${report.deriveSeconds.toFixed(1)} s\n`,
+        `${report.conversions.toLocaleString('en-US')} conversions, ${report.deploys} deploys, ${report.historyRows.toLocaleString('en-US')} score history rows) for site ${siteId} ` +
+        `in ${report.writeSeconds.toFixed(1)} s: ${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s (${handle.kind === 'postgres' ? 'COPY' : 'inserts, embedded'}); ` +
+        `scores, issues and elements derived in ${report.deriveSeconds.toFixed(1)} s\n`,
     );
     return report;
   } finally {

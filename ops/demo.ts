@@ -89,7 +89,9 @@ const stop = (message: string): Error => Object.assign(new Error(message), { nam
 
 const why = (err: unknown): string => {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code === 'ECONNREFUSED' ? 'connection refused' : cause?.code ?? cause?.message ?? (err as Error).message;
+  return cause?.code === 'ECONNREFUSED'
+    ? 'connection refused'
+    : (cause?.code ?? cause?.message ?? (err as Error).message);
 };
 
 /** Options already validated by the CLI (ops/cli.ts). */
@@ -122,22 +124,33 @@ export async function runDemo(config: Config, o: DemoOptions): Promise<void> {
     const body = {
       session_id: `demo-${randomUUID()}`,
       sent_at: new Date().toISOString(),
-      context: { device: devices[s % devices.length], viewport: { w: 1280, h: 800 }, source: ['google', 'newsletter', 'direct'][s % 3] },
+      context: {
+        device: devices[s % devices.length],
+        viewport: { w: 1280, h: 800 },
+        source: ['google', 'newsletter', 'direct'][s % 3],
+      },
       events: journey,
     };
-    const res = await fetch(`${baseUrl}/v1/ingest`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-      .catch((err: unknown) => {
-        throw stop(`cannot reach ${baseUrl}/v1/ingest (--base-url): ${why(err)}. Is Friction running (npm start)?`);
-      });
+    const res = await fetch(`${baseUrl}/v1/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).catch((err: unknown) => {
+      throw stop(`cannot reach ${baseUrl}/v1/ingest (--base-url): ${why(err)}. Is Friction running (npm start)?`);
+    });
     if (res.status === 202) events += journey.length;
     else if (res.status === 401 || res.status === 403) {
       const answer = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-      throw stop(`${baseUrl} refused the key ${key!.slice(0, 12)}… (--key): ${res.status} ${answer?.error?.message ?? ''}. Use the publishable_key of .friction/credentials.json.`);
+      throw stop(
+        `${baseUrl} refused the key ${key!.slice(0, 12)}… (--key): ${res.status} ${answer?.error?.message ?? ''}. Use the publishable_key of .friction/credentials.json.`,
+      );
     } else failed++;
     progress.update(s + 1, `${events} events`);
   }
   progress.done(`${events} events`);
-  process.stdout.write(`sent ${sessions - failed} sessions (${events} events)${failed ? `, ${failed} batches refused` : ''} to ${baseUrl}\n`);
+  process.stdout.write(
+    `sent ${sessions - failed} sessions (${events} events)${failed ? `, ${failed} batches refused` : ''} to ${baseUrl}\n`,
+  );
   if (failed === sessions) throw stop(`every batch was refused by ${baseUrl}: see its log`);
   if (failed > 0) process.exitCode = 1;
 }

@@ -13,7 +13,17 @@ async function fakeService(verdict: () => string): Promise<{ url: string; server
       res.end(JSON.stringify({ data: null, error: { code: 'unauthorized', message: 'unknown key', status: 401 } }));
       return;
     }
-    const d = { id: 'd1', version: '1.0', environment: 'production', confusion_before: 10, confusion_after: 12, delta: 2, verdict: verdict(), verdict_reasons: ['because'], related_issues: [] };
+    const d = {
+      id: 'd1',
+      version: '1.0',
+      environment: 'production',
+      confusion_before: 10,
+      confusion_after: 12,
+      delta: 2,
+      verdict: verdict(),
+      verdict_reasons: ['because'],
+      related_issues: [],
+    };
     res.end(JSON.stringify({ data: req.url?.startsWith('/v1/query/deploys?') ? { deploys: [d] } : d, error: null }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -26,10 +36,15 @@ function io(env: Record<string, string> = {}): CliIo & { outLines: string[]; err
   const errLines: string[] = [];
   let clock = 0;
   return {
-    outLines, errLines, env, fetch: (...a) => fetch(...a),
-    out: (l) => outLines.push(l), err: (l) => errLines.push(l),
+    outLines,
+    errLines,
+    env,
+    fetch: (...a) => fetch(...a),
+    out: (l) => outLines.push(l),
+    err: (l) => errLines.push(l),
     // Time is the one thing faked: each wait moves the clock instead of sleeping.
-    sleep: async (ms) => void (clock += ms), now: () => clock,
+    sleep: async (ms) => void (clock += ms),
+    now: () => clock,
   };
 }
 
@@ -42,11 +57,22 @@ test('durations', (t) => {
 
 test('usage errors exit 2 and name the problem', async (t) => {
   const cases: [string[], RegExp][] = [
-    [[], /missing deploy command/], [['ship'], /unknown deploy command/], [['check', '--key', 'k', '--base-url', 'http://x'], /--site/],
-    [['record', '--key', 'k'], /--base-url/], [['record', '--base-url', 'ftp://x', '--key', 'k', '--version', '1'], /http/],
-    [['record', '--base-url', 'http://x', '--key', 'k'], /--version/], [['record', '--base-url', 'http://x', '--key', 'k', '--version', '1', '--environment', 'qa'], /production or staging/],
-    [['check', '--base-url', 'http://x', '--key', 'k', '--site', 's'], /exactly one/], [['check', '--bogus'], /bogus/],
-    [['check', '--base-url', 'http://x', '--key', 'k', '--site', 's', '--deploy', 'd', '--fail-on', 'never'], /fail-on/],
+    [[], /missing deploy command/],
+    [['ship'], /unknown deploy command/],
+    [['check', '--key', 'k', '--base-url', 'http://x'], /--site/],
+    [['record', '--key', 'k'], /--base-url/],
+    [['record', '--base-url', 'ftp://x', '--key', 'k', '--version', '1'], /http/],
+    [['record', '--base-url', 'http://x', '--key', 'k'], /--version/],
+    [
+      ['record', '--base-url', 'http://x', '--key', 'k', '--version', '1', '--environment', 'qa'],
+      /production or staging/,
+    ],
+    [['check', '--base-url', 'http://x', '--key', 'k', '--site', 's'], /exactly one/],
+    [['check', '--bogus'], /bogus/],
+    [
+      ['check', '--base-url', 'http://x', '--key', 'k', '--site', 's', '--deploy', 'd', '--fail-on', 'never'],
+      /fail-on/,
+    ],
   ];
   for (const [args, message] of cases) {
     const o = io();
@@ -70,7 +96,10 @@ test('check: PASS 0, FAIL 1, WARN until the timeout 0 (1 with --fail-on warn), a
     verdict = 'FAIL';
     const fail = io(env);
     t.is(await runDeployCommand(['check', '--version', '1.0'], fail), 1);
-    t.deepEqual(fail.outLines.slice(0, 2), ['FAIL: deploy d1 version 1.0 (production), confusion 10 → 12 (delta 2)', '  - because']);
+    t.deepEqual(fail.outLines.slice(0, 2), [
+      'FAIL: deploy d1 version 1.0 (production), confusion 10 → 12 (delta 2)',
+      '  - because',
+    ]);
     verdict = 'PASS';
     t.is(await runDeployCommand(['check', '--deploy', 'd1'], io(env)), 0);
     t.is(await runDeployCommand(['check', '--version', 'nope'], io(env)), 2, 'unknown version');
@@ -79,5 +108,11 @@ test('check: PASS 0, FAIL 1, WARN until the timeout 0 (1 with --fail-on warn), a
   } finally {
     svc.server.close();
   }
-  t.is(await runDeployCommand(['check', '--deploy', 'd1'], io({ FRICTION_BASE_URL: 'http://127.0.0.1:1', FRICTION_SECRET_KEY: 'k', FRICTION_SITE_ID: 's' })), 2);
+  t.is(
+    await runDeployCommand(
+      ['check', '--deploy', 'd1'],
+      io({ FRICTION_BASE_URL: 'http://127.0.0.1:1', FRICTION_SECRET_KEY: 'k', FRICTION_SITE_ID: 's' }),
+    ),
+    2,
+  );
 });

@@ -59,12 +59,24 @@ interface Deploy {
 
 class ApiError extends Error {}
 
-async function call(io: CliIo, base: string, key: string, method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+async function call(
+  io: CliIo,
+  base: string,
+  key: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<any> {
   let res: Response;
   try {
     res = await io.fetch(`${base.replace(/\/+$/, '')}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
@@ -77,7 +89,10 @@ async function call(io: CliIo, base: string, key: string, method: 'GET' | 'POST'
   } catch {
     throw new ApiError(`${method} ${path}: HTTP ${res.status}, not a JSON answer`);
   }
-  if (!res.ok) throw new ApiError(`${method} ${path}: HTTP ${res.status} ${parsed?.error?.code ?? ''}: ${parsed?.error?.message ?? text}`);
+  if (!res.ok)
+    throw new ApiError(
+      `${method} ${path}: HTTP ${res.status} ${parsed?.error?.code ?? ''}: ${parsed?.error?.message ?? text}`,
+    );
   return parsed.data;
 }
 
@@ -89,15 +104,25 @@ export async function runDeployCommand(argv: readonly string[], io: CliIo = defa
       io.out(DEPLOY_USAGE);
       return 0;
     }
-    if (sub !== 'record' && sub !== 'check') throw new UsageError(sub ? `unknown deploy command: ${sub}` : 'missing deploy command');
+    if (sub !== 'record' && sub !== 'check')
+      throw new UsageError(sub ? `unknown deploy command: ${sub}` : 'missing deploy command');
     const { values } = parseArgs({
       args: [...rest],
       strict: true,
       options: {
-        'base-url': { type: 'string' }, key: { type: 'string' }, site: { type: 'string' },
-        version: { type: 'string' }, environment: { type: 'string' }, commit: { type: 'string' }, url: { type: 'string' },
-        description: { type: 'string' }, 'idempotency-key': { type: 'string' },
-        deploy: { type: 'string' }, timeout: { type: 'string' }, interval: { type: 'string' }, 'fail-on': { type: 'string' },
+        'base-url': { type: 'string' },
+        key: { type: 'string' },
+        site: { type: 'string' },
+        version: { type: 'string' },
+        environment: { type: 'string' },
+        commit: { type: 'string' },
+        url: { type: 'string' },
+        description: { type: 'string' },
+        'idempotency-key': { type: 'string' },
+        deploy: { type: 'string' },
+        timeout: { type: 'string' },
+        interval: { type: 'string' },
+        'fail-on': { type: 'string' },
       },
     });
     const base = values['base-url'] ?? io.env.FRICTION_BASE_URL;
@@ -107,30 +132,47 @@ export async function runDeployCommand(argv: readonly string[], io: CliIo = defa
     if (!/^https?:\/\//.test(base)) throw new UsageError(`--base-url must be an http(s) URL: ${base}`);
     if (!key) throw new UsageError('--key (or FRICTION_SECRET_KEY) is required');
     const environment = values.environment ?? 'production';
-    if (environment !== 'production' && environment !== 'staging') throw new UsageError(`--environment must be production or staging, not ${environment}`);
+    if (environment !== 'production' && environment !== 'staging')
+      throw new UsageError(`--environment must be production or staging, not ${environment}`);
 
     if (sub === 'record') {
       if (!values.version) throw new UsageError('record needs --version');
       const body = {
-        version: values.version, environment, ...(site ? { site_id: site } : {}),
-        ...(values.commit ? { commit_sha: values.commit } : {}), ...(values.url ? { url: values.url } : {}), ...(values.description ? { description: values.description } : {}),
+        version: values.version,
+        environment,
+        ...(site ? { site_id: site } : {}),
+        ...(values.commit ? { commit_sha: values.commit } : {}),
+        ...(values.url ? { url: values.url } : {}),
+        ...(values.description ? { description: values.description } : {}),
       };
-      const headers: Record<string, string> = values['idempotency-key'] ? { 'idempotency-key': values['idempotency-key'] } : {};
+      const headers: Record<string, string> = values['idempotency-key']
+        ? { 'idempotency-key': values['idempotency-key'] }
+        : {};
       const d = (await call(io, base, key, 'POST', '/v1/deploys', body, headers)) as Deploy & { site_id: string };
-      io.out(`deploy ${d.id} recorded: version ${d.version} (${d.environment}), site ${d.site_id}, confusion_before ${d.confusion_before}`);
+      io.out(
+        `deploy ${d.id} recorded: version ${d.version} (${d.environment}), site ${d.site_id}, confusion_before ${d.confusion_before}`,
+      );
       return 0;
     }
 
     if (!site) throw new UsageError('check needs --site (or FRICTION_SITE_ID)');
-    if (!values.deploy === !values.version) throw new UsageError('check needs exactly one of --deploy ID or --version V');
+    if (!values.deploy === !values.version)
+      throw new UsageError('check needs exactly one of --deploy ID or --version V');
     const failOn = values['fail-on'] ?? 'fail';
     if (failOn !== 'fail' && failOn !== 'warn') throw new UsageError(`--fail-on must be fail or warn, not ${failOn}`);
     const timeoutMs = parseDuration(values.timeout ?? '2h');
     const intervalMs = Math.max(1000, parseDuration(values.interval ?? '30s'));
     const q = `site_id=${encodeURIComponent(site)}`;
     const fetchDeploy = async (): Promise<Deploy> => {
-      if (values.deploy) return call(io, base, key, 'GET', `/v1/query/deploys/${encodeURIComponent(values.deploy)}?${q}`);
-      const list = (await call(io, base, key, 'GET', `/v1/query/deploys?${q}&environment=${environment}&limit=100`)) as { deploys: Deploy[] };
+      if (values.deploy)
+        return call(io, base, key, 'GET', `/v1/query/deploys/${encodeURIComponent(values.deploy)}?${q}`);
+      const list = (await call(
+        io,
+        base,
+        key,
+        'GET',
+        `/v1/query/deploys?${q}&environment=${environment}&limit=100`,
+      )) as { deploys: Deploy[] };
       const found = list.deploys.find((d) => d.version === values.version);
       if (!found) throw new ApiError(`no ${environment} deploy with version ${values.version} among the latest 100`);
       return found;
@@ -142,7 +184,9 @@ export async function runDeployCommand(argv: readonly string[], io: CliIo = defa
       await io.sleep(Math.min(intervalMs, Math.max(0, timeoutMs - (io.now() - started))));
       d = await fetchDeploy();
     }
-    io.out(`${d.verdict}: deploy ${d.id} version ${d.version} (${d.environment}), confusion ${d.confusion_before} → ${d.confusion_after ?? 'n/a'} (delta ${d.delta ?? 'n/a'})`);
+    io.out(
+      `${d.verdict}: deploy ${d.id} version ${d.version} (${d.environment}), confusion ${d.confusion_before} → ${d.confusion_after ?? 'n/a'} (delta ${d.delta ?? 'n/a'})`,
+    );
     for (const r of d.verdict_reasons) io.out(`  - ${r}`);
     for (const r of d.related_issues) io.out(`  ${r.relation}: ${r.title}`);
     if (d.verdict === 'FAIL') return 1;

@@ -9,7 +9,13 @@ import type { Logger } from '../shared/logger.ts';
  * a second. Until the roles are ready every request but `/healthz` is answered 503 `unavailable` with
  * Retry-After in the envelope, never accepted and then lost: nothing is read or stored before the app takes over.
  */
-export function listenEarly(port: number, host: string, role: string, log: Logger, limits: ConnectionLimits): Promise<{ server: Server; serve(app: RequestListener): void }> {
+export function listenEarly(
+  port: number,
+  host: string,
+  role: string,
+  log: Logger,
+  limits: ConnectionLimits,
+): Promise<{ server: Server; serve(app: RequestListener): void }> {
   // Guarded from the first accept: the same timeouts and caps the roles serve with (this server becomes theirs).
   const server = createGuardedServer(startingAnswer, role, log, limits);
   return new Promise((resolve, reject) => {
@@ -32,7 +38,15 @@ function startingAnswer(req: IncomingMessage, res: ServerResponse): void {
   const alive = path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD');
   const body = alive
     ? { data: { status: 'starting' }, error: null }
-    : { data: null, error: { code: 'unavailable', message: 'Friction is starting: retry in a moment', status: 503, details: { starting: true } } };
+    : {
+        data: null,
+        error: {
+          code: 'unavailable',
+          message: 'Friction is starting: retry in a moment',
+          status: 503,
+          details: { starting: true },
+        },
+      };
   res.writeHead(alive ? 200 : 503, {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',

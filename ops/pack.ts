@@ -15,7 +15,11 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Runs `npm pack` in a package directory; returns the tarball's path. */
 function npmPack(dir: string, dest: string): string {
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
+    cwd: dir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   // A prepack script's output comes first on stdout; npm's JSON report is the array after it.
   const [{ filename }] = JSON.parse(out.slice(out.search(/^\[/m))) as { filename: string }[];
   return path.join(dest, filename);

@@ -3,7 +3,11 @@ import type Router from '@koa/router';
 import { httpListener } from '../shared/http/app.ts';
 import type { DirectRoute } from '../shared/http/direct-routes.ts';
 import { ingestCors } from '../shared/http/cors.ts';
-import { createGuardedServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../shared/http/connection-guard.ts';
+import {
+  createGuardedServer,
+  DEFAULT_CONNECTION_LIMITS,
+  type ConnectionLimits,
+} from '../shared/http/connection-guard.ts';
 import { opsRouter, type ReadinessCheck } from '../shared/http/ops-routes.ts';
 import type { Logger } from '../shared/logger.ts';
 
@@ -27,7 +31,14 @@ export interface ServeOptions {
   connections?: ConnectionLimits;
 }
 
-export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, port: number, host: string, opts: ServeOptions = {}): Promise<Server> {
+export async function serveRoles(
+  name: string,
+  roles: RoleHttp[],
+  log: Logger,
+  port: number,
+  host: string,
+  opts: ServeOptions = {},
+): Promise<Server> {
   const checks = dedupeChecks(roles.flatMap((r) => r.checks));
   const listener = httpListener({
     role: name,
@@ -42,7 +53,10 @@ export async function serveRoles(name: string, roles: RoleHttp[], log: Logger, p
     opts.early.serve(listener);
     return opts.early.server;
   }
-  const server = createGuardedServer(listener, name, log, opts.connections ?? DEFAULT_CONNECTION_LIMITS).listen(port, host);
+  const server = createGuardedServer(listener, name, log, opts.connections ?? DEFAULT_CONNECTION_LIMITS).listen(
+    port,
+    host,
+  );
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   return server;
 }

@@ -53,10 +53,17 @@ const planArb = fc
   .chain((pool) =>
     fc.record({
       pool: fc.constant(pool),
-      batches: fc.array(fc.array(fc.nat({ max: pool.length - 1 }), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 8 }),
+      batches: fc.array(fc.array(fc.nat({ max: pool.length - 1 }), { minLength: 1, maxLength: 8 }), {
+        minLength: 1,
+        maxLength: 8,
+      }),
       // Each step fetches up to `take` pending batches (from `at` on) and ends as `outcome`.
       steps: fc.array(
-        fc.record({ at: fc.nat(), take: fc.integer({ min: 1, max: 4 }), outcome: fc.constantFrom<Outcome>('ok', 'ack-lost', 'ack-lost', 'commit-lost', 'commit-lost', 'rollback') }),
+        fc.record({
+          at: fc.nat(),
+          take: fc.integer({ min: 1, max: 4 }),
+          outcome: fc.constantFrom<Outcome>('ok', 'ack-lost', 'ack-lost', 'commit-lost', 'commit-lost', 'rollback'),
+        }),
         { maxLength: 25 },
       ),
     }),
@@ -98,8 +105,23 @@ test('property: after commits whose ack or reply was lost, redelivered any numbe
         const events: StreamEvent[] = picks
           .map((i) => pool[i])
           .filter((e) => e.session === session)
-          .map((e) => ({ id: e.id, type: e.type, ts: NOW - e.ago, page: e.page, ...(e.type === 'signal' ? { signal: e.signal, selector: e.selector, label: 'Pay' } : {}) }));
-        return { v: 1, batch_id: randomUUID(), org_id: orgId, site_id: siteId, received_at: NOW, session_id: `s${session}`, context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events };
+          .map((e) => ({
+            id: e.id,
+            type: e.type,
+            ts: NOW - e.ago,
+            page: e.page,
+            ...(e.type === 'signal' ? { signal: e.signal, selector: e.selector, label: 'Pay' } : {}),
+          }));
+        return {
+          v: 1,
+          batch_id: randomUUID(),
+          org_id: orgId,
+          site_id: siteId,
+          received_at: NOW,
+          session_id: `s${session}`,
+          context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+          events,
+        };
       });
       const sink = new FrictionEngineSink({ log, now: () => NOW });
       const doubts = new InDoubtEvents();
@@ -119,7 +141,10 @@ test('property: after commits whose ack or reply was lost, redelivered any numbe
         const start = s.at % pending.length;
         const fetched = [...pending.slice(start), ...pending.slice(0, start)].slice(0, s.take);
         if (s.outcome === 'commit-lost') lostCommits++;
-        const committed = await attempt(fetched.map((i) => messages[i]), s.outcome);
+        const committed = await attempt(
+          fetched.map((i) => messages[i]),
+          s.outcome,
+        );
         if (committed && s.outcome === 'ok') pending = pending.filter((i) => !fetched.includes(i));
       }
       // Then every remaining batch is delivered until acked (one at a time, in order).
@@ -128,12 +153,17 @@ test('property: after commits whose ack or reply was lost, redelivered any numbe
       const distinct = new Set(messages.flatMap((m) => m.events.map((e) => e.id))).size;
       const stored = await sql<{ n: number; sessions: number }>`
         select (select count(*)::int from events where site_id = ${siteId}) as n,
-               (select coalesce(sum(event_count), 0)::int from sessions where site_id = ${siteId}) as sessions`.execute(db);
-      if (stored.rows[0].n !== distinct || stored.rows[0].sessions !== distinct) throw new Error(`stored ${JSON.stringify(stored.rows[0])}, expected ${distinct} events counted once`);
+               (select coalesce(sum(event_count), 0)::int from sessions where site_id = ${siteId}) as sessions`.execute(
+        db,
+      );
+      if (stored.rows[0].n !== distinct || stored.rows[0].sessions !== distinct)
+        throw new Error(`stored ${JSON.stringify(stored.rows[0])}, expected ${distinct} events counted once`);
       const recomputed = recomputeSite(await loadEngineRows(db, siteId, clusterWindowStart(NOW)), siteId, NOW);
       const memory = sink.snapshot(siteId, NOW);
       if (!isDeepStrictEqual(memory, recomputed)) {
-        throw new Error(`memory ≠ recomputation\nmemory:     ${JSON.stringify(memory)}\nrecomputed: ${JSON.stringify(recomputed)}`);
+        throw new Error(
+          `memory ≠ recomputation\nmemory:     ${JSON.stringify(memory)}\nrecomputed: ${JSON.stringify(recomputed)}`,
+        );
       }
       if (doubts.size !== 0) throw new Error(`${doubts.size} events still in doubt after every batch was acked`);
     }),
@@ -151,14 +181,35 @@ test('a failed fetch larger than the in-doubt bound is remembered whole: every e
   await db.insertInto('sites').values({ id: siteId, org_id: orgId, name: 's', url: 'https://s.test' }).execute();
   // 40 events in one fetch, against a memory bounded at 10 (in production: 200,000 against a fetch of up to 1.5 M).
   const fetched: EventBatchMessage[] = [0, 1, 2, 3].map((b) => ({
-    v: 1, batch_id: randomUUID(), org_id: orgId, site_id: siteId, received_at: NOW, session_id: `big-${b}`, context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
-    events: Array.from({ length: 10 }, (_, i): StreamEvent => ({ id: randomUUID(), type: 'signal', ts: NOW - i * 1000, page: '/a', signal: 'rage_click', selector: '#pay', label: 'Pay' })),
+    v: 1,
+    batch_id: randomUUID(),
+    org_id: orgId,
+    site_id: siteId,
+    received_at: NOW,
+    session_id: `big-${b}`,
+    context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+    events: Array.from(
+      { length: 10 },
+      (_, i): StreamEvent => ({
+        id: randomUUID(),
+        type: 'signal',
+        ts: NOW - i * 1000,
+        page: '/a',
+        signal: 'rage_click',
+        selector: '#pay',
+        label: 'Pay',
+      }),
+    ),
   }));
   const folded: string[] = [];
-  const sink = { write: async (_trx: unknown, fresh: readonly { id: string }[]) => () => void folded.push(...fresh.map((e) => e.id)) };
+  const sink = {
+    write: async (_trx: unknown, fresh: readonly { id: string }[]) => () => void folded.push(...fresh.map((e) => e.id)),
+  };
   const doubts = new InDoubtEvents(10);
   // The commit happens, its reply is lost: nothing is folded, all 40 are in doubt.
-  await t.throwsAsync(storeBatch(faulty(handle.bulk, 'commit-lost'), sink as never, fetched, doubts), { instanceOf: Injected });
+  await t.throwsAsync(storeBatch(faulty(handle.bulk, 'commit-lost'), sink as never, fetched, doubts), {
+    instanceOf: Injected,
+  });
   t.deepEqual(folded, []);
   t.is(doubts.size, 40);
   // The fetch comes back: its events are already stored, and every one of them is folded now, once.

@@ -45,7 +45,12 @@ export class FrictionEngineSink implements FreshEventsSink {
 
   async rebuild(db: Kysely<Database>, siteIds: readonly string[]): Promise<void> {
     const now = this.now();
-    await ScoreKeeper.rebuildAll(db, { production: this.engines.production.scores, staging: this.engines.staging.scores }, siteIds, now);
+    await ScoreKeeper.rebuildAll(
+      db,
+      { production: this.engines.production.scores, staging: this.engines.staging.scores },
+      siteIds,
+      now,
+    );
     // Signals are indexed by (site, environment, page, ts): an environment without traffic costs an empty index range.
     for (const environment of ENVIRONMENTS) await this.engines[environment].issues.rebuild(db, siteIds, now);
   }
@@ -59,11 +64,16 @@ export class FrictionEngineSink implements FreshEventsSink {
   async write(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
     const now = this.now();
     // Production-only batches (nearly all) go through as they are; a batch with staging events is split once.
-    const production = stored.some((e) => e.environment === 'staging') ? stored.filter((e) => e.environment !== 'staging') : stored;
+    const production = stored.some((e) => e.environment === 'staging')
+      ? stored.filter((e) => e.environment !== 'staging')
+      : stored;
     const staging = production === stored ? [] : stored.filter((e) => e.environment === 'staging');
     const applies: (() => void)[] = [];
     let notified = 0;
-    for (const [environment, events] of [['production', production], ['staging', staging]] as const) {
+    for (const [environment, events] of [
+      ['production', production],
+      ['staging', staging],
+    ] as const) {
       if (events.length === 0) continue;
       const staged = await this.stage(trx, this.engines[environment], events, now);
       applies.push(staged.apply);
@@ -79,7 +89,12 @@ export class FrictionEngineSink implements FreshEventsSink {
   }
 
   /** Folds one environment's events of a batch into its keepers, writing in `trx`; `apply` makes them current after the commit. */
-  private async stage(trx: Transaction<Database>, engine: EnvironmentEngine, events: readonly StoredEvent[], now: number) {
+  private async stage(
+    trx: Transaction<Database>,
+    engine: EnvironmentEngine,
+    events: readonly StoredEvent[],
+    now: number,
+  ) {
     // Events older than the 24-hour score window change no score (reads ignore their hours), but folded they would
     // give their page a window with zero sessions in it, and a score row: a phantom page. They stay stored and
     // count in sessions and clusters as before.
@@ -101,7 +116,12 @@ export class FrictionEngineSink implements FreshEventsSink {
    */
   async applyErasures(db: Kysely<Database>, siteIds: readonly string[], log: Logger): Promise<number> {
     if (siteIds.length === 0) return 0;
-    const pending = await db.selectFrom('privacy_erasures').select(['id', 'site_id']).where('applied_at', 'is', null).where('site_id', 'in', [...siteIds]).execute();
+    const pending = await db
+      .selectFrom('privacy_erasures')
+      .select(['id', 'site_id'])
+      .where('applied_at', 'is', null)
+      .where('site_id', 'in', [...siteIds])
+      .execute();
     const sites = [...new Set(pending.map((p) => p.site_id))];
     for (const siteId of sites) {
       const now = this.now();
@@ -119,7 +139,11 @@ export class FrictionEngineSink implements FreshEventsSink {
           await issues.reconcileSite(trx, siteId, now, (s, p) => scores.pageSessions(s, p, now));
         }
         const ids = pending.filter((p) => p.site_id === siteId).map((p) => p.id);
-        await trx.updateTable('privacy_erasures').set({ applied_at: new Date(now) }).where('id', 'in', ids).execute();
+        await trx
+          .updateTable('privacy_erasures')
+          .set({ applied_at: new Date(now) })
+          .where('id', 'in', ids)
+          .execute();
       });
       log.info({ site_id: siteId }, 'erasure applied: site state rebuilt, scores, issues and elements rewritten');
     }
@@ -136,19 +160,26 @@ export class FrictionEngineSink implements FreshEventsSink {
       const { scores, issues } = this.engines[environment];
       return {
         pageSessions: (s: string, p: string) => scores.pageSessions(s, p, now),
-        windowAffectedSessions: (s: string, p: string, sel: string, type: string) => issues.windowAffectedSessions(s, p, sel, type, now),
+        windowAffectedSessions: (s: string, p: string, sel: string, type: string) =>
+          issues.windowAffectedSessions(s, p, sel, type, now),
       };
     };
     // One transaction for the scores and issues time changed: a failed tick writes nothing, and the keepers keep
     // what it was to write (pages emptied, clusters evicted) for the next one, so it changes nothing either.
-    await db.transaction().execute(async (trx) => {
-      const commits: (() => void)[] = [];
-      for (const environment of ENVIRONMENTS) {
-        const { scores, issues } = this.engines[environment];
-        commits.push((await scores.tick(trx, now)).commit, (await issues.tick(trx, now, live(environment).pageSessions)).commit);
-      }
-      return () => commits.forEach((commit) => commit());
-    }).then((commit) => commit());
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        const commits: (() => void)[] = [];
+        for (const environment of ENVIRONMENTS) {
+          const { scores, issues } = this.engines[environment];
+          commits.push(
+            (await scores.tick(trx, now)).commit,
+            (await issues.tick(trx, now, live(environment).pageSessions)).commit,
+          );
+        }
+        return () => commits.forEach((commit) => commit());
+      })
+      .then((commit) => commit());
     await runDueTriage(db, siteIds, now, triageHourUtc, live, log);
     // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
     const alerts = this.alerts;

@@ -110,7 +110,12 @@ export class InDoubtEvents {
  * Stores one transaction per fetched batch: events, signals, sessions, and whatever the sink derives from the new
  * events and from the events a lost commit stored without folding them (see InDoubtEvents).
  */
-export async function storeBatch(bulk: RunBulkTransaction, sink: FreshEventsSink, batches: readonly EventBatchMessage[], doubts: InDoubtEvents): Promise<StoredEvent[]> {
+export async function storeBatch(
+  bulk: RunBulkTransaction,
+  sink: FreshEventsSink,
+  batches: readonly EventBatchMessage[],
+  doubts: InDoubtEvents,
+): Promise<StoredEvent[]> {
   let attempted: StoredEvent[] = [];
   let result: { fresh: StoredEvent[]; unfolded: StoredEvent[]; apply: (() => void) | undefined };
   try {
@@ -156,7 +161,12 @@ export function runEventsConsumer(o: EventsConsumerOptions): Promise<void> {
       const batches = items.map((i) => i.value);
       const store = () => storeBatch(o.bulk, o.sink, batches, doubts);
       const fresh = o.gate ? await o.gate.shared(store) : await store();
-      o.onBatch?.({ messages: items.length, events: batches.reduce((n, b) => n + b.events.length, 0), fresh: fresh.length, seconds: (performance.now() - t0) / 1000 });
+      o.onBatch?.({
+        messages: items.length,
+        events: batches.reduce((n, b) => n + b.events.length, 0),
+        fresh: fresh.length,
+        seconds: (performance.now() - t0) / 1000,
+      });
     },
     deadLetter: (msg, reason) => insertDeadLetter(o.db, o.stream, msg, reason).then(() => o.onDeadLetter?.()),
   });

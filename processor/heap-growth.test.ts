@@ -21,10 +21,14 @@ process.stdout.write(String(state.length));
 `;
 
 async function factors(percent: number): Promise<number[]> {
-  const { stdout } = await run(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', child], {
-    env: { ...process.env, PERCENT: String(percent) },
-    maxBuffer: 64 * 2 ** 20,
-  });
+  const { stdout } = await run(
+    process.execPath,
+    ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', child],
+    {
+      env: { ...process.env, PERCENT: String(percent) },
+      maxBuffer: 64 * 2 ** 20,
+    },
+  );
   return [...stdout.matchAll(/\[HeapController\] factor ([\d.]+)/g)].map((m) => Number(m[1]));
 }
 
@@ -35,5 +39,8 @@ test('the processor limit on heap growth is what V8 grows the heap by after ever
   // 0 leaves V8's own factor, computed from its collector's and the program's speeds (up to 4 on this machine).
   const own = await factors(0);
   t.true(own.length >= 2);
-  t.true(own.some((f) => f !== 1.5), `V8's own factors: ${own.join(', ')}`);
+  t.true(
+    own.some((f) => f !== 1.5),
+    `V8's own factors: ${own.join(', ')}`,
+  );
 });

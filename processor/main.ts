@@ -26,7 +26,10 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
       const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
       const owned = new Set(partitions);
-      await keeper.rebuild(infra.database.db, (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))));
+      await keeper.rebuild(
+        infra.database.db,
+        (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))),
+      );
       relay.start();
       const gate = new TickGate();
       const running = await startProcessor({
@@ -44,7 +47,8 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         gate,
       });
       // Sites created after start are picked up by the tick (their first batch is rebuilt from nothing anyway).
-      const ownedSites = async () => (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
+      const ownedSites = async () =>
+        (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
       // One tick at a time, whoever asks (the schedule, tests): a slow tick delays the next instead of overlapping it.
       const tick = singleFlight(async () => {
         const sites = await ownedSites();

@@ -48,7 +48,10 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
   const abort = new AbortController();
   const loops = await Promise.all(
     o.partitions.map(async (p) => {
-      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, { batchMessages: o.batchMessages, ackWaitMs: o.ackWaitMs });
+      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, {
+        batchMessages: o.batchMessages,
+        ackWaitMs: o.ackWaitMs,
+      });
       // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
       const loop = runEventsConsumer({
         db: o.db,
@@ -79,7 +82,11 @@ export async function startProcessor(o: ProcessorOptions): Promise<RunningProces
     }),
   );
   const unlistenOutbox = outboxBacklog.add(async () => {
-    const row = await o.db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('published_at', 'is', null).executeTakeFirstOrThrow();
+    const row = await o.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('published_at', 'is', null)
+      .executeTakeFirstOrThrow();
     return [{ labels: {}, value: Number(row.n) }];
   });
   o.log.info({ partitions: o.partitions }, 'processor consuming');

@@ -21,45 +21,95 @@ export interface RecomputeReport {
 }
 
 /** The stored rows the engine reads of one environment (page views and signals of the cluster window), oldest first. */
-export async function loadEngineRows(db: Kysely<Database>, siteId: string, since: number, environment: Environment = 'production'): Promise<EngineEvent[]> {
-  const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; page: string; signal: string | null; selector: string | null; label: string | null }>`
+export async function loadEngineRows(
+  db: Kysely<Database>,
+  siteId: string,
+  since: number,
+  environment: Environment = 'production',
+): Promise<EngineEvent[]> {
+  const { rows } = await sql<{
+    id: string;
+    session_id: string;
+    type: 'page_view' | 'signal';
+    ts: Date;
+    page: string;
+    signal: string | null;
+    selector: string | null;
+    label: string | null;
+  }>`
     select id, session_id, type, ts, page, signal, selector, label from events
     where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
       and ${environmentWhere(environment)}`.execute(db);
   return rows.map((r) => ({
-    id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page,
-    signal: r.signal ?? undefined, selector: r.selector ?? undefined, label: r.label ?? undefined,
+    id: r.id,
+    siteId,
+    sessionId: r.session_id,
+    type: r.type,
+    ts: new Date(r.ts).getTime(),
+    page: r.page,
+    signal: r.signal ?? undefined,
+    selector: r.selector ?? undefined,
+    label: r.label ?? undefined,
   }));
 }
 
 /** Compares what is stored with a from-scratch recomputation over the raw rows. */
-async function compare(db: Kysely<Database>, snap: SiteSnapshot, environment: Environment): Promise<Omit<RecomputeReport, 'rows' | 'written'>> {
+async function compare(
+  db: Kysely<Database>,
+  snap: SiteSnapshot,
+  environment: Environment,
+): Promise<Omit<RecomputeReport, 'rows' | 'written'>> {
   const { rows: scores } = await sql<{ page: string; score: number; sessions: number }>`
-    select distinct on (page) page, score::float8 as score, sessions from page_scores where site_id = ${snap.siteId} and environment = ${environment} order by page, window_start desc`.execute(db);
+    select distinct on (page) page, score::float8 as score, sessions from page_scores where site_id = ${snap.siteId} and environment = ${environment} order by page, window_start desc`.execute(
+    db,
+  );
   const stored = new Map(scores.map((r) => [r.page, r]));
   const pageDiffs: string[] = [];
   for (const p of snap.pages) {
     const s = stored.get(p.page);
     // Stored scores used the site mean of the moment they were written; sessions must match exactly.
-    if (!s || s.sessions !== p.stats.sessions || Math.abs(s.score - p.score) > 0.05) pageDiffs.push(`${p.page}: stored ${s ? `${s.score} (${s.sessions} sessions)` : 'none'}, recomputed ${p.score} (${p.stats.sessions} sessions)`);
+    if (!s || s.sessions !== p.stats.sessions || Math.abs(s.score - p.score) > 0.05)
+      pageDiffs.push(
+        `${p.page}: stored ${s ? `${s.score} (${s.sessions} sessions)` : 'none'}, recomputed ${p.score} (${p.stats.sessions} sessions)`,
+      );
   }
-  const issues = await db.selectFrom('ux_issues').select(['page', 'cluster_selector', 'signal_type', 'signal_count', 'affected_sessions', 'status']).where('site_id', '=', snap.siteId).where('environment', '=', environment).execute();
-  const byKey = new Map(issues.map((i) => [clusterKeyString({ siteId: snap.siteId, page: i.page, selector: i.cluster_selector, signalType: i.signal_type }), i]));
+  const issues = await db
+    .selectFrom('ux_issues')
+    .select(['page', 'cluster_selector', 'signal_type', 'signal_count', 'affected_sessions', 'status'])
+    .where('site_id', '=', snap.siteId)
+    .where('environment', '=', environment)
+    .execute();
+  const byKey = new Map(
+    issues.map((i) => [
+      clusterKeyString({ siteId: snap.siteId, page: i.page, selector: i.cluster_selector, signalType: i.signal_type }),
+      i,
+    ]),
+  );
   const issueDiffs: string[] = [];
   for (const c of snap.clusters) {
     const i = byKey.get(clusterKeyString(c.key));
     const expected = snap.issues.some((d) => clusterKeyString(d.key) === clusterKeyString(c.key));
     if (!i && expected) issueDiffs.push(`${c.key.page} ${c.key.selector} ${c.key.signalType}: missing issue`);
     else if (i && (i.signal_count !== c.signalCount || i.affected_sessions !== c.affectedSessions)) {
-      issueDiffs.push(`${c.key.page} ${c.key.selector} ${c.key.signalType}: stored ${i.signal_count}/${i.affected_sessions}, recomputed ${c.signalCount}/${c.affectedSessions}`);
+      issueDiffs.push(
+        `${c.key.page} ${c.key.selector} ${c.key.signalType}: stored ${i.signal_count}/${i.affected_sessions}, recomputed ${c.signalCount}/${c.affectedSessions}`,
+      );
     }
   }
-  const elements = await db.selectFrom('page_elements').select(['page', 'cluster_selector', 'signal_count', 'affected_users']).where('site_id', '=', snap.siteId).where('environment', '=', environment).execute();
+  const elements = await db
+    .selectFrom('page_elements')
+    .select(['page', 'cluster_selector', 'signal_count', 'affected_users'])
+    .where('site_id', '=', snap.siteId)
+    .where('environment', '=', environment)
+    .execute();
   const elByKey = new Map(elements.map((e) => [`${e.page}\u0000${e.cluster_selector}`, e]));
   const elementDiffs: string[] = [];
   for (const e of snap.elements) {
     const s = elByKey.get(`${e.page}\u0000${e.canonicalSelector}`);
-    if (!s || s.signal_count !== e.signalCount || s.affected_users !== e.affectedUsers) elementDiffs.push(`${e.page} ${e.canonicalSelector}: stored ${s ? `${s.signal_count}/${s.affected_users}` : 'none'}, recomputed ${e.signalCount}/${e.affectedUsers}`);
+    if (!s || s.signal_count !== e.signalCount || s.affected_users !== e.affectedUsers)
+      elementDiffs.push(
+        `${e.page} ${e.canonicalSelector}: stored ${s ? `${s.signal_count}/${s.affected_users}` : 'none'}, recomputed ${e.signalCount}/${e.affectedUsers}`,
+      );
   }
   return {
     siteId: snap.siteId,
@@ -76,7 +126,12 @@ async function compare(db: Kysely<Database>, snap: SiteSnapshot, environment: En
  * processor's own code path (run it with the site's processor stopped, or its next batch rewrites the pages it touches).
  */
 export async function recomputeSiteCommand(
-  db: Kysely<Database>, siteId: string, now: number, write: boolean, log: Logger, environment: Environment = 'production',
+  db: Kysely<Database>,
+  siteId: string,
+  now: number,
+  write: boolean,
+  log: Logger,
+  environment: Environment = 'production',
 ): Promise<RecomputeReport> {
   const rows = await loadEngineRows(db, siteId, clusterWindowStart(now), environment);
   const snapshot = recomputeSite(rows, siteId, now);

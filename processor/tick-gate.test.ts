@@ -29,6 +29,10 @@ test('batches share the gate; the tick waits for in-flight batches, and batches 
 
 test('a failing holder releases the gate', async (t) => {
   const gate = new TickGate();
-  await t.throwsAsync(gate.exclusive(async () => { throw new Error('tick failed'); }));
+  await t.throwsAsync(
+    gate.exclusive(async () => {
+      throw new Error('tick failed');
+    }),
+  );
   t.is(await gate.shared(async () => 1), 1);
 });

@@ -11,7 +11,8 @@ export class TickGate {
   private readonly queue: { exclusive: boolean; wake: () => void }[] = [];
 
   async shared<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.exclusiveHeld || this.queue.length > 0) await new Promise<void>((wake) => this.queue.push({ exclusive: false, wake }));
+    if (this.exclusiveHeld || this.queue.length > 0)
+      await new Promise<void>((wake) => this.queue.push({ exclusive: false, wake }));
     else this.sharedHolders++;
     try {
       return await fn();
@@ -22,7 +23,8 @@ export class TickGate {
   }
 
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.exclusiveHeld || this.sharedHolders > 0 || this.queue.length > 0) await new Promise<void>((wake) => this.queue.push({ exclusive: true, wake }));
+    if (this.exclusiveHeld || this.sharedHolders > 0 || this.queue.length > 0)
+      await new Promise<void>((wake) => this.queue.push({ exclusive: true, wake }));
     else this.exclusiveHeld = true;
     try {
       return await fn();

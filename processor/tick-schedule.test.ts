@@ -37,13 +37,17 @@ test('the schedule waits for a slow tick before arming the next: no overlap even
   let active = 0;
   let maxActive = 0;
   let runs = 0;
-  const stop = scheduleTicks(async () => {
-    active++;
-    maxActive = Math.max(maxActive, active);
-    runs++;
-    await new Promise((r) => setTimeout(r, 60)); // three intervals long
-    active--;
-  }, 20, () => {});
+  const stop = scheduleTicks(
+    async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      runs++;
+      await new Promise((r) => setTimeout(r, 60)); // three intervals long
+      active--;
+    },
+    20,
+    () => {},
+  );
   while (runs < 4) await new Promise((r) => setTimeout(r, 10));
   stop();
   t.is(maxActive, 1);

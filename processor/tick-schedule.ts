@@ -14,10 +14,12 @@ export function singleFlight(fn: () => Promise<void>): () => Promise<void> {
   };
   return () => {
     if (!running) return start();
-    next ??= running.catch(() => {}).then(() => {
-      next = undefined;
-      return start();
-    });
+    next ??= running
+      .catch(() => {})
+      .then(() => {
+        next = undefined;
+        return start();
+      });
     return next;
   };
 }

@@ -18,7 +18,9 @@ function tsFiles(dir: string): string[] {
 
 function imports(file: string): string[] {
   const src = readFileSync(file, 'utf8');
-  return [...src.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+  return [...src.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+    (m) => m[1] ?? m[2],
+  );
 }
 
 /** Top-level folder a relative import of `file` lands in. */
@@ -47,10 +49,18 @@ test('shared/testing is imported only by tests and test tooling', (t) => {
   for (const top of [...ROLES, 'shared', 'ops']) {
     for (const file of tsFiles(join(root, top))) {
       const rel = relative(root, file);
-      if (rel.endsWith('.test.ts') || rel.startsWith('shared/testing/') || rel.startsWith('ops/testing/') || rel === 'ops/test-with-services.ts' || rel.startsWith('ops/bench/')) continue;
+      if (
+        rel.endsWith('.test.ts') ||
+        rel.startsWith('shared/testing/') ||
+        rel.startsWith('ops/testing/') ||
+        rel === 'ops/test-with-services.ts' ||
+        rel.startsWith('ops/bench/')
+      )
+        continue;
       for (const spec of imports(file)) {
         const abs = relative(root, resolve(file, '..', spec));
-        if (spec.startsWith('.') && (abs.startsWith('shared/testing') || abs.startsWith('ops/testing'))) violations.push(`${rel} imports ${spec}`);
+        if (spec.startsWith('.') && (abs.startsWith('shared/testing') || abs.startsWith('ops/testing')))
+          violations.push(`${rel} imports ${spec}`);
       }
     }
   }

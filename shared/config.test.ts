@@ -11,7 +11,9 @@ test('unset or empty service URLs select the embedded defaults', (t) => {
 });
 
 test('invalid settings are all reported at once', (t) => {
-  const err = t.throws(() => loadConfig({ PORT: 'eighty', DATABASE_URL: 'not a url', LOG_LEVEL: 'loud' }), { instanceOf: ConfigError });
+  const err = t.throws(() => loadConfig({ PORT: 'eighty', DATABASE_URL: 'not a url', LOG_LEVEL: 'loud' }), {
+    instanceOf: ConfigError,
+  });
   t.is(err?.problems.length, 3);
   t.regex(err!.message, /PORT/);
   t.regex(err!.message, /DATABASE_URL/);

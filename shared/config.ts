@@ -8,7 +8,11 @@ const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 
 /** `true`/`1`/`yes` or `false`/`0`/`no` (any case); anything else is refused rather than read as false. */
 const bool = (def: boolean) =>
-  z.preprocess((v) => (v === '' || v === undefined ? undefined : String(v).toLowerCase()), z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional())
+  z
+    .preprocess(
+      (v) => (v === '' || v === undefined ? undefined : String(v).toLowerCase()),
+      z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional(),
+    )
     .transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
 
 /**
@@ -66,7 +70,10 @@ export const EnvSchema = z.object({
   /** Partitions this processor owns: "all", or a list like "0,2" or a range "0-3". */
   PROCESSOR_PARTITIONS: z.string().default('all'),
   /** Prefix for stream, subject and consumer names: lets tests and tenants share one NATS. */
-  STREAM_PREFIX: z.string().regex(/^[A-Za-z0-9_]*$/).default(''),
+  STREAM_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_]*$/)
+    .default(''),
   PROCESSOR_BATCH_MESSAGES: int(PROCESSOR_BATCH_MESSAGES_DEFAULT, 1, 10_000),
   PROCESSOR_FETCH_EXPIRES_MS: int(1000, 100, 60_000),
   /**
@@ -108,7 +115,10 @@ export const EnvSchema = z.object({
    * Proxies whose X-Forwarded-For is believed (comma-separated IPs or CIDRs). Empty: the header is ignored and
    * the client address is the TCP peer, so nobody can choose the address the per-IP limits count against.
    */
-  TRUSTED_PROXIES: z.preprocess((v) => (v === undefined ? '' : v), z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges')),
+  TRUSTED_PROXIES: z.preprocess(
+    (v) => (v === undefined ? '' : v),
+    z.string().refine(validProxyList, 'must be comma-separated IP addresses or CIDR ranges'),
+  ),
   /** A connection must complete its request headers within this of its accept (or of its previous request): idle and slow-header sockets are closed. */
   HTTP_HEADERS_TIMEOUT_MS: int(60_000, 1000, 600_000),
   /** A whole request (headers and body) must arrive within this. */
@@ -131,9 +141,25 @@ export const EnvSchema = z.object({
    * servers) are not affected.
    */
   // An array is a loaded config handed back to loadConfig (tests, replicas built from a config): taken as it was parsed.
-  MCP_ALLOWED_ORIGINS: z.preprocess((v) => (v === undefined ? '' : Array.isArray(v) ? v.join(',') : v), z.string())
-    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
-    .pipe(z.array(z.string().refine((o) => { try { return new URL(o).origin === o; } catch { return false; } }, 'must be origins like https://inspector.example (scheme, host, port; no path)'))),
+  MCP_ALLOWED_ORIGINS: z
+    .preprocess((v) => (v === undefined ? '' : Array.isArray(v) ? v.join(',') : v), z.string())
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+    )
+    .pipe(
+      z.array(
+        z.string().refine((o) => {
+          try {
+            return new URL(o).origin === o;
+          } catch {
+            return false;
+          }
+        }, 'must be origins like https://inspector.example (scheme, host, port; no path)'),
+      ),
+    ),
   WRITE_RATE_LIMIT_PER_MIN: int(30, 1),
   GUIDE_RATE_LIMIT_PER_MIN: int(200, 1),
   AUTH_RATE_LIMIT_PER_MIN: int(20, 1),
@@ -152,7 +178,13 @@ export const EnvSchema = z.object({
    * Dogfooding: a publishable key (svc_pub_…) of the site the dashboard's own friction is reported to. Unset (the
    * default): the dashboard loads no SDK.
    */
-  DASHBOARD_DOGFOOD_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^svc_pub_\w+$/, 'must be a publishable key (svc_pub_…)').optional()),
+  DASHBOARD_DOGFOOD_KEY: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^svc_pub_\w+$/, 'must be a publishable key (svc_pub_…)')
+      .optional(),
+  ),
   /** Ingest base URL the dogfooding SDK loads from and reports to; unset: the dashboard's own origin (`friction start`). */
   DASHBOARD_DOGFOOD_INGEST_URL: optionalUrl,
   /**
@@ -170,7 +202,13 @@ export const EnvSchema = z.object({
   /** Deadline of one capture (navigation and render); past it the capture fails as `render_failed`. */
   SCREENSHOT_TIMEOUT_MS: int(15_000, 1000, 120_000),
   /** SMTP server for email alerts and account mail (nodemailer URL form, e.g. smtp://user:pass@mail.example:587). Unset: email alerts fail visibly in the delivery log; addresses are not verified. */
-  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+  SMTP_URL: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+      .optional(),
+  ),
   /** Sender address of emails. */
   SMTP_FROM: z.string().default('Friction <friction@localhost>'),
   /** Origin Slack incoming webhooks are sent to (the stored https://hooks.slack.com URL keeps its path). */
@@ -183,7 +221,11 @@ export const EnvSchema = z.object({
 export type Config = Readonly<z.infer<typeof EnvSchema>>;
 
 function validProxyList(v: string): boolean {
-  return v.split(',').map((p) => p.trim()).filter(Boolean).every((p) => parseCidr(p) !== null);
+  return v
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .every((p) => parseCidr(p) !== null);
 }
 
 /** `10.0.0.0/8`, `::1`, `192.168.1.5` → address, prefix and family; null when malformed. */
@@ -207,7 +249,10 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment once. Only entry points call this; everything else receives slices. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Config, unknown>> = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<keyof Config, unknown>> = {},
+): Config {
   const parsed = EnvSchema.safeParse({ ...env, ...overrides });
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   return Object.freeze(parsed.data);
@@ -217,7 +262,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 export function ownedPartitions(spec: string, total: number): number[] {
   if (spec.trim() === 'all') return Array.from({ length: total }, (_, i) => i);
   const out = new Set<number>();
-  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const range = /^(\d+)-(\d+)$/.exec(part);
     const [from, to] = range ? [Number(range[1]), Number(range[2])] : [Number(part), Number(part)];
     if (!Number.isInteger(from) || !Number.isInteger(to) || from > to || to >= total) {

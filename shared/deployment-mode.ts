@@ -22,15 +22,25 @@ const SPLIT_ROLES: ReadonlySet<InfraCommand> = new Set(['ingest', 'api', 'proces
  * replica, a private database. So server mode (FRICTION_MODE=server, DATABASE_URL or NATS_URL set, or a split
  * role) names every missing setting instead.
  */
-export function serverModeProblem(config: Pick<Config, 'FRICTION_MODE' | 'DATABASE_URL' | 'NATS_URL' | 'REDIS_URL'>, command: InfraCommand): string | null {
-  const why = SPLIT_ROLES.has(command) ? `\`friction ${command}\` is one role of a split deployment`
-    : config.FRICTION_MODE === 'server' ? 'FRICTION_MODE=server'
-    : config.DATABASE_URL ? 'DATABASE_URL is set, so this is a server deployment'
-    : config.NATS_URL ? 'NATS_URL is set, so this is a server deployment'
-    : null;
+export function serverModeProblem(
+  config: Pick<Config, 'FRICTION_MODE' | 'DATABASE_URL' | 'NATS_URL' | 'REDIS_URL'>,
+  command: InfraCommand,
+): string | null {
+  const why = SPLIT_ROLES.has(command)
+    ? `\`friction ${command}\` is one role of a split deployment`
+    : config.FRICTION_MODE === 'server'
+      ? 'FRICTION_MODE=server'
+      : config.DATABASE_URL
+        ? 'DATABASE_URL is set, so this is a server deployment'
+        : config.NATS_URL
+          ? 'NATS_URL is set, so this is a server deployment'
+          : null;
   if (!why) return null;
   const missing = NEEDS[command].filter((name) => !config[name]);
   if (!missing.length) return null;
-  const hint = SPLIT_ROLES.has(command) || command === 'start' ? '; `friction start` with none of them set runs every role in one process on embedded parts' : '';
+  const hint =
+    SPLIT_ROLES.has(command) || command === 'start'
+      ? '; `friction start` with none of them set runs every role in one process on embedded parts'
+      : '';
   return `${why} and needs ${missing.join(', ')}: set ${missing.length > 1 ? 'them' : 'it'} (see docs/configuration.md)${hint}`;
 }

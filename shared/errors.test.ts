@@ -2,7 +2,10 @@ import test from 'ava';
 import { failureCause, toAppError } from './errors.ts';
 
 test('an outage of a backing service (database connection lost, refused socket) is 503 unavailable with Retry-After, not a 500', (t) => {
-  for (const err of [Object.assign(new Error('terminating connection'), { code: '57P01' }), Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })]) {
+  for (const err of [
+    Object.assign(new Error('terminating connection'), { code: '57P01' }),
+    Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
+  ]) {
     const e = toAppError(err);
     t.is(e.status, 503);
     t.is(e.code, 'unavailable');
@@ -18,21 +21,29 @@ test('anything else unknown stays a 500 server_error that does not leak its mess
 });
 
 test('a unique violation (a duplicate write racing another) is 409 conflict, also when wrapped; the constraint is not named', (t) => {
-  const pg = Object.assign(new Error('duplicate key value violates unique constraint "invitations_pending_idx"'), { code: '23505' });
+  const pg = Object.assign(new Error('duplicate key value violates unique constraint "invitations_pending_idx"'), {
+    code: '23505',
+  });
   for (const err of [pg, new Error('wrapped', { cause: pg })]) {
     const e = toAppError(err);
     t.is(e.status, 409);
     t.is(e.code, 'conflict');
     t.false(e.message.includes('invitations_pending_idx'));
   }
-  t.is(toAppError(Object.assign(new Error('fk'), { code: '23503' })).status, 500, 'other integrity errors are not conflicts');
+  t.is(
+    toAppError(Object.assign(new Error('fk'), { code: '23503' })).status,
+    500,
+    'other integrity errors are not conflicts',
+  );
 });
 
 test('failureCause: schema, permission and lock faults are the environment; outages unavailable; data errors content', (t) => {
   const pg = (code: string) => Object.assign(new Error(code), { code });
-  for (const code of ['42703', '42P01', '42883', '42501', '55P03', '25006', '28P01', '3D000']) t.is(failureCause(pg(code)), 'environment', code);
+  for (const code of ['42703', '42P01', '42883', '42501', '55P03', '25006', '28P01', '3D000'])
+    t.is(failureCause(pg(code)), 'environment', code);
   t.is(failureCause(new Error('wrapped', { cause: pg('42703') })), 'environment', 'also as a cause');
-  for (const code of ['08006', '40001', '40P01', '57014', '57P01', 'ECONNREFUSED']) t.is(failureCause(pg(code)), 'unavailable', code);
+  for (const code of ['08006', '40001', '40P01', '57014', '57P01', 'ECONNREFUSED'])
+    t.is(failureCause(pg(code)), 'unavailable', code);
   for (const code of ['22021', '23502', '23514', 'P0001']) t.is(failureCause(pg(code)), 'content', code);
   t.is(failureCause(new TypeError('x is undefined')), 'content');
 });

@@ -18,7 +18,12 @@ export class AppError extends Error {
     code: string,
     status: number,
     message: string,
-    opts: { details?: ErrorDetail[] | Record<string, unknown>; retriable?: boolean; retryAfterSec?: number; cause?: unknown } = {},
+    opts: {
+      details?: ErrorDetail[] | Record<string, unknown>;
+      retriable?: boolean;
+      retryAfterSec?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { cause: opts.cause });
     this.code = code;
@@ -61,7 +66,9 @@ export class ConflictError extends AppError {
 }
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
-    super('payload_too_large', 413, `request body exceeds ${limitBytes} bytes`, { details: { limit_bytes: limitBytes } });
+    super('payload_too_large', 413, `request body exceeds ${limitBytes} bytes`, {
+      details: { limit_bytes: limitBytes },
+    });
   }
 }
 export class UnsupportedMediaTypeError extends AppError {
@@ -99,7 +106,8 @@ export function toAppError(err: unknown): AppError {
   }
   // A unique violation is a duplicate write (two identical requests racing, or a repeat): the client's conflict,
   // never a 500. Routes that document an upsert avoid reaching this; everything else answers 409 here, once.
-  if (isUniqueViolation(err)) return new ConflictError('this already exists: a concurrent or repeated request created it', err);
+  if (isUniqueViolation(err))
+    return new ConflictError('this already exists: a concurrent or repeated request created it', err);
   // A database or network outage is not a bug of the request: 503 with Retry-After, so clients (the SDK) retry.
   if (isRetriable(err)) return new UnavailableError('a backing service is unavailable; retry shortly', 2, err);
   return new InternalError(err);
@@ -107,7 +115,11 @@ export function toAppError(err: unknown): AppError {
 
 /** Postgres SQLSTATE 23505 (node-postgres and PGlite both carry it as `code`), possibly wrapped as a cause. */
 export function isUniqueViolation(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.code === '23505') return true;
   }
   return false;
@@ -134,7 +146,17 @@ export function isRetriable(err: unknown): boolean {
   return e.cause !== undefined && e.cause !== err && isRetriable(e.cause);
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 const PG_CONNECTION_MESSAGES = [
   /^Connection terminated/i,
   /timeout exceeded when trying to connect/i,
@@ -153,7 +175,11 @@ const PG_CONNECTION_MESSAGES = [
  * content surfaces as a data or integrity error (22*, 23*), never as one of these.
  */
 export function isEnvironmentFault(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (/^(42|28|3D|3F)/.test(code) || code === '55P03' || code === '55006' || code === '25006') return true;
   }

@@ -49,18 +49,30 @@ export function describeDatabaseError(err: unknown, url: string): string {
   let u: URL | undefined;
   try {
     u = new URL(url);
-  } catch { /* described by the generic line */ }
+  } catch {
+    /* described by the generic line */
+  }
   const database = decodeURIComponent(u?.pathname.replace(/^\//, '') || 'postgres');
   const user = decodeURIComponent(u?.username || 'the current OS user');
   const where = `${u?.hostname ?? '?'}:${u?.port || '5432'}`;
   switch (code) {
-    case '3D000': return `database "${database}" does not exist on ${where}: create it (createdb -h ${u?.hostname} ${database}) or fix the URL's path`;
-    case '28000': return /role .* does not exist/.test(e.message ?? '') ? `role "${user}" does not exist on ${where}: create it (createuser) or fix the URL's user` : `${where} refused user "${user}" (pg_hba.conf has no entry for this host, user and database)`;
-    case '28P01': return `password authentication failed for user "${user}": fix the URL's password`;
-    case 'ECONNREFUSED': return `connection refused by ${where}: nothing listens there (is PostgreSQL running, and the host and port right?)`;
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `the host ${u?.hostname} does not resolve`;
-    case 'ETIMEDOUT': return `no answer from ${where} (a firewall, or the wrong host)`;
-    default: return reason(err);
+    case '3D000':
+      return `database "${database}" does not exist on ${where}: create it (createdb -h ${u?.hostname} ${database}) or fix the URL's path`;
+    case '28000':
+      return /role .* does not exist/.test(e.message ?? '')
+        ? `role "${user}" does not exist on ${where}: create it (createuser) or fix the URL's user`
+        : `${where} refused user "${user}" (pg_hba.conf has no entry for this host, user and database)`;
+    case '28P01':
+      return `password authentication failed for user "${user}": fix the URL's password`;
+    case 'ECONNREFUSED':
+      return `connection refused by ${where}: nothing listens there (is PostgreSQL running, and the host and port right?)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host ${u?.hostname} does not resolve`;
+    case 'ETIMEDOUT':
+      return `no answer from ${where} (a firewall, or the wrong host)`;
+    default:
+      return reason(err);
   }
 }
 
@@ -69,7 +81,9 @@ export async function checkDatabase(db: DatabaseHandle['db'], url: string): Prom
   try {
     await sql`select 1`.execute(db);
   } catch (err) {
-    throw new StartupError(`cannot reach the database at ${redactUrl(url)} (DATABASE_URL): ${describeDatabaseError(err, url)}`);
+    throw new StartupError(
+      `cannot reach the database at ${redactUrl(url)} (DATABASE_URL): ${describeDatabaseError(err, url)}`,
+    );
   }
 }
 
@@ -77,14 +91,22 @@ export async function checkDatabase(db: DatabaseHandle['db'], url: string): Prom
  * Waits for the database to answer, up to `timeoutMs` (containers start in any order): one log line per attempt
  * that failed, then a StartupError naming DATABASE_URL.
  */
-export async function waitForDatabase(db: DatabaseHandle['db'], url: string, timeoutMs: number, log: Logger): Promise<void> {
+export async function waitForDatabase(
+  db: DatabaseHandle['db'],
+  url: string,
+  timeoutMs: number,
+  log: Logger,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await checkDatabase(db, url);
     } catch (err) {
       if (Date.now() + 1000 > until) throw err;
-      log.warn({ attempt, url: redactUrl(url), reason: (err as Error).message }, 'database not reachable yet; retrying in 1 s');
+      log.warn(
+        { attempt, url: redactUrl(url), reason: (err as Error).message },
+        'database not reachable yet; retrying in 1 s',
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -107,36 +129,50 @@ export interface Infra {
  * Connects to the configured services, or the embedded defaults for those unset (PGlite+TimescaleDB,
  * in-process bus, in-process limiter). `migrate` runs migrations (single-process start, tests).
  */
-export async function openInfra(config: Config, log: Logger, opts: { migrate: boolean; embeddedPath?: string } = { migrate: false }): Promise<Infra> {
-  const database = await timed(log, config.DATABASE_URL ? 'connect to the database' : 'open the embedded database', () =>
-    openDatabase({
-      url: config.DATABASE_URL,
-      dataDir: config.FRICTION_DATA_DIR,
-      embeddedPath: opts.embeddedPath,
-      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    }));
-  if (config.DATABASE_URL) await checkDatabase(database.db, config.DATABASE_URL).catch(async (err) => {
-    await database.close().catch(() => {});
-    throw err;
-  });
+export async function openInfra(
+  config: Config,
+  log: Logger,
+  opts: { migrate: boolean; embeddedPath?: string } = { migrate: false },
+): Promise<Infra> {
+  const database = await timed(
+    log,
+    config.DATABASE_URL ? 'connect to the database' : 'open the embedded database',
+    () =>
+      openDatabase({
+        url: config.DATABASE_URL,
+        dataDir: config.FRICTION_DATA_DIR,
+        embeddedPath: opts.embeddedPath,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      }),
+  );
+  if (config.DATABASE_URL)
+    await checkDatabase(database.db, config.DATABASE_URL).catch(async (err) => {
+      await database.close().catch(() => {});
+      throw err;
+    });
   if (opts.migrate) await timed(log, 'migrate', () => migrateToLatest(database.db, log));
   const natsUrl = config.NATS_URL;
   const bus: Bus = natsUrl
     ? await timed(log, 'connect to NATS', () => JetStreamBus.connect(natsUrl, log)).catch(async (err: unknown) => {
-      await database.close().catch(() => {});
-      throw new StartupError(`cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`);
-    })
+        await database.close().catch(() => {});
+        throw new StartupError(
+          `cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`,
+        );
+      })
     : new MemoryBus();
   // After every service answered, so an unreachable one is named first.
-  if (!opts.migrate) await refuseBehindSchema(database, config, log).catch(async (err: unknown) => {
-    await bus.close().catch(() => {});
-    throw err;
-  });
+  if (!opts.migrate)
+    await refuseBehindSchema(database, config, log).catch(async (err: unknown) => {
+      await bus.close().catch(() => {});
+      throw err;
+    });
   const t = topology(config.STREAM_PREFIX, config.EVENT_PARTITIONS);
   await ensureStreams(bus, t);
-  const limiter: RateLimiter = config.REDIS_URL ? new RedisRateLimiter(config.REDIS_URL, log, `${config.STREAM_PREFIX || 'friction'}:rl:`) : new MemoryRateLimiter();
+  const limiter: RateLimiter = config.REDIS_URL
+    ? new RedisRateLimiter(config.REDIS_URL, log, `${config.STREAM_PREFIX || 'friction'}:rl:`)
+    : new MemoryRateLimiter();
   log.info({ database: database.kind, bus: bus.kind, limiter: limiter.kind }, 'infrastructure ready');
   const keys = new KeyResolver(database.db, config.KEY_CACHE_TTL_MS);
   listenForRevocations(bus, t.keyRevokedSubject, keys);
@@ -152,11 +188,19 @@ export async function openInfra(config: Config, log: Logger, opts: { migrate: bo
  */
 async function refuseBehindSchema(database: DatabaseHandle, config: Config, log: Logger): Promise<void> {
   const { pending, unknown } = await schemaStatus(database.db);
-  if (unknown.length) log.warn({ unknown }, 'the database has migrations this version of Friction does not know (a newer version migrated it)');
+  if (unknown.length)
+    log.warn(
+      { unknown },
+      'the database has migrations this version of Friction does not know (a newer version migrated it)',
+    );
   if (!pending.length) return;
   await database.close().catch(() => {});
-  const where = config.DATABASE_URL ? `the database at ${redactUrl(config.DATABASE_URL)}` : `the embedded database in ${config.FRICTION_DATA_DIR}`;
-  throw new StartupError(`${where} is behind this version of Friction (${pending.length} migration${pending.length > 1 ? 's' : ''} not applied, from ${pending[0]}): run \`friction migrate\` first`);
+  const where = config.DATABASE_URL
+    ? `the database at ${redactUrl(config.DATABASE_URL)}`
+    : `the embedded database in ${config.FRICTION_DATA_DIR}`;
+  throw new StartupError(
+    `${where} is behind this version of Friction (${pending.length} migration${pending.length > 1 ? 's' : ''} not applied, from ${pending[0]}): run \`friction migrate\` first`,
+  );
 }
 
 /** Runs a start-up step, logging its duration when it is slow enough to notice (a line per slow step). */

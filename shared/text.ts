@@ -50,30 +50,38 @@ function pathOf(frame: Frame | undefined, last?: string | number): string {
  */
 export function scanJson(root: unknown, opts: { maxDepth: number; replace?: boolean }): JsonProblem | undefined {
   if (typeof root === 'string') {
-    if (SUSPECT.test(root) && hasUnstorableText(root) && !opts.replace) return { path: '', message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
+    if (SUSPECT.test(root) && hasUnstorableText(root) && !opts.replace)
+      return { path: '', message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
     return undefined;
   }
   if (root === null || typeof root !== 'object') return undefined;
   const stack: Frame[] = [{ value: root, depth: 1, parent: undefined, key: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    if (frame.depth > opts.maxDepth) return { path: pathOf(frame), message: `nests deeper than ${opts.maxDepth} levels` };
+    if (frame.depth > opts.maxDepth)
+      return { path: pathOf(frame), message: `nests deeper than ${opts.maxDepth} levels` };
     const v = frame.value as Record<string, unknown> | unknown[];
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
         if (typeof item === 'string') {
           if (SUSPECT.test(item) && hasUnstorableText(item)) {
-            if (!opts.replace) return { path: pathOf(frame, i), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
+            if (!opts.replace)
+              return { path: pathOf(frame, i), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
             v[i] = toStorableText(item);
           }
-        } else if (item !== null && typeof item === 'object') stack.push({ value: item, depth: frame.depth + 1, parent: frame, key: i });
+        } else if (item !== null && typeof item === 'object')
+          stack.push({ value: item, depth: frame.depth + 1, parent: frame, key: i });
       }
     } else {
       for (const k of Object.keys(v)) {
         let key = k;
         if (SUSPECT.test(k) && hasUnstorableText(k)) {
-          if (!opts.replace) return { path: pathOf(frame, toStorableText(k)), message: 'this key contains a NUL character or an unpaired UTF-16 surrogate' };
+          if (!opts.replace)
+            return {
+              path: pathOf(frame, toStorableText(k)),
+              message: 'this key contains a NUL character or an unpaired UTF-16 surrogate',
+            };
           key = toStorableText(k);
           v[key] = v[k];
           delete v[k];
@@ -81,10 +89,12 @@ export function scanJson(root: unknown, opts: { maxDepth: number; replace?: bool
         const item = v[key];
         if (typeof item === 'string') {
           if (SUSPECT.test(item) && hasUnstorableText(item)) {
-            if (!opts.replace) return { path: pathOf(frame, key), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
+            if (!opts.replace)
+              return { path: pathOf(frame, key), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
             v[key] = toStorableText(item);
           }
-        } else if (item !== null && typeof item === 'object') stack.push({ value: item, depth: frame.depth + 1, parent: frame, key });
+        } else if (item !== null && typeof item === 'object')
+          stack.push({ value: item, depth: frame.depth + 1, parent: frame, key });
       }
     }
   }
@@ -96,7 +106,10 @@ export function scanJson(root: unknown, opts: { maxDepth: number; replace?: bool
  * its limit, so a hostile value costs no more than the limits. Length counts what `JSON.stringify` would write,
  * approximately for escapes (at least the real length: strings are counted by their own `JSON.stringify`).
  */
-export function measureJson(root: unknown, limits: { maxDepth: number; maxChars: number }): { depth: number; chars: number; tooDeep: boolean; tooLong: boolean } {
+export function measureJson(
+  root: unknown,
+  limits: { maxDepth: number; maxChars: number },
+): { depth: number; chars: number; tooDeep: boolean; tooLong: boolean } {
   let chars = 0;
   let depth = 0;
   const stack: { v: unknown; d: number }[] = [{ v: root, d: 0 }];

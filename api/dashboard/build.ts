@@ -28,7 +28,13 @@ export interface DashboardBuild {
 }
 
 const typeOf = (name: string): string =>
-  name.endsWith('.js') ? 'text/javascript; charset=utf-8' : name.endsWith('.css') ? 'text/css; charset=utf-8' : name.endsWith('.svg') ? 'image/svg+xml' : 'application/octet-stream';
+  name.endsWith('.js')
+    ? 'text/javascript; charset=utf-8'
+    : name.endsWith('.css')
+      ? 'text/css; charset=utf-8'
+      : name.endsWith('.svg')
+        ? 'image/svg+xml'
+        : 'application/octet-stream';
 
 /** Every chunk the entry imports statically, transitively: the browser needs them before the first paint. */
 function staticImports(meta: Metafile, entry: string): string[] {
@@ -66,10 +72,19 @@ export async function buildDashboard(): Promise<DashboardBuild> {
     logLevel: 'silent',
   });
   const rel = (p: string) => path.relative(OUT, path.resolve(p)).split(path.sep).join('/');
-  const files = out.outputFiles.map((f) => ({ name: rel(f.path), contentType: typeOf(f.path), body: Buffer.from(f.contents) }));
+  const files = out.outputFiles.map((f) => ({
+    name: rel(f.path),
+    contentType: typeOf(f.path),
+    body: Buffer.from(f.contents),
+  }));
   const meta = out.metafile;
   const entryKey = Object.keys(meta.outputs).find((k) => meta.outputs[k].entryPoint !== undefined && k.endsWith('.js'));
   if (!entryKey) throw new Error('the dashboard build produced no entry script');
   const cssKey = meta.outputs[entryKey].cssBundle;
-  return { files, entry: rel(entryKey), preload: staticImports(meta, entryKey).map(rel), css: cssKey ? [rel(cssKey)] : [] };
+  return {
+    files,
+    entry: rel(entryKey),
+    preload: staticImports(meta, entryKey).map(rel),
+    css: cssKey ? [rel(cssKey)] : [],
+  };
 }

@@ -132,7 +132,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const b = await current();
     if (!b) {
       ctx.set('Cache-Control', 'no-store');
-      throw new UnavailableError(b === null ? 'the dashboard failed to build; see the api log' : 'the dashboard is still being built', b === null ? 300 : 1);
+      throw new UnavailableError(
+        b === null ? 'the dashboard failed to build; see the api log' : 'the dashboard is still being built',
+        b === null ? 300 : 1,
+      );
     }
     return b;
   };

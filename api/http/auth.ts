@@ -108,7 +108,9 @@ export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
     }
     if (principal.kind === 'key' && !rule.scopes.some((s) => principal.scopes.includes(s))) {
       throw new ForbiddenError(
-        rule.scopes.length === 0 ? 'this route needs a user token (Authorization: Bearer <JWT>), not an API key' : `this key lacks the required scope (${rule.scopes.join(' or ')})`,
+        rule.scopes.length === 0
+          ? 'this route needs a user token (Authorization: Bearer <JWT>), not an API key'
+          : `this key lacks the required scope (${rule.scopes.join(' or ')})`,
       );
     }
     (ctx.state as AuthState).principal = principal;
@@ -123,29 +125,47 @@ export function authenticate(deps: AuthDeps, rule: AccessRule): Koa.Middleware {
  * session's own end (logout, password change, SESSION_MAX_SECONDS) while every token stays short-lived.
  */
 async function browserSession(ctx: Koa.Context, deps: AuthDeps, principal: Principal): Promise<void> {
-  if (principal.kind !== 'user' || !principal.session) throw new UnauthorizedError('the session cookie must hold a user token');
+  if (principal.kind !== 'user' || !principal.session)
+    throw new UnauthorizedError('the session cookie must hold a user token');
   const key = await deps.instanceKeys.jwtKey();
   if (!isSafeMethod(ctx.method)) requireCsrf(ctx, key, principal.session.id);
   (ctx.state as AuthState).viaCookie = true;
   const s = principal.session;
   const now = Date.now();
   if (s.tokenExpiresAt && s.tokenExpiresAt.getTime() - now < (deps.cookies.tokenTtlSec * 1000) / 2) {
-    const t = await renewToken(deps.instanceKeys, { userId: principal.userId, orgId: principal.orgId, sessionId: s.id, sessionExpiresAt: s.expiresAt }, deps.cookies, new Date(now));
+    const t = await renewToken(
+      deps.instanceKeys,
+      { userId: principal.userId, orgId: principal.orgId, sessionId: s.id, sessionExpiresAt: s.expiresAt },
+      deps.cookies,
+      new Date(now),
+    );
     setSessionCookie(ctx, t, cookiesSecure(ctx, deps.cookies.publicBaseUrl));
   }
 }
 
 async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Principal> {
   const m = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!m) throw new UnauthorizedError(header ? 'Authorization header must be "Bearer <credential>"' : 'missing Authorization header');
+  if (!m)
+    throw new UnauthorizedError(
+      header ? 'Authorization header must be "Bearer <credential>"' : 'missing Authorization header',
+    );
   const credential = m[1];
   if (looksLikeJwt(credential)) {
     const claims = verifyUserToken(await deps.instanceKeys.jwtKey(), credential);
     if (!claims) throw new UnauthorizedError('invalid or expired user token');
     const member = await loadMemberContext(deps.db, claims.sub, claims.org, claims.sid);
-    if (!member) throw new UnauthorizedError('this token\'s session has ended (logout, password change) or its user is no longer a member of its organization');
+    if (!member)
+      throw new UnauthorizedError(
+        "this token's session has ended (logout, password change) or its user is no longer a member of its organization",
+      );
     return {
-      kind: 'user', userId: claims.sub, email: member.email, orgId: claims.org, role: member.role as Role, siteIds: new Set(member.siteIds), label: member.email,
+      kind: 'user',
+      userId: claims.sub,
+      email: member.email,
+      orgId: claims.org,
+      role: member.role as Role,
+      siteIds: new Set(member.siteIds),
+      label: member.email,
       session: { id: claims.sid, expiresAt: member.sessionExpiresAt, tokenExpiresAt: new Date(claims.exp * 1000) },
     };
   }
@@ -154,8 +174,14 @@ async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Princip
   if (rec.keyType === 'publishable') throw new ForbiddenError('a publishable key only sends events to /v1/ingest');
   const siteIds = rec.siteId ? [rec.siteId] : await liveSiteIdsOfOrg(deps.db, rec.orgId);
   return {
-    kind: 'key', keyId: rec.id, orgId: rec.orgId, siteId: rec.siteId, keyType: rec.keyType, scopes: rec.scopes,
-    siteIds: new Set(siteIds), label: `${credential.slice(0, 12)}…`,
+    kind: 'key',
+    keyId: rec.id,
+    orgId: rec.orgId,
+    siteId: rec.siteId,
+    keyType: rec.keyType,
+    scopes: rec.scopes,
+    siteIds: new Set(siteIds),
+    label: `${credential.slice(0, 12)}…`,
   };
 }
 

@@ -32,7 +32,9 @@ export function requireCsrf(ctx: Koa.Context, key: Buffer, sessionId: string): v
   const sent = Buffer.from(ctx.get(CSRF_HEADER));
   const expected = Buffer.from(csrfTokenFor(key, sessionId));
   if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
-    throw new ForbiddenError(`a request the session cookie authenticates with ${ctx.method} needs the ${CSRF_HEADER} header (csrf_token of GET /v1/auth/session)`);
+    throw new ForbiddenError(
+      `a request the session cookie authenticates with ${ctx.method} needs the ${CSRF_HEADER} header (csrf_token of GET /v1/auth/session)`,
+    );
   }
 }
 
@@ -51,13 +53,24 @@ export function cookiesSecure(ctx: Koa.Context, publicBaseUrl: string | undefine
 }
 
 function cookie(name: string, value: string, o: { httpOnly: boolean; secure: boolean; expires: Date }): string {
-  return [`${name}=${value}`, 'Path=/', `Expires=${o.expires.toUTCString()}`, 'SameSite=Strict', o.httpOnly ? 'HttpOnly' : '', o.secure ? 'Secure' : '']
+  return [
+    `${name}=${value}`,
+    'Path=/',
+    `Expires=${o.expires.toUTCString()}`,
+    'SameSite=Strict',
+    o.httpOnly ? 'HttpOnly' : '',
+    o.secure ? 'Secure' : '',
+  ]
     .filter(Boolean)
     .join('; ');
 }
 
 /** Sets the cookie for a token; it lives as long as the session may (renewal keeps the token inside fresh). */
-export function setSessionCookie(ctx: Koa.Context, t: { token: string; sessionExpiresAt: Date }, secure: boolean): void {
+export function setSessionCookie(
+  ctx: Koa.Context,
+  t: { token: string; sessionExpiresAt: Date },
+  secure: boolean,
+): void {
   ctx.append('Set-Cookie', cookie(SESSION_COOKIE, t.token, { httpOnly: true, secure, expires: t.sessionExpiresAt }));
   ctx.append('Set-Cookie', cookie(HINT_COOKIE, '1', { httpOnly: false, secure, expires: t.sessionExpiresAt }));
   // Whatever answer carries a session cookie must never be stored by a cache.

@@ -9,10 +9,26 @@ const fakeCtx = (query: Record<string, string> = {}) => {
   const headers: Record<string, string> = {};
   return { ctx: { query, set: (k: string, v: string) => void (headers[k] = v) } as unknown as Koa.Context, headers };
 };
-const key = (siteId: string): Principal => ({ kind: 'key', keyId: 'k', orgId: 'org-1', siteId, keyType: 'secret', scopes: ['query:read'], siteIds: new Set([siteId]), label: 'svc_sec_…' });
+const key = (siteId: string): Principal => ({
+  kind: 'key',
+  keyId: 'k',
+  orgId: 'org-1',
+  siteId,
+  keyType: 'secret',
+  scopes: ['query:read'],
+  siteIds: new Set([siteId]),
+  label: 'svc_sec_…',
+});
 
 test('guide surface: 200 requests per minute per site, counted apart for each site and apart from reads', async (t) => {
-  const limits = new SurfaceLimits(new MemoryRateLimiter(), { readPerMin: 100, managePerMin: 30, guidePerMin: 200, authPerMin: 20, loginPerAccount: 10, unauthPerMin: 60 });
+  const limits = new SurfaceLimits(new MemoryRateLimiter(), {
+    readPerMin: 100,
+    managePerMin: 30,
+    guidePerMin: 200,
+    authPerMin: 20,
+    loginPerAccount: 10,
+    unauthPerMin: 60,
+  });
   for (let i = 0; i < 200; i++) await limits.enforce(fakeCtx().ctx, 'guide', key('site-a'));
   const over = fakeCtx();
   const err = await t.throwsAsync(limits.enforce(over.ctx, 'guide', key('site-a')), { instanceOf: RateLimitedError });
@@ -24,9 +40,24 @@ test('guide surface: 200 requests per minute per site, counted apart for each si
   await t.notThrowsAsync(limits.enforce(fakeCtx().ctx, 'read', key('site-a')), 'reads have their own budget');
 });
 
-test('a user\'s guide requests count against the site named in the query, when it is theirs', async (t) => {
-  const limits = new SurfaceLimits(new MemoryRateLimiter(), { readPerMin: 100, managePerMin: 30, guidePerMin: 1, authPerMin: 20, loginPerAccount: 10, unauthPerMin: 60 });
-  const user: Principal = { kind: 'user', userId: 'u', email: 'a@b.c', orgId: 'org-1', role: 'viewer', siteIds: new Set(['s1', 's2']), label: 'a@b.c' };
+test("a user's guide requests count against the site named in the query, when it is theirs", async (t) => {
+  const limits = new SurfaceLimits(new MemoryRateLimiter(), {
+    readPerMin: 100,
+    managePerMin: 30,
+    guidePerMin: 1,
+    authPerMin: 20,
+    loginPerAccount: 10,
+    unauthPerMin: 60,
+  });
+  const user: Principal = {
+    kind: 'user',
+    userId: 'u',
+    email: 'a@b.c',
+    orgId: 'org-1',
+    role: 'viewer',
+    siteIds: new Set(['s1', 's2']),
+    label: 'a@b.c',
+  };
   await limits.enforce(fakeCtx({ site_id: 's1' }).ctx, 'guide', user);
   await t.notThrowsAsync(limits.enforce(fakeCtx({ site_id: 's2' }).ctx, 'guide', user));
   await t.throwsAsync(limits.enforce(fakeCtx({ site_id: 's1' }).ctx, 'guide', user), { instanceOf: RateLimitedError });

@@ -41,17 +41,35 @@ export class SurfaceLimits {
   /** Counts one request of `principal` on `surface`; 429 `rate_limited` with Retry-After beyond the limit. */
   async enforce(ctx: Koa.Context, surface: Surface, principal: Principal): Promise<void> {
     if (surface === 'guide') {
-      const site = typeof ctx.query.site_id === 'string' && principal.siteIds.has(ctx.query.site_id) ? ctx.query.site_id : ((principal.kind === 'key' ? principal.siteId : null) ?? principal.orgId);
-      return this.apply(ctx, `guide:${site}`, this.cfg.guidePerMin, 'guide surface limit of %d requests per minute per site exceeded');
+      const site =
+        typeof ctx.query.site_id === 'string' && principal.siteIds.has(ctx.query.site_id)
+          ? ctx.query.site_id
+          : ((principal.kind === 'key' ? principal.siteId : null) ?? principal.orgId);
+      return this.apply(
+        ctx,
+        `guide:${site}`,
+        this.cfg.guidePerMin,
+        'guide surface limit of %d requests per minute per site exceeded',
+      );
     }
     const [limit, what] = surface === 'read' ? [this.cfg.readPerMin, 'read'] : [this.cfg.managePerMin, 'write'];
-    return this.apply(ctx, `${surface}:${principal.orgId}`, limit, `${what} API limit of %d requests per minute per organization exceeded`);
+    return this.apply(
+      ctx,
+      `${surface}:${principal.orgId}`,
+      limit,
+      `${what} API limit of %d requests per minute per organization exceeded`,
+    );
   }
 
   /** Unauthenticated routes (signup, login, accept-invite): per client IP. */
   byIp(): Koa.Middleware {
     return async (ctx, next) => {
-      await this.apply(ctx, `auth:${ctx.ip}`, this.cfg.authPerMin, 'too many sign-in attempts from this address (%d per minute)');
+      await this.apply(
+        ctx,
+        `auth:${ctx.ip}`,
+        this.cfg.authPerMin,
+        'too many sign-in attempts from this address (%d per minute)',
+      );
       await next();
     };
   }
@@ -64,7 +82,13 @@ export class SurfaceLimits {
    */
   async loginAttempt(ctx: Koa.Context, email: string): Promise<void> {
     const key = `login:${createHash('sha256').update(email).digest('base64url')}`;
-    await this.apply(ctx, key, this.cfg.loginPerAccount, 'too many sign-in attempts for this account (%d per 15 minutes); try again later', ACCOUNT_WINDOW_MS);
+    await this.apply(
+      ctx,
+      key,
+      this.cfg.loginPerAccount,
+      'too many sign-in attempts for this account (%d per 15 minutes); try again later',
+      ACCOUNT_WINDOW_MS,
+    );
   }
 
   /**
@@ -81,10 +105,21 @@ export class SurfaceLimits {
    * key and token guessing (and floods of anonymous requests) cost the caller, not the database.
    */
   async unauthenticated(ctx: Koa.Context): Promise<void> {
-    await this.apply(ctx, `unauth:${ctx.ip}`, this.cfg.unauthPerMin, 'too many unauthenticated requests from this address (%d per minute)');
+    await this.apply(
+      ctx,
+      `unauth:${ctx.ip}`,
+      this.cfg.unauthPerMin,
+      'too many unauthenticated requests from this address (%d per minute)',
+    );
   }
 
-  private async apply(ctx: Koa.Context, key: string, limit: number, message: string, windowMs = WINDOW_MS): Promise<void> {
+  private async apply(
+    ctx: Koa.Context,
+    key: string,
+    limit: number,
+    message: string,
+    windowMs = WINDOW_MS,
+  ): Promise<void> {
     const d = await this.limiter.hit(key, limit, windowMs);
     setRateLimitHeaders((name, value) => ctx.set(name, value), d, windowMs);
     if (!d.allowed) throw new RateLimitedError(d.retryAfterSec, message.replace('%d', String(limit)));

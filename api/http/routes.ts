@@ -32,7 +32,11 @@ export interface RouteInput<P, Q, B> {
   guard: Guard;
 }
 
-export interface RouteSpec<P extends z.ZodObject | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined> {
+export interface RouteSpec<
+  P extends z.ZodObject | undefined,
+  Q extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+> {
   method: Exclude<HttpMethod, 'put'>;
   path: string;
   tag: string;
@@ -62,17 +66,25 @@ export class RouteTable {
     this.auth = auth;
   }
 
-  add<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-    spec: RouteSpec<P, Q, B>,
-  ): this {
-    return this.register(spec, { kind: 'access', scopes: spec.access.scopes, roles: spec.access.roles }, [this.auth(spec.access)], spec.access);
+  add<
+    P extends z.ZodObject | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+  >(spec: RouteSpec<P, Q, B>): this {
+    return this.register(
+      spec,
+      { kind: 'access', scopes: spec.access.scopes, roles: spec.access.roles },
+      [this.auth(spec.access)],
+      spec.access,
+    );
   }
 
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */
-  addPublic<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-    spec: Omit<RouteSpec<P, Q, B>, 'access'>,
-    before: Koa.Middleware[],
-  ): this {
+  addPublic<
+    P extends z.ZodObject | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+  >(spec: Omit<RouteSpec<P, Q, B>, 'access'>, before: Koa.Middleware[]): this {
     return this.register(spec, { kind: 'public' }, before, null);
   }
 
@@ -83,8 +95,17 @@ export class RouteTable {
     access: AccessRule | null,
   ): this {
     this.docs.push({
-      method: spec.method, path: spec.path, tag: spec.tag, summary: spec.summary, description: spec.description, auth,
-      params: spec.params, query: spec.query, body: spec.body, response: spec.response, status: spec.status,
+      method: spec.method,
+      path: spec.path,
+      tag: spec.tag,
+      summary: spec.summary,
+      description: spec.description,
+      auth,
+      params: spec.params,
+      query: spec.query,
+      body: spec.body,
+      response: spec.response,
+      status: spec.status,
     });
     this.router[spec.method](spec.path, ...before, async (ctx) => {
       const principal = (ctx.state as Partial<AuthState>).principal as Principal;
@@ -95,7 +116,9 @@ export class RouteTable {
         params = r.data;
       }
       const query = spec.query ? parseInput(spec.query, ctx.query, 'query') : undefined;
-      const body = spec.body ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body') : undefined;
+      const body = spec.body
+        ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body')
+        : undefined;
       let guarded = access === null;
       const guard: Guard = {
         site(siteId, notFound) {
@@ -111,8 +134,15 @@ export class RouteTable {
           guarded = true;
         },
       };
-      const data = await spec.handler(ctx, { params, query, body, principal, guard } as RouteInput<Infer<P>, Infer<Q>, Infer<B>>);
-      if (!guarded) throw new InternalError(new Error(`${spec.method.toUpperCase()} ${spec.path} answered without a tenancy check`));
+      const data = await spec.handler(ctx, { params, query, body, principal, guard } as RouteInput<
+        Infer<P>,
+        Infer<Q>,
+        Infer<B>
+      >);
+      if (!guarded)
+        throw new InternalError(
+          new Error(`${spec.method.toUpperCase()} ${spec.path} answered without a tenancy check`),
+        );
       ctx.status = spec.status ?? 200;
       ctx.body = ok(data);
     });
@@ -121,4 +151,5 @@ export class RouteTable {
 }
 
 /** Path parameter schemas: a uuid, or the route's 404. */
-export const idParam = <K extends string>(name: K) => z.object({ [name]: Uuid() } as Record<K, ReturnType<typeof Uuid>>);
+export const idParam = <K extends string>(name: K) =>
+  z.object({ [name]: Uuid() } as Record<K, ReturnType<typeof Uuid>>);

@@ -24,7 +24,10 @@ export interface McpRouteDeps extends McpDeps {
 function checkOrigin(allowed: ReadonlySet<string>): Koa.Middleware {
   return async (ctx, next) => {
     const origin = ctx.get('origin');
-    if (origin && !allowed.has(origin)) throw new ForbiddenError(`Origin ${origin} may not call the MCP server (allowed: the public base URL's origin and MCP_ALLOWED_ORIGINS)`);
+    if (origin && !allowed.has(origin))
+      throw new ForbiddenError(
+        `Origin ${origin} may not call the MCP server (allowed: the public base URL's origin and MCP_ALLOWED_ORIGINS)`,
+      );
     await next();
   };
 }
@@ -35,7 +38,11 @@ function challenge(auth: Koa.Middleware): Koa.Middleware {
     try {
       await auth(ctx, next);
     } catch (err) {
-      if (err instanceof UnauthorizedError) ctx.set('WWW-Authenticate', `Bearer realm="friction", error="invalid_token", error_description="send Authorization: Bearer <svc_mcp_ key with mcp:read, or secret key with query:read>"`);
+      if (err instanceof UnauthorizedError)
+        ctx.set(
+          'WWW-Authenticate',
+          `Bearer realm="friction", error="invalid_token", error_description="send Authorization: Bearer <svc_mcp_ key with mcp:read, or secret key with query:read>"`,
+        );
       throw err;
     }
   };
@@ -47,8 +54,14 @@ function challenge(auth: Koa.Middleware): Koa.Middleware {
  * GET (the server-to-client stream) and DELETE (session end) have nothing to serve here: 405.
  */
 /** Origins allowed on /v1/mcp: PUBLIC_BASE_URL's (or the default local base URL's) and MCP_ALLOWED_ORIGINS. */
-export function mcpAllowedOrigins(cfg: { PUBLIC_BASE_URL?: string; PORT: number; MCP_ALLOWED_ORIGINS: readonly string[] }): Set<string> {
-  const own = cfg.PUBLIC_BASE_URL ? [new URL(cfg.PUBLIC_BASE_URL).origin] : [`http://localhost:${cfg.PORT}`, `http://127.0.0.1:${cfg.PORT}`];
+export function mcpAllowedOrigins(cfg: {
+  PUBLIC_BASE_URL?: string;
+  PORT: number;
+  MCP_ALLOWED_ORIGINS: readonly string[];
+}): Set<string> {
+  const own = cfg.PUBLIC_BASE_URL
+    ? [new URL(cfg.PUBLIC_BASE_URL).origin]
+    : [`http://localhost:${cfg.PORT}`, `http://127.0.0.1:${cfg.PORT}`];
   return new Set([...own, ...cfg.MCP_ALLOWED_ORIGINS]);
 }
 
@@ -66,9 +79,15 @@ export function mcpRouter(deps: McpRouteDeps): Router {
     const request = new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers, body });
     const requestId = String(ctx.state.requestId ?? '');
     // Audit rows of this request's tool calls are written while the answer is sent; a failure is logged, not answered.
-    const afterAnswer = (p: Promise<void>) => void p.catch((err: unknown) => deps.log.error({ err, request_id: requestId }, 'MCP tool-call audit row not written'));
+    const afterAnswer = (p: Promise<void>) =>
+      void p.catch((err: unknown) =>
+        deps.log.error({ err, request_id: requestId }, 'MCP tool-call audit row not written'),
+      );
     const server = buildMcpServer(deps, principal, requestId, afterAnswer);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     try {
       await server.connect(transport);
       const res = await transport.handleRequest(request);
@@ -85,7 +104,9 @@ export function mcpRouter(deps: McpRouteDeps): Router {
   });
   const notAllowed: Koa.Middleware = async (ctx) => {
     ctx.set('Allow', 'POST');
-    throw new MethodNotAllowedError(`${ctx.method} is not served on /v1/mcp: the server is stateless (no server-to-client stream, no session to end); send JSON-RPC with POST`);
+    throw new MethodNotAllowedError(
+      `${ctx.method} is not served on /v1/mcp: the server is stateless (no server-to-client stream, no session to end); send JSON-RPC with POST`,
+    );
   };
   // No credential needed to learn that nothing is served (and no rate budget spent on it); a foreign Origin is still refused.
   router.get('/v1/mcp', checkOrigin(deps.allowedOrigins), notAllowed);

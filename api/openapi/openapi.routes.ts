@@ -61,7 +61,10 @@ export function openApiRouter(docs: () => readonly RouteDoc[]): Router {
   });
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'");
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'",
+    );
     ctx.body = DOCS_HTML;
   });
   router.get('/docs/scalar.js', async (ctx) => {

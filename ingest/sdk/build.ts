@@ -70,7 +70,14 @@ export interface MinifyJob {
  */
 const CACHE = path.join(here, '..', '..', 'node_modules', '.cache', 'friction-sdk');
 const cacheFile = (job: MinifyJob): string =>
-  path.join(CACHE, `${createHash('sha256').update(TERSER_ID).update(job.options.module ? 'module' : 'script').update(job.code).digest('hex')}.js`);
+  path.join(
+    CACHE,
+    `${createHash('sha256')
+      .update(TERSER_ID)
+      .update(job.options.module ? 'module' : 'script')
+      .update(job.code)
+      .digest('hex')}.js`,
+  );
 
 function cached(job: MinifyJob): string | undefined {
   try {

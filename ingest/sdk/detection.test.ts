@@ -25,34 +25,62 @@ for (const [i, scenario] of SCENARIOS.entries()) {
   test(`${scenario.friction ? 'friction' : 'non-friction'}: ${scenario.name}`, async (t) => {
     const r = await run(() => visit(env, scenario, { seed: 1000 + i }));
 
-    t.deepEqual(env.capture.invalid.filter((x) => x.key === r.key).map((x) => x.issues), [], 'every batch matches IngestBatchSchema');
+    t.deepEqual(
+      env.capture.invalid.filter((x) => x.key === r.key).map((x) => x.issues),
+      [],
+      'every batch matches IngestBatchSchema',
+    );
     t.is(r.stats.errors, 0, `no error inside the SDK (last: ${String(r.stats.lastError)})`);
-    t.deepEqual(r.pageErrors.filter((m) => !scenario.hostErrors?.test(m)), [], 'no page error other than the page\'s own');
-    if (scenario.hostErrors) t.true(r.pageErrors.some((m) => scenario.hostErrors!.test(m)), 'the page did throw its own error');
+    t.deepEqual(
+      r.pageErrors.filter((m) => !scenario.hostErrors?.test(m)),
+      [],
+      "no page error other than the page's own",
+    );
+    if (scenario.hostErrors)
+      t.true(
+        r.pageErrors.some((m) => scenario.hostErrors!.test(m)),
+        'the page did throw its own error',
+      );
 
     const j = judge(scenario, r.signals, r.visitor.clicks);
-    t.deepEqual(j.missing.map(describeExpected), [], `expected signals were detected (sent: ${describeSignals(r.signals)})`);
+    t.deepEqual(
+      j.missing.map(describeExpected),
+      [],
+      `expected signals were detected (sent: ${describeSignals(r.signals)})`,
+    );
     t.deepEqual(describeSignals(j.unexpected), 'none', 'no signal beyond the expected ones');
     for (const f of j.found) t.deepEqual(f.problems, [], `${describeExpected(f.expected)} details`);
 
     // Heatmap coordinates: every click-based signal carries all six, as integers 0..1000.
     for (const e of r.signals.filter((s) => /click|disabled/.test(s.signal ?? ''))) {
-      for (const k of ['x', 'y', 'vx', 'vy', 'px', 'py'] as const) t.true(Number.isInteger(e[k]) && e[k]! >= 0 && e[k]! <= 1000, `${e.signal}.${k}=${e[k]}`);
+      for (const k of ['x', 'y', 'vx', 'vy', 'px', 'py'] as const)
+        t.true(Number.isInteger(e[k]) && e[k]! >= 0 && e[k]! <= 1000, `${e.signal}.${k}=${e[k]}`);
     }
 
     const batches = env.capture.accepted(r.key);
     t.is(new Set(batches.map((b) => b.session_id)).size, scenario.tabs ?? 1, 'one session per tab for the whole visit');
-    t.true(batches.every((b) => b.batch_id), 'every batch carries a batch_id');
+    t.true(
+      batches.every((b) => b.batch_id),
+      'every batch carries a batch_id',
+    );
     const wire = JSON.stringify(env.capture.received.filter((x) => x.key === r.key).map((x) => x.raw));
     for (const s of TYPED_SECRETS) t.false(wire.includes(s), `typed text "${s}" never leaves the page`);
 
-    if (scenario.pageViews) t.deepEqual(r.events.filter((e) => e.type === 'page_view').map((e) => e.page), scenario.pageViews, 'page views: hash routes are pages, anchors are not');
+    if (scenario.pageViews)
+      t.deepEqual(
+        r.events.filter((e) => e.type === 'page_view').map((e) => e.page),
+        scenario.pageViews,
+        'page views: hash routes are pages, anchors are not',
+      );
 
     if (scenario.conversion) {
       const c = r.events.find((e) => e.type === 'conversion');
       t.like(c, scenario.conversion, 'the conversion from config was recorded');
     } else {
-      t.false(r.events.some((e) => e.type === 'conversion'), 'no conversion');
+      t.false(
+        r.events.some((e) => e.type === 'conversion'),
+        'no conversion',
+      );
     }
   });
 }
@@ -67,7 +95,10 @@ test('the ESM build works like the script tag', async (t) => {
     await v.click('#wishlist');
     await settle(page);
     const signals = env.capture.events(key).filter((e) => e.type === 'signal');
-    t.deepEqual(signals.map((e) => `${e.signal} ${e.selector}`), ['dead_click #wishlist']);
+    t.deepEqual(
+      signals.map((e) => `${e.signal} ${e.selector}`),
+      ['dead_click #wishlist'],
+    );
     t.true(env.capture.events(key).some((e) => e.type === 'page_view' && e.page === '/shop.html'));
   } finally {
     await context.close();
@@ -103,7 +134,15 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
       </main>`);
     await page.addScriptTag({ content: out.outputFiles[0].text });
     const r = await page.evaluate(() => {
-      const T = (window as unknown as { T: { selectorFor(e: Element): string; labelFor(e: Element): string | undefined; coordsFor(e: Element, p: object): object } }).T;
+      const T = (
+        window as unknown as {
+          T: {
+            selectorFor(e: Element): string;
+            labelFor(e: Element): string | undefined;
+            coordsFor(e: Element, p: object): object;
+          };
+        }
+      ).T;
       const q = (s: string): Element => document.querySelector(s)!;
       const all = (s: string): Element[] => Array.from(document.querySelectorAll(s));
       const big = q('#big').getBoundingClientRect();
@@ -118,7 +157,12 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
         submitLabel: T.labelFor(q('[type=submit]')),
         bigLabelLength: T.labelFor(q('#big'))!.length,
         editableLabel: T.labelFor(q('#ed')),
-        center: T.coordsFor(q('#big'), { clientX: big.left + 100, clientY: big.top + 150, pageX: big.left + 100 + scrollX, pageY: big.top + 150 + scrollY }),
+        center: T.coordsFor(q('#big'), {
+          clientX: big.left + 100,
+          clientY: big.top + 150,
+          pageX: big.left + 100 + scrollX,
+          pageY: big.top + 150 + scrollY,
+        }),
         outside: T.coordsFor(q('#big'), { clientX: big.left - 50, clientY: big.bottom + 10, pageX: 0, pageY: 0 }),
       };
     });
@@ -142,7 +186,11 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
 /** scrub.ts bundled alone: what a visitor types, and personal-looking text, never survive it. */
 test('scrubbing free text of typed values, e-mails, numbers and quotes', async (t) => {
   const out = await build({
-    stdin: { contents: `export { scrub, watchTyping } from './src/scrub.ts';`, resolveDir: import.meta.dirname, loader: 'ts' },
+    stdin: {
+      contents: `export { scrub, watchTyping } from './src/scrub.ts';`,
+      resolveDir: import.meta.dirname,
+      loader: 'ts',
+    },
     bundle: true,
     format: 'iife',
     globalName: 'S',
@@ -150,7 +198,9 @@ test('scrubbing free text of typed values, e-mails, numbers and quotes', async (
   });
   const page = await env.browser.newPage();
   try {
-    await page.setContent('<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">');
+    await page.setContent(
+      '<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">',
+    );
     await page.addScriptTag({ content: out.outputFiles[0].text });
     await page.evaluate(() => (window as unknown as { S: { watchTyping(): void } }).S.watchTyping());
     await page.type('#code', 'Spring15');
@@ -185,6 +235,10 @@ test('scrubbing free text of typed values, e-mails, numbers and quotes', async (
 });
 
 test.after('no batch anywhere broke the ingest contract', (t) => {
-  t.deepEqual(env.capture.invalid.map((x) => x.issues), []);
-  for (const r of env.capture.received.filter((x) => x.status === 202)) t.true(IngestBatchSchema.safeParse(r.raw).success);
+  t.deepEqual(
+    env.capture.invalid.map((x) => x.issues),
+    [],
+  );
+  for (const r of env.capture.received.filter((x) => x.status === 202))
+    t.true(IngestBatchSchema.safeParse(r.raw).success);
 });

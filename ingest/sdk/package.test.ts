@@ -15,7 +15,12 @@ import { writeDist } from './build.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
 const pkg = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8')) as {
-  name: string; version: string; module: string; types: string; files: string[]; exports: Record<string, string | Record<string, string>>;
+  name: string;
+  version: string;
+  module: string;
+  types: string;
+  files: string[];
+  exports: Record<string, string | Record<string, string>>;
 };
 
 let work: string;
@@ -24,18 +29,25 @@ test.before(() => {
 });
 test.after.always(() => rmSync(work, { recursive: true, force: true }));
 
-test('the package is @friction/sdk at the repo\'s version, and every file it points at is built', async (t) => {
+test("the package is @friction/sdk at the repo's version, and every file it points at is built", async (t) => {
   const rootPkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
   t.is(pkg.name, '@friction/sdk');
-  t.is(pkg.version, rootPkg.version, 'the build stamps the repo\'s version into the SDK');
+  t.is(pkg.version, rootPkg.version, "the build stamps the repo's version into the SDK");
   const installed = path.join(work, 'node_modules', '@friction', 'sdk');
   const { version } = await writeDist(path.join(installed, 'dist'));
   t.true(version.startsWith(`${pkg.version}-`));
   cpSync(path.join(here, 'package.json'), path.join(installed, 'package.json'));
-  const targets = [pkg.module, pkg.types, ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  const targets = [
+    pkg.module,
+    pkg.types,
+    ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
+  ];
   for (const target of targets.filter((x) => x !== './package.json')) {
     t.true(existsSync(path.join(installed, target)), `${target} exists`);
-    t.true(pkg.files.some((f) => target.replace(/^\.\//, '').startsWith(f)), `${target} is published (files)`);
+    t.true(
+      pkg.files.some((f) => target.replace(/^\.\//, '').startsWith(f)),
+      `${target} is published (files)`,
+    );
   }
   const mod = (await import(path.join(installed, 'dist', 'friction.mjs'))) as Record<string, unknown>;
   t.is(mod.version, version);
@@ -50,30 +62,52 @@ test('a TypeScript project that installs it type-checks against the declarations
   const app = path.join(work, 'app');
   mkdirSync(app, { recursive: true });
   writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
-  writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'es2020', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, lib: ['es2020', 'dom'], types: [], typeRoots: [] },
-    files: ['good.ts'],
-  }));
+  writeFileSync(
+    path.join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'es2020',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        noEmit: true,
+        lib: ['es2020', 'dom'],
+        types: [],
+        typeRoots: [],
+      },
+      files: ['good.ts'],
+    }),
+  );
   cpSync(path.join(work, 'node_modules'), path.join(app, 'node_modules'), { recursive: true });
-  writeFileSync(path.join(app, 'good.ts'), [
-    "import Friction, { init, track, conversion, identify, flush, stats, version, type FrictionOptions } from '@friction/sdk';",
-    "const options: FrictionOptions = { key: 'svc_pub_x', endpoint: 'https://friction.example.com', environment: 'staging', appVersion: '1.2.3', sampleRate: 0.5, ignore: ['#ads'], conversions: [{ name: 'checkout', page: '/thanks', value: 49 }], flushInterval: 2000 };",
-    'const started: boolean | undefined = init(options);',
-    "track('filter_used', { facet: 'size', count: 2 });",
-    "conversion(49.9, { name: 'checkout' });",
-    "identify('visitor-123');",
-    'flush();',
-    'const s = stats();',
-    'const queued: number | undefined = s?.queued;',
-    'const v: string = version;',
-    'Friction.init(options);',
-    'export { started, queued, v };',
-  ].join('\n'));
+  writeFileSync(
+    path.join(app, 'good.ts'),
+    [
+      "import Friction, { init, track, conversion, identify, flush, stats, version, type FrictionOptions } from '@friction/sdk';",
+      "const options: FrictionOptions = { key: 'svc_pub_x', endpoint: 'https://friction.example.com', environment: 'staging', appVersion: '1.2.3', sampleRate: 0.5, ignore: ['#ads'], conversions: [{ name: 'checkout', page: '/thanks', value: 49 }], flushInterval: 2000 };",
+      'const started: boolean | undefined = init(options);',
+      "track('filter_used', { facet: 'size', count: 2 });",
+      "conversion(49.9, { name: 'checkout' });",
+      "identify('visitor-123');",
+      'flush();',
+      'const s = stats();',
+      'const queued: number | undefined = s?.queued;',
+      'const v: string = version;',
+      'Friction.init(options);',
+      'export { started, queued, v };',
+    ].join('\n'),
+  );
   const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
-  const run = (file: string) => promisify(execFile)(tsc, ['-p', app], { cwd: app }).then(() => '', (e: { stdout: string }) => e.stdout || String(e));
+  const run = (file: string) =>
+    promisify(execFile)(tsc, ['-p', app], { cwd: app }).then(
+      () => '',
+      (e: { stdout: string }) => e.stdout || String(e),
+    );
   t.is(await run('good.ts'), '', 'correct use compiles');
 
-  writeFileSync(path.join(app, 'good.ts'), "import { init } from '@friction/sdk';\ninit({ key: 'svc_pub_x', endpoint: 'https://x', flushInterval: '5s' });\ninit({ key: 'svc_pub_x' });\n");
+  writeFileSync(
+    path.join(app, 'good.ts'),
+    "import { init } from '@friction/sdk';\ninit({ key: 'svc_pub_x', endpoint: 'https://x', flushInterval: '5s' });\ninit({ key: 'svc_pub_x' });\n",
+  );
   const errors = await run('good.ts');
   t.regex(errors, /good\.ts\(2,.*flushInterval|good\.ts\(2,\d+\): error TS2322/, 'a wrong option type is an error');
   t.regex(errors, /good\.ts\(3,\d+\): error TS2345/, 'a missing endpoint is an error');

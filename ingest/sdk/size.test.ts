@@ -36,9 +36,22 @@ test('the IIFE adds one global, Friction, once, and is minified', async (t) => {
   global.window = global;
   const before = Object.keys(global);
   runInNewContext(iife, global);
-  t.deepEqual(Object.keys(global).filter((k) => !before.includes(k)), ['Friction']);
+  t.deepEqual(
+    Object.keys(global).filter((k) => !before.includes(k)),
+    ['Friction'],
+  );
   const api = global.Friction as Record<string, unknown>;
-  t.deepEqual(Object.keys(api).sort(), ['conversion', 'flush', 'identify', 'init', 'optIn', 'optOut', 'stats', 'track', 'version']);
+  t.deepEqual(Object.keys(api).sort(), [
+    'conversion',
+    'flush',
+    'identify',
+    'init',
+    'optIn',
+    'optOut',
+    'stats',
+    'track',
+    'version',
+  ]);
   t.is(api.version, version);
   runInNewContext(iife, global);
   t.is(global.Friction, api, 'a second copy of the tag leaves the first in charge');
@@ -46,12 +59,26 @@ test('the IIFE adds one global, Friction, once, and is minified', async (t) => {
 
 test('the ESM build imports outside a browser (SSR) and stays inert', async (t) => {
   const { esm } = await built;
-  const mod = (await import(`data:text/javascript;base64,${Buffer.from(esm).toString('base64')}`)) as Record<string, unknown> & {
+  const mod = (await import(`data:text/javascript;base64,${Buffer.from(esm).toString('base64')}`)) as Record<
+    string,
+    unknown
+  > & {
     init(o: unknown): unknown;
     track(n: string): unknown;
     stats(): { sampled: boolean; queued: number };
   };
-  t.deepEqual(Object.keys(mod).sort(), ['conversion', 'default', 'flush', 'identify', 'init', 'optIn', 'optOut', 'stats', 'track', 'version']);
+  t.deepEqual(Object.keys(mod).sort(), [
+    'conversion',
+    'default',
+    'flush',
+    'identify',
+    'init',
+    'optIn',
+    'optOut',
+    'stats',
+    'track',
+    'version',
+  ]);
   t.is(mod.init({ key: 'svc_pub_x', endpoint: 'http://127.0.0.1:1' }), false, 'no document: nothing to start');
   t.notThrows(() => mod.track('x'));
   t.like(mod.stats(), { sampled: false, queued: 0 });

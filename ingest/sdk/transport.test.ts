@@ -8,7 +8,16 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
 import type { Received } from './testing/capture-server.ts';
 import { limiter } from './testing/limit.ts';
-import { closeEnv, newKey, openContext, settle, startEnv, type Env, type SdkStats, type SentEvent } from './testing/run-visit.ts';
+import {
+  closeEnv,
+  newKey,
+  openContext,
+  settle,
+  startEnv,
+  type Env,
+  type SdkStats,
+  type SentEvent,
+} from './testing/run-visit.ts';
 import { seeded, Visitor } from './testing/visitor.ts';
 
 let env: Env;
@@ -55,7 +64,11 @@ const stats = (page: Page): Promise<SdkStats> => F<SdkStats>(page, 'stats()');
 const posts = (key: string): Received[] => env.capture.received.filter((r) => r.key === key);
 const customs = (events: SentEvent[]): SentEvent[] => events.filter((e) => e.type === 'custom');
 function noInvalid(t: ExecutionContext, key: string): void {
-  t.deepEqual(env.capture.invalid.filter((x) => x.key === key).map((x) => x.issues), [], 'every batch matches IngestBatchSchema');
+  t.deepEqual(
+    env.capture.invalid.filter((x) => x.key === key).map((x) => x.issues),
+    [],
+    'every batch matches IngestBatchSchema',
+  );
 }
 
 test('events go in batches: at most 20, sent at once when full, the rest after the interval', async (t) => {
@@ -69,14 +82,24 @@ test('events go in batches: at most 20, sent at once when full, the rest after t
     await settle(page);
     const before = posts(key).length;
     await page.evaluate(() => {
-      for (let i = 0; i < 45; i++) (window as unknown as { Friction: { track(n: string, p: object): void } }).Friction.track('batched', { i });
+      for (let i = 0; i < 45; i++)
+        (window as unknown as { Friction: { track(n: string, p: object): void } }).Friction.track('batched', { i });
     });
-    await env.capture.waitFor(() => customs(env.capture.events(key)).length === 45, interval + 5000, '45 tracked events');
-    const batches = posts(key).slice(before).filter((r) => r.batch!.events.some((e) => e.name === 'batched'));
+    await env.capture.waitFor(
+      () => customs(env.capture.events(key)).length === 45,
+      interval + 5000,
+      '45 tracked events',
+    );
+    const batches = posts(key)
+      .slice(before)
+      .filter((r) => r.batch!.events.some((e) => e.name === 'batched'));
     const sizes = batches.map((r) => r.batch!.events.length);
     t.is(sizes.length, 3, `three batches (${sizes.join(', ')})`);
     t.deepEqual(sizes.slice(0, 2), [20, 20], 'full batches of 20 go as soon as they fill');
-    t.true(batches[2].at - batches[1].at >= interval - 100, `the remainder waits for the flush interval (gaps ${batches[1].at - batches[0].at} ms, ${batches[2].at - batches[1].at} ms; types ${batches[2].batch!.events.map((e) => e.type).join(',')}; beacon ${!batches[2].viaHeader})`);
+    t.true(
+      batches[2].at - batches[1].at >= interval - 100,
+      `the remainder waits for the flush interval (gaps ${batches[1].at - batches[0].at} ms, ${batches[2].at - batches[1].at} ms; types ${batches[2].batch!.events.map((e) => e.type).join(',')}; beacon ${!batches[2].viaHeader})`,
+    );
     t.true(batches[1].at - batches[0].at < interval / 2, 'full batches do not wait for the interval');
     t.is(new Set(batches.map((r) => r.batch!.batch_id)).size, 3, 'each batch has its own batch_id');
     for (const r of batches) {
@@ -93,7 +116,8 @@ test('pagehide hands the queue to sendBeacon: text/plain, key in the body, no he
   await withSdk({ flushInterval: 60_000 }, async ({ key, page, v }) => {
     await v.goto('/index.html');
     await page.evaluate(() => {
-      for (const n of ['one', 'two', 'three']) (window as unknown as { Friction: { track(n: string): void } }).Friction.track(n);
+      for (const n of ['one', 'two', 'three'])
+        (window as unknown as { Friction: { track(n: string): void } }).Friction.track(n);
     });
     t.is(posts(key).length, 0, 'nothing sent before the interval');
     await v.follow('#to-help');
@@ -101,7 +125,10 @@ test('pagehide hands the queue to sendBeacon: text/plain, key in the body, no he
     const beacon = posts(key).find((r) => !r.viaHeader)!;
     t.regex(beacon.contentType, /^text\/plain/);
     t.is((beacon.raw as { key: string }).key, key);
-    t.deepEqual(customs(beacon.batch!.events).map((e) => e.name), ['one', 'two', 'three']);
+    t.deepEqual(
+      customs(beacon.batch!.events).map((e) => e.name),
+      ['one', 'two', 'three'],
+    );
     t.true(beacon.batch!.events.some((e) => e.type === 'page_view' && e.page === '/index.html'));
     t.true(IngestBatchSchema.safeParse(beacon.raw).success);
     noInvalid(t, key);
@@ -119,7 +146,10 @@ test('retries after a network failure, a 429 and a 503, honouring Retry-After, w
     });
     await env.capture.waitFor(() => posts(key).some((r) => r.status === 202), 15_000, 'the accepted retry');
     const tries = posts(key);
-    t.deepEqual(tries.map((r) => r.status), [0, 429, 503, 202]);
+    t.deepEqual(
+      tries.map((r) => r.status),
+      [0, 429, 503, 202],
+    );
     t.is(new Set(tries.map((r) => r.batch!.batch_id)).size, 1, 'every attempt reuses the batch_id');
     t.is(new Set(tries.map((r) => r.batch!.events.map((e) => e.id).join())).size, 1, 'and the same events');
     t.true(tries[1].at - tries[0].at >= 450, 'backoff after a network failure');
@@ -140,8 +170,15 @@ test('a batch refused with 400 is dropped, not retried, and later batches still 
     await env.capture.waitFor(() => posts(key).length === 1, 20_000, 'the refused batch');
     await F(page, `track('accepted')`);
     const s = await settle(page);
-    t.deepEqual(posts(key).map((r) => r.status), [400, 202], 'one attempt for the refused batch');
-    t.deepEqual(customs(env.capture.events(key)).map((e) => e.name), ['accepted']);
+    t.deepEqual(
+      posts(key).map((r) => r.status),
+      [400, 202],
+      'one attempt for the refused batch',
+    );
+    t.deepEqual(
+      customs(env.capture.events(key)).map((e) => e.name),
+      ['accepted'],
+    );
     t.like(s, { rejected: 2, retries: 0 });
   });
 });
@@ -168,10 +205,16 @@ test('the queue is bounded: the oldest events are dropped, counted and reported'
     t.like(mid, { queued: 200, dropped: 111 }, 'the queue holds 200; 111 were dropped');
     const s = await settle(page);
     const events = env.capture.events(key);
-    const kept = customs(events).filter((e) => e.name === 'q').map((e) => e.meta!.i as number);
+    const kept = customs(events)
+      .filter((e) => e.name === 'q')
+      .map((e) => e.meta!.i as number);
     const want = [...Array.from({ length: 19 }, (_, i) => i), ...Array.from({ length: 200 }, (_, i) => 130 + i)];
     t.deepEqual(kept, want, 'the oldest queued events were the ones dropped');
-    t.like(customs(events).find((e) => e.name === 'sdk_queue_dropped'), { value: 111 }, 'the drop count reaches the service');
+    t.like(
+      customs(events).find((e) => e.name === 'sdk_queue_dropped'),
+      { value: 111 },
+      'the drop count reaches the service',
+    );
     t.like(s, { dropped: 111, retries: 2 });
     noInvalid(t, key);
   });
@@ -180,10 +223,12 @@ test('the queue is bounded: the oldest events are dropped, counted and reported'
 test('sampling: a session outside sampleRate records nothing; one inside records', async (t) => {
   const keys: Record<string, string> = {};
   await Promise.all(
-    ([
-      [0, 'out'],
-      [1, 'in'],
-    ] as const).map(([rate, label]) =>
+    (
+      [
+        [0, 'out'],
+        [1, 'in'],
+      ] as const
+    ).map(([rate, label]) =>
       withSdk({ flushInterval: 250, sampleRate: rate }, async ({ key, page, v }) => {
         keys[label] = key;
         await v.goto('/shop.html');
@@ -195,7 +240,13 @@ test('sampling: a session outside sampleRate records nothing; one inside records
         if (label === 'in') {
           await settle(page);
           const sent = (): SentEvent[] => env.capture.events(key);
-          await env.capture.waitFor(() => sent().filter((e) => e.type === 'page_view').length === 2 && sent().some((e) => e.signal === 'rage_click'), 20_000, 'the visit');
+          await env.capture.waitFor(
+            () =>
+              sent().filter((e) => e.type === 'page_view').length === 2 &&
+              sent().some((e) => e.signal === 'rage_click'),
+            20_000,
+            'the visit',
+          );
         }
       }),
     ),
@@ -215,7 +266,10 @@ test('one session id across pages, renewed after 30 idle minutes; identify sets 
     const [a, b] = env.capture.accepted(key);
     t.is(a.session_id, b.session_id, 'the same session on the next page');
     t.is(b.context.anonymous_id, 'anon-42', 'identify survives the page change');
-    t.true(warnings.some((w) => w.includes('identify')), 'an email is refused with a warning');
+    t.true(
+      warnings.some((w) => w.includes('identify')),
+      'an email is refused with a warning',
+    );
     // 31 minutes without activity: the next page starts a new session, keeping the anonymous id.
     await page.evaluate(() => {
       const s = JSON.parse(sessionStorage.getItem('friction.session')!);
@@ -233,17 +287,29 @@ test('one session id across pages, renewed after 30 idle minutes; identify sets 
 
 test('context: environment, app version, device, viewport, source; no query strings anywhere', async (t) => {
   await withSdk({ flushInterval: 250, environment: 'staging', appVersion: '2.3.4' }, async ({ key, page }) => {
-    await page.goto(`${env.fixtures.url}/help.html?utm_source=newsletter&token=s3cr3t#top`, { referer: 'https://news.example/post?id=7' });
+    await page.goto(`${env.fixtures.url}/help.html?utm_source=newsletter&token=s3cr3t#top`, {
+      referer: 'https://news.example/post?id=7',
+    });
     await page.waitForFunction(() => 'Friction' in window);
     await settle(page);
     const [b] = env.capture.accepted(key);
-    t.like(b.context, { environment: 'staging', app_version: '2.3.4', device: 'desktop', viewport: { w: 1280, h: 720 }, source: 'newsletter' });
+    t.like(b.context, {
+      environment: 'staging',
+      app_version: '2.3.4',
+      device: 'desktop',
+      viewport: { w: 1280, h: 720 },
+      source: 'newsletter',
+    });
     t.is(b.events[0].page, '/help.html');
     t.false(JSON.stringify(posts(key).map((r) => r.raw)).includes('s3cr3t'), 'the query string is never sent');
     t.false((b.context.referrer ?? '').includes('?'));
   });
   const key = newKey();
-  const context = await openContext(env, key, { flushInterval: 250 }, false, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const context = await openContext(env, key, { flushInterval: 250 }, false, {
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+  });
   try {
     const page = await context.newPage();
     await page.goto(`${env.fixtures.url}/index.html`);
@@ -289,15 +355,26 @@ test('a page handler that throws on every click does not stop detection, and onl
       await v.click('#wishlist');
       const s = await settle(page);
       const signals = env.capture.events(key).filter((e) => e.type === 'signal');
-      t.deepEqual(signals.map((e) => `${e.signal} ${e.selector}`).sort(), ['dead_click #wishlist', 'error_encounter #wishlist']);
-      t.like(signals.find((e) => e.signal === 'error_encounter'), { meta: { kind: 'exception' } }, 'the page\'s error is reported as friction');
-      t.deepEqual(pageErrors, ['host handler failed'], 'the page\'s own error, once, and nothing from the SDK');
+      t.deepEqual(signals.map((e) => `${e.signal} ${e.selector}`).sort(), [
+        'dead_click #wishlist',
+        'error_encounter #wishlist',
+      ]);
+      t.like(
+        signals.find((e) => e.signal === 'error_encounter'),
+        { meta: { kind: 'exception' } },
+        "the page's error is reported as friction",
+      );
+      t.deepEqual(pageErrors, ['host handler failed'], "the page's own error, once, and nothing from the SDK");
       t.is(s.errors, 0);
     },
     () => {
-      document.addEventListener('click', () => {
-        throw new Error('host handler failed');
-      }, true);
+      document.addEventListener(
+        'click',
+        () => {
+          throw new Error('host handler failed');
+        },
+        true,
+      );
     },
   );
 });
@@ -313,8 +390,15 @@ test('browser APIs the SDK relies on, broken: contained inside the SDK, never a 
       t.true(s.errors > 0, 'the failures were caught inside the SDK');
       t.deepEqual(pageErrors, []);
       const events = env.capture.events(key);
-      t.true(customs(events).some((e) => e.name === 'still-working'), 'the rest of the SDK still works');
-      t.like(events.find((e) => e.signal === 'dead_click'), { selector: undefined, label: undefined }, 'a signal loses only the broken parts');
+      t.true(
+        customs(events).some((e) => e.name === 'still-working'),
+        'the rest of the SDK still works',
+      );
+      t.like(
+        events.find((e) => e.signal === 'dead_click'),
+        { selector: undefined, label: undefined },
+        'a signal loses only the broken parts',
+      );
       noInvalid(t, key);
     },
     () => {
@@ -364,15 +448,29 @@ test('public API calls with bad arguments never throw', async (t) => {
         }
       });
     });
-    t.true(results.every((r) => r.ok), JSON.stringify(results.filter((r) => !r.ok)));
+    t.true(
+      results.every((r) => r.ok),
+      JSON.stringify(results.filter((r) => !r.ok)),
+    );
     t.is(results.find((r) => r.name === 'init')!.value, false, 'a second init is refused');
     await settle(page);
     const events = env.capture.events(key);
-    t.like(customs(events).find((e) => e.name === 'circular'), { meta: { a: 1 } }, 'cycles are dropped, not serialized');
-    t.like(customs(events).find((e) => e.name === 'nested'), { meta: { ok: 1, long: 'x'.repeat(256) } });
+    t.like(
+      customs(events).find((e) => e.name === 'circular'),
+      { meta: { a: 1 } },
+      'cycles are dropped, not serialized',
+    );
+    t.like(
+      customs(events).find((e) => e.name === 'nested'),
+      { meta: { ok: 1, long: 'x'.repeat(256) } },
+    );
     t.is(customs(events).find((e) => e.name === 'nested')!.meta!.deep, undefined);
     const conversions = events.filter((e) => e.type === 'conversion');
-    t.deepEqual(conversions.map((e) => e.value), [undefined, undefined, 19.99], 'only a valid amount is sent');
+    t.deepEqual(
+      conversions.map((e) => e.value),
+      [undefined, undefined, 19.99],
+      'only a valid amount is sent',
+    );
     t.is(conversions[2].name, 'upgrade');
     t.deepEqual(pageErrors, []);
     t.true(warnings.length > 0, 'misuse is explained on the console');
@@ -393,7 +491,10 @@ test('fetch, XHR, history and window.open behave for the page exactly as without
       history.pushState({ n: 1 }, '', '/moved.html');
       r.pushed = [location.pathname, history.state];
       history.back();
-      r.fetchBad = await fetch('http://127.0.0.1:1/').then(() => 'ok', (e: Error) => e.name);
+      r.fetchBad = await fetch('http://127.0.0.1:1/').then(
+        () => 'ok',
+        (e: Error) => e.name,
+      );
       r.fetchOk = await fetch('/site.css').then((x) => x.status);
       const xhr = new XMLHttpRequest();
       xhr.open('GET', '/site.css', false);
@@ -411,7 +512,14 @@ test('fetch, XHR, history and window.open behave for the page exactly as without
   await withSdk({ flushInterval: 250 }, async ({ page, v, pageErrors }) => {
     await v.goto('/index.html');
     t.deepEqual(await probe(page), without);
-    t.deepEqual(without, { push: 'SecurityError', pushed: ['/moved.html', { n: 1 }], fetchBad: 'TypeError', fetchOk: 200, xhr: 200, open: true });
+    t.deepEqual(without, {
+      push: 'SecurityError',
+      pushed: ['/moved.html', { n: 1 }],
+      fetchBad: 'TypeError',
+      fetchOk: 200,
+      xhr: 200,
+      open: true,
+    });
     t.deepEqual(pageErrors, []);
   });
 });

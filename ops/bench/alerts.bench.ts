@@ -50,10 +50,20 @@ export async function runBench(): Promise<void> {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const rxUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const config = loadConfig({}, {
-    DATABASE_URL: bench.dbUrl, NATS_URL, STREAM_PREFIX: bench.prefix, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', INGEST_RATE_LIMIT_PER_MIN: '100000000', PROCESSOR_FETCH_EXPIRES_MS: '200',
-  });
+  const config = loadConfig(
+    {},
+    {
+      DATABASE_URL: bench.dbUrl,
+      NATS_URL,
+      STREAM_PREFIX: bench.prefix,
+      LOG_LEVEL: 'warn',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      INGEST_RATE_LIMIT_PER_MIN: '100000000',
+      PROCESSOR_FETCH_EXPIRES_MS: '200',
+    },
+  );
   const log = createLogger('warn');
   const infra = await openInfra(config, log);
   const db = infra.database.db;
@@ -63,8 +73,36 @@ export async function runBench(): Promise<void> {
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const sealKey = await new InstanceKeys(db, config).sealKey();
     const endpointId = randomUUID();
-    await db.insertInto('webhook_endpoints').values({ id: endpointId, org_id: orgId, site_id: null, url: rxUrl, description: null, events: ['alert.triggered'], active: true, secret_sealed: seal(sealKey, secret), deleted_at: null }).execute();
-    await db.insertInto('alert_rules').values({ id: randomUUID(), site_id: site.siteId, name: 'probe budget', trigger_type: 'budget', threshold: 0, cooldown_minutes: 60, channels: ['webhook'], page_pattern: '/probe-*', slack_channel: null, enabled: true, last_fired_at: null }).execute();
+    await db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: endpointId,
+        org_id: orgId,
+        site_id: null,
+        url: rxUrl,
+        description: null,
+        events: ['alert.triggered'],
+        active: true,
+        secret_sealed: seal(sealKey, secret),
+        deleted_at: null,
+      })
+      .execute();
+    await db
+      .insertInto('alert_rules')
+      .values({
+        id: randomUUID(),
+        site_id: site.siteId,
+        name: 'probe budget',
+        trigger_type: 'budget',
+        threshold: 0,
+        cooldown_minutes: 60,
+        channels: ['webhook'],
+        page_pattern: '/probe-*',
+        slack_channel: null,
+        enabled: true,
+        last_fired_at: null,
+      })
+      .execute();
 
     const processor = await processorRole(infra).start();
     // The dispatcher's clock: moved back while a throughput round queues its deliveries (see there).
@@ -73,14 +111,29 @@ export async function runBench(): Promise<void> {
     const server = await serveRoles('bench', [ingestRole(infra)], log, 0, '127.0.0.1');
     const port = (server.address() as AddressInfo).port;
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-    const post = (body: string) => new Promise<number>((resolve) => {
-      const req = http.request({ agent, host: '127.0.0.1', port, path: '/v1/ingest', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${site.publishableKey}`, 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+    const post = (body: string) =>
+      new Promise<number>((resolve) => {
+        const req = http.request(
+          {
+            agent,
+            host: '127.0.0.1',
+            port,
+            path: '/v1/ingest',
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${site.publishableKey}`,
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', () => resolve(0));
+        req.end(body);
       });
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
 
     // 1. Alert latency under load.
     process.stdout.write(`alerts bench: background ${RATE} events/s for ${SECONDS} s, one budget probe per second\n`);
@@ -96,7 +149,11 @@ export async function runBench(): Promise<void> {
         carry += perTick;
         const n = Math.floor(carry);
         carry -= n;
-        const bodies = Array.from({ length: n }, (_, i) => JSON.stringify(sdkBatch({ page: `/p-${(sentEvents + i) % 200}`, events: EVENTS_PER_BATCH, signal: 'dead_click' })));
+        const bodies = Array.from({ length: n }, (_, i) =>
+          JSON.stringify(
+            sdkBatch({ page: `/p-${(sentEvents + i) % 200}`, events: EVENTS_PER_BATCH, signal: 'dead_click' }),
+          ),
+        );
         sentEvents += n * EVENTS_PER_BATCH;
         void Promise.all(bodies.map(post)).then((s) => (failed += s.filter((x) => x !== 202).length));
         await new Promise((r) => setTimeout(r, Math.max(0, 100 - (performance.now() - tick))));
@@ -113,7 +170,8 @@ export async function runBench(): Promise<void> {
     })();
     await Promise.all([background, probing]);
     // Wait for the last probes' alerts (at most 30 s).
-    const alertIds = async () => (await db.selectFrom('alerts').select(['id', 'page']).where('site_id', '=', site.siteId).execute());
+    const alertIds = async () =>
+      await db.selectFrom('alerts').select(['id', 'page']).where('site_id', '=', site.siteId).execute();
     const deadline = performance.now() + 30_000;
     let alerts = await alertIds();
     while (performance.now() < deadline && [...received.keys()].length < probes.length) {
@@ -133,7 +191,10 @@ export async function runBench(): Promise<void> {
     // drifts by tens of percent from one second to the next: a ratio is only fair between neighbouring rounds).
     await processor.running.stop();
     // CPU seconds of this process (receiver, and the bare loop or the dispatcher) and of the bench database's backends.
-    const backends = async () => (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db)).rows.map((r) => r.pid);
+    const backends = async () =>
+      (
+        await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db)
+      ).rows.map((r) => r.pid);
     const cpuNow = async () => {
       const u = process.cpuUsage();
       const pids = await backends();
@@ -146,36 +207,49 @@ export async function runBench(): Promise<void> {
       return { self: after.self - before.self, db: dbCpu };
     };
     /** Resolves once the receiver has `n` distinct webhook-ids (checked on every request, not polled). */
-    const receivedAll = (n: number) => new Promise<void>((resolve) => {
-      const check = () => (received.size >= n ? (receiver.off('request', onRequest), resolve()) : undefined);
-      const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => res.once('finish', check);
-      receiver.on('request', onRequest);
-      check();
-    });
+    const receivedAll = (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (received.size >= n ? (receiver.off('request', onRequest), resolve()) : undefined);
+        const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => res.once('finish', check);
+        receiver.on('request', onRequest);
+        check();
+      });
     const u = new URL(rxUrl);
     const bareAgent = new http.Agent({ keepAlive: false });
     // The key is made once, as the dispatcher makes it once per endpoint secret.
     const bareKey = signingKey(secret);
     const bareRound = async (bodies: { id: string; body: string }[]) => {
       let next = 0;
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next < bodies.length) {
-          const b = bodies[next++]!;
-          await new Promise<void>((resolve) => {
-            const req = http.request({ agent: bareAgent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: signedHeaders(bareKey, b.id, Math.floor(Date.now() / 1000), b.body) }, (res) => {
-              res.resume();
-              res.on('end', () => resolve());
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < bodies.length) {
+            const b = bodies[next++]!;
+            await new Promise<void>((resolve) => {
+              const req = http.request(
+                {
+                  agent: bareAgent,
+                  host: u.hostname,
+                  port: u.port,
+                  path: u.pathname,
+                  method: 'POST',
+                  headers: signedHeaders(bareKey, b.id, Math.floor(Date.now() / 1000), b.body),
+                },
+                (res) => {
+                  res.resume();
+                  res.on('end', () => resolve());
+                },
+              );
+              req.on('error', () => resolve());
+              req.end(b.body);
             });
-            req.on('error', () => resolve());
-            req.end(b.body);
-          });
-        }
-      }));
+          }
+        }),
+      );
     };
     // BENCH_PROFILE_DIR: a V8 CPU profile of this process per round and side (the roles run in this process).
     const profileDir = process.env.BENCH_PROFILE_DIR;
     const inspector = profileDir ? new Session() : undefined;
-    if (inspector) (inspector.connect(), await inspector.post('Profiler.enable'));
+    if (inspector) inspector.connect(), await inspector.post('Profiler.enable');
     const profiled = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
       if (!inspector) return work();
       await inspector.post('Profiler.start');
@@ -186,11 +260,23 @@ export async function runBench(): Promise<void> {
         writeFileSync(`${profileDir}/alerts-${name}.cpuprofile`, JSON.stringify(profile));
       }
     };
-    const rounds: { bare: { rate: number; self: number; db: number }; disp: { rate: number; self: number; db: number; statements: number } }[] = [];
+    const rounds: {
+      bare: { rate: number; self: number; db: number };
+      disp: { rate: number; self: number; db: number; statements: number };
+    }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const bodies = Array.from({ length: DELIVERIES }, (_, i) => {
         const id = eventIdOf(`bench:${round}:${i}:${randomUUID()}`);
-        return { id, body: eventBody({ id, type: 'alert.triggered', timestamp: new Date().toISOString(), site_id: site.siteId, data: { n: i, alert: { id: randomUUID(), page: '/x', rule_name: 'bench' } } }) };
+        return {
+          id,
+          body: eventBody({
+            id,
+            type: 'alert.triggered',
+            timestamp: new Date().toISOString(),
+            site_id: site.siteId,
+            data: { n: i, alert: { id: randomUUID(), page: '/x', rule_name: 'bench' } },
+          }),
+        };
       });
       received.clear();
       const bareCpu0 = await cpuNow();
@@ -205,7 +291,23 @@ export async function runBench(): Promise<void> {
       dispatcherSkewMs = -3_600_000;
       const now = new Date();
       for (let i = 0; i < bodies.length; i += 500) {
-        await db.insertInto('notification_deliveries').values(bodies.slice(i, i + 500).map((b) => ({ id: randomUUID(), event_id: b.id, event_type: 'alert.triggered', org_id: orgId, site_id: site.siteId, channel: 'webhook', endpoint_id: endpointId, target: rxUrl, body: b.body, next_attempt_at: now }))).execute();
+        await db
+          .insertInto('notification_deliveries')
+          .values(
+            bodies.slice(i, i + 500).map((b) => ({
+              id: randomUUID(),
+              event_id: b.id,
+              event_type: 'alert.triggered',
+              org_id: orgId,
+              site_id: site.siteId,
+              channel: 'webhook',
+              endpoint_id: endpointId,
+              target: rxUrl,
+              body: b.body,
+              next_attempt_at: now,
+            })),
+          )
+          .execute();
       }
       const allIn = receivedAll(bodies.length);
       const dispCpu0 = await cpuNow();
@@ -222,7 +324,8 @@ export async function runBench(): Promise<void> {
         // CPU is counted until the last outcome is recorded (just after the receiver saw it), read from the
         // dispatcher's own counter: a query here would charge the bench's polling to the dispatcher.
         const until = performance.now() + 30_000;
-        while (stats.recorded - recorded0 < bodies.length && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+        while (stats.recorded - recorded0 < bodies.length && performance.now() < until)
+          await new Promise((r) => setTimeout(r, 5));
       });
       const dispCpu = await cpuSince(dispCpu0);
       rounds.push({
@@ -239,18 +342,56 @@ export async function runBench(): Promise<void> {
     const table = [
       ['measure', 'value', 'baseline', 'ratio', 'target'],
       [`alert → webhook p50 ms @${Math.round(achieved)} events/s`, percentile(latencies, 50).toFixed(0), '', '', ''],
-      [`alert → webhook p99 ms @${Math.round(achieved)} events/s`, percentile(latencies, 99).toFixed(0), '', '', '≤ 5000'],
+      [
+        `alert → webhook p99 ms @${Math.round(achieved)} events/s`,
+        percentile(latencies, 99).toFixed(0),
+        '',
+        '',
+        '≤ 5000',
+      ],
       ['probes alerted / sent', `${latencies.length} / ${probes.length}`, '', '', 'all'],
-      ...rounds.map((r, i) => [`round ${i + 1}: deliveries/s (dispatcher vs bare signed POST loop)`, r.disp.rate.toFixed(0), r.bare.rate.toFixed(0), (r.disp.rate / r.bare.rate).toFixed(2), '']),
-      [`deliveries/s, median of ${ROUNDS} rounds`, median(rounds.map((r) => r.disp.rate)).toFixed(0), median(rounds.map((r) => r.bare.rate)).toFixed(0), median(ratios).toFixed(2), '≥ 0.70'],
-      ['CPU µs per delivery, this process (receiver included), median', us(median(rounds.map((r) => r.disp.self))), us(median(rounds.map((r) => r.bare.self))), (median(rounds.map((r) => r.disp.self)) / median(rounds.map((r) => r.bare.self))).toFixed(2), ''],
-      ['CPU µs per delivery, PostgreSQL backends, median', us(median(rounds.map((r) => r.disp.db))), us(median(rounds.map((r) => r.bare.db))), '', ''],
-      ['dispatcher statements per 100 deliveries (claims and records), median', (median(rounds.map((r) => r.disp.statements)) * 100 / DELIVERIES).toFixed(1), '', '', ''],
+      ...rounds.map((r, i) => [
+        `round ${i + 1}: deliveries/s (dispatcher vs bare signed POST loop)`,
+        r.disp.rate.toFixed(0),
+        r.bare.rate.toFixed(0),
+        (r.disp.rate / r.bare.rate).toFixed(2),
+        '',
+      ]),
+      [
+        `deliveries/s, median of ${ROUNDS} rounds`,
+        median(rounds.map((r) => r.disp.rate)).toFixed(0),
+        median(rounds.map((r) => r.bare.rate)).toFixed(0),
+        median(ratios).toFixed(2),
+        '≥ 0.70',
+      ],
+      [
+        'CPU µs per delivery, this process (receiver included), median',
+        us(median(rounds.map((r) => r.disp.self))),
+        us(median(rounds.map((r) => r.bare.self))),
+        (median(rounds.map((r) => r.disp.self)) / median(rounds.map((r) => r.bare.self))).toFixed(2),
+        '',
+      ],
+      [
+        'CPU µs per delivery, PostgreSQL backends, median',
+        us(median(rounds.map((r) => r.disp.db))),
+        us(median(rounds.map((r) => r.bare.db))),
+        '',
+        '',
+      ],
+      [
+        'dispatcher statements per 100 deliveries (claims and records), median',
+        ((median(rounds.map((r) => r.disp.statements)) * 100) / DELIVERIES).toFixed(1),
+        '',
+        '',
+        '',
+      ],
       ['failed ingest requests', String(failed), '', '', '0'],
     ];
     const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
     for (const r of table) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
-    process.stdout.write(`  (${CONCURRENCY} concurrent sends on both sides; every role, PostgreSQL and NATS on this ${(await import('node:os')).cpus().length}-core machine)\n`);
+    process.stdout.write(
+      `  (${CONCURRENCY} concurrent sends on both sides; every role, PostgreSQL and NATS on this ${(await import('node:os')).cpus().length}-core machine)\n`,
+    );
   } finally {
     await closeInfra(infra);
     await new Promise<void>((r) => receiver.close(() => r()));

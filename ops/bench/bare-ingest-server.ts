@@ -14,7 +14,9 @@ const server = http.createServer((req, res) => {
       kept.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       // Bounded like a stream that is consumed: the floor must not grow its heap for the whole run.
       if (kept.length > 10_000) kept.length = 0;
-      res.writeHead(202, { 'content-type': 'application/json' }).end('{"data":{"accepted":2,"duplicates":0},"error":null}');
+      res
+        .writeHead(202, { 'content-type': 'application/json' })
+        .end('{"data":{"accepted":2,"duplicates":0},"error":null}');
     } catch {
       res.writeHead(400).end();
     }

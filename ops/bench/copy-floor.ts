@@ -21,7 +21,13 @@ export interface FloorFigure {
  * then stores the same rows from scratch. Returns events/s.
  */
 /** The COPY floor's rate with the CPU it took per event, which moves far less than its rate with what else the machine runs. */
-export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, messages: readonly EventBatchMessage[], partitions = 4, fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT): Promise<FloorFigure> {
+export async function measuredCopyFloor(
+  db: Kysely<Database>,
+  dbUrl: string,
+  messages: readonly EventBatchMessage[],
+  partitions = 4,
+  fetchSize = PROCESSOR_BATCH_MESSAGES_DEFAULT,
+): Promise<FloorFigure> {
   const perPartition = Array.from({ length: partitions }, () => [] as EventBatchMessage[]);
   for (const m of messages) perPartition[partitionOf(m.site_id, partitions)]!.push(m);
   const events = messages.reduce((n, m) => n + m.events.length, 0);
@@ -36,7 +42,8 @@ export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, mes
   try {
     await Promise.all(
       perPartition.map(async (list) => {
-        for (let i = 0; i < list.length; i += fetchSize) await bulk((tx) => storeEvents(tx, list.slice(i, i + fetchSize)));
+        for (let i = 0; i < list.length; i += fetchSize)
+          await bulk((tx) => storeEvents(tx, list.slice(i, i + fetchSize)));
       }),
     );
     seconds = (performance.now() - t0) / 1000;
@@ -47,5 +54,8 @@ export async function measuredCopyFloor(db: Kysely<Database>, dbUrl: string, mes
     await pool.end();
   }
   await sql`truncate events, signals`.execute(db);
-  return { rate: events / seconds, cpuUsPerEvent: { client: (cpu.user + cpu.system) / events, database: (dbCpu * 1e6) / events } };
+  return {
+    rate: events / seconds,
+    cpuUsPerEvent: { client: (cpu.user + cpu.system) / events, database: (dbCpu * 1e6) / events },
+  };
 }

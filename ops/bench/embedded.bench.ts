@@ -55,7 +55,14 @@ const SLICE_SECONDS = 5;
  * Sends `rate` batches per second for `seconds`, on a 5 ms schedule whatever the server answers (open loop): the
  * batches due by now are sent now. The achieved rate is what was answered 202, not what was asked.
  */
-async function openLoop(o: { url: string; key: string; rate: number; seconds: number; label: string; seed: number }): Promise<OpenLoopResult> {
+async function openLoop(o: {
+  url: string;
+  key: string;
+  rate: number;
+  seconds: number;
+  label: string;
+  seed: number;
+}): Promise<OpenLoopResult> {
   const u = new URL(o.url);
   // Bounded like load.ts's senders: hundreds of connections opened at once overflow the listen queue and the retried
   // SYNs would be timed as latency; a request waiting for a free connection has that wait in its latency.
@@ -84,7 +91,18 @@ async function openLoop(o: { url: string; key: string; rate: number; seconds: nu
       if (--inFlight === 0 && !sending) settle();
     };
     const req = http.request(
-      { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { authorization: `Bearer ${o.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        agent,
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${o.key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         res.resume();
         res.on('end', () => done(res.statusCode === 202));
@@ -107,7 +125,14 @@ async function openLoop(o: { url: string; key: string; rate: number; seconds: nu
       }
       const b = profile.batch(`bench-${due % 5000}`, EVENTS_PER_BATCH, Date.now());
       sent++;
-      one(JSON.stringify({ session_id: b.sessionId, sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events: b.events.map((e) => ({ ...e, id: randomUUID() })) }));
+      one(
+        JSON.stringify({
+          session_id: b.sessionId,
+          sent_at: new Date().toISOString(),
+          context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+          events: b.events.map((e) => ({ ...e, id: randomUUID() })),
+        }),
+      );
     }
     progress.update(elapsed, `${accepted} accepted`);
     await new Promise((r) => setTimeout(r, 5));
@@ -142,7 +167,11 @@ const firstLine = (child: ChildProcess): Promise<string> =>
     child.once('exit', (code) => reject(new Error(`exited with ${code} before listening`)));
   });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -189,39 +218,83 @@ export async function runBench(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     // The floor first, in its own process like the server it is compared with.
-    const bare = spawn(process.execPath, [new URL('./bare-ingest-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const bare = spawn(process.execPath, [new URL('./bare-ingest-server.ts', import.meta.url).pathname], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(bare);
     const barePort = (JSON.parse(await firstLine(bare)) as { port: number }).port;
     const bareUrl = `http://127.0.0.1:${barePort}/v1/ingest`;
     await openLoop({ url: bareUrl, key: 'none', rate: RATE, seconds: WARMUP_SECONDS, label: 'floor warm-up', seed: 1 });
     const bareCpu0 = processCpuSeconds(bare.pid);
-    const floor = await openLoop({ url: bareUrl, key: 'none', rate: RATE, seconds: SECONDS, label: `floor @${RATE}/s`, seed: 2 });
-    const floorRow: Row = { what: 'bare node:http handler (floor)', result: floor, cpuSeconds: processCpuSeconds(bare.pid) - bareCpu0 };
+    const floor = await openLoop({
+      url: bareUrl,
+      key: 'none',
+      rate: RATE,
+      seconds: SECONDS,
+      label: `floor @${RATE}/s`,
+      seed: 2,
+    });
+    const floorRow: Row = {
+      what: 'bare node:http handler (floor)',
+      result: floor,
+      cpuSeconds: processCpuSeconds(bare.pid) - bareCpu0,
+    };
     await stop(bare);
 
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    const env: Record<string, string | undefined> = { ...process.env, FRICTION_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', INGEST_RATE_LIMIT_PER_MIN: '100000000' };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      FRICTION_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      INGEST_RATE_LIMIT_PER_MIN: '100000000',
+    };
     for (const k of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'METRICS_TOKEN']) delete env[k];
     const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
     const started = performance.now();
-    const friction = spawn(process.execPath, [...prof, cliPath, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const friction = spawn(process.execPath, [...prof, cliPath, 'start'], {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     children.push(friction);
     friction.once('exit', (code, signal) => {
       if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`friction start exited (${code ?? signal})\n`);
     });
     await waitReady(`${baseUrl}/healthz`, 120_000);
     const credsFile = join(dataDir, 'credentials.json');
-    const creds = await waitFor('credentials.json', () => (existsSync(credsFile) ? (JSON.parse(readFileSync(credsFile, 'utf8')) as { publishable_key: string }) : undefined), 60_000);
+    const creds = await waitFor(
+      'credentials.json',
+      () =>
+        existsSync(credsFile)
+          ? (JSON.parse(readFileSync(credsFile, 'utf8')) as { publishable_key: string })
+          : undefined,
+      60_000,
+    );
     process.stderr.write(`friction start (embedded) ready in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     const ingestUrl = `${baseUrl}/v1/ingest`;
-    await openLoop({ url: ingestUrl, key: creds.publishable_key, rate: RATE, seconds: WARMUP_SECONDS, label: 'friction warm-up', seed: 3 });
+    await openLoop({
+      url: ingestUrl,
+      key: creds.publishable_key,
+      rate: RATE,
+      seconds: WARMUP_SECONDS,
+      label: 'friction warm-up',
+      seed: 3,
+    });
     const stored0 = await metric(baseUrl, 'friction_processor_events_total', 'outcome="stored"');
     const tx0 = await metric(baseUrl, 'friction_processor_batch_duration_seconds_count');
     const txSeconds0 = await metric(baseUrl, 'friction_processor_batch_duration_seconds_sum');
     const cpu0 = processCpuSeconds(friction.pid);
     const threads0 = threadCpuSeconds(friction.pid);
-    const run = await openLoop({ url: ingestUrl, key: creds.publishable_key, rate: RATE, seconds: SECONDS, label: `friction @${RATE}/s`, seed: 4 });
+    const run = await openLoop({
+      url: ingestUrl,
+      key: creds.publishable_key,
+      rate: RATE,
+      seconds: SECONDS,
+      label: `friction @${RATE}/s`,
+      seed: 4,
+    });
     const cpu = processCpuSeconds(friction.pid) - cpu0;
     const threads = busiestThreads(threads0, threadCpuSeconds(friction.pid), run.accepted + run.failed);
     const stored = (await metric(baseUrl, 'friction_processor_events_total', 'outcome="stored"')) - stored0;
@@ -230,39 +303,102 @@ export async function runBench(): Promise<void> {
     const txSeconds = (await metric(baseUrl, 'friction_processor_batch_duration_seconds_sum')) - txSeconds0;
     // How long the processor needs for what was left: a few seconds means storage kept up, more means it did not.
     const drainStart = performance.now();
-    const drained = await waitFor('the backlog to drain', async () => ((await metric(baseUrl, 'friction_processor_lag_messages')) === 0 ? true : undefined), 120_000).then(
+    const drained = await waitFor(
+      'the backlog to drain',
+      async () => ((await metric(baseUrl, 'friction_processor_lag_messages')) === 0 ? true : undefined),
+      120_000,
+    ).then(
       () => (performance.now() - drainStart) / 1000,
       () => Number.NaN,
     );
     const fr: Row = { what: 'friction start (embedded)', result: run, cpuSeconds: cpu };
-    print(floorRow, fr, { storedPerSecond: stored / run.seconds, backlogBatches: backlog, drainSeconds: drained, transactions, txSeconds, threads });
+    print(floorRow, fr, {
+      storedPerSecond: stored / run.seconds,
+      backlogBatches: backlog,
+      drainSeconds: drained,
+      transactions,
+      txSeconds,
+      threads,
+    });
   } finally {
     for (const c of children) await stop(c);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function print(floor: Row, fr: Row, e: { storedPerSecond: number; backlogBatches: number; drainSeconds: number; transactions: number; txSeconds: number; threads: string }): void {
+function print(
+  floor: Row,
+  fr: Row,
+  e: {
+    storedPerSecond: number;
+    backlogBatches: number;
+    drainSeconds: number;
+    transactions: number;
+    txSeconds: number;
+    threads: string;
+  },
+): void {
   const rate = (r: OpenLoopResult) => r.accepted / r.seconds;
   const cpuMs = (row: Row) => (row.cpuSeconds * 1000) / Math.max(1, row.result.accepted + row.result.failed);
-  const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
+  const fmt = (n: number, d = 0) =>
+    Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a';
   const line = (cells: string[]) => process.stdout.write(`| ${cells.join(' | ')} |\n`);
-  process.stdout.write(`\nembedded default, ${EVENTS_PER_BATCH}-event SDK batches open-loop at ${RATE}/s for ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up)\n\n`);
+  process.stdout.write(
+    `\nembedded default, ${EVENTS_PER_BATCH}-event SDK batches open-loop at ${RATE}/s for ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up)\n\n`,
+  );
   line(['measure', 'friction start', 'floor', 'ratio', 'target']);
   line(['---', '---', '---', '---', '---']);
-  line(['batches/s accepted (asked ' + RATE + ')', fmt(rate(fr.result)), fmt(rate(floor.result)), fmt(rate(fr.result) / rate(floor.result), 2), `≥ ${fmt(RATE)}`]);
-  line(['not sent (over ' + MAX_IN_FLIGHT + ' in flight) / failed', `${fr.result.dropped} / ${fr.result.failed}`, `${floor.result.dropped} / ${floor.result.failed}`, '', '0 / 0']);
-  line(['p50 latency ms', fmt(percentile(fr.result.latenciesMs, 50), 1), fmt(percentile(floor.result.latenciesMs, 50), 1), '', '']);
-  line(['p99 latency ms', fmt(percentile(fr.result.latenciesMs, 99), 1), fmt(percentile(floor.result.latenciesMs, 99), 1), '', '≤ 100']);
+  line([
+    'batches/s accepted (asked ' + RATE + ')',
+    fmt(rate(fr.result)),
+    fmt(rate(floor.result)),
+    fmt(rate(fr.result) / rate(floor.result), 2),
+    `≥ ${fmt(RATE)}`,
+  ]);
+  line([
+    'not sent (over ' + MAX_IN_FLIGHT + ' in flight) / failed',
+    `${fr.result.dropped} / ${fr.result.failed}`,
+    `${floor.result.dropped} / ${floor.result.failed}`,
+    '',
+    '0 / 0',
+  ]);
+  line([
+    'p50 latency ms',
+    fmt(percentile(fr.result.latenciesMs, 50), 1),
+    fmt(percentile(floor.result.latenciesMs, 50), 1),
+    '',
+    '',
+  ]);
+  line([
+    'p99 latency ms',
+    fmt(percentile(fr.result.latenciesMs, 99), 1),
+    fmt(percentile(floor.result.latenciesMs, 99), 1),
+    '',
+    '≤ 100',
+  ]);
   line(['server CPU ms per batch', fmt(cpuMs(fr), 3), fmt(cpuMs(floor), 3), fmt(cpuMs(fr) / cpuMs(floor), 1), '']);
   line(['busiest threads, CPU ms per batch', e.threads, '', '', '']);
-  line(['events stored/s end to end (same window)', fmt(e.storedPerSecond), '', fmt(e.storedPerSecond / (rate(fr.result) * EVENTS_PER_BATCH), 2) + ' of accepted', '≈ 1.00']);
+  line([
+    'events stored/s end to end (same window)',
+    fmt(e.storedPerSecond),
+    '',
+    fmt(e.storedPerSecond / (rate(fr.result) * EVENTS_PER_BATCH), 2) + ' of accepted',
+    '≈ 1.00',
+  ]);
   line(['backlog at the end (batches)', fmt(e.backlogBatches), '', '', 'bounded']);
   line(['then drained in s', fmt(e.drainSeconds, 1), '', '', '']);
   // One transaction per fetch: the busier the stream, the more batches each one stores.
-  line(['processor transactions/s, mean ms, batches per transaction', `${fmt(e.transactions / fr.result.seconds)}, ${fmt((e.txSeconds * 1000) / Math.max(1, e.transactions), 1)}, ${fmt(fr.result.accepted / Math.max(1, e.transactions), 1)}`, '', '', '']);
+  line([
+    'processor transactions/s, mean ms, batches per transaction',
+    `${fmt(e.transactions / fr.result.seconds)}, ${fmt((e.txSeconds * 1000) / Math.max(1, e.transactions), 1)}, ${fmt(fr.result.accepted / Math.max(1, e.transactions), 1)}`,
+    '',
+    '',
+    '',
+  ]);
   const tail = (r: OpenLoopResult) => r.slices.map((l) => fmt(percentile(l, 99))).join(' ');
-  process.stdout.write(`\np99 ms per ${SLICE_SECONDS} s of sending: friction ${tail(fr.result)}; floor ${tail(floor.result)}\n\n`);
+  process.stdout.write(
+    `\np99 ms per ${SLICE_SECONDS} s of sending: friction ${tail(fr.result)}; floor ${tail(floor.result)}\n\n`,
+  );
   // The issue's targets for the embedded default, judged on this run.
   const accepted = rate(fr.result);
   const reached = accepted >= 0.95 * TARGET_BATCHES && fr.result.dropped === 0 && fr.result.failed === 0;
@@ -271,8 +407,31 @@ function print(floor: Row, fr: Row, e: { storedPerSecond: number; backlogBatches
   const keptUp = storedShare >= 0.95 && e.drainSeconds <= DRAIN_BOUND_SECONDS;
   const asked = RATE >= TARGET_BATCHES ? undefined : `run asked ${fmt(RATE)}/s, below the target`;
   const say = (l: string) => process.stdout.write(`${l}\n`);
-  say(targetLine({ target: `at least ${fmt(TARGET_BATCHES)} two-event batches/s accepted`, measured: `${fmt(accepted)}/s (${fr.result.dropped} not sent, ${fr.result.failed} failed)`, ratio: accepted / TARGET_BATCHES, met: asked ? undefined : reached, why: asked }));
-  say(targetLine({ target: `p99 latency ≤ ${TARGET_P99_MS} ms at that rate`, measured: `${fmt(p99, 1)} ms`, ratio: p99 / TARGET_P99_MS, met: asked ? undefined : p99 <= TARGET_P99_MS && reached, why: asked ?? (reached ? undefined : 'and the rate was not reached') }));
-  say(targetLine({ target: `storage keeping up (≥ 0.95 of accepted events stored in the window, the rest drained within ${DRAIN_BOUND_SECONDS} s)`, measured: `${fmt(storedShare, 2)} stored, drained in ${fmt(e.drainSeconds, 1)} s`, ratio: storedShare, met: keptUp }));
+  say(
+    targetLine({
+      target: `at least ${fmt(TARGET_BATCHES)} two-event batches/s accepted`,
+      measured: `${fmt(accepted)}/s (${fr.result.dropped} not sent, ${fr.result.failed} failed)`,
+      ratio: accepted / TARGET_BATCHES,
+      met: asked ? undefined : reached,
+      why: asked,
+    }),
+  );
+  say(
+    targetLine({
+      target: `p99 latency ≤ ${TARGET_P99_MS} ms at that rate`,
+      measured: `${fmt(p99, 1)} ms`,
+      ratio: p99 / TARGET_P99_MS,
+      met: asked ? undefined : p99 <= TARGET_P99_MS && reached,
+      why: asked ?? (reached ? undefined : 'and the rate was not reached'),
+    }),
+  );
+  say(
+    targetLine({
+      target: `storage keeping up (≥ 0.95 of accepted events stored in the window, the rest drained within ${DRAIN_BOUND_SECONDS} s)`,
+      measured: `${fmt(storedShare, 2)} stored, drained in ${fmt(e.drainSeconds, 1)} s`,
+      ratio: storedShare,
+      met: keptUp,
+    }),
+  );
   say('');
 }

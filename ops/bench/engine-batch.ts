@@ -6,12 +6,29 @@
  * Also run as a child process by the engine bench to measure memory (`node --expose-gc ops/bench/engine-batch.ts
  * memory <S>` prints {heapUsed} after building the state).
  */
-import { ClusterReader, applySignals, commitClusterUpdate, createClusterState, evictClusters, foldSignals, type ClusterState } from '../../processor/engine/cluster-state.ts';
+import {
+  ClusterReader,
+  applySignals,
+  commitClusterUpdate,
+  createClusterState,
+  evictClusters,
+  foldSignals,
+  type ClusterState,
+} from '../../processor/engine/cluster-state.ts';
 import { MIN_ISSUE_SESSIONS } from '../../processor/engine/clustering.ts';
 import type { EngineEvent } from '../../processor/engine/events.ts';
 import { work } from '../../processor/engine/last-seen.ts';
 import { DAY_MS, HOUR_MS } from '../../processor/engine/time.ts';
-import { applyEvents, commitWindowUpdate, createWindowState, evictWindows, foldEvents, pageStats, readStagedPage, type WindowState } from '../../processor/engine/windows.ts';
+import {
+  applyEvents,
+  commitWindowUpdate,
+  createWindowState,
+  evictWindows,
+  foldEvents,
+  pageStats,
+  readStagedPage,
+  type WindowState,
+} from '../../processor/engine/windows.ts';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { SiteProfile, type SdkBatch } from './workload.ts';
 
@@ -24,7 +41,17 @@ export interface EngineState {
 }
 
 function toEngine(b: SdkBatch): EngineEvent[] {
-  return b.events.map((e) => ({ id: e.id, siteId: SITE, sessionId: b.sessionId, type: e.type, ts: e.ts, page: e.page, signal: e.signal, selector: e.selector, label: e.label }));
+  return b.events.map((e) => ({
+    id: e.id,
+    siteId: SITE,
+    sessionId: b.sessionId,
+    type: e.type,
+    ts: e.ts,
+    page: e.page,
+    signal: e.signal,
+    selector: e.selector,
+    label: e.label,
+  }));
 }
 
 /**
@@ -143,7 +170,15 @@ export interface BatchRun {
  * median's side at random. Per run the median of the other passes.
  */
 export async function measureBatches(runs: readonly BatchRun[], now: number, passes = 7): Promise<BatchCost[]> {
-  const results = runs.map(() => ({ engine: [] as number[], bare: [] as number[], distinct: [] as number[], per: [] as number[], steps: 0, batches: 0, windows: [] as [number, number][] }));
+  const results = runs.map(() => ({
+    engine: [] as number[],
+    bare: [] as number[],
+    distinct: [] as number[],
+    per: [] as number[],
+    steps: 0,
+    batches: 0,
+    windows: [] as [number, number][],
+  }));
   // GC entries arrive asynchronously: keep them all, then count those that started inside a run's engine pass.
   const gcs: { start: number; duration: number }[] = [];
   const gcObserver = new PerformanceObserver((list) => {
@@ -215,7 +250,11 @@ export async function measureBatches(runs: readonly BatchRun[], now: number, pas
  */
 export function passRatio(a: BatchCost, b: BatchCost): { median: number; min: number; max: number } {
   const ratios = b.passesUs.map((x, i) => x / (a.passesUs[i] as number)).sort((x, y) => x - y);
-  return { median: ratios[Math.floor(ratios.length / 2)] as number, min: ratios[0] as number, max: ratios.at(-1) as number };
+  return {
+    median: ratios[Math.floor(ratios.length / 2)] as number,
+    min: ratios[0] as number,
+    max: ratios.at(-1) as number,
+  };
 }
 
 // Child-process mode: memory of a hot page of S sessions.

@@ -38,12 +38,34 @@ for (let p = 0; p < pages; p += STEP) {
     const sessions = Array.from({ length: 5 }, (_, s) => `s${(q * 7 + s) % 50_000}`);
     // One message per (page, session), and as its decode does (V8's JSON.parse interns strings under 10 characters
     // only), each message its own copy of the site id, of each signal type and of the element's label.
-    const messages = Array.from({ length: 5 }, () => ({ site: fresh(site), signals: SIGNALS.map(fresh), label: fresh('Add to cart') }));
-    for (let s = 0; s < 5; s++) batch.push({ id: `${q}-v${s}`, siteId: messages[s]!.site, sessionId: sessions[s] as string, type: 'page_view', ts: now - s * 60_000, page });
+    const messages = Array.from({ length: 5 }, () => ({
+      site: fresh(site),
+      signals: SIGNALS.map(fresh),
+      label: fresh('Add to cart'),
+    }));
+    for (let s = 0; s < 5; s++)
+      batch.push({
+        id: `${q}-v${s}`,
+        siteId: messages[s]!.site,
+        sessionId: sessions[s] as string,
+        type: 'page_view',
+        ts: now - s * 60_000,
+        page,
+      });
     for (let c = 0; c < clustersPerPage; c++) {
       for (let k = 0; k < 2; k++) {
         const m = messages[k]!;
-        batch.push({ id: `${q}-${c}-${k}`, siteId: m.site, sessionId: sessions[k] as string, type: 'signal', ts: now - k * 3_600_000, page, signal: m.signals[c % SIGNALS.length], selector: `#el-${Math.floor(c / SIGNALS.length)}`, label: m.label });
+        batch.push({
+          id: `${q}-${c}-${k}`,
+          siteId: m.site,
+          sessionId: sessions[k] as string,
+          type: 'signal',
+          ts: now - k * 3_600_000,
+          page,
+          signal: m.signals[c % SIGNALS.length],
+          selector: `#el-${Math.floor(c / SIGNALS.length)}`,
+          label: m.label,
+        });
       }
     }
   }
@@ -63,7 +85,12 @@ const m = process.memoryUsage();
 // RSS beyond V8's spaces: mostly the pages V8 pools for reuse after a collection frees them (256 KiB each). A full
 // collection keeps them; only a memory-reducing one (memory pressure, the memory reducer, `last-resort` here)
 // returns them to the OS, so RSS after it is what the state itself needs resident.
-const spacesMb = Object.fromEntries(v8.getHeapSpaceStatistics().filter((s) => s.physical_space_size > 2 ** 20).map((s) => [s.space_name, Math.round(s.physical_space_size / 2 ** 20)]));
+const spacesMb = Object.fromEntries(
+  v8
+    .getHeapSpaceStatistics()
+    .filter((s) => s.physical_space_size > 2 ** 20)
+    .map((s) => [s.space_name, Math.round(s.physical_space_size / 2 ** 20)]),
+);
 gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 const reduced = process.memoryUsage();
 // NOTE: the states are read after the measurement, so V8 cannot collect them as dead before it.

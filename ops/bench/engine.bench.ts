@@ -26,7 +26,14 @@ import { topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
-import { databaseCpuBetween, databaseCpuSeconds, openBenchEnvironment, processCpuSeconds, spawnRole, waitReady } from './harness.ts';
+import {
+  databaseCpuBetween,
+  databaseCpuSeconds,
+  openBenchEnvironment,
+  processCpuSeconds,
+  spawnRole,
+  waitReady,
+} from './harness.ts';
 import { Progress } from './progress.ts';
 import { percentile } from './load.ts';
 import { committedEvents, measureDrain } from './drain.ts';
@@ -38,19 +45,29 @@ const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
-type MemoryFigure = { rss: number; heapUsed: number; heapTotal: number; rssReduced: number; ms: number } | { outOfMemory: true };
+type MemoryFigure =
+  | { rss: number; heapUsed: number; heapTotal: number; rssReduced: number; ms: number }
+  | { outOfMemory: true };
 
 /**
  * Builds the state in a fresh process as a processor holds it: no heap cap, V8's heap growth limited as the
  * processor limits it (`PROCESSOR_HEAP_GROWTH_PERCENT`, passed on as `growthPercent`; 0 leaves V8's own factor). A
  * child that dies is a figure, not a crash of the bench.
  */
-function memory(pages: number, clustersPerPage: number, growthPercent = PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT): MemoryFigure {
-  const r = spawnSync(process.execPath, ['--expose-gc', 'ops/bench/engine-memory.ts', String(pages), String(clustersPerPage)], {
-    encoding: 'utf8',
-    maxBuffer: 16 * 2 ** 20,
-    env: { ...process.env, HEAP_GROWTH_PERCENT: String(growthPercent) },
-  });
+function memory(
+  pages: number,
+  clustersPerPage: number,
+  growthPercent = PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT,
+): MemoryFigure {
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', 'ops/bench/engine-memory.ts', String(pages), String(clustersPerPage)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 16 * 2 ** 20,
+      env: { ...process.env, HEAP_GROWTH_PERCENT: String(growthPercent) },
+    },
+  );
   const last = r.stdout?.trim().split('\n').at(-1) ?? '';
   if (r.status === 0 && last.startsWith('{')) return JSON.parse(last);
   return { outOfMemory: true };
@@ -59,10 +76,16 @@ function memory(pages: number, clustersPerPage: number, growthPercent = PROCESSO
 const memoryCell = (m: MemoryFigure): string => ('outOfMemory' in m ? 'out of memory' : mib(m.rss));
 // RSS beyond the heap is mostly pages V8 pools after collections; a memory-reducing GC returns them (engine-memory.ts).
 const heapNote = (m: MemoryFigure): string =>
-  'outOfMemory' in m ? 'the child process died' : `live heap ${mib(m.heapUsed)}, heap committed ${mib(m.heapTotal)}, RSS after a memory-reducing GC ${mib(m.rssReduced)}`;
+  'outOfMemory' in m
+    ? 'the child process died'
+    : `live heap ${mib(m.heapUsed)}, heap committed ${mib(m.heapTotal)}, RSS after a memory-reducing GC ${mib(m.rssReduced)}`;
 
 function hotPageMemory(sessions: number): { heapUsed: number; rss: number } {
-  const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', 'ops/bench/engine-batch.ts', 'memory', String(sessions)], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--max-old-space-size=8192', 'ops/bench/engine-batch.ts', 'memory', String(sessions)],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').at(-1)!);
 }
 
@@ -87,7 +110,13 @@ export async function runBench(args: string[]): Promise<void> {
     const n = sizes[0] ?? 1_000;
     const warm = buildHotPage(n, now);
     const seen = seenSessions(n, now);
-    await measureBatches([{ state: warm, batches: hotBatches(6000, 'sdk', n, now), seen }, { state: warm, batches: hotBatches(1500, 20, n, now), seen }], now);
+    await measureBatches(
+      [
+        { state: warm, batches: hotBatches(6000, 'sdk', n, now), seen },
+        { state: warm, batches: hotBatches(1500, 20, n, now), seen },
+      ],
+      now,
+    );
   }
   fold.update(1);
   // Every page size's state is built first and measured in turns (measureBatches), SDK-sized and 20-event batches
@@ -97,27 +126,80 @@ export async function runBench(args: string[]): Promise<void> {
     fold.update(i + 2);
     return built;
   });
-  const sdkCosts = await measureBatches(states.map((s) => ({ state: s.sdk, batches: hotBatches(6000, 'sdk', s.n, now), seen: seenSessions(s.n, now) })), now);
-  const twentyCosts = await measureBatches(states.map((s) => ({ state: s.twenty, batches: hotBatches(1500, 20, s.n, now), seen: seenSessions(s.n, now) })), now);
+  const sdkCosts = await measureBatches(
+    states.map((s) => ({ state: s.sdk, batches: hotBatches(6000, 'sdk', s.n, now), seen: seenSessions(s.n, now) })),
+    now,
+  );
+  const twentyCosts = await measureBatches(
+    states.map((s) => ({ state: s.twenty, batches: hotBatches(1500, 20, s.n, now), seen: seenSessions(s.n, now) })),
+    now,
+  );
   fold.done();
   const costs = states.map((s, i) => ({ n: s.n, sdk: sdkCosts[i]!, twenty: twentyCosts[i]! }));
   for (const { n, sdk, twenty } of costs) {
-    rows.push([`µs per SDK batch (${sdk.events.toFixed(1)} events) @${fmt(n)} sessions/page`, sdk.engineUs.toFixed(0), sdk.bareUs.toFixed(1), (sdk.engineUs / sdk.bareUs).toFixed(0), `p99 ${(sdk.p99Us / 1000).toFixed(1)} ms, GC ${sdk.gcUs.toFixed(0)} µs, ${sdk.steps.toFixed(0)} steps, distinct floor ${sdk.distinctUs.toFixed(1)} µs`]);
-    rows.push([`µs per 20-event batch @${fmt(n)} sessions/page`, twenty.engineUs.toFixed(0), twenty.bareUs.toFixed(1), (twenty.engineUs / twenty.bareUs).toFixed(0), `p99 ${(twenty.p99Us / 1000).toFixed(1)} ms, GC ${twenty.gcUs.toFixed(0)} µs, ${twenty.steps.toFixed(0)} steps, distinct floor ${twenty.distinctUs.toFixed(1)} µs`]);
+    rows.push([
+      `µs per SDK batch (${sdk.events.toFixed(1)} events) @${fmt(n)} sessions/page`,
+      sdk.engineUs.toFixed(0),
+      sdk.bareUs.toFixed(1),
+      (sdk.engineUs / sdk.bareUs).toFixed(0),
+      `p99 ${(sdk.p99Us / 1000).toFixed(1)} ms, GC ${sdk.gcUs.toFixed(0)} µs, ${sdk.steps.toFixed(0)} steps, distinct floor ${sdk.distinctUs.toFixed(1)} µs`,
+    ]);
+    rows.push([
+      `µs per 20-event batch @${fmt(n)} sessions/page`,
+      twenty.engineUs.toFixed(0),
+      twenty.bareUs.toFixed(1),
+      (twenty.engineUs / twenty.bareUs).toFixed(0),
+      `p99 ${(twenty.p99Us / 1000).toFixed(1)} ms, GC ${twenty.gcUs.toFixed(0)} µs, ${twenty.steps.toFixed(0)} steps, distinct floor ${twenty.distinctUs.toFixed(1)} µs`,
+    ]);
   }
   const first = costs[0];
   const last = costs.at(-1);
   if (first && last && last !== first) {
     const decades = Math.log10(last.n / first.n);
-    rows.push([`SDK batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions (median of the passes' ratios)`, `${passRatio(first.sdk, last.sdk).median.toFixed(2)}×`, '', '', `≤ 1.5× (steps ${(last.sdk.steps / first.sdk.steps).toFixed(2)}×, distinct floor ${(last.sdk.distinctUs / first.sdk.distinctUs).toFixed(2)}×)`]);
-    rows.push([`20-event batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions (median of the passes' ratios)`, `${passRatio(first.twenty, last.twenty).median.toFixed(2)}×`, '', '', `≤ 1.5× (steps ${(last.twenty.steps / first.twenty.steps).toFixed(2)}×, distinct floor ${(last.twenty.distinctUs / first.twenty.distinctUs).toFixed(2)}×)`]);
-    rows.push(['slope µs per SDK batch per 10× sessions', ((last.sdk.engineUs - first.sdk.engineUs) / decades).toFixed(0), '', '', 'flat (≈ 0)']);
+    rows.push([
+      `SDK batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions (median of the passes' ratios)`,
+      `${passRatio(first.sdk, last.sdk).median.toFixed(2)}×`,
+      '',
+      '',
+      `≤ 1.5× (steps ${(last.sdk.steps / first.sdk.steps).toFixed(2)}×, distinct floor ${(last.sdk.distinctUs / first.sdk.distinctUs).toFixed(2)}×)`,
+    ]);
+    rows.push([
+      `20-event batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions (median of the passes' ratios)`,
+      `${passRatio(first.twenty, last.twenty).median.toFixed(2)}×`,
+      '',
+      '',
+      `≤ 1.5× (steps ${(last.twenty.steps / first.twenty.steps).toFixed(2)}×, distinct floor ${(last.twenty.distinctUs / first.twenty.distinctUs).toFixed(2)}×)`,
+    ]);
+    rows.push([
+      'slope µs per SDK batch per 10× sessions',
+      ((last.sdk.engineUs - first.sdk.engineUs) / decades).toFixed(0),
+      '',
+      '',
+      'flat (≈ 0)',
+    ]);
     // Time moves with the machine's load; the counted steps do not, so both are judged and either can fail.
-    for (const [name, a, b] of [['SDK', first.sdk, last.sdk], ['20-event', first.twenty, last.twenty]] as const) {
+    for (const [name, a, b] of [
+      ['SDK', first.sdk, last.sdk],
+      ['20-event', first.twenty, last.twenty],
+    ] as const) {
       const { median: timeRatio, min, max } = passRatio(a, b);
       const stepRatio = b.steps / a.steps;
-      targets.push(targetLine({ target: `${name} batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions on a page ≤ ${FLAT_RATIO}× (time, median of the passes' ratios)`, measured: `${a.engineUs.toFixed(0)} → ${b.engineUs.toFixed(0)} µs (median passes), passes ${min.toFixed(2)}-${max.toFixed(2)}×`, ratio: timeRatio, met: timeRatio <= FLAT_RATIO }));
-      targets.push(targetLine({ target: `${name} batch work ${fmt(last.n)} / ${fmt(first.n)} sessions on a page ≤ ${FLAT_RATIO}× (counted steps)`, measured: `${a.steps.toFixed(0)} → ${b.steps.toFixed(0)} steps`, ratio: stepRatio, met: stepRatio <= FLAT_RATIO }));
+      targets.push(
+        targetLine({
+          target: `${name} batch cost ${fmt(last.n)} / ${fmt(first.n)} sessions on a page ≤ ${FLAT_RATIO}× (time, median of the passes' ratios)`,
+          measured: `${a.engineUs.toFixed(0)} → ${b.engineUs.toFixed(0)} µs (median passes), passes ${min.toFixed(2)}-${max.toFixed(2)}×`,
+          ratio: timeRatio,
+          met: timeRatio <= FLAT_RATIO,
+        }),
+      );
+      targets.push(
+        targetLine({
+          target: `${name} batch work ${fmt(last.n)} / ${fmt(first.n)} sessions on a page ≤ ${FLAT_RATIO}× (counted steps)`,
+          measured: `${a.steps.toFixed(0)} → ${b.steps.toFixed(0)} steps`,
+          ratio: stepRatio,
+          met: stepRatio <= FLAT_RATIO,
+        }),
+      );
     }
   }
 
@@ -130,27 +212,48 @@ export async function runBench(args: string[]): Promise<void> {
     return { n, ...m };
   });
   hm.done();
-  for (const h of hot) rows.push([`heap @${fmt(h.n)} sessions/page`, mib(h.heapUsed), '', '', `${(h.heapUsed / h.n).toFixed(0)} bytes per session (24 h + 7 d windows)`]);
+  for (const h of hot)
+    rows.push([
+      `heap @${fmt(h.n)} sessions/page`,
+      mib(h.heapUsed),
+      '',
+      '',
+      `${(h.heapUsed / h.n).toFixed(0)} bytes per session (24 h + 7 d windows)`,
+    ]);
   if (args.includes('--in-process')) return printTable(rows, targets);
 
   // 2. Memory.
   if (!args.includes('--no-memory')) {
-  const mem = new Progress('engine memory', 4);
-  const m10k = memory(10_000, 4);
-  mem.update(1);
-  const m100k = memory(100_000, 4);
-  mem.update(2);
-  const m1m = memory(100_000, 10);
-  mem.update(3);
-  // The same state under V8's own growth factor: what the processor's limit saves, and what it costs the build.
-  const m1mV8 = memory(100_000, 10, 0);
-  mem.done();
-  rows.push(['RSS @10k pages (40k clusters)', memoryCell(m10k), '', '', heapNote(m10k)]);
-  rows.push(['RSS @100k pages (400k clusters)', memoryCell(m100k), '', '', heapNote(m100k)]);
-  rows.push(['RSS @100k pages + 1M clusters, no heap cap', memoryCell(m1m), '', '', `≤ 1024 MiB (${heapNote(m1m)}, heap growth ${PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT} %)`]);
-  targets.push(targetLine({ target: 'processor state RSS at 100k pages + 1M clusters ≤ 1,024 MiB, no heap cap', measured: memoryCell(m1m), met: 'rss' in m1m ? m1m.rss <= RSS_TARGET_BYTES : false, why: 'rss' in m1m ? undefined : 'the child process died' }));
-  const faster = 'ms' in m1mV8 && 'ms' in m1m ? `, build ${(m1m.ms / m1mV8.ms).toFixed(2)}× the time with the limit` : '';
-  rows.push(["  same, V8's own heap growth factor", memoryCell(m1mV8), '', '', `${heapNote(m1mV8)}${faster}`]);
+    const mem = new Progress('engine memory', 4);
+    const m10k = memory(10_000, 4);
+    mem.update(1);
+    const m100k = memory(100_000, 4);
+    mem.update(2);
+    const m1m = memory(100_000, 10);
+    mem.update(3);
+    // The same state under V8's own growth factor: what the processor's limit saves, and what it costs the build.
+    const m1mV8 = memory(100_000, 10, 0);
+    mem.done();
+    rows.push(['RSS @10k pages (40k clusters)', memoryCell(m10k), '', '', heapNote(m10k)]);
+    rows.push(['RSS @100k pages (400k clusters)', memoryCell(m100k), '', '', heapNote(m100k)]);
+    rows.push([
+      'RSS @100k pages + 1M clusters, no heap cap',
+      memoryCell(m1m),
+      '',
+      '',
+      `≤ 1024 MiB (${heapNote(m1m)}, heap growth ${PROCESSOR_HEAP_GROWTH_PERCENT_DEFAULT} %)`,
+    ]);
+    targets.push(
+      targetLine({
+        target: 'processor state RSS at 100k pages + 1M clusters ≤ 1,024 MiB, no heap cap',
+        measured: memoryCell(m1m),
+        met: 'rss' in m1m ? m1m.rss <= RSS_TARGET_BYTES : false,
+        why: 'rss' in m1m ? undefined : 'the child process died',
+      }),
+    );
+    const faster =
+      'ms' in m1mV8 && 'ms' in m1m ? `, build ${(m1m.ms / m1mV8.ms).toFixed(2)}× the time with the limit` : '';
+    rows.push(["  same, V8's own heap growth factor", memoryCell(m1mV8), '', '', `${heapNote(m1mV8)}${faster}`]);
   }
 
   // 3 and 4 need the services.
@@ -159,7 +262,9 @@ export async function runBench(args: string[]): Promise<void> {
   const topo = topology(prefix, 4);
   try {
     const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
-    const sites = await Promise.all(Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })));
+    const sites = await Promise.all(
+      Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
+    );
     await ensureStreams(bus, topo);
     const total = Number(process.env.BENCH_EVENTS ?? 100_000);
     // SDK-shaped backlog: the large-site profile's mix and batch sizes (1-10 events) over 8 sites, 20k sessions.
@@ -171,8 +276,21 @@ export async function runBench(args: string[]): Promise<void> {
     for (let b = 0; published < total; b++) {
       const site = sites[b % sites.length].siteId;
       const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), total - published), now);
-      const events = sdk.events.map((e) => ({ ...e, id: randomUUID(), ...(e.type === 'signal' ? { x: 500, y: 500 } : {}) }));
-      const msg = { v: 1, batch_id: randomUUID(), org_id: orgId, site_id: site, received_at: now, session_id: sdk.sessionId, context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events } as unknown as EventBatchMessage;
+      const events = sdk.events.map((e) => ({
+        ...e,
+        id: randomUUID(),
+        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
+      }));
+      const msg = {
+        v: 1,
+        batch_id: randomUUID(),
+        org_id: orgId,
+        site_id: site,
+        received_at: now,
+        session_id: sdk.sessionId,
+        context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+        events,
+      } as unknown as EventBatchMessage;
       messages.push(msg);
       await bus.publish(topo.eventSubject(site), encode(msg), msg.batch_id);
       published += events.length;
@@ -184,25 +302,64 @@ export async function runBench(args: string[]): Promise<void> {
     const copyRate = floor.rate;
     const signalShare = messages.reduce((n, m) => n + m.events.filter((e) => e.type === 'signal').length, 0) / total;
 
-    const env = { DATABASE_URL: dbUrl, NATS_URL, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', STREAM_PREFIX: prefix, LOG_LEVEL: 'warn', HOST: '127.0.0.1', INGEST_RATE_LIMIT_PER_MIN: '100000000' };
+    const env = {
+      DATABASE_URL: dbUrl,
+      NATS_URL,
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      STREAM_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      INGEST_RATE_LIMIT_PER_MIN: '100000000',
+    };
     const processorPort = await freePort();
     const processor = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(processorPort) });
     children.push(processor);
     // CPU per event of the processor and of PostgreSQL, from readiness (start-up excluded) to the drained backlog:
     // these move far less than the rates with what else the machine runs.
     await waitReady(`http://127.0.0.1:${processorPort}/readyz`, 120_000);
-    const [cpu0, dbCpu0, committed0] = [processCpuSeconds(processor.pid), await databaseCpuSeconds(db), await committedEvents(`http://127.0.0.1:${processorPort}/metrics`)];
+    const [cpu0, dbCpu0, committed0] = [
+      processCpuSeconds(processor.pid),
+      await databaseCpuSeconds(db),
+      await committedEvents(`http://127.0.0.1:${processorPort}/metrics`),
+    ];
     const drainRate = await measureDrain(processorPort, total);
     const drained = (await committedEvents(`http://127.0.0.1:${processorPort}/metrics`)) - committed0;
     const processorCpuUs = ((processCpuSeconds(processor.pid) - cpu0) * 1e6) / drained;
     const dbCpuUs = (databaseCpuBetween(dbCpu0, await databaseCpuSeconds(db)) * 1e6) / drained;
     const issues = Number((await sql<{ n: number }>`select count(*)::int as n from ux_issues`.execute(db)).rows[0].n);
-    rows.push([`processor events/s, SDK-shaped (${(signalShare * 100).toFixed(0)}% signals)`, fmt(drainRate), fmt(copyRate), (drainRate / copyRate).toFixed(2), `≥ ${PROCESSOR_RATIO} (${issues} issues opened)`]);
-    targets.push(targetLine({ target: `processor ≥ ${PROCESSOR_RATIO} of the COPY floor (same rows, same parallelism)`, measured: `${fmt(drainRate)} vs ${fmt(copyRate)} events/s`, ratio: drainRate / copyRate, met: drainRate / copyRate >= PROCESSOR_RATIO }));
+    rows.push([
+      `processor events/s, SDK-shaped (${(signalShare * 100).toFixed(0)}% signals)`,
+      fmt(drainRate),
+      fmt(copyRate),
+      (drainRate / copyRate).toFixed(2),
+      `≥ ${PROCESSOR_RATIO} (${issues} issues opened)`,
+    ]);
+    targets.push(
+      targetLine({
+        target: `processor ≥ ${PROCESSOR_RATIO} of the COPY floor (same rows, same parallelism)`,
+        measured: `${fmt(drainRate)} vs ${fmt(copyRate)} events/s`,
+        ratio: drainRate / copyRate,
+        met: drainRate / copyRate >= PROCESSOR_RATIO,
+      }),
+    );
     const floorCpuUs = floor.cpuUsPerEvent.client + floor.cpuUsPerEvent.database;
     // Events the processor committed before it reported ready are outside the CPU readings: too many make no figure.
-    if (drained < total / 2) rows.push(['  CPU µs per event, process + PostgreSQL', 'n/a', '', '', `only ${fmt(drained)} events drained after readiness`]);
-    else rows.push(['  CPU µs per event, process + PostgreSQL', `${processorCpuUs.toFixed(0)} + ${dbCpuUs.toFixed(0)}`, `${floor.cpuUsPerEvent.client.toFixed(0)} + ${floor.cpuUsPerEvent.database.toFixed(0)}`, (floorCpuUs / (processorCpuUs + dbCpuUs)).toFixed(2), 'floor / processor: about the rate ratio of a CPU-bound machine']);
+    if (drained < total / 2)
+      rows.push([
+        '  CPU µs per event, process + PostgreSQL',
+        'n/a',
+        '',
+        '',
+        `only ${fmt(drained)} events drained after readiness`,
+      ]);
+    else
+      rows.push([
+        '  CPU µs per event, process + PostgreSQL',
+        `${processorCpuUs.toFixed(0)} + ${dbCpuUs.toFixed(0)}`,
+        `${floor.cpuUsPerEvent.client.toFixed(0)} + ${floor.cpuUsPerEvent.database.toFixed(0)}`,
+        (floorCpuUs / (processorCpuUs + dbCpuUs)).toFixed(2),
+        'floor / processor: about the rate ratio of a CPU-bound machine',
+      ]);
 
     const ingestPort = await freePort();
     const ingest = spawnRole(['ops/cli.ts', 'ingest'], { ...env, PORT: String(ingestPort) });
@@ -211,16 +368,46 @@ export async function runBench(args: string[]): Promise<void> {
     await waitReady(`http://127.0.0.1:${ingestPort}/readyz`, 120_000);
     const rate = Number(process.env.BENCH_LAG_RATE ?? 5000);
     const lag = await measureScoreLag({
-      db, ingestUrl: `http://127.0.0.1:${ingestPort}/v1/ingest`, keys: sites.map((s) => s.publishableKey), probeSite: sites[0].siteId,
-      rate, seconds: Number(process.env.BENCH_LAG_SECONDS ?? 20),
+      db,
+      ingestUrl: `http://127.0.0.1:${ingestPort}/v1/ingest`,
+      keys: sites.map((s) => s.publishableKey),
+      probeSite: sites[0].siteId,
+      rate,
+      seconds: Number(process.env.BENCH_LAG_SECONDS ?? 20),
     });
     const lags = lag.lagsMs;
     const p99 = percentile(lags, 99);
-    rows.push([`score lag p50 / p99 ms, target ${fmt(rate)} events/s`, `${percentile(lags, 50).toFixed(0)} / ${p99.toFixed(0)}`, '', '', `p99 ≤ ${LAG_P99_MS} (${lags.length} probes)`]);
-    rows.push(['  achieved open-loop rate events/s', fmt(lag.achievedRate), fmt(rate), (lag.achievedRate / rate).toFixed(2), `${lag.failed} failed, ${lag.dropped} not sent (in-flight cap)`]);
+    rows.push([
+      `score lag p50 / p99 ms, target ${fmt(rate)} events/s`,
+      `${percentile(lags, 50).toFixed(0)} / ${p99.toFixed(0)}`,
+      '',
+      '',
+      `p99 ≤ ${LAG_P99_MS} (${lags.length} probes)`,
+    ]);
+    rows.push([
+      '  achieved open-loop rate events/s',
+      fmt(lag.achievedRate),
+      fmt(rate),
+      (lag.achievedRate / rate).toFixed(2),
+      `${lag.failed} failed, ${lag.dropped} not sent (in-flight cap)`,
+    ]);
     // A lag measured below the target rate is not the target's figure: it is printed, and judged only at the rate.
-    const reached = rateVerdict({ targetRate: rate, achievedRate: lag.achievedRate, droppedBatches: lag.dropped, failedBatches: lag.failed, maxInFlight: MAX_IN_FLIGHT, maxLateMs: lag.maxLateMs });
-    targets.push(targetLine({ target: `score lag p99 ≤ ${LAG_P99_MS} ms at ${fmt(rate)} events/s`, measured: `${p99.toFixed(0)} ms (${lags.length} probes); ${reached.text}`, met: lags.length === 0 ? false : reached.reached ? p99 <= LAG_P99_MS : undefined, why: lags.length === 0 ? 'no probe answered' : reached.reached ? undefined : 'the target rate was not reached' }));
+    const reached = rateVerdict({
+      targetRate: rate,
+      achievedRate: lag.achievedRate,
+      droppedBatches: lag.dropped,
+      failedBatches: lag.failed,
+      maxInFlight: MAX_IN_FLIGHT,
+      maxLateMs: lag.maxLateMs,
+    });
+    targets.push(
+      targetLine({
+        target: `score lag p99 ≤ ${LAG_P99_MS} ms at ${fmt(rate)} events/s`,
+        measured: `${p99.toFixed(0)} ms (${lags.length} probes); ${reached.text}`,
+        met: lags.length === 0 ? false : reached.reached ? p99 <= LAG_P99_MS : undefined,
+        why: lags.length === 0 ? 'no probe answered' : reached.reached ? undefined : 'the target rate was not reached',
+      }),
+    );
   } finally {
     await bench.close();
   }
@@ -231,7 +418,9 @@ export async function runBench(args: string[]): Promise<void> {
 async function printTable(rows: string[][], targets: readonly string[]): Promise<void> {
   const os = await import('node:os');
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  process.stdout.write(`\nengine benchmark (${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg()[0]?.toFixed(1)}; floors: a bare Map fold of the same events, storeEvents' COPY of the same rows)\n`);
+  process.stdout.write(
+    `\nengine benchmark (${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg()[0]?.toFixed(1)}; floors: a bare Map fold of the same events, storeEvents' COPY of the same rows)\n`,
+  );
   for (const r of rows) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c])).join('  ')}\n`);
   if (targets.length > 0) process.stdout.write(`\n${targets.map((t) => `  ${t}`).join('\n')}\n`);
 }

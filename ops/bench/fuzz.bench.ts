@@ -22,7 +22,24 @@ function rng(seed: number) {
   };
 }
 
-const HOSTILE_STRINGS = ['', ' ', 'a'.repeat(5000), '\u0000', '\ud800', '../../etc/passwd', '%2e%2e%2f', '{"$ne":null}', "' or 1=1--", '<script>', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '-1', '1e309', 'null', '🙂'];
+const HOSTILE_STRINGS = [
+  '',
+  ' ',
+  'a'.repeat(5000),
+  '\u0000',
+  '\ud800',
+  '../../etc/passwd',
+  '%2e%2e%2f',
+  '{"$ne":null}',
+  "' or 1=1--",
+  '<script>',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '-1',
+  '1e309',
+  'null',
+  '🙂',
+];
 /** A path segment; a lone surrogate (which encodeURIComponent refuses) goes as its CESU-8 bytes, invalid UTF-8. */
 const pathSegment = (text: string): string => {
   try {
@@ -41,10 +58,17 @@ export async function runBench(args: string[]): Promise<void> {
   const perOp = opt('per-op', 40);
   const rand = rng(opt('seed', 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  const stack = await startTestStack({ embedded: true, processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } });
+  const stack = await startTestStack({
+    embedded: true,
+    processor: false,
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' },
+  });
   try {
     const { tenant } = stack;
-    const doc = (await (await fetch(`${stack.baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, any>>; components?: { schemas?: Record<string, Schema> } };
+    const doc = (await (await fetch(`${stack.baseUrl}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, any>>;
+      components?: { schemas?: Record<string, Schema> };
+    };
     const components = doc.components?.schemas ?? {};
     const deref = (s: Schema | undefined): Schema => {
       let x = s ?? {};
@@ -53,7 +77,14 @@ export async function runBench(args: string[]): Promise<void> {
     };
     const throwaway = await stack.newUser(tenant, 'admin');
     const known: Record<string, string> = { site_id: tenant.siteId, org_id: tenant.orgId };
-    const credentials = [tenant.owner.token, tenant.secretKey, tenant.publishableKey, undefined, 'svc_sec_garbage', 'eyJhbGciOiJub25lIn0.e30.'];
+    const credentials = [
+      tenant.owner.token,
+      tenant.secretKey,
+      tenant.publishableKey,
+      undefined,
+      'svc_sec_garbage',
+      'eyJhbGciOiJub25lIn0.e30.',
+    ];
 
     /** A value for `schema`: valid-looking most of the time, hostile otherwise. */
     const gen = (schema0: Schema | undefined, depth = 0, name = ''): unknown => {
@@ -67,13 +98,36 @@ export async function runBench(args: string[]): Promise<void> {
         case 'string':
           if (known[name] && rand() < 0.7) return known[name];
           if (schema.format === 'uuid') return rand() < 0.5 ? crypto.randomUUID() : pick(HOSTILE_STRINGS);
-          if (schema.format === 'date-time') return pick([new Date().toISOString(), '0000-06-01T00:00:00Z', '10000-01-01T00:00:00Z', '2026-02-30T00:00:00Z']);
+          if (schema.format === 'date-time')
+            return pick([
+              new Date().toISOString(),
+              '0000-06-01T00:00:00Z',
+              '10000-01-01T00:00:00Z',
+              '2026-02-30T00:00:00Z',
+            ]);
           if (schema.format === 'email') return pick(['a@b.example', 'x@@y', `${'a'.repeat(300)}@b.example`]);
-          if (schema.format === 'uri') return pick(['https://hooks.slack.com//evil.example/x', 'http://169.254.169.254/', 'https://ok.example/hook', 'ftp://x']);
-          return pick(['x', 'valid name', String(schema.maxLength ? 'y'.repeat(schema.maxLength + 1) : 'z'), pick(HOSTILE_STRINGS)]);
+          if (schema.format === 'uri')
+            return pick([
+              'https://hooks.slack.com//evil.example/x',
+              'http://169.254.169.254/',
+              'https://ok.example/hook',
+              'ftp://x',
+            ]);
+          return pick([
+            'x',
+            'valid name',
+            String(schema.maxLength ? 'y'.repeat(schema.maxLength + 1) : 'z'),
+            pick(HOSTILE_STRINGS),
+          ]);
         case 'integer':
         case 'number':
-          return pick([schema.minimum ?? 0, schema.maximum ?? 100, (schema.minimum ?? 0) - 1, (schema.maximum ?? 100) + 1, ...HOSTILE_NUMBERS]);
+          return pick([
+            schema.minimum ?? 0,
+            schema.maximum ?? 100,
+            (schema.minimum ?? 0) - 1,
+            (schema.maximum ?? 100) + 1,
+            ...HOSTILE_NUMBERS,
+          ]);
         case 'boolean':
           return rand() < 0.5;
         case 'array':
@@ -116,7 +170,11 @@ export async function runBench(args: string[]): Promise<void> {
             else if (p.in === 'query' && (p.required || rand() < 0.6)) qs.set(p.name, text ?? '');
           }
           const bodySchema = op.requestBody?.content?.['application/json']?.schema;
-          const body = bodySchema ? (rand() < 0.1 ? pick(['{', 'null', '[]', '"x"', '{"a":'.repeat(50)]) : JSON.stringify(gen(bodySchema))) : undefined;
+          const body = bodySchema
+            ? rand() < 0.1
+              ? pick(['{', 'null', '[]', '"x"', '{"a":'.repeat(50)])
+              : JSON.stringify(gen(bodySchema))
+            : undefined;
           // Sign-out and password change with the owner's token would end the session every later request uses.
           const token = /\/auth\/(logout|password)$/.test(path) ? throwaway.token : pick(credentials);
           const headers: Record<string, string> = {};
@@ -125,7 +183,12 @@ export async function runBench(args: string[]): Promise<void> {
           const target = `${stack.baseUrl}${url}${qs.size ? `?${qs}` : ''}`;
           let res: Response;
           try {
-            res = await fetch(target, { method: method.toUpperCase(), headers, body, signal: AbortSignal.timeout(15_000) });
+            res = await fetch(target, {
+              method: method.toUpperCase(),
+              headers,
+              body,
+              signal: AbortSignal.timeout(15_000),
+            });
           } catch (err) {
             violations.push(`${method.toUpperCase()} ${path}: no answer (${(err as Error).message})`);
             continue;
@@ -145,18 +208,32 @@ export async function runBench(args: string[]): Promise<void> {
               violations.push(`${what}: not JSON`);
               continue;
             }
-            const ok = res.status >= 400
-              ? parsed?.data === null && typeof parsed?.error?.code === 'string' && typeof parsed?.error?.message === 'string' && parsed?.error?.status === res.status
-              : parsed && 'data' in parsed && parsed.error === null;
+            const ok =
+              res.status >= 400
+                ? parsed?.data === null &&
+                  typeof parsed?.error?.code === 'string' &&
+                  typeof parsed?.error?.message === 'string' &&
+                  parsed?.error?.status === res.status
+                : parsed && 'data' in parsed && parsed.error === null;
             if (!ok) violations.push(`${what}: ${text.slice(0, 160)}`);
           }
         }
       }
     }
     const seconds = (performance.now() - t0) / 1000;
-    const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).filter((m) => ['get', 'post', 'patch', 'delete', 'put'].includes(m)).length, 0);
-    process.stdout.write(`fuzz: ${requests} requests over ${operations} operations in ${seconds.toFixed(1)} s (${(requests / seconds).toFixed(0)} req/s)\n`);
-    process.stdout.write(`statuses: ${[...counts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ')}\n`);
+    const operations = Object.values(doc.paths).reduce(
+      (n, ops) => n + Object.keys(ops).filter((m) => ['get', 'post', 'patch', 'delete', 'put'].includes(m)).length,
+      0,
+    );
+    process.stdout.write(
+      `fuzz: ${requests} requests over ${operations} operations in ${seconds.toFixed(1)} s (${(requests / seconds).toFixed(0)} req/s)\n`,
+    );
+    process.stdout.write(
+      `statuses: ${[...counts]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}\n`,
+    );
     process.stdout.write(`5xx: ${serverErrors.length}; envelope violations: ${violations.length}\n`);
     for (const e of serverErrors.slice(0, 20)) process.stdout.write(`  5xx ${e}\n`);
     for (const v of violations.slice(0, 20)) process.stdout.write(`  violation ${v}\n`);

@@ -26,7 +26,10 @@ export async function admin(q: string): Promise<void> {
 /** BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools). */
 export function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
   const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  return spawn(process.execPath, [...prof, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn(process.execPath, [...prof, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 /**
@@ -49,8 +52,12 @@ export function processCpuSeconds(pid: number | undefined): number {
  * database's share of that phase's work, which the client process's own CPU does not show.
  */
 export async function databaseCpuSeconds(db: Kysely<Database>): Promise<Map<number, number>> {
-  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
-  return new Map(rows.map((r) => [r.pid, processCpuSeconds(r.pid)]).filter(([, s]) => Number.isFinite(s)) as [number, number][]);
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
+  return new Map(
+    rows.map((r) => [r.pid, processCpuSeconds(r.pid)]).filter(([, s]) => Number.isFinite(s)) as [number, number][],
+  );
 }
 
 /** CPU seconds the backends used between two readings (a backend that connected in between counts from zero). */
@@ -81,7 +88,6 @@ export function stop(p: ChildProcess | undefined): Promise<void> {
     setTimeout(() => p.kill('SIGKILL'), 10_000).unref();
   });
 }
-
 
 /** A scratch database (migrated) and a JetStream connection for one bench run; `close` drops everything. */
 export async function openBenchEnvironment(natsUrl: string) {

@@ -5,7 +5,9 @@ export async function runBenchCommand(args: string[]): Promise<void> {
   const [name, ...rest] = args;
   const file = name ? new URL(`./${name}.bench.ts`, import.meta.url) : undefined;
   if (!name || !file || !/^[a-z0-9-]+$/.test(name) || !existsSync(file)) {
-    process.stderr.write(`usage: npm run bench -- <name>   (available: pipeline, engine, processor, embedded, sdk, verify, alerts, mcp, query)\n`);
+    process.stderr.write(
+      `usage: npm run bench -- <name>   (available: pipeline, engine, processor, embedded, sdk, verify, alerts, mcp, query)\n`,
+    );
     process.exitCode = 2;
     return;
   }

@@ -64,7 +64,19 @@ export async function openLoad(o: {
   const u = new URL(o.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: Math.min(o.maxInFlight, o.connections ?? 64) });
   const schedule = new OpenLoopSchedule(o.eventsPerSecond);
-  const r: OpenLoadResult = { offeredEvents: 0, offeredBatches: 0, sentBatches: 0, acceptedEvents: 0, acceptedBatches: 0, failedBatches: 0, droppedBatches: 0, seconds: 0, latenciesMs: [], maxLateMs: 0, senderCpuSeconds: 0 };
+  const r: OpenLoadResult = {
+    offeredEvents: 0,
+    offeredBatches: 0,
+    sentBatches: 0,
+    acceptedEvents: 0,
+    acceptedBatches: 0,
+    failedBatches: 0,
+    droppedBatches: 0,
+    seconds: 0,
+    latenciesMs: [],
+    maxLateMs: 0,
+    senderCpuSeconds: 0,
+  };
   const started = performance.now();
   const cpu0 = process.cpuUsage();
   const windowStart = o.windowStart ?? started;
@@ -93,7 +105,14 @@ export async function openLoad(o: {
       if (--inFlight === 0 && !sending) settle();
     };
     const cr = http.request(
-      { agent, host: u.hostname, port: u.port, path: req.path ?? `${u.pathname}${u.search}`, method: o.method ?? 'POST', headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) } },
+      {
+        agent,
+        host: u.hostname,
+        port: u.port,
+        path: req.path ?? `${u.pathname}${u.search}`,
+        method: o.method ?? 'POST',
+        headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => done(res.statusCode ?? 0));

@@ -46,19 +46,36 @@ interface Row {
 const fmt = (ms: number) => ms.toFixed(1).padStart(7);
 
 function line(label: string, r: OpenLoadResult): { p50: number; p95: number; p99: number } {
-  const p = { p50: percentile(r.latenciesMs, 50), p95: percentile(r.latenciesMs, 95), p99: percentile(r.latenciesMs, 99) };
+  const p = {
+    p50: percentile(r.latenciesMs, 50),
+    p95: percentile(r.latenciesMs, 95),
+    p99: percentile(r.latenciesMs, 99),
+  };
   const rate = r.acceptedBatches / r.seconds;
-  process.stdout.write(`  ${label.padEnd(44)} p50 ${fmt(p.p50)}  p95 ${fmt(p.p95)}  p99 ${fmt(p.p99)} ms   ${rate.toFixed(1)}/s of ${RATE}/s offered`
-    + `${r.failedBatches ? `, ${r.failedBatches} failed` : ''}${r.droppedBatches ? `, ${r.droppedBatches} not sent (${MAX_IN_FLIGHT} in flight)` : ''}\n`);
+  process.stdout.write(
+    `  ${label.padEnd(44)} p50 ${fmt(p.p50)}  p95 ${fmt(p.p95)}  p99 ${fmt(p.p99)} ms   ${rate.toFixed(1)}/s of ${RATE}/s offered` +
+      `${r.failedBatches ? `, ${r.failedBatches} failed` : ''}${r.droppedBatches ? `, ${r.droppedBatches} not sent (${MAX_IN_FLIGHT} in flight)` : ''}\n`,
+  );
   return p;
 }
 
 export async function runBench(): Promise<void> {
   const bench = await openBenchEnvironment(NATS_URL);
-  const config = loadConfig({}, {
-    DATABASE_URL: bench.dbUrl, NATS_URL, STREAM_PREFIX: bench.prefix, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
-    INGEST_RATE_LIMIT_PER_MIN: '100000000', READ_RATE_LIMIT_PER_MIN: '100000000', GUIDE_RATE_LIMIT_PER_MIN: '100000000', PROCESSOR_FETCH_EXPIRES_MS: '200',
-  });
+  const config = loadConfig(
+    {},
+    {
+      DATABASE_URL: bench.dbUrl,
+      NATS_URL,
+      STREAM_PREFIX: bench.prefix,
+      LOG_LEVEL: 'warn',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      INGEST_RATE_LIMIT_PER_MIN: '100000000',
+      READ_RATE_LIMIT_PER_MIN: '100000000',
+      GUIDE_RATE_LIMIT_PER_MIN: '100000000',
+      PROCESSOR_FETCH_EXPIRES_MS: '200',
+    },
+  );
   const log = createLogger('warn');
   const infra = await openInfra(config, log);
   const db = infra.database.db;
@@ -71,25 +88,81 @@ export async function runBench(): Promise<void> {
     const site = await provisionSite(db, { orgId, name: 'bench', url: 'https://bench.example' });
     const mcpKey = (await issueApiKey(db, { orgId, siteId: site.siteId, type: 'mcp', scopes: ['mcp:read'] })).key;
     process.stdout.write(`mcp bench: seeding ${SESSIONS} demo sessions through ingest and the processor…\n`);
-    const seeded = await seedMcpSite({ baseUrl: base, db, siteId: site.siteId, publishableKey: site.publishableKey, sessions: SESSIONS, tick: async () => processor.running.tick?.() });
-    const events = (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${site.siteId}`.execute(db)).rows[0].n;
+    const seeded = await seedMcpSite({
+      baseUrl: base,
+      db,
+      siteId: site.siteId,
+      publishableKey: site.publishableKey,
+      sessions: SESSIONS,
+      tick: async () => processor.running.tick?.(),
+    });
+    const events = (
+      await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${site.siteId}`.execute(db)
+    ).rows[0].n;
     const q = `site_id=${site.siteId}`;
-    const ctx = await fetch(`${base}/v1/query/mcp/context?${q}`, { headers: { authorization: `Bearer ${mcpKey}` } }).then((r) => r.json()) as { data: unknown };
-    process.stdout.write(`data: ${events} events, ${SESSIONS} sessions, 2 deploys (NOT the issue's 10M events: run on a generated 10M-event site for that figure); `
-      + `context data ${Buffer.byteLength(JSON.stringify(ctx.data))} bytes (budget 8192)\n`);
-    process.stdout.write(`load: open loop, ${RATE} requests/s per row for ${SECONDS} s, up to ${MAX_IN_FLIGHT} in flight (concurrent clients), keep-alive; REST then MCP per row\n\n`);
+    const ctx = (await fetch(`${base}/v1/query/mcp/context?${q}`, {
+      headers: { authorization: `Bearer ${mcpKey}` },
+    }).then((r) => r.json())) as { data: unknown };
+    process.stdout.write(
+      `data: ${events} events, ${SESSIONS} sessions, 2 deploys (NOT the issue's 10M events: run on a generated 10M-event site for that figure); ` +
+        `context data ${Buffer.byteLength(JSON.stringify(ctx.data))} bytes (budget 8192)\n`,
+    );
+    process.stdout.write(
+      `load: open loop, ${RATE} requests/s per row for ${SECONDS} s, up to ${MAX_IN_FLIGHT} in flight (concurrent clients), keep-alive; REST then MCP per row\n\n`,
+    );
 
     const rows: Row[] = [
       { name: 'site context', rest: `/v1/query/mcp/context?${q}`, tool: 'get_site_context', args: {}, targeted: true },
-      { name: 'list issues', rest: `/v1/query/issues?${q}&limit=20`, tool: 'list_issues', args: { limit: 20 }, targeted: false },
-      { name: 'get issue', rest: `/v1/query/issues/${seeded.issueId}?${q}`, tool: 'get_issue', args: { issue_id: seeded.issueId }, targeted: true },
-      { name: 'get page (tool adds the heatmap sample)', rest: `/v1/query/page?${q}&page=${encodeURIComponent(seeded.page)}`, tool: 'get_page', args: { page: seeded.page }, targeted: true },
-      { name: 'list deploys', rest: `/v1/query/deploys?${q}&limit=10`, tool: 'list_deploys', args: { limit: 10 }, targeted: true },
-      { name: 'check deploy', rest: `/v1/query/deploys/${seeded.fail.id}?${q}`, tool: 'check_deploy', args: { deploy: seeded.fail.version }, targeted: true },
-      { name: 'friction journeys', rest: `/v1/query/journeys/friction?${q}`, tool: 'friction_journeys', args: { limit: 10 }, targeted: false },
+      {
+        name: 'list issues',
+        rest: `/v1/query/issues?${q}&limit=20`,
+        tool: 'list_issues',
+        args: { limit: 20 },
+        targeted: false,
+      },
+      {
+        name: 'get issue',
+        rest: `/v1/query/issues/${seeded.issueId}?${q}`,
+        tool: 'get_issue',
+        args: { issue_id: seeded.issueId },
+        targeted: true,
+      },
+      {
+        name: 'get page (tool adds the heatmap sample)',
+        rest: `/v1/query/page?${q}&page=${encodeURIComponent(seeded.page)}`,
+        tool: 'get_page',
+        args: { page: seeded.page },
+        targeted: true,
+      },
+      {
+        name: 'list deploys',
+        rest: `/v1/query/deploys?${q}&limit=10`,
+        tool: 'list_deploys',
+        args: { limit: 10 },
+        targeted: true,
+      },
+      {
+        name: 'check deploy',
+        rest: `/v1/query/deploys/${seeded.fail.id}?${q}`,
+        tool: 'check_deploy',
+        args: { deploy: seeded.fail.version },
+        targeted: true,
+      },
+      {
+        name: 'friction journeys',
+        rest: `/v1/query/journeys/friction?${q}`,
+        tool: 'friction_journeys',
+        args: { limit: 10 },
+        targeted: false,
+      },
     ];
     const auth = { authorization: `Bearer ${mcpKey}` };
-    const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+    const mcpHeaders = {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    };
     const results: { row: Row; rest: ReturnType<typeof line>; mcp: ReturnType<typeof line> }[] = [];
     // Service time first: one request at a time (no queueing), the median of SEQUENTIAL each, REST and MCP interleaved.
     const once = async (url: string, init: RequestInit) => {
@@ -105,29 +178,71 @@ export async function runBench(): Promise<void> {
       const mcp: number[] = [];
       for (let i = 0; i < SEQUENTIAL; i++) {
         rest.push(await once(`${base}${row.rest}`, { headers: auth }));
-        mcp.push(await once(`${base}/v1/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: row.tool, arguments: row.args } }) }));
+        mcp.push(
+          await once(`${base}/v1/mcp`, {
+            method: 'POST',
+            headers: mcpHeaders,
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: i,
+              method: 'tools/call',
+              params: { name: row.tool, arguments: row.args },
+            }),
+          }),
+        );
       }
       const [r50, m50] = [percentile(rest, 50), percentile(mcp, 50)];
-      process.stdout.write(`  ${row.name.padEnd(44)} REST ${fmt(r50)} ms   MCP ${fmt(m50)} ms   ratio ${(m50 / r50).toFixed(2)}\n`);
+      process.stdout.write(
+        `  ${row.name.padEnd(44)} REST ${fmt(r50)} ms   MCP ${fmt(m50)} ms   ratio ${(m50 / r50).toFixed(2)}\n`,
+      );
     }
     process.stdout.write('\n');
     for (const row of rows) {
       process.stdout.write(`${row.name}\n`);
       let id = 0;
-      const restRun = await openLoad({ url: `${base}${row.rest}`, method: 'GET', headers: auth, okStatus: 200, eventsPerSecond: RATE, seconds: SECONDS, maxInFlight: MAX_IN_FLIGHT, next: () => ({ body: '', events: 1 }) });
+      const restRun = await openLoad({
+        url: `${base}${row.rest}`,
+        method: 'GET',
+        headers: auth,
+        okStatus: 200,
+        eventsPerSecond: RATE,
+        seconds: SECONDS,
+        maxInFlight: MAX_IN_FLIGHT,
+        next: () => ({ body: '', events: 1 }),
+      });
       const rest = line(`REST GET ${row.rest.split('?')[0]}`, restRun);
       const mcpRun = await openLoad({
-        url: `${base}/v1/mcp`, headers: mcpHeaders, okStatus: 200, eventsPerSecond: RATE, seconds: SECONDS, maxInFlight: MAX_IN_FLIGHT,
-        next: () => ({ body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: row.tool, arguments: row.args } }), events: 1 }),
+        url: `${base}/v1/mcp`,
+        headers: mcpHeaders,
+        okStatus: 200,
+        eventsPerSecond: RATE,
+        seconds: SECONDS,
+        maxInFlight: MAX_IN_FLIGHT,
+        next: () => ({
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: ++id,
+            method: 'tools/call',
+            params: { name: row.tool, arguments: row.args },
+          }),
+          events: 1,
+        }),
       });
       const mcp = line(`MCP tools/call ${row.tool}`, mcpRun);
-      process.stdout.write(`  ratio MCP/REST: p50 ${(mcp.p50 / rest.p50).toFixed(2)}, p95 ${(mcp.p95 / rest.p95).toFixed(2)}\n`);
+      process.stdout.write(
+        `  ratio MCP/REST: p50 ${(mcp.p50 / rest.p50).toFixed(2)}, p95 ${(mcp.p95 / rest.p95).toFixed(2)}\n`,
+      );
       results.push({ row, rest, mcp });
     }
     process.stdout.write('\n');
     for (const { row, rest, mcp } of results) {
-      if (row.targeted) process.stdout.write(`${row.name}: ${targetLine({ target: `MCP p95 ≤ ${TARGET_P95_MS} ms`, measured: `${mcp.p95.toFixed(1)} ms`, met: mcp.p95 <= TARGET_P95_MS, why: 'demo data, not 10M events' })}\n`);
-      process.stdout.write(`${row.name}: ${targetLine({ target: `MCP/REST p95 ≤ ${TARGET_RATIO}`, measured: `${mcp.p95.toFixed(1)} vs ${rest.p95.toFixed(1)} ms`, ratio: mcp.p95 / rest.p95, met: mcp.p95 / rest.p95 <= TARGET_RATIO })}\n`);
+      if (row.targeted)
+        process.stdout.write(
+          `${row.name}: ${targetLine({ target: `MCP p95 ≤ ${TARGET_P95_MS} ms`, measured: `${mcp.p95.toFixed(1)} ms`, met: mcp.p95 <= TARGET_P95_MS, why: 'demo data, not 10M events' })}\n`,
+        );
+      process.stdout.write(
+        `${row.name}: ${targetLine({ target: `MCP/REST p95 ≤ ${TARGET_RATIO}`, measured: `${mcp.p95.toFixed(1)} vs ${rest.p95.toFixed(1)} ms`, ratio: mcp.p95 / rest.p95, met: mcp.p95 / rest.p95 <= TARGET_RATIO })}\n`,
+      );
     }
   } finally {
     await closeServer(server);

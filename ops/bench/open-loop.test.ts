@@ -1,6 +1,14 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { backlogVerdict, OpenLoopSchedule, percentile, rateVerdict, targetLine, WindowSet, windowRows } from './open-loop.ts';
+import {
+  backlogVerdict,
+  OpenLoopSchedule,
+  percentile,
+  rateVerdict,
+  targetLine,
+  WindowSet,
+  windowRows,
+} from './open-loop.ts';
 
 // The open-loop benches' pure logic, driven with made-up times: no clock, no sockets.
 
@@ -17,30 +25,41 @@ function tick(s: OpenLoopSchedule, elapsed: number, sizes: () => number): number
 
 test('the schedule offers what the elapsed time asks for, in events, whatever the batch sizes', (t) => {
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 50_000 }), fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 50 }), fc.array(fc.double({ min: 0, max: 5, noNaN: true }), { minLength: 1, maxLength: 30 }), (rate, sizeList, steps) => {
-      const s = new OpenLoopSchedule(rate);
-      let i = 0;
-      const sizes = () => sizeList[i++ % sizeList.length]!;
-      let elapsed = 0;
-      for (const step of steps) {
-        elapsed += step;
-        const sent = tick(s, elapsed, sizes);
-        // Never behind (everything due was offered) and never ahead by more than its last batch.
-        if (s.offeredEvents < elapsed * rate) return false;
-        if (sent.length > 0 && s.offeredEvents - sent.at(-1)! >= elapsed * rate) return false;
-      }
-      return true;
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 50_000 }),
+      fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 50 }),
+      fc.array(fc.double({ min: 0, max: 5, noNaN: true }), { minLength: 1, maxLength: 30 }),
+      (rate, sizeList, steps) => {
+        const s = new OpenLoopSchedule(rate);
+        let i = 0;
+        const sizes = () => sizeList[i++ % sizeList.length]!;
+        let elapsed = 0;
+        for (const step of steps) {
+          elapsed += step;
+          const sent = tick(s, elapsed, sizes);
+          // Never behind (everything due was offered) and never ahead by more than its last batch.
+          if (s.offeredEvents < elapsed * rate) return false;
+          if (sent.length > 0 && s.offeredEvents - sent.at(-1)! >= elapsed * rate) return false;
+        }
+        return true;
+      },
+    ),
   );
   t.pass();
 });
 
 test('the schedule does not wait for answers: a late tick sends the whole burst that fell due', (t) => {
   const s = new OpenLoopSchedule(1000);
-  t.deepEqual(tick(s, 0.01, () => 2), [2, 2, 2, 2, 2]);
+  t.deepEqual(
+    tick(s, 0.01, () => 2),
+    [2, 2, 2, 2, 2],
+  );
   // Nothing sent for 90 ms (a starved event loop): the next tick owes 90 events, and says how late it is.
   t.is(s.nextDueAt(), 0.01);
-  t.is(tick(s, 0.1, () => 3).reduce((a, b) => a + b, 0), 90);
+  t.is(
+    tick(s, 0.1, () => 3).reduce((a, b) => a + b, 0),
+    90,
+  );
   t.is(s.offeredEvents, 100);
   t.is(s.offeredBatches, 35);
   t.false(s.due(0.1));
@@ -102,7 +121,14 @@ test('rate verdict: reached only at the rate with nothing dropped or failed, and
   // A sender at the rate that lost requests has not reached it either.
   t.false(rateVerdict({ ...base, achievedRate: 5000, droppedBatches: 0, failedBatches: 1 }).reached);
   t.notRegex(dropped.text, /ms late/);
-  const both = rateVerdict({ ...base, achievedRate: 3000, droppedBatches: 10, failedBatches: 0, maxLateMs: 300, senderCoreShare: 0.85 });
+  const both = rateVerdict({
+    ...base,
+    achievedRate: 3000,
+    droppedBatches: 10,
+    failedBatches: 0,
+    maxLateMs: 300,
+    senderCoreShare: 0.85,
+  });
   t.regex(both.text, /10 batches not sent.*; the sender itself was up to 300 ms late; sender used 85 % of a core$/);
   const starved = rateVerdict({ ...base, achievedRate: 4000, droppedBatches: 0, failedBatches: 0, maxLateMs: 2500 });
   t.regex(starved.text, /fell behind its own schedule \(up to 2,500 ms late\)/);
@@ -120,9 +146,18 @@ test('backlog verdict: bounded when the end is within the bound in seconds of tr
 });
 
 test('target lines read met, not met or not judged, with the ratio', (t) => {
-  t.is(targetLine({ target: 'x ≥ 0.6', measured: '7 vs 10', ratio: 0.7, met: true }), 'target: x ≥ 0.6  measured: 7 vs 10  ratio 0.70  met');
-  t.is(targetLine({ target: 'y', measured: '1', ratio: 0.1, met: false, why: 'backlog grew' }), 'target: y  measured: 1  ratio 0.10  not met (backlog grew)');
-  t.is(targetLine({ target: 'z', measured: 'n/a', ratio: Number.NaN, met: undefined, why: 'no /proc' }), 'target: z  measured: n/a  not judged (no /proc)');
+  t.is(
+    targetLine({ target: 'x ≥ 0.6', measured: '7 vs 10', ratio: 0.7, met: true }),
+    'target: x ≥ 0.6  measured: 7 vs 10  ratio 0.70  met',
+  );
+  t.is(
+    targetLine({ target: 'y', measured: '1', ratio: 0.1, met: false, why: 'backlog grew' }),
+    'target: y  measured: 1  ratio 0.10  not met (backlog grew)',
+  );
+  t.is(
+    targetLine({ target: 'z', measured: 'n/a', ratio: Number.NaN, met: undefined, why: 'no /proc' }),
+    'target: z  measured: n/a  not judged (no /proc)',
+  );
 });
 
 test('percentile is nearest-rank and leaves its input alone', (t) => {

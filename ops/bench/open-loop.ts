@@ -22,7 +22,8 @@ export class OpenLoopSchedule {
   private batches = 0;
 
   constructor(eventsPerSecond: number) {
-    if (!(eventsPerSecond > 0) || !Number.isFinite(eventsPerSecond)) throw new RangeError(`rate must be a positive number of events/s, got ${eventsPerSecond}`);
+    if (!(eventsPerSecond > 0) || !Number.isFinite(eventsPerSecond))
+      throw new RangeError(`rate must be a positive number of events/s, got ${eventsPerSecond}`);
     this.eventsPerSecond = eventsPerSecond;
   }
 
@@ -160,10 +161,16 @@ export function rateVerdict(o: {
   const head = `${fmt(o.achievedRate)} of ${fmt(o.targetRate)} events/s accepted (${ratio.toFixed(2)})`;
   if (reached) return { reached, ratio, text: `reached: ${head}` };
   const why: string[] = [];
-  if (o.droppedBatches > 0) why.push(`${fmt(o.droppedBatches)} batches not sent because ${o.maxInFlight} requests were in flight (the server answered too slowly)`);
+  if (o.droppedBatches > 0)
+    why.push(
+      `${fmt(o.droppedBatches)} batches not sent because ${o.maxInFlight} requests were in flight (the server answered too slowly)`,
+    );
   if (o.failedBatches > 0) why.push(`${fmt(o.failedBatches)} requests failed`);
   // Neither: the bench process itself could not keep its schedule (its event loop starved of CPU).
-  if (why.length === 0) why.push(`the sender fell behind its own schedule (up to ${fmt(o.maxLateMs)} ms late): the bench process was short of CPU`);
+  if (why.length === 0)
+    why.push(
+      `the sender fell behind its own schedule (up to ${fmt(o.maxLateMs)} ms late): the bench process was short of CPU`,
+    );
   else if (o.maxLateMs >= LATE_NOTE_MS) why.push(`the sender itself was up to ${fmt(o.maxLateMs)} ms late`);
   if (o.senderCoreShare !== undefined) why.push(`sender used ${(o.senderCoreShare * 100).toFixed(0)} % of a core`);
   return { reached, ratio, text: `NOT reached: ${head}; ${why.join('; ')}` };
@@ -174,16 +181,33 @@ export function rateVerdict(o: {
  * is at most `boundSeconds` of traffic at the rate accepted. A processor that keeps up ends within its batching delay;
  * one that does not ends with a backlog that grew all run.
  */
-export function backlogVerdict(o: { finalBacklog: number; acceptedRate: number; boundSeconds: number; maxBacklog: number }): { bounded: boolean; seconds: number; text: string } {
-  const seconds = o.acceptedRate > 0 ? o.finalBacklog / o.acceptedRate : o.finalBacklog > 0 ? Number.POSITIVE_INFINITY : 0;
+export function backlogVerdict(o: {
+  finalBacklog: number;
+  acceptedRate: number;
+  boundSeconds: number;
+  maxBacklog: number;
+}): { bounded: boolean; seconds: number; text: string } {
+  const seconds =
+    o.acceptedRate > 0 ? o.finalBacklog / o.acceptedRate : o.finalBacklog > 0 ? Number.POSITIVE_INFINITY : 0;
   const bounded = seconds <= o.boundSeconds;
   const text = `${bounded ? 'bounded' : 'NOT bounded'}: ${fmt(o.finalBacklog)} events behind at the end (${seconds.toFixed(1)} s of traffic, bound ${o.boundSeconds} s), at most ${fmt(o.maxBacklog)} during the run`;
   return { bounded, seconds, text };
 }
 
 /** One target line: `target: … measured: … ratio … met|not met|not judged (why)`. */
-export function targetLine(o: { target: string; measured: string; ratio?: number; met: boolean | undefined; why?: string }): string {
+export function targetLine(o: {
+  target: string;
+  measured: string;
+  ratio?: number;
+  met: boolean | undefined;
+  why?: string;
+}): string {
   const ratio = o.ratio === undefined || !Number.isFinite(o.ratio) ? '' : `  ratio ${o.ratio.toFixed(2)}`;
-  const verdict = o.met === undefined ? `not judged${o.why ? ` (${o.why})` : ''}` : o.met ? 'met' : `not met${o.why ? ` (${o.why})` : ''}`;
+  const verdict =
+    o.met === undefined
+      ? `not judged${o.why ? ` (${o.why})` : ''}`
+      : o.met
+        ? 'met'
+        : `not met${o.why ? ` (${o.why})` : ''}`;
   return `target: ${o.target}  measured: ${o.measured}${ratio}  ${verdict}`;
 }

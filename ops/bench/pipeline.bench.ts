@@ -24,7 +24,15 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { freePort } from '../../shared/testing/nats-server.ts';
 import { STREAM_LIMITS } from '../../shared/bus/topology.ts';
 import { Progress } from './progress.ts';
-import { databaseCpuBetween, databaseCpuSeconds, openBenchEnvironment, processCpuSeconds, spawnRole, stop, waitReady } from './harness.ts';
+import {
+  databaseCpuBetween,
+  databaseCpuSeconds,
+  openBenchEnvironment,
+  processCpuSeconds,
+  spawnRole,
+  stop,
+  waitReady,
+} from './harness.ts';
 import { openLoad, percentile, type OpenLoadResult, type Request } from './load.ts';
 import { backlogVerdict, rateVerdict, targetLine, WindowSet, windowRows, type Sample } from './open-loop.ts';
 import { committedEvents, measureDrain } from './drain.ts';
@@ -80,7 +88,11 @@ function plan(events: number, seed: number, sessionPrefix: string): Planned[] {
     const i = out.length;
     const b = profile.batch(`${sessionPrefix}-${i % 20_000}`, Math.min(BATCH || profile.sdkSize(), events - n), now);
     // The SDK reports a signal's element-, viewport- and document-relative position.
-    const list = b.events.map((e) => ({ ...e, id: randomUUID(), ...(e.selector ? { x: 500, y: 400, vx: 300, vy: 600, px: 300, py: 200 } : {}) }));
+    const list = b.events.map((e) => ({
+      ...e,
+      id: randomUUID(),
+      ...(e.selector ? { x: 500, y: 400, vx: 300, vy: 600, px: 300, py: 200 } : {}),
+    }));
     out.push({ site: i % SITES, batchId: randomUUID(), sessionId: b.sessionId, events: list });
     n += list.length;
   }
@@ -91,14 +103,30 @@ function plan(events: number, seed: number, sessionPrefix: string): Planned[] {
 function requestOf(p: Planned, sites: readonly Site[]): Request {
   const now = Date.now();
   const events = p.events.map((e, j) => ({ ...e, ts: now - (p.events.length - j) * 40 }));
-  const body = { key: sites[p.site]!.publishableKey, batch_id: p.batchId, session_id: p.sessionId, sent_at: now, context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events };
+  const body = {
+    key: sites[p.site]!.publishableKey,
+    batch_id: p.batchId,
+    session_id: p.sessionId,
+    sent_at: now,
+    context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+    events,
+  };
   return { body: JSON.stringify(body), events: events.length };
 }
 
 /** The stream message ingest makes of a planned batch: what the COPY floor stores. */
 function messageOf(p: Planned, orgId: string, sites: readonly Site[]): EventBatchMessage {
   const now = Date.now();
-  return { v: 1, batch_id: p.batchId, org_id: orgId, site_id: sites[p.site]!.siteId, received_at: now, session_id: p.sessionId, context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events: p.events } as unknown as EventBatchMessage;
+  return {
+    v: 1,
+    batch_id: p.batchId,
+    org_id: orgId,
+    site_id: sites[p.site]!.siteId,
+    received_at: now,
+    session_id: p.sessionId,
+    context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+    events: p.events,
+  } as unknown as EventBatchMessage;
 }
 
 const cursor = (list: readonly Planned[], sites: readonly Site[]) => {
@@ -106,17 +134,38 @@ const cursor = (list: readonly Planned[], sites: readonly Site[]) => {
   return () => (i < list.length ? requestOf(list[i++]!, sites) : undefined);
 };
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : 'n/a';
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
 
 /** Warm-up then a measured open-loop run at INGEST_RATE; the server's CPU per batch from /proc around the run. */
-async function ingestPhase(label: string, url: string, pid: number | undefined, warm: readonly Planned[], measured: readonly Planned[], sites: readonly Site[]) {
-  const options = { url, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: INGEST_RATE, maxInFlight: MAX_IN_FLIGHT, connections: CONNECTIONS };
+async function ingestPhase(
+  label: string,
+  url: string,
+  pid: number | undefined,
+  warm: readonly Planned[],
+  measured: readonly Planned[],
+  sites: readonly Site[],
+) {
+  const options = {
+    url,
+    headers: { 'content-type': 'application/json' },
+    okStatus: 202,
+    eventsPerSecond: INGEST_RATE,
+    maxInFlight: MAX_IN_FLIGHT,
+    connections: CONNECTIONS,
+  };
   const warmRun = await openLoad({ ...options, next: cursor(warm, sites) });
   const total = measured.reduce((n, p) => n + p.events.length, 0);
   const progress = new Progress(label, total);
   const cpu0 = processCpuSeconds(pid);
-  const run = await openLoad({ ...options, next: cursor(measured, sites), onTick: (_, r) => progress.update(r.offeredEvents, `${fmt(r.acceptedEvents)} accepted`) });
+  const run = await openLoad({
+    ...options,
+    next: cursor(measured, sites),
+    onTick: (_, r) => progress.update(r.offeredEvents, `${fmt(r.acceptedEvents)} accepted`),
+  });
   progress.done(`${fmt(run.acceptedEvents)} accepted`);
   const cpuPerBatch = (processCpuSeconds(pid) - cpu0) / Math.max(1, run.acceptedBatches + run.failedBatches);
   return { warm: warmRun, run, cpuPerBatch, rate: run.acceptedEvents / run.seconds };
@@ -147,31 +196,61 @@ export async function runBench(_args: string[]): Promise<void> {
     const total = batches.reduce((n, b) => n + b.events.length, 0);
     const meanSize = total / batches.length;
     const batchLabel = BATCH ? `${BATCH}-event batches` : `SDK-sized batches (mean ${meanSize.toFixed(1)} events)`;
-    process.stderr.write(`workload: ${fmt(total)} events in ${fmt(batches.length)} ${batchLabel} over ${SITES} sites, open loop at ${fmt(INGEST_RATE)} events/s; ${WARMUP} warm-up batches per server first; then ${SUSTAINED_SECONDS} s sustained at ${fmt(SUSTAINED_RATE)} events/s\n`);
+    process.stderr.write(
+      `workload: ${fmt(total)} events in ${fmt(batches.length)} ${batchLabel} over ${SITES} sites, open loop at ${fmt(INGEST_RATE)} events/s; ${WARMUP} warm-up batches per server first; then ${SUSTAINED_SECONDS} s sustained at ${fmt(SUSTAINED_RATE)} events/s\n`,
+    );
 
     // 1a. The floor of ingest: bare node:http + JSON.parse + JetStream publish, same offered rate.
     const rawSubject = `${prefix}.raw`;
-    await bus.ensureStream({ name: `${prefix}_RAW`, subjects: [rawSubject], duplicateWindowMs: 120_000, maxAgeMs: 3600_000, ...STREAM_LIMITS.events });
+    await bus.ensureStream({
+      name: `${prefix}_RAW`,
+      subjects: [rawSubject],
+      duplicateWindowMs: 120_000,
+      maxAgeMs: 3600_000,
+      ...STREAM_LIMITS.events,
+    });
     const raw = spawnRole(['ops/bench/raw-ingest-server.ts'], { NATS_URL, RAW_SUBJECT: rawSubject });
     children.push(raw);
-    const rawPort: number = await new Promise((resolve) => createInterface({ input: raw.stdout! }).once('line', (l) => resolve(JSON.parse(l).port)));
-    const rawPhase = await ingestPhase('raw ingest floor', `http://127.0.0.1:${rawPort}/`, raw.pid, warmRaw, batches, sites);
+    const rawPort: number = await new Promise((resolve) =>
+      createInterface({ input: raw.stdout! }).once('line', (l) => resolve(JSON.parse(l).port)),
+    );
+    const rawPhase = await ingestPhase(
+      'raw ingest floor',
+      `http://127.0.0.1:${rawPort}/`,
+      raw.pid,
+      warmRaw,
+      batches,
+      sites,
+    );
     await stop(raw);
     await bus.deleteStream(`${prefix}_RAW`);
 
     // 2a / 3a. The storage floors: the same rows through the processor's own COPY path and parallelism. Both run on
     // empty tables before any friction role starts (the floor empties events and signals after itself).
     const floorProgress = new Progress('COPY floors', 2);
-    const ingestFloor = await measuredCopyFloor(db, dbUrl, batches.map((b) => messageOf(b, orgId, sites)));
+    const ingestFloor = await measuredCopyFloor(
+      db,
+      dbUrl,
+      batches.map((b) => messageOf(b, orgId, sites)),
+    );
     floorProgress.update(1);
-    const sustainedFloor = await measuredCopyFloor(db, dbUrl, sustained.map((b) => messageOf(b, orgId, sites)));
+    const sustainedFloor = await measuredCopyFloor(
+      db,
+      dbUrl,
+      sustained.map((b) => messageOf(b, orgId, sites)),
+    );
     floorProgress.done();
 
     // 1b. Friction ingest alone, the processor not started yet: its backlog waits in JetStream.
     const ingestPort = await freePort();
     const processorPort = await freePort();
     const roleEnv = {
-      DATABASE_URL: dbUrl, NATS_URL, REDIS_URL, STREAM_PREFIX: prefix, LOG_LEVEL: 'warn', HOST: '127.0.0.1',
+      DATABASE_URL: dbUrl,
+      NATS_URL,
+      REDIS_URL,
+      STREAM_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
       // The spec's 10,000 requests/minute per key would cap this bench at 167 requests/s; the limiter still runs.
       INGEST_RATE_LIMIT_PER_MIN: '100000000',
     };
@@ -194,65 +273,173 @@ export async function runBench(_args: string[]): Promise<void> {
     // at rest: after the drain it still relays the backlog's notifications and collects its garbage, which the
     // first seconds of a steady run would otherwise pay for.
     await waitIdle(processor.pid);
-    const sustainedResult = await sustainedPhase({ db, ingestUrl, metricsUrl, ingestPid: ingest.pid, processorPid: processor.pid, sustained, sites });
+    const sustainedResult = await sustainedPhase({
+      db,
+      ingestUrl,
+      metricsUrl,
+      ingestPid: ingest.pid,
+      processorPid: processor.pid,
+      sustained,
+      sites,
+    });
 
     // The report.
     const s = sustainedResult;
     const ingestRatio = ingestPhaseResult.rate / rawPhase.rate;
     const cpuRatio = ingestPhaseResult.cpuPerBatch / rawPhase.cpuPerBatch;
     const drainRatio = drainRate / ingestFloor.rate;
-    say(`pipeline benchmark: ${batchLabel}, ${SITES} sites, every role and service on this ${cpus().length}-core machine, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    say(
+      `pipeline benchmark: ${batchLabel}, ${SITES} sites, every role and service on this ${cpus().length}-core machine, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     say();
-    say(`1. ingest alone, open loop at ${fmt(INGEST_RATE)} events/s offered (${fmt(total)} events), beside the bare handler (parse + JetStream publish) at the same rate:`);
+    say(
+      `1. ingest alone, open loop at ${fmt(INGEST_RATE)} events/s offered (${fmt(total)} events), beside the bare handler (parse + JetStream publish) at the same rate:`,
+    );
     const table: string[][] = [['measure', 'friction', 'floor', 'ratio']];
     table.push(['events/s accepted', fmt(ingestPhaseResult.rate), fmt(rawPhase.rate), ingestRatio.toFixed(2)]);
-    table.push(['CPU µs per batch (server process, /proc)', fmt(ingestPhaseResult.cpuPerBatch * 1e6), fmt(rawPhase.cpuPerBatch * 1e6), cpuRatio.toFixed(2)]);
-    table.push(['latency p50 / p99 ms', `${fmt(percentile(ingestPhaseResult.run.latenciesMs, 50), 1)} / ${fmt(percentile(ingestPhaseResult.run.latenciesMs, 99), 1)}`, `${fmt(percentile(rawPhase.run.latenciesMs, 50), 1)} / ${fmt(percentile(rawPhase.run.latenciesMs, 99), 1)}`, '']);
-    table.push(['not sent (in-flight cap) / failed batches', `${ingestPhaseResult.run.droppedBatches} / ${ingestPhaseResult.run.failedBatches}`, `${rawPhase.run.droppedBatches} / ${rawPhase.run.failedBatches}`, '']);
+    table.push([
+      'CPU µs per batch (server process, /proc)',
+      fmt(ingestPhaseResult.cpuPerBatch * 1e6),
+      fmt(rawPhase.cpuPerBatch * 1e6),
+      cpuRatio.toFixed(2),
+    ]);
+    table.push([
+      'latency p50 / p99 ms',
+      `${fmt(percentile(ingestPhaseResult.run.latenciesMs, 50), 1)} / ${fmt(percentile(ingestPhaseResult.run.latenciesMs, 99), 1)}`,
+      `${fmt(percentile(rawPhase.run.latenciesMs, 50), 1)} / ${fmt(percentile(rawPhase.run.latenciesMs, 99), 1)}`,
+      '',
+    ]);
+    table.push([
+      'not sent (in-flight cap) / failed batches',
+      `${ingestPhaseResult.run.droppedBatches} / ${ingestPhaseResult.run.failedBatches}`,
+      `${rawPhase.run.droppedBatches} / ${rawPhase.run.failedBatches}`,
+      '',
+    ]);
     printTable(table, say);
     say(`   friction: ${verdictOf(ingestPhaseResult.run, INGEST_RATE).text}`);
     say(`   floor:    ${verdictOf(rawPhase.run, INGEST_RATE).text}`);
     say();
-    say(`2. processor draining that backlog (${fmt(expected)} events): ${fmt(drainRate)} events/s; COPY floor of the same rows ${fmt(ingestFloor.rate)} events/s; ratio ${drainRatio.toFixed(2)}`);
+    say(
+      `2. processor draining that backlog (${fmt(expected)} events): ${fmt(drainRate)} events/s; COPY floor of the same rows ${fmt(ingestFloor.rate)} events/s; ratio ${drainRatio.toFixed(2)}`,
+    );
     say();
-    say(`3. sustained: ${SUSTAINED_SECONDS} s open loop at ${fmt(SUSTAINED_RATE)} events/s, ingest and processor running at once, score-lag probes alongside:`);
-    const wt: string[][] = [['window s', 'offered/s', 'accepted/s', 'stored/s', 'backlog', 'ingest p50/p99 ms', 'score lag p50/p99 ms (probes)']];
+    say(
+      `3. sustained: ${SUSTAINED_SECONDS} s open loop at ${fmt(SUSTAINED_RATE)} events/s, ingest and processor running at once, score-lag probes alongside:`,
+    );
+    const wt: string[][] = [
+      [
+        'window s',
+        'offered/s',
+        'accepted/s',
+        'stored/s',
+        'backlog',
+        'ingest p50/p99 ms',
+        'score lag p50/p99 ms (probes)',
+      ],
+    ];
     for (const r of s.rows) {
-      wt.push([`${fmt(r.fromSeconds)}-${fmt(r.toSeconds)}`, fmt(r.offeredRate), fmt(r.acceptedRate), fmt(r.storedRate), fmt(r.backlog), `${fmt(r.latencyP50, 1)} / ${fmt(r.latencyP99, 1)}`, r.probes ? `${fmt(r.lagP50!)} / ${fmt(r.lagP99!)} (${r.probes})` : '- (0)']);
+      wt.push([
+        `${fmt(r.fromSeconds)}-${fmt(r.toSeconds)}`,
+        fmt(r.offeredRate),
+        fmt(r.acceptedRate),
+        fmt(r.storedRate),
+        fmt(r.backlog),
+        `${fmt(r.latencyP50, 1)} / ${fmt(r.latencyP99, 1)}`,
+        r.probes ? `${fmt(r.lagP50!)} / ${fmt(r.lagP99!)} (${r.probes})` : '- (0)',
+      ]);
     }
     printTable(wt, say);
     say(`   sender: ${s.verdict.text}`);
-    say(`   backlog: ${s.backlog.text}; all drained ${Number.isFinite(s.drainSeconds) ? `${fmt(s.drainSeconds, 1)} s after sending stopped` : 'NOT within 120 s after sending stopped'}`);
-    say(`   sustained stored rate ${fmt(s.storedRate)} events/s (${(s.storedRate / SUSTAINED_RATE).toFixed(2)} of the target); COPY floor of the same rows ${fmt(sustainedFloor.rate)} events/s; ratio ${(s.storedRate / sustainedFloor.rate).toFixed(2)} (the floor runs flat out, the sustained rate is what was offered: this is the share of the floor's capacity the target takes)`);
+    say(
+      `   backlog: ${s.backlog.text}; all drained ${Number.isFinite(s.drainSeconds) ? `${fmt(s.drainSeconds, 1)} s after sending stopped` : 'NOT within 120 s after sending stopped'}`,
+    );
+    say(
+      `   sustained stored rate ${fmt(s.storedRate)} events/s (${(s.storedRate / SUSTAINED_RATE).toFixed(2)} of the target); COPY floor of the same rows ${fmt(sustainedFloor.rate)} events/s; ratio ${(s.storedRate / sustainedFloor.rate).toFixed(2)} (the floor runs flat out, the sustained rate is what was offered: this is the share of the floor's capacity the target takes)`,
+    );
     const floorCpu = sustainedFloor.cpuUsPerEvent.client + sustainedFloor.cpuUsPerEvent.database;
-    say(`   CPU µs per stored event, processor + PostgreSQL backends: ${fmt(s.processorCpuUs)} + ${fmt(s.databaseCpuUs)}; COPY floor ${fmt(sustainedFloor.cpuUsPerEvent.client)} + ${fmt(sustainedFloor.cpuUsPerEvent.database)}; floor / friction ${(floorCpu / (s.processorCpuUs + s.databaseCpuUs)).toFixed(2)}`);
-    say(`   (the backends include ingest's and the probes' queries); ingest CPU µs per batch ${fmt(s.ingestCpuPerBatch * 1e6)}`);
+    say(
+      `   CPU µs per stored event, processor + PostgreSQL backends: ${fmt(s.processorCpuUs)} + ${fmt(s.databaseCpuUs)}; COPY floor ${fmt(sustainedFloor.cpuUsPerEvent.client)} + ${fmt(sustainedFloor.cpuUsPerEvent.database)}; floor / friction ${(floorCpu / (s.processorCpuUs + s.databaseCpuUs)).toFixed(2)}`,
+    );
+    say(
+      `   (the backends include ingest's and the probes' queries); ingest CPU µs per batch ${fmt(s.ingestCpuPerBatch * 1e6)}`,
+    );
     // What the target rate costs in CPU, from the per-unit figures above: unlike the rates, this does not depend on
     // what else the machine runs (NATS's and the sender's CPU are not in it: the server is shared, the sender is ours).
     const batchesPerSecond = SUSTAINED_RATE / (s.load.offeredEvents / Math.max(1, s.load.offeredBatches));
-    const cores = (s.ingestCpuPerBatch * batchesPerSecond) + ((s.processorCpuUs + s.databaseCpuUs) * SUSTAINED_RATE) / 1e6;
-    say(`   CPU the target rate needs at these costs: ${cores.toFixed(2)} cores (ingest ${(s.ingestCpuPerBatch * batchesPerSecond).toFixed(2)}, processor ${((s.processorCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}, PostgreSQL ${((s.databaseCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}) of this machine's ${cpus().length}; NATS not counted`);
-    say(`   ingest latency over the run p50 / p99 ${fmt(percentile(s.load.latenciesMs, 50), 1)} / ${fmt(percentile(s.load.latenciesMs, 99), 1)} ms; score lag p50 / p99 ${fmt(percentile(s.lagsMs, 50))} / ${fmt(percentile(s.lagsMs, 99))} ms over ${s.lagsMs.length} probes${s.lostProbes ? `, ${s.lostProbes} lost (no score row after 60 s)` : ''}`);
+    const cores =
+      s.ingestCpuPerBatch * batchesPerSecond + ((s.processorCpuUs + s.databaseCpuUs) * SUSTAINED_RATE) / 1e6;
+    say(
+      `   CPU the target rate needs at these costs: ${cores.toFixed(2)} cores (ingest ${(s.ingestCpuPerBatch * batchesPerSecond).toFixed(2)}, processor ${((s.processorCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}, PostgreSQL ${((s.databaseCpuUs * SUSTAINED_RATE) / 1e6).toFixed(2)}) of this machine's ${cpus().length}; NATS not counted`,
+    );
+    say(
+      `   ingest latency over the run p50 / p99 ${fmt(percentile(s.load.latenciesMs, 50), 1)} / ${fmt(percentile(s.load.latenciesMs, 99), 1)} ms; score lag p50 / p99 ${fmt(percentile(s.lagsMs, 50))} / ${fmt(percentile(s.lagsMs, 99))} ms over ${s.lagsMs.length} probes${s.lostProbes ? `, ${s.lostProbes} lost (no score row after 60 s)` : ''}`,
+    );
     say();
 
     // The targets, one line each.
     const lagP99 = percentile(s.lagsMs, 99);
     const sustainedMet = s.verdict.reached && s.backlog.bounded && s.storedRate >= 0.95 * SUSTAINED_RATE;
-    say(targetLine({ target: `ingest events/s accepted ≥ ${INGEST_RATE_RATIO} of the bare handler's at ${fmt(INGEST_RATE)} offered`, measured: `${fmt(ingestPhaseResult.rate)} vs ${fmt(rawPhase.rate)}`, ratio: ingestRatio, met: ingestRatio >= INGEST_RATE_RATIO }));
-    say(targetLine({ target: `server mode's CPU per ${BATCH ? `${BATCH}-event` : 'small (SDK)'} batch ≤ ${INGEST_CPU_RATIO}× the bare handler's`, measured: `${fmt(ingestPhaseResult.cpuPerBatch * 1e6)} vs ${fmt(rawPhase.cpuPerBatch * 1e6)} µs`, ratio: cpuRatio, met: Number.isFinite(cpuRatio) ? cpuRatio <= INGEST_CPU_RATIO : undefined, why: Number.isFinite(cpuRatio) ? undefined : 'no /proc' }));
-    say(targetLine({ target: `processor ≥ ${PROCESSOR_RATIO} of the COPY floor (same rows, same parallelism)`, measured: `${fmt(drainRate)} vs ${fmt(ingestFloor.rate)} events/s`, ratio: drainRatio, met: drainRatio >= PROCESSOR_RATIO }));
-    say(targetLine({
-      target: `end to end sustained ${fmt(SUSTAINED_RATE)} events/s for ${SUSTAINED_SECONDS} s, ingest and processor at once, backlog bounded (≤ ${BACKLOG_BOUND_SECONDS} s at the end)`,
-      measured: `${fmt(s.storedRate)} events/s stored, ${s.backlog.bounded ? 'bounded' : 'not bounded'} (${fmt(s.backlog.seconds, 1)} s)`, ratio: s.storedRate / SUSTAINED_RATE, met: sustainedMet,
-      why: sustainedMet ? undefined : [!s.verdict.reached && `${s.verdict.ratio.toFixed(2)} of the offered rate accepted (see the sender line)`, !s.backlog.bounded && 'backlog not bounded', s.storedRate < 0.95 * SUSTAINED_RATE && 'stored less than 0.95 of the target'].filter(Boolean).join(', '),
-    }));
+    say(
+      targetLine({
+        target: `ingest events/s accepted ≥ ${INGEST_RATE_RATIO} of the bare handler's at ${fmt(INGEST_RATE)} offered`,
+        measured: `${fmt(ingestPhaseResult.rate)} vs ${fmt(rawPhase.rate)}`,
+        ratio: ingestRatio,
+        met: ingestRatio >= INGEST_RATE_RATIO,
+      }),
+    );
+    say(
+      targetLine({
+        target: `server mode's CPU per ${BATCH ? `${BATCH}-event` : 'small (SDK)'} batch ≤ ${INGEST_CPU_RATIO}× the bare handler's`,
+        measured: `${fmt(ingestPhaseResult.cpuPerBatch * 1e6)} vs ${fmt(rawPhase.cpuPerBatch * 1e6)} µs`,
+        ratio: cpuRatio,
+        met: Number.isFinite(cpuRatio) ? cpuRatio <= INGEST_CPU_RATIO : undefined,
+        why: Number.isFinite(cpuRatio) ? undefined : 'no /proc',
+      }),
+    );
+    say(
+      targetLine({
+        target: `processor ≥ ${PROCESSOR_RATIO} of the COPY floor (same rows, same parallelism)`,
+        measured: `${fmt(drainRate)} vs ${fmt(ingestFloor.rate)} events/s`,
+        ratio: drainRatio,
+        met: drainRatio >= PROCESSOR_RATIO,
+      }),
+    );
+    say(
+      targetLine({
+        target: `end to end sustained ${fmt(SUSTAINED_RATE)} events/s for ${SUSTAINED_SECONDS} s, ingest and processor at once, backlog bounded (≤ ${BACKLOG_BOUND_SECONDS} s at the end)`,
+        measured: `${fmt(s.storedRate)} events/s stored, ${s.backlog.bounded ? 'bounded' : 'not bounded'} (${fmt(s.backlog.seconds, 1)} s)`,
+        ratio: s.storedRate / SUSTAINED_RATE,
+        met: sustainedMet,
+        why: sustainedMet
+          ? undefined
+          : [
+              !s.verdict.reached && `${s.verdict.ratio.toFixed(2)} of the offered rate accepted (see the sender line)`,
+              !s.backlog.bounded && 'backlog not bounded',
+              s.storedRate < 0.95 * SUSTAINED_RATE && 'stored less than 0.95 of the target',
+            ]
+              .filter(Boolean)
+              .join(', '),
+      }),
+    );
     const lagJudged = s.lagsMs.length > 0 && (s.verdict.reached || lagP99 > SCORE_LAG_P99_MS);
-    say(targetLine({
-      target: `score lag p99 ≤ ${fmt(SCORE_LAG_P99_MS)} ms at ${fmt(SUSTAINED_RATE)} events/s (large-site profile)`,
-      measured: `${fmt(lagP99)} ms at ${fmt(s.load.acceptedEvents / s.load.seconds)} events/s accepted`, ratio: lagP99 / SCORE_LAG_P99_MS,
-      met: lagJudged ? lagP99 <= SCORE_LAG_P99_MS && s.verdict.reached : undefined,
-      why: s.lagsMs.length === 0 ? 'no probe answered' : lagJudged ? (s.verdict.reached ? undefined : 'and the rate was not reached') : `measured at ${s.verdict.ratio.toFixed(2)} of the rate: the target rate was not reached`,
-    }));
+    say(
+      targetLine({
+        target: `score lag p99 ≤ ${fmt(SCORE_LAG_P99_MS)} ms at ${fmt(SUSTAINED_RATE)} events/s (large-site profile)`,
+        measured: `${fmt(lagP99)} ms at ${fmt(s.load.acceptedEvents / s.load.seconds)} events/s accepted`,
+        ratio: lagP99 / SCORE_LAG_P99_MS,
+        met: lagJudged ? lagP99 <= SCORE_LAG_P99_MS && s.verdict.reached : undefined,
+        why:
+          s.lagsMs.length === 0
+            ? 'no probe answered'
+            : lagJudged
+              ? s.verdict.reached
+                ? undefined
+                : 'and the rate was not reached'
+              : `measured at ${s.verdict.ratio.toFixed(2)} of the rate: the target rate was not reached`,
+      }),
+    );
   } finally {
     await bench.close();
   }
@@ -260,7 +447,15 @@ export async function runBench(_args: string[]): Promise<void> {
 }
 
 const verdictOf = (r: OpenLoadResult, target: number) =>
-  rateVerdict({ targetRate: target, achievedRate: r.acceptedEvents / r.seconds, droppedBatches: r.droppedBatches, failedBatches: r.failedBatches, maxInFlight: MAX_IN_FLIGHT, maxLateMs: r.maxLateMs, senderCoreShare: r.senderCpuSeconds / r.seconds });
+  rateVerdict({
+    targetRate: target,
+    achievedRate: r.acceptedEvents / r.seconds,
+    droppedBatches: r.droppedBatches,
+    failedBatches: r.failedBatches,
+    maxInFlight: MAX_IN_FLIGHT,
+    maxLateMs: r.maxLateMs,
+    senderCoreShare: r.senderCpuSeconds / r.seconds,
+  });
 
 function printTable(rows: string[][], say: (s: string) => void): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -310,14 +505,38 @@ async function sustainedPhase(o: {
       const stored = (await committedEvents(o.metricsUrl)) - committed0;
       samples.push({ elapsedSeconds: (performance.now() - t0) / 1000, stored, accepted: windows.acceptedEvents() });
     }
-    cpu = { ingest: processCpuSeconds(o.ingestPid) - ingestCpu0, processor: processCpuSeconds(o.processorPid) - processorCpu0, database: databaseCpuBetween(dbCpu0, await databaseCpuSeconds(o.db)) };
+    cpu = {
+      ingest: processCpuSeconds(o.ingestPid) - ingestCpu0,
+      processor: processCpuSeconds(o.processorPid) - processorCpu0,
+      database: databaseCpuBetween(dbCpu0, await databaseCpuSeconds(o.db)),
+    };
   })();
   const load = openLoad({
-    url: o.ingestUrl, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: SUSTAINED_RATE, next: cursor(o.sustained, o.sites),
-    seconds: SUSTAINED_SECONDS, maxInFlight: MAX_IN_FLIGHT, connections: CONNECTIONS, windows, windowStart: t0,
-    onTick: (elapsed) => progress.update(elapsed, `backlog ${fmt(windows.acceptedEvents() - (samples.at(-1)?.stored ?? 0))} at the last sample`),
+    url: o.ingestUrl,
+    headers: { 'content-type': 'application/json' },
+    okStatus: 202,
+    eventsPerSecond: SUSTAINED_RATE,
+    next: cursor(o.sustained, o.sites),
+    seconds: SUSTAINED_SECONDS,
+    maxInFlight: MAX_IN_FLIGHT,
+    connections: CONNECTIONS,
+    windows,
+    windowStart: t0,
+    onTick: (elapsed) =>
+      progress.update(
+        elapsed,
+        `backlog ${fmt(windows.acceptedEvents() - (samples.at(-1)?.stored ?? 0))} at the last sample`,
+      ),
   }).finally(() => (sending = false));
-  const probes = await runProbes({ db: o.db, ingestUrl: o.ingestUrl, key: o.sites[0]!.publishableKey, probeSite: o.sites[0]!.siteId, running: () => sending && performance.now() - t0 < SUSTAINED_SECONDS * 1000, windows, windowStart: t0 });
+  const probes = await runProbes({
+    db: o.db,
+    ingestUrl: o.ingestUrl,
+    key: o.sites[0]!.publishableKey,
+    probeSite: o.sites[0]!.siteId,
+    running: () => sending && performance.now() - t0 < SUSTAINED_SECONDS * 1000,
+    windows,
+    windowStart: t0,
+  });
   const result = await load;
   await sampler;
   progress.done();
@@ -336,9 +555,20 @@ async function sustainedPhase(o: {
   const last = samples.at(-1)!;
   const storedRate = last.stored / last.elapsedSeconds;
   const acceptedRate = last.accepted / last.elapsedSeconds;
-  const backlog = backlogVerdict({ finalBacklog: last.accepted - last.stored, acceptedRate, boundSeconds: BACKLOG_BOUND_SECONDS, maxBacklog: Math.max(0, ...rows.map((r) => r.backlog)) });
+  const backlog = backlogVerdict({
+    finalBacklog: last.accepted - last.stored,
+    acceptedRate,
+    boundSeconds: BACKLOG_BOUND_SECONDS,
+    maxBacklog: Math.max(0, ...rows.map((r) => r.backlog)),
+  });
   return {
-    rows, load: result, lagsMs: probes.lagsMs, lostProbes: probes.lost, storedRate, backlog, drainSeconds,
+    rows,
+    load: result,
+    lagsMs: probes.lagsMs,
+    lostProbes: probes.lost,
+    storedRate,
+    backlog,
+    drainSeconds,
     verdict: verdictOf(result, SUSTAINED_RATE),
     processorCpuUs: (cpu.processor * 1e6) / Math.max(1, last.stored),
     databaseCpuUs: (cpu.database * 1e6) / Math.max(1, last.stored),

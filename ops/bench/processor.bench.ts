@@ -60,7 +60,10 @@ function profileStatements(): void {
   const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0] as string | { text?: string; cursor?: unknown };
-    const text = typeof first === 'string' ? first : (first?.text ?? (first && 'chunks' in (first as object) ? 'copy' : 'copy stream'));
+    const text =
+      typeof first === 'string'
+        ? first
+        : (first?.text ?? (first && 'chunks' in (first as object) ? 'copy' : 'copy stream'));
     const kind = phase + text.replace(/\s+/g, ' ').trim().slice(0, 48);
     const pid = (this as unknown as { processID: number }).processID;
     const cpu0 = backendCpuNs(pid);
@@ -74,14 +77,17 @@ function profileStatements(): void {
       statements.set(kind, s);
     };
     if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(done, done);
-    else if (out && typeof (out as { on?: unknown }).on === 'function') (out as NodeJS.EventEmitter).on('finish', done).on('end', done);
+    else if (out && typeof (out as { on?: unknown }).on === 'function')
+      (out as NodeJS.EventEmitter).on('finish', done).on('end', done);
     return out;
   } as typeof pg.Client.prototype.query;
 }
 
 /** Empties every table a round writes, so each round starts from the same database. */
 async function emptyTables(db: Kysely<Database>): Promise<void> {
-  await sql`truncate events, signals, sessions, page_scores, score_history, ux_issues, issue_updates, page_elements, outbox cascade`.execute(db);
+  await sql`truncate events, signals, sessions, page_scores, score_history, ux_issues, issue_updates, page_elements, outbox cascade`.execute(
+    db,
+  );
 }
 
 /** Runs `work` once per partition list concurrently, measuring rate and CPU per event of this process and PostgreSQL. */
@@ -107,17 +113,35 @@ export async function runBench(): Promise<void> {
   if (process.env.BENCH_STATEMENTS === '1') profileStatements();
   try {
     const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
-    const sites = await Promise.all(Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })));
+    const sites = await Promise.all(
+      Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
+    );
     // The engine bench's backlog: the large-site profile over 8 sites and 20k sessions, SDK-sized batches.
     const profile = new SiteProfile({ seed: 3 });
     const now = Date.now();
-    const perPartition = Array.from({ length: partitions }, () => [] as { msg: EventBatchMessage; bytes: Uint8Array }[]);
+    const perPartition = Array.from(
+      { length: partitions },
+      () => [] as { msg: EventBatchMessage; bytes: Uint8Array }[],
+    );
     let events = 0;
     for (let b = 0; events < total; b++) {
       const site = sites[b % sites.length].siteId;
       const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), total - events), now);
-      const evs = sdk.events.map((e) => ({ ...e, id: randomUUID(), ...(e.type === 'signal' ? { x: 500, y: 500 } : {}) }));
-      const msg = { v: 1, batch_id: randomUUID(), org_id: orgId, site_id: site, received_at: now, session_id: sdk.sessionId, context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events: evs } as unknown as EventBatchMessage;
+      const evs = sdk.events.map((e) => ({
+        ...e,
+        id: randomUUID(),
+        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
+      }));
+      const msg = {
+        v: 1,
+        batch_id: randomUUID(),
+        org_id: orgId,
+        site_id: site,
+        received_at: now,
+        session_id: sdk.sessionId,
+        context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+        events: evs,
+      } as unknown as EventBatchMessage;
       perPartition[partitionOf(site, partitions)]!.push({ msg, bytes: encode(msg) });
       events += evs.length;
     }
@@ -125,23 +149,33 @@ export async function runBench(): Promise<void> {
     const log = createLogger('silent');
 
     const floor = () =>
-      Promise.all(perPartition.map(async (list) => {
-        for (let i = 0; i < list.length; i += fetchSize) await bulk((tx) => storeEvents(tx, list.slice(i, i + fetchSize).map((m) => m.msg)));
-      }));
+      Promise.all(
+        perPartition.map(async (list) => {
+          for (let i = 0; i < list.length; i += fetchSize)
+            await bulk((tx) =>
+              storeEvents(
+                tx,
+                list.slice(i, i + fetchSize).map((m) => m.msg),
+              ),
+            );
+        }),
+      );
     // As the processor runs it: one sink for every partition, messages decoded and validated from their bytes.
     const processor = () => {
       const sink = new FrictionEngineSink({ log, now: () => now, alerts: new AlertEvaluator({ log }) });
-      return Promise.all(perPartition.map(async (list) => {
-        const doubts = new InDoubtEvents();
-        for (let i = 0; i < list.length; i += fetchSize) {
-          const batches = list.slice(i, i + fetchSize).map((m) => {
-            const r = safeDecode(EventBatchMessageSchema, m.bytes);
-            if (!r.ok) throw new Error(r.error);
-            return r.value;
-          });
-          await storeBatch(bulk, sink, batches, doubts);
-        }
-      }));
+      return Promise.all(
+        perPartition.map(async (list) => {
+          const doubts = new InDoubtEvents();
+          for (let i = 0; i < list.length; i += fetchSize) {
+            const batches = list.slice(i, i + fetchSize).map((m) => {
+              const r = safeDecode(EventBatchMessageSchema, m.bytes);
+              if (!r.ok) throw new Error(r.error);
+              return r.value;
+            });
+            await storeBatch(bulk, sink, batches, doubts);
+          }
+        }),
+      );
     };
 
     const lines: string[] = [];
@@ -155,30 +189,63 @@ export async function runBench(): Promise<void> {
     statements.clear();
     for (let r = 0; r < rounds; r++) {
       phase = 'floor: ';
-      const f = only ? { rate: Number.NaN, clientUs: Number.NaN, databaseUs: Number.NaN } : await measure(db, events, floor);
+      const f = only
+        ? { rate: Number.NaN, clientUs: Number.NaN, databaseUs: Number.NaN }
+        : await measure(db, events, floor);
       phase = '';
       if (!only) await emptyTables(db);
       phase = 'processor: ';
       const p = await measure(db, events, processor);
       phase = '';
-      const written = (await sql<{ outbox: number; issues: number; elements: number; sessions: number }>`select (select count(*)::int from outbox) as outbox, (select count(*)::int from ux_issues) as issues,
-        (select count(*)::int from page_elements) as elements, (select count(*)::int from sessions) as sessions`.execute(db)).rows[0]!;
+      const written = (
+        await sql<{
+          outbox: number;
+          issues: number;
+          elements: number;
+          sessions: number;
+        }>`select (select count(*)::int from outbox) as outbox, (select count(*)::int from ux_issues) as issues,
+        (select count(*)::int from page_elements) as elements, (select count(*)::int from sessions) as sessions`.execute(
+          db,
+        )
+      ).rows[0]!;
       await emptyTables(db);
       pairs.push({ floor: f, processor: p });
-      lines.push(`  round ${r + 1}: processor ${fmt(p.rate)} events/s, ${p.clientUs.toFixed(1)} + ${p.databaseUs.toFixed(1)} µs/event; floor ${fmt(f.rate)} events/s, ${f.clientUs.toFixed(1)} + ${f.databaseUs.toFixed(1)} µs/event; rate ratio ${(p.rate / f.rate).toFixed(2)}, CPU ratio ${((f.clientUs + f.databaseUs) / (p.clientUs + p.databaseUs)).toFixed(2)}; rows left: ${written.sessions} sessions, ${written.issues} issues, ${written.elements} elements, ${written.outbox} notifications`);
+      lines.push(
+        `  round ${r + 1}: processor ${fmt(p.rate)} events/s, ${p.clientUs.toFixed(1)} + ${p.databaseUs.toFixed(1)} µs/event; floor ${fmt(f.rate)} events/s, ${f.clientUs.toFixed(1)} + ${f.databaseUs.toFixed(1)} µs/event; rate ratio ${(p.rate / f.rate).toFixed(2)}, CPU ratio ${((f.clientUs + f.databaseUs) / (p.clientUs + p.databaseUs)).toFixed(2)}; rows left: ${written.sessions} sessions, ${written.issues} issues, ${written.elements} elements, ${written.outbox} notifications`,
+      );
     }
     const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    process.stdout.write(`\nprocessor rounds (${events} events in ${perPartition.reduce((n, l) => n + l.length, 0)} SDK batches, ${partitions} partitions, fetches of ${fetchSize}; ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
+    process.stdout.write(
+      `\nprocessor rounds (${events} events in ${perPartition.reduce((n, l) => n + l.length, 0)} SDK batches, ${partitions} partitions, fetches of ${fetchSize}; ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')})\n`,
+    );
     for (const l of lines) process.stdout.write(`${l}\n`);
-    process.stdout.write(`  median: rate ratio ${median(pairs.map((p) => p.processor.rate / p.floor.rate)).toFixed(2)}, CPU µs/event processor ${median(pairs.map((p) => p.processor.clientUs)).toFixed(1)} + ${median(pairs.map((p) => p.processor.databaseUs)).toFixed(1)}, floor ${median(pairs.map((p) => p.floor.clientUs)).toFixed(1)} + ${median(pairs.map((p) => p.floor.databaseUs)).toFixed(1)} (target rate ratio ≥ 0.6)\n`);
+    process.stdout.write(
+      `  median: rate ratio ${median(pairs.map((p) => p.processor.rate / p.floor.rate)).toFixed(2)}, CPU µs/event processor ${median(pairs.map((p) => p.processor.clientUs)).toFixed(1)} + ${median(pairs.map((p) => p.processor.databaseUs)).toFixed(1)}, floor ${median(pairs.map((p) => p.floor.clientUs)).toFixed(1)} + ${median(pairs.map((p) => p.floor.databaseUs)).toFixed(1)} (target rate ratio ≥ 0.6)\n`,
+    );
     // Updates that stayed on their heap page without index entries (HOT) against all updates, per table, all rounds.
-    const hot = await sql<{ relname: string; ins: number; upd: number; hot: number }>`select relname, n_tup_ins::int as ins, n_tup_upd::int as upd, n_tup_hot_upd::int as hot
-      from pg_stat_user_tables where relname in ('sessions', 'page_scores', 'score_history', 'ux_issues', 'page_elements') order by relname`.execute(db);
-    process.stdout.write(`  rows inserted / updated / HOT-updated, all rounds: ${hot.rows.map((r) => `${r.relname} ${r.ins} / ${r.upd} / ${r.hot}`).join(', ')}\n`);
+    const hot = await sql<{
+      relname: string;
+      ins: number;
+      upd: number;
+      hot: number;
+    }>`select relname, n_tup_ins::int as ins, n_tup_upd::int as upd, n_tup_hot_upd::int as hot
+      from pg_stat_user_tables where relname in ('sessions', 'page_scores', 'score_history', 'ux_issues', 'page_elements') order by relname`.execute(
+      db,
+    );
+    process.stdout.write(
+      `  rows inserted / updated / HOT-updated, all rounds: ${hot.rows.map((r) => `${r.relname} ${r.ins} / ${r.upd} / ${r.hot}`).join(', ')}\n`,
+    );
     if (statements.size > 0) {
-      process.stdout.write(`  statements (${rounds} rounds of each): backend CPU µs per event, client-observed µs per event, count per round\n`);
+      process.stdout.write(
+        `  statements (${rounds} rounds of each): backend CPU µs per event, client-observed µs per event, count per round\n`,
+      );
       for (const [kind, s] of [...statements].sort((a, b) => b[1].dbNs - a[1].dbNs)) {
-        process.stdout.write(`    ${(s.dbNs / 1000 / (events * rounds)).toFixed(2).padStart(6)}  ${((s.ms * 1000) / (events * rounds)).toFixed(1).padStart(6)}  ${String(Math.round(s.n / rounds)).padStart(5)}  ${kind}\n`);
+        process.stdout.write(
+          `    ${(s.dbNs / 1000 / (events * rounds)).toFixed(2).padStart(6)}  ${((s.ms * 1000) / (events * rounds)).toFixed(1).padStart(6)}  ${String(Math.round(s.n / rounds)).padStart(5)}  ${kind}\n`,
+        );
       }
     }
   } finally {

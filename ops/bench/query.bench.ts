@@ -36,33 +36,45 @@ const arg = (args: string[], name: string, def: string) => {
 };
 
 /** `clients` closed-loop clients on keep-alive connections for `seconds` (and at least 2 requests each). */
-async function measure(url: string, headers: Record<string, string>, clients: number, seconds: number): Promise<Omit<RouteResult, 'name'>> {
+async function measure(
+  url: string,
+  headers: Record<string, string>,
+  clients: number,
+  seconds: number,
+): Promise<Omit<RouteResult, 'name'>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
-  const once = () => new Promise<void>((resolve) => {
-    const t0 = performance.now();
-    const req = http.get(url, { agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        latencies.push(performance.now() - t0);
-        statuses.set(res.statusCode ?? 0, (statuses.get(res.statusCode ?? 0) ?? 0) + 1);
-        resolve();
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      const req = http.get(url, { agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          latencies.push(performance.now() - t0);
+          statuses.set(res.statusCode ?? 0, (statuses.get(res.statusCode ?? 0) ?? 0) + 1);
+          resolve();
+        });
       });
+      req.on('error', () => (statuses.set(0, (statuses.get(0) ?? 0) + 1), resolve()));
     });
-    req.on('error', () => (statuses.set(0, (statuses.get(0) ?? 0) + 1), resolve()));
-  });
   await once(); // warm: connection, plan cache, pages in shared buffers
   latencies.length = 0;
   statuses.clear();
   const deadline = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (let k = 0; k < 2 || performance.now() < deadline; k++) await once();
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let k = 0; k < 2 || performance.now() < deadline; k++) await once();
+    }),
+  );
   agent.destroy();
   const errors = [...statuses].filter(([s]) => s !== 200).reduce((a, [, n]) => a + n, 0);
   return {
-    n: latencies.length, errors, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99),
+    n: latencies.length,
+    errors,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
     statuses: [...statuses].map(([s, n]) => `${s}×${n}`).join(' '),
   };
 }
@@ -87,27 +99,68 @@ export async function runBench(args: string[]): Promise<void> {
       let site: { siteId: string; secretKey: string };
       let shown = events;
       if (reuse) {
-        const top = await handle.db.selectFrom('sessions').select(['site_id', sql<number>`count(*)::int`.as('n')]).groupBy('site_id').orderBy('n', 'desc').limit(1).executeTakeFirstOrThrow();
-        const stored = await handle.db.selectFrom('events').select(sql<number>`count(*)::int`.as('n')).where('site_id', '=', top.site_id).executeTakeFirstOrThrow();
+        const top = await handle.db
+          .selectFrom('sessions')
+          .select(['site_id', sql<number>`count(*)::int`.as('n')])
+          .groupBy('site_id')
+          .orderBy('n', 'desc')
+          .limit(1)
+          .executeTakeFirstOrThrow();
+        const stored = await handle.db
+          .selectFrom('events')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('site_id', '=', top.site_id)
+          .executeTakeFirstOrThrow();
         site = { siteId: top.site_id, secretKey: arg(args, 'key', '') };
         shown = stored.n;
-        process.stdout.write(`reusing ${dbName}: site ${top.site_id}, ${stored.n.toLocaleString('en-US')} events, ${top.n.toLocaleString('en-US')} sessions\n`);
+        process.stdout.write(
+          `reusing ${dbName}: site ${top.site_id}, ${stored.n.toLocaleString('en-US')} events, ${top.n.toLocaleString('en-US')} sessions\n`,
+        );
       } else {
         await migrateToLatest(handle.db);
         const orgId = await insertOrg(handle.db, { name: 'bench', plan: 'enterprise' });
         site = await provisionSite(handle.db, { orgId, name: 'bench shop', url: 'https://shop.example' });
         const progress = new Progress(`data ${events.toLocaleString('en-US')}`, events);
         const t0 = performance.now();
-        const report = await writeDemoData(handle, dbUrl, { events, siteId: site.siteId, progress: (n) => progress.update(n, `${Math.round(n / ((performance.now() - t0) / 1000)).toLocaleString('en-US')} events/s`) }, log);
+        const report = await writeDemoData(
+          handle,
+          dbUrl,
+          {
+            events,
+            siteId: site.siteId,
+            progress: (n) =>
+              progress.update(
+                n,
+                `${Math.round(n / ((performance.now() - t0) / 1000)).toLocaleString('en-US')} events/s`,
+              ),
+          },
+          log,
+        );
         progress.done(`${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s`);
-        process.stdout.write(`generator: ${report.events.toLocaleString('en-US')} events, ${report.sessions.toLocaleString('en-US')} sessions in ${report.writeSeconds.toFixed(1)} s (${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s); derived in ${report.deriveSeconds.toFixed(1)} s\n`);
+        process.stdout.write(
+          `generator: ${report.events.toLocaleString('en-US')} events, ${report.sessions.toLocaleString('en-US')} sessions in ${report.writeSeconds.toFixed(1)} s (${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s); derived in ${report.deriveSeconds.toFixed(1)} s\n`,
+        );
         await sql`vacuum analyze`.execute(handle.db);
       }
-      const top = await handle.db.selectFrom('page_elements').select(['page', 'selector']).where('site_id', '=', site.siteId).orderBy('friction_score', 'desc').limit(1).executeTakeFirstOrThrow();
+      const top = await handle.db
+        .selectFrom('page_elements')
+        .select(['page', 'selector'])
+        .where('site_id', '=', site.siteId)
+        .orderBy('friction_score', 'desc')
+        .limit(1)
+        .executeTakeFirstOrThrow();
       const port = 20_000 + Math.floor(Math.random() * 20_000);
       api = spawnRole(['ops/cli.ts', 'api'], {
-        DATABASE_URL: dbUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NATS_URL: '', REDIS_URL: '',
-        READ_RATE_LIMIT_PER_MIN: '100000000', EXPLORE_STATEMENT_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '120000', SCREENSHOTS: 'off',
+        DATABASE_URL: dbUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        NATS_URL: '',
+        REDIS_URL: '',
+        READ_RATE_LIMIT_PER_MIN: '100000000',
+        EXPLORE_STATEMENT_TIMEOUT_MS: '60000',
+        DATABASE_STATEMENT_TIMEOUT_MS: '120000',
+        SCREENSHOTS: 'off',
       });
       api.stdout?.resume();
       await waitReady(`http://127.0.0.1:${port}/readyz`, 120_000);
@@ -120,7 +173,10 @@ export async function runBench(args: string[]): Promise<void> {
         ['issues', `/v1/query/issues?${s}`],
         ['page', `/v1/query/page?${s}&page=${encodeURIComponent(top.page)}`],
         ['elements', `/v1/query/elements?${s}`],
-        ['element-heatmap', `/v1/query/element-heatmap?${s}&page=${encodeURIComponent(top.page)}&selector=${encodeURIComponent(top.selector)}`],
+        [
+          'element-heatmap',
+          `/v1/query/element-heatmap?${s}&page=${encodeURIComponent(top.page)}&selector=${encodeURIComponent(top.selector)}`,
+        ],
         ['page-heatmap', `/v1/query/page-heatmap?${s}&page=${encodeURIComponent(top.page)}`],
         ['deploys', `/v1/query/deploys?${s}`],
         ['trends 30d', `/v1/query/trends?${s}&days=30`],
@@ -129,42 +185,86 @@ export async function runBench(args: string[]): Promise<void> {
         ['insights 30d', `/v1/query/insights?${s}&days=30`],
         ['revenue', `/v1/query/revenue?${s}`],
         ['recommendations', `/v1/query/recommendations?${s}`],
-        ['explore list 3 filters', q({ window_days: 30, filters: [{ field: 'source', op: 'is', value: 'google' }, { field: 'confused', op: 'is', value: true }, { field: 'page', op: 'is', value: '/checkout' }], output: { mode: 'list', limit: 100 } })],
-        ['explore count by day 30d', q({ window_days: 30, output: { mode: 'measure', metric: 'count', group_by: 'day' } })],
-        ['explore dwell by page 30d', q({ window_days: 30, output: { mode: 'measure', metric: 'avg_dwell_ms', group_by: 'page' } })],
-        ['explore conv. by cohort 30d', q({ window_days: 30, output: { mode: 'measure', metric: 'conversion_rate', group_by: 'cohort' } })],
-        ['explore page contains 30d', q({ window_days: 30, filters: [{ field: 'page', op: 'contains', value: '/products/' }], output: { mode: 'measure', metric: 'count' } })],
+        [
+          'explore list 3 filters',
+          q({
+            window_days: 30,
+            filters: [
+              { field: 'source', op: 'is', value: 'google' },
+              { field: 'confused', op: 'is', value: true },
+              { field: 'page', op: 'is', value: '/checkout' },
+            ],
+            output: { mode: 'list', limit: 100 },
+          }),
+        ],
+        [
+          'explore count by day 30d',
+          q({ window_days: 30, output: { mode: 'measure', metric: 'count', group_by: 'day' } }),
+        ],
+        [
+          'explore dwell by page 30d',
+          q({ window_days: 30, output: { mode: 'measure', metric: 'avg_dwell_ms', group_by: 'page' } }),
+        ],
+        [
+          'explore conv. by cohort 30d',
+          q({ window_days: 30, output: { mode: 'measure', metric: 'conversion_rate', group_by: 'cohort' } }),
+        ],
+        [
+          'explore page contains 30d',
+          q({
+            window_days: 30,
+            filters: [{ field: 'page', op: 'contains', value: '/products/' }],
+            output: { mode: 'measure', metric: 'count' },
+          }),
+        ],
       ];
       const headers = { authorization: `Bearer ${site.secretKey}` };
       const results: RouteResult[] = [];
-      process.stdout.write(`\n${shown.toLocaleString('en-US')} events, ${clients} clients, ${seconds} s per route (ms)\n${'route'.padEnd(30)}      n     p50     p95     p99  p95/floor  statuses\n`);
+      process.stdout.write(
+        `\n${shown.toLocaleString('en-US')} events, ${clients} clients, ${seconds} s per route (ms)\n${'route'.padEnd(30)}      n     p50     p95     p99  p95/floor  statuses\n`,
+      );
       let floor = Number.NaN;
       for (const [name, path] of routes.filter(([n]) => n.startsWith('floor') || !skip.some((k) => n.includes(k)))) {
         const r = { name, ...(await measure(`${base}${path}`, headers, clients, seconds)) };
         if (Number.isNaN(floor)) floor = r.p95;
         results.push(r);
-        process.stdout.write(`${name.padEnd(30)} ${String(r.n).padStart(6)} ${ms(r.p50)} ${ms(r.p95)} ${ms(r.p99)} ${(r.p95 / floor).toFixed(1).padStart(9)}×  ${r.statuses}\n`);
+        process.stdout.write(
+          `${name.padEnd(30)} ${String(r.n).padStart(6)} ${ms(r.p50)} ${ms(r.p95)} ${ms(r.p99)} ${(r.p95 / floor).toFixed(1).padStart(9)}×  ${r.statuses}\n`,
+        );
       }
       all.set(events, results);
     } finally {
       await stop(api);
       await handle.close();
-      if (!args.includes('--keep') && !reuse) await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      if (!args.includes('--keep') && !reuse)
+        await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
     }
   }
   if (sizes.length > 1 && !reuse) {
     const [first, last] = [all.get(sizes[0])!, all.get(sizes[sizes.length - 1])!];
-    process.stdout.write(`\ngrowth of p95 from ${sizes[0].toLocaleString('en-US')} to ${sizes[sizes.length - 1].toLocaleString('en-US')} events\n`);
-    for (let i = 0; i < first.length; i++) process.stdout.write(`${first[i].name.padEnd(30)} ${ms(first[i].p95)} → ${ms(last[i].p95)}  ${(last[i].p95 / first[i].p95).toFixed(2)}×\n`);
+    process.stdout.write(
+      `\ngrowth of p95 from ${sizes[0].toLocaleString('en-US')} to ${sizes[sizes.length - 1].toLocaleString('en-US')} events\n`,
+    );
+    for (let i = 0; i < first.length; i++)
+      process.stdout.write(
+        `${first[i].name.padEnd(30)} ${ms(first[i].p95)} → ${ms(last[i].p95)}  ${(last[i].p95 / first[i].p95).toFixed(2)}×\n`,
+      );
   }
   const last = [...all.values()].pop()!;
   process.stdout.write(`\ntargets (p95 of the last size)\n`);
   const targets: [string, number][] = [
-    ...['scores', 'issues', 'page', 'elements', 'element-heatmap', 'page-heatmap', 'deploys'].map((n) => [n, 20] as [string, number]),
-    ['explore count by day 30d', 300], ['explore list 3 filters', 150], ['journeys limit=1000', 300],
+    ...['scores', 'issues', 'page', 'elements', 'element-heatmap', 'page-heatmap', 'deploys'].map(
+      (n) => [n, 20] as [string, number],
+    ),
+    ['explore count by day 30d', 300],
+    ['explore list 3 filters', 150],
+    ['journeys limit=1000', 300],
   ];
   for (const [name, target] of targets) {
     const r = last.find((x) => x.name === name);
-    if (r) process.stdout.write(`  ${name.padEnd(28)} ≤ ${target} ms: ${ms(r.p95)}  ${r.p95 <= target ? 'met' : 'NOT met'}\n`);
+    if (r)
+      process.stdout.write(
+        `  ${name.padEnd(28)} ≤ ${target} ms: ${ms(r.p95)}  ${r.p95 <= target ? 'met' : 'NOT met'}\n`,
+      );
   }
 }

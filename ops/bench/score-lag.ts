@@ -30,7 +30,13 @@ export function steadyTraffic(keys: readonly string[], seed = 5): () => { body: 
   return () => {
     const b = profile.batch(`steady-${i % 20_000}`, profile.sdkSize(), Date.now());
     const key = keys[i++ % keys.length]!;
-    const body = JSON.stringify({ key, session_id: b.sessionId, sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events: b.events.map((e) => ({ ...e, id: randomUUID() })) });
+    const body = JSON.stringify({
+      key,
+      session_id: b.sessionId,
+      sent_at: new Date().toISOString(),
+      context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+      events: b.events.map((e) => ({ ...e, id: randomUUID() })),
+    });
     return { body, events: b.events.length };
   };
 }
@@ -59,14 +65,27 @@ export async function runProbes(o: {
     const r = await fetch(o.ingestUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key: o.key, session_id: `probe-${n}`, sent_at: now, context: { device: 'desktop', viewport: { w: 1, h: 1 } }, events: [{ id: randomUUID(), type: 'signal', signal: 'rage_click', ts: now, page }] }),
+      body: JSON.stringify({
+        key: o.key,
+        session_id: `probe-${n}`,
+        sent_at: now,
+        context: { device: 'desktop', viewport: { w: 1, h: 1 } },
+        events: [{ id: randomUUID(), type: 'signal', signal: 'rage_click', ts: now, page }],
+      }),
     }).catch(() => undefined);
     if (r) await r.arrayBuffer();
     if (r?.status !== 202) continue;
     if (o.windows) o.windows.at((performance.now() - start) / 1000).acceptedEvents += 1;
     let found = false;
     while (performance.now() - sent < PROBE_GIVE_UP_MS) {
-      if (await o.db.selectFrom('page_scores').select('page').where('site_id', '=', o.probeSite).where('page', '=', page).executeTakeFirst()) {
+      if (
+        await o.db
+          .selectFrom('page_scores')
+          .select('page')
+          .where('site_id', '=', o.probeSite)
+          .where('page', '=', page)
+          .executeTakeFirst()
+      ) {
         found = true;
         break;
       }
@@ -101,11 +120,29 @@ export async function measureScoreLag(o: {
   const next = steadyTraffic(o.keys);
   let sending = true;
   const steady = openLoad({
-    url: o.ingestUrl, headers: { 'content-type': 'application/json' }, okStatus: 202, eventsPerSecond: o.rate, next, seconds: o.seconds, maxInFlight: MAX_IN_FLIGHT,
+    url: o.ingestUrl,
+    headers: { 'content-type': 'application/json' },
+    okStatus: 202,
+    eventsPerSecond: o.rate,
+    next,
+    seconds: o.seconds,
+    maxInFlight: MAX_IN_FLIGHT,
     onTick: (elapsed) => progress.update(elapsed),
   }).finally(() => (sending = false));
-  const probes = await runProbes({ db: o.db, ingestUrl: o.ingestUrl, key: o.keys[0]!, probeSite: o.probeSite, running: () => sending });
+  const probes = await runProbes({
+    db: o.db,
+    ingestUrl: o.ingestUrl,
+    key: o.keys[0]!,
+    probeSite: o.probeSite,
+    running: () => sending,
+  });
   const load = await steady;
   progress.done();
-  return { lagsMs: probes.lagsMs, achievedRate: (load.acceptedEvents + probes.lagsMs.length) / load.seconds, failed: load.failedBatches, dropped: load.droppedBatches, maxLateMs: load.maxLateMs };
+  return {
+    lagsMs: probes.lagsMs,
+    achievedRate: (load.acceptedEvents + probes.lagsMs.length) / load.seconds,
+    failed: load.failedBatches,
+    dropped: load.droppedBatches,
+    maxLateMs: load.maxLateMs,
+  };
 }

@@ -14,7 +14,13 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { buildSdk } from '../../ingest/sdk/build.ts';
-import { SCENARIOS, SIGNAL_TYPES, SITE_CONFIG, type Scenario, type SignalType } from '../../ingest/sdk/fixtures/scenarios.ts';
+import {
+  SCENARIOS,
+  SIGNAL_TYPES,
+  SITE_CONFIG,
+  type Scenario,
+  type SignalType,
+} from '../../ingest/sdk/fixtures/scenarios.ts';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { startCapture } from '../../ingest/sdk/testing/capture-server.ts';
 import { describeExpected, judge } from '../../ingest/sdk/testing/expect.ts';
@@ -81,7 +87,8 @@ async function runScenarios(env: Env, runs: number, seed: number, concurrency: n
           for (const x of s.expected) d.tally.get(x.signal)!.expected++;
           for (const f of j.found) {
             d.tally.get(f.expected.signal)!.detected++;
-            if (f.problems.length) d.problems.push(`${where}: ${describeExpected(f.expected)}: ${f.problems.join(', ')}`);
+            if (f.problems.length)
+              d.problems.push(`${where}: ${describeExpected(f.expected)}: ${f.problems.join(', ')}`);
           }
           for (const m of j.missing) d.misses.push(`${where}: ${describeExpected(m)}`);
           const unexpected = j.unexpected.map((e) => `${where}: ${e.signal} ${e.selector ?? ''}`.trim());
@@ -130,7 +137,10 @@ async function measureClicks(env: Env, withSdk: boolean, clicks: number): Promis
         },
         true,
       );
-      new PerformanceObserver((l) => (w.__longTasks += l.getEntries().length)).observe({ type: 'longtask', buffered: true });
+      new PerformanceObserver((l) => (w.__longTasks += l.getEntries().length)).observe({
+        type: 'longtask',
+        buffered: true,
+      });
     });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
@@ -181,7 +191,11 @@ async function measureInit(env: Env, iife: string, pages = 7): Promise<{ evaluat
           const a = performance.now();
           new Function(code)();
           const b = performance.now();
-          (window as unknown as { Friction: { init(o: object): void } }).Friction.init({ key: 'svc_pub_bench', endpoint, flushInterval: 60_000 });
+          (window as unknown as { Friction: { init(o: object): void } }).Friction.init({
+            key: 'svc_pub_bench',
+            endpoint,
+            flushInterval: 60_000,
+          });
           return [b - a, performance.now() - b];
         },
         [iife, env.capture.url],
@@ -213,7 +227,12 @@ export async function runBench(args: string[]): Promise<void> {
     write: false,
     define: { __FRICTION_VERSION__: JSON.stringify(sdk.version) },
   });
-  const size = { raw: raw.outputFiles[0].contents.length, min: Buffer.byteLength(sdk.iife), gzip: gzipSync(sdk.iife).length, brotli: brotliCompressSync(sdk.iife).length };
+  const size = {
+    raw: raw.outputFiles[0].contents.length,
+    min: Buffer.byteLength(sdk.iife),
+    gzip: gzipSync(sdk.iife).length,
+    brotli: brotliCompressSync(sdk.iife).length,
+  };
 
   const [capture, fixtures, browser] = await Promise.all([startCapture(), startFixtures(sdk), launchChromium()]);
   const env: Env = { capture, fixtures, browser };
@@ -233,14 +252,21 @@ export async function runBench(args: string[]): Promise<void> {
     }
     progress.done();
     const startup = await measureInit(env, sdk.iife);
-    if (capture.invalid.length) detection.problems.push(`${capture.invalid.length} batch(es) broke the ingest contract: ${capture.invalid[0].issues}`);
+    if (capture.invalid.length)
+      detection.problems.push(
+        `${capture.invalid.length} batch(es) broke the ingest contract: ${capture.invalid[0].issues}`,
+      );
 
     const friction = SCENARIOS.filter((s) => s.friction).length;
     const out: string[] = [];
     out.push(`Friction browser SDK: detection report (${browser.version()} headless)`);
     out.push(`  version   ${sdk.version}`);
-    out.push(`  size      raw ${kb(size.raw)} · minified ${kb(size.min)} · gzip ${kb(size.gzip)} (${size.gzip} B, budget ${BUDGET} B ${size.gzip <= BUDGET ? '✓' : '✗'}) · brotli ${kb(size.brotli)}`);
-    out.push(`  scenarios ${SCENARIOS.length} labeled (${friction} friction, ${SCENARIOS.length - friction} non-friction) × ${runs} runs, seed ${seed}`);
+    out.push(
+      `  size      raw ${kb(size.raw)} · minified ${kb(size.min)} · gzip ${kb(size.gzip)} (${size.gzip} B, budget ${BUDGET} B ${size.gzip <= BUDGET ? '✓' : '✗'}) · brotli ${kb(size.brotli)}`,
+    );
+    out.push(
+      `  scenarios ${SCENARIOS.length} labeled (${friction} friction, ${SCENARIOS.length - friction} non-friction) × ${runs} runs, seed ${seed}`,
+    );
     out.push('');
     out.push(`  ${'signal'.padEnd(26)} ${'expected'.padStart(8)} ${'detected'.padStart(8)} ${'recall'.padStart(7)}`);
     let ok = size.gzip <= BUDGET;
@@ -249,21 +275,31 @@ export async function runBench(args: string[]): Promise<void> {
       const pass = !t.expected || recall >= RECALL_TARGET;
       ok &&= pass;
       const shown = t.expected ? recall.toFixed(3) : 'n/a';
-      out.push(`  ${signal.padEnd(26)} ${String(t.expected).padStart(8)} ${String(t.detected).padStart(8)} ${shown.padStart(7)}  ${pass ? '✓' : `✗ (target ≥ ${RECALL_TARGET})`}`);
+      out.push(
+        `  ${signal.padEnd(26)} ${String(t.expected).padStart(8)} ${String(t.detected).padStart(8)} ${shown.padStart(7)}  ${pass ? '✓' : `✗ (target ≥ ${RECALL_TARGET})`}`,
+      );
     }
     ok &&= detection.falsePositives.length === 0;
     out.push('');
-    out.push(`  false positives on the non-friction set: ${detection.falsePositives.length} ${detection.falsePositives.length ? '✗ (target 0)' : '✓'}`);
+    out.push(
+      `  false positives on the non-friction set: ${detection.falsePositives.length} ${detection.falsePositives.length ? '✗ (target 0)' : '✓'}`,
+    );
     out.push(`  unexpected extra signals in friction scenarios: ${detection.extras.length}`);
     out.push(`  wrong details (meta, coordinates) on detected signals: ${detection.problems.length}`);
     const m = (xs: ClickCost[], k: keyof ClickCost): number => median(xs.map((x) => x[k]));
     const add = (k: keyof ClickCost): string => signed(m(withSdk, k) - m(without, k));
     out.push('');
     out.push(`  main thread per click (median of ${rounds} × ${clicks} clicks, with SDK − without):`);
-    out.push(`    click dispatch  ${add('dispatch')} ms   (${m(withSdk, 'dispatch').toFixed(3)} vs ${m(without, 'dispatch').toFixed(3)} ms: every click listener and the microtasks they cause)`);
-    out.push(`    script          ${add('script')} ms   (CDP ScriptDuration: all JavaScript, timers and observers included)`);
+    out.push(
+      `    click dispatch  ${add('dispatch')} ms   (${m(withSdk, 'dispatch').toFixed(3)} vs ${m(without, 'dispatch').toFixed(3)} ms: every click listener and the microtasks they cause)`,
+    );
+    out.push(
+      `    script          ${add('script')} ms   (CDP ScriptDuration: all JavaScript, timers and observers included)`,
+    );
     out.push(`    long tasks (>50 ms) while clicking with the SDK: ${Math.max(...withSdk.map((x) => x.longTasks))}`);
-    out.push(`  once per page: evaluate ${startup.evaluate.toFixed(2)} ms, init ${startup.init.toFixed(2)} ms (first sessionStorage access included)`);
+    out.push(
+      `  once per page: evaluate ${startup.evaluate.toFixed(2)} ms, init ${startup.init.toFixed(2)} ms (first sessionStorage access included)`,
+    );
     for (const [title, list] of [
       ['false positives', detection.falsePositives],
       ['missed', detection.misses],

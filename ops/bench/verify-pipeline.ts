@@ -17,7 +17,22 @@ import { startTestStack, type TestStack, type TestTenant } from '../testing/stac
 import { getJson, postJson } from '../testing/sdk-batch.ts';
 import { ADMIN_URL, admin, withDb } from './harness.ts';
 import { Progress } from './progress.ts';
-import { BEFORE_HOURS, HOUR_MS, KINDS, LOOK_TICKS, QUIET_HOURS, afterSlices, decisiveResult, rng, runDeploy, simulatePage, type Kind, type LookOutcome, quantileMs, showTime } from './verify-sim.ts';
+import {
+  BEFORE_HOURS,
+  HOUR_MS,
+  KINDS,
+  LOOK_TICKS,
+  QUIET_HOURS,
+  afterSlices,
+  decisiveResult,
+  rng,
+  runDeploy,
+  simulatePage,
+  type Kind,
+  type LookOutcome,
+  quantileMs,
+  showTime,
+} from './verify-sim.ts';
 
 const DAY_MS = 24 * HOUR_MS;
 const PAGE = '/checkout';
@@ -41,10 +56,21 @@ function pick(r: () => number, n: number, k: number): number[] {
 }
 
 /** `n` sessions spread over [from, to), each signalling on the selectors of the issues that picked it (affected counts as simulated). */
-function materialize(r: () => number, n: number, from: number, to: number, version: string, affected: readonly { selector: string; count: number }[]): Session[] {
+function materialize(
+  r: () => number,
+  n: number,
+  from: number,
+  to: number,
+  version: string,
+  affected: readonly { selector: string; count: number }[],
+): Session[] {
   // Every event of a session stays inside its slice (signals follow the page view by up to a few seconds).
   const span = Math.max(0, to - from - 10_000);
-  const sessions: Session[] = Array.from({ length: n }, (_, i) => ({ at: from + Math.floor((span * i) / Math.max(1, n - 1)), version, selectors: [] }));
+  const sessions: Session[] = Array.from({ length: n }, (_, i) => ({
+    at: from + Math.floor((span * i) / Math.max(1, n - 1)),
+    version,
+    selectors: [],
+  }));
   for (const a of affected) for (const s of pick(r, n, a.count)) sessions[s].selectors.push(a.selector);
   return sessions;
 }
@@ -55,9 +81,28 @@ async function send(stack: TestStack, key: string, sessions: readonly Session[])
   const worker = async () => {
     while (next < sessions.length) {
       const s = sessions[next++];
-      const evs: Record<string, unknown>[] = [{ id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page: PAGE }];
-      s.selectors.forEach((selector, j) => evs.push({ id: randomUUID(), type: 'signal', ts: new Date(s.at + 1000 + j).toISOString(), page: PAGE, signal: 'rage_click', selector, label: selector.slice(1), x: 500, y: 500 }));
-      const body = { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 }, app_version: s.version }, events: evs };
+      const evs: Record<string, unknown>[] = [
+        { id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page: PAGE },
+      ];
+      s.selectors.forEach((selector, j) =>
+        evs.push({
+          id: randomUUID(),
+          type: 'signal',
+          ts: new Date(s.at + 1000 + j).toISOString(),
+          page: PAGE,
+          signal: 'rage_click',
+          selector,
+          label: selector.slice(1),
+          x: 500,
+          y: 500,
+        }),
+      );
+      const body = {
+        session_id: `s-${randomUUID()}`,
+        sent_at: new Date().toISOString(),
+        context: { device: 'desktop', viewport: { w: 1280, h: 800 }, app_version: s.version },
+        events: evs,
+      };
       const res = await postJson(`${stack.baseUrl}/v1/ingest`, body, { authorization: `Bearer ${key}` });
       if (res.status !== 202) throw new Error(`ingest ${res.status}: ${JSON.stringify(res.body)}`);
       events += evs.length;
@@ -70,7 +115,9 @@ async function send(stack: TestStack, key: string, sessions: readonly Session[])
 async function waitStored(stack: TestStack, siteId: string, expected: number): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${siteId}`.execute(stack.infra.database.db);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${siteId}`.execute(
+      stack.infra.database.db,
+    );
     if (rows[0].n >= expected) return;
     if (Date.now() > deadline) throw new Error(`only ${rows[0].n} of ${expected} events stored after 10 minutes`);
     await new Promise((res) => setTimeout(res, 250));
@@ -94,14 +141,27 @@ function decidedAt(kind: Kind, looks: readonly { look: string; result: string }[
 
 interface LevelResult {
   level: number;
-  issues: { kind: Kind; pure: LookOutcome[] | null; pureAt: number | null; pipeline: Record_[] | null; status: string | null }[];
+  issues: {
+    kind: Kind;
+    pure: LookOutcome[] | null;
+    pureAt: number | null;
+    pipeline: Record_[] | null;
+    status: string | null;
+  }[];
   verdict: string;
   reasons: string[];
   sessions: number;
   seconds: number;
 }
 
-async function runLevel(stack: TestStack, clock: { now: number }, level: number, perKind: number, seed: number, step: () => void): Promise<LevelResult> {
+async function runLevel(
+  stack: TestStack,
+  clock: { now: number },
+  level: number,
+  perKind: number,
+  seed: number,
+  step: () => void,
+): Promise<LevelResult> {
   const started = Date.now();
   const tenant: TestTenant = await stack.newTenant();
   const db = stack.infra.database.db;
@@ -120,7 +180,16 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   const before: Session[] = [];
   page.beforeSessions.forEach((n, h) => {
     const from = deployAt - (BEFORE_HOURS - h) * HOUR_MS;
-    before.push(...materialize(r, n, from, from + HOUR_MS, 'v1', page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.before[h].affected }))));
+    before.push(
+      ...materialize(
+        r,
+        n,
+        from,
+        from + HOUR_MS,
+        'v1',
+        page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.before[h].affected })),
+      ),
+    );
   });
   total += before.length;
   sent += await send(stack, tenant.publishableKey, before);
@@ -131,23 +200,42 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   const bySelector = new Map<string, string>();
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   for (let offset = 0; ; offset += 100) {
-    const res = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100&offset=${offset}`, auth);
+    const res = await getJson(
+      `${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100&offset=${offset}`,
+      auth,
+    );
     for (const i of res.body.data.issues) bySelector.set(i.selector, i.id);
     if (offset + 100 >= res.body.data.total) break;
   }
   for (const [i, kind] of kinds.entries()) {
     const id = bySelector.get(selectorOf(i));
     if (kind.test !== 'regression' || !id) continue;
-    const res = await postJson(`${stack.baseUrl}/v1/issues/${id}`, { status: 'resolved' }, { authorization: `Bearer ${tenant.owner.token}` });
+    const res = await postJson(
+      `${stack.baseUrl}/v1/issues/${id}`,
+      { status: 'resolved' },
+      { authorization: `Bearer ${tenant.owner.token}` },
+    );
     if (res.status !== 200) throw new Error(`resolving ${selectorOf(i)}: ${res.status}`);
-    await db.updateTable('ux_issues').set({ resolved_at: new Date(deployAt - QUIET_HOURS * HOUR_MS) }).where('id', '=', id).execute();
+    await db
+      .updateTable('ux_issues')
+      .set({ resolved_at: new Date(deployAt - QUIET_HOURS * HOUR_MS) })
+      .where('id', '=', id)
+      .execute();
   }
 
   // The deploy, through the API as CI records it, then moved to its place on the timeline.
-  const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2', description: `verify bench, ${level} ps/h` }, auth);
+  const rec = await postJson(
+    `${stack.baseUrl}/v1/deploys`,
+    { version: 'v2', description: `verify bench, ${level} ps/h` },
+    auth,
+  );
   if (rec.status !== 201) throw new Error(`POST /v1/deploys ${rec.status}: ${JSON.stringify(rec.body)}`);
   const deployId: string = rec.body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(deployAt) }).where('id', '=', deployId).execute();
+  await db
+    .updateTable('deploys')
+    .set({ recorded_at: new Date(deployAt) })
+    .where('id', '=', deployId)
+    .execute();
 
   // After (sessions on the new version): the slices up to each look's tick, then the clock moves there and the processor ticks.
   const slices = afterSlices();
@@ -155,7 +243,16 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
   for (const look of LOOK_TICKS) {
     const batch: Session[] = [];
     for (; k < slices.length && slices[k].toMs <= look.tickMs; k++) {
-      batch.push(...materialize(r, page.afterSessions[k], deployAt + slices[k].fromMs, deployAt + slices[k].toMs, 'v2', page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.after[k].affected }))));
+      batch.push(
+        ...materialize(
+          r,
+          page.afterSessions[k],
+          deployAt + slices[k].fromMs,
+          deployAt + slices[k].toMs,
+          'v2',
+          page.issues.map((x, i) => ({ selector: selectorOf(i), count: x.after[k].affected })),
+        ),
+      );
     }
     total += batch.length;
     sent += await send(stack, tenant.publishableKey, batch);
@@ -165,7 +262,8 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
     step();
   }
 
-  const deploy = (await getJson(`${stack.baseUrl}/v1/query/deploys/${deployId}?site_id=${tenant.siteId}`, auth)).body.data;
+  const deploy = (await getJson(`${stack.baseUrl}/v1/query/deploys/${deployId}?site_id=${tenant.siteId}`, auth)).body
+    .data;
   // The pure functions on the very counts sent, over the issues the engine opened (the processor's families).
   const opened = page.issues.map((x, i) => ({ x, i })).filter(({ i }) => bySelector.has(selectorOf(i)));
   const pure = runDeploy(opened.map(({ x }) => x));
@@ -182,13 +280,21 @@ async function runLevel(stack: TestStack, clock: { now: number }, level: number,
     }
     out.push({ kind: x.kind, pure: mine?.looks ?? null, pureAt: mine?.decidedAtMs ?? null, pipeline, status });
   }
-  return { level, issues: out, verdict: deploy.verdict, reasons: deploy.verdict_reasons, sessions: total, seconds: (Date.now() - started) / 1000 };
+  return {
+    level,
+    issues: out,
+    verdict: deploy.verdict,
+    reasons: deploy.verdict_reasons,
+    sessions: total,
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 const pct = (n: number, of: number) => (of === 0 ? '   -  ' : `${((100 * n) / of).toFixed(0)}%`.padStart(5));
 
 export async function runPipelineBench(o: { perKind: number; levels: number[]; seed: number }): Promise<void> {
-  if (o.levels.some((l) => !Number.isFinite(l) || l <= 0) || !(o.perKind > 0)) throw new Error('--levels takes positive page-sessions per hour, --per-kind a positive count');
+  if (o.levels.some((l) => !Number.isFinite(l) || l <= 0) || !(o.perKind > 0))
+    throw new Error('--levels takes positive page-sessions per hour, --per-kind a positive count');
   const dbName = `friction_bench_verify_${randomUUID().slice(0, 8)}`;
   await admin(`create database ${dbName}`);
   let stack: TestStack | undefined;
@@ -197,8 +303,13 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
   const results: LevelResult[] = [];
   const clock = { now: Date.now() };
   try {
-    stack = await startTestStack({ databaseUrl: withDb(ADMIN_URL, dbName), now: () => clock.now, env: { INGEST_RATE_LIMIT_PER_MIN: '100000000' } });
-    for (const level of o.levels) results.push(await runLevel(stack, clock, level, o.perKind, o.seed, () => progress.update(++steps)));
+    stack = await startTestStack({
+      databaseUrl: withDb(ADMIN_URL, dbName),
+      now: () => clock.now,
+      env: { INGEST_RATE_LIMIT_PER_MIN: '100000000' },
+    });
+    for (const level of o.levels)
+      results.push(await runLevel(stack, clock, level, o.perKind, o.seed, () => progress.update(++steps)));
   } finally {
     progress.done();
     await stack?.stop().catch(() => {});
@@ -210,11 +321,25 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
     'same sent counts (Holm across the same families), and agreement: looks whose result (and counts) the pipeline recorded as the pure functions did.',
     '  kind                                      ps/h │ pipeline 24 h  7 d  median │ pure 24 h  7 d  median │ same result │ same counts │ missing │ status at the end',
   ];
-  const median = (xs: (number | null)[]) => showTime(quantileMs(xs.filter((x): x is number => x !== null), xs.length, 0.5));
+  const median = (xs: (number | null)[]) =>
+    showTime(
+      quantileMs(
+        xs.filter((x): x is number => x !== null),
+        xs.length,
+        0.5,
+      ),
+    );
   for (const res of results) {
     for (const kind of KINDS) {
       const mine = res.issues.filter((x) => x.kind === kind);
-      let p24 = 0, p7 = 0, q24 = 0, q7 = 0, looks = 0, sameResult = 0, sameCounts = 0, missing = 0;
+      let p24 = 0,
+        p7 = 0,
+        q24 = 0,
+        q7 = 0,
+        looks = 0,
+        sameResult = 0,
+        sameCounts = 0,
+        missing = 0;
       const pAt: (number | null)[] = [];
       const qAt: (number | null)[] = [];
       const statuses = new Map<string, number>();
@@ -236,15 +361,27 @@ export async function runPipelineBench(o: { perKind: number; levels: number[]; s
           const got = x.pipeline.find((v) => v.look === pl.look);
           if (!got) continue;
           if (got.result === pl.result) sameResult++;
-          if (got.sessions_before === pl.counts.sessionsBefore && got.sessions_after === pl.counts.sessionsAfter && got.affected_sessions_before === pl.counts.affectedBefore && got.affected_sessions_after === pl.counts.affectedAfter) sameCounts++;
+          if (
+            got.sessions_before === pl.counts.sessionsBefore &&
+            got.sessions_after === pl.counts.sessionsAfter &&
+            got.affected_sessions_before === pl.counts.affectedBefore &&
+            got.affected_sessions_after === pl.counts.affectedAfter
+          )
+            sameCounts++;
         }
       }
       const n = mine.length - missing;
       const st = [...statuses.entries()].map(([k, v]) => `${k} ${v}`).join(', ');
-      lines.push(`  ${kind.name.padEnd(40)} ${String(res.level).padStart(5)} │      ${pct(p24, n)} ${pct(p7, n)} ${median(pAt).padStart(7)} │  ${pct(q24, n)} ${pct(q7, n)} ${median(qAt).padStart(7)} │ ${`${sameResult}/${looks}`.padStart(11)} │ ${`${sameCounts}/${looks}`.padStart(11)} │ ${String(missing).padStart(7)} │ ${st}`);
+      lines.push(
+        `  ${kind.name.padEnd(40)} ${String(res.level).padStart(5)} │      ${pct(p24, n)} ${pct(p7, n)} ${median(pAt).padStart(7)} │  ${pct(q24, n)} ${pct(q7, n)} ${median(qAt).padStart(7)} │ ${`${sameResult}/${looks}`.padStart(11)} │ ${`${sameCounts}/${looks}`.padStart(11)} │ ${String(missing).padStart(7)} │ ${st}`,
+      );
     }
-    lines.push(`  ${res.level} ps/h: ${res.sessions} sessions sent in ${res.seconds.toFixed(0)} s; the deploy's verdict ${res.verdict} (${res.reasons.length} reason(s)${res.reasons.length ? `, first: ${res.reasons[0]}` : ''})`);
+    lines.push(
+      `  ${res.level} ps/h: ${res.sessions} sessions sent in ${res.seconds.toFixed(0)} s; the deploy's verdict ${res.verdict} (${res.reasons.length} reason(s)${res.reasons.length ? `, first: ${res.reasons[0]}` : ''})`,
+    );
   }
-  lines.push('missing: elements the engine opened no issue for (too few signals before the deploy), left out of the pipeline and pure shares alike.');
+  lines.push(
+    'missing: elements the engine opened no issue for (too few signals before the deploy), left out of the pipeline and pure shares alike.',
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 }

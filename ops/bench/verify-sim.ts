@@ -56,7 +56,13 @@ export const KINDS = [
   { id: 'noop', name: 'no-op', test: 'fix', before: BASE_RATE, after: BASE_RATE },
   { id: 'burst', name: 'no-op, issue opened by a storm', test: 'fix', before: BASE_RATE, after: BASE_RATE },
   { id: 'regression', name: 'regression (3x)', test: 'regression', before: QUIET_RATE, after: QUIET_RATE * 3 },
-  { id: 'stays', name: 'stays fixed (no-op on a resolved issue)', test: 'regression', before: QUIET_RATE, after: QUIET_RATE },
+  {
+    id: 'stays',
+    name: 'stays fixed (no-op on a resolved issue)',
+    test: 'regression',
+    before: QUIET_RATE,
+    after: QUIET_RATE,
+  },
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -111,7 +117,9 @@ export function rateFactor(r: () => number, hourOfWeek: number): number {
  * minutes but taken only once the after traffic spans 5 minutes, at the 10-minute tick; the others on time.
  */
 export const LOOK_TICKS: readonly { name: string; afterMs: number; tickMs: number }[] = LOOKS.map((l) => ({
-  name: l.name, afterMs: l.afterMs, tickMs: l.name === 'initial' ? 10 * MINUTE_MS : l.afterMs,
+  name: l.name,
+  afterMs: l.afterMs,
+  tickMs: l.name === 'initial' ? 10 * MINUTE_MS : l.afterMs,
 }));
 
 /** The after window's slices in ms after the deploy, each inside one hour: up to each look's tick, then whole hours. */
@@ -149,10 +157,17 @@ export function beforeRate(kind: Kind, h: number): number {
  * issue's affected sessions among them (at most one per session, as the tests count them).
  */
 export function simulatePage(r: () => number, kinds: readonly Kind[], level: number, phase: number) {
-  const beforeSessions = Array.from({ length: BEFORE_HOURS }, (_, h) => poisson(r, exposure(level, phase - BEFORE_HOURS + h)));
-  const afterSessions = SLICES.map((s) => poisson(r, (exposure(level, phase + s.hour) * (s.toMs - s.fromMs)) / HOUR_MS));
+  const beforeSessions = Array.from({ length: BEFORE_HOURS }, (_, h) =>
+    poisson(r, exposure(level, phase - BEFORE_HOURS + h)),
+  );
+  const afterSessions = SLICES.map((s) =>
+    poisson(r, (exposure(level, phase + s.hour) * (s.toMs - s.fromMs)) / HOUR_MS),
+  );
   const issues: SimIssue[] = kinds.map((kind) => {
-    const before = beforeSessions.map((n, h) => ({ sessions: n, affected: Math.min(n, poisson(r, n * beforeRate(kind, h) * rateFactor(r, phase - BEFORE_HOURS + h))) }));
+    const before = beforeSessions.map((n, h) => ({
+      sessions: n,
+      affected: Math.min(n, poisson(r, n * beforeRate(kind, h) * rateFactor(r, phase - BEFORE_HOURS + h))),
+    }));
     const factors = new Map<number, number>();
     const after = SLICES.map((s, i) => {
       if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour));
@@ -167,28 +182,49 @@ export function simulatePage(r: () => number, kinds: readonly Kind[], level: num
 /** The decisive result of a kind's test: what "caught" means for it. */
 export const decisiveResult = (kind: Kind): string => (kind.test === 'fix' ? 'verified' : 'regressed');
 
-const total = (b: readonly Bucket[]) => ({ sessions: b.reduce((s, x) => s + x.sessions, 0), affected: b.reduce((s, x) => s + x.affected, 0) });
+const total = (b: readonly Bucket[]) => ({
+  sessions: b.reduce((s, x) => s + x.sessions, 0),
+  affected: b.reduce((s, x) => s + x.affected, 0),
+});
 
 /** Before buckets (the quiet period for a regression) and after slices `[from, to)` merged by hour, as the processor counts them. */
 function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: number): IssueCounts {
   const byHour = new Map<number, Bucket>();
   for (let i = from; i < to; i++) {
     const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
-    byHour.set(SLICES[i].hour, { sessions: h.sessions + issue.after[i].sessions, affected: h.affected + issue.after[i].affected });
+    byHour.set(SLICES[i].hour, {
+      sessions: h.sessions + issue.after[i].sessions,
+      affected: h.affected + issue.after[i].affected,
+    });
   }
   const after = [...byHour.values()];
   const b = total(before);
   const a = total(after);
   return {
-    sessionsBefore: b.sessions, affectedBefore: b.affected, sessionsAfter: a.sessions, affectedAfter: a.affected,
-    dispersion: { rateVariance: rateVariance(before), beforeBucket: bucketSize(before.map((x) => x.sessions)), afterBucket: bucketSize(after.map((x) => x.sessions)) },
-    afterPeak: after.reduce<Bucket | undefined>((m, x) => (m === undefined || x.affected > m.affected ? x : m), undefined),
+    sessionsBefore: b.sessions,
+    affectedBefore: b.affected,
+    sessionsAfter: a.sessions,
+    affectedAfter: a.affected,
+    dispersion: {
+      rateVariance: rateVariance(before),
+      beforeBucket: bucketSize(before.map((x) => x.sessions)),
+      afterBucket: bucketSize(after.map((x) => x.sessions)),
+    },
+    afterPeak: after.reduce<Bucket | undefined>(
+      (m, x) => (m === undefined || x.affected > m.affected ? x : m),
+      undefined,
+    ),
   };
 }
 
 /** Counts at a look that has seen the first `slices` after slices. */
 export function countsAt(issue: SimIssue, slices: number): IssueCounts {
-  return counts(issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before, issue, 0, slices);
+  return counts(
+    issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before,
+    issue,
+    0,
+    slices,
+  );
 }
 
 /**
@@ -199,11 +235,17 @@ export function countsSinceFix(issue: SimIssue, verifiedSlices: number, slices: 
   const byHour = new Map<number, Bucket>();
   for (let i = 0; i < verifiedSlices; i++) {
     const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
-    byHour.set(SLICES[i].hour, { sessions: h.sessions + issue.after[i].sessions, affected: h.affected + issue.after[i].affected });
+    byHour.set(SLICES[i].hour, {
+      sessions: h.sessions + issue.after[i].sessions,
+      affected: h.affected + issue.after[i].affected,
+    });
   }
   const c = counts([...byHour.values()], issue, verifiedSlices, slices);
   // A day or so of hours estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
-  return { ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, rateVariance(issue.before)) } };
+  return {
+    ...c,
+    dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, rateVariance(issue.before)) },
+  };
 }
 
 export interface LookOutcome {
@@ -219,8 +261,15 @@ export interface LookOutcome {
  * issue: each look's outcome, the time (ms after the deploy) of its decisive one or null, and for a verified issue
  * the time it was found regressed since its fix, or null.
  */
-export function runDeploy(issues: readonly SimIssue[]): { looks: LookOutcome[]; decidedAtMs: number | null; regressedAfterFixAtMs: number | null }[] {
-  const out = issues.map(() => ({ looks: [] as LookOutcome[], decidedAtMs: null as number | null, regressedAfterFixAtMs: null as number | null, verifiedSlices: 0 }));
+export function runDeploy(
+  issues: readonly SimIssue[],
+): { looks: LookOutcome[]; decidedAtMs: number | null; regressedAfterFixAtMs: number | null }[] {
+  const out = issues.map(() => ({
+    looks: [] as LookOutcome[],
+    decidedAtMs: null as number | null,
+    regressedAfterFixAtMs: null as number | null,
+    verifiedSlices: 0,
+  }));
   const done: string[] = [];
   for (const look of LOOK_TICKS) {
     const due = dueLook(look.afterMs, done);
@@ -228,13 +277,23 @@ export function runDeploy(issues: readonly SimIssue[]): { looks: LookOutcome[]; 
     done.push(due.name);
     const slices = SLICES.filter((s) => s.toMs <= look.tickMs).length;
     // Fix family: open issues not verified yet.
-    const open = issues.map((x, i) => ({ x, i })).filter(({ x, i }) => x.kind.test === 'fix' && out[i].decidedAtMs === null);
+    const open = issues
+      .map((x, i) => ({ x, i }))
+      .filter(({ x, i }) => x.kind.test === 'fix' && out[i].decidedAtMs === null);
     const fixCounts = open.map(({ x }) => countsAt(x, slices));
     const fixPs = fixCounts.map(fixPValue);
     const fixSig = holm(fixPs, due.alpha);
     // Regression family: closed issues not regressed yet, and issues verified at an earlier look (tested since their fix).
-    const closed = issues.map((x, i) => ({ x, i })).filter(({ x, i }) => (x.kind.test === 'regression' && out[i].decidedAtMs === null) || (x.kind.test === 'fix' && out[i].decidedAtMs !== null && out[i].regressedAfterFixAtMs === null));
-    const regCounts = closed.map(({ x, i }) => (x.kind.test === 'fix' ? countsSinceFix(x, out[i].verifiedSlices, slices) : countsAt(x, slices)));
+    const closed = issues
+      .map((x, i) => ({ x, i }))
+      .filter(
+        ({ x, i }) =>
+          (x.kind.test === 'regression' && out[i].decidedAtMs === null) ||
+          (x.kind.test === 'fix' && out[i].decidedAtMs !== null && out[i].regressedAfterFixAtMs === null),
+      );
+    const regCounts = closed.map(({ x, i }) =>
+      x.kind.test === 'fix' ? countsSinceFix(x, out[i].verifiedSlices, slices) : countsAt(x, slices),
+    );
     const regPs = regCounts.map(regressionPValue);
     const regSig = holm(regPs, due.alpha);
     open.forEach(({ x, i }, k) => {
@@ -263,13 +322,19 @@ export function simulate(r: () => number, kind: Kind, level: number) {
 }
 
 /** Each (kind, level) cell of the bench draws from its own generator, so a cell's figures do not depend on the others. */
-export const cellRng = (seed: number, kind: Kind, level: number): (() => number) => rng(seed * 1_000_003 + KINDS.indexOf(kind) * 100_003 + level);
+export const cellRng = (seed: number, kind: Kind, level: number): (() => number) =>
+  rng(seed * 1_000_003 + KINDS.indexOf(kind) * 100_003 + level);
 
 /**
  * Share of `n` simulated deploys of `kind` at `level` whose issue got its decisive result by 24 h and by the last look,
  * the decision times, and the share verified and then (falsely, the fix holding) found regressed since the fix.
  */
-export function catchRate(seed: number, kind: Kind, level: number, n: number): { by24h: number; byLast: number; times: number[]; regressedAfterFix: number } {
+export function catchRate(
+  seed: number,
+  kind: Kind,
+  level: number,
+  n: number,
+): { by24h: number; byLast: number; times: number[]; regressedAfterFix: number } {
   const r = cellRng(seed, kind, level);
   let by24h = 0;
   let byLast = 0;
@@ -293,13 +358,24 @@ export function catchRate(seed: number, kind: Kind, level: number, n: number): {
  * time): the share of deploys that verified any of them, with Holm (as the processor decides) and without (each
  * issue at the look's alpha alone).
  */
-export function manyIssuesNoop(seed: number, level: number, issues: number, n: number, ratio = 1): { holm: number; uncorrected: number } {
+export function manyIssuesNoop(
+  seed: number,
+  level: number,
+  issues: number,
+  n: number,
+  ratio = 1,
+): { holm: number; uncorrected: number } {
   const r = rng(seed * 7_919 + level + Math.round(ratio * 1000));
   const noop = { ...KINDS.find((k) => k.id === 'noop')!, after: BASE_RATE * ratio } as unknown as Kind;
   let anyHolm = 0;
   let anyAlone = 0;
   for (let i = 0; i < n; i++) {
-    const page = simulatePage(r, Array.from({ length: issues }, () => noop), level, Math.floor(r() * 168));
+    const page = simulatePage(
+      r,
+      Array.from({ length: issues }, () => noop),
+      level,
+      Math.floor(r() * 168),
+    );
     if (runDeploy(page.issues).some((x) => x.decidedAtMs !== null)) anyHolm++;
     if (page.issues.some((x) => runDeploy([x])[0].decidedAtMs !== null)) anyAlone++;
   }
@@ -314,7 +390,14 @@ export function manyIssuesNoop(seed: number, level: number, issues: number, n: n
  * shared by every session of an hour, so no amount of traffic within one hour averages it away: this is what
  * bounds how early a decision can come without a concurrent control.
  */
-export function powerCeiling(seed: number, kind: Kind, level: number, tickMs: number, alpha: number, n: number): number {
+export function powerCeiling(
+  seed: number,
+  kind: Kind,
+  level: number,
+  tickMs: number,
+  alpha: number,
+  n: number,
+): number {
   const r = rng(seed * 31 + level + tickMs / 60_000);
   const slices = SLICES.filter((s) => s.toMs <= tickMs);
   const rateOf = (rate: number) => {

@@ -12,8 +12,23 @@ import { parseArgs } from 'node:util';
 import { ALPHA, alphaSpent } from '../../shared/domain/deploy-verification.ts';
 import { Progress } from './progress.ts';
 import {
-  BURST_FACTOR, BURST_SHARE, DIURNAL_EXPOSURE, DIURNAL_RATE, GAMMA_SHAPE, HOUR_MS, KINDS, LEVELS, STORM_FACTOR, STORM_HOURS, WEEKEND,
-  LOOK_TICKS, catchRate, manyIssuesNoop, powerCeiling, quantileMs, showTime,
+  BURST_FACTOR,
+  BURST_SHARE,
+  DIURNAL_EXPOSURE,
+  DIURNAL_RATE,
+  GAMMA_SHAPE,
+  HOUR_MS,
+  KINDS,
+  LEVELS,
+  STORM_FACTOR,
+  STORM_HOURS,
+  WEEKEND,
+  LOOK_TICKS,
+  catchRate,
+  manyIssuesNoop,
+  powerCeiling,
+  quantileMs,
+  showTime,
 } from './verify-sim.ts';
 import { runPipelineBench } from './verify-pipeline.ts';
 
@@ -28,12 +43,16 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   const cells = new Map<string, ReturnType<typeof catchRate>>();
   let done = 0;
   const started = Date.now();
-  lines.push('  kind                                    ps/h │ decided by 24 h │ by 7 d │ time to decision: median   p90   (undecided count as never) │ verified, then regressed since the fix');
+  lines.push(
+    '  kind                                    ps/h │ decided by 24 h │ by 7 d │ time to decision: median   p90   (undecided count as never) │ verified, then regressed since the fix',
+  );
   for (const kind of KINDS) {
     for (const level of LEVELS) {
       const c = catchRate(seed, kind, level, n);
       cells.set(`${kind.id}:${level}`, c);
-      lines.push(`  ${kind.name.padEnd(38)} ${String(level).padStart(5)} │ ${pct(c.by24h).padStart(15)} │ ${pct(c.byLast).padStart(6)} │ ${showTime(quantileMs(c.times, n, 0.5)).padStart(25)} ${showTime(quantileMs(c.times, n, 0.9)).padStart(7)}${kind.test === 'fix' ? ` ${''.padStart(28)} │ ${pct(c.regressedAfterFix).padStart(6)}` : ''}`);
+      lines.push(
+        `  ${kind.name.padEnd(38)} ${String(level).padStart(5)} │ ${pct(c.by24h).padStart(15)} │ ${pct(c.byLast).padStart(6)} │ ${showTime(quantileMs(c.times, n, 0.5)).padStart(25)} ${showTime(quantileMs(c.times, n, 0.9)).padStart(7)}${kind.test === 'fix' ? ` ${''.padStart(28)} │ ${pct(c.regressedAfterFix).padStart(6)}` : ''}`,
+      );
       progress.update(++done);
     }
   }
@@ -45,7 +64,9 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
     const half = manyIssuesNoop(seed, level, many, manyN, 0.5);
     manyRes.set(level, m);
     manyRes.set(-level, half);
-    manyLines.push(`  ${String(level).padStart(5)} ps/h │ ${pct(m.holm).padStart(10)} │ ${pct(m.uncorrected).padStart(22)} │ ${pct(half.holm).padStart(10)} │ ${pct(half.uncorrected).padStart(22)}`);
+    manyLines.push(
+      `  ${String(level).padStart(5)} ps/h │ ${pct(m.holm).padStart(10)} │ ${pct(m.uncorrected).padStart(22)} │ ${pct(half.holm).padStart(10)} │ ${pct(half.uncorrected).padStart(22)}`,
+    );
     progress.update(++done);
   }
   progress.done();
@@ -63,19 +84,50 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   process.stdout.write(`${out.join('\n')}\n`);
   const cell = (id: string, l: number) => cells.get(`${id}:${l}`)!;
   const median = (id: string, l: number) => quantileMs(cell(id, l).times, n, 0.5);
-  const within = (id: string, l: number, ms: number) => { const m = median(id, l); return m !== null && m <= ms; };
+  const within = (id: string, l: number, ms: number) => {
+    const m = median(id, l);
+    return m !== null && m <= ms;
+  };
   const worst = (id: string) => Math.max(...LEVELS.map((l) => cell(id, l).byLast));
   const targets = [
     [`no-op falsely verified ≤ 5% at every level`, worst('noop') <= ALPHA, `at most ${pct(worst('noop'))}`],
     [`no-op on a storm-opened issue falsely verified ≤ 5%`, worst('burst') <= ALPHA, `at most ${pct(worst('burst'))}`],
     [`stays-fixed falsely regressed ≤ 5% at every level`, worst('stays') <= ALPHA, `at most ${pct(worst('stays'))}`],
-    [`verified real fixes falsely regressed since the fix ≤ 5%`, Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)) <= ALPHA, `at most ${pct(Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)))}`],
-    [`real fix: median time to verified ≤ 1 h at 2000 ps/h`, within('real', 2000, HOUR_MS), showTime(median('real', 2000))],
-    [`real fix: median time to verified ≤ 4 h at 500 ps/h`, within('real', 500, 4 * HOUR_MS), showTime(median('real', 500))],
-    [`real fix: ≥ 95% verified by 24 h at ≥ 200 ps/h`, LEVELS.filter((l) => l >= 200).every((l) => cell('real', l).by24h >= 0.95), `lowest ${pct(Math.min(...LEVELS.filter((l) => l >= 200).map((l) => cell('real', l).by24h)))}`],
-    [`regression: median time to regressed ≤ 1 h at 2000 ps/h`, within('regression', 2000, HOUR_MS), showTime(median('regression', 2000))],
-    [`regression: median time to regressed ≤ 4 h at 500 ps/h`, within('regression', 500, 4 * HOUR_MS), showTime(median('regression', 500))],
-    [`${many} unchanged open issues: ≤ 5% of no-op deploys verify any`, Math.max(...LEVELS.map((l) => manyRes.get(l)!.holm)) <= ALPHA, `at most ${pct(Math.max(...LEVELS.map((l) => manyRes.get(l)!.holm)))} (at the null boundary: at most ${pct(Math.max(...LEVELS.map((l) => manyRes.get(-l)!.holm)))})`],
+    [
+      `verified real fixes falsely regressed since the fix ≤ 5%`,
+      Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)) <= ALPHA,
+      `at most ${pct(Math.max(...LEVELS.map((l) => cell('real', l).regressedAfterFix)))}`,
+    ],
+    [
+      `real fix: median time to verified ≤ 1 h at 2000 ps/h`,
+      within('real', 2000, HOUR_MS),
+      showTime(median('real', 2000)),
+    ],
+    [
+      `real fix: median time to verified ≤ 4 h at 500 ps/h`,
+      within('real', 500, 4 * HOUR_MS),
+      showTime(median('real', 500)),
+    ],
+    [
+      `real fix: ≥ 95% verified by 24 h at ≥ 200 ps/h`,
+      LEVELS.filter((l) => l >= 200).every((l) => cell('real', l).by24h >= 0.95),
+      `lowest ${pct(Math.min(...LEVELS.filter((l) => l >= 200).map((l) => cell('real', l).by24h)))}`,
+    ],
+    [
+      `regression: median time to regressed ≤ 1 h at 2000 ps/h`,
+      within('regression', 2000, HOUR_MS),
+      showTime(median('regression', 2000)),
+    ],
+    [
+      `regression: median time to regressed ≤ 4 h at 500 ps/h`,
+      within('regression', 500, 4 * HOUR_MS),
+      showTime(median('regression', 500)),
+    ],
+    [
+      `${many} unchanged open issues: ≤ 5% of no-op deploys verify any`,
+      Math.max(...LEVELS.map((l) => manyRes.get(l)!.holm)) <= ALPHA,
+      `at most ${pct(Math.max(...LEVELS.map((l) => manyRes.get(l)!.holm)))} (at the null boundary: at most ${pct(Math.max(...LEVELS.map((l) => manyRes.get(-l)!.holm)))})`,
+    ],
   ] as const;
   // The ceiling of the time targets' looks: how many deploys the best test of the after count could decide there.
   const ceilings: string[] = [];
@@ -90,17 +142,32 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
       ceilings.push(`  ${kind.name.padEnd(16)} ${String(level).padStart(5)} ps/h │ ${row.join(' │ ')}`);
     }
   }
-  process.stdout.write(`\npower ceiling: share of deploys the best test of the after count could decide at a look, knowing the before rate and\nthe traffic model exactly, at that look's own alpha (4,000 simulated deploys per cell):\n${ceilings.join('\n')}\n`);
-  process.stdout.write(`\ntargets:\n${targets.map(([name, met, fig]) => `  ${met ? 'met    ' : 'NOT met'}  ${name}: ${fig}`).join('\n')}\n`);
+  process.stdout.write(
+    `\npower ceiling: share of deploys the best test of the after count could decide at a look, knowing the before rate and\nthe traffic model exactly, at that look's own alpha (4,000 simulated deploys per cell):\n${ceilings.join('\n')}\n`,
+  );
+  process.stdout.write(
+    `\ntargets:\n${targets.map(([name, met, fig]) => `  ${met ? 'met    ' : 'NOT met'}  ${name}: ${fig}`).join('\n')}\n`,
+  );
 }
 
 export async function runBench(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { deploys: { type: 'string' }, seed: { type: 'string' }, issues: { type: 'string' }, pipeline: { type: 'boolean' }, 'per-kind': { type: 'string' }, levels: { type: 'string' } },
+    options: {
+      deploys: { type: 'string' },
+      seed: { type: 'string' },
+      issues: { type: 'string' },
+      pipeline: { type: 'boolean' },
+      'per-kind': { type: 'string' },
+      levels: { type: 'string' },
+    },
   });
   if (values.pipeline) {
-    await runPipelineBench({ perKind: Number(values['per-kind'] ?? 20), levels: (values.levels ?? '50,200').split(',').map(Number), seed: Number(values.seed ?? 42) });
+    await runPipelineBench({
+      perKind: Number(values['per-kind'] ?? 20),
+      levels: (values.levels ?? '50,200').split(',').map(Number),
+      seed: Number(values.seed ?? 42),
+    });
     return;
   }
   await runPureBench(values);

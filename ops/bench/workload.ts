@@ -134,7 +134,19 @@ export class SiteProfile {
         const signal = SIGNAL_MIX[this.pickSignal(this.random())]![0];
         const pageLevel = signal === 'navigation_loop';
         const el = this.pickElement(this.random());
-        events.push(pageLevel ? { id, type, ts, page, signal } : { id, type, ts, page, signal, selector: `main > div:nth-child(${el % 40}) > button.b${el}`, label: `Button ${el}` });
+        events.push(
+          pageLevel
+            ? { id, type, ts, page, signal }
+            : {
+                id,
+                type,
+                ts,
+                page,
+                signal,
+                selector: `main > div:nth-child(${el % 40}) > button.b${el}`,
+                label: `Button ${el}`,
+              },
+        );
       } else if (type === 'conversion') events.push({ id, type, ts, page, name: 'purchase', value: 42 });
       else if (type === 'custom') events.push({ id, type, ts, page, name: 'scroll' });
       else events.push({ id, type, ts, page });

@@ -29,14 +29,16 @@ test('a batch whose commit reply was lost is retried on NATS and PostgreSQL, and
   const db = stack.infra.database.db;
   const site = stack.tenant.siteId;
   const auth = { authorization: `Bearer ${stack.tenant.publishableKey}` };
-  const stored = async () => (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${site}`.execute(db)).rows[0].n;
+  const stored = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${site}`.execute(db)).rows[0].n;
 
   lose = 1;
   t.is((await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ events: 4, sessionId: 's-1' }), auth)).status, 202);
   await eventually(async () => (await stored()) === 4 && lose === 0, 30_000, 50);
   // Two more sessions on the same page and element: their transaction scores the page and decides the issue from
   // memory plus the batch. Without the lost commit's events in memory, the page counts 2 sessions and no issue opens.
-  for (const s of ['s-2', 's-3']) t.is((await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ events: 4, sessionId: s }), auth)).status, 202);
+  for (const s of ['s-2', 's-3'])
+    t.is((await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ events: 4, sessionId: s }), auth)).status, 202);
   await eventually(async () => (await stored()) === 12, 30_000, 50);
   // A batch scores with a site mean up to a minute old; the tick rescores every page from memory with today's.
   await processor.running.tick!();

@@ -13,9 +13,18 @@ import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
 
 /** Publishes an alert event as the outbox relay would (notify.v1.<kind>, notification_id = the row's msg id). */
-async function publish(stack: TestStack, kind: 'alert.triggered' | 'alert.resolved', alert: Alert, at: number): Promise<void> {
+async function publish(
+  stack: TestStack,
+  kind: 'alert.triggered' | 'alert.resolved',
+  alert: Alert,
+  at: number,
+): Promise<void> {
   const m = alertNotification(kind, alert, new Date(at));
-  await stack.infra.bus.publish(stack.infra.topology.notifySubject(kind), encode({ ...(m.payload as object), notification_id: m.msgId }), m.msgId);
+  await stack.infra.bus.publish(
+    stack.infra.topology.notifySubject(kind),
+    encode({ ...(m.payload as object), notification_id: m.msgId }),
+    m.msgId,
+  );
 }
 
 test('a trigger that fails first is retried, and the resolve queued meanwhile waits for it: the last event the webhook and PagerDuty see is the resolve', async (t) => {
@@ -34,7 +43,10 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
   const pd = await startReceiver(failFirstTrigger((b) => JSON.parse(b).event_action === 'trigger'));
   let clock = Math.floor(Date.now() / 1000) * 1000;
   const stack = await startTestStack({
-    processor: false, dispatcher: true, now: () => clock, random: () => 0.5,
+    processor: false,
+    dispatcher: true,
+    now: () => clock,
+    random: () => 0.5,
     env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', PAGERDUTY_EVENTS_URL: `${pd.url}/v2/enqueue` },
   });
   t.teardown(async () => {
@@ -45,25 +57,85 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const token = tenant.owner.token;
-  t.is((await api('POST', '/v1/manage/webhooks', { token, body: { org_id: tenant.orgId, url: `${webhook.url}/in`, events: ['alert.triggered', 'alert.resolved'] } })).status, 201);
-  t.is((await api('POST', '/v1/manage/integrations', { token, body: { site_id: tenant.siteId, provider: 'pagerduty', config: { routing_key: 'R'.repeat(32) } } })).status, 201);
-  const rule = await api('POST', '/v1/manage/alert-rules', { token, body: { site_id: tenant.siteId, name: 'Checkout budget', trigger_type: 'budget', threshold: 0, channels: ['webhook', 'pagerduty'], config: {} } });
+  t.is(
+    (
+      await api('POST', '/v1/manage/webhooks', {
+        token,
+        body: { org_id: tenant.orgId, url: `${webhook.url}/in`, events: ['alert.triggered', 'alert.resolved'] },
+      })
+    ).status,
+    201,
+  );
+  t.is(
+    (
+      await api('POST', '/v1/manage/integrations', {
+        token,
+        body: { site_id: tenant.siteId, provider: 'pagerduty', config: { routing_key: 'R'.repeat(32) } },
+      })
+    ).status,
+    201,
+  );
+  const rule = await api('POST', '/v1/manage/alert-rules', {
+    token,
+    body: {
+      site_id: tenant.siteId,
+      name: 'Checkout budget',
+      trigger_type: 'budget',
+      threshold: 0,
+      channels: ['webhook', 'pagerduty'],
+      config: {},
+    },
+  });
   t.is(rule.status, 201, rule.text);
 
   const fired: Alert = {
-    id: newId(), site_id: tenant.siteId, rule_id: rule.body.data.id, rule_name: 'Checkout budget', page: '/checkout', trigger_type: 'budget',
-    score_before: 10, score_after: 80, status: 'fired', details: { summary: 'over budget' }, triggered_at: new Date(clock), acknowledged_at: null, resolved_at: null, resolved_reason: null,
+    id: newId(),
+    site_id: tenant.siteId,
+    rule_id: rule.body.data.id,
+    rule_name: 'Checkout budget',
+    page: '/checkout',
+    trigger_type: 'budget',
+    score_before: 10,
+    score_after: 80,
+    status: 'fired',
+    details: { summary: 'over budget' },
+    triggered_at: new Date(clock),
+    acknowledged_at: null,
+    resolved_at: null,
+    resolved_reason: null,
   };
   const attempts = async (type: string, status?: string) =>
-    (await db.selectFrom('delivery_attempts as a').innerJoin('notification_deliveries as d', 'd.id', 'a.delivery_id').select('a.id')
-      .where('d.event_type', '=', type).$if(status !== undefined, (q) => q.where('a.status', '=', status!)).execute()).length;
+    (
+      await db
+        .selectFrom('delivery_attempts as a')
+        .innerJoin('notification_deliveries as d', 'd.id', 'a.delivery_id')
+        .select('a.id')
+        .where('d.event_type', '=', type)
+        .$if(status !== undefined, (q) => q.where('a.status', '=', status!))
+        .execute()
+    ).length;
 
   await publish(stack, 'alert.triggered', fired, clock);
-  await eventually(async () => (await attempts('alert.triggered', 'failed')) === 2, 20_000, 'both first trigger attempts failed');
+  await eventually(
+    async () => (await attempts('alert.triggered', 'failed')) === 2,
+    20_000,
+    'both first trigger attempts failed',
+  );
   // Resolved while the trigger waits for its retry (5 s).
   clock += 1000;
-  await publish(stack, 'alert.resolved', { ...fired, status: 'resolved', resolved_at: new Date(clock), resolved_reason: 'score back under budget' }, clock);
-  await eventually(async () => (await db.selectFrom('notification_deliveries').select('id').where('event_type', '=', 'alert.resolved').execute()).length === 2, 20_000, 'resolve fanned out');
+  await publish(
+    stack,
+    'alert.resolved',
+    { ...fired, status: 'resolved', resolved_at: new Date(clock), resolved_reason: 'score back under budget' },
+    clock,
+  );
+  await eventually(
+    async () =>
+      (await db.selectFrom('notification_deliveries').select('id').where('event_type', '=', 'alert.resolved').execute())
+        .length === 2,
+    20_000,
+    'resolve fanned out',
+  );
   stack.dispatcher!.wake();
   // Until the trigger's retry is due, nothing is sent: give the senders a few cycles to (wrongly) send the resolve.
   for (let i = 0; i < 5; i++) {
@@ -74,12 +146,31 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
 
   clock += 5000;
   stack.dispatcher!.wake();
-  await eventually(async () => {
-    stack.dispatcher!.wake();
-    return (await attempts('alert.resolved', 'succeeded')) === 2;
-  }, 30_000, 'resolve delivered to both');
+  await eventually(
+    async () => {
+      stack.dispatcher!.wake();
+      return (await attempts('alert.resolved', 'succeeded')) === 2;
+    },
+    30_000,
+    'resolve delivered to both',
+  );
   const order = (bodies: string[], f: (b: any) => string) => bodies.map((b) => f(JSON.parse(b)));
-  t.deepEqual(order(webhook.received.map((r) => r.body), (b) => b.type), ['alert.triggered', 'alert.triggered', 'alert.resolved']);
-  t.deepEqual(order(pd.received.map((r) => r.body), (b) => b.event_action), ['trigger', 'trigger', 'resolve']);
-  t.deepEqual(webhook.received.map((r) => r.status), [503, 202, 202]);
+  t.deepEqual(
+    order(
+      webhook.received.map((r) => r.body),
+      (b) => b.type,
+    ),
+    ['alert.triggered', 'alert.triggered', 'alert.resolved'],
+  );
+  t.deepEqual(
+    order(
+      pd.received.map((r) => r.body),
+      (b) => b.event_action,
+    ),
+    ['trigger', 'trigger', 'resolve'],
+  );
+  t.deepEqual(
+    webhook.received.map((r) => r.status),
+    [503, 202, 202],
+  );
 });

@@ -25,9 +25,24 @@ interface Run {
 function friction(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const t0 = Date.now();
   return new Promise((resolve) => {
-    execFile(NODE, ['ops/cli.ts', ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, FRICTION_DATA_DIR: '/nonexistent-friction-test-dir', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - t0 });
-    });
+    execFile(
+      NODE,
+      ['ops/cli.ts', ...args],
+      {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          FRICTION_DATA_DIR: '/nonexistent-friction-test-dir',
+          LOG_LEVEL: 'silent',
+          ...env,
+        },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - t0 });
+      },
+    );
   });
 }
 
@@ -40,10 +55,11 @@ function oneClearLine(t: import('ava').ExecutionContext, r: Run, pattern: RegExp
   t.regex(first, pattern, r.stderr);
 }
 
-const listen = (): Promise<Server> => new Promise((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => resolve(s));
-});
+const listen = (): Promise<Server> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
 
 test('port in use: said at once, before the start-up work', async (t) => {
   const busy = await listen();
@@ -64,7 +80,11 @@ test('NATS down: names NATS_URL and the URL', async (t) => {
   const free = await listen();
   const port = (free.address() as { port: number }).port;
   free.close();
-  const r = await friction(['processor'], { PORT: '0', NATS_URL: `nats://127.0.0.1:${port}`, DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' });
+  const r = await friction(['processor'], {
+    PORT: '0',
+    NATS_URL: `nats://127.0.0.1:${port}`,
+    DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  });
   oneClearLine(t, r, new RegExp(`cannot reach NATS at nats://127\\.0\\.0\\.1:${port} \\(NATS_URL\\)`));
 });
 
@@ -73,17 +93,44 @@ test('database down: names DATABASE_URL, hides the password; migrate retries fir
   const port = (free.address() as { port: number }).port;
   free.close();
   const url = `postgres://friction:hunter2@127.0.0.1:${port}/friction`;
-  const api = await friction(['api'], { PORT: '0', DATABASE_URL: url, NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222', REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' });
-  oneClearLine(t, api, /cannot reach the database at postgres:\/\/friction:\*\*\*@127\.0\.0\.1:\d+\/friction \(DATABASE_URL\)/);
+  const api = await friction(['api'], {
+    PORT: '0',
+    DATABASE_URL: url,
+    NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  });
+  oneClearLine(
+    t,
+    api,
+    /cannot reach the database at postgres:\/\/friction:\*\*\*@127\.0\.0\.1:\d+\/friction \(DATABASE_URL\)/,
+  );
   t.false(api.stderr.includes('hunter2'));
-  const migrate = await friction(['migrate'], { DATABASE_URL: url, MIGRATE_CONNECT_TIMEOUT_MS: '2500', LOG_LEVEL: 'warn' });
-  oneClearLine(t, { ...migrate, stderr: migrate.stderr.split('\n').filter((l) => !l.startsWith('{')).join('\n') }, /cannot reach the database/);
+  const migrate = await friction(['migrate'], {
+    DATABASE_URL: url,
+    MIGRATE_CONNECT_TIMEOUT_MS: '2500',
+    LOG_LEVEL: 'warn',
+  });
+  oneClearLine(
+    t,
+    {
+      ...migrate,
+      stderr: migrate.stderr
+        .split('\n')
+        .filter((l) => !l.startsWith('{'))
+        .join('\n'),
+    },
+    /cannot reach the database/,
+  );
   t.true(migrate.ms >= 2000, 'it kept trying for MIGRATE_CONNECT_TIMEOUT_MS');
   t.regex(migrate.stdout + migrate.stderr, /retrying in 1 s/, 'a line per failed attempt');
 });
 
 test('bad option values and commands: one line naming the option, exit 1; every command has --help', async (t) => {
-  oneClearLine(t, await friction(['demo', '--sessions', 'abc']), /--sessions.*'abc' is invalid\. must be a whole number/);
+  oneClearLine(
+    t,
+    await friction(['demo', '--sessions', 'abc']),
+    /--sessions.*'abc' is invalid\. must be a whole number/,
+  );
   oneClearLine(t, await friction(['demo', '--base-url', 'localhost']), /--base-url.*must be an http\(s\) URL/);
   oneClearLine(t, await friction(['demo', '--key', 'svc_sec_x']), /--key.*must be a publishable key/);
   oneClearLine(t, await friction(['recompute']), /required option '--site <uuid>'/);
@@ -100,12 +147,32 @@ test('demo: unreachable URL and wrong key are one line and exit 1', async (t) =>
   const free = await listen();
   const port = (free.address() as { port: number }).port;
   free.close();
-  oneClearLine(t, await friction(['demo', '--sessions', '2', '--base-url', `http://127.0.0.1:${port}`, '--key', 'svc_pub_x']), new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/v1/ingest \\(--base-url\\): connection refused`));
+  oneClearLine(
+    t,
+    await friction(['demo', '--sessions', '2', '--base-url', `http://127.0.0.1:${port}`, '--key', 'svc_pub_x']),
+    new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/v1/ingest \\(--base-url\\): connection refused`),
+  );
   const stack = await startTestStack({ processor: false });
   try {
-    const wrong = await friction(['demo', '--sessions', '2', '--base-url', stack.baseUrl, '--key', 'svc_pub_00000000000000000000000000000000']);
+    const wrong = await friction([
+      'demo',
+      '--sessions',
+      '2',
+      '--base-url',
+      stack.baseUrl,
+      '--key',
+      'svc_pub_00000000000000000000000000000000',
+    ]);
     oneClearLine(t, wrong, /refused the key svc_pub_0000… \(--key\): 401/);
-    const right = await friction(['demo', '--sessions', '2', '--base-url', stack.baseUrl, '--key', stack.tenant.publishableKey]);
+    const right = await friction([
+      'demo',
+      '--sessions',
+      '2',
+      '--base-url',
+      stack.baseUrl,
+      '--key',
+      stack.tenant.publishableKey,
+    ]);
     t.is(right.code, 0, right.stderr);
     t.regex(right.stdout, /sent 2 sessions/);
   } finally {

@@ -26,16 +26,29 @@ const roleServers: Array<{ name: string; url: string; server: Server }> = [];
 const stops: Array<() => Promise<void>> = [];
 test.before(async () => {
   const env = { MAX_CONNECTIONS_PER_IP: String(PER_IP), HTTP_HEADERS_TIMEOUT_MS: '1500' };
-  [pg, embedded] = await Promise.all([startTestStack({ processor: false, env }), startTestStack({ embedded: true, env })]);
+  [pg, embedded] = await Promise.all([
+    startTestStack({ processor: false, env }),
+    startTestStack({ embedded: true, env }),
+  ]);
   // Every split role as `friction <role>` serves it: its own routes plus the operations routes, on its own port.
   const processor = await processorRole(pg.infra).start();
   const dispatcher = await dispatcherRole(pg.infra).start();
-  stops.push(() => processor.running.stop(), () => dispatcher.running.stop());
+  stops.push(
+    () => processor.running.stop(),
+    () => dispatcher.running.stop(),
+  );
   const api = apiRole(pg.infra);
   stops.push(() => api.stop());
-  const roles: Array<[string, RoleHttp]> = [['ingest', ingestRole(pg.infra)], ['api', api], ['processor', processor.http], ['dispatcher', dispatcher.http]];
+  const roles: Array<[string, RoleHttp]> = [
+    ['ingest', ingestRole(pg.infra)],
+    ['api', api],
+    ['processor', processor.http],
+    ['dispatcher', dispatcher.http],
+  ];
   for (const [name, http] of roles) {
-    const server = await serveRoles(name, [http], pg.infra.log, 0, '127.0.0.1', { connections: connectionLimits(pg.config) });
+    const server = await serveRoles(name, [http], pg.infra.log, 0, '127.0.0.1', {
+      connections: connectionLimits(pg.config),
+    });
     const addr = server.address();
     roleServers.push({ name, server, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` });
   }
@@ -46,7 +59,9 @@ test.after.always(async () => {
   await Promise.all([pg?.stop(), embedded?.stop()]);
 });
 
-async function flood(baseUrl: string): Promise<{ result: { attempted: number; open: number; refused: number }; stop(): void }> {
+async function flood(
+  baseUrl: string,
+): Promise<{ result: { attempted: number; open: number; refused: number }; stop(): void }> {
   const url = new URL(baseUrl);
   const child = spawn(process.execPath, [new URL('../testing/idle-flood.ts', import.meta.url).pathname], {
     env: { ...process.env, HOST: url.hostname, PORT: url.port, LOCAL: '127.0.0.2', COUNT: String(FLOOD) },
@@ -73,23 +88,30 @@ const targets = () => [
   ...roleServers.map((r) => ({ name: `split role ${r.name}`, role: r.name, url: r.url })),
 ];
 
-test.serial(`${FLOOD} idle sockets from one address leave /healthz answering within 1 s on the embedded default and every split role`, async (t) => {
-  t.timeout(300_000);
-  for (const target of targets()) {
-    const { result, stop } = await flood(target.url);
-    try {
-      t.is(result.attempted, FLOOD, target.name);
-      t.true(result.open <= PER_IP, `${target.name}: the server kept ${result.open} idle connections of one address`);
-      t.true(result.refused >= FLOOD - PER_IP, `${target.name}: ${result.refused} refused`);
-      const ms = await healthzWithin(target.url, 1000);
-      t.true(ms < 1000, `${target.name}: /healthz in ${Math.round(ms)} ms`);
-      const metrics = await (await fetch(`${target.url}/metrics`)).text();
-      t.regex(metrics, new RegExp(`friction_http_connections_refused_total\\{role="${target.role}",reason="per_ip"\\} [1-9]`), target.name);
-    } finally {
-      stop();
+test.serial(
+  `${FLOOD} idle sockets from one address leave /healthz answering within 1 s on the embedded default and every split role`,
+  async (t) => {
+    t.timeout(300_000);
+    for (const target of targets()) {
+      const { result, stop } = await flood(target.url);
+      try {
+        t.is(result.attempted, FLOOD, target.name);
+        t.true(result.open <= PER_IP, `${target.name}: the server kept ${result.open} idle connections of one address`);
+        t.true(result.refused >= FLOOD - PER_IP, `${target.name}: ${result.refused} refused`);
+        const ms = await healthzWithin(target.url, 1000);
+        t.true(ms < 1000, `${target.name}: /healthz in ${Math.round(ms)} ms`);
+        const metrics = await (await fetch(`${target.url}/metrics`)).text();
+        t.regex(
+          metrics,
+          new RegExp(`friction_http_connections_refused_total\\{role="${target.role}",reason="per_ip"\\} [1-9]`),
+          target.name,
+        );
+      } finally {
+        stop();
+      }
     }
-  }
-});
+  },
+);
 
 test('a connection that never sends a byte, or stops mid request line, is closed after HTTP_HEADERS_TIMEOUT_MS', async (t) => {
   for (const partial of ['', 'GET /hea']) {
@@ -99,7 +121,10 @@ test('a connection that never sends a byte, or stops mid request line, is closed
     await once(s, 'connect');
     s.resume(); // read what the server answers (a 408 after a partial request), so its close is seen
     if (partial) s.write(partial);
-    const closed = await Promise.race([once(s, 'close').then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]);
+    const closed = await Promise.race([
+      once(s, 'close').then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 10_000)),
+    ]);
     s.destroy();
     t.true(closed, `closed (sent ${JSON.stringify(partial)})`);
     t.true(performance.now() - t0 >= 1400, 'not before the deadline');
@@ -126,7 +151,10 @@ test('requests the HTTP parser refuses are answered in the envelope', async (t) 
   const big = await raw(pg.baseUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   t.is(big.status, 431);
   t.is(big.body?.error?.code, 'header_too_large');
-  const framing = await raw(pg.baseUrl, 'POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n');
+  const framing = await raw(
+    pg.baseUrl,
+    'POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
   t.is(framing.status, 400);
   t.is(framing.body?.error?.status, 400);
 });

@@ -38,25 +38,51 @@ test.after.always(async () => {
 
 async function insertAlert(s: TestStack, siteId: string): Promise<string> {
   const id = crypto.randomUUID();
-  await s.infra.database.db.insertInto('alerts').values({
-    id, site_id: siteId, rule_id: null, rule_name: 'spike', page: '/checkout', trigger_type: 'spike', score_before: 10, score_after: 60,
-    triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
-  }).execute();
+  await s.infra.database.db
+    .insertInto('alerts')
+    .values({
+      id,
+      site_id: siteId,
+      rule_id: null,
+      rule_name: 'spike',
+      page: '/checkout',
+      trigger_type: 'spike',
+      score_before: 10,
+      score_after: 60,
+      triggered_at: new Date(),
+      acknowledged_at: null,
+      resolved_at: null,
+      resolved_reason: null,
+    })
+    .execute();
   return id;
 }
 
 /** Signs in for a cookie session: the Set-Cookie lines and a Cookie header carrying them. */
-async function cookieLogin(s: TestStack, t: TestTenant): Promise<{ setCookie: string[]; cookie: string; csrf: string }> {
-  const r = await fetch(`${s.baseUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: t.owner.email, password: t.owner.password, session: 'cookie' }) });
+async function cookieLogin(
+  s: TestStack,
+  t: TestTenant,
+): Promise<{ setCookie: string[]; cookie: string; csrf: string }> {
+  const r = await fetch(`${s.baseUrl}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: t.owner.email, password: t.owner.password, session: 'cookie' }),
+  });
   if (r.status !== 200) throw new Error(`login ${r.status}`);
   const setCookie = r.headers.getSetCookie();
   const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
-  const me = await fetch(`${s.baseUrl}/v1/auth/session`, { headers: { cookie } }).then((x) => x.json() as Promise<{ data: { csrf_token: string } }>);
+  const me = await fetch(`${s.baseUrl}/v1/auth/session`, { headers: { cookie } }).then(
+    (x) => x.json() as Promise<{ data: { csrf_token: string } }>,
+  );
   return { setCookie, cookie, csrf: me.data.csrf_token };
 }
 
 const send = (s: TestStack, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-  fetch(`${s.baseUrl}${path}`, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  fetch(`${s.baseUrl}${path}`, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
 
 test('the session cookie is HttpOnly, SameSite=Strict and path-wide; Secure when the public URL is https', async (t) => {
   const plain = await cookieLogin(stack, stack.tenant);
@@ -65,17 +91,27 @@ test('the session cookie is HttpOnly, SameSite=Strict and path-wide; Secure when
   t.regex(session, /; SameSite=Strict/);
   t.regex(session, /; Path=\//);
   t.notRegex(session, /Secure/);
-  t.regex(plain.setCookie.find((c) => c.startsWith('friction_signed_in='))!, /^friction_signed_in=1;/, 'the readable hint holds no secret');
+  t.regex(
+    plain.setCookie.find((c) => c.startsWith('friction_signed_in='))!,
+    /^friction_signed_in=1;/,
+    'the readable hint holds no secret',
+  );
   t.notRegex(plain.setCookie.find((c) => c.startsWith('friction_signed_in='))!, /HttpOnly/);
   const secure = await cookieLogin(https, https.tenant);
   for (const c of secure.setCookie) t.regex(c, /; Secure/);
   // A bearer login sets no cookie: API clients are unchanged.
-  const bearer = await send(stack, 'POST', '/v1/auth/login', {}, { email: stack.tenant.owner.email, password: stack.tenant.owner.password });
+  const bearer = await send(
+    stack,
+    'POST',
+    '/v1/auth/login',
+    {},
+    { email: stack.tenant.owner.email, password: stack.tenant.owner.password },
+  );
   t.deepEqual(bearer.headers.getSetCookie(), []);
   t.truthy((await bearer.json()).data.token);
 });
 
-test('an unsafe request the cookie authenticates needs its own session\'s CSRF token; bearer requests need none', async (t) => {
+test("an unsafe request the cookie authenticates needs its own session's CSRF token; bearer requests need none", async (t) => {
   const a = await cookieLogin(stack, stack.tenant);
   const b = await cookieLogin(stack, stack.tenant);
   const alert = await insertAlert(stack, stack.tenant.siteId);
@@ -83,21 +119,70 @@ test('an unsafe request the cookie authenticates needs its own session\'s CSRF t
   const none = await send(stack, 'PATCH', path, { cookie: a.cookie }, { status: 'investigating' });
   t.is(none.status, 403);
   t.is((await none.json()).error.code, 'forbidden');
-  t.is((await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': 'x'.repeat(43) }, { status: 'investigating' })).status, 403);
+  t.is(
+    (
+      await send(
+        stack,
+        'PATCH',
+        path,
+        { cookie: a.cookie, 'x-csrf-token': 'x'.repeat(43) },
+        { status: 'investigating' },
+      )
+    ).status,
+    403,
+  );
   t.not(a.csrf, b.csrf);
-  t.is((await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': b.csrf }, { status: 'investigating' })).status, 403, 'another session\'s token');
-  t.is((await send(stack, 'POST', '/v1/auth/logout', { cookie: a.cookie }, {})).status, 403, 'logout is an unsafe method too');
-  const row = await stack.infra.database.db.selectFrom('alerts').select('status').where('id', '=', alert).executeTakeFirstOrThrow();
+  t.is(
+    (await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': b.csrf }, { status: 'investigating' }))
+      .status,
+    403,
+    "another session's token",
+  );
+  t.is(
+    (await send(stack, 'POST', '/v1/auth/logout', { cookie: a.cookie }, {})).status,
+    403,
+    'logout is an unsafe method too',
+  );
+  const row = await stack.infra.database.db
+    .selectFrom('alerts')
+    .select('status')
+    .where('id', '=', alert)
+    .executeTakeFirstOrThrow();
   t.is(row.status, 'fired');
-  t.is((await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': a.csrf }, { status: 'acknowledged' })).status, 200);
+  t.is(
+    (await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': a.csrf }, { status: 'acknowledged' })).status,
+    200,
+  );
   // Reads need no token; a bearer token needs none for writes either (a header cannot be forged cross-site).
   t.is((await send(stack, 'GET', `/v1/query/alerts?site_id=${stack.tenant.siteId}`, { cookie: a.cookie })).status, 200);
-  t.is((await send(stack, 'PATCH', path, { authorization: `Bearer ${stack.tenant.owner.token}` }, { status: 'investigating' })).status, 200);
-  t.is((await send(stack, 'PATCH', path, { authorization: `Bearer ${stack.tenant.secretKey}` }, { status: 'resolved' })).status, 200);
-  t.is((await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}` } }).then((r) => r.json())).data.csrf_token, null);
+  t.is(
+    (
+      await send(
+        stack,
+        'PATCH',
+        path,
+        { authorization: `Bearer ${stack.tenant.owner.token}` },
+        { status: 'investigating' },
+      )
+    ).status,
+    200,
+  );
+  t.is(
+    (await send(stack, 'PATCH', path, { authorization: `Bearer ${stack.tenant.secretKey}` }, { status: 'resolved' }))
+      .status,
+    200,
+  );
+  t.is(
+    (
+      await fetch(`${stack.baseUrl}/v1/auth/session`, {
+        headers: { authorization: `Bearer ${stack.tenant.owner.token}` },
+      }).then((r) => r.json())
+    ).data.csrf_token,
+    null,
+  );
 });
 
-test('a page on another site cannot act with the signed-in dashboard\'s cookie (Chromium)', async (t) => {
+test("a page on another site cannot act with the signed-in dashboard's cookie (Chromium)", async (t) => {
   const ctx = await browser.newContext();
   const page = await ctx.newPage();
   await page.goto(`${stack.baseUrl}/`);
@@ -120,7 +205,11 @@ test('a page on another site cannot act with the signed-in dashboard\'s cookie (
   const attacker = await ctx.newPage();
   await attacker.goto(`http://localhost:${(evil.address() as AddressInfo).port}/`);
   await attacker.waitForURL(/\/v1\/auth\/logout/);
-  const row = await stack.infra.database.db.selectFrom('alerts').select('status').where('id', '=', alert).executeTakeFirstOrThrow();
+  const row = await stack.infra.database.db
+    .selectFrom('alerts')
+    .select('status')
+    .where('id', '=', alert)
+    .executeTakeFirstOrThrow();
   t.is(row.status, 'fired');
   // Still signed in: the forged logout ended nothing.
   const still = await page.evaluate(() => fetch('/v1/auth/session').then((r) => r.status));
@@ -129,7 +218,7 @@ test('a page on another site cannot act with the signed-in dashboard\'s cookie (
   await new Promise((r) => evil.close(r));
 });
 
-test('logout ends the server session: the cookie\'s token is refused afterwards, even if kept', async (t) => {
+test("logout ends the server session: the cookie's token is refused afterwards, even if kept", async (t) => {
   const ctx = await browser.newContext();
   const page = await ctx.newPage();
   const w = watch(page);
@@ -141,17 +230,23 @@ test('logout ends the server session: the cookie\'s token is refused afterwards,
   const kept = (await ctx.cookies()).find((c) => c.name === 'friction_session')!;
   t.true(kept.httpOnly);
   t.is(kept.sameSite, 'Strict');
-  t.is(await page.evaluate(() => document.cookie.includes('friction_session')), false, 'scripts cannot read the session cookie');
+  t.is(
+    await page.evaluate(() => document.cookie.includes('friction_session')),
+    false,
+    'scripts cannot read the session cookie',
+  );
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('button', { name: 'Sign in' }).waitFor();
   t.falsy((await ctx.cookies()).find((c) => c.name === 'friction_session' && c.value));
-  const replay = await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${kept.value}` } });
+  const replay = await fetch(`${stack.baseUrl}/v1/auth/session`, {
+    headers: { cookie: `friction_session=${kept.value}` },
+  });
   t.is(replay.status, 401);
   t.deepEqual(w.problems, []);
   await ctx.close();
 });
 
-test('another org\'s data answers 404 to the dashboard\'s own requests', async (t) => {
+test("another org's data answers 404 to the dashboard's own requests", async (t) => {
   const theirs = await insertAlert(stack, stack.tenant.siteId);
   const ctx = await browser.newContext();
   const page = await ctx.newPage();
@@ -167,19 +262,42 @@ test('another org\'s data answers 404 to the dashboard\'s own requests', async (
   await page.goto(`${stack.baseUrl}/#/alerts?site=${stack.tenant.siteId}`);
   await page.getByRole('heading', { name: 'Alerts' }).waitFor();
   await page.getByText(/No alert has fired/).waitFor();
-  t.false(asked.some((u) => u.includes(stack.tenant.siteId)), 'the page never asks for a site it does not have');
+  t.false(
+    asked.some((u) => u.includes(stack.tenant.siteId)),
+    'the page never asks for a site it does not have',
+  );
   t.deepEqual(w.problems, []);
   // The same requests the page makes, with the first org's ids: 404, as for ids that do not exist.
-  const answers = await page.evaluate(async ({ site, alert }) => {
-    const me = await fetch('/v1/auth/session').then((r) => r.json());
-    const csrf = me.data.csrf_token as string;
-    const statuses: number[] = [];
-    for (const u of [`/v1/query/scores?site_id=${site}`, `/v1/query/alerts/${alert}?site_id=${site}`, `/v1/manage/keys?site_id=${site}`]) statuses.push((await fetch(u)).status);
-    statuses.push((await fetch(`/v1/manage/alerts/${alert}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: '{"status":"resolved"}' })).status);
-    return statuses;
-  }, { site: stack.tenant.siteId, alert: theirs });
+  const answers = await page.evaluate(
+    async ({ site, alert }) => {
+      const me = await fetch('/v1/auth/session').then((r) => r.json());
+      const csrf = me.data.csrf_token as string;
+      const statuses: number[] = [];
+      for (const u of [
+        `/v1/query/scores?site_id=${site}`,
+        `/v1/query/alerts/${alert}?site_id=${site}`,
+        `/v1/manage/keys?site_id=${site}`,
+      ])
+        statuses.push((await fetch(u)).status);
+      statuses.push(
+        (
+          await fetch(`/v1/manage/alerts/${alert}`, {
+            method: 'PATCH',
+            headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+            body: '{"status":"resolved"}',
+          })
+        ).status,
+      );
+      return statuses;
+    },
+    { site: stack.tenant.siteId, alert: theirs },
+  );
   t.deepEqual(answers, [404, 404, 404, 404]);
-  const row = await stack.infra.database.db.selectFrom('alerts').select('status').where('id', '=', theirs).executeTakeFirstOrThrow();
+  const row = await stack.infra.database.db
+    .selectFrom('alerts')
+    .select('status')
+    .where('id', '=', theirs)
+    .executeTakeFirstOrThrow();
   t.is(row.status, 'fired');
   await ctx.close();
 });
@@ -188,7 +306,10 @@ test('the dashboard answers with a strict CSP and the OWASP secure headers; inde
   const r = await fetch(`${stack.baseUrl}/`);
   t.is(r.status, 200);
   const csp = r.headers.get('content-security-policy')!;
-  t.is(csp, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+  t.is(
+    csp,
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  );
   t.is(r.headers.get('cache-control'), 'no-store');
   t.is(r.headers.get('x-content-type-options'), 'nosniff');
   t.is(r.headers.get('x-frame-options'), 'DENY');
@@ -207,20 +328,29 @@ test('the dashboard answers with a strict CSP and the OWASP secure headers; inde
   t.regex((await fetch(`${https.baseUrl}/`)).headers.get('strict-transport-security')!, /max-age=31536000/);
 });
 
-test('dogfooding: with a key set, the dashboard loads Friction\'s SDK from the chosen ingest and reports to that site', async (t) => {
+test("dogfooding: with a key set, the dashboard loads Friction's SDK from the chosen ingest and reports to that site", async (t) => {
   // The dashboard on its own origin, reporting to `stack`'s ingest (another origin) with the tenant's publishable key.
   const log = createLogger('silent');
   const dogfood = { key: stack.tenant.publishableKey, ingestUrl: stack.baseUrl };
-  const app = createHttpApp({ role: 'api', log, routers: [dashboardRouter({ log, publicBaseUrl: undefined, dogfood })] });
+  const app = createHttpApp({
+    role: 'api',
+    log,
+    routers: [dashboardRouter({ log, publicBaseUrl: undefined, dogfood })],
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const index = await fetch(`${origin}/`);
-    t.regex(index.headers.get('content-security-policy')!, new RegExp(`script-src 'self' ${stack.baseUrl}; .*connect-src 'self' ${stack.baseUrl};`));
+    t.regex(
+      index.headers.get('content-security-policy')!,
+      new RegExp(`script-src 'self' ${stack.baseUrl}; .*connect-src 'self' ${stack.baseUrl};`),
+    );
     const page = await browser.newPage();
     const w = watch(page);
-    const ingested = page.waitForResponse((r) => r.url() === `${stack.baseUrl}/v1/ingest` && r.request().method() === 'POST');
+    const ingested = page.waitForResponse(
+      (r) => r.url() === `${stack.baseUrl}/v1/ingest` && r.request().method() === 'POST',
+    );
     await page.goto(`${origin}/`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForFunction(() => 'Friction' in window);
@@ -241,8 +371,16 @@ test('a cookie whose token is past half its life is renewed with the same sessio
   const policy = { tokenTtlSec: cfg.JWT_TTL_SECONDS, sessionMaxSec: cfg.SESSION_MAX_SECONDS };
   // A token issued 60% of its life ago.
   const issued = new Date(Date.now() - cfg.JWT_TTL_SECONDS * 600);
-  const old = await startSession(stack.infra.database.db, new InstanceKeys(stack.infra.database.db, cfg), { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId }, policy, issued);
-  const viaCookie = await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${old.token}` } });
+  const old = await startSession(
+    stack.infra.database.db,
+    new InstanceKeys(stack.infra.database.db, cfg),
+    { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId },
+    policy,
+    issued,
+  );
+  const viaCookie = await fetch(`${stack.baseUrl}/v1/auth/session`, {
+    headers: { cookie: `friction_session=${old.token}` },
+  });
   t.is(viaCookie.status, 200);
   const renewed = viaCookie.headers.getSetCookie().find((c) => c.startsWith('friction_session='))!;
   t.truthy(renewed);
@@ -252,8 +390,13 @@ test('a cookie whose token is past half its life is renewed with the same sessio
   t.is(claims.sid, old.sessionId);
   t.true(claims.exp * 1000 > old.expiresAt.getTime());
   // The renewed cookie works; the same old token as a bearer credential gets no cookie.
-  t.is((await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${fresh}` } })).status, 200);
-  const viaHeader = await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { authorization: `Bearer ${old.token}` } });
+  t.is(
+    (await fetch(`${stack.baseUrl}/v1/auth/session`, { headers: { cookie: `friction_session=${fresh}` } })).status,
+    200,
+  );
+  const viaHeader = await fetch(`${stack.baseUrl}/v1/auth/session`, {
+    headers: { authorization: `Bearer ${old.token}` },
+  });
   t.is(viaHeader.status, 200);
   t.deepEqual(viaHeader.headers.getSetCookie(), []);
 });

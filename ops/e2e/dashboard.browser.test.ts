@@ -30,17 +30,31 @@ test.before(async () => {
   shop = await serveShop();
   receiver = await startReceiver(() => ({ status: 200 }));
   [stack, browser] = await Promise.all([
-    startTestStack({ dispatcher: true, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true', SCREENSHOT_TIMEOUT_MS: '30000' } }),
+    startTestStack({
+      dispatcher: true,
+      env: {
+        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+        SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true',
+        SCREENSHOT_TIMEOUT_MS: '30000',
+      },
+    }),
     launchChromium(),
   ]);
   seeded = await seedDashboard(stack, { siteUrl: shop.url });
   // Captures run in the background: asked for once here, so the page view shows them.
   const sec = { authorization: `Bearer ${stack.tenant.secretKey}` };
   for (const device of ['desktop', 'mobile']) {
-    await eventually(async () => {
-      const r = await getJson(`${stack.baseUrl}/v1/query/page-screenshot?site_id=${stack.tenant.siteId}&page=/checkout&device=${device}`, sec);
-      return r.body.data?.screenshot ? true : undefined;
-    }, 60_000, 500);
+    await eventually(
+      async () => {
+        const r = await getJson(
+          `${stack.baseUrl}/v1/query/page-screenshot?site_id=${stack.tenant.siteId}&page=/checkout&device=${device}`,
+          sec,
+        );
+        return r.body.data?.screenshot ? true : undefined;
+      },
+      60_000,
+      500,
+    );
   }
   ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.baseUrl });
@@ -62,7 +76,14 @@ async function signIn(page: Page): Promise<void> {
 }
 
 /** Opens a screen, waits until nothing is loading, checks it with axe and saves its screenshot. */
-async function visit(t: { log(...a: unknown[]): void }, page: Page, w: Watched, hash: string, name: string, ready: (p: Page) => Promise<unknown>): Promise<void> {
+async function visit(
+  t: { log(...a: unknown[]): void },
+  page: Page,
+  w: Watched,
+  hash: string,
+  name: string,
+  ready: (p: Page) => Promise<unknown>,
+): Promise<void> {
   await page.goto(`${stack.baseUrl}/#/${hash}`);
   await ready(page);
   await page.waitForFunction(() => !document.querySelector('[role=status]')?.textContent?.startsWith('Loading'));
@@ -83,13 +104,22 @@ test.serial('sign in, and the overview paints its score: time to first meaningfu
   await page.goto('about:blank');
   await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
   await page.getByTestId('overall-score').waitFor();
-  const fmp = await page.evaluate(() => new Promise<number>((resolve) => {
-    new PerformanceObserver((list) => {
-      const e = list.getEntries().find((x) => (x as PerformanceEntry & { identifier?: string }).identifier === 'overview-score') as (PerformanceEntry & { renderTime: number }) | undefined;
-      if (e) resolve(e.renderTime);
-    }).observe({ type: 'element', buffered: true });
-  }));
-  t.log(`overview first meaningful paint: ${fmp.toFixed(0)} ms after navigation start (demo data, ${seeded.pages.length} pages)`);
+  const fmp = await page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        new PerformanceObserver((list) => {
+          const e = list
+            .getEntries()
+            .find((x) => (x as PerformanceEntry & { identifier?: string }).identifier === 'overview-score') as
+            | (PerformanceEntry & { renderTime: number })
+            | undefined;
+          if (e) resolve(e.renderTime);
+        }).observe({ type: 'element', buffered: true });
+      }),
+  );
+  t.log(
+    `overview first meaningful paint: ${fmp.toFixed(0)} ms after navigation start (demo data, ${seeded.pages.length} pages)`,
+  );
   console.log(`dashboard: overview first meaningful paint ${fmp.toFixed(0)} ms`);
   t.true(fmp > 0);
   t.deepEqual(w.problems, []);
@@ -97,48 +127,62 @@ test.serial('sign in, and the overview paints its score: time to first meaningfu
 });
 
 for (const width of [1280, 390]) {
-  test.serial(`every screen at ${width} px: no console error, failed request, CSP violation or serious axe violation`, async (t) => {
-    const page = await ctx.newPage();
-    await page.setViewportSize({ width, height: 900 });
-    const w = watch(page);
-    page.on('dialog', (d) => void d.accept());
-    const issue = seeded.issueIds[0];
-    const detail = await getJson(`${stack.baseUrl}/v1/query/issues/${issue}?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${stack.tenant.secretKey}` });
-    const session = detail.body.data.sessions[0]?.id as string;
-    const h1 = (name: string | RegExp) => (p: Page) => p.getByRole('heading', { level: 1, name }).waitFor();
-    await visit(t, page, w, `overview?${siteQ()}`, 'overview', async (p) => p.getByTestId('overall-score').waitFor());
-    await visit(t, page, w, `issues?${siteQ()}`, 'issues', async (p) => p.getByTestId('issue-row').first().waitFor());
-    await visit(t, page, w, `issue/${issue}?${siteQ()}`, 'issue', h1(/./));
-    // A deep link survives a reload.
-    await page.reload();
-    await page.getByRole('heading', { name: 'Hypothesis' }).waitFor();
-    if (session) await visit(t, page, w, `session/${encodeURIComponent(session)}?${siteQ()}`, 'session', h1('Session timeline'));
-    await visit(t, page, w, `page?${siteQ()}&page=%2Fcheckout&selector=%23pay-now`, 'page', async (p) => p.getByRole('img', { name: /Screenshot of \/checkout/ }).waitFor());
-    await visit(t, page, w, `journeys?${siteQ()}`, 'journeys', h1('Friction journeys'));
-    await visit(t, page, w, `deploys?${siteQ()}`, 'deploys', async (p) => p.getByTestId('deploy').nth(1).waitFor());
-    await visit(t, page, w, `alerts?${siteQ()}`, 'alerts', async (p) => p.getByTestId('alert').first().waitFor());
-    for (const tab of ['sites', 'keys', 'members', 'webhooks', 'integrations', 'rules', 'sdk', 'usage']) {
-      await visit(t, page, w, `settings?${siteQ()}&tab=${tab}`, `settings-${tab}`, h1('Settings'));
-    }
-    // The dark theme (the OS setting) meets the same contrast and accessibility bar.
-    await page.emulateMedia({ colorScheme: 'dark' });
-    await visit(t, page, w, `overview?${siteQ()}`, 'overview-dark', async (p) => p.getByTestId('overall-score').waitFor());
-    await visit(t, page, w, `issues?${siteQ()}`, 'issues-dark', async (p) => p.getByTestId('issue-row').first().waitFor());
-    await visit(t, page, w, `deploys?${siteQ()}`, 'deploys-dark', async (p) => p.getByTestId('deploy').nth(1).waitFor());
-    t.is(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(16, 19, 23)');
-    await page.emulateMedia({ colorScheme: 'light' });
-    // The screens before sign-in, in a context without the session cookie.
-    const anon = await browser.newContext({ viewport: { width, height: 900 } });
-    const out = await anon.newPage();
-    const wo = watch(out);
-    await visit(t, out, wo, 'signin', 'signin', h1('Sign in'));
-    await visit(t, out, wo, 'signup', 'signup', h1('Create account'));
-    await visit(t, out, wo, 'accept-invite?token=inv_example', 'accept-invite', h1('Join organization'));
-    await visit(t, out, wo, 'verify-email?token=evt_example', 'verify-email', h1('Confirm email'));
-    await anon.close();
-    t.deepEqual([...w.problems, ...wo.problems], []);
-    await page.close();
-  });
+  test.serial(
+    `every screen at ${width} px: no console error, failed request, CSP violation or serious axe violation`,
+    async (t) => {
+      const page = await ctx.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      const w = watch(page);
+      page.on('dialog', (d) => void d.accept());
+      const issue = seeded.issueIds[0];
+      const detail = await getJson(`${stack.baseUrl}/v1/query/issues/${issue}?site_id=${stack.tenant.siteId}`, {
+        authorization: `Bearer ${stack.tenant.secretKey}`,
+      });
+      const session = detail.body.data.sessions[0]?.id as string;
+      const h1 = (name: string | RegExp) => (p: Page) => p.getByRole('heading', { level: 1, name }).waitFor();
+      await visit(t, page, w, `overview?${siteQ()}`, 'overview', async (p) => p.getByTestId('overall-score').waitFor());
+      await visit(t, page, w, `issues?${siteQ()}`, 'issues', async (p) => p.getByTestId('issue-row').first().waitFor());
+      await visit(t, page, w, `issue/${issue}?${siteQ()}`, 'issue', h1(/./));
+      // A deep link survives a reload.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Hypothesis' }).waitFor();
+      if (session)
+        await visit(t, page, w, `session/${encodeURIComponent(session)}?${siteQ()}`, 'session', h1('Session timeline'));
+      await visit(t, page, w, `page?${siteQ()}&page=%2Fcheckout&selector=%23pay-now`, 'page', async (p) =>
+        p.getByRole('img', { name: /Screenshot of \/checkout/ }).waitFor(),
+      );
+      await visit(t, page, w, `journeys?${siteQ()}`, 'journeys', h1('Friction journeys'));
+      await visit(t, page, w, `deploys?${siteQ()}`, 'deploys', async (p) => p.getByTestId('deploy').nth(1).waitFor());
+      await visit(t, page, w, `alerts?${siteQ()}`, 'alerts', async (p) => p.getByTestId('alert').first().waitFor());
+      for (const tab of ['sites', 'keys', 'members', 'webhooks', 'integrations', 'rules', 'sdk', 'usage']) {
+        await visit(t, page, w, `settings?${siteQ()}&tab=${tab}`, `settings-${tab}`, h1('Settings'));
+      }
+      // The dark theme (the OS setting) meets the same contrast and accessibility bar.
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await visit(t, page, w, `overview?${siteQ()}`, 'overview-dark', async (p) =>
+        p.getByTestId('overall-score').waitFor(),
+      );
+      await visit(t, page, w, `issues?${siteQ()}`, 'issues-dark', async (p) =>
+        p.getByTestId('issue-row').first().waitFor(),
+      );
+      await visit(t, page, w, `deploys?${siteQ()}`, 'deploys-dark', async (p) =>
+        p.getByTestId('deploy').nth(1).waitFor(),
+      );
+      t.is(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(16, 19, 23)');
+      await page.emulateMedia({ colorScheme: 'light' });
+      // The screens before sign-in, in a context without the session cookie.
+      const anon = await browser.newContext({ viewport: { width, height: 900 } });
+      const out = await anon.newPage();
+      const wo = watch(out);
+      await visit(t, out, wo, 'signin', 'signin', h1('Sign in'));
+      await visit(t, out, wo, 'signup', 'signup', h1('Create account'));
+      await visit(t, out, wo, 'accept-invite?token=inv_example', 'accept-invite', h1('Join organization'));
+      await visit(t, out, wo, 'verify-email?token=evt_example', 'verify-email', h1('Confirm email'));
+      await anon.close();
+      t.deepEqual([...w.problems, ...wo.problems], []);
+      await page.close();
+    },
+  );
 }
 
 test.serial('triage an issue: the change shows at once and is stored; a refused change is rolled back', async (t) => {
@@ -151,14 +195,27 @@ test.serial('triage an issue: the change shows at once and is stored; a refused 
   const id = (await row.getByRole('link').first().getAttribute('href'))!.match(/issue\/([0-9a-f-]+)/)![1];
   await status.selectOption('triaged');
   const sec = { authorization: `Bearer ${stack.tenant.secretKey}` };
-  await eventually(async () => (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status === 'triaged' || undefined);
+  await eventually(
+    async () =>
+      (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status ===
+        'triaged' || undefined,
+  );
   // The server refuses the next change: the control returns to the stored status and says why.
   w.expectFailure(`/v1/manage/issues/${id}`);
-  await page.route(`**/v1/manage/issues/${id}`, (r) => r.fulfill({ status: 409, contentType: 'application/json', body: JSON.stringify({ data: null, error: { code: 'conflict', message: 'changed elsewhere', status: 409 } }) }));
+  await page.route(`**/v1/manage/issues/${id}`, (r) =>
+    r.fulfill({
+      status: 409,
+      contentType: 'application/json',
+      body: JSON.stringify({ data: null, error: { code: 'conflict', message: 'changed elsewhere', status: 409 } }),
+    }),
+  );
   await status.selectOption('ignored');
   await row.getByRole('alert').filter({ hasText: 'change undone' }).waitFor();
   t.is(await status.inputValue(), 'triaged');
-  t.is((await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status, 'triaged');
+  t.is(
+    (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status,
+    'triaged',
+  );
   t.deepEqual(w.problems, []);
   await page.close();
 });
@@ -172,7 +229,9 @@ test.serial('acknowledge the fired alert', async (t) => {
   await card.getByText('acknowledged', { exact: true }).waitFor();
   // Shown at once (optimistic); stored when the PATCH answers.
   const stored = await eventually(async () => {
-    const r = await getJson(`${stack.baseUrl}/v1/query/alerts/${seeded.alertId}?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${stack.tenant.secretKey}` });
+    const r = await getJson(`${stack.baseUrl}/v1/query/alerts/${seeded.alertId}?site_id=${stack.tenant.siteId}`, {
+      authorization: `Bearer ${stack.tenant.secretKey}`,
+    });
     const s = r.body.data.status ?? r.body.data.alert?.status;
     return s === 'acknowledged' ? s : undefined;
   });
@@ -189,7 +248,10 @@ test.serial('switch the heatmap device: mobile points over the mobile screenshot
   await page.getByLabel('mobile and tablet').check();
   await page.getByRole('img', { name: 'Screenshot of /checkout (mobile)' }).waitFor();
   await page.getByTestId('heat-status').filter({ hasText: '(mobile)' }).waitFor();
-  const mobile = await getJson(`${stack.baseUrl}/v1/query/page-heatmap?site_id=${stack.tenant.siteId}&page=/checkout&device=mobile`, { authorization: `Bearer ${stack.tenant.secretKey}` });
+  const mobile = await getJson(
+    `${stack.baseUrl}/v1/query/page-heatmap?site_id=${stack.tenant.siteId}&page=/checkout&device=mobile`,
+    { authorization: `Bearer ${stack.tenant.secretKey}` },
+  );
   t.regex(await page.getByTestId('heat-status').innerText(), new RegExp(`^${mobile.body.data.count} signals`));
   await page.screenshot({ path: path.join(ARTIFACTS, 'page-mobile-heatmap-1280.png'), fullPage: true });
   t.deepEqual(w.problems, []);
@@ -226,7 +288,8 @@ test.serial('create a key (secret shown once, and it works), then revoke it (ref
   await page.getByRole('button', { name: 'Create key' }).click();
   const key = await page.getByTestId('secret').innerText();
   t.regex(key, /^svc_sec_/);
-  const read = () => getJson(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${key}` });
+  const read = () =>
+    getJson(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${key}` });
   t.is((await read()).status, 200);
   const row = page.getByTestId('key-row').filter({ hasText: 'ci reader' });
   await row.getByRole('button', { name: /Revoke/ }).click();
@@ -236,58 +299,97 @@ test.serial('create a key (secret shown once, and it works), then revoke it (ref
   await page.close();
 });
 
-test.serial('add a webhook endpoint (signing secret shown once) and send it a test: delivered and in its log', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
-  await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=webhooks`);
-  await page.getByLabel('URL').fill(`${receiver.url}/hooks/friction`);
-  await page.getByRole('button', { name: 'Add endpoint' }).click();
-  t.regex(await page.getByTestId('secret').innerText(), /^whsec_/);
-  await page.getByRole('button', { name: `Send test to ${receiver.url}/hooks/friction` }).click();
-  await page.getByText(/Test event .* queued/).waitFor();
-  await eventually(async () => receiver.received.some((r) => r.path === '/hooks/friction' && r.body.includes('webhook.test')) || undefined, 20_000);
-  // The delivery log shows it: the tab is left and opened again (in the page, no reload) until the dispatcher's record is there.
-  await eventually(async () => {
-    await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=usage`);
+test.serial(
+  'add a webhook endpoint (signing secret shown once) and send it a test: delivered and in its log',
+  async (t) => {
+    const page = await ctx.newPage();
+    const w = watch(page);
     await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=webhooks`);
-    await page.getByText('Delivery log').first().click();
-    return (await page.getByRole('cell', { name: 'webhook.test' }).count()) > 0 || undefined;
-  }, 20_000, 500);
-  t.deepEqual(w.problems, []);
-  await page.close();
-});
+    await page.getByLabel('URL').fill(`${receiver.url}/hooks/friction`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    t.regex(await page.getByTestId('secret').innerText(), /^whsec_/);
+    await page.getByRole('button', { name: `Send test to ${receiver.url}/hooks/friction` }).click();
+    await page.getByText(/Test event .* queued/).waitFor();
+    await eventually(
+      async () =>
+        receiver.received.some((r) => r.path === '/hooks/friction' && r.body.includes('webhook.test')) || undefined,
+      20_000,
+    );
+    // The delivery log shows it: the tab is left and opened again (in the page, no reload) until the dispatcher's record is there.
+    await eventually(
+      async () => {
+        await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=usage`);
+        await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=webhooks`);
+        await page.getByText('Delivery log').first().click();
+        return (await page.getByRole('cell', { name: 'webhook.test' }).count()) > 0 || undefined;
+      },
+      20_000,
+      500,
+    );
+    t.deepEqual(w.problems, []);
+    await page.close();
+  },
+);
 
-test.serial('live updates: the overview shows a new alert without a reload, and unchanged polls answer 304', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
-  await page.addInitScript(() => localStorage.setItem('friction.pollMs', '1000'));
-  await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
-  await page.getByTestId('overall-score').waitFor();
-  // Each poll revalidates what the browser kept: it sends the ETag it got (the page sees the kept answer as 200).
-  const revalidated: string[] = [];
-  page.on('request', (r) => {
-    if (r.url().includes('/v1/query/scores')) void r.allHeaders().then((h) => h['if-none-match'] && revalidated.push(h['if-none-match']));
-  });
-  let navigations = 0;
-  page.on('framenavigated', () => navigations++);
-  await stack.infra.database.db.insertInto('alerts').values({
-    id: crypto.randomUUID(), site_id: stack.tenant.siteId, rule_id: null, rule_name: 'Signup budget broken', page: '/signup', trigger_type: 'budget', score_before: 30, score_after: 49,
-    triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
-  }).execute();
-  await page.getByRole('link', { name: 'Signup budget broken' }).waitFor();
-  // A degradation of the organization appears as a banner the same way.
-  await stack.infra.database.db.insertInto('degradation_events').values({
-    id: crypto.randomUUID(), org_id: stack.tenant.orgId, kind: 'endpoint_disabled', subject: crypto.randomUUID(), message: 'A webhook endpoint was disabled after 20 failed deliveries.',
-    started_at: new Date(), recovered_at: null, details: '{}',
-  }).execute();
-  await page.getByRole('alert').filter({ hasText: 'Degraded: endpoint disabled' }).waitFor();
-  t.deepEqual(await axeViolations(page), []);
-  t.is(navigations, 0, 'no reload');
-  const etag = await eventually(async () => revalidated[0]);
-  const again = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'if-none-match': etag } });
-  t.is(again.status, 304, 'the server answers an unchanged poll without a body');
-  t.is(await again.text(), '');
-  await page.evaluate(() => localStorage.removeItem('friction.pollMs'));
-  t.deepEqual(w.problems, []);
-  await page.close();
-});
+test.serial(
+  'live updates: the overview shows a new alert without a reload, and unchanged polls answer 304',
+  async (t) => {
+    const page = await ctx.newPage();
+    const w = watch(page);
+    await page.addInitScript(() => localStorage.setItem('friction.pollMs', '1000'));
+    await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
+    await page.getByTestId('overall-score').waitFor();
+    // Each poll revalidates what the browser kept: it sends the ETag it got (the page sees the kept answer as 200).
+    const revalidated: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/query/scores'))
+        void r.allHeaders().then((h) => h['if-none-match'] && revalidated.push(h['if-none-match']));
+    });
+    let navigations = 0;
+    page.on('framenavigated', () => navigations++);
+    await stack.infra.database.db
+      .insertInto('alerts')
+      .values({
+        id: crypto.randomUUID(),
+        site_id: stack.tenant.siteId,
+        rule_id: null,
+        rule_name: 'Signup budget broken',
+        page: '/signup',
+        trigger_type: 'budget',
+        score_before: 30,
+        score_after: 49,
+        triggered_at: new Date(),
+        acknowledged_at: null,
+        resolved_at: null,
+        resolved_reason: null,
+      })
+      .execute();
+    await page.getByRole('link', { name: 'Signup budget broken' }).waitFor();
+    // A degradation of the organization appears as a banner the same way.
+    await stack.infra.database.db
+      .insertInto('degradation_events')
+      .values({
+        id: crypto.randomUUID(),
+        org_id: stack.tenant.orgId,
+        kind: 'endpoint_disabled',
+        subject: crypto.randomUUID(),
+        message: 'A webhook endpoint was disabled after 20 failed deliveries.',
+        started_at: new Date(),
+        recovered_at: null,
+        details: '{}',
+      })
+      .execute();
+    await page.getByRole('alert').filter({ hasText: 'Degraded: endpoint disabled' }).waitFor();
+    t.deepEqual(await axeViolations(page), []);
+    t.is(navigations, 0, 'no reload');
+    const etag = await eventually(async () => revalidated[0]);
+    const again = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, {
+      headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'if-none-match': etag },
+    });
+    t.is(again.status, 304, 'the server answers an unchanged poll without a body');
+    t.is(await again.text(), '');
+    await page.evaluate(() => localStorage.removeItem('friction.pollMs'));
+    t.deepEqual(w.problems, []);
+    await page.close();
+  },
+);

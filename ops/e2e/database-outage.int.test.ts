@@ -27,7 +27,9 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
   t.teardown(() => stack.stop());
   const db = stack.infra.database.db;
   const auth = { authorization: `Bearer ${stack.tenant.publishableKey}` };
-  const storedCount = async () => (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(db)).rows[0].n;
+  const storedCount = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(db))
+      .rows[0].n;
 
   let accepted = 0;
   const send = async (n: number) => {
@@ -57,16 +59,26 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
   await pg.start();
   t.true(await eventually(() => ingestChecks.get('database')!(), 30_000, 200));
 
-  const final = await eventually(async () => {
-    const n = await storedCount();
-    return n === accepted ? n : undefined;
-  }, 60_000, 200);
+  const final = await eventually(
+    async () => {
+      const n = await storedCount();
+      return n === accepted ? n : undefined;
+    },
+    60_000,
+    200,
+  );
   t.is(final, accepted, 'stored = accepted');
   const dead = await sql<{ n: number }>`select count(*)::int as n from dead_letters`.execute(db);
   t.is(dead.rows[0].n, 0, 'no message was dead-lettered for an outage');
-  const distinct = await sql<{ n: number }>`select count(distinct id)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(db);
+  const distinct = await sql<{
+    n: number;
+  }>`select count(distinct id)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(db);
   t.is(distinct.rows[0].n, accepted, 'no event stored twice');
-  const sessions = await sql<{ total: number }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(db);
+  const sessions = await sql<{
+    total: number;
+  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
+    db,
+  );
   t.is(sessions.rows[0].total, accepted, 'each event counted once in its session');
 
   // The durable consumers have no delivery limit: only the processor decides what is poison.

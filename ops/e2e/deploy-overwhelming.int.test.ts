@@ -22,17 +22,35 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
   // The deploy `agoMs` ago on the wall clock (ingest takes past events), the processor's clock moved along it.
   const D = Math.floor((Date.now() - agoMs) / MIN) * MIN;
   clock.now = D - MIN;
-  let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })));
+  let sent = await sendSessions(
+    stack.baseUrl,
+    tenant.publishableKey,
+    spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })),
+  );
   await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
-  const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
+  const pay = await eventually(
+    async () =>
+      (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
+        (i: { selector: string }) => i.selector === '#pay',
+      ),
+    30_000,
+  );
   t.is(pay.status, 'open');
 
   const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'fix-pay' }, auth);
   t.is(rec.status, 201);
   const id: string = rec.body.data.id;
-  await db.updateTable('deploys').set({ recorded_at: new Date(D) }).where('id', '=', id).execute();
+  await db
+    .updateTable('deploys')
+    .set({ recorded_at: new Date(D) })
+    .where('id', '=', id)
+    .execute();
   // 300 sessions from 5 minutes after the deploy (the grace of a time-window cohort), over 6.5 minutes, none rage-clicking.
-  sent += await sendSessions(stack.baseUrl, tenant.publishableKey, spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})));
+  sent += await sendSessions(
+    stack.baseUrl,
+    tenant.publishableKey,
+    spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})),
+  );
   await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
   const deploy = () => read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
 
@@ -44,7 +62,22 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
 
   // The after data reaches 5 minutes at D + 10 min; the next two cycles are at 14 and 19 minutes.
   let cycles = 0;
-  let issue: { status: string; verifications: { deploy_id: string; result: string; look: string; p_value: number; alpha: number; affected_sessions_before: number; sessions_before: number; affected_sessions_after: number; sessions_after: number }[] } | undefined;
+  let issue:
+    | {
+        status: string;
+        verifications: {
+          deploy_id: string;
+          result: string;
+          look: string;
+          p_value: number;
+          alpha: number;
+          affected_sessions_before: number;
+          sessions_before: number;
+          affected_sessions_after: number;
+          sessions_after: number;
+        }[];
+      }
+    | undefined;
   for (const at of [14, 19]) {
     clock.now = D + at * MIN;
     await stack.tick();
@@ -55,34 +88,50 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
   t.is(issue!.status, 'verified', `after ${cycles} cycle(s)`);
   t.true(cycles <= 2);
   const v = issue!.verifications.find((r) => r.deploy_id === id)!;
-  t.like(v, { result: 'verified', affected_sessions_before: 40, sessions_before: 60, affected_sessions_after: 0, sessions_after: 300 });
+  t.like(v, {
+    result: 'verified',
+    affected_sessions_before: 40,
+    sessions_before: 60,
+    affected_sessions_after: 0,
+    sessions_after: 300,
+  });
   t.true(['initial', '15m'].includes(v.look), v.look);
   t.true(v.p_value <= v.alpha, `p ${v.p_value} alpha ${v.alpha}`);
   const d = await deploy();
   t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
-  t.true(d.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified'));
+  t.true(
+    d.related_issues.some(
+      (r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'verified',
+    ),
+  );
   return { tenant, pay, id, D, deploy, read };
 }
 
-test.serial('the overwhelming fix is verified within two scoring cycles and the deploy passes, on PostgreSQL', async (t) => {
-  const clock = { now: Date.now() };
-  const stack = await startTestStack({ now: () => clock.now });
-  try {
-    await overwhelming(t, stack, clock);
-  } finally {
-    await stack.stop();
-  }
-});
+test.serial(
+  'the overwhelming fix is verified within two scoring cycles and the deploy passes, on PostgreSQL',
+  async (t) => {
+    const clock = { now: Date.now() };
+    const stack = await startTestStack({ now: () => clock.now });
+    try {
+      await overwhelming(t, stack, clock);
+    } finally {
+      await stack.stop();
+    }
+  },
+);
 
-test.serial('the overwhelming fix is verified within two scoring cycles and the deploy passes, on the embedded default', async (t) => {
-  const clock = { now: Date.now() };
-  const stack = await startTestStack({ embedded: true, now: () => clock.now });
-  try {
-    await overwhelming(t, stack, clock);
-  } finally {
-    await stack.stop();
-  }
-});
+test.serial(
+  'the overwhelming fix is verified within two scoring cycles and the deploy passes, on the embedded default',
+  async (t) => {
+    const clock = { now: Date.now() };
+    const stack = await startTestStack({ embedded: true, now: () => clock.now });
+    try {
+      await overwhelming(t, stack, clock);
+    } finally {
+      await stack.stop();
+    }
+  },
+);
 
 test.serial('a verified issue that comes back is caught by the test since its fix, and the deploy fails', async (t) => {
   const clock = { now: Date.now() };
@@ -91,7 +140,13 @@ test.serial('a verified issue that comes back is caught by the test since its fi
     const { tenant, pay, id, D, deploy, read } = await overwhelming(t, stack, clock, 5 * HOUR);
     // From an hour after the deploy, the Pay button is back in 40 % of the sessions, for three hours.
     const before = await storedEventCount(stack.infra.database.db, tenant.siteId);
-    const more = before + await sendSessions(stack.baseUrl, tenant.publishableKey, spread(200, D + HOUR, D + 3 * HOUR + 55 * MIN, (i) => ({ signals: i % 5 < 2 ? [PAY] : [] })));
+    const more =
+      before +
+      (await sendSessions(
+        stack.baseUrl,
+        tenant.publishableKey,
+        spread(200, D + HOUR, D + 3 * HOUR + 55 * MIN, (i) => ({ signals: i % 5 < 2 ? [PAY] : [] })),
+      ));
     await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= more, 60_000, 200);
     const live = await eventually(async () => {
       const i = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
@@ -102,88 +157,154 @@ test.serial('a verified issue that comes back is caught by the test since its fi
     await stack.tick();
     const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
     t.is(issue.status, 'regressed');
-    t.like(issue.verifications.find((r: { deploy_id: string; look: string }) => r.deploy_id === id && r.look === '4h'), {
-      test: 'regression', result: 'regressed', affected_sessions_before: 0, sessions_before: 300, affected_sessions_after: 80, sessions_after: 200,
-    });
+    t.like(
+      issue.verifications.find((r: { deploy_id: string; look: string }) => r.deploy_id === id && r.look === '4h'),
+      {
+        test: 'regression',
+        result: 'regressed',
+        affected_sessions_before: 0,
+        sessions_before: 300,
+        affected_sessions_after: 80,
+        sessions_after: 200,
+      },
+    );
     const d = await deploy();
     t.is(d.verdict, 'FAIL');
-    t.true(d.related_issues.some((r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'regressed'));
+    t.true(
+      d.related_issues.some(
+        (r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'regressed',
+      ),
+    );
   } finally {
     await stack.stop();
   }
 });
 
-test.serial('with version-tagged sessions, the old version still in use is the concurrent control, and the record says so', async (t) => {
-  const clock = { now: Date.now() };
-  const stack = await startTestStack({ now: () => clock.now });
-  try {
-    const tenant = await stack.newTenant();
-    const db = stack.infra.database.db;
-    const auth = { authorization: `Bearer ${tenant.secretKey}` };
-    const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
-    const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
-    clock.now = D - MIN;
-    let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })));
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
-    const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
-    const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2' }, auth);
-    t.is(rec.status, 201);
-    const id: string = rec.body.data.id;
-    await db.updateTable('deploys').set({ recorded_at: new Date(D) }).where('id', '=', id).execute();
-    // The same minutes after the deploy: 300 sessions on v2 without the problem, 60 open tabs still on v1 with it.
-    sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
-      ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
-      ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
-    ]);
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
-    clock.now = D + 9 * MIN;
-    await stack.tick();
-    const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
-    t.is(issue.status, 'verified');
-    t.like(issue.verifications.find((r: { deploy_id: string }) => r.deploy_id === id), {
-      control: 'concurrent', result: 'verified', look: 'initial', sessions_before: 60, affected_sessions_before: 40, sessions_after: 300, affected_sessions_after: 0,
-    });
-    const d = await read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
-    t.like(d.cohort, { kind: 'version', sessions: 300 });
-    t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
-    t.like(d.related_issues.find((r: { issue_id: string }) => r.issue_id === pay.id), { relation: 'verified', record: { control: 'concurrent' } });
-  } finally {
-    await stack.stop();
-  }
-});
+test.serial(
+  'with version-tagged sessions, the old version still in use is the concurrent control, and the record says so',
+  async (t) => {
+    const clock = { now: Date.now() };
+    const stack = await startTestStack({ now: () => clock.now });
+    try {
+      const tenant = await stack.newTenant();
+      const db = stack.infra.database.db;
+      const auth = { authorization: `Bearer ${tenant.secretKey}` };
+      const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+      const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+      clock.now = D - MIN;
+      let sent = await sendSessions(
+        stack.baseUrl,
+        tenant.publishableKey,
+        spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
+      );
+      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+      const pay = await eventually(
+        async () =>
+          (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
+            (i: { selector: string }) => i.selector === '#pay',
+          ),
+        30_000,
+      );
+      const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2' }, auth);
+      t.is(rec.status, 201);
+      const id: string = rec.body.data.id;
+      await db
+        .updateTable('deploys')
+        .set({ recorded_at: new Date(D) })
+        .where('id', '=', id)
+        .execute();
+      // The same minutes after the deploy: 300 sessions on v2 without the problem, 60 open tabs still on v1 with it.
+      sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
+        ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
+        ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
+      ]);
+      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+      clock.now = D + 9 * MIN;
+      await stack.tick();
+      const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+      t.is(issue.status, 'verified');
+      t.like(
+        issue.verifications.find((r: { deploy_id: string }) => r.deploy_id === id),
+        {
+          control: 'concurrent',
+          result: 'verified',
+          look: 'initial',
+          sessions_before: 60,
+          affected_sessions_before: 40,
+          sessions_after: 300,
+          affected_sessions_after: 0,
+        },
+      );
+      const d = await read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
+      t.like(d.cohort, { kind: 'version', sessions: 300 });
+      t.is(d.verdict, 'PASS', d.verdict_reasons.join('; '));
+      t.like(
+        d.related_issues.find((r: { issue_id: string }) => r.issue_id === pay.id),
+        { relation: 'verified', record: { control: 'concurrent' } },
+      );
+    } finally {
+      await stack.stop();
+    }
+  },
+);
 
-test.serial('a site that deploys again within minutes still gets its fix verified: the fix test reaches past the next deploy', async (t) => {
-  const clock = { now: Date.now() };
-  const stack = await startTestStack({ now: () => clock.now });
-  try {
-    const tenant = await stack.newTenant();
-    const db = stack.infra.database.db;
-    const auth = { authorization: `Bearer ${tenant.secretKey}` };
-    const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
-    const D = Math.floor((Date.now() - 5 * HOUR) / MIN) * MIN;
-    clock.now = D - MIN;
-    // A quarter of 600 sessions over the week before rage on Pay: an ordinary issue, not an overwhelming one.
-    let sent = await sendSessions(stack.baseUrl, tenant.publishableKey, spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
-    const pay = await eventually(async () => (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find((i: { selector: string }) => i.selector === '#pay'), 30_000);
-    const record = async (version: string, at: number) => {
-      const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version }, auth);
-      t.is(r.status, 201);
-      await db.updateTable('deploys').set({ recorded_at: new Date(at) }).where('id', '=', r.body.data.id).execute();
-      return r.body.data.id as string;
-    };
-    const fix = await record('fix', D);
-    // The next deploys 20 and 40 minutes later: the fixing deploy's own window holds 30 sessions.
-    await record('next-1', D + 20 * MIN);
-    await record('next-2', D + 40 * MIN);
-    sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [...spread(30, D + 6 * MIN, D + 19 * MIN, () => ({})), ...spread(400, D + 21 * MIN, D + 3 * HOUR + 50 * MIN, () => ({}))]);
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
-    clock.now = D + 4 * HOUR + MIN;
-    await stack.tick();
-    const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
-    t.is(issue.status, 'verified');
-    t.like(issue.verifications.find((r: { deploy_id: string; result: string }) => r.deploy_id === fix && r.result === 'verified'), { look: '4h', sessions_after: 430, affected_sessions_after: 0 });
-  } finally {
-    await stack.stop();
-  }
-});
+test.serial(
+  'a site that deploys again within minutes still gets its fix verified: the fix test reaches past the next deploy',
+  async (t) => {
+    const clock = { now: Date.now() };
+    const stack = await startTestStack({ now: () => clock.now });
+    try {
+      const tenant = await stack.newTenant();
+      const db = stack.infra.database.db;
+      const auth = { authorization: `Bearer ${tenant.secretKey}` };
+      const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+      const D = Math.floor((Date.now() - 5 * HOUR) / MIN) * MIN;
+      clock.now = D - MIN;
+      // A quarter of 600 sessions over the week before rage on Pay: an ordinary issue, not an overwhelming one.
+      let sent = await sendSessions(
+        stack.baseUrl,
+        tenant.publishableKey,
+        spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })),
+      );
+      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+      const pay = await eventually(
+        async () =>
+          (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
+            (i: { selector: string }) => i.selector === '#pay',
+          ),
+        30_000,
+      );
+      const record = async (version: string, at: number) => {
+        const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version }, auth);
+        t.is(r.status, 201);
+        await db
+          .updateTable('deploys')
+          .set({ recorded_at: new Date(at) })
+          .where('id', '=', r.body.data.id)
+          .execute();
+        return r.body.data.id as string;
+      };
+      const fix = await record('fix', D);
+      // The next deploys 20 and 40 minutes later: the fixing deploy's own window holds 30 sessions.
+      await record('next-1', D + 20 * MIN);
+      await record('next-2', D + 40 * MIN);
+      sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
+        ...spread(30, D + 6 * MIN, D + 19 * MIN, () => ({})),
+        ...spread(400, D + 21 * MIN, D + 3 * HOUR + 50 * MIN, () => ({})),
+      ]);
+      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+      clock.now = D + 4 * HOUR + MIN;
+      await stack.tick();
+      const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+      t.is(issue.status, 'verified');
+      t.like(
+        issue.verifications.find(
+          (r: { deploy_id: string; result: string }) => r.deploy_id === fix && r.result === 'verified',
+        ),
+        { look: '4h', sessions_after: 430, affected_sessions_after: 0 },
+      );
+    } finally {
+      await stack.stop();
+    }
+  },
+);

@@ -26,7 +26,10 @@ async function listen(listener: RequestListener): Promise<{ server: Server; url:
 interface Case {
   name: string;
   /** A fresh request each call: two identical accepted batches would be answered as duplicates. */
-  request(key: string, secretKey: string): { method?: string; path?: string; headers?: Record<string, string>; body?: string | Uint8Array<ArrayBuffer> };
+  request(
+    key: string,
+    secretKey: string,
+  ): { method?: string; path?: string; headers?: Record<string, string>; body?: string | Uint8Array<ArrayBuffer> };
   /** Whether the direct route's handler takes it: the rest are refused before it (a URL no route could store) or fall
    *  through to Koa's chain on both servers (other methods, another case of the path). */
   handled: boolean;
@@ -34,27 +37,144 @@ interface Case {
 
 const json = (body: unknown) => JSON.stringify(body);
 const cases: Case[] = [
-  { name: 'an accepted batch', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: json(sdkBatch({ events: 3 })) }) },
-  { name: 'from a browser origin', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}`, origin: 'https://shop.example' }, body: json(sdkBatch()) }) },
-  { name: 'a text/plain beacon, key in the body', handled: true, request: (key) => ({ headers: { 'content-type': 'text/plain;charset=UTF-8', origin: 'https://shop.example' }, body: json({ ...sdkBatch(), key }) }) },
-  { name: 'gzip', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}`, 'content-encoding': 'gzip' }, body: new Uint8Array(gzipSync(json(sdkBatch()))) }) },
-  { name: 'a trailing slash and a query', handled: true, request: (key) => ({ path: '/v1/ingest/?v=2', headers: { authorization: `Bearer ${key}` }, body: json(sdkBatch()) }) },
-  { name: 'a caller request id', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}`, 'x-request-id': 'caller-req-0001' }, body: json(sdkBatch()) }) },
-  { name: 'NUL in the body (replaced)', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: json({ ...sdkBatch(), context: { device: 'desktop', app_version: 'v\u00001' } }) }) },
-  { name: 'NUL in the query', handled: false, request: (key) => ({ path: '/v1/ingest?x=%00', headers: { authorization: `Bearer ${key}`, origin: 'https://shop.example' }, body: json(sdkBatch()) }) },
-  { name: 'an unknown key', handled: true, request: () => ({ headers: { authorization: 'Bearer pk_live_nope', origin: 'https://shop.example' }, body: json(sdkBatch()) }) },
-  { name: 'a secret key (403)', handled: true, request: (_key, secret) => ({ headers: { authorization: `Bearer ${secret}` }, body: json(sdkBatch()) }) },
-  { name: 'a malformed Authorization header', handled: true, request: () => ({ headers: { authorization: 'Basic abc' }, body: json(sdkBatch()) }) },
+  {
+    name: 'an accepted batch',
+    handled: true,
+    request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: json(sdkBatch({ events: 3 })) }),
+  },
+  {
+    name: 'from a browser origin',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}`, origin: 'https://shop.example' },
+      body: json(sdkBatch()),
+    }),
+  },
+  {
+    name: 'a text/plain beacon, key in the body',
+    handled: true,
+    request: (key) => ({
+      headers: { 'content-type': 'text/plain;charset=UTF-8', origin: 'https://shop.example' },
+      body: json({ ...sdkBatch(), key }),
+    }),
+  },
+  {
+    name: 'gzip',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}`, 'content-encoding': 'gzip' },
+      body: new Uint8Array(gzipSync(json(sdkBatch()))),
+    }),
+  },
+  {
+    name: 'a trailing slash and a query',
+    handled: true,
+    request: (key) => ({
+      path: '/v1/ingest/?v=2',
+      headers: { authorization: `Bearer ${key}` },
+      body: json(sdkBatch()),
+    }),
+  },
+  {
+    name: 'a caller request id',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'caller-req-0001' },
+      body: json(sdkBatch()),
+    }),
+  },
+  {
+    name: 'NUL in the body (replaced)',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}` },
+      body: json({ ...sdkBatch(), context: { device: 'desktop', app_version: 'v\u00001' } }),
+    }),
+  },
+  {
+    name: 'NUL in the query',
+    handled: false,
+    request: (key) => ({
+      path: '/v1/ingest?x=%00',
+      headers: { authorization: `Bearer ${key}`, origin: 'https://shop.example' },
+      body: json(sdkBatch()),
+    }),
+  },
+  {
+    name: 'an unknown key',
+    handled: true,
+    request: () => ({
+      headers: { authorization: 'Bearer pk_live_nope', origin: 'https://shop.example' },
+      body: json(sdkBatch()),
+    }),
+  },
+  {
+    name: 'a secret key (403)',
+    handled: true,
+    request: (_key, secret) => ({ headers: { authorization: `Bearer ${secret}` }, body: json(sdkBatch()) }),
+  },
+  {
+    name: 'a malformed Authorization header',
+    handled: true,
+    request: () => ({ headers: { authorization: 'Basic abc' }, body: json(sdkBatch()) }),
+  },
   { name: 'no key at all', handled: true, request: () => ({ body: json(sdkBatch()) }) },
-  { name: 'a wrong content type', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml' }, body: '<batch/>' }) },
-  { name: 'no content type', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}`, 'content-type': '' }, body: new TextEncoder().encode(json(sdkBatch())) }) },
-  { name: 'invalid JSON', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: '{"events": [' }) },
-  { name: 'an invalid field', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: json({ ...sdkBatch(), events: [{ id: 'x', type: 'page_view' }] }) }) },
-  { name: 'nesting past the bound', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: `${'['.repeat(100)}${']'.repeat(100)}` }) },
-  { name: 'a body over the limit', handled: true, request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: json({ ...sdkBatch(), pad: 'x'.repeat(1_100_000) }) }) },
+  {
+    name: 'a wrong content type',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml' },
+      body: '<batch/>',
+    }),
+  },
+  {
+    name: 'no content type',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}`, 'content-type': '' },
+      body: new TextEncoder().encode(json(sdkBatch())),
+    }),
+  },
+  {
+    name: 'invalid JSON',
+    handled: true,
+    request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: '{"events": [' }),
+  },
+  {
+    name: 'an invalid field',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}` },
+      body: json({ ...sdkBatch(), events: [{ id: 'x', type: 'page_view' }] }),
+    }),
+  },
+  {
+    name: 'nesting past the bound',
+    handled: true,
+    request: (key) => ({ headers: { authorization: `Bearer ${key}` }, body: `${'['.repeat(100)}${']'.repeat(100)}` }),
+  },
+  {
+    name: 'a body over the limit',
+    handled: true,
+    request: (key) => ({
+      headers: { authorization: `Bearer ${key}` },
+      body: json({ ...sdkBatch(), pad: 'x'.repeat(1_100_000) }),
+    }),
+  },
   { name: 'GET (405)', handled: false, request: () => ({ method: 'GET' }) },
-  { name: 'a CORS preflight', handled: false, request: () => ({ method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } }) },
-  { name: 'another case of the path', handled: false, request: (key) => ({ path: '/V1/Ingest', headers: { authorization: `Bearer ${key}` }, body: json(sdkBatch()) }) },
+  {
+    name: 'a CORS preflight',
+    handled: false,
+    request: () => ({
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    }),
+  },
+  {
+    name: 'another case of the path',
+    handled: false,
+    request: (key) => ({ path: '/V1/Ingest', headers: { authorization: `Bearer ${key}` }, body: json(sdkBatch()) }),
+  },
 ];
 
 /** The header fields an answer must share; the date and, unless the caller named it, the request id differ by nature. */
@@ -73,8 +193,17 @@ test('POST /v1/ingest served directly answers exactly what the Koa route answers
   const log = createLogger('silent');
   const role = ingestRole(stack.infra);
   let served = 0;
-  const counted: DirectRoute[] = role.direct.map((r) => ({ ...r, handle: (request, set) => (served++, r.handle(request, set)) }));
-  const options = { role: 'ingest', log, routers: role.routers, before: [ingestCors(role.corsPaths)], requestLogLevel: 'debug' as const };
+  const counted: DirectRoute[] = role.direct.map((r) => ({
+    ...r,
+    handle: (request, set) => (served++, r.handle(request, set)),
+  }));
+  const options = {
+    role: 'ingest',
+    log,
+    routers: role.routers,
+    before: [ingestCors(role.corsPaths)],
+    requestLogLevel: 'debug' as const,
+  };
   const reference = await listen(createHttpApp(options).callback());
   const direct = await listen(httpListener({ ...options, direct: counted }));
   t.teardown(async () => {
@@ -84,8 +213,17 @@ test('POST /v1/ingest served directly answers exactly what the Koa route answers
   });
 
   const send = async (base: string, c: Case) => {
-    const { method = 'POST', path = '/v1/ingest', headers = {}, body } = c.request(stack.tenant.publishableKey, stack.tenant.secretKey);
-    const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+    const {
+      method = 'POST',
+      path = '/v1/ingest',
+      headers = {},
+      body,
+    } = c.request(stack.tenant.publishableKey, stack.tenant.secretKey);
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
     return { status: res.status, text: await res.text(), headers: res.headers };
   };
   for (const c of cases) {
@@ -93,11 +231,23 @@ test('POST /v1/ingest served directly answers exactly what the Koa route answers
     const want = await send(reference.url, c);
     t.is(served, before, `${c.name}: the reference server never takes the direct route`);
     const got = await send(direct.url, c);
-    t.is(served, before + (c.handled ? 1 : 0), `${c.name}: ${c.handled ? 'served directly' : 'not by the direct handler'}`);
+    t.is(
+      served,
+      before + (c.handled ? 1 : 0),
+      `${c.name}: ${c.handled ? 'served directly' : 'not by the direct handler'}`,
+    );
     t.is(got.status, want.status, `${c.name}: status`);
-    t.deepEqual(got.text ? JSON.parse(got.text) : got.text, want.text ? JSON.parse(want.text) : want.text, `${c.name}: body`);
+    t.deepEqual(
+      got.text ? JSON.parse(got.text) : got.text,
+      want.text ? JSON.parse(want.text) : want.text,
+      `${c.name}: body`,
+    );
     const callerId = c.request('', '').headers?.['x-request-id'] !== undefined;
-    t.deepEqual(comparableHeaders(got.headers, callerId), comparableHeaders(want.headers, callerId), `${c.name}: header fields`);
+    t.deepEqual(
+      comparableHeaders(got.headers, callerId),
+      comparableHeaders(want.headers, callerId),
+      `${c.name}: header fields`,
+    );
     t.regex(got.headers.get('x-request-id') ?? '', /^[\w.:-]{8,128}$/, `${c.name}: a request id`);
   }
   // Every kind of answer was compared, not only acceptances.
@@ -109,7 +259,15 @@ test('POST /v1/ingest served directly answers exactly what the Koa route answers
 test('a client that drops the connection mid-body costs the direct route nothing: the next batches are accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
   const role = ingestRole(stack.infra);
-  const { server, url } = await listen(httpListener({ role: 'ingest', log: createLogger('silent'), routers: role.routers, direct: role.direct, requestLogLevel: 'debug' }));
+  const { server, url } = await listen(
+    httpListener({
+      role: 'ingest',
+      log: createLogger('silent'),
+      routers: role.routers,
+      direct: role.direct,
+      requestLogLevel: 'debug',
+    }),
+  );
   t.teardown(async () => {
     await closeServer(server);
     await stack.stop();
@@ -120,15 +278,26 @@ test('a client that drops the connection mid-body costs the direct route nothing
     // Headers, half the body, then a reset: the handler is reading the body when the request goes away.
     await new Promise<void>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write(`POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${stack.tenant.publishableKey}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`);
+        socket.write(
+          `POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${stack.tenant.publishableKey}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+        );
         setImmediate(() => (socket.resetAndDestroy(), resolve()));
       });
       socket.on('error', reject);
     });
   }
-  const answers = await Promise.all(Array.from({ length: 20 }, () =>
-    fetch(`${url}/v1/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.tenant.publishableKey}` }, body: json(sdkBatch()) })
-      .then(async (r) => ({ status: r.status, body: await r.json() }))));
-  t.deepEqual(answers.map((a) => a.status), Array(20).fill(202));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      fetch(`${url}/v1/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.tenant.publishableKey}` },
+        body: json(sdkBatch()),
+      }).then(async (r) => ({ status: r.status, body: await r.json() })),
+    ),
+  );
+  t.deepEqual(
+    answers.map((a) => a.status),
+    Array(20).fill(202),
+  );
   t.true(answers.every((a) => a.body.data.accepted === 2));
 });

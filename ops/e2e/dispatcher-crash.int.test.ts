@@ -11,7 +11,15 @@ import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
 /** `friction dispatcher` as its own OS process, so the test can SIGKILL it. */
 function spawnDispatcher(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['ops/cli.ts', 'dispatcher'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSOR_ACK_WAIT_MS: '3000' },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      PROCESSOR_ACK_WAIT_MS: '3000',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -25,7 +33,13 @@ const kill = (p: ChildProcess) =>
 test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing; two dispatchers at once never send one event twice', async (t) => {
   const stack = await startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
   // The stack's instance secret: the dispatcher unseals the endpoint's signing secret with it.
-  const env = { DATABASE_URL: stack.databaseUrl!, NATS_URL: stack.config.NATS_URL!, STREAM_PREFIX: stack.config.STREAM_PREFIX, EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS), FRICTION_SECRET: stack.config.FRICTION_SECRET! };
+  const env = {
+    DATABASE_URL: stack.databaseUrl!,
+    NATS_URL: stack.config.NATS_URL!,
+    STREAM_PREFIX: stack.config.STREAM_PREFIX,
+    EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS),
+    FRICTION_SECRET: stack.config.FRICTION_SECRET!,
+  };
   const procs: ChildProcess[] = [];
   t.teardown(async () => {
     for (const p of procs) await kill(p);
@@ -36,13 +50,21 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
   const { tenant } = stack;
   const rx = await startReceiver(({ index }) => ({ status: index === 0 ? 500 : 200 }));
   t.teardown(() => rx.close());
-  const created = await api('POST', '/v1/manage/webhooks', { token: tenant.owner.token, body: { org_id: tenant.orgId, url: rx.url } });
+  const created = await api('POST', '/v1/manage/webhooks', {
+    token: tenant.owner.token,
+    body: { org_id: tenant.orgId, url: rx.url },
+  });
   const wh = new Webhook(created.body.data.signing_secret);
   const publish = async (i: number) => {
     const id = `issue.created:test-${i}:${newId()}`;
-    await stack.infra.bus.publish(stack.infra.topology.notifySubject('issue.created'), encode({ event: 'issue.created', notification_id: id, issue: { id: newId(), site_id: tenant.siteId, n: i } }), id);
+    await stack.infra.bus.publish(
+      stack.infra.topology.notifySubject('issue.created'),
+      encode({ event: 'issue.created', notification_id: id, issue: { id: newId(), site_id: tenant.siteId, n: i } }),
+      id,
+    );
   };
-  const attempts = async () => (await sql<{ n: number }>`select count(*)::int as n from delivery_attempts`.execute(db)).rows[0]!.n;
+  const attempts = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from delivery_attempts`.execute(db)).rows[0]!.n;
 
   procs.push(spawnDispatcher(env));
   await publish(0);
@@ -51,7 +73,16 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
   procs.push(spawnDispatcher(env), spawnDispatcher(env));
   await eventually(async () => (await attempts()) >= 2, 120_000, 'retry after the restart');
   for (let i = 1; i <= 60; i++) await publish(i);
-  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from notification_deliveries where status = 'succeeded'`.execute(db)).rows[0]!.n === 61, 120_000, '61 deliveries succeeded');
+  await eventually(
+    async () =>
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from notification_deliveries where status = 'succeeded'`.execute(db)
+      ).rows[0]!.n === 61,
+    120_000,
+    '61 deliveries succeeded',
+  );
   await new Promise((r) => setTimeout(r, 1500));
 
   const byId = new Map<string, number[]>();
@@ -63,7 +94,13 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
   t.is(byId.size, 61, 'every event arrived');
   const statuses = [...byId.values()];
   t.is(statuses.filter((s) => s.length === 2).length, 1, 'only the first event was retried');
-  t.deepEqual(statuses.find((s) => s.length === 2), [500, 200]);
-  t.true(statuses.every((s) => s.filter((x) => x === 200).length === 1), 'exactly one success per event');
+  t.deepEqual(
+    statuses.find((s) => s.length === 2),
+    [500, 200],
+  );
+  t.true(
+    statuses.every((s) => s.filter((x) => x === 200).length === 1),
+    'exactly one success per event',
+  );
   t.is(await attempts(), 62);
 });

@@ -16,12 +16,18 @@ test('/docs loads with no console error, no hosted-service buttons, the auth hea
     await stack.stop();
   });
   const doc = await getJson(`${stack.baseUrl}/v1/openapi.json`);
-  t.deepEqual(doc.body.security, [{ bearer: [] }], 'top-level security: every operation needs the bearer unless it says otherwise');
+  t.deepEqual(
+    doc.body.security,
+    [{ bearer: [] }],
+    'top-level security: every operation needs the bearer unless it says otherwise',
+  );
 
   const page = await browser.newPage();
   const problems: string[] = [];
   let documentLoaded!: () => void;
-  const loaded = new Promise<void>((r) => { documentLoaded = r; });
+  const loaded = new Promise<void>((r) => {
+    documentLoaded = r;
+  });
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
     // Scalar's last step of loading a document logs its time; its requests (and any error) come before.
@@ -29,16 +35,21 @@ test('/docs loads with no console error, no hosted-service buttons, the auth hea
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('request', (r) => {
-    if (!r.url().startsWith(stack.baseUrl) && !r.url().startsWith('data:')) problems.push(`request to another origin: ${r.url()}`);
+    if (!r.url().startsWith(stack.baseUrl) && !r.url().startsWith('data:'))
+      problems.push(`request to another origin: ${r.url()}`);
   });
   const res = await page.goto(`${stack.baseUrl}/docs`);
   t.regex(res?.headers()['content-security-policy'] ?? '', /connect-src 'self'/);
   // Rendered: the introduction and the authentication box are on the page.
   await page.getByText('Bearer Token', { exact: false }).first().waitFor({ timeout: 60_000 });
   const text = await page.evaluate(() => document.body.innerText);
-  t.true(text.includes('Authorization: Bearer <API key or user JWT>'), 'the auth header is written out, not swallowed as an HTML tag');
+  t.true(
+    text.includes('Authorization: Bearer <API key or user JWT>'),
+    'the auth header is written out, not swallowed as an HTML tag',
+  );
   t.false(text.includes('No authentication selected'));
-  for (const hosted of ['Ask AI', 'Developer Tools', 'Deploy', 'Share']) t.false(new RegExp(`\\b${hosted}\\b`).test(text), `no "${hosted}"`);
+  for (const hosted of ['Ask AI', 'Developer Tools', 'Deploy', 'Share'])
+    t.false(new RegExp(`\\b${hosted}\\b`).test(text), `no "${hosted}"`);
   await loaded;
   t.deepEqual(problems, []);
 });

@@ -15,12 +15,26 @@ test.after.always(async () => {
 test.serial('migrations create hypertables with retention and compression policies on TimescaleDB', async (t) => {
   const db = stack.infra.database.db;
   t.is(stack.infra.database.kind, 'pglite');
-  const { rows } = await sql<{ hypertable_name: string }>`select hypertable_name from timescaledb_information.hypertables order by 1`.execute(db);
-  t.deepEqual(rows.map((r) => r.hypertable_name), ['events', 'page_scores', 'score_history', 'signals']);
+  const { rows } = await sql<{
+    hypertable_name: string;
+  }>`select hypertable_name from timescaledb_information.hypertables order by 1`.execute(db);
+  t.deepEqual(
+    rows.map((r) => r.hypertable_name),
+    ['events', 'page_scores', 'score_history', 'signals'],
+  );
   const jobs = await sql<{ proc_name: string; hypertable_name: string }>`
-    select proc_name, hypertable_name from timescaledb_information.jobs where hypertable_name is not null order by 2, 1`.execute(db);
+    select proc_name, hypertable_name from timescaledb_information.jobs where hypertable_name is not null order by 2, 1`.execute(
+    db,
+  );
   const policies = jobs.rows.map((j) => `${j.hypertable_name}:${j.proc_name}`);
-  for (const p of ['events:policy_retention', 'events:policy_compression', 'signals:policy_retention', 'signals:policy_compression', 'page_scores:policy_retention', 'score_history:policy_retention']) {
+  for (const p of [
+    'events:policy_retention',
+    'events:policy_compression',
+    'signals:policy_retention',
+    'signals:policy_compression',
+    'page_scores:policy_retention',
+    'score_history:policy_retention',
+  ]) {
     t.true(policies.includes(p), p);
   }
 });
@@ -32,11 +46,15 @@ test.serial('embedded end to end: batch → stored → scored → read API, dupl
   t.is((await postJson(`${stack.baseUrl}/v1/ingest`, batch, auth)).status, 202);
   t.deepEqual((await postJson(`${stack.baseUrl}/v1/ingest`, batch, auth)).body.data, { accepted: 0, duplicates: 5 });
   const scores = await eventually(async () => {
-    const r = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, { authorization: `Bearer ${tenant.secretKey}` });
+    const r = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, {
+      authorization: `Bearer ${tenant.secretKey}`,
+    });
     return r.body.data.pages.length > 0 ? r.body.data : undefined;
   });
   t.is(scores.pages[0].page, '/pricing');
   t.is(scores.pages[0].dominant_signal, 'dead_click');
-  const n = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${tenant.siteId}`.execute(stack.infra.database.db);
+  const n = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${tenant.siteId}`.execute(
+    stack.infra.database.db,
+  );
   t.is(n.rows[0].n, 5);
 });

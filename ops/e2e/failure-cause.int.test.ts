@@ -19,23 +19,49 @@ import { createLogger } from '../../shared/logger.ts';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NODE = path.join(root, 'node_modules', '.bin', 'node');
 
-function friction(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function friction(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(NODE, ['ops/cli.ts', ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      NODE,
+      ['ops/cli.ts', ...args],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
-const count = async (db: Kysely<Database>, q: ReturnType<typeof sql<{ n: number }>>): Promise<number> => (await q.execute(db)).rows[0].n;
-const events = (s: TestStack) => count(s.infra.database.db, sql<{ n: number }>`select count(*)::int as n from events where site_id = ${s.tenant.siteId}`);
-const deadLetters = (s: TestStack) => count(s.infra.database.db, sql<{ n: number }>`select count(*)::int as n from dead_letters`);
-const openPauses = (s: TestStack) => count(s.infra.database.db, sql<{ n: number }>`select count(*)::int as n from degradation_events where kind = 'partition_paused' and recovered_at is null`);
+const count = async (db: Kysely<Database>, q: ReturnType<typeof sql<{ n: number }>>): Promise<number> =>
+  (await q.execute(db)).rows[0].n;
+const events = (s: TestStack) =>
+  count(
+    s.infra.database.db,
+    sql<{ n: number }>`select count(*)::int as n from events where site_id = ${s.tenant.siteId}`,
+  );
+const deadLetters = (s: TestStack) =>
+  count(s.infra.database.db, sql<{ n: number }>`select count(*)::int as n from dead_letters`);
+const openPauses = (s: TestStack) =>
+  count(
+    s.infra.database.db,
+    sql<{
+      n: number;
+    }>`select count(*)::int as n from degradation_events where kind = 'partition_paused' and recovered_at is null`,
+  );
 
 async function send(t: ExecutionContext, s: TestStack, batches: number): Promise<number> {
   let accepted = 0;
   for (let i = 0; i < batches; i++) {
-    const r = await postJson(`${s.baseUrl}/v1/ingest`, sdkBatch({ sessionId: `s-${i}` }), { authorization: `Bearer ${s.tenant.publishableKey}` });
+    const r = await postJson(`${s.baseUrl}/v1/ingest`, sdkBatch({ sessionId: `s-${i}` }), {
+      authorization: `Bearer ${s.tenant.publishableKey}`,
+    });
     t.is(r.status, 202, JSON.stringify(r.body));
     accepted += r.body.data.accepted;
   }
@@ -62,7 +88,13 @@ for (const embedded of [false, true]) {
     await eventually(async () => (await openPauses(s)) > 0 || (await deadLetters(s)) > 0, 30_000);
     t.is(await deadLetters(s), 0);
     t.is(await openPauses(s), 1, 'the pause is a degradation event');
-    const reason = (await db.selectFrom('degradation_events').select('message').where('kind', '=', 'partition_paused').executeTakeFirstOrThrow()).message;
+    const reason = (
+      await db
+        .selectFrom('degradation_events')
+        .select('message')
+        .where('kind', '=', 'partition_paused')
+        .executeTakeFirstOrThrow()
+    ).message;
     t.regex(reason, /signal_count/);
     t.regex(reason, /friction migrate/);
     await noDeadLettersFor(t, s, 2000);
@@ -80,12 +112,23 @@ test('real services: a fault every message meets alone dead-letters at most 3 be
   t.teardown(() => s.stop());
   const db = s.infra.database.db;
   // A trigger that rejects every row with a plain exception (P0001): to the loop it looks like content.
-  await sql`create function reject_all() returns trigger language plpgsql as $$ begin raise exception 'rejected by a faulty trigger'; end $$`.execute(db);
+  await sql`create function reject_all() returns trigger language plpgsql as $$ begin raise exception 'rejected by a faulty trigger'; end $$`.execute(
+    db,
+  );
   await sql`create trigger reject_all before insert on events for each row execute function reject_all()`.execute(db);
   const accepted = await send(t, s, 20);
   await eventually(async () => (await openPauses(s)) > 0, 30_000);
   t.is(await deadLetters(s), 3, 'the breaker opened after 3 messages in a row failed alone');
-  t.regex((await db.selectFrom('degradation_events').select('message').where('kind', '=', 'partition_paused').executeTakeFirstOrThrow()).message, /circuit breaker/);
+  t.regex(
+    (
+      await db
+        .selectFrom('degradation_events')
+        .select('message')
+        .where('kind', '=', 'partition_paused')
+        .executeTakeFirstOrThrow()
+    ).message,
+    /circuit breaker/,
+  );
 
   await sql`drop trigger reject_all on events`.execute(db);
   await eventually(async () => (await events(s)) === accepted - 3 * 2, 60_000, 200);
@@ -104,8 +147,11 @@ test('real services: a fault every message meets alone dead-letters at most 3 be
 
   // Idempotent: a second run replays nothing; naming a replayed id says when and by whom; an unknown id fails.
   t.regex((await friction(['dead-letters', 'replay', '--all'], env)).stdout, /nothing to replay/);
-  const ids = (await db.selectFrom('dead_letters').select(['id', 'replayed_by']).execute());
-  t.deepEqual(ids.map((r) => r.replayed_by), ['ops@example.test', 'ops@example.test', 'ops@example.test']);
+  const ids = await db.selectFrom('dead_letters').select(['id', 'replayed_by']).execute();
+  t.deepEqual(
+    ids.map((r) => r.replayed_by),
+    ['ops@example.test', 'ops@example.test', 'ops@example.test'],
+  );
   const again = await friction(['dead-letters', 'replay', '--id', String(ids[0].id)], env);
   t.is(again.code, 0);
   t.regex(again.stdout, /already replayed .* by ops@example\.test/);
@@ -122,7 +168,11 @@ test('a role refuses to start on a database behind its code, and says to run `fr
     const { openDatabase } = await import('../../shared/db/connection.ts');
     const h = await openDatabase({ url: d.url, dataDir: '' });
     try {
-      const row = await h.db.selectFrom('kysely_migration' as never).select('name' as never).orderBy('name' as never, 'desc').executeTakeFirstOrThrow() as { name: string };
+      const row = (await h.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .orderBy('name' as never, 'desc')
+        .executeTakeFirstOrThrow()) as { name: string };
       await sql`delete from kysely_migration where name = ${row.name}`.execute(h.db);
       return row.name;
     } finally {
@@ -134,7 +184,16 @@ test('a role refuses to start on a database behind its code, and says to run `fr
   t.regex(err!.message, new RegExp(`1 migration not applied, from ${last}\\)`));
   t.regex(err!.message, /run `friction migrate`/i);
 
-  const run = await friction(['processor'], { DATABASE_URL: d.url, NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222', PORT: '0', HOST: '127.0.0.1', FRICTION_DATA_DIR: '/nonexistent-friction-test-dir' });
+  const run = await friction(['processor'], {
+    DATABASE_URL: d.url,
+    NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    FRICTION_DATA_DIR: '/nonexistent-friction-test-dir',
+  });
   t.is(run.code, 1);
-  t.regex(run.stderr.split('\n')[0], /^friction: the database at .* is behind this version of Friction .*friction migrate/);
+  t.regex(
+    run.stderr.split('\n')[0],
+    /^friction: the database at .* is behind this version of Friction .*friction migrate/,
+  );
 });

@@ -34,7 +34,13 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
   const { tenant } = stack;
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   const src = `${stack.baseUrl}/v1/sdk.js`;
-  await context.addCookies([{ name: 'friction', value: sdkCookie({ key: tenant.publishableKey, src, config: { ...SITE_CONFIG, flushInterval: 250 } }), url: fixtures.url }]);
+  await context.addCookies([
+    {
+      name: 'friction',
+      value: sdkCookie({ key: tenant.publishableKey, src, config: { ...SITE_CONFIG, flushInterval: 250 } }),
+      url: fixtures.url,
+    },
+  ]);
   const sent: string[] = [];
   context.on('request', (r) => {
     if (r.method() === 'POST' && r.url() === `${stack.baseUrl}/v1/ingest`) sent.push(r.postData() ?? '');
@@ -57,7 +63,7 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
   } finally {
     await context.close();
   }
-  t.false(sent.join('\n').includes('chargeback-secret'), 'the search route\'s query never left the page');
+  t.false(sent.join('\n').includes('chargeback-secret'), "the search route's query never left the page");
 
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const pages = await eventually(async () => {
@@ -65,12 +71,19 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
     const list = (r.body.data.pages as { page: string }[]).map((p) => p.page).sort();
     return list.length >= 4 && list;
   }, 30_000);
-  t.deepEqual(pages, ['/kb', '/kb#/billing', '/kb#/payments', '/kb#/search'], 'one page per route, the anchor and the route query gone');
+  t.deepEqual(
+    pages,
+    ['/kb', '/kb#/billing', '/kb#/payments', '/kb#/search'],
+    'one page per route, the anchor and the route query gone',
+  );
 
   for (const route of ['/kb#/payments', '/kb#/billing']) {
     const r = await eventually(async () => {
       await stack.tick();
-      const res = await getJson(`${stack.baseUrl}/v1/query/elements?site_id=${tenant.siteId}&page=${encodeURIComponent(route)}`, auth);
+      const res = await getJson(
+        `${stack.baseUrl}/v1/query/elements?site_id=${tenant.siteId}&page=${encodeURIComponent(route)}`,
+        auth,
+      );
       return res.body.data.elements?.length && res.body.data;
     }, 30_000);
     t.deepEqual(
@@ -79,6 +92,14 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
       `${route}: its own element, nothing from the other route`,
     );
   }
-  const stored = await stack.infra.database.db.selectFrom('events').select('page').distinct().where('site_id', '=', tenant.siteId).execute();
-  t.false(stored.some((e) => e.page.includes('?') || e.page.includes('section-2')), stored.map((e) => e.page).join(', '));
+  const stored = await stack.infra.database.db
+    .selectFrom('events')
+    .select('page')
+    .distinct()
+    .where('site_id', '=', tenant.siteId)
+    .execute();
+  t.false(
+    stored.some((e) => e.page.includes('?') || e.page.includes('section-2')),
+    stored.map((e) => e.page).join(', '),
+  );
 });

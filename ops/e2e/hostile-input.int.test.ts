@@ -33,7 +33,9 @@ for (const kind of ['postgres', 'embedded'] as const) {
       const b = sdkBatch({ events: 1 });
       b.events[0].meta = { deep: 'DEEP' };
       // Written out by hand: JSON.stringify itself overflows the stack on such values.
-      const r = await ingest(JSON.stringify(b).replace('"DEEP"', `${'['.repeat(levels - 1)}1${']'.repeat(levels - 1)}`));
+      const r = await ingest(
+        JSON.stringify(b).replace('"DEEP"', `${'['.repeat(levels - 1)}1${']'.repeat(levels - 1)}`),
+      );
       t.is(r.status, 400, `${levels} levels`);
       t.is(r.body.error.code, 'invalid_input');
       t.true(String(r.body.error.details[0].path).startsWith('events[0].meta'), r.body.error.details[0].path);
@@ -53,7 +55,14 @@ for (const kind of ['postgres', 'embedded'] as const) {
 
     const ids = [...hostile.events, ...eight.events].map((e) => e.id as string);
     const rows = await eventually(async () => {
-      const got = await sql<{ id: string; label: string | null; selector: string | null; page: string; session_id: string; meta: unknown }>`
+      const got = await sql<{
+        id: string;
+        label: string | null;
+        selector: string | null;
+        page: string;
+        session_id: string;
+        meta: unknown;
+      }>`
         select id::text, label, selector, page, session_id, meta from events where id::text = any(${ids})`.execute(db);
       return got.rows.length === ids.length ? got.rows : undefined;
     }, 30_000);
@@ -63,14 +72,27 @@ for (const kind of ['postgres', 'embedded'] as const) {
     t.is(one.selector, '#pay\uFFFD');
     t.is(one.page, '/pay\uFFFDment');
     t.is(one.session_id, 'ses-\uFFFD-x');
-    t.deepEqual(byId.get(hostile.events[2].id as string)!.meta, { 'k\uFFFDey': 'v\uFFFD', lone: '\uFFFD', pair: '\ud83d\ude00', list: ['\uFFFD'] });
+    t.deepEqual(byId.get(hostile.events[2].id as string)!.meta, {
+      'k\uFFFDey': 'v\uFFFD',
+      lone: '\uFFFD',
+      pair: '\ud83d\ude00',
+      list: ['\uFFFD'],
+    });
     const dead = await sql<{ n: number }>`select count(*)::int as n from dead_letters`.execute(db);
     t.is(dead.rows[0].n, 0, 'nothing accepted was dead-lettered');
 
     // The database (PGlite above all) is still healthy: a plain batch goes through.
     const after = sdkBatch({ events: 2 });
     t.is((await ingest(after)).status, 202);
-    await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from events where id = ${after.events[0].id as string}`.execute(db)).rows[0].n === 1, 30_000);
+    await eventually(
+      async () =>
+        (
+          await sql<{
+            n: number;
+          }>`select count(*)::int as n from events where id = ${after.events[0].id as string}`.execute(db)
+        ).rows[0].n === 1,
+      30_000,
+    );
   });
 
   test(`${kind}: NUL and lone surrogates in API bodies, query parameters and path segments are 400 naming the field, never 500`, async (t) => {
@@ -79,11 +101,31 @@ for (const kind of ['postgres', 'embedded'] as const) {
     const token = stack.tenant.owner.token;
     const site = stack.tenant.siteId;
     const cases: { method: 'GET' | 'POST' | 'PATCH'; path: string; body?: unknown; field: string }[] = [
-      { method: 'POST', path: '/v1/manage/site', body: { name: 'shop\u0000', url: 'https://shop.example' }, field: 'name' },
-      { method: 'POST', path: '/v1/manage/site', body: { name: 'shop \ud800', url: 'https://shop.example' }, field: 'name' },
+      {
+        method: 'POST',
+        path: '/v1/manage/site',
+        body: { name: 'shop\u0000', url: 'https://shop.example' },
+        field: 'name',
+      },
+      {
+        method: 'POST',
+        path: '/v1/manage/site',
+        body: { name: 'shop \ud800', url: 'https://shop.example' },
+        field: 'name',
+      },
       { method: 'PATCH', path: `/v1/manage/site/${site}`, body: { name: 'x\u0000' }, field: 'name' },
-      { method: 'POST', path: '/v1/manage/annotations', body: { site_id: site, message: 'deploy\u0000' }, field: 'message' },
-      { method: 'POST', path: '/v1/manage/site', body: { name: 'shop', url: 'https://shop.example', ['x\u0000']: 1 }, field: 'x\uFFFD' },
+      {
+        method: 'POST',
+        path: '/v1/manage/annotations',
+        body: { site_id: site, message: 'deploy\u0000' },
+        field: 'message',
+      },
+      {
+        method: 'POST',
+        path: '/v1/manage/site',
+        body: { name: 'shop', url: 'https://shop.example', ['x\u0000']: 1 },
+        field: 'x\uFFFD',
+      },
       { method: 'POST', path: '/v1/manage/site', body: { name: nested(40) }, field: 'name' },
       { method: 'GET', path: `/v1/query/issues?site_id=${site}&status=%00`, field: 'status' },
       { method: 'GET', path: `/v1/query/scores?site_id=${site}&page=%2Fa%00b`, field: 'page' },
@@ -98,7 +140,10 @@ for (const kind of ['postgres', 'embedded'] as const) {
       t.true(String(r.body?.error?.details?.[0]?.path ?? '').startsWith(c.field), `${c.path}: ${r.text}`);
     }
     // A body that only encodes a surrogate pair (an emoji) is fine.
-    const ok = await call('POST', '/v1/manage/annotations', { token, body: { site_id: site, message: 'shipped \ud83d\ude80' } });
+    const ok = await call('POST', '/v1/manage/annotations', {
+      token,
+      body: { site_id: site, message: 'shipped \ud83d\ude80' },
+    });
     t.is(ok.status, 201, ok.text);
     t.is(ok.body.data.message, 'shipped \ud83d\ude80');
   });

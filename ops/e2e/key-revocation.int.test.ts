@@ -20,7 +20,10 @@ async function stackWithReplica(t: ExecutionContext) {
     await stack.stop();
   });
   const port = (server.address() as { port: number }).port;
-  const send = () => postJson(`http://127.0.0.1:${port}/v1/ingest`, sdkBatch(), { authorization: `Bearer ${stack.tenant.publishableKey}` });
+  const send = () =>
+    postJson(`http://127.0.0.1:${port}/v1/ingest`, sdkBatch(), {
+      authorization: `Bearer ${stack.tenant.publishableKey}`,
+    });
   t.is((await send()).status, 202, 'the replica has now cached the key');
   return { stack, send };
 }
@@ -28,16 +31,25 @@ async function stackWithReplica(t: ExecutionContext) {
 test('revoking a key stops a second ingest replica at once, not after its cache TTL', async (t) => {
   const { stack, send } = await stackWithReplica(t);
 
-  const keys = await fetch(`${stack.baseUrl}/v1/manage/keys?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.owner.token}` } });
+  const keys = await fetch(`${stack.baseUrl}/v1/manage/keys?site_id=${stack.tenant.siteId}`, {
+    headers: { authorization: `Bearer ${stack.tenant.owner.token}` },
+  });
   const list = (await keys.json()).data;
   const items = Array.isArray(list) ? list : list.keys;
   const pub = items.find((k: { key_type: string }) => k.key_type === 'publishable');
-  const revoke = await fetch(`${stack.baseUrl}/v1/manage/keys/${pub.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${stack.tenant.owner.token}` } });
+  const revoke = await fetch(`${stack.baseUrl}/v1/manage/keys/${pub.id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${stack.tenant.owner.token}` },
+  });
   t.is(revoke.status, 200);
-  const refused = await eventually(async () => {
-    const r = await send();
-    return r.status === 401 ? r : undefined;
-  }, 3000, 50);
+  const refused = await eventually(
+    async () => {
+      const r = await send();
+      return r.status === 401 ? r : undefined;
+    },
+    3000,
+    50,
+  );
   t.is(refused.body.error.code, 'unauthorized');
 });
 
@@ -45,19 +57,29 @@ test('pausing a site makes every ingest replica refuse its batches at once (403)
   const { stack, send } = await stackWithReplica(t);
   const patch = (status: string) =>
     fetch(`${stack.baseUrl}/v1/manage/site/${stack.tenant.siteId}`, {
-      method: 'PATCH', headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ status }),
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${stack.tenant.owner.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ status }),
     });
   t.is((await patch('paused')).status, 200);
-  const refused = await eventually(async () => {
-    const r = await send();
-    return r.status === 403 ? r : undefined;
-  }, 3000, 50);
+  const refused = await eventually(
+    async () => {
+      const r = await send();
+      return r.status === 403 ? r : undefined;
+    },
+    3000,
+    50,
+  );
   t.is(refused.body.error.code, 'forbidden');
   t.regex(refused.body.error.message, /paused/);
-  const direct = await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch(), { authorization: `Bearer ${stack.tenant.publishableKey}` });
-  t.is(direct.status, 403, 'the stack\'s own ingest refuses too');
+  const direct = await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch(), {
+    authorization: `Bearer ${stack.tenant.publishableKey}`,
+  });
+  t.is(direct.status, 403, "the stack's own ingest refuses too");
   // Reads keep working while paused.
-  const scores = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { headers: { authorization: `Bearer ${stack.tenant.secretKey}` } });
+  const scores = await fetch(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, {
+    headers: { authorization: `Bearer ${stack.tenant.secretKey}` },
+  });
   t.is(scores.status, 200);
 
   t.is((await patch('degraded')).status, 200);

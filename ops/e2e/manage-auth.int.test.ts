@@ -4,7 +4,16 @@ import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { startSession } from '../../shared/auth/sessions.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
-import { EXPECTED_ACCESS, PRINCIPAL_LETTERS, OWN_SESSION_ROUTES, REQUESTS, UNAUTHENTICATED, servedRoutes, tenantFixtures, type Fixtures } from '../testing/manage-fixtures.ts';
+import {
+  EXPECTED_ACCESS,
+  PRINCIPAL_LETTERS,
+  OWN_SESSION_ROUTES,
+  REQUESTS,
+  UNAUTHENTICATED,
+  servedRoutes,
+  tenantFixtures,
+  type Fixtures,
+} from '../testing/manage-fixtures.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
@@ -21,7 +30,8 @@ test.before(async () => {
   // Enterprise: no site limit in the way of the site routes' successes.
   await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', tenant.orgId).execute();
   fx = tenantFixtures(stack, tenant);
-  const key = async (type: 'secret' | 'mcp', scopes: string[]) => (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type, scopes })).key;
+  const key = async (type: 'secret' | 'mcp', scopes: string[]) =>
+    (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type, scopes })).key;
   Object.assign(credentials, {
     O: tenant.owner.token,
     A: (await stack.newUser(tenant, 'admin')).token,
@@ -42,36 +52,60 @@ const split = (route: string) => route.split(' ') as [Method, string];
 
 test('every authenticated route the app serves has a request builder and an expected row', (t) => {
   const authenticated = servedRoutes(stack).filter((r) => !UNAUTHENTICATED.has(r) && !OWN_SESSION_ROUTES.has(r));
-  t.deepEqual(authenticated, Object.keys(REQUESTS).sort(), 'add the route to REQUESTS in ops/testing/manage-fixtures.ts');
-  t.deepEqual(authenticated, Object.keys(EXPECTED_ACCESS).sort(), 'add the route to EXPECTED_ACCESS in ops/testing/manage-fixtures.ts');
+  t.deepEqual(
+    authenticated,
+    Object.keys(REQUESTS).sort(),
+    'add the route to REQUESTS in ops/testing/manage-fixtures.ts',
+  );
+  t.deepEqual(
+    authenticated,
+    Object.keys(EXPECTED_ACCESS).sort(),
+    'add the route to EXPECTED_ACCESS in ops/testing/manage-fixtures.ts',
+  );
 });
 
-test.serial('role × route and key type/scope × route: the full table of who gets through (2xx) and who gets 403', async (t) => {
-  const actual: Record<string, string> = {};
-  for (const route of Object.keys(REQUESTS).sort()) {
-    const [method] = split(route);
-    let through = '';
-    const odd: string[] = [];
-    for (const letter of PRINCIPAL_LETTERS) {
-      const req = await REQUESTS[route](fx);
-      const res = await api(method, req.path, { token: credentials[letter], body: req.body });
-      if (res.status >= 200 && res.status < 300) through += letter;
-      else if (res.status !== 403 || res.body?.error?.code !== 'forbidden') odd.push(`${letter} ${res.status} ${res.text.slice(0, 160)}`);
+test.serial(
+  'role × route and key type/scope × route: the full table of who gets through (2xx) and who gets 403',
+  async (t) => {
+    const actual: Record<string, string> = {};
+    for (const route of Object.keys(REQUESTS).sort()) {
+      const [method] = split(route);
+      let through = '';
+      const odd: string[] = [];
+      for (const letter of PRINCIPAL_LETTERS) {
+        const req = await REQUESTS[route](fx);
+        const res = await api(method, req.path, { token: credentials[letter], body: req.body });
+        if (res.status >= 200 && res.status < 300) through += letter;
+        else if (res.status !== 403 || res.body?.error?.code !== 'forbidden')
+          odd.push(`${letter} ${res.status} ${res.text.slice(0, 160)}`);
+      }
+      actual[route] = odd.length ? `${through} | ${odd.join(' | ')}` : through;
     }
-    actual[route] = odd.length ? `${through} | ${odd.join(' | ')}` : through;
-  }
-  t.deepEqual(actual, EXPECTED_ACCESS);
-});
+    t.deepEqual(actual, EXPECTED_ACCESS);
+  },
+);
 
 test.serial('no credential, a malformed header or an expired token: 401 on every authenticated route', async (t) => {
   // A live session whose token ran out an hour ago.
   const keys = new InstanceKeys(stack.infra.database.db, stack.config);
-  const expired = (await startSession(stack.infra.database.db, keys, { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId }, { tokenTtlSec: 60, sessionMaxSec: 86_400 }, new Date(Date.now() - 3600_000))).token;
+  const expired = (
+    await startSession(
+      stack.infra.database.db,
+      keys,
+      { userId: stack.tenant.owner.userId, orgId: stack.tenant.orgId },
+      { tokenTtlSec: 60, sessionMaxSec: 86_400 },
+      new Date(Date.now() - 3600_000),
+    )
+  ).token;
   const odd: string[] = [];
   for (const route of Object.keys(REQUESTS).sort()) {
     const [method] = split(route);
     const req = await REQUESTS[route](fx);
-    for (const [what, headers] of [['none', {}], ['malformed', { authorization: 'Basic b3duZXI6cHc=' }], ['expired', { authorization: `Bearer ${expired}` }]] as const) {
+    for (const [what, headers] of [
+      ['none', {}],
+      ['malformed', { authorization: 'Basic b3duZXI6cHc=' }],
+      ['expired', { authorization: `Bearer ${expired}` }],
+    ] as const) {
       const res = await api(method, req.path, { body: req.body, headers });
       if (res.status !== 401 || res.body?.error?.code !== 'unauthorized') odd.push(`${route} ${what}: ${res.status}`);
     }
@@ -105,7 +139,10 @@ test.serial('forged, unknown, revoked and orphaned credentials are 401', async (
 
 test.serial('a revoked key is refused at once: on the API and (its cache dropped) on ingest', async (t) => {
   const { tenant } = stack;
-  const made = await api('POST', '/v1/manage/keys', { token: tenant.owner.token, body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] } });
+  const made = await api('POST', '/v1/manage/keys', {
+    token: tenant.owner.token,
+    body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] },
+  });
   const read = () => api('GET', `/v1/query/scores?site_id=${tenant.siteId}`, { token: made.body.data.key });
   t.is((await read()).status, 200);
   const revoked = await api('DELETE', `/v1/manage/keys/${made.body.data.id}`, { token: tenant.owner.token });
@@ -113,9 +150,12 @@ test.serial('a revoked key is refused at once: on the API and (its cache dropped
   t.truthy(revoked.body.data.revoked_at);
   t.is((await read()).status, 401);
 
-  const pub = await api('POST', '/v1/manage/keys', { token: tenant.owner.token, body: { site_id: tenant.siteId, key_type: 'publishable', scopes: ['ingest:write'] } });
+  const pub = await api('POST', '/v1/manage/keys', {
+    token: tenant.owner.token,
+    body: { site_id: tenant.siteId, key_type: 'publishable', scopes: ['ingest:write'] },
+  });
   const ingest = () => api('POST', '/v1/ingest', { token: pub.body.data.key, body: sdkBatch() });
-  t.is((await ingest()).status, 202, 'the key is now in ingest\'s cache');
+  t.is((await ingest()).status, 202, "the key is now in ingest's cache");
   await api('DELETE', `/v1/manage/keys/${pub.body.data.id}`, { token: tenant.owner.token });
   t.is((await ingest()).status, 401);
 });

@@ -26,7 +26,9 @@ test('every route the app serves is described, and nothing else is', (t) => {
     const [method, path] = r.split(' ');
     return `${method.toLowerCase()} ${openApiPath(path)}`;
   });
-  const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+  const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+    Object.keys(ops).map((m) => `${m} ${path}`),
+  );
   t.deepEqual(
     served.filter((r) => !described.includes(r)),
     [],
@@ -62,8 +64,12 @@ test('every JSON route describes its success answer: no `data: {}` a generated c
         .filter(([, r]) => {
           const data = r.content['application/json'].schema.properties?.data;
           // /v1/openapi.json answers the document itself and /v1/mcp JSON-RPC, not the envelope.
-          return path !== '/v1/openapi.json' && path !== '/v1/mcp' && (data === undefined || Object.keys(data).length === 0);
+          return (
+            path !== '/v1/openapi.json' && path !== '/v1/mcp' && (data === undefined || Object.keys(data).length === 0)
+          );
         })
-        .map(([code]) => `${method} ${path} ${code}`)));
+        .map(([code]) => `${method} ${path} ${code}`),
+    ),
+  );
   t.deepEqual(untyped, [], 'give the route a `response` schema (RouteTable entry, or api/openapi/read-routes.docs.ts)');
 });

@@ -34,36 +34,42 @@ test.after.always(async () => {
   await stack?.stop();
 });
 
-test.serial('org B against org A\'s objects: byte-identical to a random id, 404 wherever B\'s credential may use the route', async (t) => {
-  const aFx = tenantFixtures(stack, a);
-  const odd: string[] = [];
-  let compared = 0;
-  for (const route of Object.keys(REQUESTS).sort()) {
-    // JSON-RPC answers another tenant's object inside the protocol (a tool result with isError "site not found",
-    // identical to a random id's), never as HTTP 404: ops/e2e/mcp.int.test.ts covers it.
-    if (route === 'POST /v1/mcp') continue;
-    const [method] = route.split(' ') as [Method, string];
-    for (const [letter, token] of Object.entries(bCredentials)) {
-      const foreign = await REQUESTS[route](aFx);
-      const random = await REQUESTS[route](randomFixtures());
-      const rf = await api(method, foreign.path, { token, body: foreign.body });
-      const rr = await api(method, random.path, { token, body: random.body });
-      compared++;
-      // Users: tenancy comes before role, so every role sees 404. Keys: a scope the key lacks is a property of
-      // the key alone (403 for any object); with the scope, 404.
-      const expected = 'OAMV'.includes(letter) || EXPECTED_ACCESS[route].includes(letter) ? 404 : 403;
-      if (rf.status !== expected) odd.push(`${route} ${letter}: ${rf.status} (expected ${expected}) ${rf.text.slice(0, 120)}`);
-      if (rf.text !== rr.text || rf.status !== rr.status) odd.push(`${route} ${letter}: differs from a random id: ${rf.text} vs ${rr.text}`);
+test.serial(
+  "org B against org A's objects: byte-identical to a random id, 404 wherever B's credential may use the route",
+  async (t) => {
+    const aFx = tenantFixtures(stack, a);
+    const odd: string[] = [];
+    let compared = 0;
+    for (const route of Object.keys(REQUESTS).sort()) {
+      // JSON-RPC answers another tenant's object inside the protocol (a tool result with isError "site not found",
+      // identical to a random id's), never as HTTP 404: ops/e2e/mcp.int.test.ts covers it.
+      if (route === 'POST /v1/mcp') continue;
+      const [method] = route.split(' ') as [Method, string];
+      for (const [letter, token] of Object.entries(bCredentials)) {
+        const foreign = await REQUESTS[route](aFx);
+        const random = await REQUESTS[route](randomFixtures());
+        const rf = await api(method, foreign.path, { token, body: foreign.body });
+        const rr = await api(method, random.path, { token, body: random.body });
+        compared++;
+        // Users: tenancy comes before role, so every role sees 404. Keys: a scope the key lacks is a property of
+        // the key alone (403 for any object); with the scope, 404.
+        const expected = 'OAMV'.includes(letter) || EXPECTED_ACCESS[route].includes(letter) ? 404 : 403;
+        if (rf.status !== expected)
+          odd.push(`${route} ${letter}: ${rf.status} (expected ${expected}) ${rf.text.slice(0, 120)}`);
+        if (rf.text !== rr.text || rf.status !== rr.status)
+          odd.push(`${route} ${letter}: differs from a random id: ${rf.text} vs ${rr.text}`);
+      }
     }
-  }
-  t.deepEqual(odd, []);
-  t.true(compared > 250);
-});
+    t.deepEqual(odd, []);
+    t.true(compared > 250);
+  },
+);
 
-test.serial('lists of B hold none of A\'s rows', async (t) => {
+test.serial("lists of B hold none of A's rows", async (t) => {
   const aFx = tenantFixtures(stack, a);
   // Give A one object of every kind, and audit entries.
-  for (const make of [aFx.ruleId, aFx.alertId, aFx.issueId, aFx.memberId, aFx.webhookId, aFx.integrationId, aFx.keyId]) await make();
+  for (const make of [aFx.ruleId, aFx.alertId, aFx.issueId, aFx.memberId, aFx.webhookId, aFx.integrationId, aFx.keyId])
+    await make();
   await api('POST', '/v1/annotations', { token: a.owner.token, body: { site_id: a.siteId, message: 'A only' } });
   const aIds = [a.orgId, a.siteId, ...aFx.created];
   const bFx = tenantFixtures(stack, b);

@@ -7,7 +7,10 @@ import { CONTEXT_BUDGET_BYTES } from '../../api/routes/context/context.schema.ts
 const GUIDE_LIMIT = 6;
 let stack: TestStack;
 test.before(async () => {
-  stack = await startTestStack({ processor: false, env: { GUIDE_RATE_LIMIT_PER_MIN: String(GUIDE_LIMIT), MCP_ALLOWED_ORIGINS: '' } });
+  stack = await startTestStack({
+    processor: false,
+    env: { GUIDE_RATE_LIMIT_PER_MIN: String(GUIDE_LIMIT), MCP_ALLOWED_ORIGINS: '' },
+  });
 });
 test.after.always(async () => {
   await stack?.stop();
@@ -22,25 +25,126 @@ async function seedLists(tenant: TestTenant): Promise<void> {
   const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
   for (let i = 0; i < 12; i++) {
     const page = `/page-${i}`;
-    await db.insertInto('page_scores').values({ site_id: tenant.siteId, page, window_start: hour, score: 10 + i, friction: 1, sessions: 10, page_views: 10, signal_count: 1, dominant_signal: 'dead_click', trend: 'up', updated_at: now }).execute();
-    await db.insertInto('ux_issues').values({
-      id: randomUUID(), site_id: tenant.siteId, page, cluster_selector: `#b${i}`, selector: `#b${i}`, signal_type: 'dead_click', label: null, title: `Dead clicks on button ${i}`, hypothesis: 'h',
-      signal_count: 5, affected_sessions: 3 + i, severity: 20 + i, status: i === 0 ? 'regressed' : 'open', note: null, assigned_to: null, merged_into: null, first_signal_at: now, last_signal_at: now, resolved_at: null,
-    }).execute();
+    await db
+      .insertInto('page_scores')
+      .values({
+        site_id: tenant.siteId,
+        page,
+        window_start: hour,
+        score: 10 + i,
+        friction: 1,
+        sessions: 10,
+        page_views: 10,
+        signal_count: 1,
+        dominant_signal: 'dead_click',
+        trend: 'up',
+        updated_at: now,
+      })
+      .execute();
+    await db
+      .insertInto('ux_issues')
+      .values({
+        id: randomUUID(),
+        site_id: tenant.siteId,
+        page,
+        cluster_selector: `#b${i}`,
+        selector: `#b${i}`,
+        signal_type: 'dead_click',
+        label: null,
+        title: `Dead clicks on button ${i}`,
+        hypothesis: 'h',
+        signal_count: 5,
+        affected_sessions: 3 + i,
+        severity: 20 + i,
+        status: i === 0 ? 'regressed' : 'open',
+        note: null,
+        assigned_to: null,
+        merged_into: null,
+        first_signal_at: now,
+        last_signal_at: now,
+        resolved_at: null,
+      })
+      .execute();
   }
-  await db.insertInto('ux_issues').values({
-    id: randomUUID(), site_id: tenant.siteId, page: '/page-0', cluster_selector: '#gone', selector: '#gone', signal_type: 'rage_click', label: null, title: 'Resolved one', hypothesis: 'h',
-    signal_count: 5, affected_sessions: 99, severity: 99, status: 'resolved', note: null, assigned_to: null, merged_into: null, first_signal_at: now, last_signal_at: now, resolved_at: now,
-  }).execute();
+  await db
+    .insertInto('ux_issues')
+    .values({
+      id: randomUUID(),
+      site_id: tenant.siteId,
+      page: '/page-0',
+      cluster_selector: '#gone',
+      selector: '#gone',
+      signal_type: 'rage_click',
+      label: null,
+      title: 'Resolved one',
+      hypothesis: 'h',
+      signal_count: 5,
+      affected_sessions: 99,
+      severity: 99,
+      status: 'resolved',
+      note: null,
+      assigned_to: null,
+      merged_into: null,
+      first_signal_at: now,
+      last_signal_at: now,
+      resolved_at: now,
+    })
+    .execute();
   for (let i = 0; i < 7; i++) {
-    await db.insertInto('deploys').values({ id: randomUUID(), site_id: tenant.siteId, environment: 'production', version: `1.0.${i}`, commit_sha: null, url: null, description: null, confusion_before: 20, recorded_at: new Date(now.getTime() - (7 - i) * 60_000), idempotency_key: null, created_by: 'test' }).execute();
+    await db
+      .insertInto('deploys')
+      .values({
+        id: randomUUID(),
+        site_id: tenant.siteId,
+        environment: 'production',
+        version: `1.0.${i}`,
+        commit_sha: null,
+        url: null,
+        description: null,
+        confusion_before: 20,
+        recorded_at: new Date(now.getTime() - (7 - i) * 60_000),
+        idempotency_key: null,
+        created_by: 'test',
+      })
+      .execute();
   }
-  const rule = await db.insertInto('alert_rules').values({ id: randomUUID(), site_id: tenant.siteId, name: 'r', trigger_type: 'spike', threshold: 20, cooldown_minutes: 60, channels: ['mcp', 'email'], page_pattern: null, slack_channel: null, enabled: true, last_fired_at: null }).returning('id').executeTakeFirstOrThrow();
+  const rule = await db
+    .insertInto('alert_rules')
+    .values({
+      id: randomUUID(),
+      site_id: tenant.siteId,
+      name: 'r',
+      trigger_type: 'spike',
+      threshold: 20,
+      cooldown_minutes: 60,
+      channels: ['mcp', 'email'],
+      page_pattern: null,
+      slack_channel: null,
+      enabled: true,
+      last_fired_at: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   for (let i = 0; i < 7; i++) {
-    await db.insertInto('alerts').values({
-      id: randomUUID(), site_id: tenant.siteId, rule_id: i < 3 ? rule.id : null, rule_name: `r${i}`, page: `/page-${i}`, trigger_type: 'spike', score_before: 10, score_after: 40, details: '{}',
-      triggered_at: new Date(now.getTime() - i * 60_000), acknowledged_at: null, resolved_at: i === 6 ? now : null, resolved_reason: null, ...(i === 6 ? { status: 'resolved' } : i === 1 ? { status: 'acknowledged' } : {}),
-    }).execute();
+    await db
+      .insertInto('alerts')
+      .values({
+        id: randomUUID(),
+        site_id: tenant.siteId,
+        rule_id: i < 3 ? rule.id : null,
+        rule_name: `r${i}`,
+        page: `/page-${i}`,
+        trigger_type: 'spike',
+        score_before: 10,
+        score_after: 40,
+        details: '{}',
+        triggered_at: new Date(now.getTime() - i * 60_000),
+        acknowledged_at: null,
+        resolved_at: i === 6 ? now : null,
+        resolved_reason: null,
+        ...(i === 6 ? { status: 'resolved' } : i === 1 ? { status: 'acknowledged' } : {}),
+      })
+      .execute();
   }
 }
 
@@ -52,46 +156,101 @@ test('the context answers its documented shape: each list capped with its total 
   const c = r.body.data;
   t.like(c, { site_id: tenant.siteId, environment: 'production', overall_trend: 'stable' });
   t.like(c.pages, { total: 12, truncated: true });
-  t.deepEqual(c.pages.items.map((p: any) => p.page), Array.from({ length: 10 }, (_, i) => `/page-${11 - i}`), 'worst score first');
+  t.deepEqual(
+    c.pages.items.map((p: any) => p.page),
+    Array.from({ length: 10 }, (_, i) => `/page-${11 - i}`),
+    'worst score first',
+  );
   t.like(c.issues, { total: 12, truncated: true });
   t.is(c.issues.items.length, 10);
   t.is(c.issues.items[0].title, 'Dead clicks on button 11', 'most severe first; resolved issues left out');
-  t.true(c.issues.items.some((i: any) => i.status === 'regressed') === false, 'the regressed one has the lowest severity and is cut');
+  t.true(
+    c.issues.items.some((i: any) => i.status === 'regressed') === false,
+    'the regressed one has the lowest severity and is cut',
+  );
   t.like(c.deploys, { total: 7, truncated: true });
-  t.deepEqual(c.deploys.items.map((d: any) => d.version), ['1.0.6', '1.0.5', '1.0.4', '1.0.3', '1.0.2']);
+  t.deepEqual(
+    c.deploys.items.map((d: any) => d.version),
+    ['1.0.6', '1.0.5', '1.0.4', '1.0.3', '1.0.2'],
+  );
   t.like(c.deploys.items[0], { confusion_before: 20, confusion_after: null, delta: null, verdict: 'WARN' });
   t.like(c.alerts, { total: 6, truncated: true });
-  t.deepEqual(c.alerts.items.map((a: any) => [a.rule_name, a.status, a.mcp_channel]), [['r0', 'fired', true], ['r1', 'acknowledged', true], ['r2', 'fired', true], ['r3', 'fired', false], ['r4', 'fired', false]]);
+  t.deepEqual(
+    c.alerts.items.map((a: any) => [a.rule_name, a.status, a.mcp_channel]),
+    [
+      ['r0', 'fired', true],
+      ['r1', 'acknowledged', true],
+      ['r2', 'fired', true],
+      ['r3', 'fired', false],
+      ['r4', 'fired', false],
+    ],
+  );
   t.like(c.recommendations, { total: 12, truncated: true });
   t.is(c.recommendations.items.length, 5);
   t.true(Buffer.byteLength(JSON.stringify(c)) <= CONTEXT_BUDGET_BYTES);
   const short = await getJson(`${stack.baseUrl}/v1/mcp/context?site_id=${tenant.siteId}`, bearer(tenant.secretKey));
   t.deepEqual({ ...short.body.data, generated_at: null }, { ...c, generated_at: null });
-  const staging = await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${tenant.siteId}&environment=staging`, bearer(tenant.secretKey));
-  t.like(staging.body.data, { environment: 'staging', pages: { total: 0, truncated: false }, alerts: { items: [], total: 0 }, deploys: { total: 0 } });
+  const staging = await getJson(
+    `${stack.baseUrl}/v1/query/mcp/context?site_id=${tenant.siteId}&environment=staging`,
+    bearer(tenant.secretKey),
+  );
+  t.like(staging.body.data, {
+    environment: 'staging',
+    pages: { total: 0, truncated: false },
+    alerts: { items: [], total: 0 },
+    deploys: { total: 0 },
+  });
 });
 
-test('credentials and tenancy: 401 without a key, 404 for another tenant\'s site (as for a random one), 400 for a malformed site_id', async (t) => {
+test("credentials and tenancy: 401 without a key, 404 for another tenant's site (as for a random one), 400 for a malformed site_id", async (t) => {
   const tenant = await stack.newTenant();
   const other = await stack.newTenant();
   t.is((await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${tenant.siteId}`)).status, 401);
-  const foreign = await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${other.siteId}`, bearer(tenant.secretKey));
-  const random = await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${randomUUID()}`, bearer(tenant.secretKey));
+  const foreign = await getJson(
+    `${stack.baseUrl}/v1/query/mcp/context?site_id=${other.siteId}`,
+    bearer(tenant.secretKey),
+  );
+  const random = await getJson(
+    `${stack.baseUrl}/v1/query/mcp/context?site_id=${randomUUID()}`,
+    bearer(tenant.secretKey),
+  );
   t.is(foreign.status, 404);
   t.deepEqual(foreign.body, random.body);
   const bad = await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=nope`, bearer(tenant.secretKey));
   t.is(bad.status, 400);
   t.is(bad.body.error.code, 'invalid_input');
-  t.is((await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${tenant.siteId}`, bearer(tenant.publishableKey))).status, 403);
+  t.is(
+    (await getJson(`${stack.baseUrl}/v1/query/mcp/context?site_id=${tenant.siteId}`, bearer(tenant.publishableKey)))
+      .status,
+    403,
+  );
 });
 
 test('guide surface limit: GUIDE_RATE_LIMIT_PER_MIN per site across the context routes and POST /v1/mcp, then 429 with Retry-After; another site keeps its own budget', async (t) => {
   const tenant = await stack.newTenant();
   const other = await stack.newTenant();
   const url = (p: string, s: string) => `${stack.baseUrl}${p}?site_id=${s}`;
-  for (let i = 0; i < GUIDE_LIMIT - 1; i++) t.is((await getJson(url(i % 2 ? '/v1/mcp/context' : '/v1/query/mcp/context', tenant.siteId), bearer(tenant.secretKey))).status, 200, `request ${i + 1}`);
-  const mcp = { method: 'POST', headers: { ...bearer(tenant.secretKey), 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) };
-  t.is((await fetch(`${stack.baseUrl}/v1/mcp`, mcp)).status, 200, `request ${GUIDE_LIMIT}: MCP counts on the same surface`);
+  for (let i = 0; i < GUIDE_LIMIT - 1; i++)
+    t.is(
+      (await getJson(url(i % 2 ? '/v1/mcp/context' : '/v1/query/mcp/context', tenant.siteId), bearer(tenant.secretKey)))
+        .status,
+      200,
+      `request ${i + 1}`,
+    );
+  const mcp = {
+    method: 'POST',
+    headers: {
+      ...bearer(tenant.secretKey),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  };
+  t.is(
+    (await fetch(`${stack.baseUrl}/v1/mcp`, mcp)).status,
+    200,
+    `request ${GUIDE_LIMIT}: MCP counts on the same surface`,
+  );
   const over = await getJson(url('/v1/query/mcp/context', tenant.siteId), bearer(tenant.secretKey));
   t.is(over.status, 429);
   t.is(over.body.error.code, 'rate_limited');

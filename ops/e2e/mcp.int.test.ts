@@ -17,8 +17,21 @@ let mcpKey: string;
 test.before(async () => {
   stack = await startTestStack({ env: { MCP_ALLOWED_ORIGINS: 'https://app.example' } });
   tenant = stack.tenant;
-  seeded = await seedMcpSite({ baseUrl: stack.baseUrl, db: stack.infra.database.db, siteId: tenant.siteId, publishableKey: tenant.publishableKey, tick: () => stack.tick() });
-  mcpKey = (await issueApiKey(stack.infra.database.db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'mcp', scopes: ['mcp:read'] })).key;
+  seeded = await seedMcpSite({
+    baseUrl: stack.baseUrl,
+    db: stack.infra.database.db,
+    siteId: tenant.siteId,
+    publishableKey: tenant.publishableKey,
+    tick: () => stack.tick(),
+  });
+  mcpKey = (
+    await issueApiKey(stack.infra.database.db, {
+      orgId: tenant.orgId,
+      siteId: tenant.siteId,
+      type: 'mcp',
+      scopes: ['mcp:read'],
+    })
+  ).key;
 });
 test.after.always(async () => {
   await stack?.stop();
@@ -26,20 +39,46 @@ test.after.always(async () => {
 
 async function connect(key: string): Promise<Client> {
   const client = new Client({ name: 'friction-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/v1/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
   return client;
 }
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-const call = async (c: Client, name: string, args: Record<string, unknown> = {}) => (await c.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await c.callTool({ name, arguments: args })) as CallToolResult;
 
 /** A raw JSON-RPC POST (what a misbehaving client sends). */
 const rpc = (body: string, headers: Record<string, string> = {}) =>
-  fetch(`${stack.baseUrl}/v1/mcp`, { method: 'POST', headers: { authorization: `Bearer ${mcpKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+  fetch(`${stack.baseUrl}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${mcpKey}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body,
+  });
 
 test('tools/list: at most 8 read-only tools, annotated, each with a one-line description, input and output schema; under 16 KB; the prompt is listed', async (t) => {
   const c = await connect(mcpKey);
   const { tools } = await c.listTools();
-  t.deepEqual(tools.map((x) => x.name), ['get_site_context', 'list_issues', 'get_issue', 'get_page', 'list_deploys', 'check_deploy', 'friction_journeys', 'explore']);
+  t.deepEqual(
+    tools.map((x) => x.name),
+    [
+      'get_site_context',
+      'list_issues',
+      'get_issue',
+      'get_page',
+      'list_deploys',
+      'check_deploy',
+      'friction_journeys',
+      'explore',
+    ],
+  );
   t.true(tools.length <= 8);
   for (const tool of tools) {
     t.deepEqual(tool.annotations, { readOnlyHint: true, openWorldHint: false }, tool.name);
@@ -50,8 +89,17 @@ test('tools/list: at most 8 read-only tools, annotated, each with a one-line des
   const size = Buffer.byteLength(JSON.stringify({ tools }));
   t.true(size < 16 * 1024, `tools/list is ${size} bytes`);
   const { prompts } = await c.listPrompts();
-  t.deepEqual(prompts.map((p) => p.name), ['post_deploy_check']);
-  t.deepEqual(prompts[0].arguments?.map((a) => [a.name, a.required]), [['deploy', true], ['site_id', false]]);
+  t.deepEqual(
+    prompts.map((p) => p.name),
+    ['post_deploy_check'],
+  );
+  t.deepEqual(
+    prompts[0].arguments?.map((a) => [a.name, a.required]),
+    [
+      ['deploy', true],
+      ['site_id', false],
+    ],
+  );
   await c.close();
 });
 
@@ -65,7 +113,13 @@ test('every tool answers on the seeded site with structuredContent and a short t
   const rest = await getJson(`${stack.baseUrl}/v1/query/mcp/context?${q}`, auth);
   t.is(rest.status, 200);
   // Scores may move between the two reads (the processor keeps scoring); the lists' members may not.
-  const members = (c: any) => ({ pages: c.pages.items.map((p: any) => p.page).sort(), issues: c.issues, deploys: c.deploys, alerts: c.alerts, recommendations: c.recommendations });
+  const members = (c: any) => ({
+    pages: c.pages.items.map((p: any) => p.page).sort(),
+    issues: c.issues,
+    deploys: c.deploys,
+    alerts: c.alerts,
+    recommendations: c.recommendations,
+  });
   t.deepEqual(members(ctx.structuredContent), members(rest.body.data));
   t.like(rest.body.data.alerts.items[0], { rule_name: 'checkout spike', mcp_channel: true });
   t.regex(text(ctx), /Overall score/);
@@ -78,25 +132,43 @@ test('every tool answers on the seeded site with structuredContent and a short t
   const issue = await call(c, 'get_issue', { issue_id: seeded.issueId });
   t.falsy(issue.isError, text(issue));
   const restIssue = await getJson(`${stack.baseUrl}/v1/query/issues/${seeded.issueId}?${q}`, auth);
-  t.like((issue.structuredContent as any).issue, { id: seeded.issueId, title: restIssue.body.data.title, hypothesis: restIssue.body.data.hypothesis, evidence_total: restIssue.body.data.sessions.length });
+  t.like((issue.structuredContent as any).issue, {
+    id: seeded.issueId,
+    title: restIssue.body.data.title,
+    hypothesis: restIssue.body.data.hypothesis,
+    evidence_total: restIssue.body.data.sessions.length,
+  });
   t.true(Array.isArray((issue.structuredContent as any).issue.verifications));
 
   const page = await call(c, 'get_page', { page: seeded.page });
   t.falsy(page.isError, text(page));
   const restPage = await getJson(`${stack.baseUrl}/v1/query/page?${q}&page=${encodeURIComponent(seeded.page)}`, auth);
-  t.like(page.structuredContent, { page: seeded.page, score: restPage.body.data.score, trend: restPage.body.data.trend });
+  t.like(page.structuredContent, {
+    page: seeded.page,
+    score: restPage.body.data.score,
+    trend: restPage.body.data.trend,
+  });
   const heat = (page.structuredContent as any).heatmap;
-  const restHeat = await getJson(`${stack.baseUrl}/v1/query/page-heatmap?${q}&page=${encodeURIComponent(seeded.page)}`, auth);
+  const restHeat = await getJson(
+    `${stack.baseUrl}/v1/query/page-heatmap?${q}&page=${encodeURIComponent(seeded.page)}`,
+    auth,
+  );
   t.is(heat.signals, restHeat.body.data.count);
 
   const deploys = await call(c, 'list_deploys');
   const restDeploys = await getJson(`${stack.baseUrl}/v1/query/deploys?${q}`, auth);
-  t.deepEqual((deploys.structuredContent as any).deploys.map((d: any) => [d.id, d.verdict]), restDeploys.body.data.deploys.map((d: any) => [d.id, d.verdict]));
+  t.deepEqual(
+    (deploys.structuredContent as any).deploys.map((d: any) => [d.id, d.verdict]),
+    restDeploys.body.data.deploys.map((d: any) => [d.id, d.verdict]),
+  );
 
   const journeys = await call(c, 'friction_journeys', { limit: 2 });
   const restJourneys = await getJson(`${stack.baseUrl}/v1/query/journeys/friction?${q}`, auth);
   t.is((journeys.structuredContent as any).total, restJourneys.body.data.edges.length);
-  t.deepEqual((journeys.structuredContent as any).edges, restJourneys.body.data.edges.slice(0, 2).map(({ examples: _, ...e }: any) => e));
+  t.deepEqual(
+    (journeys.structuredContent as any).edges,
+    restJourneys.body.data.edges.slice(0, 2).map(({ examples: _, ...e }: any) => e),
+  );
   t.true(restJourneys.body.data.edges.length > 0, 'the demo traffic has friction edges');
 
   const check = await call(c, 'check_deploy', { deploy: seeded.pass.version });
@@ -107,17 +179,30 @@ test('every tool answers on the seeded site with structuredContent and a short t
 
 function cliIo(): CliIo & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, out: (l) => lines.push(l), err: () => {}, env: {}, fetch: (...a) => fetch(...a), sleep: async () => {}, now: () => Date.now() };
+  return {
+    lines,
+    out: (l) => lines.push(l),
+    err: () => {},
+    env: {},
+    fetch: (...a) => fetch(...a),
+    sleep: async () => {},
+    now: () => Date.now(),
+  };
 }
 
 for (const which of ['pass', 'fail'] as const) {
   test(`post_deploy_check and check_deploy give the deploy record's verdict for the ${which}ing deploy, as GET /v1/query/deploys and friction deploy check`, async (t) => {
     const d = seeded[which];
     const expected = which === 'pass' ? 'PASS' : 'FAIL';
-    const rest = await getJson(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, { authorization: `Bearer ${tenant.secretKey}` });
+    const rest = await getJson(`${stack.baseUrl}/v1/query/deploys?site_id=${tenant.siteId}`, {
+      authorization: `Bearer ${tenant.secretKey}`,
+    });
     t.is(rest.body.data.deploys.find((x: any) => x.id === d.id).verdict, expected);
     const io = cliIo();
-    const exit = await runDeployCommand(['check', '--deploy', d.id, '--base-url', stack.baseUrl, '--key', tenant.secretKey, '--site', tenant.siteId], io);
+    const exit = await runDeployCommand(
+      ['check', '--deploy', d.id, '--base-url', stack.baseUrl, '--key', tenant.secretKey, '--site', tenant.siteId],
+      io,
+    );
     t.is(exit, which === 'pass' ? 0 : 1);
     t.regex(io.lines[0], new RegExp(`^${expected}:`));
     const c = await connect(mcpKey);
@@ -131,7 +216,10 @@ for (const which of ['pass', 'fail'] as const) {
       t.regex(body, /WARN: not conclusive yet, usually not enough traffic/);
       const check = await call(c, 'check_deploy', { deploy });
       t.is((check.structuredContent as any).verdict, expected);
-      t.deepEqual((check.structuredContent as any).verdict_reasons, rest.body.data.deploys.find((x: any) => x.id === d.id).verdict_reasons);
+      t.deepEqual(
+        (check.structuredContent as any).verdict_reasons,
+        rest.body.data.deploys.find((x: any) => x.id === d.id).verdict_reasons,
+      );
     }
     await c.close();
   });
@@ -141,10 +229,23 @@ test('explore: the Explorer query through the tool answers as POST /v1/query/exp
   const c = await connect(mcpKey);
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   // The two calls run a moment apart: their timing and window bounds differ, nothing else may.
-  const strip = (a: any) => ({ ...a, meta: { ...a.meta, took_ms: 0, window: { ...a.meta.window, from: null, to: null } } });
+  const strip = (a: any) => ({
+    ...a,
+    meta: { ...a.meta, took_ms: 0, window: { ...a.meta.window, from: null, to: null } },
+  });
   for (const query of [
-    { window_days: 7, filters: [{ field: 'signal', op: 'is', value: 'rage_click' }], output: { mode: 'measure', metric: 'count', group_by: 'page' } },
-    { filters: [{ field: 'page', op: 'contains', value: 'check' }, { field: 'confused', op: 'is', value: true }], output: { mode: 'list', limit: 5 } },
+    {
+      window_days: 7,
+      filters: [{ field: 'signal', op: 'is', value: 'rage_click' }],
+      output: { mode: 'measure', metric: 'count', group_by: 'page' },
+    },
+    {
+      filters: [
+        { field: 'page', op: 'contains', value: 'check' },
+        { field: 'confused', op: 'is', value: true },
+      ],
+      output: { mode: 'list', limit: 5 },
+    },
   ]) {
     const r = await call(c, 'explore', { query });
     t.falsy(r.isError, text(r));
@@ -160,13 +261,25 @@ test('explore: the Explorer query through the tool answers as POST /v1/query/exp
 });
 
 test('credentials: no key 401 with WWW-Authenticate; publishable key 403; a secret key with query:read works; a key without a read scope 403', async (t) => {
-  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  });
   const none = await rpc(init, { authorization: '' });
   t.is(none.status, 401);
   t.regex(none.headers.get('www-authenticate') ?? '', /^Bearer realm="friction"/);
   const pub = await rpc(init, { authorization: `Bearer ${tenant.publishableKey}` });
   t.is(pub.status, 403);
-  const writeOnly = (await issueApiKey(stack.infra.database.db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['manage:write'] })).key;
+  const writeOnly = (
+    await issueApiKey(stack.infra.database.db, {
+      orgId: tenant.orgId,
+      siteId: tenant.siteId,
+      type: 'secret',
+      scopes: ['manage:write'],
+    })
+  ).key;
   t.is((await rpc(init, { authorization: `Bearer ${writeOnly}` })).status, 403);
   const c = await connect(tenant.secretKey);
   t.falsy((await call(c, 'list_deploys')).isError);
@@ -184,7 +297,7 @@ test('a foreign Origin is refused with 403 before anything else; the public orig
   t.true(Array.isArray((await allowed.json()).result.tools));
 });
 
-test('another tenant\'s site, issue and deploy are not found, with the same message as a random id', async (t) => {
+test("another tenant's site, issue and deploy are not found, with the same message as a random id", async (t) => {
   const other = await stack.newTenant();
   const otherIssue = randomUUID();
   // A copy of the seeded issue, moved to the other tenant's site.
@@ -200,14 +313,30 @@ test('another tenant\'s site, issue and deploy are not found, with the same mess
   const randomIssue = await call(c, 'get_issue', { issue_id: randomUUID() });
   t.true(foreignIssue.isError);
   t.is(text(foreignIssue), text(randomIssue));
-  const otherDeploy = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '9.9.9' }, { authorization: `Bearer ${other.secretKey}` });
+  const otherDeploy = await postJson(
+    `${stack.baseUrl}/v1/deploys`,
+    { version: '9.9.9' },
+    { authorization: `Bearer ${other.secretKey}` },
+  );
   const foreignDeploy = await call(c, 'check_deploy', { deploy: otherDeploy.body.data.id });
   t.true(foreignDeploy.isError);
   t.regex(text(foreignDeploy), /^deploy not found/);
-  await t.throwsAsync(c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: otherDeploy.body.data.id } }), { message: /deploy not found/ });
-  await t.throwsAsync(c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: seeded.pass.id, site_id: other.siteId } }), { message: /site not found/ });
+  await t.throwsAsync(c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: otherDeploy.body.data.id } }), {
+    message: /deploy not found/,
+  });
+  await t.throwsAsync(
+    c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: seeded.pass.id, site_id: other.siteId } }),
+    { message: /site not found/ },
+  );
   // The other tenant's own MCP key sees its site only.
-  const otherKey = (await issueApiKey(stack.infra.database.db, { orgId: other.orgId, siteId: other.siteId, type: 'mcp', scopes: ['mcp:read'] })).key;
+  const otherKey = (
+    await issueApiKey(stack.infra.database.db, {
+      orgId: other.orgId,
+      siteId: other.siteId,
+      type: 'mcp',
+      scopes: ['mcp:read'],
+    })
+  ).key;
   const oc = await connect(otherKey);
   t.true((await call(oc, 'get_issue', { issue_id: seeded.issueId })).isError);
   t.like((await call(oc, 'list_issues')).structuredContent, { total: 1 });
@@ -217,7 +346,10 @@ test('another tenant\'s site, issue and deploy are not found, with the same mess
 
 test('protocol edges: GET and DELETE 405; malformed JSON and invalid JSON-RPC get JSON-RPC errors (never 500); tool errors are isError results', async (t) => {
   for (const method of ['GET', 'DELETE']) {
-    const r = await fetch(`${stack.baseUrl}/v1/mcp`, { method, headers: { authorization: `Bearer ${mcpKey}`, accept: 'text/event-stream' } });
+    const r = await fetch(`${stack.baseUrl}/v1/mcp`, {
+      method,
+      headers: { authorization: `Bearer ${mcpKey}`, accept: 'text/event-stream' },
+    });
     t.is(r.status, 405, method);
     t.is(r.headers.get('allow'), 'POST');
   }
@@ -247,20 +379,33 @@ test('protocol edges: GET and DELETE 405; malformed JSON and invalid JSON-RPC ge
 });
 
 test('each tool call writes one audit row: tool, key, site, duration; never the arguments', async (t) => {
-  const key = await issueApiKey(stack.infra.database.db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'mcp', scopes: ['mcp:read'] });
+  const key = await issueApiKey(stack.infra.database.db, {
+    orgId: tenant.orgId,
+    siteId: tenant.siteId,
+    type: 'mcp',
+    scopes: ['mcp:read'],
+  });
   const c = await connect(key.key);
   await call(c, 'get_page', { page: '/secret-marker-page' });
   await call(c, 'list_deploys');
   await c.close();
   // Written while the answer travels: there within moments of it.
   const rows = await eventually(async () => {
-    const r = await stack.infra.database.db.selectFrom('audit_log').selectAll().where('actor_id', '=', key.id).orderBy('id').execute();
+    const r = await stack.infra.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('actor_id', '=', key.id)
+      .orderBy('id')
+      .execute();
     return r.length >= 2 ? r : undefined;
   });
-  t.deepEqual(rows.map((r) => [r.action, r.target_type, r.target_id, r.site_id, r.actor_type]), [
-    ['mcp.tool_call', 'mcp_tool', 'get_page', tenant.siteId, 'key'],
-    ['mcp.tool_call', 'mcp_tool', 'list_deploys', tenant.siteId, 'key'],
-  ]);
+  t.deepEqual(
+    rows.map((r) => [r.action, r.target_type, r.target_id, r.site_id, r.actor_type]),
+    [
+      ['mcp.tool_call', 'mcp_tool', 'get_page', tenant.siteId, 'key'],
+      ['mcp.tool_call', 'mcp_tool', 'list_deploys', tenant.siteId, 'key'],
+    ],
+  );
   t.like(rows[0].summary as object, { tool: 'get_page', outcome: 'error' });
   t.like(rows[1].summary as object, { tool: 'list_deploys', outcome: 'ok' });
   t.is(typeof (rows[1].summary as { duration_ms: unknown }).duration_ms, 'number');
@@ -271,7 +416,12 @@ const NODE = process.execPath;
 const CLI = new URL('../cli.ts', import.meta.url).pathname;
 
 test('over stdio: `friction mcp --url --key` (the SDK client spawns it) lists tools and the prompt, calls tools, gets post_deploy_check; stderr only for logs', async (t) => {
-  const transport = new StdioClientTransport({ command: NODE, args: [CLI, 'mcp', '--url', `${stack.baseUrl}/v1`, '--key', mcpKey], stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } });
+  const transport = new StdioClientTransport({
+    command: NODE,
+    args: [CLI, 'mcp', '--url', `${stack.baseUrl}/v1`, '--key', mcpKey],
+    stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   const protocolErrors: Error[] = [];
   let stderr = '';
   transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -279,7 +429,10 @@ test('over stdio: `friction mcp --url --key` (the SDK client spawns it) lists to
   c.onerror = (e) => protocolErrors.push(e);
   await c.connect(transport);
   t.is((await c.listTools()).tools.length, 8);
-  t.deepEqual((await c.listPrompts()).prompts.map((p) => p.name), ['post_deploy_check']);
+  t.deepEqual(
+    (await c.listPrompts()).prompts.map((p) => p.name),
+    ['post_deploy_check'],
+  );
   const check = await call(c, 'check_deploy', { deploy: seeded.fail.version });
   t.is((check.structuredContent as any).verdict, 'FAIL');
   const prompt = await c.getPrompt({ name: 'post_deploy_check', arguments: { deploy: seeded.pass.id } });
@@ -292,15 +445,23 @@ test('over stdio: `friction mcp --url --key` (the SDK client spawns it) lists to
 });
 
 /** Runs `friction mcp` with `input` lines on stdin (then closes it); its exit code, stdout and stderr. */
-function runStdio(args: string[], env: Record<string, string>, input: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runStdio(
+  args: string[],
+  env: Record<string, string>,
+  input: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [CLI, 'mcp', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(NODE, [CLI, 'mcp', ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (b: Buffer) => {
       stdout += b.toString();
       // Close stdin once every request has its answer.
-      if (stdout.split('\n').filter((l) => l.trim()).length >= input.filter((l) => l.includes('"id"')).length) p.stdin.end();
+      if (stdout.split('\n').filter((l) => l.trim()).length >= input.filter((l) => l.includes('"id"')).length)
+        p.stdin.end();
     });
     p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     p.on('error', reject);
@@ -311,12 +472,26 @@ function runStdio(args: string[], env: Record<string, string>, input: string[]):
 }
 
 test('stdio: env FRICTION_URL/FRICTION_KEY; stdout holds only JSON-RPC lines, even when the key is refused or the server is unreachable; usage errors exit 2 with stderr only', async (t) => {
-  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
   const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   const ok = await runStdio([], { FRICTION_URL: stack.baseUrl, FRICTION_KEY: mcpKey }, [init, list]);
   t.is(ok.code, 0, ok.stderr);
-  const lines = ok.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  t.deepEqual(lines.map((l) => [l.jsonrpc, l.id]), [['2.0', 1], ['2.0', 2]]);
+  const lines = ok.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.deepEqual(
+    lines.map((l) => [l.jsonrpc, l.id]),
+    [
+      ['2.0', 1],
+      ['2.0', 2],
+    ],
+  );
   t.is(lines[1].result.tools.length, 8);
   const refused = await runStdio(['--url', stack.baseUrl, '--key', 'svc_mcp_wrong'], {}, [init]);
   const answer = JSON.parse(refused.stdout.trim());

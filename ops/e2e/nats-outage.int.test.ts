@@ -10,7 +10,8 @@ test('with NATS stopped, ingest answers 503 with Retry-After and never 202; it r
     await stack.stop();
     await nats.dispose();
   });
-  const ingest = () => postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch(), { authorization: `Bearer ${stack.tenant.publishableKey}` });
+  const ingest = () =>
+    postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch(), { authorization: `Bearer ${stack.tenant.publishableKey}` });
   t.is((await ingest()).status, 202);
 
   await nats.stop();

@@ -29,59 +29,100 @@ test.after.always(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test('the document passes Redocly\'s recommended rules with no error', async (t) => {
+test("the document passes Redocly's recommended rules with no error", async (t) => {
   const config = await createConfig({ extends: ['recommended'] });
   const problems = await lintFromString({ source, absoluteRef: path.join(work, 'openapi.json'), config });
   const errors = problems.filter((p) => p.severity === 'error');
   const warnings = problems.filter((p) => p.severity === 'warn');
-  const count = (list: typeof problems) => Object.entries(list.reduce<Record<string, number>>((m, p) => ((m[p.ruleId] = (m[p.ruleId] ?? 0) + 1), m), {})).map(([r, n]) => `${r} ×${n}`).join(', ');
+  const count = (list: typeof problems) =>
+    Object.entries(list.reduce<Record<string, number>>((m, p) => ((m[p.ruleId] = (m[p.ruleId] ?? 0) + 1), m), {}))
+      .map(([r, n]) => `${r} ×${n}`)
+      .join(', ');
   t.log(`errors: ${errors.length}; warnings: ${warnings.length} (${count(warnings) || 'none'})`);
-  t.deepEqual(errors.map((e) => `${e.ruleId}: ${e.message} at ${e.location[0]?.pointer}`), []);
-  const doc = JSON.parse(source) as { info: { license?: { name: string } }; servers?: unknown[]; components: { schemas: Record<string, unknown> } };
+  t.deepEqual(
+    errors.map((e) => `${e.ruleId}: ${e.message} at ${e.location[0]?.pointer}`),
+    [],
+  );
+  const doc = JSON.parse(source) as {
+    info: { license?: { name: string } };
+    servers?: unknown[];
+    components: { schemas: Record<string, unknown> };
+  };
   t.is(doc.info.license?.name, 'Apache-2.0');
   t.true((doc.servers ?? []).length > 0);
-  for (const name of ['Error', 'PageScore', 'SiteScores', 'Issue', 'IssueDetail', 'Element', 'Alert', 'Page', 'Recommendation']) t.truthy(doc.components.schemas[name], `component ${name}`);
+  for (const name of [
+    'Error',
+    'PageScore',
+    'SiteScores',
+    'Issue',
+    'IssueDetail',
+    'Element',
+    'Alert',
+    'Page',
+    'Recommendation',
+  ])
+    t.truthy(doc.components.schemas[name], `component ${name}`);
 });
 
 test('a client generated with openapi-typescript type-checks typed reads of scores, issues, elements, alerts, pages and sessions', async (t) => {
   const types = astToString(await openapiTS(source));
   writeFileSync(path.join(work, 'friction-api.d.ts'), types);
   writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'client', type: 'module', private: true }));
-  writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, lib: ['es2022', 'dom'], types: [] },
-    files: ['client.ts'],
-  }));
-  const client = (extra: string) => [
-    "import type { paths, components } from './friction-api.d.ts';",
-    "type Ok<P extends keyof paths, S extends number = 200> = paths[P]['get'] extends { responses: infer R } ? R extends Record<S, { content: { 'application/json': { data: infer D } } }> ? D : never : never;",
-    "type Scores = Ok<'/v1/query/scores'>;",
-    "type Issues = Ok<'/v1/query/issues'>;",
-    "declare const scores: Scores;",
-    "declare const issues: Issues;",
-    "declare const elements: Ok<'/v1/query/elements'>;",
-    "declare const alerts: Ok<'/v1/query/alerts'>;",
-    "declare const page: Ok<'/v1/query/page'>;",
-    "declare const session: Ok<'/v1/query/session'>;",
-    'const friction: number = elements.elements[0].friction_score;',
-    "const alertStatus: 'fired' | 'acknowledged' | 'investigating' | 'resolved' = alerts.alerts[0].status;",
-    'const exceeded: boolean = page.budget.exceeded;',
-    "const firstEvent: 'signal' | 'page_view' = session.events[0].type;",
-    'const overall: number = scores.overall_score;',
-    "const trend: 'up' | 'down' | 'stable' = scores.pages[0].trend;",
-    'const count: number = issues.issues[0].signal_count;',
-    "const status: components['schemas']['Issue']['status'] = issues.issues[0].status;",
-    "type Err = components['schemas']['Error']['error'];",
-    "declare const e: Err;",
-    'const code: string = e.code;',
-    'export { overall, trend, count, status, code, friction, alertStatus, exceeded, firstEvent };',
-    extra,
-  ].join('\n');
+  writeFileSync(
+    path.join(work, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        noEmit: true,
+        lib: ['es2022', 'dom'],
+        types: [],
+      },
+      files: ['client.ts'],
+    }),
+  );
+  const client = (extra: string) =>
+    [
+      "import type { paths, components } from './friction-api.d.ts';",
+      "type Ok<P extends keyof paths, S extends number = 200> = paths[P]['get'] extends { responses: infer R } ? R extends Record<S, { content: { 'application/json': { data: infer D } } }> ? D : never : never;",
+      "type Scores = Ok<'/v1/query/scores'>;",
+      "type Issues = Ok<'/v1/query/issues'>;",
+      'declare const scores: Scores;',
+      'declare const issues: Issues;',
+      "declare const elements: Ok<'/v1/query/elements'>;",
+      "declare const alerts: Ok<'/v1/query/alerts'>;",
+      "declare const page: Ok<'/v1/query/page'>;",
+      "declare const session: Ok<'/v1/query/session'>;",
+      'const friction: number = elements.elements[0].friction_score;',
+      "const alertStatus: 'fired' | 'acknowledged' | 'investigating' | 'resolved' = alerts.alerts[0].status;",
+      'const exceeded: boolean = page.budget.exceeded;',
+      "const firstEvent: 'signal' | 'page_view' = session.events[0].type;",
+      'const overall: number = scores.overall_score;',
+      "const trend: 'up' | 'down' | 'stable' = scores.pages[0].trend;",
+      'const count: number = issues.issues[0].signal_count;',
+      "const status: components['schemas']['Issue']['status'] = issues.issues[0].status;",
+      "type Err = components['schemas']['Error']['error'];",
+      'declare const e: Err;',
+      'const code: string = e.code;',
+      'export { overall, trend, count, status, code, friction, alertStatus, exceeded, firstEvent };',
+      extra,
+    ].join('\n');
   const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
-  const check = () => promisify(execFile)(tsc, ['-p', work], { cwd: work }).then(() => '', (e: { stdout: string }) => e.stdout || String(e));
+  const check = () =>
+    promisify(execFile)(tsc, ['-p', work], { cwd: work }).then(
+      () => '',
+      (e: { stdout: string }) => e.stdout || String(e),
+    );
   writeFileSync(path.join(work, 'client.ts'), client(''));
   t.is(await check(), '', 'typed reads compile');
   writeFileSync(path.join(work, 'client.ts'), client('const wrong: string = scores.overall_score; export { wrong };'));
-  t.regex(await check(), /client\.ts\(\d+,\d+\): error TS2322/, 'a score is a number, not unknown: misuse does not compile');
+  t.regex(
+    await check(),
+    /client\.ts\(\d+,\d+\): error TS2322/,
+    'a score is a number, not unknown: misuse does not compile',
+  );
 });
 
 test('/docs renders the document with Scalar served by Friction itself (no CDN)', async (t) => {

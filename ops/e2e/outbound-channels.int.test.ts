@@ -13,7 +13,11 @@ test('N2: a Slack webhook_url is accepted only as https://hooks.slack.com/servic
   t.teardown(() => stack.stop());
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
-  const connect = (webhook_url: string) => api('POST', '/v1/manage/integrations', { token: tenant.owner.token, body: { site_id: tenant.siteId, provider: 'slack', config: { webhook_url } } });
+  const connect = (webhook_url: string) =>
+    api('POST', '/v1/manage/integrations', {
+      token: tenant.owner.token,
+      body: { site_id: tenant.siteId, provider: 'slack', config: { webhook_url } },
+    });
   for (const url of [
     'https://hooks.slack.com//attacker.example/services/T/B/X',
     'https://hooks.slack.com/\\attacker.example/x',
@@ -41,7 +45,11 @@ async function closedPort(): Promise<number> {
 }
 
 test('N8: with private networks allowed, the delivery log shows a tenant only the status class and a fixed reason for private targets', async (t) => {
-  const stack = await startTestStack({ processor: false, dispatcher: true, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  const stack = await startTestStack({
+    processor: false,
+    dispatcher: true,
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+  });
   t.teardown(() => stack.stop());
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
@@ -49,16 +57,29 @@ test('N8: with private networks allowed, the delivery log shows a tenant only th
   t.teardown(() => rx.close());
   const token = tenant.owner.token;
   for (const url of [`${rx.url}/answering`, `http://127.0.0.1:${await closedPort()}/closed`]) {
-    const r = await api('POST', '/v1/manage/webhooks', { token, body: { org_id: tenant.orgId, url, events: ['issue.created'] } });
+    const r = await api('POST', '/v1/manage/webhooks', {
+      token,
+      body: { org_id: tenant.orgId, url, events: ['issue.created'] },
+    });
     t.is(r.status, 201, r.text);
   }
   const nid = `issue.created:${newId()}`;
-  await stack.infra.bus.publish(stack.infra.topology.notifySubject('issue.created'), encode({ event: 'issue.created', issue: { id: newId(), site_id: tenant.siteId }, notification_id: nid }), nid);
-  const rows = await eventually(async () => {
-    const log = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token });
-    const failed = (log.body?.data?.deliveries ?? []).filter((d: { status: string }) => d.status === 'failed');
-    return failed.length >= 2 ? failed as Array<{ target: string; http_status: number | null; error: string }> : undefined;
-  }, 30_000, 'two failed attempts logged');
+  await stack.infra.bus.publish(
+    stack.infra.topology.notifySubject('issue.created'),
+    encode({ event: 'issue.created', issue: { id: newId(), site_id: tenant.siteId }, notification_id: nid }),
+    nid,
+  );
+  const rows = await eventually(
+    async () => {
+      const log = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token });
+      const failed = (log.body?.data?.deliveries ?? []).filter((d: { status: string }) => d.status === 'failed');
+      return failed.length >= 2
+        ? (failed as Array<{ target: string; http_status: number | null; error: string }>)
+        : undefined;
+    },
+    30_000,
+    'two failed attempts logged',
+  );
   const answering = rows.find((r) => r.target.endsWith('/answering'))!;
   const closed = rows.find((r) => r.target.endsWith('/closed'))!;
   t.is(answering.http_status, 500, 'the status class, not the status');

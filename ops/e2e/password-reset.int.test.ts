@@ -45,43 +45,103 @@ test('with SMTP: the same 202 for known and unknown addresses; a single-use toke
   t.truthy(token);
 
   t.is((await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'short' } })).status, 400);
-  const reset = await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'a brand new passphrase' } });
+  const reset = await api('POST', '/v1/auth/reset-password', {
+    body: { token, new_password: 'a brand new passphrase' },
+  });
   t.is(reset.status, 200, reset.text);
   t.deepEqual(reset.body.data, { reset: true, sessions_ended: 2 });
-  for (const old of [user.token, login.body.data.token]) t.is((await api('GET', `/v1/manage/members?org_id=${mailed.tenant.orgId}`, { token: old })).status, 401, 'every session ended');
-  t.is((await api('POST', '/v1/auth/login', { body: { email: user.email, password: user.password } })).status, 401, 'the old password is gone');
-  t.is((await api('POST', '/v1/auth/login', { body: { email: user.email, password: 'a brand new passphrase' } })).status, 200);
-  t.is((await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'yet another passphrase' } })).status, 404, 'single use');
+  for (const old of [user.token, login.body.data.token])
+    t.is(
+      (await api('GET', `/v1/manage/members?org_id=${mailed.tenant.orgId}`, { token: old })).status,
+      401,
+      'every session ended',
+    );
+  t.is(
+    (await api('POST', '/v1/auth/login', { body: { email: user.email, password: user.password } })).status,
+    401,
+    'the old password is gone',
+  );
+  t.is(
+    (await api('POST', '/v1/auth/login', { body: { email: user.email, password: 'a brand new passphrase' } })).status,
+    200,
+  );
+  t.is(
+    (await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'yet another passphrase' } })).status,
+    404,
+    'single use',
+  );
   t.is(sink.messages.filter((m) => m.to.includes(unknownEmail)).length, 0, 'an unknown address gets nothing');
 
-  const audit = await api('GET', `/v1/query/audit?org_id=${mailed.tenant.orgId}&action=user.password_reset`, { token: mailed.tenant.owner.token });
+  const audit = await api('GET', `/v1/query/audit?org_id=${mailed.tenant.orgId}&action=user.password_reset`, {
+    token: mailed.tenant.owner.token,
+  });
   t.like(audit.body.data.entries[0], { actor: user.email, target_id: user.userId, summary: { sessions_ended: 2 } });
 
   // Short-lived: a token past its 30 minutes is refused; a newer token spends the older one.
   const db = mailed.infra.database.db;
   const stale = await issuePasswordReset(db, user.userId, new Date(Date.now() - 31 * 60_000));
-  t.is((await api('POST', '/v1/auth/reset-password', { body: { token: stale.token, new_password: 'a brand new passphrase 2' } })).status, 404, 'expired');
+  t.is(
+    (
+      await api('POST', '/v1/auth/reset-password', {
+        body: { token: stale.token, new_password: 'a brand new passphrase 2' },
+      })
+    ).status,
+    404,
+    'expired',
+  );
   const first = await issuePasswordReset(db, user.userId, new Date());
   const second = await issuePasswordReset(db, user.userId, new Date());
-  t.is((await api('POST', '/v1/auth/reset-password', { body: { token: first.token, new_password: 'a brand new passphrase 3' } })).status, 404, 'superseded');
-  t.is((await api('POST', '/v1/auth/reset-password', { body: { token: second.token, new_password: 'a brand new passphrase 3' } })).status, 200);
+  t.is(
+    (
+      await api('POST', '/v1/auth/reset-password', {
+        body: { token: first.token, new_password: 'a brand new passphrase 3' },
+      })
+    ).status,
+    404,
+    'superseded',
+  );
+  t.is(
+    (
+      await api('POST', '/v1/auth/reset-password', {
+        body: { token: second.token, new_password: 'a brand new passphrase 3' },
+      })
+    ).status,
+    200,
+  );
 });
 
 test('with SMTP: at most 5 reset mails per address per hour, whatever the number of requests', async (t) => {
   const api = apiClient(mailed.baseUrl);
   const user = await mailed.newUser(mailed.tenant, 'member');
-  for (let i = 0; i < 8; i++) t.is((await api('POST', '/v1/auth/forgot-password', { body: { email: user.email } })).status, 202);
-  await eventually(async () => sink.messages.filter((m) => m.to.includes(user.email)).length >= 5, 20_000, 'five mails');
+  for (let i = 0; i < 8; i++)
+    t.is((await api('POST', '/v1/auth/forgot-password', { body: { email: user.email } })).status, 202);
+  await eventually(
+    async () => sink.messages.filter((m) => m.to.includes(user.email)).length >= 5,
+    20_000,
+    'five mails',
+  );
   // The requests were answered before their mail work ran: an absence can only be shown by letting that work finish.
   await new Promise((r) => setTimeout(r, 1000));
   t.is(sink.messages.filter((m) => m.to.includes(user.email)).length, 5);
 });
 
-function friction(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function friction(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(path.join(root, 'node_modules', '.bin', 'node'), ['ops/cli.ts', ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      path.join(root, 'node_modules', '.bin', 'node'),
+      ['ops/cli.ts', ...args],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -102,7 +162,10 @@ test('without SMTP: the route says an operator reset is needed (alike for every 
   const reset = await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'operator given pass' } });
   t.is(reset.status, 200, reset.text);
   t.is((await api('GET', `/v1/manage/members?org_id=${plain.tenant.orgId}`, { token: user.token })).status, 401);
-  t.is((await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'operator given pass 2' } })).status, 404);
+  t.is(
+    (await api('POST', '/v1/auth/reset-password', { body: { token, new_password: 'operator given pass 2' } })).status,
+    404,
+  );
 
   const missing = await friction(['users', 'reset-password', 'nobody@test.example'], env);
   t.not(missing.code, 0);

@@ -36,7 +36,14 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   });
   const db = stack.infra.database.db;
   const stored = async () =>
-    (await sql<{ n: number; d: number }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${stack.tenant.siteId}`.execute(db)).rows[0];
+    (
+      await sql<{
+        n: number;
+        d: number;
+      }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${stack.tenant.siteId}`.execute(
+        db,
+      )
+    ).rows[0];
 
   // Accepted = the event ids of every batch ingest answered 202 for. A request a busy machine dropped ("fetch
   // failed") is sent again unchanged until ingest answers; storage is exactly-once by event id, so a batch whose
@@ -45,7 +52,9 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   const deliver = async (b: ReturnType<typeof sdkBatch>) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await postJson(`${stack.baseUrl}/v1/ingest`, b, { authorization: `Bearer ${stack.tenant.publishableKey}` });
+        return await postJson(`${stack.baseUrl}/v1/ingest`, b, {
+          authorization: `Bearer ${stack.tenant.publishableKey}`,
+        });
       } catch (err) {
         if (attempt >= 20) throw err;
         await new Promise((r) => setTimeout(r, 250));
@@ -56,7 +65,9 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   const sender = (async () => {
     let i = 0;
     while (sending) {
-      const batches = Array.from({ length: 10 }, () => sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }));
+      const batches = Array.from({ length: 10 }, () =>
+        sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }),
+      );
       const results = await Promise.all(batches.map(deliver));
       results.forEach((r, k) => {
         t.is(r.status, 202);
@@ -76,14 +87,24 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   await sender;
 
   const accepted = acceptedIds.size;
-  const final = await eventually(async () => {
-    const s = await stored();
-    return s.n === accepted ? s : undefined;
-  }, 60_000, 200);
+  const final = await eventually(
+    async () => {
+      const s = await stored();
+      return s.n === accepted ? s : undefined;
+    },
+    60_000,
+    200,
+  );
   t.is(final.n, accepted, 'stored = accepted');
   t.is(final.d, final.n, 'no event stored twice');
-  const sessions = await sql<{ total: number }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(db);
+  const sessions = await sql<{
+    total: number;
+  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
+    db,
+  );
   t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
-  const pages = await sql<{ n: number }>`select count(distinct page)::int as n from page_scores where site_id = ${stack.tenant.siteId}`.execute(db);
+  const pages = await sql<{
+    n: number;
+  }>`select count(distinct page)::int as n from page_scores where site_id = ${stack.tenant.siteId}`.execute(db);
   t.is(pages.rows[0].n, 7);
 });

@@ -14,13 +14,31 @@ test.after.always(async () => {
 
 type Ev = Record<string, unknown>;
 const sessionsStored = async (siteId: string) =>
-  Number((await sql<{ n: number }>`select count(*)::int as n from sessions where site_id = ${siteId}`.execute(stack.infra.database.db)).rows[0].n);
+  Number(
+    (
+      await sql<{ n: number }>`select count(*)::int as n from sessions where site_id = ${siteId}`.execute(
+        stack.infra.database.db,
+      )
+    ).rows[0].n,
+  );
 const at = (ts: number) => new Date(ts).toISOString();
 const view = (page: string, ts: number): Ev => ({ id: randomUUID(), type: 'page_view', ts: at(ts), page });
-const sig = (page: string, ts: number, signal: string, extra: Ev = {}): Ev => ({ id: randomUUID(), type: 'signal', ts: at(ts), page, signal, selector: '#x', ...extra });
+const sig = (page: string, ts: number, signal: string, extra: Ev = {}): Ev => ({
+  id: randomUUID(),
+  type: 'signal',
+  ts: at(ts),
+  page,
+  signal,
+  selector: '#x',
+  ...extra,
+});
 
 async function session(tenant: TestTenant, id: string, events: Ev[]): Promise<void> {
-  const r = await postJson(`${stack.baseUrl}/v1/ingest`, { session_id: id, sent_at: at(Date.now()), context: { device: 'desktop', viewport: { w: 1000, h: 800 } }, events }, { authorization: `Bearer ${tenant.publishableKey}` });
+  const r = await postJson(
+    `${stack.baseUrl}/v1/ingest`,
+    { session_id: id, sent_at: at(Date.now()), context: { device: 'desktop', viewport: { w: 1000, h: 800 } }, events },
+    { authorization: `Bearer ${tenant.publishableKey}` },
+  );
   if (r.status !== 202) throw new Error(`ingest ${r.status} ${JSON.stringify(r.body)}`);
 }
 
@@ -28,9 +46,18 @@ test('journeys/friction: the four rules, 100-edge and 5-example caps, weight fil
   const tenant = await stack.newTenant();
   const t0 = Date.now() - 3_600_000;
   // 120 sessions /pN → /end, each with one rage click of confidence 0.1 on /pN: 120 edges of weight 1.0.
-  for (let i = 0; i < 120; i++) await session(tenant, `p-${i}`, [view(`/p${i}`, t0 + i * 10), sig(`/p${i}`, t0 + i * 10 + 1, 'rage_click', { meta: { confidence: 0.1 } }), view('/end', t0 + i * 10 + 2)]);
+  for (let i = 0; i < 120; i++)
+    await session(tenant, `p-${i}`, [
+      view(`/p${i}`, t0 + i * 10),
+      sig(`/p${i}`, t0 + i * 10 + 1, 'rage_click', { meta: { confidence: 0.1 } }),
+      view('/end', t0 + i * 10 + 2),
+    ]);
   // A reload with an error before it: /r → /r weighs 8 (error_encounter, confidence 1).
-  await session(tenant, 'reload', [view('/r', t0 + 5000), sig('/r', t0 + 5001, 'error_encounter'), view('/r', t0 + 5002)]);
+  await session(tenant, 'reload', [
+    view('/r', t0 + 5000),
+    sig('/r', t0 + 5001, 'error_encounter'),
+    view('/r', t0 + 5002),
+  ]);
   // The heaviest and most recent: 7 rage clicks on /hot, then /end; a dead click (not an edge decorator) weighs nothing.
   const hot = [view('/hot', t0 + 6000)];
   for (let i = 1; i <= 7; i++) hot.push(sig('/hot', t0 + 6000 + i, 'rage_click'));
@@ -38,7 +65,8 @@ test('journeys/friction: the four rules, 100-edge and 5-example caps, weight fil
   await session(tenant, 'hot', hot);
   await eventually(async () => (await sessionsStored(tenant.siteId)) === 122, 30_000);
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
-  const journeys = (q = '') => getJson(`${stack.baseUrl}/v1/query/journeys/friction?site_id=${tenant.siteId}${q}`, auth);
+  const journeys = (q = '') =>
+    getJson(`${stack.baseUrl}/v1/query/journeys/friction?site_id=${tenant.siteId}${q}`, auth);
 
   const all = await journeys();
   t.is(all.status, 200);
@@ -47,26 +75,55 @@ test('journeys/friction: the four rules, 100-edge and 5-example caps, weight fil
   t.is(d.edges.length, 100, '122 edges qualify, capped at 100');
   t.like(d.edges[0], { from: '/hot', to: '/end', sessions: 1, friction_weight: 70, signals: { rage_click: 7 } });
   t.is(d.edges[0].examples.length, 5);
-  t.like(d.edges[0].examples[0], { session_id: 'ses_hot', page: '/hot', signal_type: 'rage_click', element_selector: '#x', occurred_at: at(t0 + 6001) });
+  t.like(d.edges[0].examples[0], {
+    session_id: 'ses_hot',
+    page: '/hot',
+    signal_type: 'rage_click',
+    element_selector: '#x',
+    occurred_at: at(t0 + 6001),
+  });
   t.like(d.edges[1], { from: '/r', to: '/r', friction_weight: 8, sessions: 1, signals: { error_encounter: 1 } });
   t.like(d.edges[2], { to: '/end', friction_weight: 1, sessions: 1 });
 
-  t.deepEqual((await journeys('&min_friction_weight=9')).body.data.edges.map((e: Ev) => e.from), ['/hot'], 'weight filter before sorting');
+  t.deepEqual(
+    (await journeys('&min_friction_weight=9')).body.data.edges.map((e: Ev) => e.from),
+    ['/hot'],
+    'weight filter before sorting',
+  );
   t.is((await journeys('&min_friction_weight=8')).body.data.edges.length, 2, 'an edge equal to the minimum stays');
   t.is((await journeys('&min_friction_weight=0')).body.data.edges.length, 100);
   t.deepEqual((await journeys('&min_friction_weight=1000')).body.data.edges, []);
-  t.deepEqual((await journeys('&signal_type=error_encounter')).body.data.edges.map((e: Ev) => e.from), ['/r']);
+  t.deepEqual(
+    (await journeys('&signal_type=error_encounter')).body.data.edges.map((e: Ev) => e.from),
+    ['/r'],
+  );
   const one = (await journeys('&limit=1')).body.data;
   t.is(one.sessions_analyzed, 1, 'limit is the number of sessions analysed: the most recent');
-  t.deepEqual(one.edges.map((e: Ev) => e.from), ['/hot']);
+  t.deepEqual(
+    one.edges.map((e: Ev) => e.from),
+    ['/hot'],
+  );
   t.is((await journeys('&limit=1000')).status, 200);
-  for (const [q, path] of [['&limit=0', 'limit'], ['&limit=1001', 'limit'], ['&min_friction_weight=-1', 'min_friction_weight'], ['&min_friction_weight=1001', 'min_friction_weight'], ['&signal_type=dead_click', 'signal_type']]) {
+  for (const [q, path] of [
+    ['&limit=0', 'limit'],
+    ['&limit=1001', 'limit'],
+    ['&min_friction_weight=-1', 'min_friction_weight'],
+    ['&min_friction_weight=1001', 'min_friction_weight'],
+    ['&signal_type=dead_click', 'signal_type'],
+  ]) {
     const r = await journeys(q);
     t.is(r.status, 400, q);
     t.is(r.body.error.details[0].path, path, q);
   }
   const other = await stack.newTenant();
-  t.is((await getJson(`${stack.baseUrl}/v1/query/journeys/friction?site_id=${tenant.siteId}`, { authorization: `Bearer ${other.secretKey}` })).status, 404);
+  t.is(
+    (
+      await getJson(`${stack.baseUrl}/v1/query/journeys/friction?site_id=${tenant.siteId}`, {
+        authorization: `Bearer ${other.secretKey}`,
+      })
+    ).status,
+    404,
+  );
 });
 
 test('flows: navigation edges with sessions and transitions, pages with entries and exits; /v1/flows is the same', async (t) => {
@@ -103,12 +160,20 @@ test('hostile query text on the new read routes: NUL, overlong, repeated and emp
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const long = 'x'.repeat(2049);
   const cases: [string, string][] = [
-    ['/v1/query/page?page=%2Fa%00b', 'page'], ['/v1/page?page=' + long, 'page'], ['/v1/query/page?page=%2Fa&page=%2Fb', 'page'],
-    ['/v1/query/trends?page=%00', 'page'], ['/v1/query/trends?days=', 'days'], ['/v1/query/compare?a=%2Fa&b=%00', 'b'],
-    ['/v1/query/session?session_id=%00', 'session_id'], ['/v1/session?session_id=', 'session_id'],
-    ['/v1/query/element-heatmap?page=%2Fa&selector=%23a%00', 'selector'], ['/v1/query/page-heatmap?page=%2Fa%00', 'page'],
-    ['/v1/query/page-heatmap?page=%2Fa&device=Mobile', 'device'], ['/v1/query/journeys/friction?limit=1e9', 'limit'],
-    ['/v1/query/insights?days=-1', 'days'], ['/v1/query/export/events.csv?from=%00', 'from'],
+    ['/v1/query/page?page=%2Fa%00b', 'page'],
+    ['/v1/page?page=' + long, 'page'],
+    ['/v1/query/page?page=%2Fa&page=%2Fb', 'page'],
+    ['/v1/query/trends?page=%00', 'page'],
+    ['/v1/query/trends?days=', 'days'],
+    ['/v1/query/compare?a=%2Fa&b=%00', 'b'],
+    ['/v1/query/session?session_id=%00', 'session_id'],
+    ['/v1/session?session_id=', 'session_id'],
+    ['/v1/query/element-heatmap?page=%2Fa&selector=%23a%00', 'selector'],
+    ['/v1/query/page-heatmap?page=%2Fa%00', 'page'],
+    ['/v1/query/page-heatmap?page=%2Fa&device=Mobile', 'device'],
+    ['/v1/query/journeys/friction?limit=1e9', 'limit'],
+    ['/v1/query/insights?days=-1', 'days'],
+    ['/v1/query/export/events.csv?from=%00', 'from'],
   ];
   for (const [path, field] of cases) {
     const r = await getJson(`${stack.baseUrl}${path}&site_id=${tenant.siteId}`, auth);
@@ -117,19 +182,39 @@ test('hostile query text on the new read routes: NUL, overlong, repeated and emp
   }
 });
 
-test('every new read route answers another site\'s id exactly like a random one: 404', async (t) => {
+test("every new read route answers another site's id exactly like a random one: 404", async (t) => {
   const tenant = await stack.newTenant();
   const other = await stack.newTenant();
   const routes = [
-    '/v1/query/page?page=/a', '/v1/page?page=/a', '/v1/query/trends?', '/v1/trends?', '/v1/query/compare?a=/a&b=/b', '/v1/compare?a=/a&b=/b',
-    '/v1/query/session?session_id=s', '/v1/session?session_id=s', '/v1/query/element-heatmap?page=/a&selector=%23a', '/v1/query/page-heatmap?page=/a',
-    '/v1/query/flows?', '/v1/flows?', '/v1/query/journeys/friction?', '/v1/query/recommendations?', '/v1/recommendations?', '/v1/query/revenue?',
-    '/v1/revenue?', '/v1/query/insights?', '/v1/query/export/events.csv?', '/v1/export/events.csv?',
+    '/v1/query/page?page=/a',
+    '/v1/page?page=/a',
+    '/v1/query/trends?',
+    '/v1/trends?',
+    '/v1/query/compare?a=/a&b=/b',
+    '/v1/compare?a=/a&b=/b',
+    '/v1/query/session?session_id=s',
+    '/v1/session?session_id=s',
+    '/v1/query/element-heatmap?page=/a&selector=%23a',
+    '/v1/query/page-heatmap?page=/a',
+    '/v1/query/flows?',
+    '/v1/flows?',
+    '/v1/query/journeys/friction?',
+    '/v1/query/recommendations?',
+    '/v1/recommendations?',
+    '/v1/query/revenue?',
+    '/v1/revenue?',
+    '/v1/query/insights?',
+    '/v1/query/export/events.csv?',
+    '/v1/export/events.csv?',
   ];
   for (const route of routes) {
     const sep = route.endsWith('?') ? '' : '&';
-    const foreign = await getJson(`${stack.baseUrl}${route}${sep}site_id=${other.siteId}`, { authorization: `Bearer ${tenant.secretKey}` });
-    const random = await getJson(`${stack.baseUrl}${route}${sep}site_id=${randomUUID()}`, { authorization: `Bearer ${tenant.secretKey}` });
+    const foreign = await getJson(`${stack.baseUrl}${route}${sep}site_id=${other.siteId}`, {
+      authorization: `Bearer ${tenant.secretKey}`,
+    });
+    const random = await getJson(`${stack.baseUrl}${route}${sep}site_id=${randomUUID()}`, {
+      authorization: `Bearer ${tenant.secretKey}`,
+    });
     t.is(foreign.status, 404, route);
     t.deepEqual(foreign.body, random.body, route);
   }

@@ -17,9 +17,18 @@ test.after.always(async () => {
 });
 
 const DAY = 86_400_000;
-const ingest = (tenant: TestTenant, body: unknown) => postJson(`${stack.baseUrl}/v1/ingest`, body, { authorization: `Bearer ${tenant.publishableKey}` });
+const ingest = (tenant: TestTenant, body: unknown) =>
+  postJson(`${stack.baseUrl}/v1/ingest`, body, { authorization: `Bearer ${tenant.publishableKey}` });
 const days = async (siteId: string, page: string) =>
-  Number((await sql<{ n: number }>`select count(*)::int as n from score_history where site_id = ${siteId} and page = ${page}`.execute(stack.infra.database.db)).rows[0].n);
+  Number(
+    (
+      await sql<{
+        n: number;
+      }>`select count(*)::int as n from score_history where site_id = ${siteId} and page = ${page}`.execute(
+        stack.infra.database.db,
+      )
+    ).rows[0].n,
+  );
 
 /** Traffic on /checkout (rage clicks) today, 2 days ago and 20 days ago, and calm traffic on /home today. */
 async function seededTenant(): Promise<TestTenant> {
@@ -27,7 +36,10 @@ async function seededTenant(): Promise<TestTenant> {
   let n = 0;
   for (const ago of [20, 2, 0]) {
     clockBehindMs = ago * DAY;
-    const r = await ingest(tenant, sdkBatch({ page: '/checkout', events: 5, ts: Date.now() - ago * DAY - 60_000, sentAt: Date.now() }));
+    const r = await ingest(
+      tenant,
+      sdkBatch({ page: '/checkout', events: 5, ts: Date.now() - ago * DAY - 60_000, sentAt: Date.now() }),
+    );
     if (r.status !== 202) throw new Error(`ingest ${r.status}`);
     n++;
     await eventually(async () => (await days(tenant.siteId, '/checkout')) === n);
@@ -40,17 +52,49 @@ async function seededTenant(): Promise<TestTenant> {
 test('GET /v1/query/page answers score, trend, 30 days of history, issues, elements, budget, deploys and active alerts; /v1/page is the same', async (t) => {
   const tenant = seeded;
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
-  const rule = await postJson(`${stack.baseUrl}/v1/manage/alert-rules`, { site_id: tenant.siteId, trigger_type: 'budget', threshold: 1, page_pattern: '/check*' }, { authorization: `Bearer ${tenant.owner.token}` });
+  const rule = await postJson(
+    `${stack.baseUrl}/v1/manage/alert-rules`,
+    { site_id: tenant.siteId, trigger_type: 'budget', threshold: 1, page_pattern: '/check*' },
+    { authorization: `Bearer ${tenant.owner.token}` },
+  );
   t.is(rule.status, 201);
   const alertId = randomUUID();
-  await stack.infra.database.db.insertInto('alerts').values({
-    id: alertId, site_id: tenant.siteId, rule_id: null, rule_name: 'budget', page: '/checkout', trigger_type: 'budget', score_before: 0, score_after: 50,
-    status: 'fired', triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
-  }).execute();
-  await stack.infra.database.db.insertInto('alerts').values({
-    id: randomUUID(), site_id: tenant.siteId, rule_id: null, rule_name: 'old', page: '/checkout', trigger_type: 'spike', score_before: 0, score_after: 50,
-    status: 'resolved', triggered_at: new Date(), acknowledged_at: null, resolved_at: new Date(), resolved_reason: 'fixed',
-  }).execute();
+  await stack.infra.database.db
+    .insertInto('alerts')
+    .values({
+      id: alertId,
+      site_id: tenant.siteId,
+      rule_id: null,
+      rule_name: 'budget',
+      page: '/checkout',
+      trigger_type: 'budget',
+      score_before: 0,
+      score_after: 50,
+      status: 'fired',
+      triggered_at: new Date(),
+      acknowledged_at: null,
+      resolved_at: null,
+      resolved_reason: null,
+    })
+    .execute();
+  await stack.infra.database.db
+    .insertInto('alerts')
+    .values({
+      id: randomUUID(),
+      site_id: tenant.siteId,
+      rule_id: null,
+      rule_name: 'old',
+      page: '/checkout',
+      trigger_type: 'spike',
+      score_before: 0,
+      score_after: 50,
+      status: 'resolved',
+      triggered_at: new Date(),
+      acknowledged_at: null,
+      resolved_at: new Date(),
+      resolved_reason: 'fixed',
+    })
+    .execute();
   const page = await eventually(async () => {
     const r = await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, auth);
     return r.body.data?.elements.length > 0 ? r : undefined;
@@ -62,7 +106,11 @@ test('GET /v1/query/page answers score, trend, 30 days of history, issues, eleme
   t.true(['up', 'down', 'stable'].includes(d.trend));
   t.is(d.dominant_signal, 'rage_click');
   t.is(d.score_history.length, 3, 'three days with traffic inside 30 days');
-  t.deepEqual(d.score_history.map((h: { date: string }) => h.date), [...d.score_history.map((h: { date: string }) => h.date)].sort(), 'oldest first');
+  t.deepEqual(
+    d.score_history.map((h: { date: string }) => h.date),
+    [...d.score_history.map((h: { date: string }) => h.date)].sort(),
+    'oldest first',
+  );
   t.deepEqual(Object.keys(d.score_history[0]).sort(), ['date', 'score']);
   t.like(d.elements[0], { selector: '#pay', label: 'Pay now' });
   t.is(d.elements[0].signals.rage_click, 8, 'elements count the last 7 days');
@@ -70,14 +118,32 @@ test('GET /v1/query/page answers score, trend, 30 days of history, issues, eleme
   t.true(Array.isArray(d.issues));
   t.deepEqual(d.budget, { limit: 1, current: d.score, exceeded: d.score > 1 });
   t.deepEqual(d.deploys, [], 'no deploy recorded yet');
-  t.deepEqual(d.alerts.map((a: { id: string }) => a.id), [alertId], 'resolved alerts are not active');
-  t.deepEqual((await getJson(`${stack.baseUrl}/v1/page?site_id=${tenant.siteId}&page=/checkout`, auth)).body, page.body);
+  t.deepEqual(
+    d.alerts.map((a: { id: string }) => a.id),
+    [alertId],
+    'resolved alerts are not active',
+  );
+  t.deepEqual(
+    (await getJson(`${stack.baseUrl}/v1/page?site_id=${tenant.siteId}&page=/checkout`, auth)).body,
+    page.body,
+  );
 
-  const recorded = await postJson(`${stack.baseUrl}/v1/deploys`, { site_id: tenant.siteId, version: 'v-page-1' }, { authorization: `Bearer ${tenant.owner.token}` });
+  const recorded = await postJson(
+    `${stack.baseUrl}/v1/deploys`,
+    { site_id: tenant.siteId, version: 'v-page-1' },
+    { authorization: `Bearer ${tenant.owner.token}` },
+  );
   t.is(recorded.status, 201);
-  const withDeploy = (await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, auth)).body.data;
-  t.deepEqual(withDeploy.deploys, [(await getJson(`${stack.baseUrl}/v1/query/deploys/${recorded.body.data.id}?site_id=${tenant.siteId}`, auth)).body.data],
-    'the page lists the recorded deploy as the deploy routes present it');
+  const withDeploy = (await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, auth))
+    .body.data;
+  t.deepEqual(
+    withDeploy.deploys,
+    [
+      (await getJson(`${stack.baseUrl}/v1/query/deploys/${recorded.body.data.id}?site_id=${tenant.siteId}`, auth)).body
+        .data,
+    ],
+    'the page lists the recorded deploy as the deploy routes present it',
+  );
 
   const home = (await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/home`, auth)).body.data;
   t.deepEqual(home.budget, { limit: null, current: home.score, exceeded: false }, 'no budget rule matches /home');
@@ -87,7 +153,14 @@ test('GET /v1/query/page answers score, trend, 30 days of history, issues, eleme
   t.is(missing.body.error.details[0].path, 'page');
   t.is((await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/never`, auth)).status, 404);
   const other = await stack.newTenant();
-  t.is((await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, { authorization: `Bearer ${other.secretKey}` })).status, 404);
+  t.is(
+    (
+      await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, {
+        authorization: `Bearer ${other.secretKey}`,
+      })
+    ).status,
+    404,
+  );
   t.is((await getJson(`${stack.baseUrl}/v1/query/page?site_id=${other.siteId}&page=/checkout`, auth)).status, 404);
 });
 
@@ -130,11 +203,20 @@ test('GET /v1/query/compare puts two pages side by side with their difference; b
   t.is(d.difference.sessions, -1);
   t.is(d.difference.score, Math.round((d.b.score - d.a.score) * 10) / 10);
   t.is(d.higher_friction, 'a');
-  t.deepEqual((await getJson(`${stack.baseUrl}/v1/compare?site_id=${tenant.siteId}&a=/checkout&b=/home`, auth)).body, r.body);
-  for (const [q, path] of [['&a=/checkout', 'b'], ['&b=/home', 'a']]) {
+  t.deepEqual(
+    (await getJson(`${stack.baseUrl}/v1/compare?site_id=${tenant.siteId}&a=/checkout&b=/home`, auth)).body,
+    r.body,
+  );
+  for (const [q, path] of [
+    ['&a=/checkout', 'b'],
+    ['&b=/home', 'a'],
+  ]) {
     const bad = await getJson(`${stack.baseUrl}/v1/query/compare?site_id=${tenant.siteId}${q}`, auth);
     t.is(bad.status, 400);
     t.is(bad.body.error.details[0].path, path);
   }
-  t.is((await getJson(`${stack.baseUrl}/v1/query/compare?site_id=${tenant.siteId}&a=/checkout&b=/nope`, auth)).status, 404);
+  t.is(
+    (await getJson(`${stack.baseUrl}/v1/query/compare?site_id=${tenant.siteId}&a=/checkout&b=/nope`, auth)).status,
+    404,
+  );
 });

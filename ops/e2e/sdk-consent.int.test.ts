@@ -16,7 +16,11 @@ let browser: Browser;
 let fixtures: Fixtures;
 test.before(async () => {
   const sdk = await buildSdk();
-  [stack, browser, fixtures] = await Promise.all([startTestStack({ processor: false }), launchChromium(), startFixtures(sdk)]);
+  [stack, browser, fixtures] = await Promise.all([
+    startTestStack({ processor: false }),
+    launchChromium(),
+    startFixtures(sdk),
+  ]);
 });
 test.after.always(async () => {
   await browser?.close();
@@ -30,7 +34,17 @@ test('optOut() stops recording at once and on later pages of the tab; optIn() re
   const { tenant } = stack;
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   t.teardown(() => context.close());
-  await context.addCookies([{ name: 'friction', value: sdkCookie({ key: tenant.publishableKey, src: `${stack.baseUrl}/v1/sdk.js`, config: { flushInterval: 250 } }), url: fixtures.url }]);
+  await context.addCookies([
+    {
+      name: 'friction',
+      value: sdkCookie({
+        key: tenant.publishableKey,
+        src: `${stack.baseUrl}/v1/sdk.js`,
+        config: { flushInterval: 250 },
+      }),
+      url: fixtures.url,
+    },
+  ]);
   const sent: string[] = [];
   context.on('request', (r) => {
     if (r.method() === 'POST' && r.url() === `${stack.baseUrl}/v1/ingest`) sent.push(r.postData() ?? '');
@@ -50,7 +64,10 @@ test('optOut() stops recording at once and on later pages of the tab; optIn() re
   await t.notThrowsAsync(async () => {
     while (sent.length === 0) await page.waitForTimeout(50);
   });
-  t.true(sent.some((b) => b.includes('page_view')), 'recording before the opt-out');
+  t.true(
+    sent.some((b) => b.includes('page_view')),
+    'recording before the opt-out',
+  );
 
   // Queued events are dropped: a click is queued, then the visitor opts out before the next flush.
   await v.click('#wishlist');
@@ -60,7 +77,10 @@ test('optOut() stops recording at once and on later pages of the tab; optIn() re
 
   await page.reload();
   await friction();
-  t.false(await page.evaluate(() => (window as unknown as { Friction: F }).Friction.stats().sampled), 'the next page starts opted out');
+  t.false(
+    await page.evaluate(() => (window as unknown as { Friction: F }).Friction.stats().sampled),
+    'the next page starts opted out',
+  );
   await v.click('#wishlist');
   t.is(await sentWithin(1500), 0, 'nothing on the next page either');
 

@@ -57,11 +57,17 @@ const PLAN = [...NON_FRICTION, ...FRICTION];
  */
 const VISITORS = 5;
 
-const key = (page: string, signal: string, selector: string | null | undefined): string => `${page} ${signal} ${selector ?? '(none)'}`;
+const key = (page: string, signal: string, selector: string | null | undefined): string =>
+  `${page} ${signal} ${selector ?? '(none)'}`;
 
 /** The issues the friction scenarios must open, with how many signals each must have. */
 const EXPECTED_ISSUES = new Map<string, number>();
-for (const s of FRICTION) for (const x of s.expected) EXPECTED_ISSUES.set(key(x.page, x.signal, x.selector), (EXPECTED_ISSUES.get(key(x.page, x.signal, x.selector)) ?? 0) + VISITORS);
+for (const s of FRICTION)
+  for (const x of s.expected)
+    EXPECTED_ISSUES.set(
+      key(x.page, x.signal, x.selector),
+      (EXPECTED_ISSUES.get(key(x.page, x.signal, x.selector)) ?? 0) + VISITORS,
+    );
 
 let stack: TestStack;
 let browser: Browser;
@@ -80,7 +86,10 @@ test.after.always(async () => {
 });
 
 /** A GET with the raw (possibly compressed) body: fetch would decode it and hide what was sent. */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -106,17 +115,25 @@ test('GET /v1/sdk.js and /v1/sdk.mjs serve the build, cached by version, compres
   t.is(plain.headers['content-encoding'], undefined);
 
   const pinned = await rawGet(`${js}?v=${sdk.version}`, { 'accept-encoding': 'identity' });
-  t.is(pinned.headers['cache-control'], 'public, max-age=31536000, immutable', 'the versioned URL can only ever mean these bytes');
+  t.is(
+    pinned.headers['cache-control'],
+    'public, max-age=31536000, immutable',
+    'the versioned URL can only ever mean these bytes',
+  );
   t.is(pinned.body.toString('utf8'), sdk.iife);
   const stale = await rawGet(`${js}?v=0.0.1-00000000`, { 'accept-encoding': 'identity' });
-  t.is(stale.headers['cache-control'], 'public, max-age=300', 'another version is not pinned to this build\'s bytes');
+  t.is(stale.headers['cache-control'], 'public, max-age=300', "another version is not pinned to this build's bytes");
 
   const revalidated = await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': `"${sdk.version}"` });
   t.is(revalidated.status, 304);
   t.is(revalidated.body.length, 0);
   t.is(revalidated.headers.etag, `"${sdk.version}"`);
   t.is(revalidated.headers['cache-control'], 'public, max-age=300', 'a 304 renews the cache lifetime');
-  t.is((await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': '"0.0.1-00000000"' })).status, 200, 'another build is sent in full');
+  t.is(
+    (await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': '"0.0.1-00000000"' })).status,
+    200,
+    'another build is sent in full',
+  );
 
   // What browsers get: brotli (or gzip), decoding to the same script, within the issue's 8 KB budget.
   const br = await rawGet(js, { 'accept-encoding': 'gzip, deflate, br' });
@@ -142,7 +159,11 @@ test('CORS answers of POST /v1/ingest let the SDK read Retry-After', async (t) =
   const origin = fixtures.url;
   const preflight = await fetch(`${stack.baseUrl}/v1/ingest`, {
     method: 'OPTIONS',
-    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    },
   });
   t.is(preflight.status, 204);
   t.is(preflight.headers.get('access-control-allow-origin'), '*');
@@ -155,7 +176,10 @@ test('CORS answers of POST /v1/ingest let the SDK read Retry-After', async (t) =
   });
   t.is(refused.status, 401);
   t.is(refused.headers.get('access-control-allow-origin'), '*');
-  t.true((refused.headers.get('access-control-expose-headers') ?? '').split(/\s*,\s*/).includes('Retry-After'), refused.headers.get('access-control-expose-headers') ?? '(none)');
+  t.true(
+    (refused.headers.get('access-control-expose-headers') ?? '').split(/\s*,\s*/).includes('Retry-After'),
+    refused.headers.get('access-control-expose-headers') ?? '(none)',
+  );
 });
 
 /** One POST /v1/ingest the SDK made, and the scenario that was running when it made it. */
@@ -183,7 +207,13 @@ async function visitor(index: number, ingestOrigin: string, publishableKey: stri
   const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   // The snippet a site pastes: the versioned URL, the key, no endpoint (the script's own origin).
   const src = `${ingestOrigin}/v1/sdk.js?v=${sdk.version}`;
-  await context.addCookies([{ name: 'friction', value: sdkCookie({ key: publishableKey, src, config: { ...SITE_CONFIG, flushInterval: 250 } }), url: fixtures.url }]);
+  await context.addCookies([
+    {
+      name: 'friction',
+      value: sdkCookie({ key: publishableKey, src, config: { ...SITE_CONFIG, flushInterval: 250 } }),
+      url: fixtures.url,
+    },
+  ]);
   const pageErrors: string[] = [];
   const posts: Post[] = [];
   let current: { scenario: Scenario; clicks: Map<string, ClickRecord> } | undefined;
@@ -211,7 +241,10 @@ async function visitor(index: number, ingestOrigin: string, publishableKey: stri
       // settle() waited until no batch was in flight, so every answer is in; read them while their pages are open.
       for (const x of posts.slice(before)) x.status = (await x.request.response())?.status() ?? 0;
       for (const p of context.pages()) if (p !== page) await p.close();
-      const signals = posts.slice(before).filter((x) => x.request.frame().page() === page).flatMap((x) => x.batch.events.filter((e) => e.type === 'signal'));
+      const signals = posts
+        .slice(before)
+        .filter((x) => x.request.frame().page() === page)
+        .flatMap((x) => x.batch.events.filter((e) => e.type === 'signal'));
       perScenario.push({ scenario: s, signals, clicks: v.clicks });
     }
     const info = await page.evaluate(() => ({
@@ -224,11 +257,16 @@ async function visitor(index: number, ingestOrigin: string, publishableKey: stri
   }
 }
 
-test('visitors in Chromium, SDK from the service: the broken elements become issues, with the clicks\' coordinates stored', async (t) => {
-  t.true(VISITORS >= MIN_ISSUE_SESSIONS && [...EXPECTED_ISSUES.values()].every((n) => n >= MIN_ISSUE_SIGNALS), 'the plan produces enough signals and sessions to open each issue');
+test("visitors in Chromium, SDK from the service: the broken elements become issues, with the clicks' coordinates stored", async (t) => {
+  t.true(
+    VISITORS >= MIN_ISSUE_SESSIONS && [...EXPECTED_ISSUES.values()].every((n) => n >= MIN_ISSUE_SIGNALS),
+    'the plan produces enough signals and sessions to open each issue',
+  );
   const tenant = stack.tenant;
   const started = Date.now();
-  const runs = await Promise.all(Array.from({ length: VISITORS }, (_, i) => visitor(i, stack.baseUrl, tenant.publishableKey)));
+  const runs = await Promise.all(
+    Array.from({ length: VISITORS }, (_, i) => visitor(i, stack.baseUrl, tenant.publishableKey)),
+  );
   t.log(`${VISITORS} visitors × ${PLAN.length} scenarios in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   // The page ran the service's build, and the SDK saw exactly what phase 1 expects of each scenario.
@@ -238,7 +276,11 @@ test('visitors in Chromium, SDK from the service: the broken elements become iss
     t.truthy(r.sessionId, `visitor ${r.index} has a session`);
     for (const { scenario: s, signals, clicks } of r.perScenario) {
       const j = judge(s, signals, clicks);
-      t.deepEqual(j.missing.map(describeExpected), [], `visitor ${r.index}, "${s.name}": expected signals detected (sent: ${describeSignals(signals)})`);
+      t.deepEqual(
+        j.missing.map(describeExpected),
+        [],
+        `visitor ${r.index}, "${s.name}": expected signals detected (sent: ${describeSignals(signals)})`,
+      );
       t.deepEqual(describeSignals(j.unexpected), 'none', `visitor ${r.index}, "${s.name}": no other signal`);
     }
   }
@@ -248,20 +290,37 @@ test('visitors in Chromium, SDK from the service: the broken elements become iss
   const posts = runs.flatMap((r) => r.posts);
   t.deepEqual([...new Set(posts.map((p) => p.status))], [202], 'ingest accepted every batch');
   const sent = new Map<string, { event: SentEvent; post: Post; run: VisitorRun }>();
-  for (const r of runs) for (const p of r.posts) for (const e of p.batch.events) sent.set(e.id, { event: e, post: p, run: r });
+  for (const r of runs)
+    for (const p of r.posts) for (const e of p.batch.events) sent.set(e.id, { event: e, post: p, run: r });
   const ids = [...sent.keys()];
   const db = stack.infra.database.db;
   await eventually(async () => {
-    const { n } = await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('site_id', '=', tenant.siteId).where('id', 'in', ids).executeTakeFirstOrThrow();
+    const { n } = await db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('site_id', '=', tenant.siteId)
+      .where('id', 'in', ids)
+      .executeTakeFirstOrThrow();
     return Number(n) === ids.length;
   }, 30_000);
 
   const issues = await eventually(async () => {
-    const r = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100`, { authorization: `Bearer ${tenant.secretKey}` });
+    const r = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100`, {
+      authorization: `Bearer ${tenant.secretKey}`,
+    });
     if (r.status !== 200) throw new Error(`issues: ${r.status} ${JSON.stringify(r.body)}`);
-    const list = r.body.data.issues as { page: string; element_selector: string; signal_type: string; signal_count: number; affected_sessions: number; status: string }[];
+    const list = r.body.data.issues as {
+      page: string;
+      element_selector: string;
+      signal_type: string;
+      signal_count: number;
+      affected_sessions: number;
+      status: string;
+    }[];
     // Wait for the counts, not just the issues: an issue opens at its 5th signal, and may be read before the rest land.
-    const done = [...EXPECTED_ISSUES].every(([k, n]) => list.some((i) => key(i.page, i.signal_type, i.element_selector) === k && i.signal_count === n));
+    const done = [...EXPECTED_ISSUES].every(([k, n]) =>
+      list.some((i) => key(i.page, i.signal_type, i.element_selector) === k && i.signal_count === n),
+    );
     return done && list;
   }, 30_000);
   t.deepEqual(
@@ -270,7 +329,15 @@ test('visitors in Chromium, SDK from the service: the broken elements become iss
     'the broken elements, with their selectors and signal types, are the only issues: none for a non-friction element',
   );
   for (const i of issues) {
-    t.like(i, { status: 'open', signal_count: EXPECTED_ISSUES.get(key(i.page, i.signal_type, i.element_selector)), affected_sessions: VISITORS }, key(i.page, i.signal_type, i.element_selector));
+    t.like(
+      i,
+      {
+        status: 'open',
+        signal_count: EXPECTED_ISSUES.get(key(i.page, i.signal_type, i.element_selector)),
+        affected_sessions: VISITORS,
+      },
+      key(i.page, i.signal_type, i.element_selector),
+    );
   }
 
   // The stored signal rows: exactly the friction scenarios' signals, once per visitor, on each visitor's session,
@@ -281,7 +348,11 @@ test('visitors in Chromium, SDK from the service: the broken elements become iss
     .where('site_id', '=', tenant.siteId)
     .execute();
   const want = runs.flatMap(() => FRICTION.flatMap((s) => s.expected.map((x) => key(x.page, x.signal, x.selector))));
-  t.deepEqual(rows.map((r) => key(r.page, r.signal_type, r.selector)).sort(), want.sort(), 'signal rows: the expected ones, nothing from the non-friction cases');
+  t.deepEqual(
+    rows.map((r) => key(r.page, r.signal_type, r.selector)).sort(),
+    want.sort(),
+    'signal rows: the expected ones, nothing from the non-friction cases',
+  );
   const COORDS = ['x', 'y', 'vx', 'vy', 'px', 'py'] as const;
   for (const row of rows) {
     const what = `${key(row.page, row.signal_type, row.selector)} (${row.event_id})`;
@@ -291,10 +362,23 @@ test('visitors in Chromium, SDK from the service: the broken elements become iss
       continue;
     }
     t.is(row.session_id, origin.run.sessionId, `${what}: stored on the visitor's session`);
-    const stored = Object.fromEntries(COORDS.map((k) => [k, row[k] === null ? undefined : Number(row[k])])) as Pick<SentEvent, (typeof COORDS)[number]>;
-    t.deepEqual(stored, Object.fromEntries(COORDS.map((k) => [k, origin.event[k]])), `${what}: coordinates stored as sent`);
-    for (const k of COORDS) t.true(Number.isInteger(stored[k]) && stored[k]! >= 0 && stored[k]! <= 1000, `${what}: ${k}=${stored[k]} is an integer 0..1000`);
-    const expected = origin.post.scenario.expected.find((x) => x.signal === row.signal_type && x.selector === row.selector);
+    const stored = Object.fromEntries(COORDS.map((k) => [k, row[k] === null ? undefined : Number(row[k])])) as Pick<
+      SentEvent,
+      (typeof COORDS)[number]
+    >;
+    t.deepEqual(
+      stored,
+      Object.fromEntries(COORDS.map((k) => [k, origin.event[k]])),
+      `${what}: coordinates stored as sent`,
+    );
+    for (const k of COORDS)
+      t.true(
+        Number.isInteger(stored[k]) && stored[k]! >= 0 && stored[k]! <= 1000,
+        `${what}: ${k}=${stored[k]} is an integer 0..1000`,
+      );
+    const expected = origin.post.scenario.expected.find(
+      (x) => x.signal === row.signal_type && x.selector === row.selector,
+    );
     const click = expected?.clicked ? origin.post.clicks.get(expected.clicked) : undefined;
     if (!click) {
       t.fail(`${what}: no recorded click of "${origin.post.scenario.name}" to compare with`);

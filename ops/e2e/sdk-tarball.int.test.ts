@@ -29,7 +29,12 @@ test.before(async () => {
   mkdirSync(app);
   const tarball = packSdk(path.join(work, 'dist'));
   await new Promise<void>((resolve, reject) => {
-    execFile('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: app, env: { PATH: '/usr/bin:/bin', HOME: work }, timeout: 120_000 }, (err, _o, stderr) => (err ? reject(new Error(`npm install failed: ${stderr}`)) : resolve()));
+    execFile(
+      'npm',
+      ['install', '--offline', '--no-audit', '--no-fund', tarball],
+      { cwd: app, env: { PATH: '/usr/bin:/bin', HOME: work }, timeout: 120_000 },
+      (err, _o, stderr) => (err ? reject(new Error(`npm install failed: ${stderr}`)) : resolve()),
+    );
   });
   [stack, browser] = await Promise.all([startTestStack(), launchChromium()]);
 });
@@ -42,9 +47,15 @@ test.after.always(async () => {
 
 test('the installed package loads in Chromium and its events reach the service', async (t) => {
   const installed = path.join(app, 'node_modules', '@friction', 'sdk');
-  const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { version: string; exports: { '.': { import: string; types: string } } };
+  const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as {
+    version: string;
+    exports: { '.': { import: string; types: string } };
+  };
   const entry = manifest.exports['.'].import;
-  t.truthy(readFileSync(path.join(installed, manifest.exports['.'].types), 'utf8').includes('export'), 'the declarations are installed');
+  t.truthy(
+    readFileSync(path.join(installed, manifest.exports['.'].types), 'utf8').includes('export'),
+    'the declarations are installed',
+  );
   t.truthy(readFileSync(path.join(installed, 'CHANGELOG.md'), 'utf8'));
   const tenant = await stack.newTenant();
   const page = `<!doctype html><html><head><title>shop</title>
@@ -75,7 +86,10 @@ test('the installed package loads in Chromium and its events reach the service',
   tab.on('pageerror', (e) => errors.push(e.message));
   tab.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   await tab.goto(`${origin}/checkout`);
-  const version = await eventually(() => tab.evaluate(() => (window as unknown as { fromTarball?: string }).fromTarball), 20_000);
+  const version = await eventually(
+    () => tab.evaluate(() => (window as unknown as { fromTarball?: string }).fromTarball),
+    20_000,
+  );
   t.true(version.startsWith(`${manifest.version}-`), version);
   // The page view and the custom event, stored by the processor.
   await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= 2, 30_000, 200);

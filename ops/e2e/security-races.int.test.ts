@@ -20,7 +20,14 @@ test('identical invitations sent in parallel: every answer is 201 (the documente
   const email = 'racer@test.example';
   const statuses: number[] = [];
   for (let round = 0; round < 5; round++) {
-    const answers = await Promise.all(Array.from({ length: 4 }, () => api('POST', '/v1/manage/members', { token: tenant.owner.token, body: { org_id: tenant.orgId, email, role: 'member' } })));
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api('POST', '/v1/manage/members', {
+          token: tenant.owner.token,
+          body: { org_id: tenant.orgId, email, role: 'member' },
+        }),
+      ),
+    );
     statuses.push(...answers.map((a) => a.status));
   }
   t.deepEqual(statuses, Array(20).fill(201));
@@ -31,10 +38,24 @@ test('identical invitations sent in parallel: every answer is 201 (the documente
 test('one new environment created by parallel requests: every answer 200, one environment', async (t) => {
   const { tenant } = stack;
   const answers = await Promise.all(
-    Array.from({ length: 8 }, (_, i) => api('PATCH', `/v1/manage/sdk-config/staging?site_id=${tenant.siteId}`, { token: tenant.secretKey, body: { sample_rate: (i + 1) / 10 } })),
+    Array.from({ length: 8 }, (_, i) =>
+      api('PATCH', `/v1/manage/sdk-config/staging?site_id=${tenant.siteId}`, {
+        token: tenant.secretKey,
+        body: { sample_rate: (i + 1) / 10 },
+      }),
+    ),
   );
-  t.deepEqual(answers.map((a) => a.status), Array(8).fill(200), answers.map((a) => a.text).join('\n'));
-  const rows = await stack.infra.database.db.selectFrom('environments').select('name').where('site_id', '=', tenant.siteId).where('name', '=', 'staging').execute();
+  t.deepEqual(
+    answers.map((a) => a.status),
+    Array(8).fill(200),
+    answers.map((a) => a.text).join('\n'),
+  );
+  const rows = await stack.infra.database.db
+    .selectFrom('environments')
+    .select('name')
+    .where('site_id', '=', tenant.siteId)
+    .where('name', '=', 'staging')
+    .execute();
   t.is(rows.length, 1);
 });
 
@@ -45,16 +66,84 @@ test('a tenant cannot create without bound: keys per site, webhooks per org, ale
   const { randomUUID } = await import('node:crypto');
   // Filled to one below each bound directly in the database (fast), then the API makes the last one and refuses the next.
   const activeKeys = 2; // the site's own publishable and secret keys
-  for (let i = 0; i < TENANT_BOUNDS.api_keys - activeKeys - 1; i++) await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] });
-  await db.insertInto('webhook_endpoints').values(Array.from({ length: TENANT_BOUNDS.webhooks - 1 }, () => ({ id: randomUUID(), org_id: tenant.orgId, site_id: null, url: 'https://hooks.example/x', description: null, events: ['issue.created'], active: true, secret_sealed: 'v1.x.y.z' }))).execute();
-  await db.insertInto('alert_rules').values(Array.from({ length: TENANT_BOUNDS.alert_rules - 1 }, (_, i) => ({ id: randomUUID(), site_id: tenant.siteId, name: `r${i}`, trigger_type: 'spike', threshold: 10, cooldown_minutes: 60, channels: ['webhook'], page_pattern: null, slack_channel: null, enabled: true }))).execute();
-  await db.insertInto('invitations').values(Array.from({ length: TENANT_BOUNDS.invitations - 1 }, (_, i) => ({ id: randomUUID(), org_id: tenant.orgId, email: `p${i}@test.example`, role: 'viewer', token_hash: randomUUID(), expires_at: new Date(Date.now() + 86_400_000) }))).execute();
+  for (let i = 0; i < TENANT_BOUNDS.api_keys - activeKeys - 1; i++)
+    await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] });
+  await db
+    .insertInto('webhook_endpoints')
+    .values(
+      Array.from({ length: TENANT_BOUNDS.webhooks - 1 }, () => ({
+        id: randomUUID(),
+        org_id: tenant.orgId,
+        site_id: null,
+        url: 'https://hooks.example/x',
+        description: null,
+        events: ['issue.created'],
+        active: true,
+        secret_sealed: 'v1.x.y.z',
+      })),
+    )
+    .execute();
+  await db
+    .insertInto('alert_rules')
+    .values(
+      Array.from({ length: TENANT_BOUNDS.alert_rules - 1 }, (_, i) => ({
+        id: randomUUID(),
+        site_id: tenant.siteId,
+        name: `r${i}`,
+        trigger_type: 'spike',
+        threshold: 10,
+        cooldown_minutes: 60,
+        channels: ['webhook'],
+        page_pattern: null,
+        slack_channel: null,
+        enabled: true,
+      })),
+    )
+    .execute();
+  await db
+    .insertInto('invitations')
+    .values(
+      Array.from({ length: TENANT_BOUNDS.invitations - 1 }, (_, i) => ({
+        id: randomUUID(),
+        org_id: tenant.orgId,
+        email: `p${i}@test.example`,
+        role: 'viewer',
+        token_hash: randomUUID(),
+        expires_at: new Date(Date.now() + 86_400_000),
+      })),
+    )
+    .execute();
 
   const creations: [string, () => ReturnType<ApiCall>][] = [
-    ['api_keys', () => api('POST', '/v1/manage/keys', { token, body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] } })],
-    ['webhooks', () => api('POST', '/v1/manage/webhooks', { token, body: { org_id: tenant.orgId, url: 'https://hooks.example/y' } })],
-    ['alert_rules', () => api('POST', '/v1/manage/alert-rules', { token, body: { site_id: tenant.siteId, trigger_type: 'spike', threshold: 5, channels: ['webhook'] } })],
-    ['invitations', () => api('POST', '/v1/manage/members', { token, body: { org_id: tenant.orgId, email: `last-${randomUUID()}@test.example`, role: 'viewer' } })],
+    [
+      'api_keys',
+      () =>
+        api('POST', '/v1/manage/keys', {
+          token,
+          body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] },
+        }),
+    ],
+    [
+      'webhooks',
+      () =>
+        api('POST', '/v1/manage/webhooks', { token, body: { org_id: tenant.orgId, url: 'https://hooks.example/y' } }),
+    ],
+    [
+      'alert_rules',
+      () =>
+        api('POST', '/v1/manage/alert-rules', {
+          token,
+          body: { site_id: tenant.siteId, trigger_type: 'spike', threshold: 5, channels: ['webhook'] },
+        }),
+    ],
+    [
+      'invitations',
+      () =>
+        api('POST', '/v1/manage/members', {
+          token,
+          body: { org_id: tenant.orgId, email: `last-${randomUUID()}@test.example`, role: 'viewer' },
+        }),
+    ],
   ];
   for (const [what, create] of creations) {
     const last = await create();
@@ -65,6 +154,9 @@ test('a tenant cannot create without bound: keys per site, webhooks per org, ale
     t.is(over.body.error.details.limit, TENANT_BOUNDS[what as keyof typeof TENANT_BOUNDS], what);
   }
   // Re-inviting a pending address replaces its invitation: not one more.
-  const again = await api('POST', '/v1/manage/members', { token, body: { org_id: tenant.orgId, email: 'p0@test.example', role: 'member' } });
+  const again = await api('POST', '/v1/manage/members', {
+    token,
+    body: { org_id: tenant.orgId, email: 'p0@test.example', role: 'member' },
+  });
   t.is(again.status, 201);
 });

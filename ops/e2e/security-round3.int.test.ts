@@ -9,7 +9,10 @@ let embedded: TestStack;
 let api: ApiCall;
 test.before(async () => {
   const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
-  [stack, embedded] = await Promise.all([startTestStack({ processor: false, env }), startTestStack({ processor: false, embedded: true, env })]);
+  [stack, embedded] = await Promise.all([
+    startTestStack({ processor: false, env }),
+    startTestStack({ processor: false, embedded: true, env }),
+  ]);
   api = apiClient(stack.baseUrl);
 });
 test.after.always(async () => {
@@ -17,7 +20,13 @@ test.after.always(async () => {
 });
 
 /** Fills a bound, deletes everything it made, and fills it again: the bound counts only what still exists. */
-async function fillDeleteRefill(t: import('ava').ExecutionContext, what: string, room: number, create: () => Promise<{ status: number; id: string }>, remove: (id: string) => Promise<number>) {
+async function fillDeleteRefill(
+  t: import('ava').ExecutionContext,
+  what: string,
+  room: number,
+  create: () => Promise<{ status: number; id: string }>,
+  remove: (id: string) => Promise<number>,
+) {
   for (let round = 0; round < 2; round++) {
     const made: string[] = [];
     for (let i = 0; i < room; i++) {
@@ -35,47 +44,85 @@ test('N3: webhooks, keys, alert rules, invitations and sites each heal: fill, de
   const tenant = await stack.newTenant();
   const token = tenant.owner.token;
   // A key with only webhook:write fills the org's 50 endpoints (the reported case); the owner then deletes them.
-  const hookKey = await api('POST', '/v1/manage/keys', { token, body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['webhook:write'] } });
+  const hookKey = await api('POST', '/v1/manage/keys', {
+    token,
+    body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['webhook:write'] },
+  });
   t.is(hookKey.status, 201, hookKey.text);
-  await fillDeleteRefill(t, 'webhooks', 50,
+  await fillDeleteRefill(
+    t,
+    'webhooks',
+    50,
     async () => {
-      const r = await api('POST', '/v1/manage/webhooks', { token: hookKey.body.data.key, body: { org_id: tenant.orgId, site_id: tenant.siteId, url: 'http://127.0.0.1:9/hook' } });
+      const r = await api('POST', '/v1/manage/webhooks', {
+        token: hookKey.body.data.key,
+        body: { org_id: tenant.orgId, site_id: tenant.siteId, url: 'http://127.0.0.1:9/hook' },
+      });
       return { status: r.status, id: r.body?.data?.endpoint?.id };
     },
-    async (id) => (await api('DELETE', `/v1/manage/webhooks/${id}`, { token })).status);
+    async (id) => (await api('DELETE', `/v1/manage/webhooks/${id}`, { token })).status,
+  );
   const listed = await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token });
   t.is(listed.status, 200);
 
   // Keys: the site's own two plus the webhook key above count; 47 more fit.
-  await fillDeleteRefill(t, 'keys', 47,
+  await fillDeleteRefill(
+    t,
+    'keys',
+    47,
     async () => {
-      const r = await api('POST', '/v1/manage/keys', { token, body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] } });
+      const r = await api('POST', '/v1/manage/keys', {
+        token,
+        body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] },
+      });
       return { status: r.status, id: r.body?.data?.id };
     },
-    async (id) => (await api('DELETE', `/v1/manage/keys/${id}`, { token })).status);
+    async (id) => (await api('DELETE', `/v1/manage/keys/${id}`, { token })).status,
+  );
 
-  await fillDeleteRefill(t, 'alert rules', 200,
+  await fillDeleteRefill(
+    t,
+    'alert rules',
+    200,
     async () => {
-      const r = await api('POST', '/v1/manage/alert-rules', { token, body: { site_id: tenant.siteId, name: 'Budget', trigger_type: 'budget', threshold: 0, channels: ['webhook'] } });
+      const r = await api('POST', '/v1/manage/alert-rules', {
+        token,
+        body: { site_id: tenant.siteId, name: 'Budget', trigger_type: 'budget', threshold: 0, channels: ['webhook'] },
+      });
       return { status: r.status, id: r.body?.data?.id };
     },
-    async (id) => (await api('DELETE', `/v1/manage/alert-rules/${id}`, { token })).status);
+    async (id) => (await api('DELETE', `/v1/manage/alert-rules/${id}`, { token })).status,
+  );
 
   let n = 0;
-  await fillDeleteRefill(t, 'invitations', 200,
+  await fillDeleteRefill(
+    t,
+    'invitations',
+    200,
     async () => {
-      const r = await api('POST', '/v1/manage/members', { token, body: { org_id: tenant.orgId, email: `invitee-${++n}@test.example`, role: 'member' } });
+      const r = await api('POST', '/v1/manage/members', {
+        token,
+        body: { org_id: tenant.orgId, email: `invitee-${++n}@test.example`, role: 'member' },
+      });
       return { status: r.status, id: r.body?.data?.invitation?.id };
     },
-    async (id) => (await api('DELETE', `/v1/manage/members/${id}`, { token })).status);
+    async (id) => (await api('DELETE', `/v1/manage/members/${id}`, { token })).status,
+  );
 
   // Sites: the pro plan's 10, one of which the tenant has.
-  await fillDeleteRefill(t, 'sites', 9,
+  await fillDeleteRefill(
+    t,
+    'sites',
+    9,
     async () => {
-      const r = await api('POST', '/v1/manage/site', { token, body: { org_id: tenant.orgId, name: 'more', url: 'https://more.example' } });
+      const r = await api('POST', '/v1/manage/site', {
+        token,
+        body: { org_id: tenant.orgId, name: 'more', url: 'https://more.example' },
+      });
       return { status: r.status, id: r.body?.data?.site?.id };
     },
-    async (id) => (await api('DELETE', `/v1/manage/site/${id}`, { token })).status);
+    async (id) => (await api('DELETE', `/v1/manage/site/${id}`, { token })).status,
+  );
 });
 
 for (const kind of ['postgres', 'embedded'] as const) {
@@ -84,16 +131,26 @@ for (const kind of ['postgres', 'embedded'] as const) {
     const call = apiClient(s.baseUrl);
     const { siteId, secretKey } = s.tenant;
     for (const at of ['0000-06-01T00:00:00Z', '0001-01-01T00:30:00+01:00']) {
-      const a = await call('POST', '/v1/annotations', { token: secretKey, body: { message: 'deploy', occurred_at: at } });
+      const a = await call('POST', '/v1/annotations', {
+        token: secretKey,
+        body: { message: 'deploy', occurred_at: at },
+      });
       t.is(a.status, 400, `${at}: ${a.text}`);
       t.is(a.body.error.details[0].path, 'occurred_at');
       for (const param of ['from', 'to']) {
-        const e = await call('GET', `/v1/query/export/events.csv?site_id=${siteId}&${param}=${encodeURIComponent(at)}`, { token: secretKey });
+        const e = await call(
+          'GET',
+          `/v1/query/export/events.csv?site_id=${siteId}&${param}=${encodeURIComponent(at)}`,
+          { token: secretKey },
+        );
         t.is(e.status, 400, `${param}=${at}: ${e.text}`);
         t.is(e.body.error.details[0].path, param);
       }
     }
-    const ok = await call('POST', '/v1/annotations', { token: secretKey, body: { message: 'deploy', occurred_at: '0001-01-01T00:00:00Z' } });
+    const ok = await call('POST', '/v1/annotations', {
+      token: secretKey,
+      body: { message: 'deploy', occurred_at: '0001-01-01T00:00:00Z' },
+    });
     t.is(ok.status, 201, ok.text);
   });
 
@@ -104,17 +161,22 @@ for (const kind of ['postgres', 'embedded'] as const) {
     const db = s.infra.database.db;
     const id = crypto.randomUUID();
     await sql`insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, title, hypothesis, signal_count, affected_sessions, severity, first_signal_at, last_signal_at)
-      values (${id}, ${siteId}, '/checkout', '#pay', '#pay', 'rage_click', 'Rage clicks on #pay', 'h', 3, 2, 40, now(), now())`.execute(db);
+      values (${id}, ${siteId}, '/checkout', '#pay', '#pay', 'rage_click', 'Rage clicks on #pay', 'h', 3, 2, 40, now(), now())`.execute(
+      db,
+    );
     for (const severity of [5e-324, 1e-40, 99.999999]) {
       const r = await call('PATCH', `/v1/manage/issues/${id}`, { token: s.tenant.owner.token, body: { severity } });
       t.is(r.status, 200, `${severity}: ${r.text}`);
     }
-    const r = await call('PATCH', `/v1/manage/issues/${id}`, { token: s.tenant.owner.token, body: { severity: 5e-324 } });
+    const r = await call('PATCH', `/v1/manage/issues/${id}`, {
+      token: s.tenant.owner.token,
+      body: { severity: 5e-324 },
+    });
     t.is(r.body.data.severity, 0);
   });
 }
 
-test('N6: sign-ins, failed sign-ins (never the password) and sign-outs are audited in the account\'s orgs; the audit route filters by actor and action', async (t) => {
+test("N6: sign-ins, failed sign-ins (never the password) and sign-outs are audited in the account's orgs; the audit route filters by actor and action", async (t) => {
   const tenant = await stack.newTenant();
   const admin = await stack.newUser(tenant, 'admin');
   const owner = tenant.owner.token;
@@ -123,26 +185,50 @@ test('N6: sign-ins, failed sign-ins (never the password) and sign-outs are audit
   const login = await api('POST', '/v1/auth/login', { body: { email: admin.email, password: admin.password } });
   t.is(login.status, 200, login.text);
   t.is((await api('POST', '/v1/auth/logout', { token: login.body.data.token })).status, 200);
-  const changed = await api('POST', '/v1/auth/password', { token: admin.token, body: { current_password: admin.password, new_password: 'a-new-password-456' } });
+  const changed = await api('POST', '/v1/auth/password', {
+    token: admin.token,
+    body: { current_password: admin.password, new_password: 'a-new-password-456' },
+  });
   t.is(changed.status, 200, changed.text);
 
-  const byAdmin = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${encodeURIComponent(admin.email)}`, { token: owner });
+  const byAdmin = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${encodeURIComponent(admin.email)}`, {
+    token: owner,
+  });
   t.is(byAdmin.status, 200, byAdmin.text);
-  t.deepEqual(byAdmin.body.data.entries.map((e: { action: string }) => e.action), ['user.password_change', 'auth.logout', 'auth.login', 'auth.login_failed']);
+  t.deepEqual(
+    byAdmin.body.data.entries.map((e: { action: string }) => e.action),
+    ['user.password_change', 'auth.logout', 'auth.login', 'auth.login_failed'],
+  );
   const failed = byAdmin.body.data.entries[3];
-  t.like(failed, { actor_id: admin.userId, target_id: admin.userId, summary: { reason: 'wrong password', ip: '127.0.0.1' } });
+  t.like(failed, {
+    actor_id: admin.userId,
+    target_id: admin.userId,
+    summary: { reason: 'wrong password', ip: '127.0.0.1' },
+  });
   t.false(JSON.stringify(byAdmin.body).includes('not-the-password-123'), 'the password tried is never recorded');
 
   const logins = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=auth.login`, { token: owner });
-  t.deepEqual(logins.body.data.entries.map((e: { actor: string }) => e.actor), [admin.email]);
+  t.deepEqual(
+    logins.body.data.entries.map((e: { actor: string }) => e.actor),
+    [admin.email],
+  );
   const auth = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=auth.*`, { token: owner });
-  t.deepEqual(auth.body.data.entries.map((e: { action: string }) => e.action), ['auth.logout', 'auth.login', 'auth.login_failed']);
-  const byId = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${admin.userId}&action=auth.logout`, { token: owner });
+  t.deepEqual(
+    auth.body.data.entries.map((e: { action: string }) => e.action),
+    ['auth.logout', 'auth.login', 'auth.login_failed'],
+  );
+  const byId = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&actor=${admin.userId}&action=auth.logout`, {
+    token: owner,
+  });
   t.is(byId.body.data.entries.length, 1);
   const bad = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=DROP%20TABLE`, { token: owner });
   t.is(bad.status, 400);
   t.is(bad.body.error.details[0].path, 'action');
   // Another org never sees them.
   const other = await stack.newTenant();
-  t.is((await api('GET', `/v1/query/audit?org_id=${other.orgId}&action=auth.*`, { token: other.owner.token })).body.data.entries.length, 0);
+  t.is(
+    (await api('GET', `/v1/query/audit?org_id=${other.orgId}&action=auth.*`, { token: other.owner.token })).body.data
+      .entries.length,
+    0,
+  );
 });

@@ -8,7 +8,11 @@ let api: ApiCall;
 test.before(async () => {
   stack = await startTestStack({ processor: false });
   api = apiClient(stack.baseUrl);
-  await stack.infra.database.db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', stack.tenant.orgId).execute();
+  await stack.infra.database.db
+    .updateTable('orgs')
+    .set({ plan: 'enterprise' })
+    .where('id', '=', stack.tenant.orgId)
+    .execute();
 });
 test.after.always(async () => {
   await stack?.stop();
@@ -29,15 +33,28 @@ test('webhook and site URLs with credentials are refused with a 400 naming the f
     t.is(res.body.error.details[0].path, 'url');
     t.regex(res.body.error.message, /credential/);
   }
-  const hooks = await stack.infra.database.db.selectFrom('webhook_endpoints').select('url').where('org_id', '=', tenant.orgId).execute();
-  t.deepEqual(hooks.filter((h) => h.url.includes('@') || h.url.includes('token=')), [], 'nothing stored');
+  const hooks = await stack.infra.database.db
+    .selectFrom('webhook_endpoints')
+    .select('url')
+    .where('org_id', '=', tenant.orgId)
+    .execute();
+  t.deepEqual(
+    hooks.filter((h) => h.url.includes('@') || h.url.includes('token=')),
+    [],
+    'nothing stored',
+  );
 });
 
 test('the audit log holds no secret: a chosen signing secret, secret-shaped text and URL credentials are redacted', async (t) => {
   const { tenant } = stack;
   const made = await api('POST', '/v1/manage/webhooks', {
     token: tenant.owner.token,
-    body: { org_id: tenant.orgId, url: 'https://hooks.example/in', secret: 'whsec_chosen_by_the_customer_123', description: `key ${tenant.secretKey}` },
+    body: {
+      org_id: tenant.orgId,
+      url: 'https://hooks.example/in',
+      secret: 'whsec_chosen_by_the_customer_123',
+      description: `key ${tenant.secretKey}`,
+    },
   });
   t.is(made.status, 201, made.text);
   const audit = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}`, { token: tenant.owner.token });
@@ -45,6 +62,10 @@ test('the audit log holds no secret: a chosen signing secret, secret-shaped text
   t.true(text.includes('webhook.create'));
   t.false(text.includes('whsec_chosen_by_the_customer_123'));
   t.false(text.includes(tenant.secretKey));
-  const rows = await stack.infra.database.db.selectFrom('audit_log').select('summary').where('org_id', '=', tenant.orgId).execute();
+  const rows = await stack.infra.database.db
+    .selectFrom('audit_log')
+    .select('summary')
+    .where('org_id', '=', tenant.orgId)
+    .execute();
   t.false(JSON.stringify(rows).includes(tenant.secretKey), 'not in the stored rows either');
 });

@@ -29,9 +29,20 @@ test('a token lives 15 minutes by default and renews within its session, never p
   const renewed = await api('POST', '/v1/auth/refresh', { token: s.token });
   t.is(renewed.status, 200);
   t.is(renewed.body.data.session_expires_at, s.session_expires_at, 'the same session');
-  t.true(Date.parse(renewed.body.data.expires_at) <= Date.parse(s.session_expires_at), 'capped at the session end (600 s < 900 s)');
-  t.is((await api('GET', `/v1/manage/alert-rules?site_id=${stack.tenant.siteId}`, { token: renewed.body.data.token })).status, 200);
-  t.is((await api('POST', '/v1/auth/refresh', { token: stack.tenant.secretKey })).status, 403, 'keys have no session to renew');
+  t.true(
+    Date.parse(renewed.body.data.expires_at) <= Date.parse(s.session_expires_at),
+    'capped at the session end (600 s < 900 s)',
+  );
+  t.is(
+    (await api('GET', `/v1/manage/alert-rules?site_id=${stack.tenant.siteId}`, { token: renewed.body.data.token }))
+      .status,
+    200,
+  );
+  t.is(
+    (await api('POST', '/v1/auth/refresh', { token: stack.tenant.secretKey })).status,
+    403,
+    'keys have no session to renew',
+  );
 });
 
 test('logout: every token of that session is refused at once; other sessions go on', async (t) => {
@@ -53,20 +64,33 @@ test('logout: every token of that session is refused at once; other sessions go 
   t.is((await read(b.token)).status, 200, 'the other login is untouched');
 });
 
-test('password change: needs the current password, ends every other session, keeps the caller\'s', async (t) => {
+test("password change: needs the current password, ends every other session, keeps the caller's", async (t) => {
   const user = await stack.newUser(stack.tenant, 'viewer');
   const here = (await login(user.email, user.password))!;
   const elsewhere = (await login(user.email, user.password))!;
   const read = (token: string) => api('GET', `/v1/query/scores?site_id=${stack.tenant.siteId}`, { token });
-  const wrong = await api('POST', '/v1/auth/password', { token: here.token, body: { current_password: 'not it', new_password: 'a brand new passphrase' } });
+  const wrong = await api('POST', '/v1/auth/password', {
+    token: here.token,
+    body: { current_password: 'not it', new_password: 'a brand new passphrase' },
+  });
   t.is(wrong.status, 401);
   t.is((await read(elsewhere.token)).status, 200, 'a wrong current password changes nothing');
-  const short = await api('POST', '/v1/auth/password', { token: here.token, body: { current_password: user.password, new_password: 'short' } });
+  const short = await api('POST', '/v1/auth/password', {
+    token: here.token,
+    body: { current_password: user.password, new_password: 'short' },
+  });
   t.is(short.status, 400);
   t.is(short.body.error.details[0].path, 'new_password');
-  const changed = await api('POST', '/v1/auth/password', { token: here.token, body: { current_password: user.password, new_password: 'a brand new passphrase' } });
+  const changed = await api('POST', '/v1/auth/password', {
+    token: here.token,
+    body: { current_password: user.password, new_password: 'a brand new passphrase' },
+  });
   t.is(changed.status, 200);
-  t.deepEqual(changed.body.data, { changed: true, other_sessions_ended: 2 }, 'the stack\'s own token and the other login');
+  t.deepEqual(
+    changed.body.data,
+    { changed: true, other_sessions_ended: 2 },
+    "the stack's own token and the other login",
+  );
   t.is((await read(elsewhere.token)).status, 401);
   t.is((await read(user.token)).status, 401);
   t.is((await read(here.token)).status, 200, 'the session that changed it goes on');

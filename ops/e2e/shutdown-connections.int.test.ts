@@ -10,7 +10,8 @@ import { closeServer, serveRoles } from '../server.ts';
 import { processorLag } from '../../shared/http/metrics.ts';
 import { createLogger } from '../../shared/logger.ts';
 
-const within = <T>(p: Promise<T>, ms: number) => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+const within = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 for (const scrape of ['finishes during shutdown (its connection stays open, kept alive)', 'never finishes'] as const) {
   test.serial(`shutdown closes a /metrics scrape that ${scrape} within its grace`, async (t) => {
@@ -31,10 +32,13 @@ for (const scrape of ['finishes during shutdown (its connection stays open, kept
     const agent = new Agent({ keepAlive: true });
     t.teardown(() => agent.destroy());
     const answered = new Promise<number | string>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/metrics', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        { host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/metrics', agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', (err) => resolve(err.message));
       req.end();
     });

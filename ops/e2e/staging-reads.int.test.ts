@@ -17,7 +17,9 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   for (const env of ['production', 'staging']) {
     const r = await fetch(`${stack.baseUrl}/v1/manage/sdk-config/${env}?site_id=${tenant.siteId}`, {
-      method: 'PATCH', headers: { authorization: `Bearer ${tenant.owner.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ revenue_config: { enabled: true, currency: 'EUR' } }),
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${tenant.owner.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ revenue_config: { enabled: true, currency: 'EUR' } }),
     });
     t.is(r.status, 200);
   }
@@ -31,27 +33,65 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
     const events: Record<string, unknown>[] = [
       { id: randomUUID(), type: 'page_view', ts: at(0), page: '/cart' },
       { id: randomUUID(), type: 'page_view', ts: at(1000), page: '/checkout' },
-      ...[0, 1, 2].map((k) => ({ id: randomUUID(), type: 'signal', ts: at(2000 + k), page: '/checkout', signal: 'rage_click', selector: '#pay', label: 'Pay now', x: 500, y: 250, vx: 400, vy: 300, px: 400, py: 120 })),
+      ...[0, 1, 2].map((k) => ({
+        id: randomUUID(),
+        type: 'signal',
+        ts: at(2000 + k),
+        page: '/checkout',
+        signal: 'rage_click',
+        selector: '#pay',
+        label: 'Pay now',
+        x: 500,
+        y: 250,
+        vx: 400,
+        vy: 300,
+        px: 400,
+        py: 120,
+      })),
       ...(i % 2 === 0 ? [{ id: randomUUID(), type: 'conversion', ts: at(5000), page: '/checkout', value: 100 }] : []),
     ];
-    const r = await postJson(`${stack.baseUrl}/v1/ingest`, { session_id: `staging-visit-${i}`, sent_at: new Date().toISOString(), context: { device: 'desktop', viewport: { w: 1280, h: 800 }, environment: 'staging' }, events }, { authorization: `Bearer ${tenant.publishableKey}` });
+    const r = await postJson(
+      `${stack.baseUrl}/v1/ingest`,
+      {
+        session_id: `staging-visit-${i}`,
+        sent_at: new Date().toISOString(),
+        context: { device: 'desktop', viewport: { w: 1280, h: 800 }, environment: 'staging' },
+        events,
+      },
+      { authorization: `Bearer ${tenant.publishableKey}` },
+    );
     t.is(r.status, 202, JSON.stringify(r.body));
     sent += r.body.data.accepted;
   }
   await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
 
   const read = async (path: string, environment: 'production' | 'staging') => {
-    const r = await fetch(`${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${tenant.siteId}&environment=${environment}`, { headers: auth });
+    const r = await fetch(
+      `${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${tenant.siteId}&environment=${environment}`,
+      { headers: auth },
+    );
     const text = await r.text();
-    return { status: r.status, text, body: r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+    return {
+      status: r.status,
+      text,
+      body: r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
+    };
   };
-  for (const [path, analysed] of [['/v1/query/journeys/friction', (d: any) => d.sessions_analyzed], ['/v1/query/flows', (d: any) => d.sessions_analyzed], ['/v1/flows', (d: any) => d.sessions_analyzed]] as const) {
+  for (const [path, analysed] of [
+    ['/v1/query/journeys/friction', (d: any) => d.sessions_analyzed],
+    ['/v1/query/flows', (d: any) => d.sessions_analyzed],
+    ['/v1/flows', (d: any) => d.sessions_analyzed],
+  ] as const) {
     t.is(analysed((await read(path, 'production')).body.data), 0, `${path} production`);
     t.is(analysed((await read(path, 'staging')).body.data), 12, `${path} staging`);
   }
   t.is((await read(`/v1/query/session?session_id=${sessionId}`, 'production')).status, 404);
   t.is((await read(`/v1/session?session_id=${sessionId}`, 'production')).status, 404);
-  t.is((await read(`/v1/query/session?session_id=${sessionId}`, 'staging')).body.data.events.length, 5, 'its page views and signals');
+  t.is(
+    (await read(`/v1/query/session?session_id=${sessionId}`, 'staging')).body.data.events.length,
+    5,
+    'its page views and signals',
+  );
   for (const path of ['/v1/query/export/events.csv', '/v1/export/events.csv']) {
     t.is((await read(path, 'production')).text.trim().split('\n').length, 1, `${path}: the header only`);
     const csv = (await read(path, 'staging')).text;
@@ -74,8 +114,18 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
   }, 30_000);
   t.is(rec.recommendations[0].page, '/checkout');
   t.deepEqual((await read('/v1/query/recommendations', 'production')).body.data.recommendations, []);
-  for (const path of ['/v1/query/journeys/friction', '/v1/query/flows', '/v1/query/export/events.csv', '/v1/query/revenue', '/v1/query/insights', `/v1/query/session?session_id=${sessionId}`]) {
-    const bad = await getJson(`${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${tenant.siteId}&environment=qa`, auth);
+  for (const path of [
+    '/v1/query/journeys/friction',
+    '/v1/query/flows',
+    '/v1/query/export/events.csv',
+    '/v1/query/revenue',
+    '/v1/query/insights',
+    `/v1/query/session?session_id=${sessionId}`,
+  ]) {
+    const bad = await getJson(
+      `${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${tenant.siteId}&environment=qa`,
+      auth,
+    );
     t.is(bad.status, 400, path);
     t.is(bad.body.error.details[0].path, 'environment', path);
   }

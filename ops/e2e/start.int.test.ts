@@ -9,7 +9,13 @@ import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts
 // `friction start` as a new user runs it: its own OS process, no service URLs (the embedded default), one port.
 
 function start(dataDir: string, port: number): ChildProcess {
-  const env: Record<string, string | undefined> = { ...process.env, FRICTION_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    FRICTION_DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'PUBLIC_BASE_URL']) delete env[k];
   return spawn(process.execPath, ['ops/cli.ts', 'start'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
 }
@@ -26,12 +32,21 @@ const stop = (p: ChildProcess) =>
  * said `starting`: the port opens before the slow start-up work (issue 12's target is 5 s to an open port on a warm
  * machine). The time is logged, not asserted: on a busy machine it measures the machine; the order is the property.
  */
-async function firstHealthAnswer(base: string, proc: ChildProcess, spawnedAt: number): Promise<{ ms: number; starting: boolean }> {
-  const body = await eventually(async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
-    const r = await fetch(`${base}/healthz`).catch(() => undefined);
-    return r?.status === 200 ? ((await r.json()) as { data: { status?: string } }) : undefined;
-  }, 60_000, 20);
+async function firstHealthAnswer(
+  base: string,
+  proc: ChildProcess,
+  spawnedAt: number,
+): Promise<{ ms: number; starting: boolean }> {
+  const body = await eventually(
+    async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
+      const r = await fetch(`${base}/healthz`).catch(() => undefined);
+      return r?.status === 200 ? ((await r.json()) as { data: { status?: string } }) : undefined;
+    },
+    60_000,
+    20,
+  );
   return { ms: performance.now() - spawnedAt, starting: body.data.status === 'starting' };
 }
 
@@ -41,10 +56,15 @@ async function firstHealthAnswer(base: string, proc: ChildProcess, spawnedAt: nu
  * for as long as ava's inactivity timeout allows, and a process that died is named in the failure.
  */
 async function credentialsWhenReady(base: string, dataDir: string, proc: ChildProcess) {
-  await eventually(async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /readyz answered`);
-    return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
-  }, 115_000, 20);
+  await eventually(
+    async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /readyz answered`);
+      return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
+    },
+    115_000,
+    20,
+  );
   const file = join(dataDir, 'credentials.json');
   if (!existsSync(file)) throw new Error('credentials.json missing while /readyz answers');
   return { file, creds: JSON.parse(readFileSync(file, 'utf8')) };
@@ -78,10 +98,16 @@ test('friction start: the port answers before the start-up work (starting, then 
   const batch = sdkBatch({ page: '/checkout', events: 3 });
   const sent = await postJson(`${base}/v1/ingest`, batch, { authorization: `Bearer ${creds.publishable_key}` });
   t.deepEqual(sent.body, { data: { accepted: 3, duplicates: 0 }, error: null });
-  const scores = await eventually(async () => {
-    const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
-    return r.body.data?.pages.length ? r.body.data : undefined;
-  }, 5000, 50);
+  const scores = await eventually(
+    async () => {
+      const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, {
+        authorization: `Bearer ${creds.secret_key}`,
+      });
+      return r.body.data?.pages.length ? r.body.data : undefined;
+    },
+    5000,
+    50,
+  );
   t.is(scores.pages[0].page, '/checkout');
   const login = await postJson(`${base}/v1/auth/login`, { email: creds.owner.email, password: creds.owner.password });
   t.is(login.status, 200);
@@ -98,14 +124,22 @@ test('friction start: the port answers before the start-up work (starting, then 
   // during start-up.
   let refused: { status: number; body: any; retryAfter: string | null } | undefined;
   const accepted: unknown[] = [];
-  await eventually(async () => {
-    const res = await fetch(`${base}/v1/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${creds.publishable_key}` }, body: JSON.stringify(sdkBatch({ page: '/during-start', events: 3 })) });
-    const answer = { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
-    const health = await getJson(`${base}/healthz`);
-    if (answer.status === 202) accepted.push(answer.body);
-    if (health.body.data.status === 'starting') refused ??= answer;
-    return health.body.data.status === 'ok';
-  }, 115_000, 20);
+  await eventually(
+    async () => {
+      const res = await fetch(`${base}/v1/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${creds.publishable_key}` },
+        body: JSON.stringify(sdkBatch({ page: '/during-start', events: 3 })),
+      });
+      const answer = { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
+      const health = await getJson(`${base}/healthz`);
+      if (answer.status === 202) accepted.push(answer.body);
+      if (health.body.data.status === 'starting') refused ??= answer;
+      return health.body.data.status === 'ok';
+    },
+    115_000,
+    20,
+  );
   t.truthy(refused, 'the port answered before the roles were ready');
   t.is(refused!.status, 503);
   t.is(refused!.retryAfter, '1');
@@ -113,14 +147,24 @@ test('friction start: the port answers before the start-up work (starting, then 
   const again = await credentialsWhenReady(base, dataDir, proc);
   // The first batches the roles accept after a restart are stored (the embedded TimescaleDB once dead-lettered them).
   if (accepted.length === 0) {
-    const first = await postJson(`${base}/v1/ingest`, sdkBatch({ page: '/during-start', events: 3 }), { authorization: `Bearer ${creds.publishable_key}` });
+    const first = await postJson(`${base}/v1/ingest`, sdkBatch({ page: '/during-start', events: 3 }), {
+      authorization: `Bearer ${creds.publishable_key}`,
+    });
     t.is(first.status, 202);
   }
-  await eventually(async () => {
-    const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
-    return r.body.data?.pages.some((p: { page: string }) => p.page === '/during-start');
-  }, 10_000, 50);
+  await eventually(
+    async () => {
+      const r = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, {
+        authorization: `Bearer ${creds.secret_key}`,
+      });
+      return r.body.data?.pages.some((p: { page: string }) => p.page === '/during-start');
+    },
+    10_000,
+    50,
+  );
   t.deepEqual({ ...again.creds, owner: undefined }, { ...creds, owner: undefined });
-  const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, { authorization: `Bearer ${creds.secret_key}` });
+  const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, {
+    authorization: `Bearer ${creds.secret_key}`,
+  });
   t.true(after.body.data.pages.some((p: { page: string }) => p.page === '/checkout'));
 });

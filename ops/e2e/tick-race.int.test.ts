@@ -14,12 +14,24 @@ test('PATCHes and batches racing ticks never lose a status, and what is stored e
   const api = apiClient(stack.baseUrl);
   let sent = 0;
   const send = async (i: number) => {
-    const r = await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ events: 4, sessionId: `s-${i}`, page: '/checkout', selector: '#pay' }), auth);
+    const r = await postJson(
+      `${stack.baseUrl}/v1/ingest`,
+      sdkBatch({ events: 4, sessionId: `s-${i}`, page: '/checkout', selector: '#pay' }),
+      auth,
+    );
     t.is(r.status, 202);
     sent += r.body.data.accepted;
   };
   for (let i = 0; i < 8; i++) await send(i);
-  const issueId = await eventually(async () => (await sql<{ id: string }>`select id from ux_issues where site_id = ${stack.tenant.siteId} and cluster_selector = '#pay'`.execute(db)).rows[0]?.id, 30_000);
+  const issueId = await eventually(
+    async () =>
+      (
+        await sql<{
+          id: string;
+        }>`select id from ux_issues where site_id = ${stack.tenant.siteId} and cluster_selector = '#pay'`.execute(db)
+      ).rows[0]?.id,
+    30_000,
+  );
 
   const statuses = ['triaged', 'in_progress', 'ignored', 'triaged', 'in_progress'] as const;
   let last = '';
@@ -34,7 +46,15 @@ test('PATCHes and batches racing ticks never lose a status, and what is stored e
     t.is(patch.status, 200, patch.text);
     last = status;
   }
-  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(db)).rows[0].n === sent, 30_000);
+  await eventually(
+    async () =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${stack.tenant.siteId}`.execute(
+          db,
+        )
+      ).rows[0].n === sent,
+    30_000,
+  );
   await stack.tick();
   const stored = await sql<{ status: string }>`select status from ux_issues where id = ${issueId}`.execute(db);
   t.is(stored.rows[0].status, last, 'the last PATCH stands');

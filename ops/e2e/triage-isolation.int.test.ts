@@ -13,9 +13,16 @@ test('a site whose triage fails is retried at the next tick; the other sites and
   const failing = stack.tenant.siteId;
   const other = (await stack.newTenant()).siteId;
   await sql`delete from job_runs`.execute(db);
-  await sql.raw(`create function fail_triage() returns trigger language plpgsql as $$ begin if new.scope = '${failing}' then raise exception 'injected triage failure'; end if; return new; end $$`).execute(db);
-  await sql`create trigger fail_triage before insert on job_runs for each row execute function fail_triage()`.execute(db);
-  const triaged = async () => (await db.selectFrom('job_runs').select('scope').where('job', '=', 'triage').execute()).map((r) => r.scope).sort();
+  await sql
+    .raw(
+      `create function fail_triage() returns trigger language plpgsql as $$ begin if new.scope = '${failing}' then raise exception 'injected triage failure'; end if; return new; end $$`,
+    )
+    .execute(db);
+  await sql`create trigger fail_triage before insert on job_runs for each row execute function fail_triage()`.execute(
+    db,
+  );
+  const triaged = async () =>
+    (await db.selectFrom('job_runs').select('scope').where('job', '=', 'triage').execute()).map((r) => r.scope).sort();
 
   await stack.tick(); // rejected before: the failing site's exception ended the tick
   t.deepEqual(await triaged(), [other]);

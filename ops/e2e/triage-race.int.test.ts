@@ -20,7 +20,15 @@ test('a PATCH committing while the triage runs keeps its status: the triage plan
   const id = await tenantFixtures(stack, stack.tenant).issueId();
   const now = Date.now();
   // Quiet for 8 days: the triage's plan for an open issue is to resolve it.
-  await db.updateTable('ux_issues').set({ first_signal_at: new Date(now - 9 * DAY), last_signal_at: new Date(now - 8 * DAY), created_at: new Date(now - 9 * DAY) }).where('id', '=', id).execute();
+  await db
+    .updateTable('ux_issues')
+    .set({
+      first_signal_at: new Date(now - 9 * DAY),
+      last_signal_at: new Date(now - 8 * DAY),
+      created_at: new Date(now - 9 * DAY),
+    })
+    .where('id', '=', id)
+    .execute();
 
   let commit!: () => void;
   const held = new Promise<void>((r) => (commit = r));
@@ -29,15 +37,42 @@ test('a PATCH committing while the triage runs keeps its status: the triage plan
     await updateIssueFields(trx, id, { status: 'in_progress' }, new Date(now));
     await held;
   });
-  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where relation = 'ux_issues'::regclass and granted`.execute(db)).rows[0].n > 0, 10_000);
-  const triage = runSiteTriage(db, stack.tenant.siteId, now, () => ({ pageSessions: () => 0, windowAffectedSessions: () => 0 }));
+  await eventually(
+    async () =>
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_locks where relation = 'ux_issues'::regclass and granted`.execute(db)
+      ).rows[0].n > 0,
+    10_000,
+  );
+  const triage = runSiteTriage(db, stack.tenant.siteId, now, () => ({
+    pageSessions: () => 0,
+    windowAffectedSessions: () => 0,
+  }));
   // The triage is waiting on the PATCH's row lock (before the fix: it had read "open" and waited to write "resolved").
-  await eventually(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db)).rows[0].n > 0, 10_000);
+  await eventually(
+    async () =>
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
+          db,
+        )
+      ).rows[0].n > 0,
+    10_000,
+  );
   commit();
   await patch;
   await triage;
   const row = await db.selectFrom('ux_issues').select(['status']).where('id', '=', id).executeTakeFirstOrThrow();
-  t.is(row.status, 'in_progress', 'the person\'s change stands');
-  const resolves = await db.selectFrom('issue_updates').select('kind').where('issue_id', '=', id).where('source', '=', 'triage').where('kind', '=', 'resolve').execute();
+  t.is(row.status, 'in_progress', "the person's change stands");
+  const resolves = await db
+    .selectFrom('issue_updates')
+    .select('kind')
+    .where('issue_id', '=', id)
+    .where('source', '=', 'triage')
+    .where('kind', '=', 'resolve')
+    .execute();
   t.deepEqual(resolves, [], 'no resolve recorded or announced');
 });

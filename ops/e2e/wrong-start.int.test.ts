@@ -18,14 +18,34 @@ import { eventually } from '../testing/sdk-batch.ts';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NODE = path.join(root, 'node_modules', '.bin', 'node');
 
-interface Run { code: number | null; stderr: string }
+interface Run {
+  code: number | null;
+  stderr: string;
+}
 
 /** Only the variables given: nothing of the test runner's environment leaks into the role. */
 function friction(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(NODE, ['ops/cli.ts', ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, FRICTION_DATA_DIR: '/nonexistent-friction-test-dir', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', ...env }, timeout: 90_000 }, (err, _stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr });
-    });
+    execFile(
+      NODE,
+      ['ops/cli.ts', ...args],
+      {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          FRICTION_DATA_DIR: '/nonexistent-friction-test-dir',
+          LOG_LEVEL: 'silent',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          ...env,
+        },
+        timeout: 90_000,
+      },
+      (err, _stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr });
+      },
+    );
   });
 }
 
@@ -42,12 +62,24 @@ const services = { NATS_URL: testServices.natsUrl, REDIS_URL: testServices.redis
 
 test('server mode never falls back to an embedded part: the missing settings are named', async (t) => {
   const db = testServices.databaseUrl;
-  oneLine(t, await friction(['ingest'], { DATABASE_URL: db }), /`friction ingest` is one role of a split deployment and needs NATS_URL, REDIS_URL: set them/);
+  oneLine(
+    t,
+    await friction(['ingest'], { DATABASE_URL: db }),
+    /`friction ingest` is one role of a split deployment and needs NATS_URL, REDIS_URL: set them/,
+  );
   oneLine(t, await friction(['processor']), /needs DATABASE_URL, NATS_URL: set them/);
   oneLine(t, await friction(['dispatcher'], { NATS_URL: testServices.natsUrl }), /needs DATABASE_URL: set it/);
   oneLine(t, await friction(['api'], { DATABASE_URL: db, NATS_URL: testServices.natsUrl }), /needs REDIS_URL: set it/);
-  oneLine(t, await friction(['start'], { FRICTION_MODE: 'server' }), /FRICTION_MODE=server and needs DATABASE_URL, NATS_URL, REDIS_URL/);
-  oneLine(t, await friction(['start'], { NATS_URL: testServices.natsUrl }), /NATS_URL is set, so this is a server deployment and needs DATABASE_URL, REDIS_URL/);
+  oneLine(
+    t,
+    await friction(['start'], { FRICTION_MODE: 'server' }),
+    /FRICTION_MODE=server and needs DATABASE_URL, NATS_URL, REDIS_URL/,
+  );
+  oneLine(
+    t,
+    await friction(['start'], { NATS_URL: testServices.natsUrl }),
+    /NATS_URL is set, so this is a server deployment and needs DATABASE_URL, REDIS_URL/,
+  );
   oneLine(t, await friction(['migrate'], { FRICTION_MODE: 'server' }), /FRICTION_MODE=server and needs DATABASE_URL/);
 });
 
@@ -55,7 +87,11 @@ test('every role on an unmigrated database says to run friction migrate', async 
   const empty = await createEmptyTestDatabase('unmigrated');
   t.teardown(() => empty.drop());
   for (const role of ['api', 'ingest', 'processor', 'dispatcher']) {
-    oneLine(t, await friction([role], { DATABASE_URL: empty.url, ...services }), /is behind this version of Friction \(\d+ migrations not applied, from 0001_create_core\): run `friction migrate` first/);
+    oneLine(
+      t,
+      await friction([role], { DATABASE_URL: empty.url, ...services }),
+      /is behind this version of Friction \(\d+ migrations not applied, from 0001_create_core\): run `friction migrate` first/,
+    );
   }
 });
 
@@ -63,21 +99,42 @@ test('database errors in words: no such database, no such role, connection refus
   const base = new URL(testServices.databaseUrl);
   const noDb = new URL(base);
   noDb.pathname = '/friction_test_no_such_database';
-  oneLine(t, await friction(['api'], { DATABASE_URL: noDb.toString(), ...services }), /database "friction_test_no_such_database" does not exist on .*: create it/);
+  oneLine(
+    t,
+    await friction(['api'], { DATABASE_URL: noDb.toString(), ...services }),
+    /database "friction_test_no_such_database" does not exist on .*: create it/,
+  );
   const noRole = new URL(base);
   noRole.username = 'friction_test_no_such_role';
   noRole.password = 'hunter2';
   const r = await friction(['processor'], { DATABASE_URL: noRole.toString(), ...services });
-  oneLine(t, r, /role "friction_test_no_such_role" does not exist|refused user "friction_test_no_such_role"|password authentication failed for user "friction_test_no_such_role"/);
+  oneLine(
+    t,
+    r,
+    /role "friction_test_no_such_role" does not exist|refused user "friction_test_no_such_role"|password authentication failed for user "friction_test_no_such_role"/,
+  );
   t.false(r.stderr.includes('hunter2'), 'the password is never printed');
   const port = await freePort();
-  oneLine(t, await friction(['api'], { DATABASE_URL: `postgres://friction:hunter2@127.0.0.1:${port}/friction`, ...services }), new RegExp(`postgres://friction:\\*\\*\\*@127\\.0\\.0\\.1:${port}/friction \\(DATABASE_URL\\): connection refused by 127\\.0\\.0\\.1:${port}`));
+  oneLine(
+    t,
+    await friction(['api'], { DATABASE_URL: `postgres://friction:hunter2@127.0.0.1:${port}/friction`, ...services }),
+    new RegExp(
+      `postgres://friction:\\*\\*\\*@127\\.0\\.0\\.1:${port}/friction \\(DATABASE_URL\\): connection refused by 127\\.0\\.0\\.1:${port}`,
+    ),
+  );
 });
 
 test('a second process on an embedded data directory is told which process holds it', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'friction-lock-'));
   const port = await freePort();
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FRICTION_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1' };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FRICTION_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  };
   const first = spawn(NODE, ['ops/cli.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   t.teardown(async () => {
     if (first.exitCode === null && first.signalCode === null) {
@@ -87,11 +144,17 @@ test('a second process on an embedded data directory is told which process holds
     }
     rmSync(dataDir, { recursive: true, force: true });
   });
-  await eventually(async () => {
-    if (first.exitCode !== null) throw new Error(`the first friction start exited ${first.exitCode}`);
-    return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
-  }, 120_000, 200);
-  const holder = new RegExp(`another Friction process \\(pid ${first.pid}\\) holds the embedded data directory ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(FRICTION_DATA_DIR\\)`);
+  await eventually(
+    async () => {
+      if (first.exitCode !== null) throw new Error(`the first friction start exited ${first.exitCode}`);
+      return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
+    },
+    120_000,
+    200,
+  );
+  const holder = new RegExp(
+    `another Friction process \\(pid ${first.pid}\\) holds the embedded data directory ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(FRICTION_DATA_DIR\\)`,
+  );
   oneLine(t, await friction(['start'], { FRICTION_DATA_DIR: dataDir }), holder);
   oneLine(t, await friction(['migrate'], { FRICTION_DATA_DIR: dataDir }), holder);
   // Once the holder has stopped, the directory is free again.

@@ -20,7 +20,8 @@ export function watch(page: Page): Watched {
   const expected: string[] = [];
   const allowed = (url: string) => expected.some((e) => url.includes(e));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !allowed(m.location().url ?? '') && !expected.some((e) => m.text().includes(e))) problems.push(`console error: ${m.text()}`);
+    if (m.type() === 'error' && !allowed(m.location().url ?? '') && !expected.some((e) => m.text().includes(e)))
+      problems.push(`console error: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));
   page.on('requestfailed', (r) => {
@@ -36,9 +37,25 @@ export function watch(page: Page): Watched {
 export async function axeViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const found = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(o: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            o: object,
+          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const r = await axe.run({ resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')})`);
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v) =>
+          `${v.impact} ${v.id}: ${v.help} (${v.nodes
+            .slice(0, 3)
+            .map((n) => n.target.join(' '))
+            .join('; ')})`,
+      );
   });
   return found;
 }

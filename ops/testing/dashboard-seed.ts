@@ -15,7 +15,9 @@ export async function serveShop(): Promise<{ url: string; close(): Promise<void>
   const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><meta name="viewport" content="width=device-width">
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<!doctype html><meta name="viewport" content="width=device-width">
       <body style="font-family:sans-serif;margin:0;height:100vh;overflow:hidden;position:relative;background:#fafafa">
       <header style="background:#234;color:#fff;padding:2vh 20px;font-size:20px">Demo shop</header>
       <main style="padding:20px"><h1>${path}</h1><p>Two items, shipping to your door, total $48.00.</p></main>
@@ -25,7 +27,11 @@ export async function serveShop(): Promise<{ url: string; close(): Promise<void>
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -36,33 +42,64 @@ export interface Seeded {
   deployIds: string[];
 }
 
-export async function seedDashboard(stack: TestStack, opts: { sessions?: number; siteUrl?: string } = {}): Promise<Seeded> {
+export async function seedDashboard(
+  stack: TestStack,
+  opts: { sessions?: number; siteUrl?: string } = {},
+): Promise<Seeded> {
   const t = stack.tenant;
   const owner = { authorization: `Bearer ${t.owner.token}` };
   if (opts.siteUrl) {
-    const r = await fetch(`${stack.baseUrl}/v1/manage/site/${t.siteId}`, { method: 'PATCH', headers: { ...owner, 'content-type': 'application/json' }, body: JSON.stringify({ url: opts.siteUrl }) });
+    const r = await fetch(`${stack.baseUrl}/v1/manage/site/${t.siteId}`, {
+      method: 'PATCH',
+      headers: { ...owner, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: opts.siteUrl }),
+    });
     if (r.status !== 200) throw new Error(`site url: ${r.status} ${await r.text()}`);
   }
   const secret = { authorization: `Bearer ${t.secretKey}` };
-  const q = (path: string) => getJson(`${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${t.siteId}`, secret);
+  const q = (path: string) =>
+    getJson(`${stack.baseUrl}${path}${path.includes('?') ? '&' : '?'}site_id=${t.siteId}`, secret);
   await runDemo(stack.config, { sessions: opts.sessions ?? 150, baseUrl: stack.baseUrl, key: t.publishableKey });
   // Deploys measure against the current score, so the first one waits for scores.
-  const scored = await eventually(async () => {
-    await stack.tick();
-    const s = await q('/v1/query/scores');
-    const i = await q('/v1/query/issues?status=open');
-    return s.body.data?.pages?.length >= 3 && i.body.data?.issues?.length >= 2 ? { pages: s.body.data.pages.map((p: { page: string }) => p.page) as string[], issues: i.body.data.issues.map((x: { id: string }) => x.id) as string[] } : undefined;
-  }, 60_000, 250);
+  const scored = await eventually(
+    async () => {
+      await stack.tick();
+      const s = await q('/v1/query/scores');
+      const i = await q('/v1/query/issues?status=open');
+      return s.body.data?.pages?.length >= 3 && i.body.data?.issues?.length >= 2
+        ? {
+            pages: s.body.data.pages.map((p: { page: string }) => p.page) as string[],
+            issues: i.body.data.issues.map((x: { id: string }) => x.id) as string[],
+          }
+        : undefined;
+    },
+    60_000,
+    250,
+  );
   const deployIds: string[] = [];
   for (const version of ['v1.4.0', 'v1.5.0']) {
     const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version, environment: 'production' }, secret);
-    if (r.status !== 201 && r.status !== 200) throw new Error(`deploy ${version}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 201 && r.status !== 200)
+      throw new Error(`deploy ${version}: ${r.status} ${JSON.stringify(r.body)}`);
     deployIds.push(r.body.data.id ?? r.body.data.deploy?.id);
   }
   const alertId = crypto.randomUUID();
-  await stack.infra.database.db.insertInto('alerts').values({
-    id: alertId, site_id: t.siteId, rule_id: null, rule_name: 'Checkout score spike', page: '/checkout', trigger_type: 'spike', score_before: 21.5, score_after: 63.2,
-    triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null,
-  }).execute();
+  await stack.infra.database.db
+    .insertInto('alerts')
+    .values({
+      id: alertId,
+      site_id: t.siteId,
+      rule_id: null,
+      rule_name: 'Checkout score spike',
+      page: '/checkout',
+      trigger_type: 'spike',
+      score_before: 21.5,
+      score_after: 63.2,
+      triggered_at: new Date(),
+      acknowledged_at: null,
+      resolved_at: null,
+      resolved_reason: null,
+    })
+    .execute();
   return { pages: scored.pages, issueIds: scored.issues, alertId, deployIds };
 }

@@ -6,7 +6,12 @@
  */
 import { connect, type Socket } from 'node:net';
 
-const [host, port, local, count] = [process.env.HOST ?? '127.0.0.1', Number(process.env.PORT), process.env.LOCAL ?? '127.0.0.2', Number(process.env.COUNT ?? 20_000)];
+const [host, port, local, count] = [
+  process.env.HOST ?? '127.0.0.1',
+  Number(process.env.PORT),
+  process.env.LOCAL ?? '127.0.0.2',
+  Number(process.env.COUNT ?? 20_000),
+];
 const held = new Set<Socket>();
 let attempted = 0;
 let refused = 0;

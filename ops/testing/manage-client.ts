@@ -9,11 +9,19 @@ export interface ApiResponse {
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export function apiClient(baseUrl: string) {
-  return async function call(method: Method, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+  return async function call(
+    method: Method,
+    path: string,
+    o: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...o.headers };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+    });
     const text = await res.text();
     let body: unknown;
     try {

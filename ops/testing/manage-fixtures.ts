@@ -37,8 +37,20 @@ export interface Fixtures {
 export function randomFixtures(): Fixtures {
   const id = async () => randomUUID();
   return {
-    scoredPage: async () => '/checkout', sessionId: id, screenshotPage: async () => '/shot',
-    orgId: randomUUID(), siteId: randomUUID(), ruleId: id, alertId: id, issueId: id, memberId: id, webhookId: id, integrationId: id, keyId: id, deployId: id, newSiteId: id,
+    scoredPage: async () => '/checkout',
+    sessionId: id,
+    screenshotPage: async () => '/shot',
+    orgId: randomUUID(),
+    siteId: randomUUID(),
+    ruleId: id,
+    alertId: id,
+    issueId: id,
+    memberId: id,
+    webhookId: id,
+    integrationId: id,
+    keyId: id,
+    deployId: id,
+    newSiteId: id,
     clearIntegrations: async () => {},
   };
 }
@@ -53,12 +65,42 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     created,
     async ruleId() {
       const id = track(randomUUID());
-      await db.insertInto('alert_rules').values({ id, site_id: tenant.siteId, name: `rule ${id.slice(0, 4)}`, trigger_type: 'spike', threshold: 10, cooldown_minutes: 60, channels: ['email'], page_pattern: '/checkout*', slack_channel: null, enabled: true }).execute();
+      await db
+        .insertInto('alert_rules')
+        .values({
+          id,
+          site_id: tenant.siteId,
+          name: `rule ${id.slice(0, 4)}`,
+          trigger_type: 'spike',
+          threshold: 10,
+          cooldown_minutes: 60,
+          channels: ['email'],
+          page_pattern: '/checkout*',
+          slack_channel: null,
+          enabled: true,
+        })
+        .execute();
       return id;
     },
     async alertId() {
       const id = track(randomUUID());
-      await db.insertInto('alerts').values({ id, site_id: tenant.siteId, rule_id: null, rule_name: 'spike on /checkout', page: '/checkout', trigger_type: 'spike', score_before: 20, score_after: 55, triggered_at: new Date(), acknowledged_at: null, resolved_at: null, resolved_reason: null }).execute();
+      await db
+        .insertInto('alerts')
+        .values({
+          id,
+          site_id: tenant.siteId,
+          rule_id: null,
+          rule_name: 'spike on /checkout',
+          page: '/checkout',
+          trigger_type: 'spike',
+          score_before: 20,
+          score_after: 55,
+          triggered_at: new Date(),
+          acknowledged_at: null,
+          resolved_at: null,
+          resolved_reason: null,
+        })
+        .execute();
       return id;
     },
     async issueId() {
@@ -66,35 +108,90 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
       const now = new Date();
       await sql`
         insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, title, hypothesis, signal_count, affected_sessions, severity, first_signal_at, last_signal_at)
-        values (${id}, ${tenant.siteId}, '/checkout', ${`#pay-${id}`}, ${`#pay-${id}`}, 'rage_click', 'Rage clicks on Pay', 'The button does not answer', 12, 5, 40, ${now}, ${now})`.execute(db);
+        values (${id}, ${tenant.siteId}, '/checkout', ${`#pay-${id}`}, ${`#pay-${id}`}, 'rage_click', 'Rage clicks on Pay', 'The button does not answer', 12, 5, 40, ${now}, ${now})`.execute(
+        db,
+      );
       return id;
     },
     async memberId() {
-      const userId = await createMember(db, { orgId: tenant.orgId, email: `m-${randomUUID()}@test.example`, passwordHash: 'scrypt$1024$8$3$x$y', role: 'viewer' });
+      const userId = await createMember(db, {
+        orgId: tenant.orgId,
+        email: `m-${randomUUID()}@test.example`,
+        passwordHash: 'scrypt$1024$8$3$x$y',
+        role: 'viewer',
+      });
       const m = await db.selectFrom('memberships').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
       return track(m.id);
     },
     async webhookId() {
       const id = track(randomUUID());
-      await db.insertInto('webhook_endpoints').values({ id, org_id: tenant.orgId, site_id: tenant.siteId, url: 'https://hooks.test.example/x', description: null, events: ['alert.triggered'], active: true, secret_sealed: 'v1.x.y.z', deleted_at: null }).execute();
+      await db
+        .insertInto('webhook_endpoints')
+        .values({
+          id,
+          org_id: tenant.orgId,
+          site_id: tenant.siteId,
+          url: 'https://hooks.test.example/x',
+          description: null,
+          events: ['alert.triggered'],
+          active: true,
+          secret_sealed: 'v1.x.y.z',
+          deleted_at: null,
+        })
+        .execute();
       return id;
     },
     async integrationId() {
-      await db.deleteFrom('integrations').where('site_id', '=', tenant.siteId).where('provider', '=', 'linear').execute();
+      await db
+        .deleteFrom('integrations')
+        .where('site_id', '=', tenant.siteId)
+        .where('provider', '=', 'linear')
+        .execute();
       const id = track(randomUUID());
-      await db.insertInto('integrations').values({ id, org_id: tenant.orgId, site_id: tenant.siteId, provider: 'linear', config: JSON.stringify({ team_id: 'ENG' }), secret_fields: ['api_key'], secrets_sealed: 'v1.x.y.z' }).execute();
+      await db
+        .insertInto('integrations')
+        .values({
+          id,
+          org_id: tenant.orgId,
+          site_id: tenant.siteId,
+          provider: 'linear',
+          config: JSON.stringify({ team_id: 'ENG' }),
+          secret_fields: ['api_key'],
+          secrets_sealed: 'v1.x.y.z',
+        })
+        .execute();
       return id;
     },
     async keyId() {
-      return track((await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] })).id);
+      return track(
+        (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] }))
+          .id,
+      );
     },
     async deployId() {
       const id = track(randomUUID());
-      await db.insertInto('deploys').values({ id, site_id: tenant.siteId, environment: 'production', version: `v-${id.slice(0, 8)}`, commit_sha: null, url: null, description: null, confusion_before: 20, recorded_at: new Date(), idempotency_key: null, created_by: 'fixture' }).execute();
+      await db
+        .insertInto('deploys')
+        .values({
+          id,
+          site_id: tenant.siteId,
+          environment: 'production',
+          version: `v-${id.slice(0, 8)}`,
+          commit_sha: null,
+          url: null,
+          description: null,
+          confusion_before: 20,
+          recorded_at: new Date(),
+          idempotency_key: null,
+          created_by: 'fixture',
+        })
+        .execute();
       return id;
     },
     async newSiteId() {
-      return track((await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId);
+      return track(
+        (await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId,
+      );
     },
     async scoredPage() {
       const now = new Date();
@@ -106,7 +203,10 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     },
     async screenshotPage() {
       // A 1x1 PNG stands for a capture: the auth table checks who may read it, not Chromium.
-      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+      const png = Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+        'base64',
+      );
       await sql`
         insert into page_screenshots (site_id, page, device, width, height, png, failure, captured_at)
         values (${tenant.siteId}, '/shot', 'desktop', 1280, 800, ${png}, null, now())
@@ -116,10 +216,28 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     async sessionId() {
       const id = track(`fx-${randomUUID()}`);
       const now = new Date();
-      await db.insertInto('sessions').values({
-        site_id: tenant.siteId, id, started_at: now, last_seen_at: now, device: 'desktop', source: null, referrer: null, app_version: null, environment: null,
-        anonymous_id: null, first_page: '/checkout', last_page: '/checkout', event_count: 0, page_views: 0, signal_count: 0, conversions: 0, revenue: 0,
-      }).execute();
+      await db
+        .insertInto('sessions')
+        .values({
+          site_id: tenant.siteId,
+          id,
+          started_at: now,
+          last_seen_at: now,
+          device: 'desktop',
+          source: null,
+          referrer: null,
+          app_version: null,
+          environment: null,
+          anonymous_id: null,
+          first_page: '/checkout',
+          last_page: '/checkout',
+          event_count: 0,
+          page_views: 0,
+          signal_count: 0,
+          conversions: 0,
+          revenue: 0,
+        })
+        .execute();
       return id;
     },
     async clearIntegrations() {
@@ -150,10 +268,14 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/alerts': async (f) => ({ path: `/v1/alerts?site_id=${f.siteId}` }),
   'GET /v1/query/raw': async (f) => ({ path: `/v1/query/raw?site_id=${f.siteId}&table=events` }),
   'GET /v1/raw': async (f) => ({ path: `/v1/raw?site_id=${f.siteId}&table=sessions` }),
-  'GET /v1/query/alerts/:alert_id': async (f) => ({ path: `/v1/query/alerts/${await f.alertId()}?site_id=${f.siteId}` }),
+  'GET /v1/query/alerts/:alert_id': async (f) => ({
+    path: `/v1/query/alerts/${await f.alertId()}?site_id=${f.siteId}`,
+  }),
   'GET /v1/query/issues': async (f) => ({ path: `/v1/query/issues?site_id=${f.siteId}` }),
   'GET /v1/issues': async (f) => ({ path: `/v1/issues?site_id=${f.siteId}` }),
-  'GET /v1/query/issues/:issue_id': async (f) => ({ path: `/v1/query/issues/${await f.issueId()}?site_id=${f.siteId}` }),
+  'GET /v1/query/issues/:issue_id': async (f) => ({
+    path: `/v1/query/issues/${await f.issueId()}?site_id=${f.siteId}`,
+  }),
   'GET /v1/issues/:issue_id': async (f) => ({ path: `/v1/issues/${await f.issueId()}?site_id=${f.siteId}` }),
   'GET /v1/query/elements': async (f) => ({ path: `/v1/query/elements?site_id=${f.siteId}` }),
   'GET /v1/elements': async (f) => ({ path: `/v1/elements?site_id=${f.siteId}` }),
@@ -163,24 +285,43 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/mcp/context': async (f) => ({ path: `/v1/mcp/context?site_id=${f.siteId}` }),
   'POST /v1/mcp': async () => ({ path: '/v1/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
   'GET /v1/deploys': async (f) => ({ path: `/v1/deploys?site_id=${f.siteId}&environment=staging` }),
-  'GET /v1/query/deploys/:deploy_id': async (f) => ({ path: `/v1/query/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
+  'GET /v1/query/deploys/:deploy_id': async (f) => ({
+    path: `/v1/query/deploys/${await f.deployId()}?site_id=${f.siteId}`,
+  }),
   'GET /v1/deploys/:deploy_id': async (f) => ({ path: `/v1/deploys/${await f.deployId()}?site_id=${f.siteId}` }),
   'POST /v1/deploys': async (f) => ({ path: '/v1/deploys', body: { site_id: f.siteId, version: `v${u()}` } }),
-  'POST /v1/manage/deploys': async (f) => ({ path: '/v1/manage/deploys', body: { site_id: f.siteId, version: `v${u()}`, environment: 'staging' } }),
+  'POST /v1/manage/deploys': async (f) => ({
+    path: '/v1/manage/deploys',
+    body: { site_id: f.siteId, version: `v${u()}`, environment: 'staging' },
+  }),
   'GET /v1/query/audit': async (f) => ({ path: `/v1/query/audit?org_id=${f.orgId}` }),
   // read routes of api/routes/{pages,sessions,heatmaps,journeys,revenue,insights,export}
   'GET /v1/query/page': async (f) => ({ path: `/v1/query/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
   'GET /v1/page': async (f) => ({ path: `/v1/page?site_id=${f.siteId}&page=${await f.scoredPage()}` }),
   'GET /v1/query/trends': async (f) => ({ path: `/v1/query/trends?site_id=${f.siteId}&days=30` }),
   'GET /v1/trends': async (f) => ({ path: `/v1/trends?site_id=${f.siteId}` }),
-  'GET /v1/query/compare': async (f) => ({ path: `/v1/query/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}` }),
-  'GET /v1/compare': async (f) => ({ path: `/v1/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}` }),
-  'GET /v1/query/session': async (f) => ({ path: `/v1/query/session?site_id=${f.siteId}&session_id=${await f.sessionId()}` }),
+  'GET /v1/query/compare': async (f) => ({
+    path: `/v1/query/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}`,
+  }),
+  'GET /v1/compare': async (f) => ({
+    path: `/v1/compare?site_id=${f.siteId}&a=${await f.scoredPage()}&b=${await f.scoredPage()}`,
+  }),
+  'GET /v1/query/session': async (f) => ({
+    path: `/v1/query/session?site_id=${f.siteId}&session_id=${await f.sessionId()}`,
+  }),
   'GET /v1/session': async (f) => ({ path: `/v1/session?site_id=${f.siteId}&session_id=${await f.sessionId()}` }),
-  'GET /v1/query/element-heatmap': async (f) => ({ path: `/v1/query/element-heatmap?site_id=${f.siteId}&page=/checkout&selector=%23pay` }),
-  'GET /v1/query/page-heatmap': async (f) => ({ path: `/v1/query/page-heatmap?site_id=${f.siteId}&page=/checkout&device=mobile` }),
-  'GET /v1/query/page-screenshot': async (f) => ({ path: `/v1/query/page-screenshot?site_id=${f.siteId}&page=/checkout&cached=1` }),
-  'GET /v1/query/page-screenshot/image': async (f) => ({ path: `/v1/query/page-screenshot/image?site_id=${f.siteId}&page=${await f.screenshotPage()}` }),
+  'GET /v1/query/element-heatmap': async (f) => ({
+    path: `/v1/query/element-heatmap?site_id=${f.siteId}&page=/checkout&selector=%23pay`,
+  }),
+  'GET /v1/query/page-heatmap': async (f) => ({
+    path: `/v1/query/page-heatmap?site_id=${f.siteId}&page=/checkout&device=mobile`,
+  }),
+  'GET /v1/query/page-screenshot': async (f) => ({
+    path: `/v1/query/page-screenshot?site_id=${f.siteId}&page=/checkout&cached=1`,
+  }),
+  'GET /v1/query/page-screenshot/image': async (f) => ({
+    path: `/v1/query/page-screenshot/image?site_id=${f.siteId}&page=${await f.screenshotPage()}`,
+  }),
   'GET /v1/query/flows': async (f) => ({ path: `/v1/query/flows?site_id=${f.siteId}` }),
   'GET /v1/flows': async (f) => ({ path: `/v1/flows?site_id=${f.siteId}` }),
   'GET /v1/query/journeys/friction': async (f) => ({ path: `/v1/query/journeys/friction?site_id=${f.siteId}` }),
@@ -193,78 +334,174 @@ export const REQUESTS: Record<string, RequestBuilder> = {
   'GET /v1/export/events.csv': async (f) => ({ path: `/v1/export/events.csv?site_id=${f.siteId}` }),
   // sites
   'GET /v1/manage/site': async (f) => ({ path: `/v1/manage/site?org_id=${f.orgId}` }),
-  'POST /v1/manage/site': async (f) => ({ path: '/v1/manage/site', body: { org_id: f.orgId, name: `site ${u()}`, url: 'https://new.example' } }),
-  'PATCH /v1/manage/site/:site_id': async (f) => ({ path: `/v1/manage/site/${f.siteId}`, body: { name: `renamed ${u()}` } }),
+  'POST /v1/manage/site': async (f) => ({
+    path: '/v1/manage/site',
+    body: { org_id: f.orgId, name: `site ${u()}`, url: 'https://new.example' },
+  }),
+  'PATCH /v1/manage/site/:site_id': async (f) => ({
+    path: `/v1/manage/site/${f.siteId}`,
+    body: { name: `renamed ${u()}` },
+  }),
   'DELETE /v1/manage/site/:site_id': async (f) => ({ path: `/v1/manage/site/${await f.newSiteId()}` }),
   // alert rules and their short forms
   'GET /v1/manage/alert-rules': async (f) => ({ path: `/v1/manage/alert-rules?site_id=${f.siteId}` }),
-  'POST /v1/manage/alert-rules': async (f) => ({ path: '/v1/manage/alert-rules', body: { site_id: f.siteId, trigger_type: 'spike', threshold: 25 } }),
-  'POST /v1/alert-rules': async (f) => ({ path: '/v1/alert-rules', body: { site_id: f.siteId, trigger_type: 'trend', threshold: 5, name: 'trend' } }),
-  'PATCH /v1/manage/alert-rules/:rule_id': async (f) => ({ path: `/v1/manage/alert-rules/${await f.ruleId()}`, body: { threshold: 30 } }),
-  'PATCH /v1/alert-rules/:rule_id': async (f) => ({ path: `/v1/alert-rules/${await f.ruleId()}`, body: { enabled: false } }),
+  'POST /v1/manage/alert-rules': async (f) => ({
+    path: '/v1/manage/alert-rules',
+    body: { site_id: f.siteId, trigger_type: 'spike', threshold: 25 },
+  }),
+  'POST /v1/alert-rules': async (f) => ({
+    path: '/v1/alert-rules',
+    body: { site_id: f.siteId, trigger_type: 'trend', threshold: 5, name: 'trend' },
+  }),
+  'PATCH /v1/manage/alert-rules/:rule_id': async (f) => ({
+    path: `/v1/manage/alert-rules/${await f.ruleId()}`,
+    body: { threshold: 30 },
+  }),
+  'PATCH /v1/alert-rules/:rule_id': async (f) => ({
+    path: `/v1/alert-rules/${await f.ruleId()}`,
+    body: { enabled: false },
+  }),
   'DELETE /v1/manage/alert-rules/:rule_id': async (f) => ({ path: `/v1/manage/alert-rules/${await f.ruleId()}` }),
   'DELETE /v1/alert-rules/:rule_id': async (f) => ({ path: `/v1/alert-rules/${await f.ruleId()}` }),
   // alerts and issues
-  'PATCH /v1/manage/alerts/:alert_id': async (f) => ({ path: `/v1/manage/alerts/${await f.alertId()}`, body: { status: 'acknowledged' } }),
-  'POST /v1/alerts/:alert_id': async (f) => ({ path: `/v1/alerts/${await f.alertId()}`, body: { status: 'resolved', resolved_reason: 'fixed' } }),
-  'PATCH /v1/manage/issues/:issue_id': async (f) => ({ path: `/v1/manage/issues/${await f.issueId()}`, body: { status: 'triaged', note: 'looking' } }),
-  'POST /v1/issues/:issue_id': async (f) => ({ path: `/v1/issues/${await f.issueId()}`, body: { assigned_to: 'dana' } }),
+  'PATCH /v1/manage/alerts/:alert_id': async (f) => ({
+    path: `/v1/manage/alerts/${await f.alertId()}`,
+    body: { status: 'acknowledged' },
+  }),
+  'POST /v1/alerts/:alert_id': async (f) => ({
+    path: `/v1/alerts/${await f.alertId()}`,
+    body: { status: 'resolved', resolved_reason: 'fixed' },
+  }),
+  'PATCH /v1/manage/issues/:issue_id': async (f) => ({
+    path: `/v1/manage/issues/${await f.issueId()}`,
+    body: { status: 'triaged', note: 'looking' },
+  }),
+  'POST /v1/issues/:issue_id': async (f) => ({
+    path: `/v1/issues/${await f.issueId()}`,
+    body: { assigned_to: 'dana' },
+  }),
   // members
   'GET /v1/manage/members': async (f) => ({ path: `/v1/manage/members?org_id=${f.orgId}` }),
-  'POST /v1/manage/members': async (f) => ({ path: '/v1/manage/members', body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'viewer' } }),
-  'POST /v1/manage/members/invite': async (f) => ({ path: '/v1/manage/members/invite', body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'member' } }),
-  'PATCH /v1/manage/members/:member_id': async (f) => ({ path: `/v1/manage/members/${await f.memberId()}`, body: { role: 'member' } }),
+  'POST /v1/manage/members': async (f) => ({
+    path: '/v1/manage/members',
+    body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'viewer' },
+  }),
+  'POST /v1/manage/members/invite': async (f) => ({
+    path: '/v1/manage/members/invite',
+    body: { org_id: f.orgId, email: `i-${u()}@test.example`, role: 'member' },
+  }),
+  'PATCH /v1/manage/members/:member_id': async (f) => ({
+    path: `/v1/manage/members/${await f.memberId()}`,
+    body: { role: 'member' },
+  }),
   'DELETE /v1/manage/members/:member_id': async (f) => ({ path: `/v1/manage/members/${await f.memberId()}` }),
   // webhooks
   'GET /v1/manage/webhooks': async (f) => ({ path: `/v1/manage/webhooks?site_id=${f.siteId}` }),
-  'POST /v1/manage/webhooks': async (f) => ({ path: '/v1/manage/webhooks', body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' } }),
-  'POST /v1/manage/webhooks/:endpoint_id/test': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}/test` }),
-  'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}`, body: { enabled: false } }),
+  'POST /v1/manage/webhooks': async (f) => ({
+    path: '/v1/manage/webhooks',
+    body: { org_id: f.orgId, site_id: f.siteId, url: 'https://hooks.test.example/new' },
+  }),
+  'POST /v1/manage/webhooks/:endpoint_id/test': async (f) => ({
+    path: `/v1/manage/webhooks/${await f.webhookId()}/test`,
+  }),
+  'PATCH /v1/manage/webhooks/:endpoint_id': async (f) => ({
+    path: `/v1/manage/webhooks/${await f.webhookId()}`,
+    body: { enabled: false },
+  }),
   'DELETE /v1/manage/webhooks/:endpoint_id': async (f) => ({ path: `/v1/manage/webhooks/${await f.webhookId()}` }),
   // integrations
   'GET /v1/manage/integrations': async (f) => ({ path: `/v1/manage/integrations?site_id=${f.siteId}` }),
   'POST /v1/manage/integrations': async (f) => {
     await f.clearIntegrations();
-    return { path: '/v1/manage/integrations', body: { site_id: f.siteId, provider: 'pagerduty', config: { routing_key: 'a'.repeat(32) } } };
+    return {
+      path: '/v1/manage/integrations',
+      body: { site_id: f.siteId, provider: 'pagerduty', config: { routing_key: 'a'.repeat(32) } },
+    };
   },
   'DELETE /v1/manage/integrations/:id': async (f) => ({ path: `/v1/manage/integrations/${await f.integrationId()}` }),
   // sdk config
   'GET /v1/manage/sdk-config': async (f) => ({ path: `/v1/manage/sdk-config?site_id=${f.siteId}` }),
-  'PATCH /v1/manage/sdk-config/:environment': async (f) => ({ path: `/v1/manage/sdk-config/production?site_id=${f.siteId}`, body: { sample_rate: 0.5 } }),
+  'PATCH /v1/manage/sdk-config/:environment': async (f) => ({
+    path: `/v1/manage/sdk-config/production?site_id=${f.siteId}`,
+    body: { sample_rate: 0.5 },
+  }),
   // keys
   'GET /v1/manage/keys': async (f) => ({ path: `/v1/manage/keys?site_id=${f.siteId}` }),
-  'POST /v1/manage/keys': async (f) => ({ path: '/v1/manage/keys', body: { site_id: f.siteId, key_type: 'secret', scopes: ['query:read'] } }),
+  'POST /v1/manage/keys': async (f) => ({
+    path: '/v1/manage/keys',
+    body: { site_id: f.siteId, key_type: 'secret', scopes: ['query:read'] },
+  }),
   'DELETE /v1/manage/keys/:id': async (f) => ({ path: `/v1/manage/keys/${await f.keyId()}` }),
   // annotations and usage
-  'POST /v1/annotations': async (f) => ({ path: '/v1/annotations', body: { site_id: f.siteId, message: 'campaign started' } }),
-  'POST /v1/manage/annotations': async (f) => ({ path: '/v1/manage/annotations', body: { site_id: f.siteId, message: 'vendor outage' } }),
-  'DELETE /v1/manage/sessions/:session_id': async (f) => ({ path: `/v1/manage/sessions/${await f.sessionId()}?site_id=${f.siteId}` }),
-  'DELETE /v1/manage/visitors/:anonymous_id': async (f) => ({ path: `/v1/manage/visitors/visitor-${randomUUID()}?site_id=${f.siteId}` }),
-  'GET /v1/query/explore': async (f) => ({ path: `/v1/query/explore?site_id=${f.siteId}&q=${encodeURIComponent(JSON.stringify({ output: { mode: 'measure', metric: 'count' } }))}` }),
-  'POST /v1/query/explore': async (f) => ({ path: `/v1/query/explore?site_id=${f.siteId}`, body: { output: { mode: 'measure', metric: 'count' } } }),
+  'POST /v1/annotations': async (f) => ({
+    path: '/v1/annotations',
+    body: { site_id: f.siteId, message: 'campaign started' },
+  }),
+  'POST /v1/manage/annotations': async (f) => ({
+    path: '/v1/manage/annotations',
+    body: { site_id: f.siteId, message: 'vendor outage' },
+  }),
+  'DELETE /v1/manage/sessions/:session_id': async (f) => ({
+    path: `/v1/manage/sessions/${await f.sessionId()}?site_id=${f.siteId}`,
+  }),
+  'DELETE /v1/manage/visitors/:anonymous_id': async (f) => ({
+    path: `/v1/manage/visitors/visitor-${randomUUID()}?site_id=${f.siteId}`,
+  }),
+  'GET /v1/query/explore': async (f) => ({
+    path: `/v1/query/explore?site_id=${f.siteId}&q=${encodeURIComponent(JSON.stringify({ output: { mode: 'measure', metric: 'count' } }))}`,
+  }),
+  'POST /v1/query/explore': async (f) => ({
+    path: `/v1/query/explore?site_id=${f.siteId}`,
+    body: { output: { mode: 'measure', metric: 'count' } },
+  }),
   'GET /v1/manage/annotations': async (f) => ({ path: `/v1/manage/annotations?site_id=${f.siteId}` }),
   'GET /v1/manage/usage': async (f) => ({ path: `/v1/manage/usage?org_id=${f.orgId}` }),
 };
 
 /** Routes anyone may call, or only a publishable key: outside the auth tables, checked on their own. */
 export const UNAUTHENTICATED = new Set([
-  'POST /v1/auth/signup', 'POST /v1/auth/verify-email', 'POST /v1/auth/login', 'POST /v1/auth/accept-invite', 'GET /v1/openapi.json', 'POST /v1/ingest', 'GET /v1/sdk.js', 'GET /v1/sdk.mjs', 'GET /v1/sdk-config', 'GET /docs', 'GET /docs/scalar.js', 'GET /', 'GET /assets/:name', 'GET /demo-shop', 'GET /demo-shop/:page',
-  'POST /v1/auth/forgot-password', 'POST /v1/auth/reset-password', 'GET /healthz', 'GET /readyz', 'GET /metrics',
+  'POST /v1/auth/signup',
+  'POST /v1/auth/verify-email',
+  'POST /v1/auth/login',
+  'POST /v1/auth/accept-invite',
+  'GET /v1/openapi.json',
+  'POST /v1/ingest',
+  'GET /v1/sdk.js',
+  'GET /v1/sdk.mjs',
+  'GET /v1/sdk-config',
+  'GET /docs',
+  'GET /docs/scalar.js',
+  'GET /',
+  'GET /assets/:name',
+  'GET /demo-shop',
+  'GET /demo-shop/:page',
+  'POST /v1/auth/forgot-password',
+  'POST /v1/auth/reset-password',
+  'GET /healthz',
+  'GET /readyz',
+  'GET /metrics',
   // 405 to everyone: the stateless MCP server serves no stream and ends no session.
-  'GET /v1/mcp', 'DELETE /v1/mcp',
+  'GET /v1/mcp',
+  'DELETE /v1/mcp',
 ]);
 
 /**
  * A user's own session (renew, logout, password change): user tokens only, no target object, and two of them end
  * the caller's session, which would sign the table's principals out. Covered in ops/e2e/security-sessions.int.test.ts.
  */
-export const OWN_SESSION_ROUTES = new Set(['POST /v1/auth/refresh', 'POST /v1/auth/logout', 'POST /v1/auth/password', 'GET /v1/auth/session']);
+export const OWN_SESSION_ROUTES = new Set([
+  'POST /v1/auth/refresh',
+  'POST /v1/auth/logout',
+  'POST /v1/auth/password',
+  'GET /v1/auth/session',
+]);
 
 /** `METHOD path` of every route the stack serves (HEAD, the router's twin of GET, left out). */
 export function servedRoutes(stack: TestStack): string[] {
   const out = new Set<string>();
   // serveRoles adds the operations routes to every role's routers.
-  for (const r of [...stack.routers, opsRouter('test', [])]) for (const layer of r.stack) for (const m of layer.methods) if (m !== 'HEAD') out.add(`${m} ${layer.path}`);
+  for (const r of [...stack.routers, opsRouter('test', [])])
+    for (const layer of r.stack) for (const m of layer.methods) if (m !== 'HEAD') out.add(`${m} ${layer.path}`);
   return [...out].sort();
 }
 

@@ -24,8 +24,13 @@ export async function sendDemoTraffic(baseUrl: string, publishableKey: string, s
   const devices = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
   for (let s = 0; s < sessions; s++) {
     const body = {
-      session_id: `demo-${randomUUID()}`, sent_at: new Date().toISOString(),
-      context: { device: devices[s % devices.length], viewport: { w: 1280, h: 800 }, source: ['google', 'newsletter', 'direct'][s % 3] },
+      session_id: `demo-${randomUUID()}`,
+      sent_at: new Date().toISOString(),
+      context: {
+        device: devices[s % devices.length],
+        viewport: { w: 1280, h: 800 },
+        source: ['google', 'newsletter', 'direct'][s % 3],
+      },
       events: visitorJourney(Date.now() - 20 * 60_000 + Math.floor(Math.random() * 15 * 60_000)),
     };
     const r = await postJson(`${baseUrl}/v1/ingest`, body, { authorization: `Bearer ${publishableKey}` });
@@ -40,40 +45,123 @@ export async function sendDemoTraffic(baseUrl: string, publishableKey: string, s
  * the processor leaves them as they are): `pass` fell by 2 points over an hour of traffic, `fail` rose by 25 (past
  * the default spike threshold of 20).
  */
-export async function seedMcpSite(o: { baseUrl: string; db: Kysely<Database>; siteId: string; publishableKey: string; sessions?: number; tick(): Promise<void> }): Promise<SeededSite> {
+export async function seedMcpSite(o: {
+  baseUrl: string;
+  db: Kysely<Database>;
+  siteId: string;
+  publishableKey: string;
+  sessions?: number;
+  tick(): Promise<void>;
+}): Promise<SeededSite> {
   const accepted = await sendDemoTraffic(o.baseUrl, o.publishableKey, o.sessions ?? 60);
   // Every accepted event stored first: tests compare two reads, which must not straddle a processor batch.
-  await eventually(async () => {
-    const { n } = await o.db.selectFrom('events').select((e) => e.fn.countAll<string>().as('n')).where('site_id', '=', o.siteId).executeTakeFirstOrThrow();
-    return Number(n) >= accepted || undefined;
-  }, 60_000, 250);
-  const issue = await eventually(async () => {
-    await o.tick();
-    return o.db.selectFrom('ux_issues').select(['id', 'page']).where('site_id', '=', o.siteId).where('status', '=', 'open').orderBy('severity', 'desc').executeTakeFirst();
-  }, 60_000, 250);
-  const page = await eventually(async () => {
-    await o.tick();
-    return o.db.selectFrom('page_scores').select('page').where('site_id', '=', o.siteId).orderBy('score', 'desc').executeTakeFirst();
-  }, 60_000, 250);
+  await eventually(
+    async () => {
+      const { n } = await o.db
+        .selectFrom('events')
+        .select((e) => e.fn.countAll<string>().as('n'))
+        .where('site_id', '=', o.siteId)
+        .executeTakeFirstOrThrow();
+      return Number(n) >= accepted || undefined;
+    },
+    60_000,
+    250,
+  );
+  const issue = await eventually(
+    async () => {
+      await o.tick();
+      return o.db
+        .selectFrom('ux_issues')
+        .select(['id', 'page'])
+        .where('site_id', '=', o.siteId)
+        .where('status', '=', 'open')
+        .orderBy('severity', 'desc')
+        .executeTakeFirst();
+    },
+    60_000,
+    250,
+  );
+  const page = await eventually(
+    async () => {
+      await o.tick();
+      return o.db
+        .selectFrom('page_scores')
+        .select('page')
+        .where('site_id', '=', o.siteId)
+        .orderBy('score', 'desc')
+        .executeTakeFirst();
+    },
+    60_000,
+    250,
+  );
   const now = Date.now();
   const deploy = async (version: string, agoMs: number, before: number, after: number) => {
     const id = randomUUID();
     const recorded = new Date(now - agoMs);
-    await o.db.insertInto('deploys').values({
-      id, site_id: o.siteId, environment: 'production', version, commit_sha: null, url: null, description: null,
-      confusion_before: before, confusion_after: after, delta: after - before, recorded_at: recorded,
-      cohort: JSON.stringify({ kind: 'time_window', from: new Date(recorded.getTime() + 60_000).toISOString(), to: new Date(recorded.getTime() + 61 * 60_000).toISOString(), sessions: 400 }),
-      measured_until: new Date(recorded.getTime() + 61 * 60_000), frozen_at: new Date(recorded.getTime() + 61 * 60_000), idempotency_key: null, created_by: 'seed',
-    }).execute();
+    await o.db
+      .insertInto('deploys')
+      .values({
+        id,
+        site_id: o.siteId,
+        environment: 'production',
+        version,
+        commit_sha: null,
+        url: null,
+        description: null,
+        confusion_before: before,
+        confusion_after: after,
+        delta: after - before,
+        recorded_at: recorded,
+        cohort: JSON.stringify({
+          kind: 'time_window',
+          from: new Date(recorded.getTime() + 60_000).toISOString(),
+          to: new Date(recorded.getTime() + 61 * 60_000).toISOString(),
+          sessions: 400,
+        }),
+        measured_until: new Date(recorded.getTime() + 61 * 60_000),
+        frozen_at: new Date(recorded.getTime() + 61 * 60_000),
+        idempotency_key: null,
+        created_by: 'seed',
+      })
+      .execute();
     return { id, version };
   };
   const pass = await deploy('2.3.0', 4 * 3_600_000, 30, 28);
   const fail = await deploy('2.4.0', 2 * 3_600_000, 28, 53);
-  const rule = await o.db.insertInto('alert_rules').values({
-    id: randomUUID(), site_id: o.siteId, name: 'checkout spike', trigger_type: 'spike', threshold: 20, cooldown_minutes: 60, channels: ['mcp'], page_pattern: '/checkout', slack_channel: null, enabled: true, last_fired_at: null,
-  }).returning('id').executeTakeFirstOrThrow();
-  await o.db.insertInto('alerts').values({
-    id: randomUUID(), site_id: o.siteId, rule_id: rule.id, rule_name: 'checkout spike', page: '/checkout', trigger_type: 'spike', score_before: 28, score_after: 53, details: JSON.stringify({}), triggered_at: new Date(now - 100 * 60_000), acknowledged_at: null, resolved_at: null, resolved_reason: null,
-  }).execute();
+  const rule = await o.db
+    .insertInto('alert_rules')
+    .values({
+      id: randomUUID(),
+      site_id: o.siteId,
+      name: 'checkout spike',
+      trigger_type: 'spike',
+      threshold: 20,
+      cooldown_minutes: 60,
+      channels: ['mcp'],
+      page_pattern: '/checkout',
+      slack_channel: null,
+      enabled: true,
+      last_fired_at: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await o.db
+    .insertInto('alerts')
+    .values({
+      id: randomUUID(),
+      site_id: o.siteId,
+      rule_id: rule.id,
+      rule_name: 'checkout spike',
+      page: '/checkout',
+      trigger_type: 'spike',
+      score_before: 28,
+      score_after: 53,
+      details: JSON.stringify({}),
+      triggered_at: new Date(now - 100 * 60_000),
+      acknowledged_at: null,
+      resolved_at: null,
+      resolved_reason: null,
+    })
+    .execute();
   return { pass, fail, issueId: issue.id, page: page.page };
 }

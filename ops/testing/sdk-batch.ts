@@ -16,15 +16,33 @@ export interface BatchOptions {
 }
 
 /** A page view followed by `events - 1` signals on one element, like an SDK flush after a struggle. */
-export function sdkBatch(o: BatchOptions = {}): { session_id: string; sent_at: string; context: object; events: Record<string, unknown>[] } {
+export function sdkBatch(o: BatchOptions = {}): {
+  session_id: string;
+  sent_at: string;
+  context: object;
+  events: Record<string, unknown>[];
+} {
   const ts = o.ts ?? Date.now();
   const page = o.page ?? '/checkout';
   const n = o.events ?? 2;
-  const events: Record<string, unknown>[] = [{ id: randomUUID(), type: 'page_view', ts: new Date(ts).toISOString(), page }];
+  const events: Record<string, unknown>[] = [
+    { id: randomUUID(), type: 'page_view', ts: new Date(ts).toISOString(), page },
+  ];
   for (let i = 1; i < n; i++) {
     events.push({
-      id: randomUUID(), type: 'signal', ts: new Date(ts + i).toISOString(), page, signal: o.signal ?? 'rage_click',
-      selector: o.selector ?? '#pay', label: 'Pay now', x: 500, y: 250, vx: 400, vy: 300, px: 400, py: 120,
+      id: randomUUID(),
+      type: 'signal',
+      ts: new Date(ts + i).toISOString(),
+      page,
+      signal: o.signal ?? 'rage_click',
+      selector: o.selector ?? '#pay',
+      label: 'Pay now',
+      x: 500,
+      y: 250,
+      vx: 400,
+      vy: 300,
+      px: 400,
+      py: 120,
     });
   }
   return {
@@ -35,20 +53,35 @@ export function sdkBatch(o: BatchOptions = {}): { session_id: string; sent_at: s
   };
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 
-export async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(url, { headers });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  stepMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -58,7 +91,8 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }

@@ -16,17 +16,40 @@ export interface SessionSpec {
 export async function sendSessions(baseUrl: string, key: string, sessions: readonly SessionSpec[]): Promise<number> {
   let events = 0;
   for (let i = 0; i < sessions.length; i += 16) {
-    await Promise.all(sessions.slice(i, i + 16).map(async (s) => {
-      const page = s.page ?? '/checkout';
-      const evs: Record<string, unknown>[] = [{ id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page }];
-      for (const [j, g] of (s.signals ?? []).entries()) {
-        evs.push({ id: randomUUID(), type: 'signal', ts: new Date(s.at + 1000 + j).toISOString(), page, signal: g.signal, selector: g.selector, label: g.label, x: 500, y: 500 });
-      }
-      const context = { device: 'desktop', viewport: { w: 1280, h: 800 }, ...(s.appVersion ? { app_version: s.appVersion } : {}), ...(s.environment ? { environment: s.environment } : {}) };
-      const r = await postJson(`${baseUrl}/v1/ingest`, { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context, events: evs }, { authorization: `Bearer ${key}` });
-      if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
-      events += evs.length;
-    }));
+    await Promise.all(
+      sessions.slice(i, i + 16).map(async (s) => {
+        const page = s.page ?? '/checkout';
+        const evs: Record<string, unknown>[] = [
+          { id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page },
+        ];
+        for (const [j, g] of (s.signals ?? []).entries()) {
+          evs.push({
+            id: randomUUID(),
+            type: 'signal',
+            ts: new Date(s.at + 1000 + j).toISOString(),
+            page,
+            signal: g.signal,
+            selector: g.selector,
+            label: g.label,
+            x: 500,
+            y: 500,
+          });
+        }
+        const context = {
+          device: 'desktop',
+          viewport: { w: 1280, h: 800 },
+          ...(s.appVersion ? { app_version: s.appVersion } : {}),
+          ...(s.environment ? { environment: s.environment } : {}),
+        };
+        const r = await postJson(
+          `${baseUrl}/v1/ingest`,
+          { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context, events: evs },
+          { authorization: `Bearer ${key}` },
+        );
+        if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
+        events += evs.length;
+      }),
+    );
   }
   return events;
 }

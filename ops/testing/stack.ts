@@ -105,27 +105,53 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
     },
   );
   const log = createLogger(config.LOG_LEVEL, { test: id });
-  const infra = await openInfra(config, log, { migrate: opts.embedded === true || opts.databaseUrl !== undefined, embeddedPath: opts.embedded ? 'memory://' : undefined });
+  const infra = await openInfra(config, log, {
+    migrate: opts.embedded === true || opts.databaseUrl !== undefined,
+    embeddedPath: opts.embedded ? 'memory://' : undefined,
+  });
   const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {
     const email = `${role}-${uniqueTestId()}@test.example`;
     const password = `pw-${uniqueTestId()}-${uniqueTestId()}`;
-    const userId = await createMember(infra.database.db, { orgId: tenant.orgId, email, passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N), role });
-    const { token } = await startSession(infra.database.db, instanceKeys, { userId, orgId: tenant.orgId }, { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS }, new Date());
+    const userId = await createMember(infra.database.db, {
+      orgId: tenant.orgId,
+      email,
+      passwordHash: await hashPassword(password, config.PASSWORD_SCRYPT_N),
+      role,
+    });
+    const { token } = await startSession(
+      infra.database.db,
+      instanceKeys,
+      { userId, orgId: tenant.orgId },
+      { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS },
+      new Date(),
+    );
     return { userId, email, password, token };
   };
   const newTenant = async (): Promise<TestTenant> => {
     const orgId = await insertOrg(infra.database.db, { name: `org ${uniqueTestId()}`, plan: 'pro' });
     const site = await provisionSite(infra.database.db, { orgId, name: 'test site', url: 'https://shop.example' });
-    return { orgId, siteId: site.siteId, publishableKey: site.publishableKey, secretKey: site.secretKey, owner: await newUser({ orgId }, 'owner') };
+    return {
+      orgId,
+      siteId: site.siteId,
+      publishableKey: site.publishableKey,
+      secretKey: site.secretKey,
+      owner: await newUser({ orgId }, 'owner'),
+    };
   };
   const tenant = await newTenant();
   const api = apiRole(infra);
   const roles: RoleHttp[] = [ingestRole(infra), api];
   const processor = opts.processor === false ? undefined : await processorRole(infra, { now: opts.now }).start();
   if (processor) roles.push(processor.http);
-  const dispatcher = opts.dispatcher ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start() : undefined;
-  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', { trustedProxies: config.TRUSTED_PROXIES, metricsToken: config.METRICS_TOKEN, connections: connectionLimits(config) });
+  const dispatcher = opts.dispatcher
+    ? await dispatcherRole(infra, { now: opts.now, random: opts.random }).start()
+    : undefined;
+  const server: Server = await serveRoles('test', roles, log, 0, '127.0.0.1', {
+    trustedProxies: config.TRUSTED_PROXIES,
+    metricsToken: config.METRICS_TOKEN,
+    connections: connectionLimits(config),
+  });
   const addr = server.address();
   const baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return {

@@ -18,7 +18,13 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(answer: (req: { path: string; body: string; index: number }) => { status: number; headers?: Record<string, string>; body?: string }): Promise<Receiver> {
+export async function startReceiver(
+  answer: (req: { path: string; body: string; index: number }) => {
+    status: number;
+    headers?: Record<string, string>;
+    body?: string;
+  },
+): Promise<Receiver> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -39,7 +45,8 @@ export async function startReceiver(answer: (req: { path: string; body: string; 
     async waitFor(n, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       while (received.length < n) {
-        if (Date.now() > until) throw new Error(`receiver got ${received.length} of ${n} requests within ${timeoutMs} ms`);
+        if (Date.now() > until)
+          throw new Error(`receiver got ${received.length} of ${n} requests within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 20));
       }
       return received;
@@ -49,7 +56,11 @@ export async function startReceiver(answer: (req: { path: string; body: string; 
 }
 
 /** Polls `check` until it returns a truthy value (the machine is busy: wait for conditions, not times). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -1,12 +1,30 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { AUTO_RESOLVE_MS, changes, conditionOf, initialState, NEW_PAGE_MS, RESOLVED_REASON, step, TRIGGER_TYPES, type Condition, type PageObservation, type RuleState, type TriggerType } from './rules.ts';
+import {
+  AUTO_RESOLVE_MS,
+  changes,
+  conditionOf,
+  initialState,
+  NEW_PAGE_MS,
+  RESOLVED_REASON,
+  step,
+  TRIGGER_TYPES,
+  type Condition,
+  type PageObservation,
+  type RuleState,
+  type TriggerType,
+} from './rules.ts';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-03-02T10:00:00Z');
 
 /** Runs a rule over a scripted stream of observations, one evaluation per minute; returns the decisions. */
-function run(trigger: TriggerType, threshold: number, stream: readonly PageObservation[], opts: { cooldownMinutes?: number; everyMs?: number } = {}) {
+function run(
+  trigger: TriggerType,
+  threshold: number,
+  stream: readonly PageObservation[],
+  opts: { cooldownMinutes?: number; everyMs?: number } = {},
+) {
   let state: RuleState = initialState();
   const out: { at: number; kind: string; cond: Condition }[] = [];
   stream.forEach((o, i) => {
@@ -23,31 +41,121 @@ const fired = (r: ReturnType<typeof run>) => r.filter((d) => d.kind === 'fire').
 
 const healthy = (n: number): PageObservation[] =>
   Array.from({ length: n }, (_, i) => ({
-    page: '/p', score: 30 + (i % 2), sessions: 50, previousScore: 30, firstSeenAt: T0 - 60 * 86_400_000, daily: [30, 31, 30, 31],
-    sameHourPastWeeks: [{ score: 30, sessions: 40 }, { score: 31, sessions: 40 }, { score: 29, sessions: 40 }, { score: 30, sessions: 40 }], last24h: [], coOccurrenceSessions: 1,
+    page: '/p',
+    score: 30 + (i % 2),
+    sessions: 50,
+    previousScore: 30,
+    firstSeenAt: T0 - 60 * 86_400_000,
+    daily: [30, 31, 30, 31],
+    sameHourPastWeeks: [
+      { score: 30, sessions: 40 },
+      { score: 31, sessions: 40 },
+      { score: 29, sessions: 40 },
+      { score: 30, sessions: 40 },
+    ],
+    last24h: [],
+    coOccurrenceSessions: 1,
   }));
 
 test('every trigger stays quiet on a healthy stream', (t) => {
-  for (const trig of TRIGGER_TYPES) t.deepEqual(fired(run(trig, trig === 'budget' ? 80 : trig === 'co_occurrence' ? 10 : 20, healthy(60))), [], trig);
+  for (const trig of TRIGGER_TYPES)
+    t.deepEqual(fired(run(trig, trig === 'budget' ? 80 : trig === 'co_occurrence' ? 10 : 20, healthy(60))), [], trig);
 });
 
 test('each trigger fires on its scripted stream; all but budget and new_page need two consecutive evaluations', (t) => {
   const base = healthy(1)[0]!;
   const spike = [base, { ...base, score: 60, previousScore: 30 }, { ...base, score: 62, previousScore: 30 }];
   t.deepEqual(fired(run('spike', 20, spike)), [2]);
-  t.deepEqual(fired(run('positive', 20, [base, { ...base, score: 5, previousScore: 30 }, { ...base, score: 4, previousScore: 30 }])), [2]);
+  t.deepEqual(
+    fired(
+      run('positive', 20, [base, { ...base, score: 5, previousScore: 30 }, { ...base, score: 4, previousScore: 30 }]),
+    ),
+    [2],
+  );
   t.deepEqual(fired(run('budget', 50, [base, { ...base, score: 51 }])), [1], 'budget fires at once');
   t.deepEqual(fired(run('budget', 50, [{ ...base, score: 50 }])), [], 'at the budget is not above it');
-  t.deepEqual(fired(run('new_page', 40, [{ ...base, score: 45, firstSeenAt: T0 - NEW_PAGE_MS - MIN }, { ...base, score: 45, firstSeenAt: T0 - MIN }])), [1]);
-  t.deepEqual(fired(run('trend', 10, [{ ...base, daily: [20, 24, 27, 31] }, { ...base, daily: [20, 24, 27, 31] }])), [1]);
-  t.deepEqual(fired(run('trend', 10, [{ ...base, daily: [20, 24, 23, 31] }, { ...base, daily: [20, 24, 23, 31] }])), [], 'not steady');
-  t.deepEqual(fired(run('anomaly', 5, [{ ...base, score: 70 }, { ...base, score: 71 }])), [1]);
-  t.deepEqual(fired(run('anomaly', 5, [{ ...base, score: 70, sessions: 2 }, { ...base, score: 71, sessions: 2 }])), [], 'thin hour skipped');
-  t.deepEqual(fired(run('anomaly', 5, [{ ...base, score: 70, sameHourPastWeeks: [], last24h: [] }, { ...base, score: 70, sameHourPastWeeks: [], last24h: [] }])), [], 'no history, no band');
+  t.deepEqual(
+    fired(
+      run('new_page', 40, [
+        { ...base, score: 45, firstSeenAt: T0 - NEW_PAGE_MS - MIN },
+        { ...base, score: 45, firstSeenAt: T0 - MIN },
+      ]),
+    ),
+    [1],
+  );
+  t.deepEqual(
+    fired(
+      run('trend', 10, [
+        { ...base, daily: [20, 24, 27, 31] },
+        { ...base, daily: [20, 24, 27, 31] },
+      ]),
+    ),
+    [1],
+  );
+  t.deepEqual(
+    fired(
+      run('trend', 10, [
+        { ...base, daily: [20, 24, 23, 31] },
+        { ...base, daily: [20, 24, 23, 31] },
+      ]),
+    ),
+    [],
+    'not steady',
+  );
+  t.deepEqual(
+    fired(
+      run('anomaly', 5, [
+        { ...base, score: 70 },
+        { ...base, score: 71 },
+      ]),
+    ),
+    [1],
+  );
+  t.deepEqual(
+    fired(
+      run('anomaly', 5, [
+        { ...base, score: 70, sessions: 2 },
+        { ...base, score: 71, sessions: 2 },
+      ]),
+    ),
+    [],
+    'thin hour skipped',
+  );
+  t.deepEqual(
+    fired(
+      run('anomaly', 5, [
+        { ...base, score: 70, sameHourPastWeeks: [], last24h: [] },
+        { ...base, score: 70, sameHourPastWeeks: [], last24h: [] },
+      ]),
+    ),
+    [],
+    'no history, no band',
+  );
   const rolling = Array.from({ length: 24 }, (_, i) => ({ score: 30 + (i % 3), sessions: 20 }));
-  t.deepEqual(fired(run('anomaly', 5, [{ ...base, score: 70, sameHourPastWeeks: [], last24h: rolling }, { ...base, score: 70, sameHourPastWeeks: [], last24h: rolling }])), [1], 'rolling 24 h while history is short');
-  t.deepEqual(fired(run('co_occurrence', 10, [{ ...base, coOccurrenceSessions: 12 }, { ...base, coOccurrenceSessions: 12 }])), [1]);
-  t.is(conditionOf('spike', 20, { page: '/p', score: 90, previousScore: null }, T0).holds, false, 'no level before, no spike');
+  t.deepEqual(
+    fired(
+      run('anomaly', 5, [
+        { ...base, score: 70, sameHourPastWeeks: [], last24h: rolling },
+        { ...base, score: 70, sameHourPastWeeks: [], last24h: rolling },
+      ]),
+    ),
+    [1],
+    'rolling 24 h while history is short',
+  );
+  t.deepEqual(
+    fired(
+      run('co_occurrence', 10, [
+        { ...base, coOccurrenceSessions: 12 },
+        { ...base, coOccurrenceSessions: 12 },
+      ]),
+    ),
+    [1],
+  );
+  t.is(
+    conditionOf('spike', 20, { page: '/p', score: 90, previousScore: null }, T0).holds,
+    false,
+    'no level before, no spike',
+  );
 });
 
 test('one active alert per rule and page; cooldown between two alerts; auto-resolve after 15 minutes clear', (t) => {
@@ -67,38 +175,64 @@ test('one active alert per rule and page; cooldown between two alerts; auto-reso
 test('a flapping condition is held back and says so', (t) => {
   const base = healthy(1)[0]!;
   const flap = Array.from({ length: 20 }, (_, i) => (Math.floor(i / 2) % 2 === 0 ? { ...base, score: 90 } : base));
-  const r = run('spike', 20, flap.map((o) => ({ ...o, previousScore: 30 })));
+  const r = run(
+    'spike',
+    20,
+    flap.map((o) => ({ ...o, previousScore: 30 })),
+  );
   t.deepEqual(fired(r), [1], 'fires on the first two, then the flapping holds it back');
   // No open alert (a user resolved it), the condition flipping every evaluation: held back, with the reason.
   const state = { ...initialState(), recent: [false, true, false, true, false] };
-  const r2 = step({ triggerType: 'budget', cooldownMinutes: 0 }, state, conditionOf('budget', 50, { ...base, score: 90 }, T0), T0);
+  const r2 = step(
+    { triggerType: 'budget', cooldownMinutes: 0 },
+    state,
+    conditionOf('budget', 50, { ...base, score: 90 }, T0),
+    T0,
+  );
   t.is(r2.decision.kind, 'held_back');
-  t.regex((r2.decision as { reason: string }).reason, /held back: the condition changed 5 times in the last 6 evaluations/);
+  t.regex(
+    (r2.decision as { reason: string }).reason,
+    /held back: the condition changed 5 times in the last 6 evaluations/,
+  );
   t.is(r2.state.heldBackSince, T0);
 });
 
 test('property: never two fires of one rule and page within the cooldown, never a fire while an alert is active', (t) => {
   fc.assert(
-    fc.property(fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 200 }), fc.constantFrom(...TRIGGER_TYPES), fc.integer({ min: 0, max: 120 }), (scores, trig, cooldown) => {
-      let state = initialState();
-      let lastFire = -Infinity;
-      let active = false;
-      for (let i = 0; i < scores.length; i++) {
-        const now = T0 + i * MIN;
-        const o: PageObservation = { page: '/p', score: scores[i]!, sessions: 50, previousScore: scores[i - 1] ?? null, firstSeenAt: T0, daily: scores.slice(Math.max(0, i - 3), i + 1), coOccurrenceSessions: scores[i]!, last24h: scores.slice(Math.max(0, i - 24), i).map((s) => ({ score: s, sessions: 50 })) };
-        const r = step({ triggerType: trig, cooldownMinutes: cooldown }, state, conditionOf(trig, 40, o, now), now);
-        state = r.state;
-        if (r.decision.kind === 'fire') {
-          if (active || now - lastFire < cooldown * MIN) return false;
-          lastFire = now;
-          active = true;
-          state = { ...state, activeAlertId: 'x' };
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 200 }),
+      fc.constantFrom(...TRIGGER_TYPES),
+      fc.integer({ min: 0, max: 120 }),
+      (scores, trig, cooldown) => {
+        let state = initialState();
+        let lastFire = -Infinity;
+        let active = false;
+        for (let i = 0; i < scores.length; i++) {
+          const now = T0 + i * MIN;
+          const o: PageObservation = {
+            page: '/p',
+            score: scores[i]!,
+            sessions: 50,
+            previousScore: scores[i - 1] ?? null,
+            firstSeenAt: T0,
+            daily: scores.slice(Math.max(0, i - 3), i + 1),
+            coOccurrenceSessions: scores[i]!,
+            last24h: scores.slice(Math.max(0, i - 24), i).map((s) => ({ score: s, sessions: 50 })),
+          };
+          const r = step({ triggerType: trig, cooldownMinutes: cooldown }, state, conditionOf(trig, 40, o, now), now);
+          state = r.state;
+          if (r.decision.kind === 'fire') {
+            if (active || now - lastFire < cooldown * MIN) return false;
+            lastFire = now;
+            active = true;
+            state = { ...state, activeAlertId: 'x' };
+          }
+          if (r.decision.kind === 'resolve') active = false;
+          if (changes(state.recent) >= 4 && r.decision.kind === 'fire') return false;
         }
-        if (r.decision.kind === 'resolve') active = false;
-        if (changes(state.recent) >= 4 && r.decision.kind === 'fire') return false;
-      }
-      return true;
-    }),
+        return true;
+      },
+    ),
   );
   t.pass();
 });

@@ -8,14 +8,54 @@ export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occur
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 /** What each trigger means and the unit of its threshold (docs/alerts.md repeats this). */
-export const TRIGGERS: Record<TriggerType, { meaning: string; threshold: string; followsScore: boolean; immediate: boolean }> = {
-  spike: { meaning: 'the page score rose by at least `threshold` against its level before (the score of the previous hour)', threshold: 'points of score (0-100 scale)', followsScore: true, immediate: false },
-  positive: { meaning: 'the page score fell by at least `threshold` against its level before (good news is an alert too)', threshold: 'points of score', followsScore: false, immediate: false },
-  budget: { meaning: 'the page score is above `threshold`, the page\'s friction budget', threshold: 'score level', followsScore: true, immediate: true },
-  new_page: { meaning: 'a page first seen in the last 7 days has a score of at least `threshold`', threshold: 'score level', followsScore: true, immediate: true },
-  trend: { meaning: 'the daily score rose on each of the last 3 days and by at least `threshold` in all', threshold: 'points of score over the 3 days', followsScore: false, immediate: false },
-  anomaly: { meaning: 'the score left its own baseline band: median ± max(3 × 1.4826 × MAD, threshold) of the same hour of the week over past weeks (a rolling 24 h of hours while fewer than 3 weeks exist); hours with fewer than 5 sessions are skipped', threshold: 'minimum half-width of the band, in points', followsScore: false, immediate: false },
-  co_occurrence: { meaning: 'at least `threshold` sessions in the last 24 h show two or more signal types on the same element of the page', threshold: 'sessions', followsScore: false, immediate: false },
+export const TRIGGERS: Record<
+  TriggerType,
+  { meaning: string; threshold: string; followsScore: boolean; immediate: boolean }
+> = {
+  spike: {
+    meaning: 'the page score rose by at least `threshold` against its level before (the score of the previous hour)',
+    threshold: 'points of score (0-100 scale)',
+    followsScore: true,
+    immediate: false,
+  },
+  positive: {
+    meaning: 'the page score fell by at least `threshold` against its level before (good news is an alert too)',
+    threshold: 'points of score',
+    followsScore: false,
+    immediate: false,
+  },
+  budget: {
+    meaning: "the page score is above `threshold`, the page's friction budget",
+    threshold: 'score level',
+    followsScore: true,
+    immediate: true,
+  },
+  new_page: {
+    meaning: 'a page first seen in the last 7 days has a score of at least `threshold`',
+    threshold: 'score level',
+    followsScore: true,
+    immediate: true,
+  },
+  trend: {
+    meaning: 'the daily score rose on each of the last 3 days and by at least `threshold` in all',
+    threshold: 'points of score over the 3 days',
+    followsScore: false,
+    immediate: false,
+  },
+  anomaly: {
+    meaning:
+      'the score left its own baseline band: median ± max(3 × 1.4826 × MAD, threshold) of the same hour of the week over past weeks (a rolling 24 h of hours while fewer than 3 weeks exist); hours with fewer than 5 sessions are skipped',
+    threshold: 'minimum half-width of the band, in points',
+    followsScore: false,
+    immediate: false,
+  },
+  co_occurrence: {
+    meaning:
+      'at least `threshold` sessions in the last 24 h show two or more signal types on the same element of the page',
+    threshold: 'sessions',
+    followsScore: false,
+    immediate: false,
+  },
 };
 
 /** Triggers evaluated when a page score changes (an alert within seconds); the others each scoring cycle. */
@@ -79,10 +119,14 @@ export function median(xs: readonly number[]): number {
 }
 
 /** The baseline band of the anomaly trigger, or null when there is not enough history. */
-export function anomalyBand(o: PageObservation, threshold: number): { low: number; high: number; median: number; source: 'weekly' | 'rolling_24h' } | null {
+export function anomalyBand(
+  o: PageObservation,
+  threshold: number,
+): { low: number; high: number; median: number; source: 'weekly' | 'rolling_24h' } | null {
   const weekly = (o.sameHourPastWeeks ?? []).filter((x) => x.sessions >= ANOMALY_MIN_SESSIONS).map((x) => x.score);
   const rolling = (o.last24h ?? []).filter((x) => x.sessions >= ANOMALY_MIN_SESSIONS).map((x) => x.score);
-  const [xs, source] = weekly.length >= ANOMALY_MIN_WEEKS ? [weekly, 'weekly' as const] : [rolling, 'rolling_24h' as const];
+  const [xs, source] =
+    weekly.length >= ANOMALY_MIN_WEEKS ? [weekly, 'weekly' as const] : [rolling, 'rolling_24h' as const];
   if (xs.length < 3) return null;
   const med = median(xs);
   const mad = median(xs.map((x) => Math.abs(x - med)));
@@ -96,31 +140,68 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
   const before = o.previousScore ?? null;
   switch (trigger) {
     case 'spike':
-      return { holds: before !== null && s - before >= threshold, scoreBefore: before, scoreAfter: s, summary: `score rose from ${round(before ?? s)} to ${round(s)} (threshold +${threshold})` };
+      return {
+        holds: before !== null && s - before >= threshold,
+        scoreBefore: before,
+        scoreAfter: s,
+        summary: `score rose from ${round(before ?? s)} to ${round(s)} (threshold +${threshold})`,
+      };
     case 'positive':
-      return { holds: before !== null && before - s >= threshold, scoreBefore: before, scoreAfter: s, summary: `score fell from ${round(before ?? s)} to ${round(s)} (threshold −${threshold})` };
+      return {
+        holds: before !== null && before - s >= threshold,
+        scoreBefore: before,
+        scoreAfter: s,
+        summary: `score fell from ${round(before ?? s)} to ${round(s)} (threshold −${threshold})`,
+      };
     case 'budget':
-      return { holds: s > threshold, scoreBefore: before, scoreAfter: s, summary: `score ${round(s)} is above the budget of ${threshold}` };
+      return {
+        holds: s > threshold,
+        scoreBefore: before,
+        scoreAfter: s,
+        summary: `score ${round(s)} is above the budget of ${threshold}`,
+      };
     case 'new_page': {
       const isNew = o.firstSeenAt != null && now - o.firstSeenAt <= NEW_PAGE_MS;
-      return { holds: isNew && s >= threshold, scoreBefore: null, scoreAfter: s, summary: `new page (first seen ${o.firstSeenAt ? new Date(o.firstSeenAt).toISOString().slice(0, 10) : '—'}) reached ${round(s)} (threshold ${threshold})` };
+      return {
+        holds: isNew && s >= threshold,
+        scoreBefore: null,
+        scoreAfter: s,
+        summary: `new page (first seen ${o.firstSeenAt ? new Date(o.firstSeenAt).toISOString().slice(0, 10) : '—'}) reached ${round(s)} (threshold ${threshold})`,
+      };
     }
     case 'trend': {
       const d = o.daily ?? [];
       const last = d.slice(-(TREND_DAYS + 1));
       const rising = last.length === TREND_DAYS + 1 && last.every((x, i) => i === 0 || x > last[i - 1]!);
       const rise = last.length ? last[last.length - 1]! - last[0]! : 0;
-      return { holds: rising && rise >= threshold, scoreBefore: last[0] ?? null, scoreAfter: last[last.length - 1] ?? s, summary: `daily score rose ${TREND_DAYS} days in a row by ${round(rise)} in all (threshold ${threshold})` };
+      return {
+        holds: rising && rise >= threshold,
+        scoreBefore: last[0] ?? null,
+        scoreAfter: last[last.length - 1] ?? s,
+        summary: `daily score rose ${TREND_DAYS} days in a row by ${round(rise)} in all (threshold ${threshold})`,
+      };
     }
     case 'anomaly': {
       const band = anomalyBand(o, threshold);
       const thin = (o.sessions ?? ANOMALY_MIN_SESSIONS) < ANOMALY_MIN_SESSIONS;
       const holds = band !== null && !thin && (s > band.high || s < band.low);
-      return { holds, scoreBefore: band ? round(band.median) : null, scoreAfter: s, summary: band ? `score ${round(s)} is outside its ${band.source === 'weekly' ? 'same-hour weekly' : 'rolling 24 h'} band ${round(band.low)}–${round(band.high)}` : 'not enough history for a baseline' };
+      return {
+        holds,
+        scoreBefore: band ? round(band.median) : null,
+        scoreAfter: s,
+        summary: band
+          ? `score ${round(s)} is outside its ${band.source === 'weekly' ? 'same-hour weekly' : 'rolling 24 h'} band ${round(band.low)}–${round(band.high)}`
+          : 'not enough history for a baseline',
+      };
     }
     case 'co_occurrence': {
       const n = o.coOccurrenceSessions ?? 0;
-      return { holds: n >= threshold, scoreBefore: null, scoreAfter: s, summary: `${n} sessions showed two or more signal types on the same element (threshold ${threshold})` };
+      return {
+        holds: n >= threshold,
+        scoreBefore: null,
+        scoreAfter: s,
+        summary: `${n} sessions showed two or more signal types on the same element (threshold ${threshold})`,
+      };
     }
   }
 }
@@ -140,7 +221,14 @@ export interface RuleState {
   heldBackSince: number | null;
 }
 
-export const initialState = (): RuleState => ({ recent: [], consecutive: 0, clearSince: null, activeAlertId: null, lastFiredAt: null, heldBackSince: null });
+export const initialState = (): RuleState => ({
+  recent: [],
+  consecutive: 0,
+  clearSince: null,
+  activeAlertId: null,
+  lastFiredAt: null,
+  heldBackSince: null,
+});
 
 export type Decision =
   | { kind: 'none' }
@@ -150,7 +238,8 @@ export type Decision =
   | { kind: 'cooldown'; condition: Condition; until: number };
 
 /** Changes between successive results (a flap is a change). */
-export const changes = (xs: readonly boolean[]): number => xs.reduce((n, x, i) => (i > 0 && x !== xs[i - 1] ? n + 1 : n), 0);
+export const changes = (xs: readonly boolean[]): number =>
+  xs.reduce((n, x, i) => (i > 0 && x !== xs[i - 1] ? n + 1 : n), 0);
 
 /**
  * One evaluation step of a rule for a page: the next state and what to do.
@@ -159,23 +248,45 @@ export const changes = (xs: readonly boolean[]): number => xs.reduce((n, x, i) =
  * - is held back (and says so) while the condition changed FLAP_CHANGES times in the last FLAP_WINDOW evaluations;
  * - resolves the open alert once the condition has stayed clear for AUTO_RESOLVE_MS.
  */
-export function step(rule: { triggerType: TriggerType; cooldownMinutes: number }, state: RuleState, c: Condition, now: number): { state: RuleState; decision: Decision } {
+export function step(
+  rule: { triggerType: TriggerType; cooldownMinutes: number },
+  state: RuleState,
+  c: Condition,
+  now: number,
+): { state: RuleState; decision: Decision } {
   const recent = [...state.recent, c.holds].slice(-FLAP_WINDOW);
   const consecutive = c.holds ? state.consecutive + 1 : 0;
   const flapping = changes(recent) >= FLAP_CHANGES;
-  const next: RuleState = { ...state, recent, consecutive, heldBackSince: flapping ? (state.heldBackSince ?? now) : null };
+  const next: RuleState = {
+    ...state,
+    recent,
+    consecutive,
+    heldBackSince: flapping ? (state.heldBackSince ?? now) : null,
+  };
   if (!c.holds) {
     if (!state.activeAlertId) return { state: { ...next, clearSince: null }, decision: { kind: 'none' } };
     const clearSince = state.clearSince ?? now;
     if (now - clearSince >= AUTO_RESOLVE_MS) {
-      return { state: { ...next, clearSince: null, activeAlertId: null }, decision: { kind: 'resolve', alertId: state.activeAlertId, reason: RESOLVED_REASON } };
+      return {
+        state: { ...next, clearSince: null, activeAlertId: null },
+        decision: { kind: 'resolve', alertId: state.activeAlertId, reason: RESOLVED_REASON },
+      };
     }
     return { state: { ...next, clearSince }, decision: { kind: 'none' } };
   }
   next.clearSince = null;
   if (state.activeAlertId) return { state: next, decision: { kind: 'none' } };
-  if (flapping) return { state: next, decision: { kind: 'held_back', condition: c, reason: `held back: the condition changed ${changes(recent)} times in the last ${recent.length} evaluations` } };
-  if (!TRIGGERS[rule.triggerType].immediate && consecutive < CONSECUTIVE_TO_FIRE) return { state: next, decision: { kind: 'none' } };
+  if (flapping)
+    return {
+      state: next,
+      decision: {
+        kind: 'held_back',
+        condition: c,
+        reason: `held back: the condition changed ${changes(recent)} times in the last ${recent.length} evaluations`,
+      },
+    };
+  if (!TRIGGERS[rule.triggerType].immediate && consecutive < CONSECUTIVE_TO_FIRE)
+    return { state: next, decision: { kind: 'none' } };
   const until = state.lastFiredAt === null ? 0 : state.lastFiredAt + rule.cooldownMinutes * 60_000;
   if (now < until) return { state: next, decision: { kind: 'cooldown', condition: c, until } };
   return { state: { ...next, lastFiredAt: now }, decision: { kind: 'fire', condition: c } };

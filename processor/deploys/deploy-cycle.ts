@@ -70,11 +70,26 @@ export async function scoreTraffic(db: Db, scope: TrafficScope) {
 }
 
 /** The after window of a deploy up to `until`: release-aware when post-deploy sessions report its version. */
-async function afterScope(db: Db, d: DeployRow, until: number): Promise<{ scope: TrafficScope; kind: DeployCohort['kind'] }> {
+async function afterScope(
+  db: Db,
+  d: DeployRow,
+  until: number,
+): Promise<{ scope: TrafficScope; kind: DeployCohort['kind'] }> {
   const recorded = d.recorded_at.getTime();
-  const base: TrafficScope = { siteId: d.site_id, environment: environmentOf(d.environment), from: recorded, to: Math.max(recorded, until) };
+  const base: TrafficScope = {
+    siteId: d.site_id,
+    environment: environmentOf(d.environment),
+    from: recorded,
+    to: Math.max(recorded, until),
+  };
   const kind = chooseCohort(await countVersionSessions(db, base, d.version));
-  return { kind, scope: kind === 'version' ? { ...base, appVersion: d.version } : { ...base, from: Math.min(base.to, recorded + TIME_WINDOW_GRACE_MS) } };
+  return {
+    kind,
+    scope:
+      kind === 'version'
+        ? { ...base, appVersion: d.version }
+        : { ...base, from: Math.min(base.to, recorded + TIME_WINDOW_GRACE_MS) },
+  };
 }
 
 /**
@@ -91,15 +106,21 @@ export type DeployDeltaAlerts = (
  * confusion_after and delta from post-deploy sessions, once they span 5 minutes; frozen at the window's end.
  * Answers confusion_after (null while the traffic is too short, or once frozen).
  */
-async function measure(trx: Transaction<Database>, d: DeployRow, nextAt: number | null, now: number): Promise<number | null> {
+async function measure(
+  trx: Transaction<Database>,
+  d: DeployRow,
+  nextAt: number | null,
+  now: number,
+): Promise<number | null> {
   if (d.frozen_at !== null) return null;
   const end = afterWindowEnd(d.recorded_at.getTime(), nextAt);
   const { scope, kind } = await afterScope(trx, d, Math.min(now, end));
   const t = await scoreTraffic(trx, scope);
   const ready = afterReady(t.firstMs, t.lastMs);
-  const cohort: DeployCohort | null = t.firstMs === null || t.lastMs === null
-    ? null
-    : { kind, from: new Date(t.firstMs).toISOString(), to: new Date(t.lastMs).toISOString(), sessions: t.sessions };
+  const cohort: DeployCohort | null =
+    t.firstMs === null || t.lastMs === null
+      ? null
+      : { kind, from: new Date(t.firstMs).toISOString(), to: new Date(t.lastMs).toISOString(), sessions: t.sessions };
   await saveMeasurement(trx, d.id, {
     confusionAfter: ready ? t.score : null,
     delta: ready ? round1(t.score - d.confusion_before) : null,
@@ -138,7 +159,10 @@ const clusterKey = (i: LookIssue) => `${i.page}\u0000${i.cluster_selector}\u0000
 
 /** A page's hourly buckets with one cluster's affected sessions in each. */
 function bucketsOf(sessions: Map<number, number> | undefined, affected: Affected | undefined): Bucket[] {
-  return [...(sessions ?? new Map<number, number>()).entries()].map(([hour, n]) => ({ sessions: n, affected: Math.min(n, affected?.hourly.get(hour)?.size ?? 0) }));
+  return [...(sessions ?? new Map<number, number>()).entries()].map(([hour, n]) => ({
+    sessions: n,
+    affected: Math.min(n, affected?.hourly.get(hour)?.size ?? 0),
+  }));
 }
 
 export type LookCounts = IssueCounts & { signalsBefore: number; signalsAfter: number };
@@ -150,9 +174,12 @@ export type LookCounts = IssueCounts & { signalsBefore: number; signalsAfter: nu
 async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficScope, after: TrafficScope) {
   const pages = [...new Set(issues.map((i) => i.page))];
   const [sb, sa, hb, ha, ab, aa] = await Promise.all([
-    pageSessionCounts(db, before, pages), pageSessionCounts(db, after, pages),
-    hourlyPageSessions(db, before, pages), hourlyPageSessions(db, after, pages),
-    signalSessions(db, before, pages).then(affectedByCluster), signalSessions(db, after, pages).then(affectedByCluster),
+    pageSessionCounts(db, before, pages),
+    pageSessionCounts(db, after, pages),
+    hourlyPageSessions(db, before, pages),
+    hourlyPageSessions(db, after, pages),
+    signalSessions(db, before, pages).then(affectedByCluster),
+    signalSessions(db, after, pages).then(affectedByCluster),
   ]);
   return (i: LookIssue): LookCounts => {
     const beforeBuckets = bucketsOf(hb.get(i.page), ab.get(clusterKey(i)));
@@ -169,7 +196,10 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
         beforeBucket: bucketSize(beforeBuckets.map((b) => b.sessions)),
         afterBucket: bucketSize(afterBuckets.map((b) => b.sessions)),
       },
-      afterPeak: afterBuckets.reduce<Bucket | undefined>((m, b) => (m === undefined || b.affected > m.affected ? b : m), undefined),
+      afterPeak: afterBuckets.reduce<Bucket | undefined>(
+        (m, b) => (m === undefined || b.affected > m.affected ? b : m),
+        undefined,
+      ),
     };
   };
 }
@@ -181,8 +211,10 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
 async function strataFor(db: Db, issues: readonly LookIssue[], cohort: TrafficScope, control: TrafficScope) {
   const pages = [...new Set(issues.map((i) => i.page))];
   const [hn, hc, an, ac] = await Promise.all([
-    hourlyPageSessions(db, cohort, pages), hourlyPageSessions(db, control, pages),
-    signalSessions(db, cohort, pages), signalSessions(db, control, pages),
+    hourlyPageSessions(db, cohort, pages),
+    hourlyPageSessions(db, control, pages),
+    signalSessions(db, cohort, pages),
+    signalSessions(db, control, pages),
   ]);
   // Signals per (cluster, hour) of each cohort, for the record.
   const signalsByHour = (rows: typeof an) => {
@@ -203,11 +235,15 @@ async function strataFor(db: Db, issues: readonly LookIssue[], cohort: TrafficSc
       const m = controlHours.get(hour) ?? 0;
       if (m === 0) continue;
       strata.push({
-        hour, newSessions: n, controlSessions: m,
-        newAffected: Math.min(n, cn.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0), controlAffected: Math.min(m, cc.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0),
+        hour,
+        newSessions: n,
+        controlSessions: m,
+        newAffected: Math.min(n, cn.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0),
+        controlAffected: Math.min(m, cc.get(clusterKey(i))?.hourly.get(hour)?.size ?? 0),
       });
     }
-    const signals = (m: Map<string, number>) => strata.reduce((a, s) => a + (m.get(`${clusterKey(i)}\u0000${s.hour}`) ?? 0), 0);
+    const signals = (m: Map<string, number>) =>
+      strata.reduce((a, s) => a + (m.get(`${clusterKey(i)}\u0000${s.hour}`) ?? 0), 0);
     return { strata, signalsNew: signals(sn), signalsControl: signals(sc) };
   };
 }
@@ -219,17 +255,33 @@ type StrataOf = Awaited<ReturnType<typeof strataFor>>;
  * the old version's sessions of the same hours are enough to compare with (chooseControl, from exposure alone), else
  * the before window (or quiet period) with its dispersion.
  */
-function decideComparison(i: LookIssue, windowCounts: LookCounts, strataOf: StrataOf | null, test: 'fix' | 'regression'): { counts: LookCounts; pValue: number | null; control: Control } {
+function decideComparison(
+  i: LookIssue,
+  windowCounts: LookCounts,
+  strataOf: StrataOf | null,
+  test: 'fix' | 'regression',
+): { counts: LookCounts; pValue: number | null; control: Control } {
   const beforeRate = windowCounts.sessionsBefore > 0 ? windowCounts.affectedBefore / windowCounts.sessionsBefore : 0;
   const s = strataOf?.(i);
   if (s && chooseControl(s.strata, beforeRate) === 'concurrent') {
-    const counts: LookCounts = { ...strataCounts(s.strata), signalsBefore: s.signalsControl, signalsAfter: s.signalsNew };
-    const pValue = test === 'fix'
-      ? (counts.affectedBefore > 0 ? concurrentPValue(s.strata, 'decrease', VERIFIED_MAX_RATE_RATIO) : null)
-      : concurrentPValue(s.strata, 'increase', 1);
+    const counts: LookCounts = {
+      ...strataCounts(s.strata),
+      signalsBefore: s.signalsControl,
+      signalsAfter: s.signalsNew,
+    };
+    const pValue =
+      test === 'fix'
+        ? counts.affectedBefore > 0
+          ? concurrentPValue(s.strata, 'decrease', VERIFIED_MAX_RATE_RATIO)
+          : null
+        : concurrentPValue(s.strata, 'increase', 1);
     return { counts, pValue, control: 'concurrent' };
   }
-  return { counts: windowCounts, pValue: test === 'fix' ? fixPValue(windowCounts) : regressionPValue(windowCounts), control: 'before_window' };
+  return {
+    counts: windowCounts,
+    pValue: test === 'fix' ? fixPValue(windowCounts) : regressionPValue(windowCounts),
+    control: 'before_window',
+  };
 }
 
 /**
@@ -247,7 +299,8 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const until = Math.min(now, nextAt ?? now);
   const { scope: after, kind } = await afterScope(trx, d, until);
   // With a release-aware cohort, the sessions still on another version in the same window are a concurrent control.
-  const control: TrafficScope | null = kind === 'version' ? { ...after, appVersion: undefined, otherThanVersion: d.version } : null;
+  const control: TrafficScope | null =
+    kind === 'version' ? { ...after, appVersion: undefined, otherThanVersion: d.version } : null;
   // The fix test reaches past the next deploy: an issue fixed by this deploy stays fixed in the traffic after it
   // (unless a later deploy brings it back, which only makes this test harder), so a site that deploys several times
   // a day still gets the day of evidence ordinary fixes need. Regressions and the concurrent control stop at the
@@ -272,17 +325,61 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   const outbox: OutboxMessage[] = [];
   const history: Parameters<typeof insertIssueUpdates>[1][number][] = [];
   const at = new Date(now).toISOString();
-  const record = (i: LookIssue, c: LookCounts, test: 'fix' | 'regression', result: string, pValue: number | null, control: Control) => records.push({
-    deployId: d.id, issueId: i.id, siteId: d.site_id, look: look.name, test, result, signalCountBefore: c.signalsBefore, signalCountAfter: c.signalsAfter,
-    affectedBefore: c.affectedBefore, affectedAfter: c.affectedAfter, sessionsBefore: c.sessionsBefore, sessionsAfter: c.sessionsAfter, pValue, alpha: look.alpha, at: now, control,
-  });
+  const record = (
+    i: LookIssue,
+    c: LookCounts,
+    test: 'fix' | 'regression',
+    result: string,
+    pValue: number | null,
+    control: Control,
+  ) =>
+    records.push({
+      deployId: d.id,
+      issueId: i.id,
+      siteId: d.site_id,
+      look: look.name,
+      test,
+      result,
+      signalCountBefore: c.signalsBefore,
+      signalCountAfter: c.signalsAfter,
+      affectedBefore: c.affectedBefore,
+      affectedAfter: c.affectedAfter,
+      sessionsBefore: c.sessionsBefore,
+      sessionsAfter: c.sessionsAfter,
+      pValue,
+      alpha: look.alpha,
+      at: now,
+      control,
+    });
   const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
-    history.push({ issueId: i.id, source: 'deploy', kind: status, changes: { status, deploy_id: d.id, deploy_version: d.version }, reason });
+    history.push({
+      issueId: i.id,
+      source: 'deploy',
+      kind: status,
+      changes: { status, deploy_id: d.id, deploy_version: d.version },
+      reason,
+    });
     outbox.push({
-      kind: 'issue.updated', msgId: `issue.updated:${i.id}:deploy:${d.id}:${look.name}`,
+      kind: 'issue.updated',
+      msgId: `issue.updated:${i.id}:deploy:${d.id}:${look.name}`,
       payload: {
-        event: 'issue.updated', occurred_at: at, changes: { status }, deploy: { id: d.id, version: d.version },
-        issue: { id: i.id, site_id: d.site_id, environment: d.environment, page: i.page, element_selector: i.selector, signal_type: i.signal_type, title: i.title, status, signal_count: i.signal_count, affected_sessions: i.affected_sessions, severity: i.severity },
+        event: 'issue.updated',
+        occurred_at: at,
+        changes: { status },
+        deploy: { id: d.id, version: d.version },
+        issue: {
+          id: i.id,
+          site_id: d.site_id,
+          environment: d.environment,
+          page: i.page,
+          element_selector: i.selector,
+          signal_type: i.signal_type,
+          title: i.title,
+          status,
+          signal_count: i.signal_count,
+          affected_sessions: i.affected_sessions,
+          severity: i.severity,
+        },
       },
     });
   };
@@ -290,7 +387,12 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   // Each family (the open issues' fix tests, the closed issues' regression tests) is corrected with Holm at the
   // look's alpha: a no-op deploy over 20 unchanged open issues verifies any of them at most alpha of the time.
   if (open.length > 0) {
-    const counts = await countsFor(trx, open, { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, sinceFix);
+    const counts = await countsFor(
+      trx,
+      open,
+      { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded },
+      sinceFix,
+    );
     const strataOf = control ? await strataFor(trx, open, after, control) : null;
     const decided = open.map((i) => decideComparison(i, counts(i), strataOf, 'fix'));
     const ps = decided.map((x) => x.pValue);
@@ -301,7 +403,11 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       record(i, c, 'fix', result, ps[k], decided[k].control);
       if (result === 'verified' && !i.frozen) {
         await setStatus(trx, i.id, 'verified', now);
-        transition(i, 'verified', `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`);
+        transition(
+          i,
+          'verified',
+          `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`,
+        );
       }
     }
   }
@@ -313,9 +419,29 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       // Verified by this deploy: the issue-level test since the fix. Before is the new release's traffic up to the
       // verification (the residual rate the fix test measured), after is its traffic since. A day or so of hours
       // estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
-      const c = (await countsFor(trx, [i], { ...after, to: Math.max(after.from, resolved) }, { ...after, from: Math.max(after.from, resolved) }))(i);
-      const week = (await countsFor(trx, [i], { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded }, after))(i);
-      const since = { ...c, dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance) } };
+      const c = (
+        await countsFor(
+          trx,
+          [i],
+          { ...after, to: Math.max(after.from, resolved) },
+          { ...after, from: Math.max(after.from, resolved) },
+        )
+      )(i);
+      const week = (
+        await countsFor(
+          trx,
+          [i],
+          { ...after, appVersion: undefined, from: recorded - BEFORE_WINDOW_MS, to: recorded },
+          after,
+        )
+      )(i);
+      const since = {
+        ...c,
+        dispersion: {
+          ...c.dispersion!,
+          rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance),
+        },
+      };
       // The old version is the unfixed one here: no concurrent control for the test since the fix.
       cs.push(decideComparison(i, since, null, 'regression'));
       continue;
@@ -323,7 +449,14 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     // Before is the issue's quiet period: since it was closed, at most 7 days before the deploy. The old version
     // had the fix too, so its sessions of the same hours are a concurrent control when there are enough.
     const from = Math.max(recorded - BEFORE_WINDOW_MS, resolved);
-    cs.push(decideComparison(i, (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i), closedStrata, 'regression'));
+    cs.push(
+      decideComparison(
+        i,
+        (await countsFor(trx, [i], { ...after, appVersion: undefined, from, to: recorded }, after))(i),
+        closedStrata,
+        'regression',
+      ),
+    );
   }
   const ps = cs.map((x) => x.pValue);
   const significant = holm(ps, look.alpha);
@@ -333,7 +466,11 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     record(i, c, 'regression', result, ps[k], cs[k].control);
     if (result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
       await setStatus(trx, i.id, 'regressed', now);
-      transition(i, 'regressed', `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`);
+      transition(
+        i,
+        'regressed',
+        `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`,
+      );
     }
   }
   await insertVerifications(trx, records);
@@ -343,8 +480,17 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
   return outbox.length;
 }
 
-async function setStatus(trx: Transaction<Database>, id: string, status: 'verified' | 'regressed', now: number): Promise<void> {
-  await trx.updateTable('ux_issues').set({ status, updated_at: new Date(now), ...(status === 'verified' ? { resolved_at: new Date(now) } : {}) }).where('id', '=', id).execute();
+async function setStatus(
+  trx: Transaction<Database>,
+  id: string,
+  status: 'verified' | 'regressed',
+  now: number,
+): Promise<void> {
+  await trx
+    .updateTable('ux_issues')
+    .set({ status, updated_at: new Date(now), ...(status === 'verified' ? { resolved_at: new Date(now) } : {}) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /**
@@ -354,7 +500,13 @@ async function setStatus(trx: Transaction<Database>, id: string, status: 'verifi
  * a production deploy's delta can fire a spike alert (alert rules watch production). Returns the notifications
  * queued (the caller wakes the outbox relay).
  */
-export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly string[], now: number, log: Logger, deltaAlerts?: DeployDeltaAlerts): Promise<number> {
+export async function runDeployCycle(
+  db: Kysely<Database>,
+  siteIds: readonly string[],
+  now: number,
+  log: Logger,
+  deltaAlerts?: DeployDeltaAlerts,
+): Promise<number> {
   let notified = 0;
   for (const candidate of await loadActiveDeploys(db, siteIds, now, LOOK_HORIZON_MS)) {
     try {
@@ -363,9 +515,20 @@ export async function runDeployCycle(db: Kysely<Database>, siteIds: readonly str
         if (!d) return 0;
         const nextAt = await nextDeployAt(trx, d);
         const after = await measure(trx, d, nextAt, now);
-        const alerted = after === null || !deltaAlerts || d.environment !== 'production'
-          ? []
-          : await deltaAlerts(trx, { siteId: d.site_id, deployId: d.id, version: d.version, confusionBefore: d.confusion_before, confusionAfter: after }, now);
+        const alerted =
+          after === null || !deltaAlerts || d.environment !== 'production'
+            ? []
+            : await deltaAlerts(
+                trx,
+                {
+                  siteId: d.site_id,
+                  deployId: d.id,
+                  version: d.version,
+                  confusionBefore: d.confusion_before,
+                  confusionAfter: after,
+                },
+                now,
+              );
         await linkIntroducedIssues(trx, d, nextAt, LOOK_HORIZON_MS);
         return alerted.length + (await takeLook(trx, d, nextAt, now));
       });

@@ -7,12 +7,20 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type DeployRow = Selectable<DeployTable>;
 
 /** Deploys of these sites still being measured (not frozen) or with verification looks left (recorded within `lookHorizonMs`). */
-export async function loadActiveDeploys(db: Db, siteIds: readonly string[], now: number, lookHorizonMs: number): Promise<DeployRow[]> {
+export async function loadActiveDeploys(
+  db: Db,
+  siteIds: readonly string[],
+  now: number,
+  lookHorizonMs: number,
+): Promise<DeployRow[]> {
   if (siteIds.length === 0) return [];
-  return db.selectFrom('deploys').selectAll()
+  return db
+    .selectFrom('deploys')
+    .selectAll()
     .where('site_id', 'in', [...siteIds])
     .where((eb) => eb.or([eb('frozen_at', 'is', null), eb('recorded_at', '>=', new Date(now - lookHorizonMs))]))
-    .orderBy('recorded_at').execute();
+    .orderBy('recorded_at')
+    .execute();
 }
 
 /** The deploy row locked for this transaction (several processors never measure one deploy at once). */
@@ -22,8 +30,15 @@ export async function lockDeploy(trx: Transaction<Database>, id: string): Promis
 
 /** Recorded time (ms) of the next deploy of the same site and environment, or null. */
 export async function nextDeployAt(db: Db, d: DeployRow): Promise<number | null> {
-  const r = await db.selectFrom('deploys').select('recorded_at').where('site_id', '=', d.site_id).where('environment', '=', d.environment)
-    .where('recorded_at', '>', d.recorded_at).orderBy('recorded_at').limit(1).executeTakeFirst();
+  const r = await db
+    .selectFrom('deploys')
+    .select('recorded_at')
+    .where('site_id', '=', d.site_id)
+    .where('environment', '=', d.environment)
+    .where('recorded_at', '>', d.recorded_at)
+    .orderBy('recorded_at')
+    .limit(1)
+    .executeTakeFirst();
   return r ? r.recorded_at.getTime() : null;
 }
 
@@ -49,7 +64,11 @@ const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
 
 /** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
 export async function countVersionSessions(db: Db, s: TrafficScope, version: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(distinct session_id)::int as n from events where ${scopeWhere({ ...s, appVersion: version })}`.execute(db);
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(distinct session_id)::int as n from events where ${scopeWhere({ ...s, appVersion: version })}`.execute(
+    db,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -61,12 +80,21 @@ export async function pageTraffic(db: Db, s: TrafficScope) {
     from events where ${scopeWhere(s)} and type in ('page_view', 'signal')
     group by page`.execute(db);
   const { rows: signals } = await sql<{ page: string; signal: string; n: number }>`
-    select page, signal, count(*)::int as n from events where ${scopeWhere(s)} and type = 'signal' and signal is not null group by page, signal`.execute(db);
-  const { rows: total } = await sql<{ n: number }>`select count(distinct session_id)::int as n from events where ${scopeWhere(s)}`.execute(db);
+    select page, signal, count(*)::int as n from events where ${scopeWhere(s)} and type = 'signal' and signal is not null group by page, signal`.execute(
+    db,
+  );
+  const { rows: total } = await sql<{
+    n: number;
+  }>`select count(distinct session_id)::int as n from events where ${scopeWhere(s)}`.execute(db);
   const byPage = new Map<string, Record<string, number>>();
   for (const r of signals) byPage.set(r.page, { ...byPage.get(r.page), [r.signal]: r.n });
   return {
-    pages: rows.map((r) => ({ page: r.page, sessions: r.sessions, pageViews: r.page_views, signals: byPage.get(r.page) ?? {} })),
+    pages: rows.map((r) => ({
+      page: r.page,
+      sessions: r.sessions,
+      pageViews: r.page_views,
+      signals: byPage.get(r.page) ?? {},
+    })),
     firstMs: rows.length ? Math.min(...rows.map((r) => r.first_ms)) : null,
     lastMs: rows.length ? Math.max(...rows.map((r) => r.last_ms)) : null,
     sessions: total[0]?.n ?? 0,
@@ -85,7 +113,11 @@ export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: n
 const HOUR_BUCKET = sql`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
 
 /** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
-export async function hourlyPageSessions(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, Map<number, number>>> {
+export async function hourlyPageSessions(
+  db: Db,
+  s: TrafficScope,
+  pages: readonly string[],
+): Promise<Map<string, Map<number, number>>> {
   const out = new Map<string, Map<number, number>>();
   if (pages.length === 0) return out;
   const { rows } = await sql<{ page: string; hour: number; n: number }>`
@@ -100,17 +132,30 @@ export async function hourlyPageSessions(db: Db, s: TrafficScope, pages: readonl
 }
 
 /** Distinct sessions per page in scope (the exposure of a rate). */
-export async function pageSessionCounts(db: Db, s: TrafficScope, pages: readonly string[]): Promise<Map<string, number>> {
+export async function pageSessionCounts(
+  db: Db,
+  s: TrafficScope,
+  pages: readonly string[],
+): Promise<Map<string, number>> {
   if (pages.length === 0) return new Map();
   const { rows } = await sql<{ page: string; n: number }>`
-    select page, count(distinct session_id)::int as n from events where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by page`.execute(db);
+    select page, count(distinct session_id)::int as n from events where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by page`.execute(
+    db,
+  );
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
 /** Signal events in scope on these pages, one row per (page, type, raw selector, session, hour bucket) with its count. */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  const { rows } = await sql<{ page: string; signal: string; selector: string | null; session_id: string; hour: number; n: number }>`
+  const { rows } = await sql<{
+    page: string;
+    signal: string;
+    selector: string | null;
+    session_id: string;
+    hour: number;
+    n: number;
+  }>`
     select page, signal, selector, session_id, ${HOUR_BUCKET} as hour, count(*)::int as n from events
     where ${scopeWhere(s)} and type = 'signal' and signal is not null and page = any(${[...pages]}::text[])
     group by 1, 2, 3, 4, 5`.execute(db);
@@ -120,12 +165,25 @@ export async function signalSessions(db: Db, s: TrafficScope, pages: readonly st
 export async function saveMeasurement(
   db: Db,
   id: string,
-  m: { confusionAfter: number | null; delta: number | null; cohort: DeployCohort | null; measuredUntil: number; frozenAt: number | null },
+  m: {
+    confusionAfter: number | null;
+    delta: number | null;
+    cohort: DeployCohort | null;
+    measuredUntil: number;
+    frozenAt: number | null;
+  },
 ): Promise<void> {
-  await db.updateTable('deploys').set({
-    confusion_after: m.confusionAfter, delta: m.delta, cohort: m.cohort === null ? null : JSON.stringify(m.cohort),
-    measured_until: new Date(m.measuredUntil), frozen_at: m.frozenAt === null ? null : new Date(m.frozenAt),
-  }).where('id', '=', id).execute();
+  await db
+    .updateTable('deploys')
+    .set({
+      confusion_after: m.confusionAfter,
+      delta: m.delta,
+      cohort: m.cohort === null ? null : JSON.stringify(m.cohort),
+      measured_until: new Date(m.measuredUntil),
+      frozen_at: m.frozenAt === null ? null : new Date(m.frozenAt),
+    })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function markLookDone(db: Db, id: string, look: string): Promise<void> {
@@ -137,30 +195,76 @@ export async function markLookDone(db: Db, id: string, look: string): Promise<vo
  * deploy (fixed by it? an issue born after it cannot have been), ones closed before the deploy (back after it?) and
  * ones this deploy verified that are still verified (back since the fix?).
  */
-export async function loadLookIssues(trx: Transaction<Database>, deployId: string, siteId: string, environment: string, recordedAt: Date) {
-  return trx.selectFrom('ux_issues')
-    .select(['id', 'page', 'cluster_selector', 'signal_type', 'status', 'frozen', 'title', 'resolved_at', 'signal_count', 'affected_sessions', 'severity', 'selector'])
-    .where('site_id', '=', siteId).where('environment', '=', environment as Environment).where('merged_into', 'is', null)
-    .where((eb) => eb.or([
-      eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
-      eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
-      eb.and([eb('status', '=', 'verified'), eb('resolved_at', '>=', recordedAt), eb.exists(
-        eb.selectFrom('deploy_verifications as v').select('v.id')
-          .where('v.deploy_id', '=', deployId).whereRef('v.issue_id', '=', 'ux_issues.id').where('v.result', '=', 'verified'),
-      )]),
-    ]))
-    .orderBy('id').forUpdate().execute();
+export async function loadLookIssues(
+  trx: Transaction<Database>,
+  deployId: string,
+  siteId: string,
+  environment: string,
+  recordedAt: Date,
+) {
+  return trx
+    .selectFrom('ux_issues')
+    .select([
+      'id',
+      'page',
+      'cluster_selector',
+      'signal_type',
+      'status',
+      'frozen',
+      'title',
+      'resolved_at',
+      'signal_count',
+      'affected_sessions',
+      'severity',
+      'selector',
+    ])
+    .where('site_id', '=', siteId)
+    .where('environment', '=', environment as Environment)
+    .where('merged_into', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', 'in', ['open', 'triaged', 'in_progress']), eb('first_signal_at', '<', recordedAt)]),
+        eb.and([eb('status', 'in', ['resolved', 'verified', 'regressed']), eb('resolved_at', '<', recordedAt)]),
+        eb.and([
+          eb('status', '=', 'verified'),
+          eb('resolved_at', '>=', recordedAt),
+          eb.exists(
+            eb
+              .selectFrom('deploy_verifications as v')
+              .select('v.id')
+              .where('v.deploy_id', '=', deployId)
+              .whereRef('v.issue_id', '=', 'ux_issues.id')
+              .where('v.result', '=', 'verified'),
+          ),
+        ]),
+      ]),
+    )
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 /** When the issue last became `regressed` (engine or deploy), or null. */
 export async function lastRegressedAt(db: Db, issueId: string): Promise<number | null> {
-  const r = await db.selectFrom('issue_updates').select('created_at').where('issue_id', '=', issueId).where('kind', '=', 'regressed').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const r = await db
+    .selectFrom('issue_updates')
+    .select('created_at')
+    .where('issue_id', '=', issueId)
+    .where('kind', '=', 'regressed')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return r ? r.created_at.getTime() : null;
 }
 
 /** Issues of this deploy that already got a `regressed` record (one per deploy is enough). */
 export async function regressedIssueIds(db: Db, deployId: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('deploy_verifications').select('issue_id').where('deploy_id', '=', deployId).where('result', '=', 'regressed').execute();
+  const rows = await db
+    .selectFrom('deploy_verifications')
+    .select('issue_id')
+    .where('deploy_id', '=', deployId)
+    .where('result', '=', 'regressed')
+    .execute();
   return new Set(rows.map((r) => r.issue_id));
 }
 
@@ -185,20 +289,49 @@ export interface VerificationWrite {
 
 export async function insertVerifications(db: Db, rows: readonly VerificationWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('deploy_verifications').values(rows.map((r) => ({
-    deploy_id: r.deployId, issue_id: r.issueId, site_id: r.siteId, look: r.look, test: r.test, result: r.result,
-    signal_count_before: r.signalCountBefore, signal_count_after: r.signalCountAfter, affected_before: r.affectedBefore, affected_after: r.affectedAfter,
-    sessions_before: r.sessionsBefore, sessions_after: r.sessionsAfter, p_value: r.pValue, alpha: r.alpha, verified_at: new Date(r.at),
-    control: r.control,
-  }))).onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing()).execute();
+  await db
+    .insertInto('deploy_verifications')
+    .values(
+      rows.map((r) => ({
+        deploy_id: r.deployId,
+        issue_id: r.issueId,
+        site_id: r.siteId,
+        look: r.look,
+        test: r.test,
+        result: r.result,
+        signal_count_before: r.signalCountBefore,
+        signal_count_after: r.signalCountAfter,
+        affected_before: r.affectedBefore,
+        affected_after: r.affectedAfter,
+        sessions_before: r.sessionsBefore,
+        sessions_after: r.sessionsAfter,
+        p_value: r.pValue,
+        alpha: r.alpha,
+        verified_at: new Date(r.at),
+        control: r.control,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['deploy_id', 'issue_id', 'look']).doNothing())
+    .execute();
 }
 
 /** Links issues of its environment first seen after a deploy (and before the next one of it, within `horizonMs`) to it. */
-export async function linkIntroducedIssues(db: Db, d: DeployRow, nextAt: number | null, horizonMs: number): Promise<number> {
+export async function linkIntroducedIssues(
+  db: Db,
+  d: DeployRow,
+  nextAt: number | null,
+  horizonMs: number,
+): Promise<number> {
   const end = Math.min(nextAt ?? Number.POSITIVE_INFINITY, d.recorded_at.getTime() + horizonMs);
-  const r = await db.updateTable('ux_issues').set({ introduced_by_deploy: d.id })
-    .where('site_id', '=', d.site_id).where('environment', '=', d.environment as Environment).where('introduced_by_deploy', 'is', null)
-    .where('first_signal_at', '>=', d.recorded_at).where('created_at', '>=', d.recorded_at).where('first_signal_at', '<', new Date(end))
+  const r = await db
+    .updateTable('ux_issues')
+    .set({ introduced_by_deploy: d.id })
+    .where('site_id', '=', d.site_id)
+    .where('environment', '=', d.environment as Environment)
+    .where('introduced_by_deploy', 'is', null)
+    .where('first_signal_at', '>=', d.recorded_at)
+    .where('created_at', '>=', d.recorded_at)
+    .where('first_signal_at', '<', new Date(end))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }

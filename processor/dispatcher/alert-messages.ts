@@ -6,7 +6,11 @@ import type { AlertPayload } from '../../shared/notify/alert.ts';
  */
 export type AlertFacts = AlertPayload & { slack_channel?: string | null };
 
-const VERB: Record<string, string> = { 'alert.triggered': 'fired', 'alert.acknowledged': 'acknowledged', 'alert.resolved': 'resolved' };
+const VERB: Record<string, string> = {
+  'alert.triggered': 'fired',
+  'alert.acknowledged': 'acknowledged',
+  'alert.resolved': 'resolved',
+};
 
 export function alertLink(a: AlertFacts, base: string | undefined): string | null {
   return base ? `${base.replace(/\/$/, '')}/v1/query/alerts/${a.id}?site_id=${a.site_id}` : null;
@@ -21,7 +25,11 @@ export function alertHeadline(kind: string, a: AlertFacts): string {
 }
 
 /** Slack Block Kit message with a `text` fallback (notifications and clients without blocks show it). */
-export function alertSlackMessage(kind: string, a: AlertFacts, base: string | undefined): { text: string; blocks: unknown[] } {
+export function alertSlackMessage(
+  kind: string,
+  a: AlertFacts,
+  base: string | undefined,
+): { text: string; blocks: unknown[] } {
   const link = alertLink(a, base);
   const headline = alertHeadline(kind, a);
   const fields = [
@@ -31,11 +39,28 @@ export function alertSlackMessage(kind: string, a: AlertFacts, base: string | un
     { type: 'mrkdwn', text: `*Status*\n${a.status}` },
   ];
   const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: `${VERB[kind] === 'resolved' ? '✅' : VERB[kind] === 'acknowledged' ? '👀' : '🚨'} ${a.rule_name}`.slice(0, 150) } },
+    {
+      type: 'header',
+      text: {
+        type: 'plain_text',
+        text: `${VERB[kind] === 'resolved' ? '✅' : VERB[kind] === 'acknowledged' ? '👀' : '🚨'} ${a.rule_name}`.slice(
+          0,
+          150,
+        ),
+      },
+    },
     { type: 'section', text: { type: 'mrkdwn', text: (a.summary ?? headline).slice(0, 3000) }, fields },
   ];
-  if (a.resolved_reason) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Resolved: ${a.resolved_reason.slice(0, 500)}` }] });
-  if (link) blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open alert' }, url: link }] });
+  if (a.resolved_reason)
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: `Resolved: ${a.resolved_reason.slice(0, 500)}` }],
+    });
+  if (link)
+    blocks.push({
+      type: 'actions',
+      elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open alert' }, url: link }],
+    });
   return { text: link ? `${headline} <${link}|open>` : headline, blocks };
 }
 
@@ -43,7 +68,12 @@ export function alertSlackMessage(kind: string, a: AlertFacts, base: string | un
  * PagerDuty Events API v2 (without routing_key, added at send time): one incident per alert (`dedup_key`),
  * fired → trigger, acknowledged → acknowledge, resolved → resolve.
  */
-export function pagerDutyEvent(kind: string, a: AlertFacts, severity: 'critical' | 'error' | 'warning' | 'info', base: string | undefined): Record<string, unknown> {
+export function pagerDutyEvent(
+  kind: string,
+  a: AlertFacts,
+  severity: 'critical' | 'error' | 'warning' | 'info',
+  base: string | undefined,
+): Record<string, unknown> {
   const action = kind === 'alert.resolved' ? 'resolve' : kind === 'alert.acknowledged' ? 'acknowledge' : 'trigger';
   const dedup_key = `friction-alert-${a.id}`;
   if (action !== 'trigger') return { event_action: action, dedup_key };
@@ -59,7 +89,12 @@ export function pagerDutyEvent(kind: string, a: AlertFacts, severity: 'critical'
       component: a.page ?? undefined,
       group: a.site_id,
       class: a.trigger_type,
-      custom_details: { rule: a.rule_name, score_before: a.score_before, score_after: a.score_after, summary: a.summary },
+      custom_details: {
+        rule: a.rule_name,
+        score_before: a.score_before,
+        score_after: a.score_after,
+        summary: a.summary,
+      },
     },
     ...(link ? { links: [{ href: link, text: 'Open alert' }] } : {}),
   };
@@ -67,10 +102,23 @@ export function pagerDutyEvent(kind: string, a: AlertFacts, severity: 'critical'
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function alertEmail(kind: string, a: AlertFacts, base: string | undefined): { subject: string; text: string; html: string } {
+export function alertEmail(
+  kind: string,
+  a: AlertFacts,
+  base: string | undefined,
+): { subject: string; text: string; html: string } {
   const headline = alertHeadline(kind, a);
   const link = alertLink(a, base);
-  const lines = [headline, '', a.summary ?? '', `Rule: ${a.rule_name}`, `Page: ${a.page ?? '—'}`, `Status: ${a.status}`, ...(a.resolved_reason ? [`Resolved: ${a.resolved_reason}`] : []), ...(link ? ['', link] : [])];
+  const lines = [
+    headline,
+    '',
+    a.summary ?? '',
+    `Rule: ${a.rule_name}`,
+    `Page: ${a.page ?? '—'}`,
+    `Status: ${a.status}`,
+    ...(a.resolved_reason ? [`Resolved: ${a.resolved_reason}`] : []),
+    ...(link ? ['', link] : []),
+  ];
   const html = `<p><strong>${escapeHtml(headline)}</strong></p>${a.summary ? `<p>${escapeHtml(a.summary)}</p>` : ''}<ul><li>Rule: ${escapeHtml(a.rule_name)}</li><li>Page: ${escapeHtml(a.page ?? '—')}</li><li>Status: ${escapeHtml(a.status)}</li></ul>${link ? `<p><a href="${escapeHtml(link)}">Open alert</a></p>` : ''}`;
   return { subject: `[Friction] ${headline}`.slice(0, 200), text: lines.join('\n'), html };
 }

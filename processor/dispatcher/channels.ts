@@ -6,7 +6,12 @@ import type { Database } from '../../shared/db/database.ts';
 import type { ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
 import type { Mailer } from '../../shared/mail/mailer.ts';
 import { signedHeaders, signingKey, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
-import { DEFAULT_OUTBOUND_TIMEOUT_MS, OutboundError, outboundRequest, type OutboundPolicy } from '../../shared/net/outbound.ts';
+import {
+  DEFAULT_OUTBOUND_TIMEOUT_MS,
+  OutboundError,
+  outboundRequest,
+  type OutboundPolicy,
+} from '../../shared/net/outbound.ts';
 import { alertEmail, alertSlackMessage, pagerDutyEvent, type AlertFacts } from './alert-messages.ts';
 import { isSuccess, parseRetryAfter, type AttemptOutcome, type LoggedAs } from './retry-policy.ts';
 import { classifyAddress } from '../../shared/net/address-class.ts';
@@ -53,7 +58,12 @@ function alertOf(c: BuildContext): AlertFacts | null {
 }
 
 async function integrationOf(db: Kysely<Database> | Transaction<Database>, siteId: string, provider: string) {
-  return db.selectFrom('integrations').selectAll().where('site_id', '=', siteId).where('provider', '=', provider).executeTakeFirst();
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .where('site_id', '=', siteId)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
 }
 
 /** Message builders: run at fan-out, in its transaction. Bodies never hold a credential (added at send time). */
@@ -66,7 +76,13 @@ export function channelBuilders(s: Pick<ChannelSettings, 'publicBaseUrl'>): Chan
       if (!integ) return [];
       const channel = (alert.slack_channel ?? (integ.config as { channel?: string }).channel ?? null) as string | null;
       const msg = alertSlackMessage(c.event.type, alert, s.publicBaseUrl);
-      return [{ endpointId: integ.id, target: `slack${channel ? ` ${channel}` : ''}`, body: JSON.stringify(channel ? { channel, ...msg } : msg) }];
+      return [
+        {
+          endpointId: integ.id,
+          target: `slack${channel ? ` ${channel}` : ''}`,
+          body: JSON.stringify(channel ? { channel, ...msg } : msg),
+        },
+      ];
     },
     async pagerduty(trx, c) {
       const alert = alertOf(c);
@@ -74,7 +90,13 @@ export function channelBuilders(s: Pick<ChannelSettings, 'publicBaseUrl'>): Chan
       const integ = await integrationOf(trx, c.event.site_id, 'pagerduty');
       if (!integ) return [];
       const severity = ((integ.config as { severity?: string }).severity ?? 'error') as 'error';
-      return [{ endpointId: integ.id, target: 'pagerduty', body: JSON.stringify(pagerDutyEvent(c.event.type, alert, severity, s.publicBaseUrl)) }];
+      return [
+        {
+          endpointId: integ.id,
+          target: 'pagerduty',
+          body: JSON.stringify(pagerDutyEvent(c.event.type, alert, severity, s.publicBaseUrl)),
+        },
+      ];
     },
     async email(trx, c) {
       const alert = alertOf(c);
@@ -88,22 +110,47 @@ export function channelBuilders(s: Pick<ChannelSettings, 'publicBaseUrl'>): Chan
         .orderBy('users.email')
         .execute();
       if (to.length === 0) return [];
-      return [{ endpointId: null, target: to.map((r) => r.email).join(', '), body: JSON.stringify(alertEmail(c.event.type, alert, s.publicBaseUrl)) }];
+      return [
+        {
+          endpointId: null,
+          target: to.map((r) => r.email).join(', '),
+          body: JSON.stringify(alertEmail(c.event.type, alert, s.publicBaseUrl)),
+        },
+      ];
     },
   };
 }
 
-async function httpAttempt(url: string, headers: Record<string, string>, body: string, s: ChannelSettings, judge?: (status: number, text: string) => string | null): Promise<AttemptOutcome> {
+async function httpAttempt(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  s: ChannelSettings,
+  judge?: (status: number, text: string) => string | null,
+): Promise<AttemptOutcome> {
   try {
     const res = await outboundRequest({ url, headers, body, timeoutMs: DEFAULT_OUTBOUND_TIMEOUT_MS }, s.outbound);
     const text = res.body.toString('utf8');
-    const bad = isSuccess(res.status) ? (judge?.(res.status, text) ?? null) : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+    const bad = isSuccess(res.status)
+      ? (judge?.(res.status, text) ?? null)
+      : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
     const logged = privateTargetLog(res.address, res.status, bad !== null);
     if (!bad) return { ok: true, status: res.status, ...logged };
-    return { ok: false, status: res.status, error: bad, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()), ...logged };
+    return {
+      ok: false,
+      status: res.status,
+      error: bad,
+      retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()),
+      ...logged,
+    };
   } catch (err) {
     const error = err instanceof OutboundError ? `${err.kind}: ${err.message}` : (err as Error).message;
-    return { ok: false, status: null, error, ...(err instanceof OutboundError && err.address ? privateTargetLog(err.address, null, true) : {}) };
+    return {
+      ok: false,
+      status: null,
+      error,
+      ...(err instanceof OutboundError && err.address ? privateTargetLog(err.address, null, true) : {}),
+    };
   }
 }
 
@@ -117,7 +164,12 @@ export const PRIVATE_TARGET_FAILED = 'failed (private-network target: details wi
  */
 function privateTargetLog(address: string, status: number | null, failed: boolean): { logged?: LoggedAs } {
   if (classifyAddress(address) === 'public') return {};
-  return { logged: { status: status === null ? null : Math.floor(status / 100) * 100, error: failed ? PRIVATE_TARGET_FAILED : null } };
+  return {
+    logged: {
+      status: status === null ? null : Math.floor(status / 100) * 100,
+      error: failed ? PRIVATE_TARGET_FAILED : null,
+    },
+  };
 }
 
 /**
@@ -164,13 +216,22 @@ async function unsealedSecrets(secrets: SecretCache, sealed: string): Promise<Re
  * Sends one attempt of a claimed delivery on its channel (a webhook's endpoint came with the claim). Never throws
  * for the receiver's faults: they are outcomes.
  */
-export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: ChannelSettings, secrets: SecretCache, nowSec: number): Promise<SendResult> {
+export async function sendDelivery(
+  db: Kysely<Database>,
+  d: ClaimedDelivery,
+  s: ChannelSettings,
+  secrets: SecretCache,
+  nowSec: number,
+): Promise<SendResult> {
   switch (d.channel) {
     case 'webhook': {
       const ep = d.endpoint;
       if (!ep || ep.deleted_at || !ep.active) return { kind: 'abandon', reason: ENDPOINT_GONE };
       const key = await secrets.signingKey(ep.secret_sealed);
-      return { kind: 'attempt', outcome: await httpAttempt(ep.url, signedHeaders(key, d.event_id, nowSec, d.body), d.body, s) };
+      return {
+        kind: 'attempt',
+        outcome: await httpAttempt(ep.url, signedHeaders(key, d.event_id, nowSec, d.body), d.body, s),
+      };
     }
     case 'slack': {
       const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
@@ -179,24 +240,47 @@ export async function sendDelivery(db: Kysely<Database>, d: ClaimedDelivery, s: 
       if (creds.webhook_url) {
         // Rebuilt from the configured origin and a checked path: never `new URL(path, base)` (a `//host` path wins).
         const target = slackWebhookTarget(creds.webhook_url, s.slackWebhookBaseUrl);
-        if (target === null) return { kind: 'attempt', outcome: { ok: false, status: null, error: 'the stored Slack webhook_url is not an https://hooks.slack.com/services/… URL; reconnect the integration' } };
-        return { kind: 'attempt', outcome: await httpAttempt(target, { 'content-type': 'application/json' }, d.body, s, (_st, text) => (text.trim() === 'ok' || text.trim() === '' ? null : `Slack answered: ${text.slice(0, 200)}`)) };
+        if (target === null)
+          return {
+            kind: 'attempt',
+            outcome: {
+              ok: false,
+              status: null,
+              error:
+                'the stored Slack webhook_url is not an https://hooks.slack.com/services/… URL; reconnect the integration',
+            },
+          };
+        return {
+          kind: 'attempt',
+          outcome: await httpAttempt(target, { 'content-type': 'application/json' }, d.body, s, (_st, text) =>
+            text.trim() === 'ok' || text.trim() === '' ? null : `Slack answered: ${text.slice(0, 200)}`,
+          ),
+        };
       }
       const url = `${s.slackApiBaseUrl.replace(/\/$/, '')}/chat.postMessage`;
       const headers = { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${creds.bot_token}` };
       // The Web API answers 200 with { ok: false, error } on failure.
-      return { kind: 'attempt', outcome: await httpAttempt(url, headers, d.body, s, (_st, text) => (/"ok"\s*:\s*true/.test(text) ? null : `Slack answered: ${text.slice(0, 200)}`)) };
+      return {
+        kind: 'attempt',
+        outcome: await httpAttempt(url, headers, d.body, s, (_st, text) =>
+          /"ok"\s*:\s*true/.test(text) ? null : `Slack answered: ${text.slice(0, 200)}`,
+        ),
+      };
     }
     case 'pagerduty': {
       const integ = await db.selectFrom('integrations').selectAll().where('id', '=', d.endpoint_id!).executeTakeFirst();
       if (!integ) return { kind: 'abandon', reason: 'PagerDuty integration disconnected before delivery' };
       const { routing_key } = await unsealedSecrets(secrets, integ.secrets_sealed);
       const body = JSON.stringify({ routing_key, ...(JSON.parse(d.body) as object) });
-      return { kind: 'attempt', outcome: await httpAttempt(s.pagerDutyEventsUrl, { 'content-type': 'application/json' }, body, s) };
+      return {
+        kind: 'attempt',
+        outcome: await httpAttempt(s.pagerDutyEventsUrl, { 'content-type': 'application/json' }, body, s),
+      };
     }
     case 'email': {
       // Retrying cannot help until the dispatcher restarts with SMTP_URL: given up at once, visibly, in the delivery log.
-      if (!s.mailer) return { kind: 'abandon', reason: 'SMTP_URL is not set on the dispatcher: email alerts cannot be sent' };
+      if (!s.mailer)
+        return { kind: 'abandon', reason: 'SMTP_URL is not set on the dispatcher: email alerts cannot be sent' };
       const m = JSON.parse(d.body) as { subject: string; text: string; html: string };
       try {
         await s.mailer.send({ to: d.target.split(', '), subject: m.subject, text: m.text, html: m.html });

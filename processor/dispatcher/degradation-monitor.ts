@@ -2,7 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { openDegradation, recoverDegradation, type DegradationKind } from '../../shared/db/queries/degradation.queries.ts';
+import {
+  openDegradation,
+  recoverDegradation,
+  type DegradationKind,
+} from '../../shared/db/queries/degradation.queries.ts';
 import { orgUsage } from '../../shared/db/queries/usage.queries.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { limitsOf, monthStart } from '../../shared/tenancy/plans.ts';
@@ -45,7 +49,14 @@ export class DegradationMonitor {
   private dbDownSince: number | null = null;
   private running: Promise<void> = Promise.resolve();
 
-  constructor(o: { db: Kysely<Database>; bus: Bus; topology: Topology; lagBound: LagBound; log: Logger; now?: () => number }) {
+  constructor(o: {
+    db: Kysely<Database>;
+    bus: Bus;
+    topology: Topology;
+    lagBound: LagBound;
+    log: Logger;
+    now?: () => number;
+  }) {
     this.db = o.db;
     this.bus = o.bus;
     this.topology = o.topology;
@@ -56,7 +67,10 @@ export class DegradationMonitor {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running = this.check().then(() => undefined, (err: unknown) => this.log.warn({ err: (err as Error).message }, 'degradation check failed'));
+      this.running = this.check().then(
+        () => undefined,
+        (err: unknown) => this.log.warn({ err: (err as Error).message }, 'degradation check failed'),
+      );
     }, CHECK_EVERY_MS);
     this.timer.unref();
   }
@@ -74,31 +88,83 @@ export class DegradationMonitor {
     } catch (err) {
       this.dbDownSince ??= now.getTime();
       this.log.error({ err: (err as Error).message }, 'database unreachable');
-      return [{ kind: 'database_unreachable', subject: 'database', orgId: null, degraded: true, message: 'the database does not answer' }];
+      return [
+        {
+          kind: 'database_unreachable',
+          subject: 'database',
+          orgId: null,
+          degraded: true,
+          message: 'the database does not answer',
+        },
+      ];
     }
     const findings: Finding[] = [];
     if (this.dbDownSince !== null) {
       const since = new Date(this.dbDownSince);
       this.dbDownSince = null;
-      await openDegradation(this.db, { orgId: null, kind: 'database_unreachable', subject: 'database', message: 'the database did not answer', at: since });
+      await openDegradation(this.db, {
+        orgId: null,
+        kind: 'database_unreachable',
+        subject: 'database',
+        message: 'the database did not answer',
+        at: since,
+      });
       await recoverDegradation(this.db, 'database_unreachable', 'database', now);
     }
     const busOk = await this.bus.healthy().catch(() => false);
-    findings.push({ kind: 'bus_unreachable', subject: 'bus', orgId: null, degraded: !busOk, message: `the ${this.bus.kind} bus does not accept publishes` });
+    findings.push({
+      kind: 'bus_unreachable',
+      subject: 'bus',
+      orgId: null,
+      degraded: !busOk,
+      message: `the ${this.bus.kind} bus does not accept publishes`,
+    });
     if (busOk) findings.push(...(await this.lagFindings()));
-    const dl = await sql<{ n: number }>`select count(*)::int as n from dead_letters where created_at >= ${new Date(now.getTime() - DEAD_LETTER_WINDOW_MS)}`.execute(this.db);
+    const dl = await sql<{
+      n: number;
+    }>`select count(*)::int as n from dead_letters where created_at >= ${new Date(now.getTime() - DEAD_LETTER_WINDOW_MS)}`.execute(
+      this.db,
+    );
     const n = dl.rows[0]!.n;
-    findings.push({ kind: 'dead_letters', subject: 'pipeline', orgId: null, degraded: n > 0, message: `${n} message(s) dead-lettered in the last hour`, details: { count: n } });
+    findings.push({
+      kind: 'dead_letters',
+      subject: 'pipeline',
+      orgId: null,
+      degraded: n > 0,
+      message: `${n} message(s) dead-lettered in the last hour`,
+      details: { count: n },
+    });
     for (const o of await this.db.selectFrom('orgs').select('id').execute()) {
       const u = await orgUsage(this.db, o.id, monthStart(now));
       if (!u) continue;
-      const limit = limitsOf({ plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt }, now).sessionsPerMonth;
-      findings.push({ kind: 'over_quota', subject: o.id, orgId: o.id, degraded: limit !== null && u.sessions > limit, message: `${u.sessions} sessions this month, plan ${u.plan} allows ${limit}`, details: { sessions: u.sessions, limit } });
+      const limit = limitsOf(
+        { plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt },
+        now,
+      ).sessionsPerMonth;
+      findings.push({
+        kind: 'over_quota',
+        subject: o.id,
+        orgId: o.id,
+        degraded: limit !== null && u.sessions > limit,
+        message: `${u.sessions} sessions this month, plan ${u.plan} allows ${limit}`,
+        details: { sessions: u.sessions, limit },
+      });
     }
     for (const f of findings) {
       if (f.degraded) {
-        if (await openDegradation(this.db, { orgId: f.orgId, kind: f.kind, subject: f.subject, message: f.message, details: f.details, at: now })) this.log.warn({ kind: f.kind, subject: f.subject }, f.message);
-      } else if (await recoverDegradation(this.db, f.kind, f.subject, now)) this.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
+        if (
+          await openDegradation(this.db, {
+            orgId: f.orgId,
+            kind: f.kind,
+            subject: f.subject,
+            message: f.message,
+            details: f.details,
+            at: now,
+          })
+        )
+          this.log.warn({ kind: f.kind, subject: f.subject }, f.message);
+      } else if (await recoverDegradation(this.db, f.kind, f.subject, now))
+        this.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
     }
     return findings;
   }
@@ -111,17 +177,27 @@ export class DegradationMonitor {
     const { messages: maxMessages, seconds: maxSeconds } = this.lagBound;
     const out: Finding[] = [];
     for (let p = 0; p < this.topology.partitions; p++) {
-      const lag = await this.bus.consumerLag(this.topology.eventsStream, this.topology.partitionConsumer(p)).catch((err: unknown) => {
-        this.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
-        return null;
-      });
+      const lag = await this.bus
+        .consumerLag(this.topology.eventsStream, this.topology.partitionConsumer(p))
+        .catch((err: unknown) => {
+          this.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
+          return null;
+        });
       if (!lag) continue;
       const ageS = lag.oldestAgeMs === null ? 0 : Math.round(lag.oldestAgeMs / 1000);
       out.push({
-        kind: 'processor_lag', subject: `partition ${p}`, orgId: null,
+        kind: 'processor_lag',
+        subject: `partition ${p}`,
+        orgId: null,
         degraded: lag.messages > maxMessages || ageS > maxSeconds,
         message: `event partition ${p}: ${lag.messages} message(s) not yet processed, the oldest waiting ${ageS} s (bound: ${maxMessages} messages or ${maxSeconds} s)`,
-        details: { partition: p, messages: lag.messages, oldest_age_seconds: ageS, max_messages: maxMessages, max_seconds: maxSeconds },
+        details: {
+          partition: p,
+          messages: lag.messages,
+          oldest_age_seconds: ageS,
+          max_messages: maxMessages,
+          max_seconds: maxSeconds,
+        },
       });
     }
     return out;

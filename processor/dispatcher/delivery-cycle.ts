@@ -135,7 +135,10 @@ export class DeliveryCycle {
       try {
         this.o.stats.statements += await this.recorder.writeUnsuccessful(group, now);
       } catch (err) {
-        this.o.log.warn({ err: (err as Error).message, deliveries: group.length - succeeded.length }, 'recording failed delivery attempts failed; their claims come due again after the lease');
+        this.o.log.warn(
+          { err: (err as Error).message, deliveries: group.length - succeeded.length },
+          'recording failed delivery attempts failed; their claims come due again after the lease',
+        );
       }
       // Before the claim below takes its number: every claim from here on reads the endpoints this write disabled.
       this.o.onFailuresWritten(group);
@@ -146,15 +149,23 @@ export class DeliveryCycle {
     const claim = limit > 0 ? ++this.claimSeq : 0;
     if (limit > 0) this.wakesAtClaim = this.o.wakes();
     try {
-      const { written, claimed } = await recordAndClaim(this.o.db, succeeded.map(successRecord), now, limit, this.o.leaseMs);
+      const { written, claimed } = await recordAndClaim(
+        this.o.db,
+        succeeded.map(successRecord),
+        now,
+        limit,
+        this.o.leaseMs,
+      );
       this.o.stats.statements++;
       if (succeeded.length > 0) this.recorder.countSucceeded(succeeded, written);
       if (claimed.length > 0) this.o.stats.claims++;
       const claimedAt = now.getTime();
       for (const d of claimed) this.queue.push({ d, claimedAt, claim });
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message, deliveries: succeeded.length, claiming: limit > 0 },
-        'recording delivery attempts or claiming due deliveries failed; unrecorded claims come due again after the lease, claims are retried after the poll interval');
+      this.o.log.warn(
+        { err: (err as Error).message, deliveries: succeeded.length, claiming: limit > 0 },
+        'recording delivery attempts or claiming due deliveries failed; unrecorded claims come due again after the lease, claims are retried after the poll interval',
+      );
       if (limit > 0) await this.o.idle();
     }
     this.o.stats.recorded += group.length;

@@ -8,7 +8,14 @@ import { releaseClaims, type ClaimedDelivery } from '../../shared/db/queries/del
 import type { Logger } from '../../shared/logger.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS } from '../../shared/net/outbound.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
-import { channelBuilders, ENDPOINT_GONE, SecretCache, sendDelivery, type ChannelSettings, type SendResult } from './channels.ts';
+import {
+  channelBuilders,
+  ENDPOINT_GONE,
+  SecretCache,
+  sendDelivery,
+  type ChannelSettings,
+  type SendResult,
+} from './channels.ts';
 import { fanOut, NotificationSchema } from './fan-out.ts';
 import { DeliveryCycle } from './delivery-cycle.ts';
 import type { Finished } from './outcome-recorder.ts';
@@ -51,7 +58,8 @@ export const dispatcherConsumerName = (t: Topology): string => `${t.prefix ? `${
  * (claims use `for update skip locked` and a lease, so no delivery is sent by two at once).
  */
 export class Dispatcher {
-  private readonly o: Required<Omit<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>> & Pick<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>;
+  private readonly o: Required<Omit<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>> &
+    Pick<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>;
   private readonly abort = new AbortController();
   /** Resolvers of the sender's idle waits (wake() ends them). */
   private readonly wakers = new Set<() => void>();
@@ -71,15 +79,32 @@ export class Dispatcher {
    * deliveries), record writes (cycles that recorded outcomes) and database statements (or transactions) of the
    * sending side (metrics, tests, the alerts bench).
    */
-  readonly stats = { sent: 0, succeeded: 0, failed: 0, fannedOut: 0, recorded: 0, claims: 0, recordWrites: 0, statements: 0 };
+  readonly stats = {
+    sent: 0,
+    succeeded: 0,
+    failed: 0,
+    fannedOut: 0,
+    recorded: 0,
+    claims: 0,
+    recordWrites: 0,
+    statements: 0,
+  };
 
   constructor(o: DispatcherOptions) {
     this.o = { ...o, now: o.now ?? (() => Date.now()), random: o.random ?? Math.random };
     this.secrets = new SecretCache(o.channels.instanceKeys);
     this.cycle = new DeliveryCycle({
-      db: o.db, log: o.log, now: this.o.now, random: this.o.random, claimBatch: CLAIM_BATCH, leaseMs: CLAIM_LEASE_MS,
-      stopping: () => this.abort.signal.aborted, idle: () => this.idle(), wakes: () => this.wakes,
-      onFailuresWritten: (group) => this.failuresWritten(group), stats: this.stats,
+      db: o.db,
+      log: o.log,
+      now: this.o.now,
+      random: this.o.random,
+      claimBatch: CLAIM_BATCH,
+      leaseMs: CLAIM_LEASE_MS,
+      stopping: () => this.abort.signal.aborted,
+      idle: () => this.idle(),
+      wakes: () => this.wakes,
+      onFailuresWritten: (group) => this.failuresWritten(group),
+      stats: this.stats,
     });
   }
 
@@ -87,21 +112,38 @@ export class Dispatcher {
     if (opts.consume !== false) {
       const t = this.o.topology;
       const consumer = await this.o.bus.ensureConsumer({
-        stream: t.notifyStream, name: dispatcherConsumerName(t), filterSubject: t.allNotifyFilter,
-        maxDeliver: this.o.maxDeliver ?? 1000, ackWaitMs: this.o.ackWaitMs ?? 30_000, maxAckPending: NOTIFY_BATCH * 4,
+        stream: t.notifyStream,
+        name: dispatcherConsumerName(t),
+        filterSubject: t.allNotifyFilter,
+        maxDeliver: this.o.maxDeliver ?? 1000,
+        ackWaitMs: this.o.ackWaitMs ?? 30_000,
+        maxAckPending: NOTIFY_BATCH * 4,
       });
       const builders = channelBuilders(this.o.channels);
       const marker = 'notify.v1.';
       this.loops.push(
         runBatchLoop({
-          consumer, schema: NotificationSchema, batchMessages: NOTIFY_BATCH, fetchExpiresMs: 1000,
+          consumer,
+          schema: NotificationSchema,
+          batchMessages: NOTIFY_BATCH,
+          fetchExpiresMs: 1000,
           // An unreachable database pauses fan-out (no delivery spent); only content failures are dead-lettered.
           probe: async () => (await sql`select 1`.execute(this.o.db), true),
-          signal: this.abort.signal, log: this.o.log,
+          signal: this.abort.signal,
+          log: this.o.log,
           onHealth: recordPartitionHealth(this.o.db, this.o.log, consumer.name, this.o.now),
           handle: async (items) => {
             const n = await this.o.db.transaction().execute((trx) =>
-              fanOut(trx, items.map(({ value, msg }) => ({ kind: msg.subject.slice(msg.subject.indexOf(marker) + marker.length), n: value, fallbackId: `${msg.subject}#${msg.seq}` })), builders, new Date(this.o.now())),
+              fanOut(
+                trx,
+                items.map(({ value, msg }) => ({
+                  kind: msg.subject.slice(msg.subject.indexOf(marker) + marker.length),
+                  n: value,
+                  fallbackId: `${msg.subject}#${msg.seq}`,
+                })),
+                builders,
+                new Date(this.o.now()),
+              ),
             );
             this.stats.fannedOut += n;
             if (n > 0) this.wake();
@@ -137,7 +179,8 @@ export class Dispatcher {
       while (!this.abort.signal.aborted) {
         const next = await cycle.take();
         if (!next) {
-          if (!this.abort.signal.aborted && !cycle.wokenSinceClaim()) await (idle ??= this.idle().finally(() => (idle = undefined)));
+          if (!this.abort.signal.aborted && !cycle.wokenSinceClaim())
+            await (idle ??= this.idle().finally(() => (idle = undefined)));
           continue;
         }
         // NOTE: a claim held locally past LOCAL_HOLD_MS could outlive its lease during the send, and another
@@ -150,8 +193,16 @@ export class Dispatcher {
     await cycle.drain();
     // Stopping: what was claimed but not sent is handed back at once rather than when its lease ends.
     const { queue } = cycle;
-    await releaseClaims(this.o.db, queue.map((q) => ({ id: q.d.id, leasedUntil: new Date(q.claimedAt + CLAIM_LEASE_MS) })), new Date(this.o.now()))
-      .catch((err: unknown) => this.o.log.warn({ err: (err as Error).message }, 'handing back unsent claims failed; they come due again after the lease'));
+    await releaseClaims(
+      this.o.db,
+      queue.map((q) => ({ id: q.d.id, leasedUntil: new Date(q.claimedAt + CLAIM_LEASE_MS) })),
+      new Date(this.o.now()),
+    ).catch((err: unknown) =>
+      this.o.log.warn(
+        { err: (err as Error).message },
+        'handing back unsent claims failed; they come due again after the lease',
+      ),
+    );
   }
 
   /** Resolves after the poll interval, or at once on wake(). */
@@ -173,12 +224,14 @@ export class Dispatcher {
     const startedAt = new Date(this.o.now());
     const t0 = performance.now();
     const webhook = d.channel === 'webhook' ? d.endpoint_id : null;
-    const result: SendResult = webhook && claim <= (this.goneUpTo.get(webhook) ?? 0)
-      ? { kind: 'abandon', reason: ENDPOINT_GONE }
-      // NOTE: webhook-timestamp is the wall clock, whatever clock schedules retries: receivers check it against theirs.
-      : await sendDelivery(this.o.db, d, this.o.channels, this.secrets, Math.floor(Date.now() / 1000));
+    const result: SendResult =
+      webhook && claim <= (this.goneUpTo.get(webhook) ?? 0)
+        ? { kind: 'abandon', reason: ENDPOINT_GONE }
+        : // NOTE: webhook-timestamp is the wall clock, whatever clock schedules retries: receivers check it against theirs.
+          await sendDelivery(this.o.db, d, this.o.channels, this.secrets, Math.floor(Date.now() / 1000));
     const durationMs = performance.now() - t0;
-    if (webhook && result.kind === 'attempt' && !result.outcome.ok && isGone(result.outcome.status)) this.goneUpTo.set(webhook, Infinity);
+    if (webhook && result.kind === 'attempt' && !result.outcome.ok && isGone(result.outcome.status))
+      this.goneUpTo.set(webhook, Infinity);
     if (result.kind === 'attempt') {
       this.stats.sent++;
       if (result.outcome.ok) this.stats.succeeded++;
@@ -190,7 +243,13 @@ export class Dispatcher {
   /** After a failures write: endpoints it disabled are read as disabled by every claim from now on. */
   private failuresWritten(group: readonly Finished[]): void {
     for (const f of group) {
-      if (f.d.channel === 'webhook' && f.d.endpoint_id && f.result.kind === 'attempt' && !f.result.outcome.ok && isGone(f.result.outcome.status)) {
+      if (
+        f.d.channel === 'webhook' &&
+        f.d.endpoint_id &&
+        f.result.kind === 'attempt' &&
+        !f.result.outcome.ok &&
+        isGone(f.result.outcome.status)
+      ) {
         this.goneUpTo.set(f.d.endpoint_id, this.cycle.claimSeq);
       }
     }

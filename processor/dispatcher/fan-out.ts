@@ -29,11 +29,19 @@ export function siteOf(n: Notification): string | null {
 
 /** The public event of a notification: a stable id, its kind, when it happened, its site, and the rest as data. */
 export function toWebhookEvent(kind: string, n: Notification, fallbackId: string, now: Date): WebhookEvent {
-  const { notification_id, event: _event, occurred_at, site_id: _site, channels: _channels, ...data } = n as Notification & { channels?: unknown };
+  const {
+    notification_id,
+    event: _event,
+    occurred_at,
+    site_id: _site,
+    channels: _channels,
+    ...data
+  } = n as Notification & { channels?: unknown };
   return {
     id: eventIdOf(notification_id ?? fallbackId),
     type: kind,
-    timestamp: occurred_at && !Number.isNaN(Date.parse(occurred_at)) ? new Date(occurred_at).toISOString() : now.toISOString(),
+    timestamp:
+      occurred_at && !Number.isNaN(Date.parse(occurred_at)) ? new Date(occurred_at).toISOString() : now.toISOString(),
     site_id: siteOf(n),
     data,
   };
@@ -73,13 +81,30 @@ export async function fanOut(
     if (!site) continue;
     // An alert's channels are its rule's, read now (a rule deleted since: webhooks only).
     const alert = n.alert as { rule_id?: unknown } | undefined;
-    const rule = kind.startsWith('alert.') && typeof alert?.rule_id === 'string'
-      ? await trx.selectFrom('alert_rules').select(['channels', 'slack_channel']).where('id', '=', alert.rule_id).executeTakeFirst()
-      : undefined;
+    const rule =
+      kind.startsWith('alert.') && typeof alert?.rule_id === 'string'
+        ? await trx
+            .selectFrom('alert_rules')
+            .select(['channels', 'slack_channel'])
+            .where('id', '=', alert.rule_id)
+            .executeTakeFirst()
+        : undefined;
     const ruleChannels = rule ? rule.channels : null;
-    const forChannels = rule?.slack_channel && alert ? { ...n, alert: { ...alert, slack_channel: rule.slack_channel } } : n;
-    const toWebhooks = !kind.startsWith('alert.') || ruleChannels === null || ruleChannels.length === 0 || ruleChannels.includes('webhook');
-    const base = { event_id: event.id, event_type: kind, org_id: site.org_id, site_id: event.site_id, next_attempt_at: now, order_key: orderKeyOf(n) };
+    const forChannels =
+      rule?.slack_channel && alert ? { ...n, alert: { ...alert, slack_channel: rule.slack_channel } } : n;
+    const toWebhooks =
+      !kind.startsWith('alert.') ||
+      ruleChannels === null ||
+      ruleChannels.length === 0 ||
+      ruleChannels.includes('webhook');
+    const base = {
+      event_id: event.id,
+      event_type: kind,
+      org_id: site.org_id,
+      site_id: event.site_id,
+      next_attempt_at: now,
+      order_key: orderKeyOf(n),
+    };
     if (toWebhooks) {
       const endpoints = await trx
         .selectFrom('webhook_endpoints')
@@ -91,13 +116,15 @@ export async function fanOut(
         .where(sql<boolean>`${kind} = any(events)`)
         .execute();
       const body = eventBody(event);
-      for (const e of endpoints) rows.push({ ...base, id: newId(), channel: 'webhook', endpoint_id: e.id, target: e.url, body });
+      for (const e of endpoints)
+        rows.push({ ...base, id: newId(), channel: 'webhook', endpoint_id: e.id, target: e.url, body });
     }
     if (kind.startsWith('alert.') && ruleChannels) {
       for (const ch of PUSH_CHANNELS) {
         if (!ruleChannels.includes(ch)) continue;
         const built = await channels[ch](trx, { event, orgId: site.org_id, notification: forChannels });
-        for (const b of built) rows.push({ ...base, id: newId(), channel: ch, endpoint_id: b.endpointId, target: b.target, body: b.body });
+        for (const b of built)
+          rows.push({ ...base, id: newId(), channel: ch, endpoint_id: b.endpointId, target: b.target, body: b.body });
       }
     }
   }

@@ -9,10 +9,18 @@ import { DegradationMonitor } from './degradation-monitor.ts';
 /** The dispatcher role (`friction dispatcher`, also inside `friction start`): webhooks and alert channels. */
 export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?: () => number } = {}) {
   return {
-    async start(): Promise<{ running: { stop(): Promise<void>; dispatcher: Dispatcher; monitor: DegradationMonitor }; http: { routers: Router[]; checks: ReadinessCheck[] } }> {
+    async start(): Promise<{
+      running: { stop(): Promise<void>; dispatcher: Dispatcher; monitor: DegradationMonitor };
+      http: { routers: Router[]; checks: ReadinessCheck[] };
+    }> {
       const { config, log } = infra;
       const dispatcher = new Dispatcher({
-        db: infra.database.db, bus: infra.bus, topology: infra.topology, log, now: opts.now, random: opts.random,
+        db: infra.database.db,
+        bus: infra.bus,
+        topology: infra.topology,
+        log,
+        now: opts.now,
+        random: opts.random,
         // The NOTIFY consumer redelivers what a killed dispatcher had fetched after the same wait as the processor's.
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         channels: {
@@ -27,13 +35,23 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
       });
       await dispatcher.start();
       const monitor = new DegradationMonitor({
-        db: infra.database.db, bus: infra.bus, topology: infra.topology, log, now: opts.now,
+        db: infra.database.db,
+        bus: infra.bus,
+        topology: infra.topology,
+        log,
+        now: opts.now,
         lagBound: { messages: config.PROCESSOR_LAG_DEGRADED_MESSAGES, seconds: config.PROCESSOR_LAG_DEGRADED_SECONDS },
       });
       monitor.start();
       return {
         running: { dispatcher, monitor, stop: async () => (await monitor.stop(), await dispatcher.stop()) },
-        http: { routers: [], checks: [['database', () => databaseReady(infra)], ['bus', () => infra.bus.healthy()]] },
+        http: {
+          routers: [],
+          checks: [
+            ['database', () => databaseReady(infra)],
+            ['bus', () => infra.bus.healthy()],
+          ],
+        },
       };
     },
   };

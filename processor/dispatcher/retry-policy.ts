@@ -72,12 +72,19 @@ export interface EndpointHealth {
 }
 
 /** The endpoint's streak after one more attempt, and whether it is to be disabled now (with the reason). */
-export function afterAttempt(h: EndpointHealth, outcome: AttemptOutcome, now: number): EndpointHealth & { disable: string | null } {
+export function afterAttempt(
+  h: EndpointHealth,
+  outcome: AttemptOutcome,
+  now: number,
+): EndpointHealth & { disable: string | null } {
   if (outcome.ok) return { consecutiveFailures: 0, failingSince: null, disable: null };
   const next = { consecutiveFailures: h.consecutiveFailures + 1, failingSince: h.failingSince ?? now };
   if (isGone(outcome.status)) return { ...next, disable: 'the endpoint answered 410 Gone' };
   if (next.consecutiveFailures >= DISABLE_AFTER_FAILURES && now - next.failingSince >= DISABLE_AFTER_MS) {
-    return { ...next, disable: `${next.consecutiveFailures} failed attempts in a row since ${new Date(next.failingSince).toISOString()}` };
+    return {
+      ...next,
+      disable: `${next.consecutiveFailures} failed attempts in a row since ${new Date(next.failingSince).toISOString()}`,
+    };
   }
   return { ...next, disable: null };
 }

@@ -1,11 +1,31 @@
 import test from 'ava';
-import { ClusterReader, applySignals, commitClusterUpdate, createClusterState, evictClusters, foldSignals, getCluster, siteClusters, summarizeCluster, type ClusterState } from './cluster-state.ts';
+import {
+  ClusterReader,
+  applySignals,
+  commitClusterUpdate,
+  createClusterState,
+  evictClusters,
+  foldSignals,
+  getCluster,
+  siteClusters,
+  summarizeCluster,
+  type ClusterState,
+} from './cluster-state.ts';
 import { MIN_ISSUE_SESSIONS } from './clustering.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { work } from './last-seen.ts';
 import { DAY_MS, HOUR_MS } from './time.ts';
-import { applyEvents, commitWindowUpdate, createWindowState, evictWindows, foldEvents, getPageWindow, readStagedPage, type WindowState } from './windows.ts';
+import {
+  applyEvents,
+  commitWindowUpdate,
+  createWindowState,
+  evictWindows,
+  foldEvents,
+  getPageWindow,
+  readStagedPage,
+  type WindowState,
+} from './windows.ts';
 
 /**
  * The cost of one batch must not grow with the sessions already in the window. Timing cannot show that on a busy
@@ -25,9 +45,15 @@ function hotPage(sessions: number): { windows: WindowState; clusters: ClusterSta
       const sid = `old-${i}`;
       chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS));
       if (i % 3 === 0) {
-        chunk.push(sig(sid, '/hot', 'rage_click', T0 - (Math.floor(i / 3) % 7) * DAY_MS - (i % 20) * HOUR_MS, { selector: '#buy', label: 'Buy' }));
+        chunk.push(
+          sig(sid, '/hot', 'rage_click', T0 - (Math.floor(i / 3) % 7) * DAY_MS - (i % 20) * HOUR_MS, {
+            selector: '#buy',
+            label: 'Buy',
+          }),
+        );
         // A second type on the same element, so the element's distinct sessions span two clusters.
-        if (i % 2 === 0) chunk.push(sig(sid, '/hot', 'dead_click', T0 - (Math.floor(i / 6) % 5) * DAY_MS, { selector: '#buy' }));
+        if (i % 2 === 0)
+          chunk.push(sig(sid, '/hot', 'dead_click', T0 - (Math.floor(i / 6) % 5) * DAY_MS, { selector: '#buy' }));
       }
     }
     applyEvents(windows, chunk);
@@ -73,7 +99,12 @@ function processBatch(state: { windows: WindowState; clusters: ClusterState }, e
 test('a batch takes the same work on a page with 1k, 10k or 100k sessions (counted, not timed)', (t) => {
   const steps = [1_000, 10_000, 100_000].map((n) => {
     const state = hotPage(n);
-    t.is(readStagedPage(state.windows, { siteId: 'site-1', page: '/hot', hours: new Map(), sessions: new Map() }, T0).sessions, n, 'the page holds the sessions');
+    t.is(
+      readStagedPage(state.windows, { siteId: 'site-1', page: '/hot', hours: new Map(), sessions: new Map() }, T0)
+        .sessions,
+      n,
+      'the page holds the sessions',
+    );
     return stepsOfOneBatch(state);
   });
   t.log(`steps per 20-event batch at 1k / 10k / 100k sessions: ${steps.join(' / ')}`);
@@ -113,7 +144,12 @@ function longTailPage(sessions: number): { windows: WindowState; clusters: Clust
       const sid = `old-${i}`;
       chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS));
       const type = TAIL_TYPES[Math.floor(r() * TAIL_TYPES.length)] as string;
-      chunk.push(sig(sid, '/hot', type, T0 - (i % 7) * DAY_MS - (i % 20) * HOUR_MS, { selector: tailSelector(r), label: 'Tail' }));
+      chunk.push(
+        sig(sid, '/hot', type, T0 - (i % 7) * DAY_MS - (i % 20) * HOUR_MS, {
+          selector: tailSelector(r),
+          label: 'Tail',
+        }),
+      );
     }
     applyEvents(windows, chunk);
     applySignals(clusters, chunk);
@@ -130,7 +166,10 @@ function tailBatches(count: number, size: () => number, existing: number): Engin
     const sid = i % 2 === 0 ? `old-${(i * 7919) % existing}` : `new-${i}`;
     const n = size();
     const out = [view(sid, '/hot', T0)];
-    for (let k = 1; k < n; k++) out.push(sig(sid, '/hot', TAIL_TYPES[k % TAIL_TYPES.length] as string, T0, { selector: tailSelector(r), label: 'Tail' }));
+    for (let k = 1; k < n; k++)
+      out.push(
+        sig(sid, '/hot', TAIL_TYPES[k % TAIL_TYPES.length] as string, T0, { selector: tailSelector(r), label: 'Tail' }),
+      );
     return out;
   });
 }
@@ -150,10 +189,25 @@ test('on a long tail, SDK-sized and 20-event batches take flat work (within 1.5x
   const steps = sizes.map((n) => {
     const state = longTailPage(n);
     const large = siteClusters(state.clusters, 'site-1').filter((c) => c.index?.isLarge).length;
-    return { n, large, sdk: meanSteps(state, tailBatches(400, sdk, n)), twenty: meanSteps(state, tailBatches(200, () => 20, n)) };
+    return {
+      n,
+      large,
+      sdk: meanSteps(state, tailBatches(400, sdk, n)),
+      twenty: meanSteps(
+        state,
+        tailBatches(200, () => 20, n),
+      ),
+    };
   });
   const [small, big] = steps as [(typeof steps)[0], (typeof steps)[0]];
-  t.log(steps.map((s) => `${s.n} sessions (${s.large} large clusters): ${s.sdk.toFixed(0)} steps per SDK batch, ${s.twenty.toFixed(0)} per 20-event batch`).join('; '));
+  t.log(
+    steps
+      .map(
+        (s) =>
+          `${s.n} sessions (${s.large} large clusters): ${s.sdk.toFixed(0)} steps per SDK batch, ${s.twenty.toFixed(0)} per 20-event batch`,
+      )
+      .join('; '),
+  );
   t.true(big.large > 10 * Math.max(1, small.large), 'the larger page has many more clusters past their small form');
   t.true(big.sdk <= small.sdk * 1.5, `SDK batch work grew ${(big.sdk / small.sdk).toFixed(2)}x`);
   t.true(big.twenty <= small.twenty * 1.5, `20-event batch work grew ${(big.twenty / small.twenty).toFixed(2)}x`);

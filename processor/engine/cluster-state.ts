@@ -98,7 +98,16 @@ const dayOf = (d: ClusterDay): number => d[0] as number;
 
 /** A day's fields as a record (a copy). */
 function fieldsOf(d: ClusterDay): DayFields {
-  return { day: d[0] as number, count: d[1] as number, firstAt: d[2] as number, lastAt: d[3] as number, label: d[4] as string | null, labelAt: d[5] as number, selector: d[6] as string, selectorAt: d[3] as number };
+  return {
+    day: d[0] as number,
+    count: d[1] as number,
+    firstAt: d[2] as number,
+    lastAt: d[3] as number,
+    label: d[4] as string | null,
+    labelAt: d[5] as number,
+    selector: d[6] as string,
+    selectorAt: d[3] as number,
+  };
 }
 
 /** The Map of a day past SMALL_LIMIT sessions, else null. */
@@ -118,7 +127,19 @@ function forEachDaySession(d: ClusterDay, fn: (sid: string, n: number, at: numbe
 
 /** A new day with `dp`'s sessions merged into `d`'s (or a new day from `dp`), exact-size. */
 function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
-  const f: DayFields = d === undefined ? { day: dp.day, count: 0, firstAt: dp.firstAt, lastAt: dp.lastAt, label: null, labelAt: -1, selector: dp.selector, selectorAt: dp.selectorAt } : fieldsOf(d);
+  const f: DayFields =
+    d === undefined
+      ? {
+          day: dp.day,
+          count: 0,
+          firstAt: dp.firstAt,
+          lastAt: dp.lastAt,
+          label: null,
+          labelAt: -1,
+          selector: dp.selector,
+          selectorAt: dp.selectorAt,
+        }
+      : fieldsOf(d);
   mergeDayFields(f, dp);
   const out: ClusterDay = [f.day, f.count, f.firstAt, f.lastAt, f.label, f.labelAt, f.selector];
   let map = d === undefined ? null : sessionMap(d);
@@ -138,7 +159,8 @@ function mergedDay(d: ClusterDay | undefined, dp: DayPatch): ClusterDay {
     } else if ((out.length - FIELDS) / 3 < SMALL_LIMIT) out.push(sid, n, at);
     else {
       map = new Map();
-      for (let j = FIELDS; j < out.length; j += 3) map.set(out[j] as string, [out[j + 1] as number, out[j + 2] as number]);
+      for (let j = FIELDS; j < out.length; j += 3)
+        map.set(out[j] as string, [out[j + 1] as number, out[j + 2] as number]);
       map.set(sid, [n, at]);
     }
   }
@@ -207,7 +229,11 @@ export class Cluster implements ClusterKey {
     const ids = this.index?.topIds ?? null;
     if (ids === null) return null;
     const counts = (this.index as ClusterIndex).topCounts;
-    return ids.map((sessionId, i) => ({ sessionId, signals: counts[2 * i] as number, lastSignalAt: counts[2 * i + 1] as number }));
+    return ids.map((sessionId, i) => ({
+      sessionId,
+      signals: counts[2 * i] as number,
+      lastSignalAt: counts[2 * i + 1] as number,
+    }));
   }
 
   set top(top: readonly EvidenceSession[] | null) {
@@ -387,7 +413,12 @@ export function createClusterState(): ClusterState {
 
 /** The cluster key of a signal event. */
 export function clusterKeyOf(e: EngineEvent & { readonly signal: string }): ClusterKey {
-  return { siteId: e.siteId, page: e.page, selector: canonicalSelector(e.selector), signalType: sharedSignalType(e.signal) };
+  return {
+    siteId: e.siteId,
+    page: e.page,
+    selector: canonicalSelector(e.selector),
+    signalType: sharedSignalType(e.signal),
+  };
 }
 
 /** A string form of a key, unique per key (NUL cannot occur in the parts). */
@@ -395,7 +426,8 @@ export function clusterKeyString(k: ClusterKey): string {
   return `${k.siteId}\u0000${k.page}\u0000${k.selector}\u0000${k.signalType}`;
 }
 
-const elementKeyString = (siteId: string, page: string, selector: string): string => `${siteId}\u0000${page}\u0000${selector}`;
+const elementKeyString = (siteId: string, page: string, selector: string): string =>
+  `${siteId}\u0000${page}\u0000${selector}`;
 
 /** Whether `a` is more recent than `b` by (ts, value); anything is more recent than null. */
 export function isLater(a: Latest, b: Latest | null): boolean {
@@ -403,7 +435,12 @@ export function isLater(a: Latest, b: Latest | null): boolean {
 }
 
 /** The committed clusters of an element, or undefined. */
-export function getElement(state: ClusterState, siteId: string, page: string, selector: string): ElementClusters | undefined {
+export function getElement(
+  state: ClusterState,
+  siteId: string,
+  page: string,
+  selector: string,
+): ElementClusters | undefined {
   return findElement(state.sites.get(siteId)?.get(page), selector);
 }
 
@@ -420,7 +457,11 @@ export function siteClusters(state: ClusterState, siteId: string): Cluster[] {
 }
 
 /** All committed elements (with a selector) of a site, optionally of one page, with their page. */
-export function siteElements(state: ClusterState, siteId: string, page?: string): { page: string; element: ElementClusters }[] {
+export function siteElements(
+  state: ClusterState,
+  siteId: string,
+  page?: string,
+): { page: string; element: ElementClusters }[] {
   const out: { page: string; element: ElementClusters }[] = [];
   const pages = state.sites.get(siteId);
   for (const [p, els] of pages ?? []) {
@@ -439,7 +480,10 @@ function mergeDayFields(d: DayFields, from: DayFields): void {
     d.selector = from.selector;
     d.selectorAt = from.selectorAt;
   }
-  if (from.label !== null && isLater({ ts: from.labelAt, value: from.label }, d.label === null ? null : { ts: d.labelAt, value: d.label })) {
+  if (
+    from.label !== null &&
+    isLater({ ts: from.labelAt, value: from.label }, d.label === null ? null : { ts: d.labelAt, value: d.label })
+  ) {
     d.label = from.label;
     d.labelAt = from.labelAt;
   }
@@ -462,7 +506,16 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
     // Most raw selectors are already canonical: keep the key's (memoized) string rather than the event's copy.
     const selector = e.selector === undefined ? '' : e.selector === key.selector ? key.selector : e.selector;
     const label = e.label?.trim() ?? '';
-    const one: DayFields = { day, count: 1, firstAt: at, lastAt: at, label: label === '' ? null : label, labelAt: label === '' ? -1 : at, selector, selectorAt: at };
+    const one: DayFields = {
+      day,
+      count: 1,
+      firstAt: at,
+      lastAt: at,
+      label: label === '' ? null : label,
+      labelAt: label === '' ? -1 : at,
+      selector,
+      selectorAt: at,
+    };
     let d = p.days.get(day);
     if (d === undefined) p.days.set(day, (d = { ...one, sessions: new Map() }));
     else mergeDayFields(d, one);
@@ -481,7 +534,8 @@ export function foldSignals(_state: ClusterState, events: readonly EngineEvent[]
     if (key.selector !== '') {
       const ek = elementKeyString(key.siteId, key.page, key.selector);
       let ep = elements.get(ek);
-      if (ep === undefined) elements.set(ek, (ep = { siteId: key.siteId, page: key.page, selector: key.selector, users: new Map() }));
+      if (ep === undefined)
+        elements.set(ek, (ep = { siteId: key.siteId, page: key.page, selector: key.selector, users: new Map() }));
       ep.users.set(e.sessionId, Math.max(ep.users.get(e.sessionId) ?? -Infinity, Math.floor(e.ts / HOUR_MS)));
     }
   }
@@ -497,7 +551,9 @@ function elementOf(state: ClusterState, siteId: string, page: string, selector: 
     // Site id and page strings shared with the page's (or else the site's) elements, not the event's copies (one
     // per message, see events.ts `sharedSignalType`): a 36-character site id is 56 bytes an element.
     const sibling = elementsIn(els)[Symbol.iterator]().next().value as ElementClusters | undefined;
-    const ofSite = sibling ?? (elementsIn(pages.values().next().value)[Symbol.iterator]().next().value as ElementClusters | undefined);
+    const ofSite =
+      sibling ??
+      (elementsIn(pages.values().next().value)[Symbol.iterator]().next().value as ElementClusters | undefined);
     el = { siteId: ofSite?.siteId ?? siteId, page: sibling?.page ?? page, selector, clusters: [], users: null };
     pages.set(page, withElement(els ?? [], el));
   }
@@ -510,7 +566,8 @@ function compareEvidence(a: EvidenceSession, b: EvidenceSession): number {
 }
 
 /** The first EVIDENCE_SESSIONS of `rows` by `compareEvidence`. */
-const topRows = (rows: Iterable<EvidenceSession>): EvidenceSession[] => [...rows].sort(compareEvidence).slice(0, EVIDENCE_SESSIONS);
+const topRows = (rows: Iterable<EvidenceSession>): EvidenceSession[] =>
+  [...rows].sort(compareEvidence).slice(0, EVIDENCE_SESSIONS);
 
 /** A batch's session laid over a large cluster: its committed signals and latest signal (or none), and the batch's. */
 interface BatchSession {
@@ -528,10 +585,16 @@ function topWithBatch(rows: EvidenceSession[], sessions: readonly BatchSession[]
   for (const { id, committed, batch } of sessions) {
     work.steps++;
     if (committed !== undefined) {
-      const k = rows.findIndex((r) => r.signals === committed.n && r.lastSignalAt === committed.t && r.sessionId === id);
+      const k = rows.findIndex(
+        (r) => r.signals === committed.n && r.lastSignalAt === committed.t && r.sessionId === id,
+      );
       if (k >= 0) rows.splice(k, 1);
     }
-    rows.push({ sessionId: id, signals: (committed?.n ?? 0) + batch.n, lastSignalAt: Math.max(committed?.t ?? -Infinity, batch.t) });
+    rows.push({
+      sessionId: id,
+      signals: (committed?.n ?? 0) + batch.n,
+      lastSignalAt: Math.max(committed?.t ?? -Infinity, batch.t),
+    });
   }
   return rows.sort(compareEvidence).slice(0, limit);
 }
@@ -634,13 +697,22 @@ function elementEntries(el: ElementClusters): number {
 /** An element's distinct sessions by hour of latest signal: its index, or derived from its clusters' days. */
 function usersOf(el: ElementClusters): SeenReads | null {
   if (el.selector === '') return null;
-  return el.users ?? new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS);
+  return (
+    el.users ??
+    new DerivedSessions(
+      el.clusters.map((c) => c.days),
+      HOUR_MS,
+    )
+  );
 }
 
 /** A new index over an element's sessions, when its clusters' days outgrow the derived form. Once per element. */
 function buildUsers(el: ElementClusters): LastSeenIndex {
   const users = new LatestIndex(1);
-  new DerivedSessions(el.clusters.map((c) => c.days), HOUR_MS).forEach((id, t) => users.observe(id, t, 1));
+  new DerivedSessions(
+    el.clusters.map((c) => c.days),
+    HOUR_MS,
+  ).forEach((id, t) => users.observe(id, t, 1));
   return users;
 }
 
@@ -760,7 +832,10 @@ export function evictClusters(state: ClusterState, now: number): ClusterKey[] {
 }
 
 /** Top `limit` sessions by signals desc, then latest signal desc, then session id asc. */
-export function topEvidence(sessions: ReadonlyMap<string, SessionDay>, limit: number = EVIDENCE_SESSIONS): EvidenceSession[] {
+export function topEvidence(
+  sessions: ReadonlyMap<string, SessionDay>,
+  limit: number = EVIDENCE_SESSIONS,
+): EvidenceSession[] {
   return [...sessions]
     .map(([sessionId, s]) => ({ sessionId, signals: s.count, lastSignalAt: s.lastTs }))
     .sort(compareEvidence)
@@ -779,7 +854,8 @@ interface Totals {
 }
 
 /** Whether (ts, value) is more recent than (heldTs, held): `isLater` on plain fields. */
-const laterThan = (ts: number, value: string, heldTs: number, held: string | null): boolean => held === null || ts > heldTs || (ts === heldTs && value > held);
+const laterThan = (ts: number, value: string, heldTs: number, held: string | null): boolean =>
+  held === null || ts > heldTs || (ts === heldTs && value > held);
 
 /** Offsets of a WindowSum before any day is added: ints, so the fields stay Smis (Infinity would box them). */
 const NO_FIRST = 2 ** 30;
@@ -808,7 +884,16 @@ class WindowSum {
   }
 
   /** Adds one day (its times in ms after the day's start). */
-  add(day: number, count: number, firstAt: number, lastAt: number, selector: string, selectorAt: number, label: string | null, labelAt: number): void {
+  add(
+    day: number,
+    count: number,
+    firstAt: number,
+    lastAt: number,
+    selector: string,
+    selectorAt: number,
+    label: string | null,
+    labelAt: number,
+  ): void {
     work.steps++;
     if (day < this.cutoffDay) {
       this.stale = true;
@@ -831,7 +916,16 @@ class WindowSum {
   /** Adds a stored day. */
   addStored(d: ClusterDay): void {
     // selectorAt is lastAt (DayFields).
-    this.add(d[0] as number, d[1] as number, d[2] as number, d[3] as number, d[6] as string, d[3] as number, d[4] as string | null, d[5] as number);
+    this.add(
+      d[0] as number,
+      d[1] as number,
+      d[2] as number,
+      d[3] as number,
+      d[6] as string,
+      d[3] as number,
+      d[4] as string | null,
+      d[5] as number,
+    );
   }
 
   /** Adds a batch's day. */
@@ -886,7 +980,12 @@ function totals(c: Cluster | undefined, p: ClusterPatch | undefined, now: number
 }
 
 /** Distinct sessions whose latest time is ≥ `cutoff`, in `index` with the batch's `batch` sessions laid over it. */
-function countSince(index: SeenReads | null | undefined, batch: Iterable<[string, number]>, cutoff: number, cap: number = Infinity): number {
+function countSince(
+  index: SeenReads | null | undefined,
+  batch: Iterable<[string, number]>,
+  cutoff: number,
+  cap: number = Infinity,
+): number {
   // NOTE: with a cap the committed count may be cut to `cap`; the batch's sessions counted below are not in it, so
   // the sum still reaches `cap` exactly when the true count does.
   let n = index?.countSince(cutoff, cap) ?? 0;
@@ -904,19 +1003,32 @@ function* latestTimes(p: ClusterPatch | undefined): Iterable<[string, number]> {
 }
 
 /** The evidence at `now`; see the module note for the scan taken while a day outside the window is held. */
-function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: ClusterPatch | undefined, now: number, stale: boolean, limit: number): EvidenceSession[] {
+function evidence(
+  c: Cluster | undefined,
+  sessions: SeenReads | undefined,
+  p: ClusterPatch | undefined,
+  now: number,
+  stale: boolean,
+  limit: number,
+): EvidenceSession[] {
   const candidates = new Map<string, SessionDay>();
-  const exactTop = c === undefined || sessions === undefined || !sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
+  const exactTop =
+    c === undefined || sessions === undefined || !sessions.isLarge || (c.top !== null && limit <= EVIDENCE_SESSIONS);
   if (stale || !exactTop) {
     // The slow path: sum the sessions of the days in the window.
     const cutoff = clusterWindowStart(now);
     const merge = (sid: string, count: number, lastTs: number): void => {
       work.steps++;
       const prev = candidates.get(sid);
-      candidates.set(sid, prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) });
+      candidates.set(
+        sid,
+        prev === undefined ? { count, lastTs } : { count: prev.count + count, lastTs: Math.max(prev.lastTs, lastTs) },
+      );
     };
-    for (const d of c?.days ?? []) if (dayOf(d) * DAY_MS >= cutoff) forEachDaySession(d, (sid, n, at) => merge(sid, n, dayOf(d) * DAY_MS + at));
-    for (const d of p?.days.values() ?? []) if (d.day * DAY_MS >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.day * DAY_MS + at);
+    for (const d of c?.days ?? [])
+      if (dayOf(d) * DAY_MS >= cutoff) forEachDaySession(d, (sid, n, at) => merge(sid, n, dayOf(d) * DAY_MS + at));
+    for (const d of p?.days.values() ?? [])
+      if (d.day * DAY_MS >= cutoff) for (const [sid, [n, at]] of d.sessions) merge(sid, n, d.day * DAY_MS + at);
     return topEvidence(candidates, limit);
   }
   // No day outside the window is held, so every session's count is its count in the window. Counts only grow, so
@@ -927,21 +1039,37 @@ function evidence(c: Cluster | undefined, sessions: SeenReads | undefined, p: Cl
     for (const [id, batch] of p?.sessions ?? []) touched.push({ id, committed: sessions?.get(id), batch });
     return topWithBatch(top, touched, limit);
   }
-  if (c !== undefined && sessions !== undefined) sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
+  if (c !== undefined && sessions !== undefined)
+    sessions.forEach((id, t, n) => candidates.set(id, { count: n, lastTs: t }));
   for (const [id, s] of p?.sessions ?? []) {
     work.steps++;
     const prev = candidates.get(id) ?? (sessions?.get(id) as Seen | undefined);
     const before = prev === undefined ? undefined : 'n' in prev ? { count: prev.n, lastTs: prev.t } : prev;
-    candidates.set(id, before === undefined ? { count: s.n, lastTs: s.t } : { count: before.count + s.n, lastTs: Math.max(before.lastTs, s.t) });
+    candidates.set(
+      id,
+      before === undefined
+        ? { count: s.n, lastTs: s.t }
+        : { count: before.count + s.n, lastTs: Math.max(before.lastTs, s.t) },
+    );
   }
   return topEvidence(candidates, limit);
 }
 
-function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: number, limit: number): ClusterSummary | null {
+function summarize(
+  c: Cluster | undefined,
+  p: ClusterPatch | undefined,
+  now: number,
+  limit: number,
+): ClusterSummary | null {
   const tot = totals(c, p, now);
   if (tot === null) return null;
   // A plain key: the summary outlives the batch, and must not hold (or compare as) the cluster itself.
-  const key = p?.key ?? { siteId: (c as Cluster).siteId, page: (c as Cluster).page, selector: (c as Cluster).selector, signalType: (c as Cluster).signalType };
+  const key = p?.key ?? {
+    siteId: (c as Cluster).siteId,
+    page: (c as Cluster).page,
+    selector: (c as Cluster).selector,
+    signalType: (c as Cluster).signalType,
+  };
   const sessions = c === undefined ? undefined : sessionsOf(c);
   return {
     key,
@@ -957,7 +1085,11 @@ function summarize(c: Cluster | undefined, p: ClusterPatch | undefined, now: num
 }
 
 /** The summary of a committed cluster at `now`, or null when it has no signal left in the window. */
-export function summarizeCluster(cluster: Cluster | undefined, now: number, evidenceLimit: number = EVIDENCE_SESSIONS): ClusterSummary | null {
+export function summarizeCluster(
+  cluster: Cluster | undefined,
+  now: number,
+  evidenceLimit: number = EVIDENCE_SESSIONS,
+): ClusterSummary | null {
   return summarize(cluster, undefined, now, evidenceLimit);
 }
 
@@ -967,13 +1099,29 @@ export function summarizeCluster(cluster: Cluster | undefined, now: number, evid
  * stops there (the processor only asks whether MIN_ISSUE_SESSIONS is reached): `since` is any instant, so the hour
  * holding it is scanned, and the cap keeps that scan short once the later hours have enough sessions.
  */
-export function sessionsActiveSince(cluster: Cluster | undefined, since: number, now: number, cap: number = Infinity): number {
+export function sessionsActiveSince(
+  cluster: Cluster | undefined,
+  since: number,
+  now: number,
+  cap: number = Infinity,
+): number {
   return activeSince(cluster, undefined, since, now, cap);
 }
 
-function activeSince(c: Cluster | undefined, p: ClusterPatch | undefined, since: number, now: number, cap: number): number {
+function activeSince(
+  c: Cluster | undefined,
+  p: ClusterPatch | undefined,
+  since: number,
+  now: number,
+  cap: number,
+): number {
   if (totals(c, p, now) === null) return 0;
-  return countSince(c === undefined ? undefined : sessionsOf(c), latestTimes(p), Math.max(Math.floor(since) + 1, clusterWindowStart(now)), cap);
+  return countSince(
+    c === undefined ? undefined : sessionsOf(c),
+    latestTimes(p),
+    Math.max(Math.floor(since) + 1, clusterWindowStart(now)),
+    cap,
+  );
 }
 
 /**
@@ -994,7 +1142,11 @@ export class ClusterReader {
     for (const ep of update?.elements ?? []) this.elementEntry(ep.siteId, ep.page, ep.selector).users = ep;
   }
 
-  private elementEntry(siteId: string, page: string, selector: string): { users: ElementPatch | undefined; clusters: ClusterPatch[] } {
+  private elementEntry(
+    siteId: string,
+    page: string,
+    selector: string,
+  ): { users: ElementPatch | undefined; clusters: ClusterPatch[] } {
     const k = elementKeyString(siteId, page, selector);
     let e = this.elementPatches.get(k);
     if (e === undefined) this.elementPatches.set(k, (e = { users: undefined, clusters: [] }));
@@ -1043,7 +1195,11 @@ export class ClusterReader {
       label,
       signals,
       affectedByType,
-      affectedUsers: countSince(el === undefined ? undefined : usersOf(el), staged?.users?.users ?? [], cutoff / HOUR_MS),
+      affectedUsers: countSince(
+        el === undefined ? undefined : usersOf(el),
+        staged?.users?.users ?? [],
+        cutoff / HOUR_MS,
+      ),
       lastSignalAt,
     };
   }

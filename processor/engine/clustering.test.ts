@@ -27,7 +27,12 @@ import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { DAY_MS, HOUR_MS } from './time.ts';
 
-const key = (signalType: string, selector = '#pay', page = '/checkout'): ClusterKey => ({ siteId: 'site-1', page, selector, signalType });
+const key = (signalType: string, selector = '#pay', page = '/checkout'): ClusterKey => ({
+  siteId: 'site-1',
+  page,
+  selector,
+  signalType,
+});
 
 function summary(events: EngineEvent[], k: ClusterKey, now = T0): ClusterSummary | null {
   const s = createClusterState();
@@ -47,7 +52,11 @@ test('signals cluster by page, canonical selector and type', (t) => {
   const sel = 'ul > li:nth-child(n) > button';
   t.is(summarizeCluster(getCluster(s, key('rage_click', sel)), T0)?.signalCount, 2, 'row variants are one element');
   t.is(summarizeCluster(getCluster(s, key('dead_click', sel)), T0)?.signalCount, 1, 'another type is another cluster');
-  t.is(summarizeCluster(getCluster(s, key('rage_click', sel, '/cart')), T0)?.signalCount, 1, 'another page is another cluster');
+  t.is(
+    summarizeCluster(getCluster(s, key('rage_click', sel, '/cart')), T0)?.signalCount,
+    1,
+    'another page is another cluster',
+  );
 });
 
 test('a summary has counts, distinct sessions, first/last times, latest label and raw selector, ranked evidence', (t) => {
@@ -83,7 +92,9 @@ test('ties in time are broken by value, so "latest" never depends on arrival ord
 });
 
 test('evidence keeps the top 10 sessions', (t) => {
-  const events = Array.from({ length: 15 }, (_, i) => Array.from({ length: i + 1 }, () => sig(`s${i}`, '/p', 'dead_click', T0 - i, { selector: '#x' }))).flat();
+  const events = Array.from({ length: 15 }, (_, i) =>
+    Array.from({ length: i + 1 }, () => sig(`s${i}`, '/p', 'dead_click', T0 - i, { selector: '#x' })),
+  ).flat();
   const s = summary(events, key('dead_click', '#x', '/p'));
   t.is(s?.evidence.length, 10);
   t.is(s?.evidence[0]?.sessionId, 's14');
@@ -114,7 +125,11 @@ test('fold is staged: the committed state is untouched until commit, the reader 
   t.is(update.clusters.length, 1);
   const staged = new ClusterReader(s, update).summary(key('rage_click', '#x', '/p'), T0);
   t.is(staged?.affectedSessions, 2);
-  t.is(summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0)?.affectedSessions, 1, 'the committed state is untouched');
+  t.is(
+    summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0)?.affectedSessions,
+    1,
+    'the committed state is untouched',
+  );
   commitClusterUpdate(s, update);
   t.deepEqual(summarizeCluster(getCluster(s, key('rage_click', '#x', '/p')), T0), staged);
 });
@@ -151,13 +166,27 @@ test(`an issue opens at ${MIN_ISSUE_SIGNALS} signals from ${MIN_ISSUE_SESSIONS} 
   t.true(opensIssue(fakeSummary({ signalCount: 5, affectedSessions: 3 })));
   t.false(opensIssue(fakeSummary({ signalCount: 4, affectedSessions: 3 })));
   t.false(opensIssue(fakeSummary({ signalCount: 50, affectedSessions: 2 })), 'one or two visitors are not a pattern');
-  t.false(opensIssue(fakeSummary({ key: key('hover_hesitation'), signalCount: 500, affectedSessions: 100 })), 'unknown types weigh 0');
+  t.false(
+    opensIssue(fakeSummary({ key: key('hover_hesitation'), signalCount: 500, affectedSessions: 100 })),
+    'unknown types weigh 0',
+  );
 });
 
 test('severity is share × weight × traffic × recency', (t) => {
-  const input = { signalType: 'rage_click', pageSessions: 1000, windowAffectedSessions: 250, lastSignalAt: T0, now: T0 };
+  const input = {
+    signalType: 'rage_click',
+    pageSessions: 1000,
+    windowAffectedSessions: 250,
+    lastSignalAt: T0,
+    now: T0,
+  };
   t.is(issueSeverity(input), 100, 'a quarter of 1000 sessions rage-clicking right now is as bad as it gets');
-  t.deepEqual(severityFactors({ ...input, windowAffectedSessions: 50 }), { share: 0.2, weight: 1, traffic: 1, recency: 1 });
+  t.deepEqual(severityFactors({ ...input, windowAffectedSessions: 50 }), {
+    share: 0.2,
+    weight: 1,
+    traffic: 1,
+    recency: 1,
+  });
   t.is(issueSeverity({ ...input, windowAffectedSessions: 50 }), 20);
   t.is(issueSeverity({ ...input, signalType: 'dead_click' }), 50);
   t.is(issueSeverity({ ...input, lastSignalAt: T0 - 12 * HOUR_MS }), 50, 'halves every 12 h');
@@ -178,9 +207,18 @@ test('property: severity is within 0..100 and grows with share and weight', (t) 
       fc.integer({ min: 0, max: 1_000_000 }),
       fc.integer({ min: 0, max: 30 * DAY_MS }),
       (type, pageSessions, affected, age) => {
-        const base = { signalType: type, pageSessions, windowAffectedSessions: Math.min(affected, pageSessions), lastSignalAt: T0 - age, now: T0 };
+        const base = {
+          signalType: type,
+          pageSessions,
+          windowAffectedSessions: Math.min(affected, pageSessions),
+          lastSignalAt: T0 - age,
+          now: T0,
+        };
         const s = issueSeverity(base);
-        const more = issueSeverity({ ...base, windowAffectedSessions: Math.min(pageSessions, base.windowAffectedSessions + 1) });
+        const more = issueSeverity({
+          ...base,
+          windowAffectedSessions: Math.min(pageSessions, base.windowAffectedSessions + 1),
+        });
         const rage = issueSeverity({ ...base, signalType: 'rage_click' });
         return s >= 0 && s <= 100 && more >= s && rage >= s;
       },
@@ -197,7 +235,13 @@ const record = (over: Partial<IssueRecord> = {}): IssueRecord => ({
   label: 'Pay now',
   signalCount: 40,
   affectedSessions: 20,
-  severity: issueSeverity({ signalType: 'rage_click', pageSessions: 100, windowAffectedSessions: 20, lastSignalAt: T0 - 60_000, now: T0 }),
+  severity: issueSeverity({
+    signalType: 'rage_click',
+    pageSessions: 100,
+    windowAffectedSessions: 20,
+    lastSignalAt: T0 - 60_000,
+    now: T0,
+  }),
   lastSignalAt: T0 - 60_000,
   resolvedAt: null,
   evidence: [{ sessionId: 'ses_1', signals: 4, lastSignalAt: T0 - 60_000 }],
@@ -209,18 +253,36 @@ test('decide: a new cluster past the threshold creates an issue with generated t
   t.is(d.action, 'create');
   if (d.action !== 'create') return;
   t.is(d.issue.title, "Visitors rage-click 'Pay now' on /checkout");
-  t.is(d.issue.hypothesis, 'the button likely looks active but does not respond, or responds too slowly for visitors to notice');
+  t.is(
+    d.issue.hypothesis,
+    'the button likely looks active but does not respond, or responds too slowly for visitors to notice',
+  );
   t.is(d.issue.status, 'open');
   t.deepEqual(d.issue, draftIssue(fakeSummary(), 100, T0));
-  t.deepEqual(decideIssue({ summary: fakeSummary({ affectedSessions: 2 }), existing: null, pageSessions: 100, now: T0 }), { action: 'none' });
+  t.deepEqual(
+    decideIssue({ summary: fakeSummary({ affectedSessions: 2 }), existing: null, pageSessions: 100, now: T0 }),
+    { action: 'none' },
+  );
   t.deepEqual(decideIssue({ summary: null, existing: null, pageSessions: 100, now: T0 }), { action: 'none' });
 });
 
 test('decide: nothing changed → none; small growth → quiet update; a new power of two → notify', (t) => {
-  t.deepEqual(decideIssue({ summary: fakeSummary(), existing: record(), pageSessions: 100, now: T0 }), { action: 'none' });
-  const quiet = decideIssue({ summary: fakeSummary({ signalCount: 41 }), existing: record(), pageSessions: 100, now: T0 });
+  t.deepEqual(decideIssue({ summary: fakeSummary(), existing: record(), pageSessions: 100, now: T0 }), {
+    action: 'none',
+  });
+  const quiet = decideIssue({
+    summary: fakeSummary({ signalCount: 41 }),
+    existing: record(),
+    pageSessions: 100,
+    now: T0,
+  });
   t.deepEqual(quiet, { action: 'update', changes: { signalCount: 41 }, notify: false });
-  const louder = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: record(), pageSessions: 100, now: T0 });
+  const louder = decideIssue({
+    summary: fakeSummary({ signalCount: 64 }),
+    existing: record(),
+    pageSessions: 100,
+    now: T0,
+  });
   t.like(louder, { action: 'update', changes: { signalCount: 64 }, notify: true });
 });
 
@@ -232,7 +294,12 @@ test('decide: a severity entering a higher 10-point band notifies', (t) => {
 });
 
 test('decide: the live path never rewrites title, hypothesis or status of an active issue', (t) => {
-  const d = decideIssue({ summary: fakeSummary({ label: 'Pay €12 now', signalCount: 500 }), existing: record(), pageSessions: 100, now: T0 });
+  const d = decideIssue({
+    summary: fakeSummary({ label: 'Pay €12 now', signalCount: 500 }),
+    existing: record(),
+    pageSessions: 100,
+    now: T0,
+  });
   t.is(d.action, 'update');
   if (d.action !== 'update') return;
   t.is(d.changes.label, 'Pay €12 now');
@@ -243,50 +310,120 @@ test('decide: the live path never rewrites title, hypothesis or status of an act
 
 test('decide: an emptied cluster zeroes counts and severity but keeps the last signal time', (t) => {
   const d = decideIssue({ summary: null, existing: record(), pageSessions: 100, now: T0 + 8 * DAY_MS });
-  t.deepEqual(d, { action: 'update', changes: { signalCount: 0, affectedSessions: 0, severity: 0, evidence: [] }, notify: false });
+  t.deepEqual(d, {
+    action: 'update',
+    changes: { signalCount: 0, affectedSessions: 0, severity: 0, evidence: [] },
+    notify: false,
+  });
 });
 
 test('decide: renewed activity on a resolved or verified issue marks it signalling again, once per closure, and never changes its status', (t) => {
   for (const status of ['resolved', 'verified'] as const) {
     const closed = record({ status, resolvedAt: T0 - 2 * DAY_MS });
-    const d = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: closed, pageSessions: 100, now: T0, sessionsSinceResolved: 3 });
+    const d = decideIssue({
+      summary: fakeSummary({ signalCount: 64 }),
+      existing: closed,
+      pageSessions: 100,
+      now: T0,
+      sessionsSinceResolved: 3,
+    });
     t.like(d, { action: 'update', changes: { signallingAgainAt: T0 }, notify: false });
-    if (d.action === 'update') t.false('status' in d.changes, 'regressed comes from a deploy look\'s test, not from 3 sessions');
-    const few = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: closed, pageSessions: 100, now: T0, sessionsSinceResolved: 2 });
+    if (d.action === 'update')
+      t.false('status' in d.changes, "regressed comes from a deploy look's test, not from 3 sessions");
+    const few = decideIssue({
+      summary: fakeSummary({ signalCount: 64 }),
+      existing: closed,
+      pageSessions: 100,
+      now: T0,
+      sessionsSinceResolved: 2,
+    });
     if (few.action === 'update') t.false('signallingAgainAt' in few.changes);
     // Already marked in this closure: not marked again; marked in an earlier closure: marked anew.
-    const marked = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: { ...closed, signallingAgainAt: T0 - DAY_MS }, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+    const marked = decideIssue({
+      summary: fakeSummary({ signalCount: 64 }),
+      existing: { ...closed, signallingAgainAt: T0 - DAY_MS },
+      pageSessions: 100,
+      now: T0,
+      sessionsSinceResolved: 30,
+    });
     if (marked.action === 'update') t.false('signallingAgainAt' in marked.changes);
-    const earlier = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: { ...closed, signallingAgainAt: T0 - 3 * DAY_MS }, pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
+    const earlier = decideIssue({
+      summary: fakeSummary({ signalCount: 64 }),
+      existing: { ...closed, signallingAgainAt: T0 - 3 * DAY_MS },
+      pageSessions: 100,
+      now: T0,
+      sessionsSinceResolved: 30,
+    });
     t.like(earlier, { action: 'update', changes: { signallingAgainAt: T0 } });
   }
-  const open = decideIssue({ summary: fakeSummary({ signalCount: 64 }), existing: record({ status: 'open', resolvedAt: T0 - 2 * DAY_MS }), pageSessions: 100, now: T0, sessionsSinceResolved: 30 });
-  if (open.action === 'update') t.false('signallingAgainAt' in open.changes, 'an open issue is signalling, not signalling again');
+  const open = decideIssue({
+    summary: fakeSummary({ signalCount: 64 }),
+    existing: record({ status: 'open', resolvedAt: T0 - 2 * DAY_MS }),
+    pageSessions: 100,
+    now: T0,
+    sessionsSinceResolved: 30,
+  });
+  if (open.action === 'update')
+    t.false('signallingAgainAt' in open.changes, 'an open issue is signalling, not signalling again');
 });
 
 test('decide: an ignored issue is updated quietly and never reopened', (t) => {
-  const d = decideIssue({ summary: fakeSummary({ signalCount: 4096 }), existing: record({ status: 'ignored' }), pageSessions: 100, now: T0, sessionsSinceResolved: 100 });
+  const d = decideIssue({
+    summary: fakeSummary({ signalCount: 4096 }),
+    existing: record({ status: 'ignored' }),
+    pageSessions: 100,
+    now: T0,
+    sessionsSinceResolved: 100,
+  });
   t.like(d, { action: 'update', notify: false });
   if (d.action === 'update') t.false('status' in d.changes);
 });
 
 test('fixing one signal type while another appears closes one issue and opens a separate one', (t) => {
   const s = createClusterState();
-  const dead = Array.from({ length: 8 }, (_, i) => sig(`d${i}`, '/checkout', 'dead_click', T0 - 3 * DAY_MS + i, { selector: '#pay', label: 'Pay' }));
+  const dead = Array.from({ length: 8 }, (_, i) =>
+    sig(`d${i}`, '/checkout', 'dead_click', T0 - 3 * DAY_MS + i, { selector: '#pay', label: 'Pay' }),
+  );
   applySignals(s, dead);
   const deadKey = key('dead_click');
-  const created = decideIssue({ summary: summarizeCluster(getCluster(s, deadKey), T0 - 3 * DAY_MS + HOUR_MS), existing: null, pageSessions: 50, now: T0 - 3 * DAY_MS + HOUR_MS });
+  const created = decideIssue({
+    summary: summarizeCluster(getCluster(s, deadKey), T0 - 3 * DAY_MS + HOUR_MS),
+    existing: null,
+    pageSessions: 50,
+    now: T0 - 3 * DAY_MS + HOUR_MS,
+  });
   t.is(created.action, 'create');
   // The fix ships: dead clicks stop, rage clicks start on the same element.
-  const rage = Array.from({ length: 6 }, (_, i) => sig(`r${i}`, '/checkout', 'rage_click', T0 - HOUR_MS + i, { selector: '#pay', label: 'Pay' }));
+  const rage = Array.from({ length: 6 }, (_, i) =>
+    sig(`r${i}`, '/checkout', 'rage_click', T0 - HOUR_MS + i, { selector: '#pay', label: 'Pay' }),
+  );
   const update = applySignals(s, rage);
-  t.deepEqual(update.clusters.map((c) => c.key.signalType), ['rage_click'], 'the dead_click cluster is not touched');
-  const rageDecision = decideIssue({ summary: summarizeCluster(getCluster(s, key('rage_click')), T0), existing: null, pageSessions: 50, now: T0 });
-  t.like(rageDecision, { action: 'create', issue: { signalType: 'rage_click', title: "Visitors rage-click 'Pay' on /checkout" } });
+  t.deepEqual(
+    update.clusters.map((c) => c.key.signalType),
+    ['rage_click'],
+    'the dead_click cluster is not touched',
+  );
+  const rageDecision = decideIssue({
+    summary: summarizeCluster(getCluster(s, key('rage_click')), T0),
+    existing: null,
+    pageSessions: 50,
+    now: T0,
+  });
+  t.like(rageDecision, {
+    action: 'create',
+    issue: { signalType: 'rage_click', title: "Visitors rage-click 'Pay' on /checkout" },
+  });
   // The old issue's severity falls to 0 once no dead click is in the last 24 h.
   const deadNow = decideIssue({
     summary: summarizeCluster(getCluster(s, deadKey), T0),
-    existing: record({ selector: '#pay', label: 'Pay', signalCount: 8, affectedSessions: 8, severity: 30, evidence: undefined }),
+    existing: record({
+      selector: '#pay',
+      label: 'Pay',
+      signalCount: 8,
+      affectedSessions: 8,
+      severity: 30,
+      evidence: undefined,
+    }),
     pageSessions: 50,
     now: T0,
   });
@@ -301,7 +438,10 @@ test('issues rank by severity, then affected sessions, then signals', (t) => {
     { ...base, id: 'c', severity: 10, affectedSessions: 50, signalCount: 95 },
     { ...base, id: 'd', severity: 10, affectedSessions: 70, signalCount: 1 },
   ]);
-  t.deepEqual(ranked.map((i) => i.id), ['b', 'd', 'c', 'a']);
+  t.deepEqual(
+    ranked.map((i) => i.id),
+    ['b', 'd', 'c', 'a'],
+  );
 });
 
 test('a page keeps its elements in a small form up to 16 and a Map past that; eviction drops emptied ones in both', (t) => {
@@ -309,12 +449,20 @@ test('a page keeps its elements in a small form up to 16 and a Map past that; ev
   for (const n of [3, 16, 17, 40]) {
     const s = createClusterState();
     // Even elements get an old signal only (evicted at T0), odd ones a recent one.
-    const events = Array.from({ length: n }, (_, i) => sig(`s${i}`, '/p', 'rage_click', i % 2 === 0 ? today - 9 * DAY_MS : T0 - 10, { selector: `#e${i}` }));
+    const events = Array.from({ length: n }, (_, i) =>
+      sig(`s${i}`, '/p', 'rage_click', i % 2 === 0 ? today - 9 * DAY_MS : T0 - 10, { selector: `#e${i}` }),
+    );
     applySignals(s, events);
-    for (let i = 0; i < n; i++) t.is(getCluster(s, key('rage_click', `#e${i}`, '/p'))?.days.length, 1, `${n} elements: #e${i} found`);
+    for (let i = 0; i < n; i++)
+      t.is(getCluster(s, key('rage_click', `#e${i}`, '/p'))?.days.length, 1, `${n} elements: #e${i} found`);
     t.is(getCluster(s, key('rage_click', '#none', '/p')), undefined);
     t.is(evictClusters(s, T0).length, Math.ceil(n / 2), `${n} elements: the old ones are reported`);
-    for (let i = 0; i < n; i++) t.is(getCluster(s, key('rage_click', `#e${i}`, '/p')) !== undefined, i % 2 === 1, `${n} elements: #e${i} after eviction`);
+    for (let i = 0; i < n; i++)
+      t.is(
+        getCluster(s, key('rage_click', `#e${i}`, '/p')) !== undefined,
+        i % 2 === 1,
+        `${n} elements: #e${i} after eviction`,
+      );
     // Adding to an evicted page's form still works.
     applySignals(s, [sig('z', '/p', 'dead_click', T0 - 5, { selector: '#e0' })]);
     t.is(summarizeCluster(getCluster(s, key('dead_click', '#e0', '/p')), T0)?.signalCount, 1);
@@ -326,10 +474,21 @@ test('a large cluster read after an eviction is the read of the days left, whate
   const k = key('dead_click');
   // 20 sessions three days ago and 20 today: past the derived form, so the cluster has an index and keeps its
   // window's totals, before the eviction and after it.
-  const on = (day: number) => Array.from({ length: 20 }, (_, i) => sig(`s${day}-${i}`, '/checkout', 'dead_click', T0 - day * DAY_MS, { selector: '#pay' }));
+  const on = (day: number) =>
+    Array.from({ length: 20 }, (_, i) =>
+      sig(`s${day}-${i}`, '/checkout', 'dead_click', T0 - day * DAY_MS, { selector: '#pay' }),
+    );
   applySignals(s, [...on(3), ...on(0)]);
-  t.is(summarizeCluster(getCluster(s, k), T0)?.signalCount, 40, 'read once: the cluster keeps its totals for this window');
+  t.is(
+    summarizeCluster(getCluster(s, k), T0)?.signalCount,
+    40,
+    'read once: the cluster keeps its totals for this window',
+  );
   // The window at T0 + 5 days starts after the old signals' day: eviction drops it.
   evictClusters(s, T0 + 5 * DAY_MS);
-  t.is(summarizeCluster(getCluster(s, k), T0)?.signalCount, 20, 'the evicted day is not read back from the kept totals');
+  t.is(
+    summarizeCluster(getCluster(s, k), T0)?.signalCount,
+    20,
+    'the evicted day is not read back from the kept totals',
+  );
 });

@@ -102,7 +102,12 @@ export interface IssueDraft {
 
 /** The issue a cluster summary stands for, with severity at `now` (threshold not checked: see `opensIssue`). */
 export function draftIssue(summary: ClusterSummary, pageSessions: number, now: number): IssueDraft {
-  const text = issueText({ signalType: summary.key.signalType, label: summary.label, selector: summary.selector, page: summary.key.page });
+  const text = issueText({
+    signalType: summary.key.signalType,
+    label: summary.label,
+    selector: summary.selector,
+    page: summary.key.page,
+  });
   return {
     key: summary.key,
     status: 'open',
@@ -184,7 +189,9 @@ export interface DecideInput {
 
 function sameEvidence(a: readonly EvidenceSession[] | undefined, b: readonly EvidenceSession[]): boolean {
   if (a === undefined || a.length !== b.length) return false;
-  return a.every((x, i) => x.sessionId === b[i]?.sessionId && x.signals === b[i]?.signals && x.lastSignalAt === b[i]?.lastSignalAt);
+  return a.every(
+    (x, i) => x.sessionId === b[i]?.sessionId && x.signals === b[i]?.signals && x.lastSignalAt === b[i]?.lastSignalAt,
+  );
 }
 
 const countBand = (n: number): number => (n <= 0 ? -1 : Math.floor(Math.log2(n)));
@@ -206,11 +213,21 @@ const severityBand = (s: number): number => Math.floor(s / SEVERITY_NOTIFY_BAND)
 export function decideIssue(input: DecideInput): IssueDecision {
   const { summary, existing, pageSessions, now } = input;
   if (existing === null) {
-    return summary !== null && opensIssue(summary) ? { action: 'create', issue: draftIssue(summary, pageSessions, now) } : { action: 'none' };
+    return summary !== null && opensIssue(summary)
+      ? { action: 'create', issue: draftIssue(summary, pageSessions, now) }
+      : { action: 'none' };
   }
   const next: Required<Omit<IssueChanges, 'status' | 'signallingAgainAt'>> =
     summary === null
-      ? { selector: existing.selector, label: existing.label, signalCount: 0, affectedSessions: 0, severity: 0, lastSignalAt: existing.lastSignalAt, evidence: [] }
+      ? {
+          selector: existing.selector,
+          label: existing.label,
+          signalCount: 0,
+          affectedSessions: 0,
+          severity: 0,
+          lastSignalAt: existing.lastSignalAt,
+          evidence: [],
+        }
       : {
           selector: summary.selector,
           label: summary.label ?? existing.label,
@@ -240,13 +257,16 @@ export function decideIssue(input: DecideInput): IssueDecision {
     summary !== null &&
     (input.sessionsSinceResolved ?? 0) >= MIN_ISSUE_SESSIONS &&
     // Once per closure: a mark older than the closure belongs to an earlier one.
-    (existing.signallingAgainAt == null || existing.resolvedAt === null || existing.signallingAgainAt < existing.resolvedAt);
+    (existing.signallingAgainAt == null ||
+      existing.resolvedAt === null ||
+      existing.signallingAgainAt < existing.resolvedAt);
   if (signallingAgain) changes.signallingAgainAt = now;
 
   if (Object.keys(changes).length === 0) return { action: 'none' };
   const worse =
     ACTIVE_STATUSES.has(existing.status) &&
-    (countBand(next.signalCount) > countBand(existing.signalCount) || severityBand(next.severity) > severityBand(existing.severity));
+    (countBand(next.signalCount) > countBand(existing.signalCount) ||
+      severityBand(next.severity) > severityBand(existing.severity));
   return { action: 'update', changes, notify: worse };
 }
 

@@ -29,9 +29,15 @@ const statsArb: fc.Arbitrary<PageWindowStats> = fc
 const priorArb = fc.option(fc.double({ min: 0, max: 50, noNaN: true }), { nil: null });
 
 test('a healthy busy page scores low and a broken one high', (t) => {
-  const healthy = confusionScore({ sessions: 2000, pageViews: 2600, signals: { dead_click: 15 } }, { siteMeanFriction: null });
+  const healthy = confusionScore(
+    { sessions: 2000, pageViews: 2600, signals: { dead_click: 15 } },
+    { siteMeanFriction: null },
+  );
   t.true(healthy.score < 5, `healthy ${healthy.score}`);
-  const broken = confusionScore({ sessions: 100, pageViews: 120, signals: { rage_click: 60, dead_click: 40 } }, { siteMeanFriction: null });
+  const broken = confusionScore(
+    { sessions: 100, pageViews: 120, signals: { rage_click: 60, dead_click: 40 } },
+    { siteMeanFriction: null },
+  );
   t.true(broken.score > 60, `broken ${broken.score}`);
   t.is(broken.dominantSignal, 'rage_click');
   t.is(broken.friction, (60 * 10 + 40 * 5) / 100);
@@ -69,7 +75,11 @@ test('property: volume alone does not move the score (same rate, any traffic, pr
   fc.assert(
     fc.property(statsArb, fc.integer({ min: 2, max: 1000 }), (stats, k) => {
       fc.pre(stats.sessions > 0);
-      const scaled = { sessions: stats.sessions * k, pageViews: stats.pageViews * k, signals: Object.fromEntries(Object.entries(stats.signals).map(([s, n]) => [s, n * k])) };
+      const scaled = {
+        sessions: stats.sessions * k,
+        pageViews: stats.pageViews * k,
+        signals: Object.fromEntries(Object.entries(stats.signals).map(([s, n]) => [s, n * k])),
+      };
       const prior = { siteMeanFriction: weightedSignals(stats.signals) / stats.sessions };
       // Equal up to float error in the last bit, which rounding to one decimal can at most turn into 0.1.
       return Math.abs(confusionScore(stats, prior).score - confusionScore(scaled, prior).score) <= 0.1;
@@ -81,8 +91,14 @@ test('property: volume alone does not move the score (same rate, any traffic, pr
 test('property: more traffic at the same rate moves the score away from the prior, toward the page rate', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 10 }), (sessions, rage) => {
-      const small = confusionScore({ sessions, pageViews: sessions, signals: { rage_click: rage } }, { siteMeanFriction: 1 });
-      const big = confusionScore({ sessions: sessions * 100, pageViews: sessions * 100, signals: { rage_click: rage * 100 } }, { siteMeanFriction: 1 });
+      const small = confusionScore(
+        { sessions, pageViews: sessions, signals: { rage_click: rage } },
+        { siteMeanFriction: 1 },
+      );
+      const big = confusionScore(
+        { sessions: sessions * 100, pageViews: sessions * 100, signals: { rage_click: rage * 100 } },
+        { siteMeanFriction: 1 },
+      );
       const target = frictionToScore((rage * 10) / sessions);
       return Math.abs(big.score - target) <= Math.abs(small.score - target) + 0.1;
     }),
@@ -95,9 +111,17 @@ test('property: one more catalogued signal never lowers the score; an unknown on
     fc.property(statsArb, priorArb, fc.constantFrom(...known), (stats, prior, type) => {
       fc.pre(stats.sessions > 0);
       const before = confusionScore(stats, { siteMeanFriction: prior });
-      const more = confusionScore({ ...stats, signals: { ...stats.signals, [type]: (stats.signals[type] ?? 0) + 1 } }, { siteMeanFriction: prior });
-      const unknown = confusionScore({ ...stats, signals: { ...stats.signals, zz_unknown: 5 } }, { siteMeanFriction: prior });
-      return more.score >= before.score && unknown.score === before.score && unknown.dominantSignal === before.dominantSignal;
+      const more = confusionScore(
+        { ...stats, signals: { ...stats.signals, [type]: (stats.signals[type] ?? 0) + 1 } },
+        { siteMeanFriction: prior },
+      );
+      const unknown = confusionScore(
+        { ...stats, signals: { ...stats.signals, zz_unknown: 5 } },
+        { siteMeanFriction: prior },
+      );
+      return (
+        more.score >= before.score && unknown.score === before.score && unknown.dominantSignal === before.dominantSignal
+      );
     }),
   );
   t.pass();
@@ -119,7 +143,10 @@ test('site mean pools pages by traffic and is itself shrunk toward the global pr
     { sessions: 900, pageViews: 900, signals: { dead_click: 90 } }, // 450 points
     { sessions: 100, pageViews: 100, signals: { rage_click: 50 } }, // 500 points
   ];
-  t.is(siteMeanFriction(pages), (450 + 500 + SITE_PRIOR_SESSIONS * GLOBAL_PRIOR_FRICTION) / (1000 + SITE_PRIOR_SESSIONS));
+  t.is(
+    siteMeanFriction(pages),
+    (450 + 500 + SITE_PRIOR_SESSIONS * GLOBAL_PRIOR_FRICTION) / (1000 + SITE_PRIOR_SESSIONS),
+  );
   // A brand-new site with one angry session does not become its own prior.
   const tiny = siteMeanFriction([{ sessions: 1, pageViews: 1, signals: { rage_click: 1 } }]);
   t.true(tiny !== null && tiny < 1, `tiny site mean ${tiny}`);
@@ -128,8 +155,20 @@ test('site mean pools pages by traffic and is itself shrunk toward the global pr
 test('overall score weighs pages by sessions', (t) => {
   t.is(overallScore([]), 0);
   t.is(overallScore([{ score: 90, sessions: 0 }]), 0);
-  t.is(overallScore([{ score: 80, sessions: 100 }, { score: 10, sessions: 900 }]), 17);
-  t.is(overallScore([{ score: 33.3, sessions: 1 }, { score: 33.4, sessions: 2 }]), 33.4);
+  t.is(
+    overallScore([
+      { score: 80, sessions: 100 },
+      { score: 10, sessions: 900 },
+    ]),
+    17,
+  );
+  t.is(
+    overallScore([
+      { score: 33.3, sessions: 1 },
+      { score: 33.4, sessions: 2 },
+    ]),
+    33.4,
+  );
 });
 
 test('trend has a noise band of max(5 points, 10 % of the baseline)', (t) => {
@@ -144,7 +183,11 @@ test('trend has a noise band of max(5 points, 10 % of the baseline)', (t) => {
 
 test('property: a change under 5 points never flips the trend', (t) => {
   fc.assert(
-    fc.property(fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: -4.999, max: 4.999, noNaN: true }), (baseline, delta) => scoreTrend(baseline + delta, baseline) === 'stable'),
+    fc.property(
+      fc.double({ min: 0, max: 100, noNaN: true }),
+      fc.double({ min: -4.999, max: 4.999, noNaN: true }),
+      (baseline, delta) => scoreTrend(baseline + delta, baseline) === 'stable',
+    ),
   );
   t.pass();
 });
@@ -160,7 +203,11 @@ test('baseline is the mean of the 7 days before today, with at least 3 of them',
   t.is(baselineScore(h, '2025-06-15'), 20);
   t.is(baselineScore(h.slice(2), '2025-06-15'), null, 'two days are not a baseline');
   t.is(baselineScore(h, 'yesterday'), null);
-  t.is(baselineScore([...h, { date: '2025-06-14', score: 60 }], '2025-06-15'), 30, 'a repeated date counts once, last wins');
+  t.is(
+    baselineScore([...h, { date: '2025-06-14', score: 60 }], '2025-06-15'),
+    30,
+    'a repeated date counts once, last wins',
+  );
 });
 
 test('round1 rounds half away from zero', (t) => {

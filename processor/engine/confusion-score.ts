@@ -109,7 +109,3 @@ export function siteMeanFriction(pages: readonly PageWindowStats[]): number | nu
   if (sessions === 0) return null;
   return (points + SITE_PRIOR_SESSIONS * GLOBAL_PRIOR_FRICTION) / (sessions + SITE_PRIOR_SESSIONS);
 }
-
-
-
-

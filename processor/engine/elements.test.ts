@@ -39,7 +39,10 @@ test('breadth beats one visitor hammering: friction counts sessions, not clicks'
     ...Array.from({ length: 10 }, (_, i) => sig(`v${i}`, '/p', 'rage_click', T0 - i, { selector: '#many' })),
   ]);
   const ranked = elementsFromState(s, 'site-1', T0);
-  t.deepEqual(ranked.map((e) => e.selector), ['#many', '#one']);
+  t.deepEqual(
+    ranked.map((e) => e.selector),
+    ['#many', '#one'],
+  );
   t.is(ranked[1]?.signalCount, 100);
 });
 
@@ -47,7 +50,10 @@ test('page-level signals are not elements; unknown-only elements have no dominan
   const s = createClusterState();
   applySignals(s, [sig('a', '/p', 'navigation_loop', T0), sig('a', '/p', 'mystery', T0, { selector: '#m' })]);
   const els = elementsFromState(s, 'site-1', T0);
-  t.deepEqual(els.map((e) => e.selector), ['#m']);
+  t.deepEqual(
+    els.map((e) => e.selector),
+    ['#m'],
+  );
   t.is(els[0]?.dominantSignal, null);
   t.is(els[0]?.recommendation, null);
   t.is(els[0]?.frictionScore, 0);
@@ -55,8 +61,14 @@ test('page-level signals are not elements; unknown-only elements have no dominan
 
 test('elements can be listed for one page, and leave with the 7-day window', (t) => {
   const s = createClusterState();
-  applySignals(s, [sig('a', '/p', 'dead_click', T0, { selector: '#x' }), sig('a', '/q', 'dead_click', T0, { selector: '#y' })]);
-  t.deepEqual(elementsFromState(s, 'site-1', T0, '/q').map((e) => e.selector), ['#y']);
+  applySignals(s, [
+    sig('a', '/p', 'dead_click', T0, { selector: '#x' }),
+    sig('a', '/q', 'dead_click', T0, { selector: '#y' }),
+  ]);
+  t.deepEqual(
+    elementsFromState(s, 'site-1', T0, '/q').map((e) => e.selector),
+    ['#y'],
+  );
   t.is(elementsFromState(s, 'site-1', T0).length, 2);
   t.is(elementsFromState(s, 'site-1', T0 + 8 * DAY_MS).length, 0);
   t.is(elementsFromState(s, 'other-site', T0).length, 0);

@@ -27,6 +27,12 @@ export function view(sessionId: string, page: string, ts: number, extra: Partial
 }
 
 /** A signal. */
-export function sig(sessionId: string, page: string, signal: string, ts: number, extra: Partial<EngineEvent> = {}): EngineEvent {
+export function sig(
+  sessionId: string,
+  page: string,
+  signal: string,
+  ts: number,
+  extra: Partial<EngineEvent> = {},
+): EngineEvent {
   return ev({ type: 'signal', sessionId, page, signal, ts, ...extra });
 }

@@ -1,7 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
+import {
+  NO_HOURS,
+  addToHour,
+  forEachHour,
+  holdsBefore,
+  hourCount,
+  hoursFrom,
+  type HourRecords,
+} from './hour-records.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
 
 type Model = Map<number, { views: number; signals: Map<string, number> }>;
@@ -12,7 +20,13 @@ const opArb = fc.oneof(
     hour: fc.integer({ min: 0, max: 6 }),
     views: fc.integer({ min: 0, max: 3 }),
     // Up to 40 types: an hour crosses SMALL_LIMIT types both in one add and over several.
-    signals: fc.array(fc.tuple(fc.integer({ min: 0, max: 39 }).map((i) => `t${i}`), fc.integer({ min: 1, max: 4 })), { maxLength: 20 }),
+    signals: fc.array(
+      fc.tuple(
+        fc.integer({ min: 0, max: 39 }).map((i) => `t${i}`),
+        fc.integer({ min: 1, max: 4 }),
+      ),
+      { maxLength: 20 },
+    ),
   }),
   fc.record({ kind: fc.constant('evict' as const), cutoff: fc.integer({ min: 0, max: 7 }) }),
 );

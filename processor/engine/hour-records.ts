@@ -30,7 +30,11 @@ function forEachSignalAt(h: HourRecords, i: number, fn: (type: string, n: number
 }
 
 /** A record for `hour` with `views` and `signals` (at least one entry or none). */
-function record(hour: number, views: number, signals: ReadonlyMap<string, number>): (number | string | Map<string, number>)[] {
+function record(
+  hour: number,
+  views: number,
+  signals: ReadonlyMap<string, number>,
+): (number | string | Map<string, number>)[] {
   if (signals.size > SMALL_LIMIT) return [hour, views, -1, new Map(signals)];
   const out: (number | string)[] = [hour, views, signals.size];
   for (const [type, n] of signals) out.push(type, n);
@@ -45,7 +49,10 @@ export function hourCount(h: HourRecords): number {
 }
 
 /** Calls `fn` for every hour held with its views and a walk over its signal counts. */
-export function forEachHour(h: HourRecords, fn: (hour: number, views: number, signals: (each: (type: string, n: number) => void) => void) => void): void {
+export function forEachHour(
+  h: HourRecords,
+  fn: (hour: number, views: number, signals: (each: (type: string, n: number) => void) => void) => void,
+): void {
   for (let i = 0; i < h.length; i += recordLength(h, i)) {
     const at = i;
     fn(h[i] as number, h[i + 1] as number, (each) => forEachSignalAt(h, at, each));
@@ -53,7 +60,12 @@ export function forEachHour(h: HourRecords, fn: (hour: number, views: number, si
 }
 
 /** `h` with `views` and `signals` added to hour `hour`: a new exact-size array (or `h` changed in place for views only). */
-export function addToHour(h: HourRecords, hour: number, views: number, signals: ReadonlyMap<string, number>): HourRecords {
+export function addToHour(
+  h: HourRecords,
+  hour: number,
+  views: number,
+  signals: ReadonlyMap<string, number>,
+): HourRecords {
   let i = 0;
   while (i < h.length && h[i] !== hour) i += recordLength(h, i);
   if (i === h.length) return h.concat(record(hour, views, signals));

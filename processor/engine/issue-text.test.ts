@@ -5,15 +5,30 @@ import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
 test('the example from the issue: rage clicks on a pay button', (t) => {
   const text = issueText({ signalType: 'rage_click', label: 'Pay now', selector: 'button#pay-now', page: '/checkout' });
   t.is(text.title, "Visitors rage-click 'Pay now' on /checkout");
-  t.is(text.hypothesis, 'the button likely looks active but does not respond, or responds too slowly for visitors to notice');
+  t.is(
+    text.hypothesis,
+    'the button likely looks active but does not respond, or responds too slowly for visitors to notice',
+  );
 });
 
 test('each catalogued type has its own wording', (t) => {
   const base = { label: 'Create account', selector: 'form > button[type=submit]', page: '/signup' };
-  t.is(issueText({ ...base, signalType: 'disabled_element_attempt' }).title, "Visitors try to use the disabled 'Create account' on /signup");
-  t.is(issueText({ ...base, signalType: 'dead_click' }).title, "Visitors click 'Create account' on /signup and nothing happens");
-  t.is(issueText({ ...base, signalType: 'navigation_loop', label: null, selector: '' }).title, 'Visitors go back and forth from /signup');
-  t.is(issueText({ ...base, signalType: 'form_abandon', label: null, selector: '' }).title, 'Visitors abandon a form on /signup');
+  t.is(
+    issueText({ ...base, signalType: 'disabled_element_attempt' }).title,
+    "Visitors try to use the disabled 'Create account' on /signup",
+  );
+  t.is(
+    issueText({ ...base, signalType: 'dead_click' }).title,
+    "Visitors click 'Create account' on /signup and nothing happens",
+  );
+  t.is(
+    issueText({ ...base, signalType: 'navigation_loop', label: null, selector: '' }).title,
+    'Visitors go back and forth from /signup',
+  );
+  t.is(
+    issueText({ ...base, signalType: 'form_abandon', label: null, selector: '' }).title,
+    'Visitors abandon a form on /signup',
+  );
   t.regex(issueText({ ...base, signalType: 'error_encounter' }).hypothesis, /after visitors act on the button/);
 });
 
@@ -34,7 +49,10 @@ test('without a label the title names the selector; long labels are cut', (t) =>
 });
 
 test('a label containing a placeholder is not substituted again', (t) => {
-  t.is(issueText({ signalType: 'rage_click', label: 'Go to {page}', selector: 'a', page: '/x' }).title, "Visitors rage-click 'Go to {page}' on /x");
+  t.is(
+    issueText({ signalType: 'rage_click', label: 'Go to {page}', selector: 'a', page: '/x' }).title,
+    "Visitors rage-click 'Go to {page}' on /x",
+  );
 });
 
 test('element nouns come from the last compound of the selector', (t) => {
@@ -51,5 +69,6 @@ test('element nouns come from the last compound of the selector', (t) => {
 });
 
 test('every catalogued signal type has issue wording', (t) => {
-  for (const d of SIGNAL_CATALOG) t.true(hasPhrasing(d.type), `${d.type} needs a title and hypothesis in issue-text.ts`);
+  for (const d of SIGNAL_CATALOG)
+    t.true(hasPhrasing(d.type), `${d.type} needs a title and hypothesis in issue-text.ts`);
 });

@@ -21,7 +21,8 @@ const PHRASING: Readonly<Record<string, Phrasing>> = {
   },
   dead_click: {
     title: 'Visitors click {target} on {page} and nothing happens',
-    hypothesis: 'the {noun} likely looks interactive but has no action behind it (missing handler, styled non-link, handler failing silently)',
+    hypothesis:
+      'the {noun} likely looks interactive but has no action behind it (missing handler, styled non-link, handler failing silently)',
   },
   disabled_element_attempt: {
     title: 'Visitors try to use the disabled {target} on {page}',
@@ -37,11 +38,13 @@ const PHRASING: Readonly<Record<string, Phrasing>> = {
   },
   error_encounter: {
     title: 'Visitors hit errors at {target} on {page}',
-    hypothesis: 'an error is likely shown after visitors act on the {noun}: a failing request, script error or unclear validation',
+    hypothesis:
+      'an error is likely shown after visitors act on the {noun}: a failing request, script error or unclear validation',
   },
   navigation_loop: {
     title: 'Visitors go back and forth from {page}',
-    hypothesis: 'visitors likely cannot find what they came for here and retrace their steps; labels or links may mislead',
+    hypothesis:
+      'visitors likely cannot find what they came for here and retrace their steps; labels or links may mislead',
   },
 };
 
@@ -60,9 +63,19 @@ export function hasPhrasing(type: string): boolean {
  * Used only for wording, so a rough guess is fine.
  */
 export function elementNoun(selector: string): string {
-  const last = (selector.trim().split(/\s*[\s>+~]\s*/).pop() ?? '').toLowerCase();
+  const last = (
+    selector
+      .trim()
+      .split(/\s*[\s>+~]\s*/)
+      .pop() ?? ''
+  ).toLowerCase();
   const tag = /^[a-z][a-z0-9-]*/.exec(last)?.[0] ?? '';
-  if (tag === 'button' || /\[type=["']?(submit|button|reset)["']?\]/.test(last) || /\[role=["']?button["']?\]/.test(last)) return 'button';
+  if (
+    tag === 'button' ||
+    /\[type=["']?(submit|button|reset)["']?\]/.test(last) ||
+    /\[role=["']?button["']?\]/.test(last)
+  )
+    return 'button';
   if (tag === 'a' || /\[role=["']?link["']?\]/.test(last)) return 'link';
   if (tag === 'input' || tag === 'select' || tag === 'textarea') return 'field';
   if (tag === 'form') return 'form';
@@ -86,7 +99,10 @@ export function issueTarget(label: string | null, selector: string, signalType: 
 }
 
 /** The generated title and hypothesis of an issue. */
-export function issueText(input: { signalType: string; label: string | null; selector: string; page: string }): { title: string; hypothesis: string } {
+export function issueText(input: { signalType: string; label: string | null; selector: string; page: string }): {
+  title: string;
+  hypothesis: string;
+} {
   const phrasing = Object.hasOwn(PHRASING, input.signalType) ? (PHRASING[input.signalType] as Phrasing) : UNKNOWN;
   const values: Record<string, string> = {
     target: issueTarget(input.label, input.selector, input.signalType),
@@ -95,6 +111,7 @@ export function issueText(input: { signalType: string; label: string | null; sel
     signal: input.signalType,
   };
   // One pass, so a label that happens to contain "{page}" is not substituted again.
-  const fill = (template: string): string => template.replace(/\{(target|page|noun|signal)\}/g, (_, name: string) => values[name] ?? '');
+  const fill = (template: string): string =>
+    template.replace(/\{(target|page|noun|signal)\}/g, (_, name: string) => values[name] ?? '');
   return { title: fill(phrasing.title), hypothesis: fill(phrasing.hypothesis) };
 }

@@ -15,14 +15,29 @@ type Op =
 
 const WIDTH = 10;
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('observe' as const), id: fc.integer({ min: 0, max: 40 }), t: fc.integer({ min: 0, max: 300 }), n: fc.integer({ min: 1, max: 3 }) }), weight: 6 },
-  { arbitrary: fc.record({ kind: fc.constant('remove' as const), cutoff: fc.integer({ min: 0, max: 200 }) }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('observe' as const),
+      id: fc.integer({ min: 0, max: 40 }),
+      t: fc.integer({ min: 0, max: 300 }),
+      n: fc.integer({ min: 1, max: 3 }),
+    }),
+    weight: 6,
+  },
+  {
+    arbitrary: fc.record({ kind: fc.constant('remove' as const), cutoff: fc.integer({ min: 0, max: 200 }) }),
+    weight: 1,
+  },
   // Aligned cutoffs often (the windows are), unaligned ones too (an issue's resolution time), with and without a cap.
   {
     arbitrary: fc.record({
       kind: fc.constant('count' as const),
       // A few aligned cutoffs asked again and again (the kept count is reused only at the cutoff it was kept for).
-      cutoff: fc.oneof(fc.constantFrom(100, 150, 200), fc.integer({ min: 0, max: 30 }).map((b) => b * WIDTH), fc.integer({ min: 0, max: 310 })),
+      cutoff: fc.oneof(
+        fc.constantFrom(100, 150, 200),
+        fc.integer({ min: 0, max: 30 }).map((b) => b * WIDTH),
+        fc.integer({ min: 0, max: 310 }),
+      ),
       cap: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
     }),
     weight: 4,
@@ -57,7 +72,8 @@ for (const [name, make, counted] of [
           }
           if (index.size !== model.size) return false;
         }
-        for (const [id, e] of model) if (index.latest(id) !== e.t || index.get(id)?.n !== (counted ? e.n : 0)) return false;
+        for (const [id, e] of model)
+          if (index.latest(id) !== e.t || index.get(id)?.n !== (counted ? e.n : 0)) return false;
         return true;
       }),
       { numRuns: 300 },

@@ -38,25 +38,47 @@ function script(): EngineEvent[] {
     const s = `ses_checkout_${i}`;
     const t = at();
     out.push(view(s, '/checkout', t, on));
-    if (i < 45) for (let k = 0; k < 2 + (i % 2); k++) out.push(sig(s, '/checkout', 'rage_click', t + 1000 + k, { ...on, selector: PAY, label: 'Pay now' }));
-    if (i >= 30 && i < 60) out.push(sig(s, '/checkout', 'dead_click', t + 500, { ...on, selector: PAY, label: 'Pay now' }));
+    if (i < 45)
+      for (let k = 0; k < 2 + (i % 2); k++)
+        out.push(sig(s, '/checkout', 'rage_click', t + 1000 + k, { ...on, selector: PAY, label: 'Pay now' }));
+    if (i >= 30 && i < 60)
+      out.push(sig(s, '/checkout', 'dead_click', t + 500, { ...on, selector: PAY, label: 'Pay now' }));
   }
   for (let i = 0; i < 80; i++) {
     const s = `ses_signup_${i}`;
     const t = at();
     out.push(view(s, '/signup', t, on));
-    if (i < 25) for (let k = 0; k < 1 + (i % 2); k++) out.push(sig(s, '/signup', 'disabled_element_attempt', t + 2000 + k, { ...on, selector: SUBMIT, label: 'Create account' }));
+    if (i < 25)
+      for (let k = 0; k < 1 + (i % 2); k++)
+        out.push(
+          sig(s, '/signup', 'disabled_element_attempt', t + 2000 + k, {
+            ...on,
+            selector: SUBMIT,
+            label: 'Create account',
+          }),
+        );
   }
-  const stray = ['article h2#intro', 'article img.hero', 'footer span.copyright', 'aside div.author', 'article blockquote', 'nav span.logo', 'article figure'];
+  const stray = [
+    'article h2#intro',
+    'article img.hero',
+    'footer span.copyright',
+    'aside div.author',
+    'article blockquote',
+    'nav span.logo',
+    'article figure',
+  ];
   let strays = 0;
   for (let i = 0; i < 2000; i++) {
     const s = `ses_blog_${i}`;
     const t = at();
     out.push(view(s, '/blog', t, on));
-    if (i % 133 === 0) out.push(sig(s, '/blog', 'dead_click', t + 700, { ...on, selector: stray[strays++ % stray.length] }));
+    if (i % 133 === 0)
+      out.push(sig(s, '/blog', 'dead_click', t + 700, { ...on, selector: stray[strays++ % stray.length] }));
   }
   out.push(view('ses_lonely', '/lonely', T0 - HOUR_MS, on));
-  out.push(sig('ses_lonely', '/lonely', 'rage_click', T0 - HOUR_MS + 500, { ...on, selector: 'a.promo', label: 'Promo' }));
+  out.push(
+    sig('ses_lonely', '/lonely', 'rage_click', T0 - HOUR_MS + 500, { ...on, selector: 'a.promo', label: 'Promo' }),
+  );
   // Arrival order is not event order: shuffle deterministically.
   return out
     .map((e) => ({ e, k: r() }))
@@ -64,7 +86,10 @@ function script(): EngineEvent[] {
     .map(({ e }) => e);
 }
 
-function runIncremental(events: readonly EngineEvent[]): { snapshot: SiteSnapshot; clusters: ReturnType<typeof createClusterState> } {
+function runIncremental(events: readonly EngineEvent[]): {
+  snapshot: SiteSnapshot;
+  clusters: ReturnType<typeof createClusterState>;
+} {
   const windows = createWindowState();
   const clusters = createClusterState();
   for (let i = 0; i < events.length; i += 97) {
@@ -90,7 +115,10 @@ test('the broken elements are the top issues, with sensible titles', (t) => {
     ['/checkout', 'dead_click', "Visitors click 'Pay now' on /checkout and nothing happens"],
   ]);
   const [first] = snapshot.issues;
-  t.is(first?.hypothesis, 'the button likely looks active but does not respond, or responds too slowly for visitors to notice');
+  t.is(
+    first?.hypothesis,
+    'the button likely looks active but does not respond, or responds too slowly for visitors to notice',
+  );
   t.is(first?.affectedSessions, 45);
   t.is(first?.signalCount, 45 * 2 + 22);
   t.is(first?.selector, PAY);
@@ -100,26 +128,45 @@ test('the broken elements are the top issues, with sensible titles', (t) => {
 });
 
 test('the healthy page and the one-session page open no issue worth ranking', (t) => {
-  t.false(snapshot.issues.some((i) => i.page === '/lonely'), 'one session never opens an issue');
-  t.false(snapshot.issues.some((i) => i.page === '/blog'), 'scattered stray clicks stay below the threshold');
+  t.false(
+    snapshot.issues.some((i) => i.page === '/lonely'),
+    'one session never opens an issue',
+  );
+  t.false(
+    snapshot.issues.some((i) => i.page === '/blog'),
+    'scattered stray clicks stay below the threshold',
+  );
   t.is(snapshot.issues.length, 3);
   t.is(snapshot.clusters.filter((c) => c.key.page === '/blog').length, 7, 'they are still clustered');
 });
 
 test('the healthy page scores low, the broken pages high, and the one-session page does not top the list', (t) => {
   const score = (page: string): number => snapshot.pages.find((p) => p.page === page)?.score ?? Number.NaN;
-  t.deepEqual(snapshot.pages.map((p) => p.page), ['/checkout', '/signup', '/lonely', '/blog']);
+  t.deepEqual(
+    snapshot.pages.map((p) => p.page),
+    ['/checkout', '/signup', '/lonely', '/blog'],
+  );
   t.true(score('/blog') < 5, `blog ${score('/blog')}`);
   t.true(score('/checkout') > 80, `checkout ${score('/checkout')}`);
   t.true(score('/signup') > 40, `signup ${score('/signup')}`);
   t.true(score('/lonely') < 25, `lonely ${score('/lonely')}`);
   t.is(snapshot.pages[0]?.dominantSignal, 'rage_click');
-  t.true(snapshot.overallScore < score('/checkout') && snapshot.overallScore > score('/blog'), `overall ${snapshot.overallScore}`);
+  t.true(
+    snapshot.overallScore < score('/checkout') && snapshot.overallScore > score('/blog'),
+    `overall ${snapshot.overallScore}`,
+  );
 });
 
 test('elements rank the broken button first, with its recommendation; the one-session element is not first', (t) => {
   const [first, second] = snapshot.elements;
-  t.like(first, { page: '/checkout', selector: PAY, label: 'Pay now', dominantSignal: 'rage_click', affectedUsers: 60, signals: { dead_click: 30, rage_click: 112 } });
+  t.like(first, {
+    page: '/checkout',
+    selector: PAY,
+    label: 'Pay now',
+    dominantSignal: 'rage_click',
+    affectedUsers: 60,
+    signals: { dead_click: 30, rage_click: 112 },
+  });
   t.is(first?.recommendation, signalDefinition('rage_click')?.recommendation ?? null);
   t.like(second, { page: '/signup', dominantSignal: 'disabled_element_attempt', affectedUsers: 25 });
   t.not(snapshot.elements[0]?.page, '/lonely');
@@ -127,11 +174,22 @@ test('elements rank the broken button first, with its recommendation; the one-se
 
 test('the live decision creates exactly the ranked issues', (t) => {
   const created = snapshot.clusters
-    .map((c) => ({ c, d: decideIssue({ summary: c, existing: null, pageSessions: snapshot.pages.find((p) => p.page === c.key.page)?.stats.sessions ?? 0, now: T0 }) }))
+    .map((c) => ({
+      c,
+      d: decideIssue({
+        summary: c,
+        existing: null,
+        pageSessions: snapshot.pages.find((p) => p.page === c.key.page)?.stats.sessions ?? 0,
+        now: T0,
+      }),
+    }))
     .filter(({ d }) => d.action === 'create');
   t.deepEqual(
     created.map(({ c }) => `${c.key.page} ${c.key.signalType}`).sort(),
     snapshot.issues.map((i) => `${i.page} ${i.signalType}`).sort(),
   );
-  t.truthy(getCluster(clusters, { siteId: SITE, page: '/lonely', selector: 'a.promo', signalType: 'rage_click' }), 'the lonely signal is still clustered, just below the threshold');
+  t.truthy(
+    getCluster(clusters, { siteId: SITE, page: '/lonely', selector: 'a.promo', signalType: 'rage_click' }),
+    'the lonely signal is still clustered, just below the threshold',
+  );
 });

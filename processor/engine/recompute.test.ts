@@ -2,44 +2,79 @@ import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import { SIGNAL_CATALOG } from '../../shared/domain/signal-catalog.ts';
-import { ClusterReader, commitClusterUpdate, createClusterState, evictClusters, foldSignals, type ClusterState, type ClusterUpdate } from './cluster-state.ts';
+import {
+  ClusterReader,
+  commitClusterUpdate,
+  createClusterState,
+  evictClusters,
+  foldSignals,
+  type ClusterState,
+  type ClusterUpdate,
+} from './cluster-state.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { rebuildState, recomputeSite, snapshotFromState } from './recompute.ts';
 import { SMALL_LIMIT } from './small-collections.ts';
 import { DAY_MS, HOUR_MS, clusterWindowStart, pageWindowStart } from './time.ts';
-import { commitWindowUpdate, createWindowState, evictWindows, foldEvents, readStagedPage, type WindowState, type WindowUpdate } from './windows.ts';
+import {
+  commitWindowUpdate,
+  createWindowState,
+  evictWindows,
+  foldEvents,
+  readStagedPage,
+  type WindowState,
+  type WindowUpdate,
+} from './windows.ts';
 
 const SITES = ['site-a', 'site-b'];
 
 const ALL_TYPES = [...SIGNAL_CATALOG.map((d) => d.type), 'mystery_signal'];
 const READ_TIMES = [T0, T0 + 5 * HOUR_MS, T0 + 2 * DAY_MS];
 /** Instants on the edges of every window read below (and one ms before each), plus a shared instant for ties. */
-const EDGES = [T0 - HOUR_MS, ...READ_TIMES.flatMap((now) => [pageWindowStart(now), pageWindowStart(now) - 1, clusterWindowStart(now), clusterWindowStart(now) - 1])];
+const EDGES = [
+  T0 - HOUR_MS,
+  ...READ_TIMES.flatMap((now) => [
+    pageWindowStart(now),
+    pageWindowStart(now) - 1,
+    clusterWindowStart(now),
+    clusterWindowStart(now) - 1,
+  ]),
+];
 
 function rawEventArb(o: { sessions: number; sites: readonly string[]; pages: readonly string[] }) {
   return fc.record({
-  siteId: fc.constantFrom(...o.sites),
-  sessionId: fc.integer({ min: 1, max: o.sessions }).map((i) => `ses_${i}`),
-  type: fc.constantFrom<EngineEvent['type']>('page_view', 'page_view', 'signal', 'signal', 'signal', 'conversion', 'custom'),
-  // Dense around now, spread over the last day and week, and many exactly on window edges or tied.
-  ts: fc.oneof(
-    fc.integer({ min: T0 - 2 * HOUR_MS, max: T0 }), // dense: many events per bucket
-    fc.integer({ min: T0 - 26 * HOUR_MS, max: T0 + HOUR_MS }),
-    fc.integer({ min: T0 - 9 * DAY_MS, max: T0 + HOUR_MS }),
-    fc.constantFrom(...EDGES),
-  ),
-  page: fc.constantFrom(...o.pages),
-  // A few hot clusters, so sessions, labels and out-of-order times collide within one cluster often.
-  signal: fc.oneof(
-    { arbitrary: fc.constantFrom('rage_click', 'dead_click'), weight: 4 },
-    { arbitrary: fc.option(fc.constantFrom(...ALL_TYPES), { nil: undefined }), weight: 1 },
-  ),
-  selector: fc.oneof(
-    { arbitrary: fc.constantFrom('#pay', 'ul > li:nth-child(1) > button', 'ul>li:nth-child(2)>button'), weight: 4 },
-    { arbitrary: fc.option(fc.constantFrom('', 'div.css-1ab2c3 > a', 'div.css-9zz8y7>a'), { nil: undefined }), weight: 1 },
-  ),
-  label: fc.option(fc.constantFrom('Pay now', 'Buy', '  ', ''), { nil: undefined }),
+    siteId: fc.constantFrom(...o.sites),
+    sessionId: fc.integer({ min: 1, max: o.sessions }).map((i) => `ses_${i}`),
+    type: fc.constantFrom<EngineEvent['type']>(
+      'page_view',
+      'page_view',
+      'signal',
+      'signal',
+      'signal',
+      'conversion',
+      'custom',
+    ),
+    // Dense around now, spread over the last day and week, and many exactly on window edges or tied.
+    ts: fc.oneof(
+      fc.integer({ min: T0 - 2 * HOUR_MS, max: T0 }), // dense: many events per bucket
+      fc.integer({ min: T0 - 26 * HOUR_MS, max: T0 + HOUR_MS }),
+      fc.integer({ min: T0 - 9 * DAY_MS, max: T0 + HOUR_MS }),
+      fc.constantFrom(...EDGES),
+    ),
+    page: fc.constantFrom(...o.pages),
+    // A few hot clusters, so sessions, labels and out-of-order times collide within one cluster often.
+    signal: fc.oneof(
+      { arbitrary: fc.constantFrom('rage_click', 'dead_click'), weight: 4 },
+      { arbitrary: fc.option(fc.constantFrom(...ALL_TYPES), { nil: undefined }), weight: 1 },
+    ),
+    selector: fc.oneof(
+      { arbitrary: fc.constantFrom('#pay', 'ul > li:nth-child(1) > button', 'ul>li:nth-child(2)>button'), weight: 4 },
+      {
+        arbitrary: fc.option(fc.constantFrom('', 'div.css-1ab2c3 > a', 'div.css-9zz8y7>a'), { nil: undefined }),
+        weight: 1,
+      },
+    ),
+    label: fc.option(fc.constantFrom('Pay now', 'Buy', '  ', ''), { nil: undefined }),
   });
 }
 
@@ -47,20 +82,29 @@ function rawEventArb(o: { sessions: number; sites: readonly string[]; pages: rea
 // size 'max': fast-check would otherwise keep most streams under ~10 events, too few to collide in one bucket.
 function streamArb(events: fc.Arbitrary<Omit<EngineEvent, 'id'>>, minLength: number, maxLength: number) {
   return fc.array(events, { minLength, maxLength, size: 'max' }).chain((raw) => {
-  const events: EngineEvent[] = raw.map((e, i) => ({ ...e, id: `evt-${String(i).padStart(4, '0')}` }));
-  return fc.record({
-    events: fc.constant(events),
-    copies: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: events.length, maxLength: events.length }),
-    keys: fc.array(fc.integer(), { minLength: events.length * 3, maxLength: events.length * 3 }),
-    sizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 10 }),
-    redeliver: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
-    failCommit: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
-    evictOffsets: fc.array(fc.integer({ min: 0, max: 3 * DAY_MS }), { maxLength: 8 }),
-    crashAt: fc.option(fc.nat({ max: 15 }), { nil: null }),
-  });
+    const events: EngineEvent[] = raw.map((e, i) => ({ ...e, id: `evt-${String(i).padStart(4, '0')}` }));
+    return fc.record({
+      events: fc.constant(events),
+      copies: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: events.length, maxLength: events.length }),
+      keys: fc.array(fc.integer(), { minLength: events.length * 3, maxLength: events.length * 3 }),
+      sizes: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 10 }),
+      redeliver: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+      failCommit: fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+      evictOffsets: fc.array(fc.integer({ min: 0, max: 3 * DAY_MS }), { maxLength: 8 }),
+      crashAt: fc.option(fc.nat({ max: 15 }), { nil: null }),
+    });
   });
 }
-type Stream = { events: EngineEvent[]; copies: number[]; keys: number[]; sizes: number[]; redeliver: boolean[]; failCommit: boolean[]; evictOffsets: number[]; crashAt: number | null };
+type Stream = {
+  events: EngineEvent[];
+  copies: number[];
+  keys: number[];
+  sizes: number[];
+  redeliver: boolean[];
+  failCommit: boolean[];
+  evictOffsets: number[];
+  crashAt: number | null;
+};
 
 /** Path and values of the first difference between two JSON-like values ("" when equal). */
 function firstDifference(a: unknown, b: unknown, path = '$'): string {
@@ -78,11 +122,22 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string {
  * The reads the processor makes of a staged batch at `now`: its pages' stats, its clusters' summaries and
  * renewed-activity counts, its elements' parts. With empty patches, the same reads of the committed state.
  */
-function stagedReads(windows: WindowState, clusters: ClusterState, wu: WindowUpdate, cu: ClusterUpdate, now: number): unknown {
+function stagedReads(
+  windows: WindowState,
+  clusters: ClusterState,
+  wu: WindowUpdate,
+  cu: ClusterUpdate,
+  now: number,
+): unknown {
   const reader = new ClusterReader(clusters, cu);
   return {
     pages: wu.pages.map((p) => readStagedPage(windows, p, now)),
-    clusters: cu.clusters.map((c) => [reader.summary(c.key, now), reader.activeSince(c.key, now - 2 * HOUR_MS, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now), reader.activeSince(c.key, now - 3 * DAY_MS + 17, now, 3)]),
+    clusters: cu.clusters.map((c) => [
+      reader.summary(c.key, now),
+      reader.activeSince(c.key, now - 2 * HOUR_MS, now),
+      reader.activeSince(c.key, now - 3 * DAY_MS + 17, now),
+      reader.activeSince(c.key, now - 3 * DAY_MS + 17, now, 3),
+    ]),
     elements: cu.elements.map((e) => reader.elementParts(e.siteId, e.page, e.selector, now)),
   };
 }
@@ -150,8 +205,18 @@ function checkStream(s: Stream, sites: readonly string[]): EngineEvent[] {
     commitWindowUpdate(windows, wu);
     commitClusterUpdate(clusters, cu);
     if (!evictBeforeCommit) evict();
-    const committed = stagedReads(windows, clusters, { pages: wu.pages.map((p) => ({ ...p, hours: new Map(), sessions: new Map() })) }, { clusters: cu.clusters.map((c) => ({ ...c, days: new Map(), sessions: new Map() })), elements: cu.elements.map((e) => ({ ...e, users: new Map() })) }, T0);
-    if (!isDeepStrictEqual(staged, committed)) throw new Error(`staged read ≠ committed read after batch ${b}: ${firstDifference(staged, committed)}`);
+    const committed = stagedReads(
+      windows,
+      clusters,
+      { pages: wu.pages.map((p) => ({ ...p, hours: new Map(), sessions: new Map() })) },
+      {
+        clusters: cu.clusters.map((c) => ({ ...c, days: new Map(), sessions: new Map() })),
+        elements: cu.elements.map((e) => ({ ...e, users: new Map() })),
+      },
+      T0,
+    );
+    if (!isDeepStrictEqual(staged, committed))
+      throw new Error(`staged read ≠ committed read after batch ${b}: ${firstDifference(staged, committed)}`);
     if (s.crashAt === b) {
       // Restart: memory is rebuilt from the store, then the stream goes on.
       ({ windows, clusters } = rebuildState([...stored.values()], clock));
@@ -210,7 +275,10 @@ test('recomputation keeps sites apart and ignores rows outside the windows', (t)
     view('c', '/p', T0 - 2 * DAY_MS, { siteId: 'x' }),
   ];
   const snap = recomputeSite(rows, 'x', T0);
-  t.deepEqual(snap.pages.map((p) => [p.page, p.stats.sessions]), [['/p', 1]]);
+  t.deepEqual(
+    snap.pages.map((p) => [p.page, p.stats.sessions]),
+    [['/p', 1]],
+  );
   t.is(snap.clusters.length, 1);
   t.is(snap.elements.length, 1);
   t.deepEqual(recomputeSite(rows, 'nobody', T0).pages, []);

@@ -74,7 +74,11 @@ export function buildSnapshot(
 ): SiteSnapshot {
   const mean = siteMeanFriction([...pageStats.values()]);
   const pages = [...pageStats]
-    .map(([page, stats]) => ({ page, stats: normalizeStats(stats), ...confusionScore(stats, { siteMeanFriction: mean }) }))
+    .map(([page, stats]) => ({
+      page,
+      stats: normalizeStats(stats),
+      ...confusionScore(stats, { siteMeanFriction: mean }),
+    }))
     .sort((a, b) => b.score - a.score || compareStrings(a.page, b.page));
   const sortedClusters = [...clusters].sort((a, b) => compareStrings(clusterKeyString(a.key), clusterKeyString(b.key)));
   const issues = rankIssues(
@@ -93,17 +97,32 @@ export function buildSnapshot(
 }
 
 /** The snapshot of a site read from the incremental state. */
-export function snapshotFromState(windows: WindowState, clusters: ClusterState, siteId: string, now: number): SiteSnapshot {
+export function snapshotFromState(
+  windows: WindowState,
+  clusters: ClusterState,
+  siteId: string,
+  now: number,
+): SiteSnapshot {
   const summaries: ClusterSummary[] = [];
   for (const c of siteClusters(clusters, siteId)) {
     const s = summarizeCluster(c, now);
     if (s !== null) summaries.push(s);
   }
-  return buildSnapshot(siteId, now, siteStats(windows, siteId, now), summaries, elementsFromState(clusters, siteId, now));
+  return buildSnapshot(
+    siteId,
+    now,
+    siteStats(windows, siteId, now),
+    summaries,
+    elementsFromState(clusters, siteId, now),
+  );
 }
 
 /** Page stats of one site at `now`, straight from rows: pages with at least one counted event in the window. */
-export function recomputePageStats(rows: readonly EngineEvent[], siteId: string, now: number): Map<string, PageWindowStats> {
+export function recomputePageStats(
+  rows: readonly EngineEvent[],
+  siteId: string,
+  now: number,
+): Map<string, PageWindowStats> {
   const cutoff = pageWindowStart(now);
   const acc = new Map<string, { sessions: Set<string>; pageViews: number; signals: Map<string, number> }>();
   for (const r of rows) {
@@ -116,7 +135,12 @@ export function recomputePageStats(rows: readonly EngineEvent[], siteId: string,
     if (isView) a.pageViews++;
     else a.signals.set(r.signal as string, (a.signals.get(r.signal as string) ?? 0) + 1);
   }
-  return new Map([...acc].map(([page, a]) => [page, { sessions: a.sessions.size, pageViews: a.pageViews, signals: sortedRecord(a.signals) }]));
+  return new Map(
+    [...acc].map(([page, a]) => [
+      page,
+      { sessions: a.sessions.size, pageViews: a.pageViews, signals: sortedRecord(a.signals) },
+    ]),
+  );
 }
 
 /** Cluster summaries of one site at `now`, straight from rows. */
@@ -125,14 +149,36 @@ export function recomputeClusterSummaries(rows: readonly EngineEvent[], siteId: 
   const pageCutoff = pageWindowStart(now);
   const acc = new Map<
     string,
-    { key: ReturnType<typeof clusterKeyOf>; count: number; first: number; last: number; sessions: Map<string, SessionDay>; recent: Set<string>; selector: Latest | null; label: Latest | null }
+    {
+      key: ReturnType<typeof clusterKeyOf>;
+      count: number;
+      first: number;
+      last: number;
+      sessions: Map<string, SessionDay>;
+      recent: Set<string>;
+      selector: Latest | null;
+      label: Latest | null;
+    }
   >();
   for (const r of rows) {
     if (r.siteId !== siteId || r.ts < cutoff || !isSignalEvent(r)) continue;
     const key = clusterKeyOf(r);
     const k = clusterKeyString(key);
     let a = acc.get(k);
-    if (a === undefined) acc.set(k, (a = { key, count: 0, first: r.ts, last: r.ts, sessions: new Map(), recent: new Set(), selector: null, label: null }));
+    if (a === undefined)
+      acc.set(
+        k,
+        (a = {
+          key,
+          count: 0,
+          first: r.ts,
+          last: r.ts,
+          sessions: new Map(),
+          recent: new Set(),
+          selector: null,
+          label: null,
+        }),
+      );
     a.count++;
     a.first = Math.min(a.first, r.ts);
     a.last = Math.max(a.last, r.ts);
@@ -162,7 +208,16 @@ export function recomputeElements(rows: readonly EngineEvent[], siteId: string, 
   const cutoff = clusterWindowStart(now);
   const acc = new Map<
     string,
-    { page: string; canonical: string; selector: Latest | null; label: Latest | null; signals: Map<string, number>; byType: Map<string, Set<string>>; users: Set<string>; last: number }
+    {
+      page: string;
+      canonical: string;
+      selector: Latest | null;
+      label: Latest | null;
+      signals: Map<string, number>;
+      byType: Map<string, Set<string>>;
+      users: Set<string>;
+      last: number;
+    }
   >();
   for (const r of rows) {
     if (r.siteId !== siteId || r.ts < cutoff || !isSignalEvent(r)) continue;
@@ -171,7 +226,19 @@ export function recomputeElements(rows: readonly EngineEvent[], siteId: string, 
     const k = `${r.page}\u0000${key.selector}`;
     let a = acc.get(k);
     if (a === undefined) {
-      acc.set(k, (a = { page: r.page, canonical: key.selector, selector: null, label: null, signals: new Map(), byType: new Map(), users: new Set(), last: r.ts }));
+      acc.set(
+        k,
+        (a = {
+          page: r.page,
+          canonical: key.selector,
+          selector: null,
+          label: null,
+          signals: new Map(),
+          byType: new Map(),
+          users: new Set(),
+          last: r.ts,
+        }),
+      );
     }
     a.signals.set(r.signal, (a.signals.get(r.signal) ?? 0) + 1);
     let typeUsers = a.byType.get(r.signal);
@@ -217,7 +284,10 @@ export function recomputeSite(rows: readonly EngineEvent[], siteId: string, now:
  * folded in, then everything outside the windows at `now` evicted. Rows must be unique by event id; pass at least
  * the last 7 days (the cluster window) so issues are whole.
  */
-export function rebuildState(rows: readonly EngineEvent[], now: number): { windows: WindowState; clusters: ClusterState } {
+export function rebuildState(
+  rows: readonly EngineEvent[],
+  now: number,
+): { windows: WindowState; clusters: ClusterState } {
   const windows = createWindowState();
   const clusters = createClusterState();
   applyEvents(windows, rows);

@@ -47,20 +47,40 @@ test('variants: list rows and generated classes are the same element; ids are no
 
 // Valid compounds: an optional type selector first, then qualifiers (as CSS requires).
 const typeSel = fc.constantFrom('', 'div', 'a', 'button', 'li', 'span');
-const qualifier = fc.constantFrom(':nth-child(4)', '.x', '.css-1ab2c3', '#id', '[data-v-1234abcd]', '[type="submit"]', '.M_x__ab1cd', ':hover', ':nth-of-type(2)', '[title="a > b, c"]');
-const compoundArb = fc.tuple(typeSel, fc.array(qualifier, { maxLength: 3 })).map(([tag, qs]) => (tag === '' && qs.length === 0 ? 'div' : tag + qs.join('')));
+const qualifier = fc.constantFrom(
+  ':nth-child(4)',
+  '.x',
+  '.css-1ab2c3',
+  '#id',
+  '[data-v-1234abcd]',
+  '[type="submit"]',
+  '.M_x__ab1cd',
+  ':hover',
+  ':nth-of-type(2)',
+  '[title="a > b, c"]',
+);
+const compoundArb = fc
+  .tuple(typeSel, fc.array(qualifier, { maxLength: 3 }))
+  .map(([tag, qs]) => (tag === '' && qs.length === 0 ? 'div' : tag + qs.join('')));
 const selectorArb = fc
   .array(fc.tuple(compoundArb, fc.constantFrom(' ', '>', ' > ', '+', ' ~ ', '  ')), { minLength: 1, maxLength: 4 })
   .map((parts) => parts.map(([compound, comb], i) => (i === 0 ? '' : comb) + compound).join(''));
 
 test('property: canonicalization is idempotent', (t) => {
-  fc.assert(fc.property(selectorArb, (s) => canonicalSelector(canonicalSelector(s)) === canonicalSelector(s)), { numRuns: 500 });
+  fc.assert(
+    fc.property(selectorArb, (s) => canonicalSelector(canonicalSelector(s)) === canonicalSelector(s)),
+    { numRuns: 500 },
+  );
   t.pass();
 });
 
 test('property: changing a structural index never changes the canonical form', (t) => {
   fc.assert(
-    fc.property(selectorArb, fc.integer({ min: 1, max: 999 }), (s, n) => canonicalSelector(s.replace(/nth-child\(\d+\)/g, `nth-child(${n})`)) === canonicalSelector(s)),
+    fc.property(
+      selectorArb,
+      fc.integer({ min: 1, max: 999 }),
+      (s, n) => canonicalSelector(s.replace(/nth-child\(\d+\)/g, `nth-child(${n})`)) === canonicalSelector(s),
+    ),
     { numRuns: 300 },
   );
   t.pass();

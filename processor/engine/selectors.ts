@@ -117,7 +117,10 @@ function canonicalCompound(compound: string): string {
 
 function canonicalComplex(complex: string): string {
   // Normalize combinators: make `a>b`, `a > b` and `a  >  b` identical before splitting into compounds.
-  const { parts, cuts } = splitTopLevel(complex.trim(), (ch) => ch === '>' || ch === '+' || ch === '~' || /\s/.test(ch));
+  const { parts, cuts } = splitTopLevel(
+    complex.trim(),
+    (ch) => ch === '>' || ch === '+' || ch === '~' || /\s/.test(ch),
+  );
   const tokens: string[] = [];
   let pending: string | null = null;
   for (let i = 0; i < parts.length; i++) {

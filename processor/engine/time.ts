@@ -38,4 +38,3 @@ export function clusterWindowStart(now: number): number {
 export function utcDate(ts: number): string {
   return new Date(bucketStart(ts, DAY_MS)).toISOString().slice(0, 10);
 }
-

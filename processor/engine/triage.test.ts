@@ -23,7 +23,13 @@ function issue(over: Partial<TriageIssue> & Pick<TriageIssue, 'id'>): TriageIssu
     ...over,
   };
   const text = issueText(base);
-  const severity = issueSeverity({ signalType: base.signalType, pageSessions: base.pageSessions, windowAffectedSessions: base.windowAffectedSessions, lastSignalAt: base.lastSignalAt, now: T0 });
+  const severity = issueSeverity({
+    signalType: base.signalType,
+    pageSessions: base.pageSessions,
+    windowAffectedSessions: base.windowAffectedSessions,
+    lastSignalAt: base.lastSignalAt,
+    now: T0,
+  });
   return { title: text.title, hypothesis: text.hypothesis, severity, ...base, ...over };
 }
 
@@ -53,17 +59,34 @@ test('selector variants of one element merge into the oldest issue', (t) => {
 
 test('closed and ignored issues are not merged', (t) => {
   const actions = planTriage(
-    [issue({ id: 'iss_a', selector: 'li:nth-child(1)' }), issue({ id: 'iss_b', selector: 'li:nth-child(2)', status: 'ignored' }), issue({ id: 'iss_c', selector: 'li:nth-child(3)', status: 'resolved' })],
+    [
+      issue({ id: 'iss_a', selector: 'li:nth-child(1)' }),
+      issue({ id: 'iss_b', selector: 'li:nth-child(2)', status: 'ignored' }),
+      issue({ id: 'iss_c', selector: 'li:nth-child(3)', status: 'resolved' }),
+    ],
     T0,
   );
   t.deepEqual(actions, []);
 });
 
 test(`an issue with no signal for ${RESOLVE_AFTER_DAYS} days is resolved, not before`, (t) => {
-  const quiet = issue({ id: 'iss_q', selector: '#q', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS, windowAffectedSessions: 0 });
-  const almost = issue({ id: 'iss_r', selector: '#r', lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS + 1, windowAffectedSessions: 0 });
+  const quiet = issue({
+    id: 'iss_q',
+    selector: '#q',
+    lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS,
+    windowAffectedSessions: 0,
+  });
+  const almost = issue({
+    id: 'iss_r',
+    selector: '#r',
+    lastSignalAt: T0 - RESOLVE_AFTER_DAYS * DAY_MS + 1,
+    windowAffectedSessions: 0,
+  });
   const actions = planTriage([quiet, almost], T0);
-  t.deepEqual(actions.map((a) => [a.kind, a.issueId]), [['resolve', 'iss_q']]);
+  t.deepEqual(
+    actions.map((a) => [a.kind, a.issueId]),
+    [['resolve', 'iss_q']],
+  );
   t.is(actions[0]?.changes.status, 'resolved');
   t.regex(actions[0]?.reason ?? '', /no signal for 7 days/);
 });
@@ -71,30 +94,72 @@ test(`an issue with no signal for ${RESOLVE_AFTER_DAYS} days is resolved, not be
 test('an issue that never had a signal is judged from its creation; in_progress is left to its owner', (t) => {
   const actions = planTriage(
     [
-      issue({ id: 'iss_never', selector: '#n', lastSignalAt: null, createdAt: T0 - 8 * DAY_MS, windowAffectedSessions: 0 }),
-      issue({ id: 'iss_owned', selector: '#o', status: 'in_progress', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
-      issue({ id: 'iss_regressed', selector: '#g', status: 'regressed', lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 0 }),
+      issue({
+        id: 'iss_never',
+        selector: '#n',
+        lastSignalAt: null,
+        createdAt: T0 - 8 * DAY_MS,
+        windowAffectedSessions: 0,
+      }),
+      issue({
+        id: 'iss_owned',
+        selector: '#o',
+        status: 'in_progress',
+        lastSignalAt: T0 - 20 * DAY_MS,
+        windowAffectedSessions: 0,
+      }),
+      issue({
+        id: 'iss_regressed',
+        selector: '#g',
+        status: 'regressed',
+        lastSignalAt: T0 - 20 * DAY_MS,
+        windowAffectedSessions: 0,
+      }),
     ],
     T0,
   );
-  t.deepEqual(actions.map((a) => [a.kind, a.issueId]), [['resolve', 'iss_never'], ['resolve', 'iss_regressed']]);
+  t.deepEqual(
+    actions.map((a) => [a.kind, a.issueId]),
+    [
+      ['resolve', 'iss_never'],
+      ['resolve', 'iss_regressed'],
+    ],
+  );
 });
 
 test('a merged group is quiet only if every member is', (t) => {
   const actions = planTriage(
     [
       // Its context comes from the cluster, which spans every variant: it sees the recent sessions too.
-      issue({ id: 'iss_old', selector: 'li:nth-child(1)', createdAt: T0 - 30 * DAY_MS, lastSignalAt: T0 - 20 * DAY_MS, windowAffectedSessions: 10 }),
+      issue({
+        id: 'iss_old',
+        selector: 'li:nth-child(1)',
+        createdAt: T0 - 30 * DAY_MS,
+        lastSignalAt: T0 - 20 * DAY_MS,
+        windowAffectedSessions: 10,
+      }),
       issue({ id: 'iss_new', selector: 'li:nth-child(2)', createdAt: T0 - DAY_MS, lastSignalAt: T0 - HOUR_MS }),
     ],
     T0,
   );
-  t.deepEqual(actions.map((a) => [a.kind, a.issueId]), [['merge', 'iss_new'], ['refresh', 'iss_old']]);
+  t.deepEqual(
+    actions.map((a) => [a.kind, a.issueId]),
+    [
+      ['merge', 'iss_new'],
+      ['refresh', 'iss_old'],
+    ],
+  );
   t.like(actions[0], { changes: { mergedInto: 'iss_old' } });
   t.is(actions[1]?.changes.status, undefined, 'not resolved although its own last signal is 20 days old');
-  const groupSeverity = issueSeverity({ signalType: 'rage_click', pageSessions: 100, windowAffectedSessions: 10, lastSignalAt: T0 - HOUR_MS, now: T0 });
+  const groupSeverity = issueSeverity({
+    signalType: 'rage_click',
+    pageSessions: 100,
+    windowAffectedSessions: 10,
+    lastSignalAt: T0 - HOUR_MS,
+    now: T0,
+  });
   t.true(groupSeverity > 20);
-  t.is(actions[1]?.changes.severity, groupSeverity, 'its severity takes recency from the group\'s latest signal');
+  t.is(actions[1]?.changes.severity, groupSeverity, "its severity takes recency from the group's latest signal");
 });
 
 test('titles and severities are refreshed', (t) => {
@@ -116,7 +181,15 @@ test('severity decays overnight for an issue that went quiet', (t) => {
   t.like(a, { kind: 'refresh', changes: { severity: 0 } });
 });
 
-const statusArb = fc.constantFrom<IssueStatus>('open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed');
+const statusArb = fc.constantFrom<IssueStatus>(
+  'open',
+  'triaged',
+  'in_progress',
+  'verified',
+  'resolved',
+  'ignored',
+  'regressed',
+);
 const triageIssueArb = fc.record({
   selector: fc.constantFrom('#a', 'li:nth-child(1)', 'li:nth-child(2)', 'button.css-1ab2c3', 'button.css-9zz8y7', ''),
   signalType: fc.constantFrom('rage_click', 'dead_click'),

@@ -28,7 +28,11 @@ test('folds views and signals into distinct sessions, views and counts by type',
     sig('c', '/checkout', 'mystery', T0 - 5),
     view('d', '/other', T0 - 4),
   ]);
-  t.deepEqual(pageStats(s, 'site-1', '/checkout', T0), { sessions: 3, pageViews: 3, signals: { dead_click: 2, mystery: 1, rage_click: 1 } });
+  t.deepEqual(pageStats(s, 'site-1', '/checkout', T0), {
+    sessions: 3,
+    pageViews: 3,
+    signals: { dead_click: 2, mystery: 1, rage_click: 1 },
+  });
   t.deepEqual(pageStats(s, 'site-1', '/other', T0), { sessions: 1, pageViews: 1, signals: {} });
   t.deepEqual(pageStats(s, 'site-1', '/never', T0), { sessions: 0, pageViews: 0, signals: {} });
 });
@@ -46,7 +50,11 @@ test('conversions, custom events and signals without a type do not count', (t) =
 
 test('sites are kept apart', (t) => {
   const s = createWindowState();
-  applyEvents(s, [view('a', '/p', T0, { siteId: 'x' }), view('a', '/p', T0, { siteId: 'y' }), view('b', '/p', T0, { siteId: 'y' })]);
+  applyEvents(s, [
+    view('a', '/p', T0, { siteId: 'x' }),
+    view('a', '/p', T0, { siteId: 'y' }),
+    view('b', '/p', T0, { siteId: 'y' }),
+  ]);
   t.is(pageStats(s, 'x', '/p', T0).sessions, 1);
   t.is(pageStats(s, 'y', '/p', T0).sessions, 2);
 });
@@ -72,7 +80,11 @@ test('fold is staged: nothing changes until commit, and the staged read equals t
   const s = createWindowState();
   applyEvents(s, [view('a', '/p', T0)]);
   const update = foldEvents(s, [view('b', '/p', T0), view('a', '/p', T0), sig('c', '/p', 'rage_click', T0)]);
-  t.deepEqual(pageStats(s, 'site-1', '/p', T0), { sessions: 1, pageViews: 1, signals: {} }, 'uncommitted fold is invisible');
+  t.deepEqual(
+    pageStats(s, 'site-1', '/p', T0),
+    { sessions: 1, pageViews: 1, signals: {} },
+    'uncommitted fold is invisible',
+  );
   const staged = readStagedPage(s, update.pages[0]!, T0);
   t.deepEqual(staged, { sessions: 3, pageViews: 3, signals: { rage_click: 1 } });
   commitWindowUpdate(s, update);
@@ -90,7 +102,12 @@ test('a commit after an eviction that ran while the batch was staged is still ex
 
 test('eviction frees old buckets, reports the pages it changed and never changes a read', (t) => {
   const s = createWindowState();
-  applyEvents(s, [view('a', '/old', T0 - 30 * HOUR_MS), view('b', '/mixed', T0 - 30 * HOUR_MS), view('c', '/mixed', T0), view('d', '/fresh', T0)]);
+  applyEvents(s, [
+    view('a', '/old', T0 - 30 * HOUR_MS),
+    view('b', '/mixed', T0 - 30 * HOUR_MS),
+    view('c', '/mixed', T0),
+    view('d', '/fresh', T0),
+  ]);
   const before = siteStats(s, 'site-1', T0);
   const changed = evictWindows(s, T0);
   t.deepEqual(changed.map((c) => c.page).sort(), ['/mixed', '/old']);
@@ -135,7 +152,11 @@ test('property: any order and batching of the same events gives the same windows
     fc.property(
       fc.array(eventArb, { maxLength: 60 }).chain((raw) => {
         const events = raw.map((e, i) => ({ ...e, id: `e${i}` }));
-        return fc.tuple(fc.constant(events), fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1 }));
+        return fc.tuple(
+          fc.constant(events),
+          fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
+          fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1 }),
+        );
       }),
       fc.integer({ min: 0, max: 6 * HOUR_MS }),
       ([events, shuffled, sizes], later) => {

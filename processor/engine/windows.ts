@@ -1,7 +1,15 @@
 import type { PageWindowStats } from './confusion-score.ts';
 import { isSignalEvent, sharedSignalType, type EngineEvent } from './events.ts';
 import { LatestIndex, type LastSeenIndex, work } from './last-seen.ts';
-import { NO_HOURS, addToHour, forEachHour, holdsBefore, hourCount, hoursFrom, type HourRecords } from './hour-records.ts';
+import {
+  NO_HOURS,
+  addToHour,
+  forEachHour,
+  holdsBefore,
+  hourCount,
+  hoursFrom,
+  type HourRecords,
+} from './hour-records.ts';
 import { HOUR_MS, bucketStart, pageWindowStart } from './time.ts';
 import { sortedRecord } from './util.ts';
 
@@ -27,7 +35,6 @@ import { sortedRecord } from './util.ts';
  * plus an 8-byte bucket slot per extra hour in which the same session comes back). Once read, a page also keeps its
  * window's sums (`sum`): about 240 bytes, an object and a Map of its signal types.
  */
-
 
 /**
  * The window of one page. Mutated in place by commits and evictions only. It is its own session index (distinct
@@ -136,7 +143,8 @@ export function foldEvents(_state: WindowState, events: readonly EngineEvent[]):
     if (!isView && !isSignalEvent(e)) continue;
     const key = `${e.siteId}\u0000${e.page}`;
     let p = patches.get(key);
-    if (p === undefined) patches.set(key, (p = { siteId: e.siteId, page: e.page, hours: new Map(), sessions: new Map() }));
+    if (p === undefined)
+      patches.set(key, (p = { siteId: e.siteId, page: e.page, hours: new Map(), sessions: new Map() }));
     const start = bucketStart(e.ts, HOUR_MS);
     let h = p.hours.get(start);
     if (h === undefined) p.hours.set(start, (h = { pageViews: 0, signals: new Map() }));
@@ -160,7 +168,11 @@ export function commitWindowUpdate(state: WindowState, update: WindowUpdate): vo
     let w = pages.get(p.page);
     // The site id string shared with the site's other windows, not this message's copy (a message's decode gives
     // each message its own copy of a 36-character id: 56 bytes a page).
-    if (w === undefined) pages.set(p.page, (w = new PageWindow((pages.values().next().value as PageWindow | undefined)?.siteId ?? p.siteId, p.page)));
+    if (w === undefined)
+      pages.set(
+        p.page,
+        (w = new PageWindow((pages.values().next().value as PageWindow | undefined)?.siteId ?? p.siteId, p.page)),
+      );
     const sum = w.sum;
     for (const [start, ph] of p.hours) {
       const hour = hourNumber(start);

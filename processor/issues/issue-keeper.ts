@@ -43,10 +43,33 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type PageSessions = (siteId: string, page: string) => number;
 
 /** The issue fields published with issue.created / issue.updated (with its environment: staging issues notify too). */
-function issuePayload(id: string, environment: Environment, f: { siteId: string; page: string; selector: string; signalType: string; title: string; status: string; signalCount: number; affectedSessions: number; severity: number }) {
+function issuePayload(
+  id: string,
+  environment: Environment,
+  f: {
+    siteId: string;
+    page: string;
+    selector: string;
+    signalType: string;
+    title: string;
+    status: string;
+    signalCount: number;
+    affectedSessions: number;
+    severity: number;
+  },
+) {
   return {
-    id, site_id: f.siteId, environment, page: f.page, element_selector: f.selector, signal_type: f.signalType, title: f.title, status: f.status,
-    signal_count: f.signalCount, affected_sessions: f.affectedSessions, severity: f.severity,
+    id,
+    site_id: f.siteId,
+    environment,
+    page: f.page,
+    element_selector: f.selector,
+    signal_type: f.signalType,
+    title: f.title,
+    status: f.status,
+    signal_count: f.signalCount,
+    affected_sessions: f.affectedSessions,
+    severity: f.severity,
   };
 }
 
@@ -89,10 +112,21 @@ export class IssueKeeper {
   }
 
   /** Stages a batch: writes issue and element rows in `trx`; returns what makes the new clusters current. */
-  async write(trx: Transaction<Database>, events: readonly EngineEvent[], now: number, pageSessions: PageSessions): Promise<{ apply: () => void; notified: number }> {
+  async write(
+    trx: Transaction<Database>,
+    events: readonly EngineEvent[],
+    now: number,
+    pageSessions: PageSessions,
+  ): Promise<{ apply: () => void; notified: number }> {
     const update = foldSignals(this.state, events);
     if (update.clusters.length === 0) return { apply: () => {}, notified: 0 };
-    const notified = await this.reconcile(trx, update.clusters.map((c) => c.key), now, pageSessions, new ClusterReader(this.state, update));
+    const notified = await this.reconcile(
+      trx,
+      update.clusters.map((c) => c.key),
+      now,
+      pageSessions,
+      new ClusterReader(this.state, update),
+    );
     return { apply: () => commitClusterUpdate(this.state, update), notified };
   }
 
@@ -102,8 +136,17 @@ export class IssueKeeper {
   }
 
   /** Distinct sessions of a cluster whose latest signal is in the 24 h window (triage severity). */
-  windowAffectedSessions(siteId: string, page: string, clusterSelector: string, signalType: string, now: number): number {
-    return summarizeCluster(getCluster(this.state, { siteId, page, selector: clusterSelector, signalType }), now)?.windowAffectedSessions ?? 0;
+  windowAffectedSessions(
+    siteId: string,
+    page: string,
+    clusterSelector: string,
+    signalType: string,
+    now: number,
+  ): number {
+    return (
+      summarizeCluster(getCluster(this.state, { siteId, page, selector: clusterSelector, signalType }), now)
+        ?.windowAffectedSessions ?? 0
+    );
   }
 
   /**
@@ -151,13 +194,23 @@ export class IssueKeeper {
         existing: rec,
         pageSessions: pageSessions(key.siteId, key.page),
         now,
-        sessionsSinceResolved: rec?.resolvedAt != null ? reader.activeSince(key, rec.resolvedAt, now, MIN_ISSUE_SESSIONS) : undefined,
+        sessionsSinceResolved:
+          rec?.resolvedAt != null ? reader.activeSince(key, rec.resolvedAt, now, MIN_ISSUE_SESSIONS) : undefined,
       });
       if (decision.action === 'create') {
         const id = newId();
         creates.push({ id, draft: decision.issue });
         history.push({ issueId: id, source: 'engine', kind: 'created', changes: { status: 'open' } });
-        outbox.push({ kind: 'issue.created', aggregate: `issue:${id}`, msgId: `issue.created:${id}`, payload: { event: 'issue.created', occurred_at: at, issue: issuePayload(id, this.environment, { ...decision.issue, siteId: key.siteId }) } });
+        outbox.push({
+          kind: 'issue.created',
+          aggregate: `issue:${id}`,
+          msgId: `issue.created:${id}`,
+          payload: {
+            event: 'issue.created',
+            occurred_at: at,
+            issue: issuePayload(id, this.environment, { ...decision.issue, siteId: key.siteId }),
+          },
+        });
       } else if (decision.action === 'update' && rec) {
         const c = decision.changes;
         const next = {
@@ -180,7 +233,18 @@ export class IssueKeeper {
             // The outbox row keeps this id through relay retries; the stream drops a second publish of it.
             aggregate: `issue:${rec.id}`,
             msgId: `issue.updated:${rec.id}:${newId()}`,
-            payload: { event: 'issue.updated', occurred_at: at, changes, issue: issuePayload(rec.id, this.environment, { ...next, siteId: rec.siteId, page: rec.page, signalType: rec.signalType, title: rec.title }) },
+            payload: {
+              event: 'issue.updated',
+              occurred_at: at,
+              changes,
+              issue: issuePayload(rec.id, this.environment, {
+                ...next,
+                siteId: rec.siteId,
+                page: rec.page,
+                signalType: rec.signalType,
+                title: rec.title,
+              }),
+            },
           });
         }
       }
@@ -193,10 +257,13 @@ export class IssueKeeper {
     return outbox.length;
   }
 
-
-
   /** Recomputes the element aggregates of the (page, selector) pairs these clusters belong to. */
-  private async writeElementsOf(db: Db, keys: readonly ClusterKey[], now: number, reader: ClusterReader): Promise<void> {
+  private async writeElementsOf(
+    db: Db,
+    keys: readonly ClusterKey[],
+    now: number,
+    reader: ClusterReader,
+  ): Promise<void> {
     const touched = new Map<string, { siteId: string; page: string; selector: string }>();
     for (const k of keys) if (k.selector !== '') touched.set(`${k.siteId}\u0000${k.page}\u0000${k.selector}`, k);
     const upserts: ElementAggregate[] = [];

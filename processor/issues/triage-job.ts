@@ -21,19 +21,31 @@ export interface TriageLiveState {
  * mid-way leaves no row and the triage runs again. Each environment's issues are triaged on their own (a staging
  * issue is never merged into a production one). Returns the number of issues changed, or null if it had run.
  */
-export async function runSiteTriage(db: Kysely<Database>, siteId: string, now: number, liveOf: (environment: Environment) => TriageLiveState): Promise<number | null> {
+export async function runSiteTriage(
+  db: Kysely<Database>,
+  siteId: string,
+  now: number,
+  liveOf: (environment: Environment) => TriageLiveState,
+): Promise<number | null> {
   return db.transaction().execute(async (trx) => {
     const claimed = await sql<{ job: string }>`
       insert into job_runs (job, scope, period, ran_at) values ('triage', ${siteId}, ${utcDate(now)}, ${new Date(now).toISOString()}::timestamptz)
       on conflict do nothing returning job`.execute(trx);
     if (claimed.rows.length === 0) return null;
     let changed = 0;
-    for (const environment of ENVIRONMENTS) changed += await triageEnvironment(trx, siteId, environment, now, liveOf(environment));
+    for (const environment of ENVIRONMENTS)
+      changed += await triageEnvironment(trx, siteId, environment, now, liveOf(environment));
     return changed;
   });
 }
 
-async function triageEnvironment(trx: Transaction<Database>, siteId: string, environment: Environment, now: number, live: TriageLiveState): Promise<number> {
+async function triageEnvironment(
+  trx: Transaction<Database>,
+  siteId: string,
+  environment: Environment,
+  now: number,
+  live: TriageLiveState,
+): Promise<number> {
   // Locked until the triage commits (in id order): a PATCH under way finishes first and the triage plans on its
   // result, or waits for the triage and applies on top of it. The triage never writes over a person's change.
   const rows = await loadSiteIssues(trx, siteId, environment, { lock: true });
@@ -77,7 +89,17 @@ async function triageEnvironment(trx: Transaction<Database>, siteId: string, env
           occurred_at: new Date(now).toISOString(),
           reason: a.reason,
           changes,
-          issue: { id: r.id, site_id: r.site_id, environment, page: r.page, element_selector: r.selector, signal_type: r.signal_type, title: a.changes.title ?? r.title, status: a.changes.status ?? r.status, severity: a.changes.severity ?? r.severity },
+          issue: {
+            id: r.id,
+            site_id: r.site_id,
+            environment,
+            page: r.page,
+            element_selector: r.selector,
+            signal_type: r.signal_type,
+            title: a.changes.title ?? r.title,
+            status: a.changes.status ?? r.status,
+            severity: a.changes.severity ?? r.severity,
+          },
         },
       },
     ]);

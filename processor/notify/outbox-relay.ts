@@ -6,7 +6,15 @@ import type { Topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { isRetriable } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { acquireOutboxLease, loadPendingOutbox, markOutboxFailed, markOutboxPublished, pruneOutbox, releaseOutboxLease, type PendingOutboxRow } from '../store/outbox.store.ts';
+import {
+  acquireOutboxLease,
+  loadPendingOutbox,
+  markOutboxFailed,
+  markOutboxPublished,
+  pruneOutbox,
+  releaseOutboxLease,
+  type PendingOutboxRow,
+} from '../store/outbox.store.ts';
 
 /** Idle poll interval; a commit that queued rows wakes the relay at once (in process, or by broadcast). */
 const POLL_MS = 1000;
@@ -113,7 +121,14 @@ export class OutboxRelay {
     const giveUp = counts && attempts >= OUTBOX_MAX_ATTEMPTS;
     const retryInMs = retryDelayMs(counts ? attempts : 0);
     await markOutboxFailed(this.db, row.id, { error: message, retryInMs, counts, giveUp });
-    const fields = { outboxId: row.id, kind: row.kind, msgId: row.msgId, aggregate: row.aggregate, attempts, err: message };
+    const fields = {
+      outboxId: row.id,
+      kind: row.kind,
+      msgId: row.msgId,
+      aggregate: row.aggregate,
+      attempts,
+      err: message,
+    };
     if (giveUp) this.log.error(fields, 'outbox row given up after repeated publish failures');
     else this.log.warn({ ...fields, retryInMs }, 'outbox publish failed; will retry');
   }

@@ -47,7 +47,10 @@ export class ScoreKeeper {
   readonly environment: Environment;
   private readonly state = createWindowState();
   private readonly siteMeans = new Map<string, { value: number | null; at: number }>();
-  private readonly history = new Map<string, { today: string; byPage: Map<string, { date: string; score: number }[]> }>();
+  private readonly history = new Map<
+    string,
+    { today: string; byPage: Map<string, { date: string; score: number }[]> }
+  >();
   private readonly log: Logger;
   /** Pages emptied by eviction whose last (empty) score row no committed tick has written yet. */
   private readonly emptiedPending = new Map<string, { siteId: string; page: string }>();
@@ -72,7 +75,12 @@ export class ScoreKeeper {
    * Rebuilds the keepers of several environments in one read of each site's window: every row goes to the keeper of
    * its environment (rows of an environment without a keeper are skipped).
    */
-  static async rebuildAll(db: Db, keepers: Partial<Record<Environment, ScoreKeeper>>, siteIds: readonly string[], now: number): Promise<void> {
+  static async rebuildAll(
+    db: Db,
+    keepers: Partial<Record<Environment, ScoreKeeper>>,
+    siteIds: readonly string[],
+    now: number,
+  ): Promise<void> {
     const envs = Object.keys(keepers) as Environment[];
     const since = pageWindowStart(now);
     const counts = new Map<Environment, number>();
@@ -85,7 +93,11 @@ export class ScoreKeeper {
         }
       }
     }
-    for (const environment of envs) keepers[environment]!.log.info({ environment, sites: siteIds.length, events: counts.get(environment) ?? 0 }, 'score windows rebuilt');
+    for (const environment of envs)
+      keepers[environment]!.log.info(
+        { environment, sites: siteIds.length, events: counts.get(environment) ?? 0 },
+        'score windows rebuilt',
+      );
   }
 
   /**
@@ -98,12 +110,17 @@ export class ScoreKeeper {
     now: number,
   ): Promise<{ apply: () => void; pageSessions: (siteId: string, page: string) => number }> {
     const update = foldEvents(this.state, events);
-    const pages = update.pages.map((p) => ({ siteId: p.siteId, page: p.page, stats: readStagedPage(this.state, p, now) }));
+    const pages = update.pages.map((p) => ({
+      siteId: p.siteId,
+      page: p.page,
+      stats: readStagedPage(this.state, p, now),
+    }));
     await upsertPageScores(trx, this.environment, await this.scoreRows(trx, pages, now));
     const staged = new Map(pages.map((p) => [`${p.siteId}\u0000${p.page}`, p.stats.sessions]));
     return {
       apply: () => commitWindowUpdate(this.state, update),
-      pageSessions: (siteId, page) => staged.get(`${siteId}\u0000${page}`) ?? pageSessionCount(this.state, siteId, page, now),
+      pageSessions: (siteId, page) =>
+        staged.get(`${siteId}\u0000${page}`) ?? pageSessionCount(this.state, siteId, page, now),
     };
   }
 
@@ -126,11 +143,18 @@ export class ScoreKeeper {
     // Eviction only frees memory (reads ignore hours that left the window); what must survive a failed tick is the
     // list of pages it emptied, which owe one last row: kept until a tick that wrote them committed.
     for (const r of evictWindows(this.state, now)) {
-      if (getPageWindow(this.state, r.siteId, r.page) === undefined) this.emptiedPending.set(`${r.siteId}\u0000${r.page}`, r);
+      if (getPageWindow(this.state, r.siteId, r.page) === undefined)
+        this.emptiedPending.set(`${r.siteId}\u0000${r.page}`, r);
     }
-    const emptied = [...this.emptiedPending.values()].filter((r) => getPageWindow(this.state, r.siteId, r.page) === undefined);
+    const emptied = [...this.emptiedPending.values()].filter(
+      (r) => getPageWindow(this.state, r.siteId, r.page) === undefined,
+    );
     // Pages whose whole window left: one last row with their now-empty window, so they stop showing old friction.
-    await this.writeScores(db, emptied.map((r) => ({ siteId: r.siteId, page: r.page, stats: EMPTY_STATS })), now);
+    await this.writeScores(
+      db,
+      emptied.map((r) => ({ siteId: r.siteId, page: r.page, stats: EMPTY_STATS })),
+      now,
+    );
     let n = emptied.length;
     for (const siteId of [...this.state.sites.keys()]) n += await this.rescoreSite(db, siteId, now);
     return { pages: n, commit: () => this.emptiedPending.clear() };
@@ -139,14 +163,19 @@ export class ScoreKeeper {
   /** Rescores every page of a site held in memory, with a freshly computed site mean (tick, recompute). */
   async rescoreSite(db: Db, siteId: string, now: number): Promise<number> {
     this.siteMeans.delete(siteId);
-    const windows = [...(this.state.sites.get(siteId)?.values() ?? [])].map((w) => ({ siteId: w.siteId, page: w.page, stats: readPageWindow(w, now) }));
+    const windows = [...(this.state.sites.get(siteId)?.values() ?? [])].map((w) => ({
+      siteId: w.siteId,
+      page: w.page,
+      stats: readPageWindow(w, now),
+    }));
     await this.writeScores(db, windows, now);
     return windows.length;
   }
 
   /** Scores and writes pages in chunks, so a site with 100k pages is not one giant statement. */
   private async writeScores(db: Db, pages: readonly PageToScore[], now: number): Promise<void> {
-    for (let i = 0; i < pages.length; i += 5000) await upsertPageScores(db, this.environment, await this.scoreRows(db, pages.slice(i, i + 5000), now));
+    for (let i = 0; i < pages.length; i += 5000)
+      await upsertPageScores(db, this.environment, await this.scoreRows(db, pages.slice(i, i + 5000), now));
   }
 
   private async scoreRows(db: Db, pages: readonly PageToScore[], now: number): Promise<PageScoreWrite[]> {

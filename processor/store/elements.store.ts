@@ -17,10 +17,22 @@ export async function writeElements(
     // One jsonb document of positional rows: a single native JSON.stringify on this side, one parse on the server,
     // and each element's signals object travels as jsonb as it is (no array escaping of every field, which cost
     // more CPU here than building the aggregates).
-    const rows = JSON.stringify(upserts.map((e) => [
-      e.siteId, e.page, e.canonicalSelector, e.selector, e.label, e.signals, e.signalCount, e.frictionScore, e.dominantSignal,
-      e.affectedUsers, e.recommendation, e.lastSignalAt,
-    ]));
+    const rows = JSON.stringify(
+      upserts.map((e) => [
+        e.siteId,
+        e.page,
+        e.canonicalSelector,
+        e.selector,
+        e.label,
+        e.signals,
+        e.signalCount,
+        e.frictionScore,
+        e.dominantSignal,
+        e.affectedUsers,
+        e.recommendation,
+        e.lastSignalAt,
+      ]),
+    );
     await sql`
       insert into page_elements (site_id, page, cluster_selector, selector, label, signals, signal_count, friction_score, dominant_signal,
                                  affected_users, recommendation, last_signal_at, updated_at, environment)
@@ -30,12 +42,16 @@ export async function writeElements(
       on conflict (site_id, environment, page, cluster_selector) do update set
         selector = excluded.selector, label = excluded.label, signals = excluded.signals, signal_count = excluded.signal_count,
         friction_score = excluded.friction_score, dominant_signal = excluded.dominant_signal, affected_users = excluded.affected_users,
-        recommendation = excluded.recommendation, last_signal_at = excluded.last_signal_at, updated_at = excluded.updated_at`.execute(db);
+        recommendation = excluded.recommendation, last_signal_at = excluded.last_signal_at, updated_at = excluded.updated_at`.execute(
+      db,
+    );
   }
   if (removals.length > 0) {
     const c = <T>(f: (r: (typeof removals)[number]) => T) => removals.map(f);
     await sql`
       delete from page_elements e using unnest(${c((r) => r.siteId)}::uuid[], ${c((r) => r.page)}::text[], ${c((r) => r.canonicalSelector)}::text[]) as k(site_id, page, cluster_selector)
-      where e.environment = ${environment} and e.site_id = k.site_id and e.page = k.page and e.cluster_selector = k.cluster_selector`.execute(db);
+      where e.environment = ${environment} and e.site_id = k.site_id and e.page = k.page and e.cluster_selector = k.cluster_selector`.execute(
+      db,
+    );
   }
 }

@@ -29,16 +29,43 @@ test.after.always(async () => {
 
 const now = Date.now();
 let seq = 0;
-const event = (over: Partial<StreamEvent> = {}): StreamEvent => ({ id: randomUUID(), type: 'custom', name: 'scroll', ts: now - 1000 + seq++, page: '/p', ...over });
+const event = (over: Partial<StreamEvent> = {}): StreamEvent => ({
+  id: randomUUID(),
+  type: 'custom',
+  name: 'scroll',
+  ts: now - 1000 + seq++,
+  page: '/p',
+  ...over,
+});
 const signal = (over: Partial<StreamEvent> = {}): StreamEvent =>
-  event({ type: 'signal', signal: 'rage_click', name: undefined, selector: '#buy', label: 'Buy', x: 10, y: 20, vx: 30, vy: 40, px: 50, py: 60, ...over });
+  event({
+    type: 'signal',
+    signal: 'rage_click',
+    name: undefined,
+    selector: '#buy',
+    label: 'Buy',
+    x: 10,
+    y: 20,
+    vx: 30,
+    vy: 40,
+    px: 50,
+    py: 60,
+    ...over,
+  });
 const batch = (siteId: string, events: StreamEvent[], session = 's-1'): EventBatchMessage => ({
-  v: 1, batch_id: randomUUID(), org_id: randomUUID(), site_id: siteId, received_at: now, session_id: session,
-  context: { device: 'desktop', viewport: { w: 1280, h: 800 } }, events,
+  v: 1,
+  batch_id: randomUUID(),
+  org_id: randomUUID(),
+  site_id: siteId,
+  received_at: now,
+  session_id: session,
+  context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+  events,
 });
 
 async function counts(h: DatabaseHandle, siteId: string) {
-  const q = (t: 'events' | 'signals') => sql<{ n: number }>`select count(*)::int as n from ${sql.table(t)} where site_id = ${siteId}`.execute(h.db);
+  const q = (t: 'events' | 'signals') =>
+    sql<{ n: number }>`select count(*)::int as n from ${sql.table(t)} where site_id = ${siteId}`.execute(h.db);
   return { events: (await q('events')).rows[0].n, signals: (await q('signals')).rows[0].n };
 }
 
@@ -52,9 +79,25 @@ for (const name of Object.keys(backends)) {
     const fresh = await store(batches);
     t.is(fresh.length, 4);
     t.deepEqual(await counts(h, site), { events: 4, signals: 2 });
-    const row = await sql<{ signal_type: string; selector: string; x: number; py: number; session_id: string; device: string }>`
-      select signal_type, selector, x, py, session_id, device from signals where site_id = ${site} and signal_type = 'rage_click'`.execute(h.db);
-    t.deepEqual(row.rows[0], { signal_type: 'rage_click', selector: '#buy', x: 10, py: 60, session_id: 's-1', device: 'desktop' });
+    const row = await sql<{
+      signal_type: string;
+      selector: string;
+      x: number;
+      py: number;
+      session_id: string;
+      device: string;
+    }>`
+      select signal_type, selector, x, py, session_id, device from signals where site_id = ${site} and signal_type = 'rage_click'`.execute(
+      h.db,
+    );
+    t.deepEqual(row.rows[0], {
+      signal_type: 'rage_click',
+      selector: '#buy',
+      x: 10,
+      py: 60,
+      session_id: 's-1',
+      device: 'desktop',
+    });
   });
 
   test(`${name}: a redelivered fetch stores nothing and returns nothing; a partly stored one returns only the new events`, async (t) => {
@@ -68,7 +111,10 @@ for (const name of Object.keys(backends)) {
     const added = signal({ selector: '#new' });
     const mixed = [first[0], batch(site, [added, first[0].events[1]])];
     const fresh = await store(mixed);
-    t.deepEqual(fresh.map((e) => e.id), [added.id]);
+    t.deepEqual(
+      fresh.map((e) => e.id),
+      [added.id],
+    );
     t.is(fresh[0].selector, '#new');
     t.deepEqual(await counts(h, site), { events: 3, signals: 2 });
   });
@@ -88,9 +134,21 @@ for (const name of Object.keys(backends)) {
     const nasty = 'a\tb\nc\\d\\N\re "quoted" ünïcödé 🙂';
     const e = signal({ selector: nasty, label: nasty, page: `/p/${nasty}`, meta: { note: nasty } });
     await store([batch(site, [e], `sess ${nasty}`)]);
-    const { rows } = await sql<{ selector: string; label: string; page: string; session_id: string; meta: { note: string } }>`
+    const { rows } = await sql<{
+      selector: string;
+      label: string;
+      page: string;
+      session_id: string;
+      meta: { note: string };
+    }>`
       select selector, label, page, session_id, meta from events where site_id = ${site}`.execute(h.db);
-    t.deepEqual(rows[0], { selector: nasty, label: nasty, page: `/p/${nasty}`, session_id: `sess ${nasty}`, meta: { note: nasty } });
+    t.deepEqual(rows[0], {
+      selector: nasty,
+      label: nasty,
+      page: `/p/${nasty}`,
+      session_id: `sess ${nasty}`,
+      meta: { note: nasty },
+    });
     const s = await sql<{ selector: string }>`select selector from signals where site_id = ${site}`.execute(h.db);
     t.is(s.rows[0].selector, nasty);
   });
@@ -110,7 +168,9 @@ for (const kind of ['postgres', 'pglite'] as const) {
     const siteId = randomUUID();
     const ts = now - 5000;
     // 23 events, many on the very same millisecond, so pages split inside a run of equal timestamps.
-    const evs = Array.from({ length: 23 }, (_, i) => (i % 2 === 0 ? event({ type: 'page_view', name: undefined, ts: ts + (i % 3) }) : signal({ ts: ts + (i % 3) })));
+    const evs = Array.from({ length: 23 }, (_, i) =>
+      i % 2 === 0 ? event({ type: 'page_view', name: undefined, ts: ts + (i % 3) }) : signal({ ts: ts + (i % 3) }),
+    );
     await h.bulk((tx) => storeEvents(tx, [batch(siteId, evs)]));
     const pages: number[] = [];
     const seen: string[] = [];
@@ -121,7 +181,14 @@ for (const kind of ['postgres', 'pglite'] as const) {
     t.deepEqual(pages, [5, 5, 5, 5, 3]);
     t.deepEqual([...seen].sort(), evs.map((e) => e.id).sort());
     const signalIds: string[] = [];
-    for await (const rows of loadSignalEvents(h.db, siteId, 'production', now - 60_000, 4)) signalIds.push(...rows.map((r) => r.id));
-    t.deepEqual(signalIds.sort(), evs.filter((e) => e.type === 'signal').map((e) => e.id).sort());
+    for await (const rows of loadSignalEvents(h.db, siteId, 'production', now - 60_000, 4))
+      signalIds.push(...rows.map((r) => r.id));
+    t.deepEqual(
+      signalIds.sort(),
+      evs
+        .filter((e) => e.type === 'signal')
+        .map((e) => e.id)
+        .sort(),
+    );
   });
 }

@@ -30,30 +30,47 @@ type Column = readonly [name: string, type: string, mode: Mode, value: (r: Row) 
  * costs a fraction of node-postgres' per-element array escaping; free text goes as a regular array parameter.
  */
 const EVENT_COLUMNS: readonly Column[] = [
-  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id], ['id', 'uuid', 'csv', (r) => r.event.id],
-  ['ts', 'timestamptz', 'csv', (r) => r.tsIso], ['received_at', 'timestamptz', 'csv', (r) => r.receivedIso],
-  ['session_id', 'text', 'array', (r) => r.batch.session_id], ['type', 'text', 'csv', (r) => r.event.type],
-  ['page', 'text', 'array', (r) => r.event.page], ['signal', 'text', 'array', (r) => r.event.signal ?? null],
-  ['name', 'text', 'array', (r) => r.event.name ?? null], ['selector', 'text', 'array', (r) => r.event.selector ?? null],
+  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id],
+  ['id', 'uuid', 'csv', (r) => r.event.id],
+  ['ts', 'timestamptz', 'csv', (r) => r.tsIso],
+  ['received_at', 'timestamptz', 'csv', (r) => r.receivedIso],
+  ['session_id', 'text', 'array', (r) => r.batch.session_id],
+  ['type', 'text', 'csv', (r) => r.event.type],
+  ['page', 'text', 'array', (r) => r.event.page],
+  ['signal', 'text', 'array', (r) => r.event.signal ?? null],
+  ['name', 'text', 'array', (r) => r.event.name ?? null],
+  ['selector', 'text', 'array', (r) => r.event.selector ?? null],
   ['label', 'text', 'array', (r) => r.event.label ?? null],
-  ['x', 'smallint', 'csv', (r) => r.event.x ?? null], ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
-  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null], ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
-  ['px', 'smallint', 'csv', (r) => r.event.px ?? null], ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
-  ['value', 'float8', 'csv', (r) => r.event.value ?? null], ['meta', 'jsonb', 'array', (r) => (r.event.meta ? JSON.stringify(r.event.meta) : null)],
-  ['device', 'text', 'csv', (r) => r.batch.context.device], ['source', 'text', 'array', (r) => r.batch.context.source ?? null],
+  ['x', 'smallint', 'csv', (r) => r.event.x ?? null],
+  ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
+  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null],
+  ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
+  ['px', 'smallint', 'csv', (r) => r.event.px ?? null],
+  ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ['value', 'float8', 'csv', (r) => r.event.value ?? null],
+  ['meta', 'jsonb', 'array', (r) => (r.event.meta ? JSON.stringify(r.event.meta) : null)],
+  ['device', 'text', 'csv', (r) => r.batch.context.device],
+  ['source', 'text', 'array', (r) => r.batch.context.source ?? null],
   ['app_version', 'text', 'array', (r) => r.batch.context.app_version ?? null],
   ['environment', 'text', 'array', (r) => r.batch.context.environment ?? null],
 ];
 
 /** Columns of `signals`: the narrow projection of signal events that heatmaps and clusters read. */
 const SIGNAL_COLUMNS: readonly Column[] = [
-  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id], ['event_id', 'uuid', 'csv', (r) => r.event.id],
-  ['ts', 'timestamptz', 'csv', (r) => r.tsIso], ['session_id', 'text', 'array', (r) => r.batch.session_id],
-  ['page', 'text', 'array', (r) => r.event.page], ['signal_type', 'text', 'array', (r) => r.event.signal ?? 'unknown'],
-  ['selector', 'text', 'array', (r) => r.event.selector ?? null], ['label', 'text', 'array', (r) => r.event.label ?? null],
-  ['x', 'smallint', 'csv', (r) => r.event.x ?? null], ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
-  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null], ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
-  ['px', 'smallint', 'csv', (r) => r.event.px ?? null], ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ['site_id', 'uuid', 'csv', (r) => r.batch.site_id],
+  ['event_id', 'uuid', 'csv', (r) => r.event.id],
+  ['ts', 'timestamptz', 'csv', (r) => r.tsIso],
+  ['session_id', 'text', 'array', (r) => r.batch.session_id],
+  ['page', 'text', 'array', (r) => r.event.page],
+  ['signal_type', 'text', 'array', (r) => r.event.signal ?? 'unknown'],
+  ['selector', 'text', 'array', (r) => r.event.selector ?? null],
+  ['label', 'text', 'array', (r) => r.event.label ?? null],
+  ['x', 'smallint', 'csv', (r) => r.event.x ?? null],
+  ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
+  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null],
+  ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
+  ['px', 'smallint', 'csv', (r) => r.event.px ?? null],
+  ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
   ['device', 'text', 'csv', (r) => r.batch.context.device],
   ['environment', 'text', 'csv', (r) => environmentOf(r.batch.context.environment)],
 ];
@@ -62,17 +79,26 @@ const names = (columns: readonly Column[]) => columns.map(([n]) => n);
 
 /** One unnest array parameter per column: csv columns as one string (empty field = null), the rest as JS arrays. */
 function unnestArrays(columns: readonly Column[], rows: readonly Row[]) {
-  return sql.join(columns.map(([, type, mode, value]) => {
-    const values = rows.map(value);
-    return mode === 'csv' ? csvArray(values, type as Parameters<typeof csvArray>[1]) : sql`${values}::${sql.raw(type)}[]`;
-  }));
+  return sql.join(
+    columns.map(([, type, mode, value]) => {
+      const values = rows.map(value);
+      return mode === 'csv'
+        ? csvArray(values, type as Parameters<typeof csvArray>[1])
+        : sql`${values}::${sql.raw(type)}[]`;
+    }),
+  );
 }
 
 /**
  * Writes rows with COPY when the transaction offers it; `false` means the caller must take the `ON CONFLICT DO
  * NOTHING` path (the embedded database, or the run again of a transaction whose COPY met stored rows).
  */
-async function copyAll(tx: BulkTransaction, table: string, columns: readonly Column[], rows: readonly Row[]): Promise<boolean> {
+async function copyAll(
+  tx: BulkTransaction,
+  table: string,
+  columns: readonly Column[],
+  rows: readonly Row[],
+): Promise<boolean> {
   if (!tx.copy) return false;
   const text = new CopyRows();
   const fields: (string | number | null)[] = new Array(columns.length);
@@ -85,8 +111,17 @@ async function copyAll(tx: BulkTransaction, table: string, columns: readonly Col
 }
 
 const toStored = (r: Row): StoredEvent => ({
-  siteId: r.batch.site_id, id: r.event.id, ts: r.event.ts, sessionId: r.batch.session_id, type: r.event.type, page: r.event.page,
-  signal: r.event.signal, selector: r.event.selector, label: r.event.label, value: r.event.value, device: r.batch.context.device,
+  siteId: r.batch.site_id,
+  id: r.event.id,
+  ts: r.event.ts,
+  sessionId: r.batch.session_id,
+  type: r.event.type,
+  page: r.event.page,
+  signal: r.event.signal,
+  selector: r.event.selector,
+  label: r.event.label,
+  value: r.event.value,
+  device: r.batch.context.device,
   environment: r.batch.context.environment,
 });
 

@@ -15,24 +15,51 @@ export interface StoredIssue extends IssueRecord {
 }
 
 const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
-  JSON.stringify(ev.map((e) => ({ session_id: e.sessionId, signals: e.signals, last_signal_at: new Date(e.lastSignalAt).toISOString() })));
-const fromEvidenceJson = (rows: readonly { session_id: string; signals: number; last_signal_at: string }[]): EvidenceSession[] =>
+  JSON.stringify(
+    ev.map((e) => ({
+      session_id: e.sessionId,
+      signals: e.signals,
+      last_signal_at: new Date(e.lastSignalAt).toISOString(),
+    })),
+  );
+const fromEvidenceJson = (
+  rows: readonly { session_id: string; signals: number; last_signal_at: string }[],
+): EvidenceSession[] =>
   rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
 
-const keyOf = (siteId: string, page: string, selector: string, type: string) => `${siteId}\u0000${page}\u0000${selector}\u0000${type}`;
+const keyOf = (siteId: string, page: string, selector: string, type: string) =>
+  `${siteId}\u0000${page}\u0000${selector}\u0000${type}`;
 export const issueKeyString = (k: ClusterKey) => keyOf(k.siteId, k.page, k.selector, k.signalType);
 
 /**
  * The issues of these cluster keys in one environment with their evidence, locked for this transaction
  * (`for update`) so a concurrent manual change (PATCH) and the engine's update serialize.
  */
-export async function loadIssuesForKeys(db: Db, environment: Environment, keys: readonly ClusterKey[]): Promise<Map<string, StoredIssue>> {
+export async function loadIssuesForKeys(
+  db: Db,
+  environment: Environment,
+  keys: readonly ClusterKey[],
+): Promise<Map<string, StoredIssue>> {
   const out = new Map<string, StoredIssue>();
   if (keys.length === 0) return out;
   const { rows } = await sql<{
-    id: string; site_id: string; page: string; cluster_selector: string; selector: string; signal_type: string; label: string | null;
-    title: string; status: string; frozen: boolean; signal_count: number; affected_sessions: number; severity: number;
-    last_signal_at: Date; resolved_at: Date | null; signalling_again_at: Date | null; evidence: { session_id: string; signals: number; last_signal_at: string }[];
+    id: string;
+    site_id: string;
+    page: string;
+    cluster_selector: string;
+    selector: string;
+    signal_type: string;
+    label: string | null;
+    title: string;
+    status: string;
+    frozen: boolean;
+    signal_count: number;
+    affected_sessions: number;
+    severity: number;
+    last_signal_at: Date;
+    resolved_at: Date | null;
+    signalling_again_at: Date | null;
+    evidence: { session_id: string; signals: number; last_signal_at: string }[];
   }>`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
            i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
@@ -46,10 +73,22 @@ export async function loadIssuesForKeys(db: Db, environment: Environment, keys: 
   for (const r of rows) {
     const ev = fromEvidenceJson(r.evidence);
     out.set(keyOf(r.site_id, r.page, r.cluster_selector, r.signal_type), {
-      id: r.id, siteId: r.site_id, page: r.page, clusterSelector: r.cluster_selector, signalType: r.signal_type, title: r.title,
-      status: r.status as IssueStatus, frozen: r.frozen, selector: r.selector, label: r.label, signalCount: r.signal_count,
-      affectedSessions: r.affected_sessions, severity: r.severity, lastSignalAt: new Date(r.last_signal_at).getTime(),
-      resolvedAt: r.resolved_at ? new Date(r.resolved_at).getTime() : null, evidence: ev,
+      id: r.id,
+      siteId: r.site_id,
+      page: r.page,
+      clusterSelector: r.cluster_selector,
+      signalType: r.signal_type,
+      title: r.title,
+      status: r.status as IssueStatus,
+      frozen: r.frozen,
+      selector: r.selector,
+      label: r.label,
+      signalCount: r.signal_count,
+      affectedSessions: r.affected_sessions,
+      severity: r.severity,
+      lastSignalAt: new Date(r.last_signal_at).getTime(),
+      resolvedAt: r.resolved_at ? new Date(r.resolved_at).getTime() : null,
+      evidence: ev,
       signallingAgainAt: r.signalling_again_at ? new Date(r.signalling_again_at).getTime() : null,
     });
   }
@@ -66,7 +105,12 @@ export interface NewIssue {
  * Inserts new issues and their evidence. Column arrays (unnest) keep the parameter count fixed: a multi-row
  * VALUES list would pass PostgreSQL's 65,535-parameter limit at a few thousand issues.
  */
-export async function insertIssues(db: Db, environment: Environment, issues: readonly NewIssue[], now: number): Promise<void> {
+export async function insertIssues(
+  db: Db,
+  environment: Environment,
+  issues: readonly NewIssue[],
+  now: number,
+): Promise<void> {
   if (issues.length === 0) return;
   const at = new Date(now).toISOString();
   const c = <T>(f: (i: NewIssue) => T) => issues.map(f);
@@ -79,7 +123,9 @@ export async function insertIssues(db: Db, environment: Environment, issues: rea
       ${c((i) => i.draft.selector)}::text[], ${c((i) => i.draft.signalType)}::text[], ${c((i) => i.draft.label)}::text[], ${c((i) => i.draft.title)}::text[],
       ${c((i) => i.draft.hypothesis)}::text[], ${c((i) => i.draft.signalCount)}::int[], ${c((i) => i.draft.affectedSessions)}::int[],
       ${c((i) => i.draft.severity)}::real[], ${c((i) => i.draft.status)}::text[], ${c((i) => iso(i.draft.firstSignalAt))}::timestamptz[],
-      ${c((i) => iso(i.draft.lastSignalAt))}::timestamptz[], ${c((i) => toEvidenceJson(i.draft.evidence))}::jsonb[])`.execute(db);
+      ${c((i) => iso(i.draft.lastSignalAt))}::timestamptz[], ${c((i) => toEvidenceJson(i.draft.evidence))}::jsonb[])`.execute(
+    db,
+  );
 }
 
 /** An issue's fields after the engine's changes (the status only through the nightly triage's auto-resolve). */
@@ -124,30 +170,60 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
 /** Lines of issues' history. */
 export async function insertIssueUpdates(
   db: Db,
-  updates: readonly { issueId: string; source: 'engine' | 'triage' | 'deploy'; kind: string; changes: Record<string, unknown>; reason?: string }[],
+  updates: readonly {
+    issueId: string;
+    source: 'engine' | 'triage' | 'deploy';
+    kind: string;
+    changes: Record<string, unknown>;
+    reason?: string;
+  }[],
 ): Promise<void> {
   if (updates.length === 0) return;
   const c = <T>(f: (u: (typeof updates)[number]) => T) => updates.map(f);
   await sql`
     insert into issue_updates (issue_id, source, kind, changes, reason)
     select * from unnest(${c((u) => u.issueId)}::uuid[], ${c((u) => u.source)}::text[], ${c((u) => u.kind)}::text[],
-                         ${c((u) => JSON.stringify(u.changes))}::jsonb[], ${c((u) => u.reason ?? null)}::text[])`.execute(db);
+                         ${c((u) => JSON.stringify(u.changes))}::jsonb[], ${c((u) => u.reason ?? null)}::text[])`.execute(
+    db,
+  );
 }
 
 /** Signal rows since `since` of one site and environment: what rebuilds the cluster state after a restart. */
-export async function* loadSignalEvents(db: Db, siteId: string, environment: Environment, since: number, chunkRows = 20_000) {
+export async function* loadSignalEvents(
+  db: Db,
+  siteId: string,
+  environment: Environment,
+  since: number,
+  chunkRows = 20_000,
+) {
   // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
   let after: { ts: string; id: string } | undefined;
   for (;;) {
-    const { rows } = await sql<{ event_id: string; session_id: string; ts: Date; ts_key: string; page: string; signal_type: string; selector: string | null; label: string | null }>`
+    const { rows } = await sql<{
+      event_id: string;
+      session_id: string;
+      ts: Date;
+      ts_key: string;
+      page: string;
+      signal_type: string;
+      selector: string | null;
+      label: string | null;
+    }>`
       select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
       where site_id = ${siteId} and environment = ${environment} and ts >= ${new Date(since).toISOString()}::timestamptz
         ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
       order by ts, event_id limit ${chunkRows}`.execute(db);
     if (rows.length === 0) return;
     yield rows.map((r) => ({
-      id: r.event_id, siteId, sessionId: r.session_id, type: 'signal' as const, ts: new Date(r.ts).getTime(), page: r.page,
-      signal: r.signal_type, selector: r.selector ?? undefined, label: r.label ?? undefined,
+      id: r.event_id,
+      siteId,
+      sessionId: r.session_id,
+      type: 'signal' as const,
+      ts: new Date(r.ts).getTime(),
+      page: r.page,
+      signal: r.signal_type,
+      selector: r.selector ?? undefined,
+      label: r.label ?? undefined,
     }));
     if (rows.length < chunkRows) return;
     const last = rows[rows.length - 1];
@@ -160,7 +236,22 @@ export async function loadSiteIssues(db: Db, siteId: string, environment: Enviro
   return db
     .selectFrom('ux_issues')
     .where('environment', '=', environment)
-    .select(['id', 'site_id', 'page', 'cluster_selector', 'selector', 'signal_type', 'status', 'frozen', 'title', 'hypothesis', 'label', 'severity', 'created_at', 'last_signal_at'])
+    .select([
+      'id',
+      'site_id',
+      'page',
+      'cluster_selector',
+      'selector',
+      'signal_type',
+      'status',
+      'frozen',
+      'title',
+      'hypothesis',
+      'label',
+      'severity',
+      'created_at',
+      'last_signal_at',
+    ])
     .where('site_id', '=', siteId)
     .$if(o.lock === true, (q) => q.orderBy('id').forUpdate())
     .execute();

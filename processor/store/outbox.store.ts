@@ -38,12 +38,29 @@ export async function releaseOutboxLease(db: Db, holder: string): Promise<void> 
 
 /** The oldest queued rows (not published, not given up), in id order, due or not: the relay decides. */
 export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingOutboxRow[]> {
-  const { rows } = await sql<{ id: number; subject_kind: string; msg_id: string; payload: unknown; aggregate: string | null; stream: 'notify' | 'replay'; attempts: number; next_ms: number | null; raw: string | null }>`
+  const { rows } = await sql<{
+    id: number;
+    subject_kind: string;
+    msg_id: string;
+    payload: unknown;
+    aggregate: string | null;
+    stream: 'notify' | 'replay';
+    attempts: number;
+    next_ms: number | null;
+    raw: string | null;
+  }>`
     select id, subject_kind, msg_id, payload, case when stream = 'replay' then payload #>> '{}' end as raw, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
     from outbox where published_at is null and failed_at is null order by id limit ${limit}`.execute(db);
   return rows.map((r) => ({
-    id: Number(r.id), kind: r.subject_kind, msgId: r.msg_id, aggregate: r.aggregate, stream: r.stream, attempts: r.attempts, nextAttemptAt: r.next_ms,
-    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>, raw: r.raw,
+    id: Number(r.id),
+    kind: r.subject_kind,
+    msgId: r.msg_id,
+    aggregate: r.aggregate,
+    stream: r.stream,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_ms,
+    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
+    raw: r.raw,
   }));
 }
 
@@ -53,7 +70,11 @@ export async function markOutboxPublished(db: Db, ids: readonly number[]): Promi
 }
 
 /** Records a failed publish: the next attempt time, the error, and (`counts`) one more attempt; `give up` ends it. */
-export async function markOutboxFailed(db: Db, id: number, o: { error: string; retryInMs: number; counts: boolean; giveUp: boolean }): Promise<void> {
+export async function markOutboxFailed(
+  db: Db,
+  id: number,
+  o: { error: string; retryInMs: number; counts: boolean; giveUp: boolean },
+): Promise<void> {
   await sql`
     update outbox set attempts = attempts + ${o.counts ? 1 : 0}, last_error = ${o.error.slice(0, 1000)},
       next_attempt_at = now() + make_interval(secs => ${o.retryInMs / 1000}),
@@ -63,5 +84,7 @@ export async function markOutboxFailed(db: Db, id: number, o: { error: string; r
 
 /** Deletes published notifications older than `days` (the stream and the delivery log keep them). */
 export async function pruneOutbox(db: Db, days: number): Promise<void> {
-  await sql`delete from outbox where coalesce(published_at, failed_at) < now() - make_interval(days => ${days})`.execute(db);
+  await sql`delete from outbox where coalesce(published_at, failed_at) < now() - make_interval(days => ${days})`.execute(
+    db,
+  );
 }

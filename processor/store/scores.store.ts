@@ -26,13 +26,30 @@ export interface PageScoreWrite {
  * Writes absolute values (never increments): the hour row of `page_scores` and the day row of `score_history`
  * hold the page's latest score, so rewriting them after a redelivery or a restart is harmless.
  */
-export async function upsertPageScores(db: Db, environment: Environment, rows: readonly PageScoreWrite[]): Promise<void> {
+export async function upsertPageScores(
+  db: Db,
+  environment: Environment,
+  rows: readonly PageScoreWrite[],
+): Promise<void> {
   if (rows.length === 0) return;
   // One jsonb document of positional rows for both statements: one native JSON.stringify, no per-field array
   // escaping; times as epoch ms (exact to the ms), the day as its YYYY-MM-DD text.
-  const doc = JSON.stringify(rows.map((r) => [
-    r.siteId, r.page, r.windowStart, r.day, r.score, r.friction, r.sessions, r.pageViews, r.signalCount, r.dominantSignal, r.trend, r.updatedAt,
-  ]));
+  const doc = JSON.stringify(
+    rows.map((r) => [
+      r.siteId,
+      r.page,
+      r.windowStart,
+      r.day,
+      r.score,
+      r.friction,
+      r.sessions,
+      r.pageViews,
+      r.signalCount,
+      r.dominantSignal,
+      r.trend,
+      r.updatedAt,
+    ]),
+  );
   await sql`
     insert into page_scores (environment, site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
     select ${environment}, (r->>0)::uuid, r->>1, to_timestamp((r->>2)::float8 / 1000), (r->>4)::real, (r->>5)::real, (r->>6)::int,
@@ -40,7 +57,9 @@ export async function upsertPageScores(db: Db, environment: Environment, rows: r
     from jsonb_array_elements(${doc}::jsonb) as r
     on conflict (site_id, environment, page, window_start) do update set
       score = excluded.score, friction = excluded.friction, sessions = excluded.sessions, page_views = excluded.page_views,
-      signal_count = excluded.signal_count, dominant_signal = excluded.dominant_signal, trend = excluded.trend, updated_at = excluded.updated_at`.execute(db);
+      signal_count = excluded.signal_count, dominant_signal = excluded.dominant_signal, trend = excluded.trend, updated_at = excluded.updated_at`.execute(
+    db,
+  );
   await sql`
     insert into score_history (environment, site_id, page, day, score, sessions, page_views, signal_count, dominant_signal, updated_at)
     select ${environment}, (r->>0)::uuid, r->>1, (r->>3)::date, (r->>4)::real, (r->>6)::int, (r->>7)::int, (r->>8)::int, r->>9,
@@ -52,12 +71,19 @@ export async function upsertPageScores(db: Db, environment: Environment, rows: r
 }
 
 /** Daily page scores of the given sites over the 7 days before `today` (trend baselines). */
-export async function loadScoreHistory(db: Db, environment: Environment, siteIds: readonly string[], today: string): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
+export async function loadScoreHistory(
+  db: Db,
+  environment: Environment,
+  siteIds: readonly string[],
+  today: string,
+): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
   if (siteIds.length === 0) return [];
   const { rows } = await sql<{ site_id: string; page: string; date: string; score: number }>`
     select site_id, page, to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
     from score_history
-    where site_id = any(${[...siteIds]}::uuid[]) and environment = ${environment} and day < ${today}::date and day >= ${today}::date - 7`.execute(db);
+    where site_id = any(${[...siteIds]}::uuid[]) and environment = ${environment} and day < ${today}::date and day >= ${today}::date - 7`.execute(
+    db,
+  );
   return rows.map((r) => ({ siteId: r.site_id, page: r.page, date: r.date, score: r.score }));
 }
 
@@ -72,19 +98,48 @@ export async function* loadWindowEvents(
   environment: Environment | 'any',
   since: number,
   chunkRows = REBUILD_CHUNK_ROWS,
-): AsyncGenerator<{ id: string; siteId: string; sessionId: string; type: 'page_view' | 'signal'; ts: number; page: string; signal?: string; environment: Environment }[]> {
+): AsyncGenerator<
+  {
+    id: string;
+    siteId: string;
+    sessionId: string;
+    type: 'page_view' | 'signal';
+    ts: number;
+    page: string;
+    signal?: string;
+    environment: Environment;
+  }[]
+> {
   // Keyset pages in (ts, id) order: a site with millions of events in its window never sits in memory as one
   // result set next to the windows being built from it.
   let after: { ts: string; id: string } | undefined;
   for (;;) {
-    const { rows } = await sql<{ id: string; session_id: string; type: 'page_view' | 'signal'; ts: Date; ts_key: string; page: string; signal: string | null; environment: string | null }>`
+    const { rows } = await sql<{
+      id: string;
+      session_id: string;
+      type: 'page_view' | 'signal';
+      ts: Date;
+      ts_key: string;
+      page: string;
+      signal: string | null;
+      environment: string | null;
+    }>`
       select id, session_id, type, ts, ts::text as ts_key, page, signal, environment from events
       where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
         ${environment === 'any' ? sql`` : sql`and ${environmentWhere(environment)}`}
         ${after ? sql`and (ts, id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
       order by ts, id limit ${chunkRows}`.execute(db);
     if (rows.length === 0) return;
-    yield rows.map((r) => ({ id: r.id, siteId, sessionId: r.session_id, type: r.type, ts: new Date(r.ts).getTime(), page: r.page, signal: r.signal ?? undefined, environment: environmentOf(r.environment) }));
+    yield rows.map((r) => ({
+      id: r.id,
+      siteId,
+      sessionId: r.session_id,
+      type: r.type,
+      ts: new Date(r.ts).getTime(),
+      page: r.page,
+      signal: r.signal ?? undefined,
+      environment: environmentOf(r.environment),
+    }));
     if (rows.length < chunkRows) return;
     const last = rows[rows.length - 1];
     after = { ts: last.ts_key, id: last.id };

@@ -40,10 +40,23 @@ export function sessionDeltas(fresh: readonly StoredEvent[], batches: readonly E
       if (!d) {
         const b = ctx.get(k);
         d = {
-          siteId: e.siteId, id: e.sessionId, startedAt: e.ts, lastSeenAt: e.ts, firstPage: e.page, lastPage: e.page,
-          events: 0, pageViews: 0, signals: 0, conversions: 0, revenue: 0, device: e.device,
-          source: b?.context.source ?? null, referrer: b?.context.referrer ?? null, appVersion: b?.context.app_version ?? null,
-          environment: b?.context.environment ?? null, anonymousId: b?.context.anonymous_id ?? null,
+          siteId: e.siteId,
+          id: e.sessionId,
+          startedAt: e.ts,
+          lastSeenAt: e.ts,
+          firstPage: e.page,
+          lastPage: e.page,
+          events: 0,
+          pageViews: 0,
+          signals: 0,
+          conversions: 0,
+          revenue: 0,
+          device: e.device,
+          source: b?.context.source ?? null,
+          referrer: b?.context.referrer ?? null,
+          appVersion: b?.context.app_version ?? null,
+          environment: b?.context.environment ?? null,
+          anonymousId: b?.context.anonymous_id ?? null,
         };
         out.set(k, d);
       }
@@ -66,10 +79,27 @@ export async function upsertSessions(db: Db, deltas: readonly SessionDelta[]): P
   if (deltas.length === 0) return;
   // One jsonb document of positional rows: one native JSON.stringify here and one parse on the server, instead of
   // seventeen array parameters built and escaped field by field. Times travel as epoch ms (exact to the ms).
-  const rows = JSON.stringify(deltas.map((d) => [
-    d.siteId, d.id, d.startedAt, d.lastSeenAt, d.firstPage, d.lastPage, d.events, d.pageViews, d.signals, d.conversions, d.revenue,
-    d.device, d.source, d.referrer, d.appVersion, d.environment, d.anonymousId,
-  ]));
+  const rows = JSON.stringify(
+    deltas.map((d) => [
+      d.siteId,
+      d.id,
+      d.startedAt,
+      d.lastSeenAt,
+      d.firstPage,
+      d.lastPage,
+      d.events,
+      d.pageViews,
+      d.signals,
+      d.conversions,
+      d.revenue,
+      d.device,
+      d.source,
+      d.referrer,
+      d.appVersion,
+      d.environment,
+      d.anonymousId,
+    ]),
+  );
   await sql`
     insert into sessions (site_id, id, started_at, last_seen_at, first_page, last_page, event_count, page_views, signal_count,
                           conversions, revenue, device, source, referrer, app_version, environment, anonymous_id)

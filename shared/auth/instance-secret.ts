@@ -23,7 +23,10 @@ export interface InstanceSecret {
  * and deleted from the database, so tokens and sealed secrets made under it stay valid while a database dump
  * alone no longer forges an owner token or unseals webhook and integration secrets.
  */
-export async function loadInstanceSecret(db: Kysely<Database>, o: { configured: string | undefined; dataDir: string; externalDatabase: boolean }): Promise<InstanceSecret> {
+export async function loadInstanceSecret(
+  db: Kysely<Database>,
+  o: { configured: string | undefined; dataDir: string; externalDatabase: boolean },
+): Promise<InstanceSecret> {
   const stored = await findStoredInstanceSecret(db);
   if (o.configured) {
     const warnings: string[] = [];
@@ -31,17 +34,22 @@ export async function loadInstanceSecret(db: Kysely<Database>, o: { configured: 
     if (weak) warnings.push(`FRICTION_SECRET is weak (${weak}): generate one with \`openssl rand -hex 32\``);
     if (stored !== null) {
       await deleteStoredInstanceSecret(db);
-      warnings.push('deleted the instance secret an older version kept in the database (FRICTION_SECRET is the secret in use)');
+      warnings.push(
+        'deleted the instance secret an older version kept in the database (FRICTION_SECRET is the secret in use)',
+      );
     }
     return { value: o.configured, source: 'env', warnings };
   }
   const file = join(o.dataDir, SECRET_FILE);
   const warnings = o.externalDatabase
-    ? [`FRICTION_SECRET is unset: using ${file}. Every process sharing this database must have the same secret: set FRICTION_SECRET on all of them (docker-compose does)`]
+    ? [
+        `FRICTION_SECRET is unset: using ${file}. Every process sharing this database must have the same secret: set FRICTION_SECRET on all of them (docker-compose does)`,
+      ]
     : [];
   const existing = await readSecretFile(file, warnings);
   if (existing !== null) {
-    if (stored !== null && stored !== existing) warnings.push(`the database still holds another instance secret than ${file}: it was deleted`);
+    if (stored !== null && stored !== existing)
+      warnings.push(`the database still holds another instance secret than ${file}: it was deleted`);
     if (stored !== null) await deleteStoredInstanceSecret(db);
     return { value: existing, source: 'file', warnings };
   }
@@ -60,7 +68,10 @@ async function readSecretFile(file: string, warnings: string[]): Promise<string 
       warnings.push(`${file} was readable by other users; its mode is now 0600`);
     }
     const value = (await readFile(file, 'utf8')).trim();
-    if (value.length < 32) throw new Error(`${file} holds fewer than 32 characters: restore it from a backup or delete it (every session ends, sealed secrets must be re-entered)`);
+    if (value.length < 32)
+      throw new Error(
+        `${file} holds fewer than 32 characters: restore it from a backup or delete it (every session ends, sealed secrets must be re-entered)`,
+      );
     return value;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;

@@ -37,7 +37,14 @@ export function signUserToken(
 ): { token: string; expiresAt: Date } {
   const iat = Math.floor(nowMs / 1000);
   const cap = c.notAfter ? Math.floor(c.notAfter.getTime() / 1000) : Number.MAX_SAFE_INTEGER;
-  const claims: UserClaims = { sub: c.userId, org: c.orgId, sid: c.sessionId, iat, exp: Math.min(iat + ttlSec, cap), iss: 'friction' };
+  const claims: UserClaims = {
+    sub: c.userId,
+    org: c.orgId,
+    sid: c.sessionId,
+    iat,
+    exp: Math.min(iat + ttlSec, cap),
+    iss: 'friction',
+  };
   const input = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64(JSON.stringify(claims))}`;
   return { token: `${input}.${b64(sign(input, key))}`, expiresAt: new Date(claims.exp * 1000) };
 }

@@ -38,7 +38,8 @@ export class KeyResolver {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && hit.until > now) {
-      if (hit.rec && now >= hit.until - this.ttlMs / 5 && !this.inflight.has(hash)) this.lookup(hash, type).catch(() => {});
+      if (hit.rec && now >= hit.until - this.ttlMs / 5 && !this.inflight.has(hash))
+        this.lookup(hash, type).catch(() => {});
       return hit.rec;
     }
     return this.lookup(hash, type);
@@ -91,7 +92,11 @@ export function listenForRevocations(bus: RevocationBus, subject: string, resolv
 }
 
 /** Announces revoked keys to every process (best effort: the cache TTL is the fallback). */
-export async function announceRevocation(bus: RevocationBus, subject: string, hashes: readonly string[]): Promise<void> {
+export async function announceRevocation(
+  bus: RevocationBus,
+  subject: string,
+  hashes: readonly string[],
+): Promise<void> {
   if (hashes.length === 0) return;
   await bus.broadcast(subject, new TextEncoder().encode(JSON.stringify({ hashes }))).catch(() => {});
 }

@@ -15,5 +15,6 @@ test('the cost travels in the hash, so hashes of an older cost still verify; mal
   const dearer = await hashPassword('pw-12345678', 2048);
   t.true(await verifyPassword('pw-12345678', cheap));
   t.true(await verifyPassword('pw-12345678', dearer));
-  for (const bad of ['', 'plain', 'scrypt$x$8$3$a$b', cheap.replace('scrypt', 'bcrypt')]) t.false(await verifyPassword('pw-12345678', bad), bad);
+  for (const bad of ['', 'plain', 'scrypt$x$8$3$a$b', cheap.replace('scrypt', 'bcrypt')])
+    t.false(await verifyPassword('pw-12345678', bad), bad);
 });

@@ -12,7 +12,11 @@ const KEY_LEN = 32;
 function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
   // maxmem must exceed 128 * N * r bytes, or node refuses the parameters.
   const maxmem = 256 * (opts.N ?? 16384) * (opts.r ?? 8) + 1024 * 1024;
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFKC'), salt, KEY_LEN, { ...opts, maxmem }, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFKC'), salt, KEY_LEN, { ...opts, maxmem }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
+  );
 }
 
 /** Hashes a password with cost `n` (a power of two; PASSWORD_SCRYPT_N). Runs on the libuv pool, never the event loop. */

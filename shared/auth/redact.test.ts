@@ -23,7 +23,8 @@ test('the audit redaction removes secrets by key, by URL shape and by value shap
   };
   const r = redactSecrets(summary);
   const text = JSON.stringify(r);
-  for (const leaked of ['hunter2', 'abc&', 'zzz', 'whsec_abcdef', 'svc_sec_ABCDEFGH', 'inv_0123', ':b@']) t.false(text.includes(leaked), leaked);
+  for (const leaked of ['hunter2', 'abc&', 'zzz', 'whsec_abcdef', 'svc_sec_ABCDEFGH', 'inv_0123', ':b@'])
+    t.false(text.includes(leaked), leaked);
   t.is(r.signing_secret, REDACTED);
   t.true(r.own_secret);
   t.deepEqual(r.secrets, ['bot_token']);
@@ -32,7 +33,7 @@ test('the audit redaction removes secrets by key, by URL shape and by value shap
   t.is(r.changes.url.from, `https://${REDACTED}@old.example/`);
 });
 
-test('property: a password placed in a URL\'s userinfo never survives redaction', (t) => {
+test("property: a password placed in a URL's userinfo never survives redaction", (t) => {
   fc.assert(
     fc.property(fc.stringMatching(/^[A-Za-z0-9]{6,20}$/), fc.stringMatching(/^[a-z]{1,10}$/), (pw, user) => {
       const out = JSON.stringify(redactSecrets({ nested: [{ u: `https://${user}:${pw}@h.example/p` }] }));

@@ -4,7 +4,8 @@
  */
 
 /** Query parameters whose values are credentials by name (the usual spellings of tokens, keys and signatures). */
-const SECRET_PARAM = /^(access_?token|token|auth|authorization|api_?key|apikey|key|secret|client_secret|password|passwd|pwd|pass|sig|signature|session|code)$/i;
+const SECRET_PARAM =
+  /^(access_?token|token|auth|authorization|api_?key|apikey|key|secret|client_secret|password|passwd|pwd|pass|sig|signature|session|code)$/i;
 
 /**
  * Why `url` carries a credential, or null: user:password before the host, or a query parameter named like a token.
@@ -17,17 +18,21 @@ export function urlCredentialProblem(url: string): string | null {
   } catch {
     return null; // not a URL: the URL schema says so
   }
-  if (u.username || u.password) return 'must not carry credentials (user:password@): they would be stored and shown in the clear';
+  if (u.username || u.password)
+    return 'must not carry credentials (user:password@): they would be stored and shown in the clear';
   for (const name of u.searchParams.keys()) {
-    if (SECRET_PARAM.test(name)) return `must not carry a credential in its query (${name}=): verify deliveries by their signature instead`;
+    if (SECRET_PARAM.test(name))
+      return `must not carry a credential in its query (${name}=): verify deliveries by their signature instead`;
   }
   return null;
 }
 
 /** Keys whose string values are secrets: `secret`, `password`, `token`, `api_key` and `*_secret`, `*_token`, … */
-const SECRET_KEY = /^(.*[_-])?(secret|password|passwd|token|api_?key|authorization|credentials?|routing_key|integration_key)$/i;
+const SECRET_KEY =
+  /^(.*[_-])?(secret|password|passwd|token|api_?key|authorization|credentials?|routing_key|integration_key)$/i;
 /** Values that are credentials whatever their key: Friction's keys and tokens, signing secrets, Slack tokens, JWTs. */
-const SECRET_VALUE = /\b(svc_(?:sec|mcp|pub)_[A-Za-z0-9_-]+|inv_[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]+|xox[abposr]-[A-Za-z0-9-]+|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/g;
+const SECRET_VALUE =
+  /\b(svc_(?:sec|mcp|pub)_[A-Za-z0-9_-]+|inv_[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]+|xox[abposr]-[A-Za-z0-9-]+|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/g;
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/gi;
 
 export const REDACTED = '[redacted]';
@@ -63,7 +68,8 @@ export function redactSecrets<T>(value: T, depth = 0): T {
   if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1)) as T;
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) && typeof v === 'string' ? REDACTED : redactSecrets(v, depth + 1);
+    for (const [k, v] of Object.entries(value))
+      out[k] = SECRET_KEY.test(k) && typeof v === 'string' ? REDACTED : redactSecrets(v, depth + 1);
     return out as T;
   }
   return value;

@@ -11,16 +11,47 @@ const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'
 
 async function setup(values: unknown[]) {
   const bus = new MemoryBus();
-  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
-  const consumer = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: -1, ackWaitMs: 300, maxAckPending: 100 });
-  for (const [i, v] of values.entries()) await bus.publish('x.1', typeof v === 'string' ? new TextEncoder().encode(v) : enc(v), `m${i}`);
+  await bus.ensureStream({
+    name: 'S',
+    subjects: ['x.>'],
+    duplicateWindowMs: 60_000,
+    maxAgeMs: 60_000,
+    maxMsgs: 1000,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
+  const consumer = await bus.ensureConsumer({
+    stream: 'S',
+    name: 'c',
+    filterSubject: 'x.>',
+    maxDeliver: -1,
+    ackWaitMs: 300,
+    maxAckPending: 100,
+  });
+  for (const [i, v] of values.entries())
+    await bus.publish('x.1', typeof v === 'string' ? new TextEncoder().encode(v) : enc(v), `m${i}`);
   return { bus, consumer };
 }
 
 /** Runs the loop until `done()` holds, then stops it. */
-async function runUntil(o: Omit<Parameters<typeof runBatchLoop<{ n: number }>>[0], 'signal' | 'log' | 'schema' | 'batchMessages' | 'fetchExpiresMs'>, done: () => boolean) {
+async function runUntil(
+  o: Omit<
+    Parameters<typeof runBatchLoop<{ n: number }>>[0],
+    'signal' | 'log' | 'schema' | 'batchMessages' | 'fetchExpiresMs'
+  >,
+  done: () => boolean,
+) {
   const abort = new AbortController();
-  const loop = runBatchLoop({ ...o, schema: Item, batchMessages: 10, fetchExpiresMs: 50, signal: abort.signal, log: createLogger('silent'), pauseMinMs: 20, pauseMaxMs: 50 });
+  const loop = runBatchLoop({
+    ...o,
+    schema: Item,
+    batchMessages: 10,
+    fetchExpiresMs: 50,
+    signal: abort.signal,
+    log: createLogger('silent'),
+    pauseMinMs: 20,
+    pauseMaxMs: 50,
+  });
   const deadline = Date.now() + 20_000;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   abort.abort();
@@ -68,7 +99,8 @@ test('poison is isolated by content: the others commit; a dead-letter insert tha
       consumer,
       probe: async () => true,
       handle: async (items) => {
-        if (items.some((i) => i.value.n === 666)) throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+        if (items.some((i) => i.value.n === 666))
+          throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (_m: BusMessage, reason: string) => {
@@ -94,7 +126,8 @@ test('a failure that looks transient but repeats while the database answers is i
       consumer,
       probe: async () => true,
       handle: async (items) => {
-        if (items.some((i) => i.value.n === 2)) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+        if (items.some((i) => i.value.n === 2))
+          throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (_m, reason) => void dead.push(reason),
@@ -120,7 +153,10 @@ test('a schema fault (undefined column) pauses the partition and reports it; not
         if (h.state === 'paused') setTimeout(() => (migrated = true), 300);
       },
       handle: async (items) => {
-        if (!migrated) throw Object.assign(new Error('column "signal_count" of relation "sessions" does not exist'), { code: '42703' });
+        if (!migrated)
+          throw Object.assign(new Error('column "signal_count" of relation "sessions" does not exist'), {
+            code: '42703',
+          });
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (m) => void dead.push(m.seq),

@@ -15,7 +15,11 @@ export interface Delivered<T> {
  * the permissions are not what the code expects (see isEnvironmentFault), which says nothing about them either;
  * `failed` may be the messages' own fault.
  */
-export type BatchOutcome = { kind: 'ok' } | { kind: 'unavailable'; err: unknown } | { kind: 'environment'; err: unknown } | { kind: 'failed'; err: unknown };
+export type BatchOutcome =
+  | { kind: 'ok' }
+  | { kind: 'unavailable'; err: unknown }
+  | { kind: 'environment'; err: unknown }
+  | { kind: 'failed'; err: unknown };
 
 /** A partition paused for a reason that is not a message's (`paused`), or going again (`resumed`). */
 export type PartitionHealth = { state: 'paused'; reason: string } | { state: 'resumed' };
@@ -108,7 +112,8 @@ class PartitionState<T> {
   wentThrough(): void {
     this.poisonStreak = 0;
     if (this.pausedFor === undefined) return;
-    if (this.pausedFor !== '') this.o.log.info({ consumer: this.o.consumer.name }, 'partition resumed: messages go through again');
+    if (this.pausedFor !== '')
+      this.o.log.info({ consumer: this.o.consumer.name }, 'partition resumed: messages go through again');
     this.pausedFor = undefined;
     this.o.onHealth?.({ state: 'resumed' });
   }
@@ -148,7 +153,10 @@ async function pullUntilAborted<T>(o: BatchLoopOptions<T>): Promise<void> {
     const started = performance.now();
     const r = await settle(p, good);
     if (r === 'aborted') return;
-    o.log.debug({ consumer: o.consumer.name, messages: good.length, ms: Math.round(performance.now() - started), outcome: r }, 'batch');
+    o.log.debug(
+      { consumer: o.consumer.name, messages: good.length, ms: Math.round(performance.now() - started), outcome: r },
+      'batch',
+    );
   }
 }
 
@@ -169,7 +177,10 @@ const messageOf = (err: unknown): string => (err as Error)?.message ?? String(er
  * Retries `items` through outages and environment faults until they commit ('ok', acked), shutdown comes
  * ('aborted', nothing acked or handed back yet), or they fail in a way a message may cause (the reason).
  */
-async function untilSettled<T>(p: PartitionState<T>, items: readonly Delivered<T>[]): Promise<'ok' | 'aborted' | { failed: string }> {
+async function untilSettled<T>(
+  p: PartitionState<T>,
+  items: readonly Delivered<T>[],
+): Promise<'ok' | 'aborted' | { failed: string }> {
   const { o } = p;
   const held = items.map((i) => i.msg);
   let healthyFailures = 0;
@@ -182,17 +193,25 @@ async function untilSettled<T>(p: PartitionState<T>, items: readonly Delivered<T
       return 'ok';
     }
     if (r.kind === 'environment') {
-      p.paused(`the database rejects the processor's statements (${messageOf(r.err)}): the schema or the permissions do not match this build; run \`friction migrate\` or fix the grants, and the partition resumes by itself`);
+      p.paused(
+        `the database rejects the processor's statements (${messageOf(r.err)}): the schema or the permissions do not match this build; run \`friction migrate\` or fix the grants, and the partition resumes by itself`,
+      );
       if (!(await p.pause.hold(held, environmentPauses++))) return 'aborted';
       continue;
     }
     if (r.kind === 'unavailable') {
-      o.log.warn({ err: messageOf(r.err), consumer: o.consumer.name, messages: items.length }, 'backing service unavailable; pausing');
+      o.log.warn(
+        { err: messageOf(r.err), consumer: o.consumer.name, messages: items.length },
+        'backing service unavailable; pausing',
+      );
       const wasDown = await p.pause.untilHealthy(held, r.err);
       if (wasDown === 'aborted') return 'aborted';
       // The probe answered at once: the database is up, yet the batch failed as if it were not (deadlock, timeout).
       if (wasDown === 'was-up' && ++healthyFailures >= HEALTHY_RETRIES) {
-        o.log.error({ err: r.err, consumer: o.consumer.name }, 'batch keeps failing while the database answers; isolating');
+        o.log.error(
+          { err: r.err, consumer: o.consumer.name },
+          'batch keeps failing while the database answers; isolating',
+        );
         return { failed: 'failed repeatedly while the database answered' };
       }
       continue;
@@ -209,7 +228,11 @@ async function settle<T>(p: PartitionState<T>, items: readonly Delivered<T>[]): 
   const r = await untilSettled(p, items);
   if (r === 'aborted') return handBack(items.map((i) => i.msg));
   if (r === 'ok') return 'ok';
-  if (items.length > 1) p.o.log.error({ consumer: p.o.consumer.name, messages: items.length, reason: r.failed }, 'batch failed on its content; isolating the culprit');
+  if (items.length > 1)
+    p.o.log.error(
+      { consumer: p.o.consumer.name, messages: items.length, reason: r.failed },
+      'batch failed on its content; isolating the culprit',
+    );
   return isolate(p, items, items.length === 1 ? r.failed : undefined);
 }
 
@@ -218,7 +241,11 @@ async function settle<T>(p: PartitionState<T>, items: readonly Delivered<T>[]): 
  * limit; past it, it is held until another message proves the partition healthy (then it is poison) or it goes
  * through itself (then the fault was not its own).
  */
-async function isolate<T>(p: PartitionState<T>, items: readonly Delivered<T>[], knownFailure: string | undefined): Promise<'isolated' | 'aborted'> {
+async function isolate<T>(
+  p: PartitionState<T>,
+  items: readonly Delivered<T>[],
+  knownFailure: string | undefined,
+): Promise<'isolated' | 'aborted'> {
   let held: { item: Delivered<T>; reason: string }[] = [];
   const heldMsgs = () => held.map((h) => h.item.msg);
   // A message went through: each held one runs alone once more (the fault may have been fixed before that success)
@@ -253,7 +280,9 @@ async function isolate<T>(p: PartitionState<T>, items: readonly Delivered<T>[], 
   }
   // Every message since the breaker opened failed alone: pause, and retry them until one goes through.
   for (let pauses = 0; held.length > 0; pauses++) {
-    p.paused(`${p.poisonStreak + held.length} messages in a row failed alone (last: ${held[held.length - 1].reason}): circuit breaker open; they are held and retried instead of being dead-lettered`);
+    p.paused(
+      `${p.poisonStreak + held.length} messages in a row failed alone (last: ${held[held.length - 1].reason}): circuit breaker open; they are held and retried instead of being dead-lettered`,
+    );
     if (!(await p.pause.hold(heldMsgs(), pauses))) return handBack(heldMsgs());
     const still: typeof held = [];
     let wentThrough = false;
@@ -279,7 +308,10 @@ async function poison<T>(p: PartitionState<T>, msg: BusMessage, reason: string):
       o.log.warn({ consumer: o.consumer.name, seq: msg.seq, reason: reason.slice(0, 500) }, 'message dead-lettered');
       return true;
     } catch (err) {
-      o.log.warn({ err: messageOf(err), consumer: o.consumer.name, seq: msg.seq }, 'dead-letter insert failed; retrying');
+      o.log.warn(
+        { err: messageOf(err), consumer: o.consumer.name, seq: msg.seq },
+        'dead-letter insert failed; retrying',
+      );
       if ((await p.pause.untilHealthy([msg], err)) === 'aborted') return false;
     }
   }
@@ -338,13 +370,20 @@ class Pauser<T> {
         const up = await o.probe().catch(() => false);
         probes++;
         if (up) {
-          if (paused) o.log.info({ consumer: o.consumer.name, pausedMs: Date.now() - since }, 'backing service answers again; resuming');
+          if (paused)
+            o.log.info(
+              { consumer: o.consumer.name, pausedMs: Date.now() - since },
+              'backing service answers again; resuming',
+            );
           return probes === 1 ? 'was-up' : 'recovered';
         }
         if (!paused) {
           paused = true;
           o.onPause?.(true);
-          o.log.warn({ consumer: o.consumer.name, err: (cause as Error)?.message }, 'paused: backing service unreachable');
+          o.log.warn(
+            { consumer: o.consumer.name, err: (cause as Error)?.message },
+            'paused: backing service unreachable',
+          );
         }
         if (probes > 1) delay = Math.min(max, delay * 2);
       }

@@ -34,7 +34,10 @@ test('JetStream: msg-id dedup, partitioned durable consumers, ack and nak redeli
   t.false((await bus.publish(subject, enc('two'), 'id-2')).duplicate);
 
   const got = await consumer.fetch(10, 1000);
-  t.deepEqual(got.map((m) => new TextDecoder().decode(m.data)), ['one', 'two']);
+  t.deepEqual(
+    got.map((m) => new TextDecoder().decode(m.data)),
+    ['one', 'two'],
+  );
   t.deepEqual(await other.fetch(10, 1000), [], 'the other partition sees nothing of this site');
   got[0].ack();
   got[1].nak(10);
@@ -56,7 +59,10 @@ test('JetStream: a batch takes what arrives within its window after the first me
   const batch = consumer.fetch(10, 5000, 1000);
   setTimeout(() => void bus.publish(subject, enc('b'), 'b'), 30);
   const got = await batch;
-  t.deepEqual(got.map((m) => new TextDecoder().decode(m.data)), ['a', 'b']);
+  t.deepEqual(
+    got.map((m) => new TextDecoder().decode(m.data)),
+    ['a', 'b'],
+  );
   t.true(performance.now() - started >= 990, 'held open for the window');
   for (const m of got) m.ack();
   // Window 0: the batch is what is there; a message published after it goes to the next one.
@@ -64,7 +70,10 @@ test('JetStream: a batch takes what arrives within its window after the first me
   const first = await consumer.fetch(10, 5000, 0);
   await bus.publish(subject, enc('d'), 'd');
   const second = await consumer.fetch(10, 5000, 0);
-  t.deepEqual([first, second].map((b) => b.map((m) => new TextDecoder().decode(m.data))), [['c'], ['d']]);
+  t.deepEqual(
+    [first, second].map((b) => b.map((m) => new TextDecoder().decode(m.data))),
+    [['c'], ['d']],
+  );
 });
 
 test('JetStream: a consumer that closes hands back what its client holds, within seconds rather than the ack wait', async (t) => {
@@ -74,12 +83,18 @@ test('JetStream: a consumer that closes hands back what its client holds, within
   // The ack wait is 30 s: a message held by the first client would not reach the second within this test.
   const first = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
   const one = await first.fetch(1, 5000, 0);
-  t.deepEqual(one.map((m) => new TextDecoder().decode(m.data)), ['a']);
+  t.deepEqual(
+    one.map((m) => new TextDecoder().decode(m.data)),
+    ['a'],
+  );
   one[0].ack();
   await first.close();
   const second = await ensurePartitionConsumer(bus, topo, 0, { batchMessages: 10, ackWaitMs: 30_000 });
   const rest = await second.fetch(10, 10_000, 200);
-  t.deepEqual(rest.map((m) => new TextDecoder().decode(m.data)), ['b', 'c']);
+  t.deepEqual(
+    rest.map((m) => new TextDecoder().decode(m.data)),
+    ['b', 'c'],
+  );
   for (const m of rest) m.ack();
   await second.close();
 });

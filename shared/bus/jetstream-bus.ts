@@ -1,11 +1,28 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { AppError, UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { DEFAULT_BATCH_WINDOW_MS, type Bus, type BusConsumer, type BusMessage, type ConsumerLag, type ConsumerSpec, type PublishResult, type StreamSpec } from './bus.ts';
+import {
+  DEFAULT_BATCH_WINDOW_MS,
+  type Bus,
+  type BusConsumer,
+  type BusMessage,
+  type ConsumerLag,
+  type ConsumerSpec,
+  type PublishResult,
+  type StreamSpec,
+} from './bus.ts';
 
 /** How long ingest waits for the stream's PubAck before answering 503. */
 const PUBLISH_TIMEOUT_MS = 3000;
@@ -13,7 +30,9 @@ const PUBLISH_TIMEOUT_MS = 3000;
 const TIMEOUT = Symbol('timeout');
 function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<typeof TIMEOUT>((r) => (timer = setTimeout(() => r(TIMEOUT), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<typeof TIMEOUT>((r) => (timer = setTimeout(() => r(TIMEOUT), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 /**
@@ -165,7 +184,12 @@ export class JetStreamBus implements Bus {
       const info = await this.jsm.streams.info(spec.name);
       // Streams created by an earlier version had no count or size limit: bring them in line with the spec.
       const c = info.config;
-      if (c.max_msgs !== limits.max_msgs || c.max_bytes !== limits.max_bytes || c.discard !== limits.discard || c.max_age !== limits.max_age) {
+      if (
+        c.max_msgs !== limits.max_msgs ||
+        c.max_bytes !== limits.max_bytes ||
+        c.discard !== limits.discard ||
+        c.max_age !== limits.max_age
+      ) {
         await this.jsm.streams.update(spec.name, { ...c, ...limits });
       }
       return;
@@ -245,7 +269,10 @@ export class JetStreamBus implements Bus {
     // Everything up to the ack floor is committed, so the first message of the consumer's subjects after it is the
     // oldest one still waiting (the server answers `next_by_subj` on STREAM.MSG.GET since 2.9; the client's type
     // only lists the direct-get form).
-    const query = { seq: info.ack_floor.stream_seq + 1, next_by_subj: info.config.filter_subject ?? '>' } as unknown as { seq: number };
+    const query = {
+      seq: info.ack_floor.stream_seq + 1,
+      next_by_subj: info.config.filter_subject ?? '>',
+    } as unknown as { seq: number };
     const oldest = await this.jsm.streams.getMessage(stream, query);
     // NOTE: the stored time is the server's wall clock; hosts keep theirs in sync closely enough for a bound in seconds.
     return { messages, oldestAgeMs: oldest ? Math.max(0, Date.now() - oldest.time.getTime()) : null };
@@ -312,7 +339,11 @@ const MESSAGE_SIZE_EXCEEDED = 10054;
 function publishError(err: unknown): Error {
   // By name: the client's packages may each bundle their own copy of the error classes.
   const e = err as { name?: unknown; code?: unknown } | null;
-  const tooLarge = e?.name === 'InvalidArgumentError' || (e?.name === 'JetStreamApiError' && e.code === MESSAGE_SIZE_EXCEEDED);
-  if (tooLarge) return new AppError('payload_too_large', 413, `the stream refuses the message: ${(err as Error).message}`, { cause: err });
+  const tooLarge =
+    e?.name === 'InvalidArgumentError' || (e?.name === 'JetStreamApiError' && e.code === MESSAGE_SIZE_EXCEEDED);
+  if (tooLarge)
+    return new AppError('payload_too_large', 413, `the stream refuses the message: ${(err as Error).message}`, {
+      cause: err,
+    });
   return new UnavailableError('event stream did not acknowledge the publish', 5, err);
 }

@@ -7,8 +7,23 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 async function setup(now = { t: 0 }) {
   const bus = new MemoryBus({ now: () => now.t });
-  await bus.ensureStream({ name: 'EVENTS', subjects: ['events.v1.>'], duplicateWindowMs: 1000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
-  const c0 = await bus.ensureConsumer({ stream: 'EVENTS', name: 'p0', filterSubject: 'events.v1.0.>', maxDeliver: 3, ackWaitMs: 500, maxAckPending: 100 });
+  await bus.ensureStream({
+    name: 'EVENTS',
+    subjects: ['events.v1.>'],
+    duplicateWindowMs: 1000,
+    maxAgeMs: 60_000,
+    maxMsgs: 1000,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
+  const c0 = await bus.ensureConsumer({
+    stream: 'EVENTS',
+    name: 'p0',
+    filterSubject: 'events.v1.0.>',
+    maxDeliver: 3,
+    ackWaitMs: 500,
+    maxAckPending: 100,
+  });
   return { bus, c0, now };
 }
 
@@ -33,13 +48,19 @@ test('a consumer sees only its filter, in order; ack removes, nak redelivers aft
   await bus.publish('events.v1.1.b', enc('b'), 'b');
   await bus.publish('events.v1.0.c', enc('c'), 'c');
   const got = await c0.fetch(10, 0);
-  t.deepEqual(got.map((m) => dec(m.data)), ['a', 'c']);
+  t.deepEqual(
+    got.map((m) => dec(m.data)),
+    ['a', 'c'],
+  );
   got[0].ack();
   got[1].nak(100);
   t.deepEqual(await c0.fetch(10, 0), []);
   now.t = 150;
   const again = await c0.fetch(10, 0);
-  t.deepEqual(again.map((m) => [dec(m.data), m.deliveryCount]), [['c', 2]]);
+  t.deepEqual(
+    again.map((m) => [dec(m.data), m.deliveryCount]),
+    [['c', 2]],
+  );
   again[0].ack();
   t.deepEqual(await c0.pending(), { pending: 0, ackPending: 0 });
 });
@@ -57,11 +78,29 @@ test('unacked messages come back after the ack wait, until max deliver', async (
 
 test('fetch waits for a publish up to its expiry', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 1000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
-  const c = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: 3, ackWaitMs: 1000, maxAckPending: 10 });
+  await bus.ensureStream({
+    name: 'S',
+    subjects: ['x.>'],
+    duplicateWindowMs: 1000,
+    maxAgeMs: 60_000,
+    maxMsgs: 1000,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
+  const c = await bus.ensureConsumer({
+    stream: 'S',
+    name: 'c',
+    filterSubject: 'x.>',
+    maxDeliver: 3,
+    ackWaitMs: 1000,
+    maxAckPending: 10,
+  });
   const pending = c.fetch(5, 2000);
   setTimeout(() => void bus.publish('x.1', enc('late'), 'l'), 50);
-  t.deepEqual((await pending).map((m) => dec(m.data)), ['late']);
+  t.deepEqual(
+    (await pending).map((m) => dec(m.data)),
+    ['late'],
+  );
   const started = Date.now();
   t.deepEqual(await c.fetch(5, 100), []);
   t.true(Date.now() - started >= 90);
@@ -70,42 +109,128 @@ test('fetch waits for a publish up to its expiry', async (t) => {
 test('a stream nobody consumes keeps at most its limits: age, count and bytes, oldest dropped first', async (t) => {
   const now = { t: 0 };
   const bus = new MemoryBus({ now: () => now.t });
-  await bus.ensureStream({ name: 'N', subjects: ['n.>'], duplicateWindowMs: 10, maxAgeMs: 1000, maxMsgs: 3, maxBytes: 1_000_000, discard: 'old' });
+  await bus.ensureStream({
+    name: 'N',
+    subjects: ['n.>'],
+    duplicateWindowMs: 10,
+    maxAgeMs: 1000,
+    maxMsgs: 3,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
   for (let i = 0; i < 10; i++) await bus.publish('n.x', enc(`m${i}`), `id${i}`);
-  const c = await bus.ensureConsumer({ stream: 'N', name: 'late', filterSubject: 'n.>', maxDeliver: -1, ackWaitMs: 1000, maxAckPending: 100 });
-  t.deepEqual((await c.fetch(10, 0)).map((m) => dec(m.data)), ['m7', 'm8', 'm9'], 'count limit');
+  const c = await bus.ensureConsumer({
+    stream: 'N',
+    name: 'late',
+    filterSubject: 'n.>',
+    maxDeliver: -1,
+    ackWaitMs: 1000,
+    maxAckPending: 100,
+  });
+  t.deepEqual(
+    (await c.fetch(10, 0)).map((m) => dec(m.data)),
+    ['m7', 'm8', 'm9'],
+    'count limit',
+  );
 
-  await bus.ensureStream({ name: 'B', subjects: ['b.>'], duplicateWindowMs: 10, maxAgeMs: 1000, maxMsgs: 1000, maxBytes: 3 * (100 + 3), discard: 'old' });
+  await bus.ensureStream({
+    name: 'B',
+    subjects: ['b.>'],
+    duplicateWindowMs: 10,
+    maxAgeMs: 1000,
+    maxMsgs: 1000,
+    maxBytes: 3 * (100 + 3),
+    discard: 'old',
+  });
   for (let i = 0; i < 10; i++) await bus.publish('b.x', new Uint8Array(100).fill(i), `b${i}`);
-  const b = await bus.ensureConsumer({ stream: 'B', name: 'late', filterSubject: 'b.>', maxDeliver: -1, ackWaitMs: 1000, maxAckPending: 100 });
-  t.deepEqual((await b.fetch(10, 0)).map((m) => m.data[0]), [7, 8, 9], 'byte limit');
+  const b = await bus.ensureConsumer({
+    stream: 'B',
+    name: 'late',
+    filterSubject: 'b.>',
+    maxDeliver: -1,
+    ackWaitMs: 1000,
+    maxAckPending: 100,
+  });
+  t.deepEqual(
+    (await b.fetch(10, 0)).map((m) => m.data[0]),
+    [7, 8, 9],
+    'byte limit',
+  );
 
-  await bus.ensureStream({ name: 'A', subjects: ['a.>'], duplicateWindowMs: 10, maxAgeMs: 1000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
+  await bus.ensureStream({
+    name: 'A',
+    subjects: ['a.>'],
+    duplicateWindowMs: 10,
+    maxAgeMs: 1000,
+    maxMsgs: 1000,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
   await bus.publish('a.x', enc('old'), 'a0');
   now.t = 1500;
   await bus.publish('a.x', enc('new'), 'a1');
-  const a = await bus.ensureConsumer({ stream: 'A', name: 'late', filterSubject: 'a.>', maxDeliver: -1, ackWaitMs: 1000, maxAckPending: 100 });
-  t.deepEqual((await a.fetch(10, 0)).map((m) => dec(m.data)), ['new'], 'age limit, with no consumer at all');
+  const a = await bus.ensureConsumer({
+    stream: 'A',
+    name: 'late',
+    filterSubject: 'a.>',
+    maxDeliver: -1,
+    ackWaitMs: 1000,
+    maxAckPending: 100,
+  });
+  t.deepEqual(
+    (await a.fetch(10, 0)).map((m) => dec(m.data)),
+    ['new'],
+    'age limit, with no consumer at all',
+  );
 });
 
 test('a full stream with discard "new" refuses the publish (503) and keeps every message it accepted', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({ name: 'E', subjects: ['e.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000, maxMsgs: 2, maxBytes: 1_000_000, discard: 'new' });
-  const c = await bus.ensureConsumer({ stream: 'E', name: 'p', filterSubject: 'e.>', maxDeliver: -1, ackWaitMs: 1000, maxAckPending: 100 });
+  await bus.ensureStream({
+    name: 'E',
+    subjects: ['e.>'],
+    duplicateWindowMs: 60_000,
+    maxAgeMs: 60_000,
+    maxMsgs: 2,
+    maxBytes: 1_000_000,
+    discard: 'new',
+  });
+  const c = await bus.ensureConsumer({
+    stream: 'E',
+    name: 'p',
+    filterSubject: 'e.>',
+    maxDeliver: -1,
+    ackWaitMs: 1000,
+    maxAckPending: 100,
+  });
   await bus.publish('e.x', enc('1'), '1');
   await bus.publish('e.x', enc('2'), '2');
   const err = await t.throwsAsync(bus.publish('e.x', enc('3'), '3'));
   t.is((err as { status?: number }).status, 503);
   const got = await c.fetch(10, 0);
-  t.deepEqual(got.map((m) => dec(m.data)), ['1', '2']);
+  t.deepEqual(
+    got.map((m) => dec(m.data)),
+    ['1', '2'],
+  );
   for (const m of got) m.ack();
   await bus.publish('e.x', enc('3'), '3'); // consumed messages free their room
-  t.deepEqual((await c.fetch(10, 0)).map((m) => dec(m.data)), ['3']);
+  t.deepEqual(
+    (await c.fetch(10, 0)).map((m) => dec(m.data)),
+    ['3'],
+  );
 });
 
 test('a stream without a byte limit is capped by the memory budget: unconsumed events beyond it are refused, not dropped', async (t) => {
   const bus = new MemoryBus({ memoryBudgetBytes: 3 * (10 + 3) });
-  await bus.ensureStream({ name: 'E', subjects: ['e.>'], duplicateWindowMs: 60_000, maxAgeMs: 60_000, maxMsgs: -1, maxBytes: -1, discard: 'new' });
+  await bus.ensureStream({
+    name: 'E',
+    subjects: ['e.>'],
+    duplicateWindowMs: 60_000,
+    maxAgeMs: 60_000,
+    maxMsgs: -1,
+    maxBytes: -1,
+    discard: 'new',
+  });
   for (let i = 0; i < 3; i++) await bus.publish('e.x', new Uint8Array(10), `m${i}`);
   await t.throwsAsync(bus.publish('e.x', new Uint8Array(10), 'm3'));
 });
@@ -123,25 +248,53 @@ test('consumer lag: uncommitted messages of the consumer and the age of the olde
   now.t = 1100;
   t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 2, oldestAgeMs: 1000 });
   const [a] = await c0.fetch(1, 0);
-  t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 2, oldestAgeMs: 1000 }, 'delivered but not acked still counts');
+  t.deepEqual(
+    await bus.consumerLag('EVENTS', 'p0'),
+    { messages: 2, oldestAgeMs: 1000 },
+    'delivered but not acked still counts',
+  );
   a!.ack();
   t.deepEqual(await bus.consumerLag('EVENTS', 'p0'), { messages: 1, oldestAgeMs: 800 });
 });
 
 test('a batch takes what arrives within its window after the first message, then ends', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({ name: 'S', subjects: ['x.>'], duplicateWindowMs: 1000, maxAgeMs: 60_000, maxMsgs: 1000, maxBytes: 1_000_000, discard: 'old' });
-  const c = await bus.ensureConsumer({ stream: 'S', name: 'c', filterSubject: 'x.>', maxDeliver: 3, ackWaitMs: 10_000, maxAckPending: 10 });
+  await bus.ensureStream({
+    name: 'S',
+    subjects: ['x.>'],
+    duplicateWindowMs: 1000,
+    maxAgeMs: 60_000,
+    maxMsgs: 1000,
+    maxBytes: 1_000_000,
+    discard: 'old',
+  });
+  const c = await bus.ensureConsumer({
+    stream: 'S',
+    name: 'c',
+    filterSubject: 'x.>',
+    maxDeliver: 3,
+    ackWaitMs: 10_000,
+    maxAckPending: 10,
+  });
   await bus.publish('x.1', enc('a'), 'a');
   const started = performance.now();
   const batch = c.fetch(10, 1000, 1000);
   setTimeout(() => void bus.publish('x.1', enc('b'), 'b'), 30);
-  t.deepEqual((await batch).map((m) => dec(m.data)), ['a', 'b']);
+  t.deepEqual(
+    (await batch).map((m) => dec(m.data)),
+    ['a', 'b'],
+  );
   t.true(performance.now() - started >= 990, 'held open for the window');
   // Window 0: the batch is what is there; a message published after it goes to the next one.
   await bus.publish('x.1', enc('c'), 'c');
   const now = await c.fetch(10, 1000, 0);
   await bus.publish('x.1', enc('d'), 'd');
-  t.deepEqual(now.map((m) => dec(m.data)), ['c']);
-  t.deepEqual((await c.fetch(10, 1000, 0)).map((m) => dec(m.data)), ['d']);
+  t.deepEqual(
+    now.map((m) => dec(m.data)),
+    ['c'],
+  );
+  t.deepEqual(
+    (await c.fetch(10, 1000, 0)).map((m) => dec(m.data)),
+    ['d'],
+  );
 });

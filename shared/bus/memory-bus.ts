@@ -1,5 +1,14 @@
 import { UnavailableError } from '../errors.ts';
-import { DEFAULT_BATCH_WINDOW_MS, type Bus, type BusConsumer, type BusMessage, type ConsumerLag, type ConsumerSpec, type PublishResult, type StreamSpec } from './bus.ts';
+import {
+  DEFAULT_BATCH_WINDOW_MS,
+  type Bus,
+  type BusConsumer,
+  type BusMessage,
+  type ConsumerLag,
+  type ConsumerSpec,
+  type PublishResult,
+  type StreamSpec,
+} from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
 
 interface Stored {
@@ -60,7 +69,15 @@ export class MemoryBus implements Bus {
 
   async ensureStream(spec: StreamSpec): Promise<void> {
     if (!this.streams.has(spec.name)) {
-      this.streams.set(spec.name, { spec, messages: [], base: 1, nextSeq: 1, bytes: 0, dedup: new Map(), consumers: [] });
+      this.streams.set(spec.name, {
+        spec,
+        messages: [],
+        base: 1,
+        nextSeq: 1,
+        bytes: 0,
+        dedup: new Map(),
+        consumers: [],
+      });
     }
   }
 
@@ -106,7 +123,10 @@ export class MemoryBus implements Bus {
         break;
       }
     }
-    return { messages: pending + ackPending, oldestAgeMs: oldestAt === null ? null : Math.max(0, this.now() - oldestAt) };
+    return {
+      messages: pending + ackPending,
+      oldestAgeMs: oldestAt === null ? null : Math.max(0, this.now() - oldestAt),
+    };
   }
 
   async publish(subject: string, data: Uint8Array, msgId: string): Promise<PublishResult> {
@@ -127,14 +147,16 @@ export class MemoryBus implements Bus {
     const seq = stream.nextSeq++;
     stream.messages.push({ seq, subject, data, at: now });
     stream.bytes += size;
-    while (stream.messages.length > 0 && (stream.messages.length > maxMsgs || stream.bytes > maxBytes)) this.dropOldest(stream);
+    while (stream.messages.length > 0 && (stream.messages.length > maxMsgs || stream.bytes > maxBytes))
+      this.dropOldest(stream);
     stream.dedup.set(msgId, { seq, at: now });
     this.wake();
     return { duplicate: false, seq };
   }
 
   async broadcast(subject: string, data: Uint8Array): Promise<void> {
-    for (const [filter, handlers] of this.listeners) if (subjectMatches(filter, subject)) for (const h of handlers) h(data);
+    for (const [filter, handlers] of this.listeners)
+      if (subjectMatches(filter, subject)) for (const h of handlers) h(data);
   }
 
   listen(subject: string, handler: (data: Uint8Array) => void): () => void {
@@ -236,7 +258,13 @@ export class MemoryBus implements Bus {
     };
   }
 
-  private async fetch(stream: StreamState, c: ConsumerState, max: number, expiresMs: number, windowMs: number): Promise<BusMessage[]> {
+  private async fetch(
+    stream: StreamState,
+    c: ConsumerState,
+    max: number,
+    expiresMs: number,
+    windowMs: number,
+  ): Promise<BusMessage[]> {
     const deadline = this.now() + expiresMs;
     const got: BusMessage[] = [];
     // The window opens at the first message, what arrives within it joins the batch. Real time, not the bus's clock

@@ -9,7 +9,10 @@ export function encode(value: unknown): Uint8Array {
 }
 
 /** Decodes and validates a stream message; a failure is a poison message, never retried. */
-export function safeDecode<T>(schema: z.ZodType<T>, bytes: Uint8Array): { ok: true; value: T } | { ok: false; error: string } {
+export function safeDecode<T>(
+  schema: z.ZodType<T>,
+  bytes: Uint8Array,
+): { ok: true; value: T } | { ok: false; error: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(decoder.decode(bytes));
@@ -17,5 +20,7 @@ export function safeDecode<T>(schema: z.ZodType<T>, bytes: Uint8Array): { ok: tr
     return { ok: false, error: `not JSON: ${(err as Error).message}` };
   }
   const r = schema.safeParse(raw);
-  return r.success ? { ok: true, value: r.data } : { ok: false, error: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  return r.success
+    ? { ok: true, value: r.data }
+    : { ok: false, error: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
 }

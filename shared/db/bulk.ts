@@ -92,7 +92,10 @@ function copyWriter(client: pg.PoolClient): CopyWriter {
     async copyRows(table, columns, rows) {
       if (rows.length === 0) return;
       try {
-        await pipeline(Readable.from(rows.toChunks()), client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`)));
+        await pipeline(
+          Readable.from(rows.toChunks()),
+          client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`)),
+        );
       } catch (err) {
         throw (err as { code?: string }).code === UNIQUE_VIOLATION ? new CopyConflict(err) : err;
       }
@@ -111,12 +114,19 @@ export function pgBulkTransactions(pool: pg.Pool, opts: { preparedStatements?: b
     try {
       const statements = prepare ? await preparedStatementsOf(client) : undefined;
       const bound: PostgresPoolClient = {
-        query: ((text: string, values: unknown[]) => client.query(statements ? statements.config(text, values) : { text, values })) as unknown as PostgresPoolClient['query'],
+        query: ((text: string, values: unknown[]) =>
+          client.query(
+            statements ? statements.config(text, values) : { text, values },
+          )) as unknown as PostgresPoolClient['query'],
         release() {
           /* the client goes back to the pool below, once the transaction ended */
         },
       };
-      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {}, options: pool.options } }) });
+      const db = new Kysely<Database>({
+        dialect: new PostgresDialect({
+          pool: { connect: async () => bound, end: async () => {}, options: pool.options },
+        }),
+      });
       const run = (copy: CopyWriter | undefined) => db.transaction().execute((trx) => fn({ trx, copy }));
       let out: Awaited<ReturnType<typeof fn>>;
       try {

@@ -50,7 +50,9 @@ export async function openDatabase(opts: {
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
       // A half-open socket (server host gone without a FIN) is noticed instead of waited on forever.
       keepAlive: true,
-      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout * 2 } : {}),
+      ...(statementTimeout > 0
+        ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout * 2 }
+        : {}),
     });
     // An idle connection the server closed (restart, failover, admin kill) is dropped by the pool and replaced on
     // the next checkout; without a listener node-postgres would crash the process on it.
@@ -59,7 +61,12 @@ export async function openDatabase(opts: {
     // ones): the next statement fails with the connection error, which callers handle; the event alone would crash.
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', bulk: pgBulkTransactions(pool, { preparedStatements: opts.preparedStatements }), close: () => db.destroy() };
+    return {
+      db,
+      kind: 'postgres',
+      bulk: pgBulkTransactions(pool, { preparedStatements: opts.preparedStatements }),
+      close: () => db.destroy(),
+    };
   }
   let path = opts.embeddedPath;
   let release = () => {};

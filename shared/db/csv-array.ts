@@ -6,7 +6,10 @@ import { sql, type RawBuilder } from 'kysely';
  * on the processor's per-fetch upserts (a thousand rows, a dozen columns) cost more CPU than building the rows.
  * An empty field is null, so values must not be empty strings.
  */
-export function csvArray(values: readonly (string | number | null | undefined)[], type: 'uuid' | 'int' | 'real' | 'float8' | 'smallint' | 'timestamptz' | 'date' | 'text'): RawBuilder<unknown> {
+export function csvArray(
+  values: readonly (string | number | null | undefined)[],
+  type: 'uuid' | 'int' | 'real' | 'float8' | 'smallint' | 'timestamptz' | 'date' | 'text',
+): RawBuilder<unknown> {
   let joined = '';
   for (let i = 0; i < values.length; i++) {
     const v = values[i];

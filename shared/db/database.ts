@@ -382,7 +382,11 @@ export interface AlertTable {
   score_after: number | null;
   /** fired | acknowledged | investigating | resolved */
   status: Generated<string>;
-  details: ColumnType<Record<string, unknown>, string | Record<string, unknown> | undefined, string | Record<string, unknown>>;
+  details: ColumnType<
+    Record<string, unknown>,
+    string | Record<string, unknown> | undefined,
+    string | Record<string, unknown>
+  >;
   triggered_at: Timestamp;
   acknowledged_at: Timestamp | null;
   resolved_at: Timestamp | null;
@@ -667,4 +671,3 @@ export interface Database {
   page_screenshots: PageScreenshotTable;
   screenshot_quota: ScreenshotQuotaTable;
 }
-

@@ -39,7 +39,9 @@ export function lockDataDirectory(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-        throw new DataDirectoryInUse(`another Friction process (pid ${holder}) holds the embedded data directory ${dataDir} (FRICTION_DATA_DIR): stop it, or give this one another FRICTION_DATA_DIR`);
+        throw new DataDirectoryInUse(
+          `another Friction process (pid ${holder}) holds the embedded data directory ${dataDir} (FRICTION_DATA_DIR): stop it, or give this one another FRICTION_DATA_DIR`,
+        );
       }
       rmSync(file, { force: true });
     }

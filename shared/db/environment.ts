@@ -7,4 +7,6 @@ import type { Environment } from '../domain/deploy-verification.ts';
  * for `sessions.environment`. `column` names it when the query joins tables (e.g. `e.environment`).
  */
 export const environmentWhere = (environment: Environment, column = 'environment') =>
-  environment === 'staging' ? sql<boolean>`${sql.ref(column)} = 'staging'` : sql<boolean>`${sql.ref(column)} is distinct from 'staging'`;
+  environment === 'staging'
+    ? sql<boolean>`${sql.ref(column)} = 'staging'`
+    : sql<boolean>`${sql.ref(column)} is distinct from 'staging'`;

@@ -10,7 +10,9 @@ const MIGRATION_LOCK_ID = 7_202_611;
 export async function schemaStatus(db: Kysely<any>): Promise<{ pending: string[]; unknown: string[] }> {
   let applied: Set<string>;
   try {
-    applied = new Set((await db.selectFrom('kysely_migration').select('name').execute()).map((r: { name: string }) => r.name));
+    applied = new Set(
+      (await db.selectFrom('kysely_migration').select('name').execute()).map((r: { name: string }) => r.name),
+    );
   } catch (err) {
     // 42P01: no migration table yet, a database never migrated. Anything else (connection lost) is the caller's.
     if ((err as { code?: string }).code !== '42P01') throw err;

@@ -12,7 +12,14 @@ test('statements run in the thread: rows with their types, affected counts, SQLS
   const lite = await PGliteThread.open('memory://');
   t.teardown(() => lite.close());
   await lite.query('create table t (id int primary key, at timestamptz not null, body bytea)');
-  const ins = await lite.query('insert into t values ($1, $2, $3), ($4, $5, $6)', [1, new Date('2026-01-02T03:04:05Z'), new Uint8Array([1, 2]), 2, '2026-01-03T00:00:00Z', null]);
+  const ins = await lite.query('insert into t values ($1, $2, $3), ($4, $5, $6)', [
+    1,
+    new Date('2026-01-02T03:04:05Z'),
+    new Uint8Array([1, 2]),
+    2,
+    '2026-01-03T00:00:00Z',
+    null,
+  ]);
   t.is(ins.affectedRows, 2);
   const { rows } = await lite.query<{ id: number; at: Date; body: Uint8Array | null }>('select * from t order by id');
   t.deepEqual(rows[0], { id: 1, at: new Date('2026-01-02T03:04:05Z'), body: new Uint8Array([1, 2]) });
@@ -53,7 +60,9 @@ test('close lets statements already posted finish and flushes them to disk', asy
 });
 
 test('a process whose database thread dies reports it and exits 1 instead of hanging', async (t) => {
-  const child = spawn(process.execPath, [new URL('../testing/database-loss-fixture.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [new URL('../testing/database-loss-fixture.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -26,7 +26,8 @@ const fromWire = (e: WireError): Error => Object.assign(new Error(e.message), e)
  * SQLSTATE 08006 (connection failure): what a client of a PostgreSQL server sees when its backend dies. The error
  * paths already treat it as retriable (shared/errors.ts): HTTP answers 503, the processor keeps its batch.
  */
-const lostError = (why: string): Error => Object.assign(new Error(`the embedded database thread is gone: ${why}`), { code: '08006' });
+const lostError = (why: string): Error =>
+  Object.assign(new Error(`the embedded database thread is gone: ${why}`), { code: '08006' });
 
 interface Pending {
   resolve(res: { rows: unknown[]; affectedRows?: number }): void;
@@ -86,7 +87,9 @@ export class PGliteThread implements PGliteLike {
         else if (msg.type === 'failed') done(), reject(fromWire(msg.error));
       };
       const onError = (err: Error) => (done(), reject(err));
-      const onExit = (code: number) => (done(), reject(new Error(`the embedded database thread exited with code ${code} while opening`)));
+      const onExit = (code: number) => (
+        done(), reject(new Error(`the embedded database thread exited with code ${code} while opening`))
+      );
       const done = () => {
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
       };

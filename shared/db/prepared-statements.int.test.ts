@@ -9,7 +9,10 @@ import { createTestDatabase } from '../testing/database.ts';
  * comes, planned per run, and bounded per connection however many texts pass.
  */
 
-async function withBulk(t: { teardown(fn: () => Promise<void>): void }, opts?: { preparedStatements?: boolean }): Promise<RunBulkTransaction> {
+async function withBulk(
+  t: { teardown(fn: () => Promise<void>): void },
+  opts?: { preparedStatements?: boolean },
+): Promise<RunBulkTransaction> {
   const database = await createTestDatabase('prepared');
   // One connection: every transaction below runs on the same server session, whose statements are counted.
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
@@ -21,19 +24,28 @@ async function withBulk(t: { teardown(fn: () => Promise<void>): void }, opts?: {
 }
 
 const preparedNames = (bulk: RunBulkTransaction) =>
-  bulk(async ({ trx }) => (await sql<{ name: string }>`select name from pg_prepared_statements where name like 'friction_%'`.execute(trx)).rows.map((r) => r.name));
+  bulk(async ({ trx }) =>
+    (
+      await sql<{ name: string }>`select name from pg_prepared_statements where name like 'friction_%'`.execute(trx)
+    ).rows.map((r) => r.name),
+  );
 
-test('a statement that comes again is prepared once per connection and answers as before, planned with each run\'s values', async (t) => {
+test("a statement that comes again is prepared once per connection and answers as before, planned with each run's values", async (t) => {
   const bulk = await withBulk(t);
   const answers: number[] = [];
   for (let i = 0; i < 8; i++) {
-    answers.push(await bulk(async ({ trx }) => (await sql<{ n: number }>`select ${i}::int * 2 as n`.execute(trx)).rows[0].n));
+    answers.push(
+      await bulk(async ({ trx }) => (await sql<{ n: number }>`select ${i}::int * 2 as n`.execute(trx)).rows[0].n),
+    );
   }
   t.deepEqual(answers, [0, 2, 4, 6, 8, 10, 12, 14]);
   const names = await preparedNames(bulk);
   t.true(names.length >= 1, 'the repeated select (and begin/commit) are prepared');
   t.is(new Set(names).size, names.length);
-  const mode = await bulk(async ({ trx }) => (await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx)).rows[0].plan_cache_mode);
+  const mode = await bulk(
+    async ({ trx }) =>
+      (await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx)).rows[0].plan_cache_mode,
+  );
   t.is(mode, 'force_custom_plan');
 });
 
@@ -52,7 +64,12 @@ test('texts that never repeat are not prepared, and however many texts come a co
   const names = await preparedNames(bulk);
   t.is(names.length, 64);
   // Past the bound, statements still run (unnamed).
-  t.is(await bulk(async ({ trx }) => (await sql<{ twice_199: number }>`select 199 as twice_199`.execute(trx)).rows[0].twice_199), 199);
+  t.is(
+    await bulk(
+      async ({ trx }) => (await sql<{ twice_199: number }>`select 199 as twice_199`.execute(trx)).rows[0].twice_199,
+    ),
+    199,
+  );
 });
 
 test('DATABASE_PREPARED_STATEMENTS=false: nothing is prepared (a PgBouncer in transaction mode)', async (t) => {

@@ -46,12 +46,17 @@ function naiveCdf(k: number, n: number, p: number): number {
 
 test('binomial cdf and upper tail agree with direct summation on small n', (t) => {
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0.01, max: 0.99, noNaN: true }), fc.nat(70), (n, p, k0) => {
-      const k = k0 % (n + 1);
-      const ref = naiveCdf(k, n, p);
-      t.true(Math.abs(binomialCdf(k, n, p) - ref) < 1e-9, `cdf ${k} ${n} ${p}`);
-      t.true(Math.abs(binomialUpperTail(k, n, p) - (1 - naiveCdf(k - 1, n, p))) < 1e-9, `upper ${k} ${n} ${p}`);
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 60 }),
+      fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+      fc.nat(70),
+      (n, p, k0) => {
+        const k = k0 % (n + 1);
+        const ref = naiveCdf(k, n, p);
+        t.true(Math.abs(binomialCdf(k, n, p) - ref) < 1e-9, `cdf ${k} ${n} ${p}`);
+        t.true(Math.abs(binomialUpperTail(k, n, p) - (1 - naiveCdf(k - 1, n, p))) < 1e-9, `upper ${k} ${n} ${p}`);
+      },
+    ),
   );
 });
 
@@ -79,28 +84,40 @@ test('the conditional Poisson test: equal rates are not significant, a fall or r
 
 test('property: the p-value is monotone in the after count', (t) => {
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 5000 }), (x1, n1, x2, n2) => {
-      const d0 = poissonRateTest(x1, n1, x2, n2, 'decrease');
-      const d1 = poissonRateTest(x1, n1, x2 + 1, n2, 'decrease');
-      const i0 = poissonRateTest(x1, n1, x2, n2, 'increase');
-      const i1 = poissonRateTest(x1, n1, x2 + 1, n2, 'increase');
-      t.true(d1 >= d0 - 1e-12 && i1 <= i0 + 1e-12);
-      for (const v of [d0, d1, i0, i1]) t.true(v >= 0 && v <= 1);
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: 300 }),
+      fc.integer({ min: 1, max: 5000 }),
+      fc.integer({ min: 0, max: 300 }),
+      fc.integer({ min: 1, max: 5000 }),
+      (x1, n1, x2, n2) => {
+        const d0 = poissonRateTest(x1, n1, x2, n2, 'decrease');
+        const d1 = poissonRateTest(x1, n1, x2 + 1, n2, 'decrease');
+        const i0 = poissonRateTest(x1, n1, x2, n2, 'increase');
+        const i1 = poissonRateTest(x1, n1, x2 + 1, n2, 'increase');
+        t.true(d1 >= d0 - 1e-12 && i1 <= i0 + 1e-12);
+        for (const v of [d0, d1, i0, i1]) t.true(v >= 0 && v <= 1);
+      },
+    ),
   );
 });
 
 test('property: under equal rates the test rejects at most alpha of the time (exact test is conservative)', (t) => {
   // Exact size: for every conditional total k, P(p ≤ α | k) ≤ α. Checked by enumeration over x2.
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 1000 }), (k, n1, n2) => {
-      const p0 = n2 / (n1 + n2);
-      let rejected = 0;
-      for (let x2 = 0; x2 <= k; x2++) {
-        if (poissonRateTest(k - x2, n1, x2, n2, 'decrease') <= 0.05) rejected += binomialCdf(x2, k, p0) - binomialCdf(x2 - 1, k, p0);
-      }
-      t.true(rejected <= 0.05 + 1e-9, `k=${k} n1=${n1} n2=${n2}: ${rejected}`);
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 200 }),
+      fc.integer({ min: 1, max: 1000 }),
+      fc.integer({ min: 1, max: 1000 }),
+      (k, n1, n2) => {
+        const p0 = n2 / (n1 + n2);
+        let rejected = 0;
+        for (let x2 = 0; x2 <= k; x2++) {
+          if (poissonRateTest(k - x2, n1, x2, n2, 'decrease') <= 0.05)
+            rejected += binomialCdf(x2, k, p0) - binomialCdf(x2 - 1, k, p0);
+        }
+        t.true(rejected <= 0.05 + 1e-9, `k=${k} n1=${n1} n2=${n2}: ${rejected}`);
+      },
+    ),
   );
 });
 
@@ -130,8 +147,14 @@ test('alpha is spent as α·√t over 7 days and never exceeds ALPHA in total', 
 });
 
 test('looks at 5 min, 15 min, 1 h, 4 h, 24 h, 72 h and 7 d, every one of them may decide', (t) => {
-  t.deepEqual(LOOKS.map((l) => l.afterMs / MIN), [5, 15, 60, 240, 1440, 4320, 10080]);
-  t.deepEqual(LOOKS.filter((l) => isDecidingLook(l.name)).map((l) => l.name), LOOKS.map((l) => l.name));
+  t.deepEqual(
+    LOOKS.map((l) => l.afterMs / MIN),
+    [5, 15, 60, 240, 1440, 4320, 10080],
+  );
+  t.deepEqual(
+    LOOKS.filter((l) => isDecidingLook(l.name)).map((l) => l.name),
+    LOOKS.map((l) => l.name),
+  );
   t.false(isDecidingLook('nope'));
 });
 
@@ -139,15 +162,29 @@ test('the due look is the latest one reached, and it spends what the skipped loo
   t.is(dueLook(4 * MIN, []), null);
   t.deepEqual(dueLook(5 * MIN, [])?.name, 'initial');
   t.deepEqual(dueLook(20 * MIN, [])?.name, '15m');
-  t.true(Math.abs(dueLook(20 * MIN, [])!.alpha - alphaSpent(15 * MIN)) < 1e-15, 'the skipped 5-minute look spent its share here');
+  t.true(
+    Math.abs(dueLook(20 * MIN, [])!.alpha - alphaSpent(15 * MIN)) < 1e-15,
+    'the skipped 5-minute look spent its share here',
+  );
   const late = dueLook(25 * HOUR, ['initial']);
   t.is(late?.name, '24h');
   t.true(Math.abs(late!.alpha - (alphaSpent(24 * HOUR) - alphaSpent(5 * MIN))) < 1e-15);
   t.is(dueLook(25 * HOUR, ['initial', '1h', '24h']), null);
-  t.is(dueLook(8 * 24 * HOUR, LOOKS.map((l) => l.name)), null);
+  t.is(
+    dueLook(
+      8 * 24 * HOUR,
+      LOOKS.map((l) => l.name),
+    ),
+    null,
+  );
 });
 
-const counts = (sb: number, ab: number, sa: number, aa: number): IssueCounts => ({ sessionsBefore: sb, affectedBefore: ab, sessionsAfter: sa, affectedAfter: aa });
+const counts = (sb: number, ab: number, sa: number, aa: number): IssueCounts => ({
+  sessionsBefore: sb,
+  affectedBefore: ab,
+  sessionsAfter: sa,
+  affectedAfter: aa,
+});
 
 test('verification: a clear fix is verified, a partial fix or no change is not, and thin data is insufficient', (t) => {
   t.is(verifyIssue(counts(10_000, 500, 2000, 10), 0.01).result, 'verified');
@@ -165,33 +202,59 @@ test('verification: a clear fix is verified, a partial fix or no change is not, 
 
 test('the overwhelming case decides at the first look: 40 of 60 sessions before, 0 of 300 after', (t) => {
   const first = dueLook(5 * MIN, [])!;
-  const c: IssueCounts = { ...counts(60, 40, 300, 0), dispersion: { rateVariance: 0, beforeBucket: 30, afterBucket: 300 } };
+  const c: IssueCounts = {
+    ...counts(60, 40, 300, 0),
+    dispersion: { rateVariance: 0, beforeBucket: 30, afterBucket: 300 },
+  };
   const v = verifyIssue(c, first.alpha);
   t.is(v.result, 'verified');
   t.true(v.pValue! < 1e-15, String(v.pValue));
   // With the dispersion estimated from its own before hours (two hours of 30 sessions, 20 affected in each).
-  const before = [{ sessions: 30, affected: 20 }, { sessions: 30, affected: 20 }];
-  t.is(verifyIssue({ ...c, dispersion: { rateVariance: rateVariance(before), beforeBucket: bucketSize([30, 30]), afterBucket: 300 } }, first.alpha).result, 'verified');
+  const before = [
+    { sessions: 30, affected: 20 },
+    { sessions: 30, affected: 20 },
+  ];
+  t.is(
+    verifyIssue(
+      {
+        ...c,
+        dispersion: { rateVariance: rateVariance(before), beforeBucket: bucketSize([30, 30]), afterBucket: 300 },
+      },
+      first.alpha,
+    ).result,
+    'verified',
+  );
 });
 
 test('property: a partial fix (rate at least half of before) is verified at most alpha of the time, exactly', (t) => {
   // Given the total k, X2 ~ Binomial(k, p) with p at or above the null's: enumerate the rejection probability.
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 200, max: 5000 }), fc.integer({ min: 200, max: 5000 }), fc.double({ min: 0.5, max: 1.2, noNaN: true }), (k, n1, n2, ratio) => {
-      const p = (ratio * n2) / (n1 + ratio * n2);
-      let rejected = 0;
-      for (let x2 = 0; x2 <= k; x2++) {
-        if (poissonRateTest(k - x2, n1, x2, n2, 'decrease', 0.5) <= 0.05) rejected += binomialCdf(x2, k, p) - binomialCdf(x2 - 1, k, p);
-      }
-      t.true(rejected <= 0.05 + 1e-9, `k=${k} ratio=${ratio}: ${rejected}`);
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 300 }),
+      fc.integer({ min: 200, max: 5000 }),
+      fc.integer({ min: 200, max: 5000 }),
+      fc.double({ min: 0.5, max: 1.2, noNaN: true }),
+      (k, n1, n2, ratio) => {
+        const p = (ratio * n2) / (n1 + ratio * n2);
+        let rejected = 0;
+        for (let x2 = 0; x2 <= k; x2++) {
+          if (poissonRateTest(k - x2, n1, x2, n2, 'decrease', 0.5) <= 0.05)
+            rejected += binomialCdf(x2, k, p) - binomialCdf(x2 - 1, k, p);
+        }
+        t.true(rejected <= 0.05 + 1e-9, `k=${k} ratio=${ratio}: ${rejected}`);
+      },
+    ),
   );
 });
 
 test('property: verified implies significant and at least halved; more evidence never un-verifies; dispersion only makes it harder', (t) => {
   fc.assert(
     fc.property(
-      fc.integer({ min: 200, max: 50_000 }), fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 200, max: 50_000 }), fc.integer({ min: 0, max: 2000 }), fc.double({ min: 1e-6, max: 0.05, noNaN: true }),
+      fc.integer({ min: 200, max: 50_000 }),
+      fc.integer({ min: 0, max: 2000 }),
+      fc.integer({ min: 200, max: 50_000 }),
+      fc.integer({ min: 0, max: 2000 }),
+      fc.double({ min: 1e-6, max: 0.05, noNaN: true }),
       fc.double({ min: 0, max: 3, noNaN: true }),
       (sb, ab0, sa, aa0, alpha, c) => {
         const ab = Math.min(ab0, sb);
@@ -201,7 +264,8 @@ test('property: verified implies significant and at least halved; more evidence 
         const plain = fixPValue(counts(sb, ab, sa, aa));
         // Any decision the overdispersed test makes (at alpha up to 0.1), the Poisson test makes too. (On the far side of
         // the null, less information moves a p-value toward ½, that is down from near 1: no decision either way.)
-        if (v.pValue !== null && v.pValue <= 0.1) t.true(v.pValue >= plain! - 1e-12, 'overdispersion never makes the test bolder than Poisson');
+        if (v.pValue !== null && v.pValue <= 0.1)
+          t.true(v.pValue >= plain! - 1e-12, 'overdispersion never makes the test bolder than Poisson');
         if (v.result === 'verified') {
           t.true(v.pValue! <= alpha);
           t.true(aa / sa <= 0.5 * (ab / sb));
@@ -231,14 +295,18 @@ test('Holm: rejects in p-value order while p ≤ α/(m − j); insufficient data
   t.deepEqual(holm([0.3, null, 0.01], 0.05), [false, false, true]);
   t.deepEqual(holm([], 0.05), []);
   fc.assert(
-    fc.property(fc.array(fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }), { maxLength: 30 }), fc.double({ min: 1e-6, max: 0.2, noNaN: true }), (ps, alpha) => {
-      const m = ps.filter((p) => p !== null).length;
-      const h = holm(ps, alpha);
-      ps.forEach((p, i) => {
-        if (p !== null && p <= alpha / m) t.true(h[i], 'Bonferroni-significant is Holm-significant');
-        if (h[i]) t.true(p !== null && p <= alpha);
-      });
-    }),
+    fc.property(
+      fc.array(fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }), { maxLength: 30 }),
+      fc.double({ min: 1e-6, max: 0.2, noNaN: true }),
+      (ps, alpha) => {
+        const m = ps.filter((p) => p !== null).length;
+        const h = holm(ps, alpha);
+        ps.forEach((p, i) => {
+          if (p !== null && p <= alpha / m) t.true(h[i], 'Bonferroni-significant is Holm-significant');
+          if (h[i]) t.true(p !== null && p <= alpha);
+        });
+      },
+    ),
   );
 });
 
@@ -254,7 +322,11 @@ function rng(seed: number): () => number {
 }
 function poisson(r: () => number, lambda: number): number {
   if (lambda <= 0) return 0;
-  if (lambda > 50) return Math.max(0, Math.round(lambda + Math.sqrt(lambda) * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())));
+  if (lambda > 50)
+    return Math.max(
+      0,
+      Math.round(lambda + Math.sqrt(lambda) * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())),
+    );
   const l = Math.exp(-lambda);
   let k = 0;
   let p = 1;
@@ -283,19 +355,30 @@ function hours(r: () => number, count: number, level: number, rate: number, shap
   return Array.from({ length: count }, (_, h) => {
     const diurnal = 1 + 0.6 * Math.sin((2 * Math.PI * (startHour + h)) / 24);
     const sessions = poisson(r, level * diurnal);
-    const factor = gammaMeanOne(r, shape) * (r() < 0.03 ? 4 : 1) * (1 + 0.3 * Math.sin((2 * Math.PI * (startHour + h)) / 24 + 1));
+    const factor =
+      gammaMeanOne(r, shape) * (r() < 0.03 ? 4 : 1) * (1 + 0.3 * Math.sin((2 * Math.PI * (startHour + h)) / 24 + 1));
     return { sessions, affected: Math.min(sessions, poisson(r, sessions * rate * factor)) };
   });
 }
-const sum = (b: readonly Bucket[]) => ({ sessions: b.reduce((s, x) => s + x.sessions, 0), affected: b.reduce((s, x) => s + x.affected, 0) });
+const sum = (b: readonly Bucket[]) => ({
+  sessions: b.reduce((s, x) => s + x.sessions, 0),
+  affected: b.reduce((s, x) => s + x.affected, 0),
+});
 /** Counts with the dispersion the processor would attach: c from the before buckets, bucket sizes of both windows. */
 function withDispersion(before: Bucket[], after: Bucket[]): IssueCounts {
   const b = sum(before);
   const a = sum(after);
   return {
     afterPeak: after.reduce((m, x) => (x.affected > m.affected ? x : m), after[0]),
-    sessionsBefore: b.sessions, affectedBefore: b.affected, sessionsAfter: a.sessions, affectedAfter: a.affected,
-    dispersion: { rateVariance: rateVariance(before), beforeBucket: bucketSize(before.map((x) => x.sessions)), afterBucket: bucketSize(after.map((x) => x.sessions)) },
+    sessionsBefore: b.sessions,
+    affectedBefore: b.affected,
+    sessionsAfter: a.sessions,
+    affectedAfter: a.affected,
+    dispersion: {
+      rateVariance: rateVariance(before),
+      beforeBucket: bucketSize(before.map((x) => x.sessions)),
+      afterBucket: bucketSize(after.map((x) => x.sessions)),
+    },
   };
 }
 
@@ -324,10 +407,19 @@ test('the hourly rate variance is recovered from a week of gamma-Poisson hours, 
  */
 test('property: under the null the overdispersed test decides at most alpha of the time; the Poisson test does not', (t) => {
   const N = 3000;
-  for (const [level, rate, shape] of [[2000, 0.03, 4], [200, 0.03, 2], [500, 0.006, 4]] as const) {
+  for (const [level, rate, shape] of [
+    [2000, 0.03, 4],
+    [200, 0.03, 2],
+    [500, 0.006, 4],
+  ] as const) {
     for (const afterHours of [1, 4, 24]) {
       const r = rng(level * 100 + afterHours);
-      let fix05 = 0, fix01 = 0, reg05 = 0, reg01 = 0, poissonFix = 0, poissonReg = 0;
+      let fix05 = 0,
+        fix01 = 0,
+        reg05 = 0,
+        reg01 = 0,
+        poissonFix = 0,
+        poissonReg = 0;
       for (let i = 0; i < N; i++) {
         const before = hours(r, 168, level, rate, shape);
         const start = Math.floor(r() * 24);
@@ -351,7 +443,8 @@ test('property: under the null the overdispersed test decides at most alpha of t
       t.true(fix01 / N <= tol(0.01), `${at}: fix at 0.01 ${fix01 / N}`);
       t.true(reg05 / N <= tol(0.05), `${at}: regression at 0.05 ${reg05 / N}`);
       t.true(reg01 / N <= tol(0.01), `${at}: regression at 0.01 ${reg01 / N}`);
-      if (level === 2000) t.true(poissonFix / N > 0.1 && poissonReg / N > 0.1, `${at}: Poisson ${poissonFix / N} ${poissonReg / N}`);
+      if (level === 2000)
+        t.true(poissonFix / N > 0.1 && poissonReg / N > 0.1, `${at}: Poisson ${poissonFix / N} ${poissonReg / N}`);
     }
   }
 });
@@ -361,7 +454,9 @@ test('an issue opened by a burst that merely returns to its mean is not verified
   const r = rng(11);
   let verified = 0;
   for (let i = 0; i < 500; i++) {
-    const before = hours(r, 168, 500, 0.03, 4).map((b, h) => (h >= 160 ? { sessions: b.sessions, affected: Math.min(b.sessions, poisson(r, b.sessions * 0.15)) } : b));
+    const before = hours(r, 168, 500, 0.03, 4).map((b, h) =>
+      h >= 160 ? { sessions: b.sessions, affected: Math.min(b.sessions, poisson(r, b.sessions * 0.15)) } : b,
+    );
     const after = hours(r, 24, 500, 0.03, 4);
     if (verifyIssue(withDispersion(before, after), 0.05).result === 'verified') verified++;
   }
@@ -370,7 +465,9 @@ test('an issue opened by a burst that merely returns to its mean is not verified
 
 test('concurrent control: one stratum is the exact conditional test; strata add up; the normal approximation meets the exact tail', (t) => {
   const one: Stratum = { newSessions: 2000, newAffected: 10, controlSessions: 1000, controlAffected: 30 };
-  t.true(Math.abs(concurrentPValue([one], 'decrease', 0.5) - poissonRateTest(30, 1000, 10, 2000, 'decrease', 0.5)) < 1e-12);
+  t.true(
+    Math.abs(concurrentPValue([one], 'decrease', 0.5) - poissonRateTest(30, 1000, 10, 2000, 'decrease', 0.5)) < 1e-12,
+  );
   t.true(Math.abs(concurrentPValue([one], 'increase') - poissonRateTest(30, 1000, 10, 2000, 'increase')) < 1e-12);
   t.is(concurrentPValue([], 'decrease'), 1);
   t.is(concurrentPValue([{ newSessions: 10, newAffected: 0, controlSessions: 0, controlAffected: 0 }], 'increase'), 1);
@@ -378,11 +475,21 @@ test('concurrent control: one stratum is the exact conditional test; strata add 
   const hot: Stratum = { newSessions: 500, newAffected: 30, controlSessions: 500, controlAffected: 30 };
   const cold: Stratum = { newSessions: 500, newAffected: 3, controlSessions: 500, controlAffected: 3 };
   t.true(concurrentPValue([hot, cold], 'increase') > 0.3);
-  t.deepEqual(strataCounts([hot, cold, { newSessions: 5, newAffected: 1, controlSessions: 0, controlAffected: 0 }]), { sessionsBefore: 1000, affectedBefore: 33, sessionsAfter: 1000, affectedAfter: 33 });
+  t.deepEqual(strataCounts([hot, cold, { newSessions: 5, newAffected: 1, controlSessions: 0, controlAffected: 0 }]), {
+    sessionsBefore: 1000,
+    affectedBefore: 33,
+    sessionsAfter: 1000,
+    affectedAfter: 33,
+  });
   // Above the exact limit the normal approximation takes over: it agrees with the exact tail just below it.
-  const big = (k: number): Stratum[] => [{ newSessions: 10_000, newAffected: k, controlSessions: 10_000, controlAffected: 3990 - k }];
+  const big = (k: number): Stratum[] => [
+    { newSessions: 10_000, newAffected: k, controlSessions: 10_000, controlAffected: 3990 - k },
+  ];
   const exact = concurrentPValue(big(1900), 'decrease');
-  const approx = concurrentPValue([...big(1900), { newSessions: 10, newAffected: 6, controlSessions: 10, controlAffected: 6 }], 'decrease');
+  const approx = concurrentPValue(
+    [...big(1900), { newSessions: 10, newAffected: 6, controlSessions: 10, controlAffected: 6 }],
+    'decrease',
+  );
   t.true(Math.abs(Math.log10(exact) - Math.log10(approx)) < 0.3, `${exact} vs ${approx}`);
   // The control decides only with enough exposure to compare with, chosen from exposure alone.
   t.is(chooseControl([one], 0.03), 'concurrent');
@@ -396,21 +503,35 @@ test('property: under the null the concurrent test decides at most alpha of the 
   // rate (what a test without the control would see) decides far more often: the hours do not cancel there.
   const N = 3000;
   const r = rng(99);
-  let fix = 0, reg = 0, withoutControl = 0;
+  let fix = 0,
+    reg = 0,
+    withoutControl = 0;
   for (let i = 0; i < N; i++) {
     const start = Math.floor(r() * 24);
-    const factors = Array.from({ length: 4 }, (_, h) => gammaMeanOne(r, 4) * (r() < 0.03 ? 4 : 1) * (1 + 0.3 * Math.sin((2 * Math.PI * (start + h)) / 24)));
-    const strata = (ratio: number): Stratum[] => factors.map((f) => {
-      const n = poisson(r, 2000);
-      const control = poisson(r, n * 0.3);
-      return { newSessions: n - control, controlSessions: control, newAffected: poisson(r, (n - control) * 0.03 * ratio * f), controlAffected: poisson(r, control * 0.03 * f) };
-    });
+    const factors = Array.from(
+      { length: 4 },
+      (_, h) => gammaMeanOne(r, 4) * (r() < 0.03 ? 4 : 1) * (1 + 0.3 * Math.sin((2 * Math.PI * (start + h)) / 24)),
+    );
+    const strata = (ratio: number): Stratum[] =>
+      factors.map((f) => {
+        const n = poisson(r, 2000);
+        const control = poisson(r, n * 0.3);
+        return {
+          newSessions: n - control,
+          controlSessions: control,
+          newAffected: poisson(r, (n - control) * 0.03 * ratio * f),
+          controlAffected: poisson(r, control * 0.03 * f),
+        };
+      });
     if (concurrentPValue(strata(0.5), 'decrease', 0.5) <= 0.01) fix++;
     const same = strata(1);
     if (concurrentPValue(same, 'increase') <= 0.01) reg++;
     const c = strataCounts(same);
     // A week before at the mean rate (1.09 with the bursts): 336,000 page-sessions.
-    if (poissonRateTest(Math.round(336_000 * 0.03 * 1.09), 336_000, c.affectedAfter, c.sessionsAfter, 'increase') <= 0.01) withoutControl++;
+    if (
+      poissonRateTest(Math.round(336_000 * 0.03 * 1.09), 336_000, c.affectedAfter, c.sessionsAfter, 'increase') <= 0.01
+    )
+      withoutControl++;
   }
   const tol = 0.01 + 2 * Math.sqrt((0.01 * 0.99) / N);
   t.true(fix / N <= tol, `fix ${fix / N}`);
@@ -429,7 +550,15 @@ test('confusion_after needs 5 minutes of post-deploy traffic; the after window e
   t.is(chooseCohort(1), 'version');
 });
 
-const base: VerdictInput = { delta: -3, dataSpanMs: 30 * MIN, spikeThreshold: 20, regressed: [], introduced: [], tested: [], verified: [] };
+const base: VerdictInput = {
+  delta: -3,
+  dataSpanMs: 30 * MIN,
+  spikeThreshold: 20,
+  regressed: [],
+  introduced: [],
+  tested: [],
+  verified: [],
+};
 
 test('verdict: FAIL on a regression, a high-severity new issue or a spike; WARN on thin or undecided data; else PASS', (t) => {
   t.is(deployVerdict(base).verdict, 'PASS');
@@ -441,7 +570,15 @@ test('verdict: FAIL on a regression, a high-severity new issue or a spike; WARN 
   t.is(deployVerdict({ ...base, delta: null, dataSpanMs: 0 }).verdict, 'WARN');
   t.is(deployVerdict({ ...base, dataSpanMs: 14 * MIN }).verdict, 'WARN');
   // A fix verified by a look's test is enough data: the overwhelming case passes in its first minutes.
-  t.is(deployVerdict({ ...base, dataSpanMs: 6 * MIN, verified: [{ title: 'v' }], tested: [{ title: 'v', result: 'verified' }] }).verdict, 'PASS');
+  t.is(
+    deployVerdict({
+      ...base,
+      dataSpanMs: 6 * MIN,
+      verified: [{ title: 'v' }],
+      tested: [{ title: 'v', result: 'verified' }],
+    }).verdict,
+    'PASS',
+  );
   t.is(deployVerdict({ ...base, tested: [{ title: 'a', result: 'insufficient_data' }] }).verdict, 'WARN');
   t.is(deployVerdict({ ...base, tested: [{ title: 'a', result: 'not_verified' }] }).verdict, 'PASS');
   const fail = deployVerdict({ ...base, delta: 25, regressed: [{ title: 'Checkout button' }] });
@@ -452,12 +589,19 @@ test('verdict: FAIL on a regression, a high-severity new issue or a spike; WARN 
 test('property: FAIL exactly when a fail condition holds, whatever else is true', (t) => {
   fc.assert(
     fc.property(
-      fc.option(fc.double({ min: -100, max: 100, noNaN: true }), { nil: null }), fc.nat(60 * MIN), fc.integer({ min: 0, max: 1000 }),
-      fc.nat(2), fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 3 }),
+      fc.option(fc.double({ min: -100, max: 100, noNaN: true }), { nil: null }),
+      fc.nat(60 * MIN),
+      fc.integer({ min: 0, max: 1000 }),
+      fc.nat(2),
+      fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 3 }),
       (delta, span, threshold, regressed, severities) => {
         const i: VerdictInput = {
-          ...base, delta, dataSpanMs: span, spikeThreshold: threshold,
-          regressed: Array.from({ length: regressed }, () => ({ title: 'r' })), introduced: severities.map((s) => ({ title: 'n', severity: s })),
+          ...base,
+          delta,
+          dataSpanMs: span,
+          spikeThreshold: threshold,
+          regressed: Array.from({ length: regressed }, () => ({ title: 'r' })),
+          introduced: severities.map((s) => ({ title: 'n', severity: s })),
         };
         const shouldFail = regressed > 0 || severities.some((s) => s >= 50) || (delta !== null && delta > threshold);
         t.is(deployVerdict(i).verdict === 'FAIL', shouldFail);

@@ -12,7 +12,8 @@ const DAY_MS = 24 * HOUR_MS;
 export const ENVIRONMENTS = ['production', 'staging'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 /** A batch's `context.environment` as the engine keeps it: only `staging` is staging; absent (or anything else the ingest let through) is production. */
-export const environmentOf = (e: string | null | undefined): Environment => (e === 'staging' ? 'staging' : 'production');
+export const environmentOf = (e: string | null | undefined): Environment =>
+  e === 'staging' ? 'staging' : 'production';
 
 /** Post-deploy traffic must span this long (first to last post-deploy event) before confusion_after exists (spec). */
 export const MIN_AFTER_SPAN_MS = 5 * MINUTE_MS;
@@ -96,7 +97,10 @@ export function dueLook(elapsedMs: number, done: readonly string[]): { name: Loo
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: relative error below 1e-15). */
 export function logGamma(x: number): number {
-  const c = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
   if (x < 0.5) return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - logGamma(1 - x);
   const z = x - 1;
   let a = c[0];
@@ -143,8 +147,8 @@ export function regularizedBeta(x: number, a: number, b: number): number {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
   const logFront = a * Math.log(x) + b * Math.log1p(-x) - (logGamma(a) + logGamma(b) - logGamma(a + b));
-  if (x < (a + 1) / (a + b + 2)) return Math.min(1, Math.exp(logFront) * betaContinuedFraction(a, b, x) / a);
-  return Math.max(0, 1 - Math.exp(logFront) * betaContinuedFraction(b, a, 1 - x) / b);
+  if (x < (a + 1) / (a + b + 2)) return Math.min(1, (Math.exp(logFront) * betaContinuedFraction(a, b, x)) / a);
+  return Math.max(0, 1 - (Math.exp(logFront) * betaContinuedFraction(b, a, 1 - x)) / b);
 }
 
 /**
@@ -175,7 +179,16 @@ export function binomialUpperTail(k: number, n: number, p: number): number {
  * below ratio × before), `increase` P(X2' ≥ x2'). With φ1 = φ2 = 1 this is the exact conditional binomial test.
  * 1 when there is nothing to compare.
  */
-export function poissonRateTest(x1: number, n1: number, x2: number, n2: number, direction: 'decrease' | 'increase', ratio = 1, phi1 = 1, phi2 = 1): number {
+export function poissonRateTest(
+  x1: number,
+  n1: number,
+  x2: number,
+  n2: number,
+  direction: 'decrease' | 'increase',
+  ratio = 1,
+  phi1 = 1,
+  phi2 = 1,
+): number {
   const e1 = x1 / phi1;
   const e2 = x2 / phi2;
   const k = e1 + e2;
@@ -224,7 +237,8 @@ export function bucketSize(sessions: readonly number[]): number {
  * The dispersion φ = Var / mean of a window's affected count at rate `rate`, given the hourly rate variance c and
  * the window's bucket size S = Σn²/Σn: Σ(μ_h + c·μ_h²) / Σμ_h = 1 + c · rate · S. Never below 1 (Poisson).
  */
-export const windowDispersion = (c: number, rate: number, size: number): number => 1 + Math.max(0, c) * Math.max(0, rate) * Math.max(0, size);
+export const windowDispersion = (c: number, rate: number, size: number): number =>
+  1 + Math.max(0, c) * Math.max(0, rate) * Math.max(0, size);
 
 /** Counts of one issue's cluster before and after a deploy. */
 export interface IssueCounts {
@@ -262,7 +276,10 @@ export function dispersions(c: IssueCounts, ratio: number): { before: number; af
   if (!c.dispersion || c.sessionsBefore <= 0) return { before: 1, after: 1 };
   const r = c.affectedBefore / c.sessionsBefore;
   const d = c.dispersion;
-  return { before: windowDispersion(d.rateVariance, r, d.beforeBucket), after: windowDispersion(d.rateVariance, ratio * r, d.afterBucket) };
+  return {
+    before: windowDispersion(d.rateVariance, r, d.beforeBucket),
+    after: windowDispersion(d.rateVariance, ratio * r, d.afterBucket),
+  };
 }
 
 /**
@@ -275,7 +292,16 @@ export function fixPValue(c: IssueCounts): number | null {
   const expected = c.sessionsBefore > 0 ? (c.affectedBefore / c.sessionsBefore) * c.sessionsAfter : 0;
   if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0 || expected < MIN_EXPECTED_AFFECTED) return null;
   const phi = dispersions(c, VERIFIED_MAX_RATE_RATIO);
-  return poissonRateTest(c.affectedBefore, c.sessionsBefore, c.affectedAfter, c.sessionsAfter, 'decrease', VERIFIED_MAX_RATE_RATIO, phi.before, phi.after);
+  return poissonRateTest(
+    c.affectedBefore,
+    c.sessionsBefore,
+    c.affectedAfter,
+    c.sessionsAfter,
+    'decrease',
+    VERIFIED_MAX_RATE_RATIO,
+    phi.before,
+    phi.after,
+  );
 }
 
 /**
@@ -288,12 +314,16 @@ export function fixPValue(c: IssueCounts): number | null {
 export function regressionPValue(c: IssueCounts): number | null {
   if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0) return null;
   const phi = dispersions(c, 1);
-  const test = (x2: number, n2: number) => poissonRateTest(c.affectedBefore, c.sessionsBefore, x2, n2, 'increase', 1, phi.before, phi.after);
+  const test = (x2: number, n2: number) =>
+    poissonRateTest(c.affectedBefore, c.sessionsBefore, x2, n2, 'increase', 1, phi.before, phi.after);
   if (!c.afterPeak) return test(c.affectedAfter, c.sessionsAfter);
   // Without its peak hour: nothing left (the rise is all in one hour) is no decision yet.
   const rest = c.sessionsAfter - c.afterPeak.sessions;
   if (rest <= 0) return null;
-  return Math.max(test(c.affectedAfter, c.sessionsAfter), test(Math.max(0, c.affectedAfter - c.afterPeak.affected), rest));
+  return Math.max(
+    test(c.affectedAfter, c.sessionsAfter),
+    test(Math.max(0, c.affectedAfter - c.afterPeak.affected), rest),
+  );
 }
 
 /** One hour of the after window: the new release's sessions and the old release's sessions of the same hour (the control). */
@@ -312,7 +342,9 @@ function binomialPmf(n: number, p: number): number[] {
   if (p <= 0) return [1, ...new Array<number>(n).fill(0)];
   if (p >= 1) return [...new Array<number>(n).fill(0), 1];
   const lc = logGamma(n + 1);
-  return Array.from({ length: n + 1 }, (_, k) => Math.exp(lc - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p)));
+  return Array.from({ length: n + 1 }, (_, k) =>
+    Math.exp(lc - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p)),
+  );
 }
 
 /** Largest total affected (new + control, over the strata) the exact convolution handles; above it, the normal approximation. */
@@ -327,7 +359,9 @@ const EXACT_STRATA_TOTAL = 4000;
  * continuity correction above). `decrease` answers P(T ≤ t), `increase` P(T ≥ t). 1 when there is nothing to compare.
  */
 export function concurrentPValue(strata: readonly Stratum[], direction: 'decrease' | 'increase', ratio = 1): number {
-  const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0 && s.newAffected + s.controlAffected > 0);
+  const used = strata.filter(
+    (s) => s.newSessions > 0 && s.controlSessions > 0 && s.newAffected + s.controlAffected > 0,
+  );
   const total = used.reduce((a, s) => a + s.newAffected + s.controlAffected, 0);
   if (total === 0) return 1;
   const observed = used.reduce((a, s) => a + s.newAffected, 0);
@@ -341,7 +375,10 @@ export function concurrentPValue(strata: readonly Stratum[], direction: 'decreas
       variance += t * p[i] * (1 - p[i]);
     });
     if (variance === 0) return direction === 'decrease' ? (observed <= mean ? 1 : 0) : observed >= mean ? 1 : 0;
-    const z = direction === 'decrease' ? (observed + 0.5 - mean) / Math.sqrt(variance) : (mean - (observed - 0.5)) / Math.sqrt(variance);
+    const z =
+      direction === 'decrease'
+        ? (observed + 0.5 - mean) / Math.sqrt(variance)
+        : (mean - (observed - 0.5)) / Math.sqrt(variance);
     return normalCdf(z);
   }
   let dist = [1];
@@ -364,7 +401,22 @@ export function concurrentPValue(strata: readonly Stratum[], direction: 'decreas
 function normalCdf(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.5 * x);
-  const erfc = t * Math.exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const erfc =
+    t *
+    Math.exp(
+      -x * x -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return z >= 0 ? 1 - erfc / 2 : erfc / 2;
 }
 
@@ -372,8 +424,10 @@ function normalCdf(z: number): number {
 export function strataCounts(strata: readonly Stratum[]): IssueCounts {
   const used = strata.filter((s) => s.newSessions > 0 && s.controlSessions > 0);
   return {
-    sessionsBefore: used.reduce((a, s) => a + s.controlSessions, 0), affectedBefore: used.reduce((a, s) => a + s.controlAffected, 0),
-    sessionsAfter: used.reduce((a, s) => a + s.newSessions, 0), affectedAfter: used.reduce((a, s) => a + s.newAffected, 0),
+    sessionsBefore: used.reduce((a, s) => a + s.controlSessions, 0),
+    affectedBefore: used.reduce((a, s) => a + s.controlAffected, 0),
+    sessionsAfter: used.reduce((a, s) => a + s.newSessions, 0),
+    affectedAfter: used.reduce((a, s) => a + s.newAffected, 0),
   };
 }
 
@@ -399,7 +453,9 @@ export function fixResult(c: IssueCounts, pValue: number | null, significant: bo
  */
 export function regressionResult(c: IssueCounts, pValue: number | null, significant: boolean): RegressionResult {
   if (pValue === null) return 'insufficient_data';
-  return significant && c.affectedAfter >= REGRESSION_MIN_AFFECTED && rateRatio(c) >= REGRESSION_MIN_RATE_RATIO ? 'regressed' : 'not_regressed';
+  return significant && c.affectedAfter >= REGRESSION_MIN_AFFECTED && rateRatio(c) >= REGRESSION_MIN_RATE_RATIO
+    ? 'regressed'
+    : 'not_regressed';
 }
 
 /**
@@ -409,7 +465,10 @@ export function regressionResult(c: IssueCounts, pValue: number | null, signific
  * any dependence between the tests (the issues of one page share their page-sessions).
  */
 export function holm(pValues: readonly (number | null)[], alpha: number): boolean[] {
-  const order = pValues.map((p, i) => ({ p, i })).filter((x): x is { p: number; i: number } => x.p !== null).sort((a, b) => a.p - b.p);
+  const order = pValues
+    .map((p, i) => ({ p, i }))
+    .filter((x): x is { p: number; i: number } => x.p !== null)
+    .sort((a, b) => a.p - b.p);
   const out = pValues.map(() => false);
   for (let j = 0; j < order.length; j++) {
     if (order[j].p > alpha / (order.length - j)) break;
@@ -485,14 +544,18 @@ export function isDecidingLook(name: string): boolean {
 export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: string[] } {
   const fail: string[] = [];
   for (const r of i.regressed) fail.push(`issue regressed: ${r.title}`);
-  for (const n of i.introduced) if (n.severity >= HIGH_SEVERITY) fail.push(`high-severity issue introduced (severity ${n.severity}): ${n.title}`);
-  if (i.delta !== null && i.delta > i.spikeThreshold) fail.push(`confusion score rose by ${i.delta} points (spike threshold ${i.spikeThreshold})`);
+  for (const n of i.introduced)
+    if (n.severity >= HIGH_SEVERITY) fail.push(`high-severity issue introduced (severity ${n.severity}): ${n.title}`);
+  if (i.delta !== null && i.delta > i.spikeThreshold)
+    fail.push(`confusion score rose by ${i.delta} points (spike threshold ${i.spikeThreshold})`);
   if (fail.length > 0) return { verdict: 'FAIL', reasons: fail };
 
   const warn: string[] = [];
   // A fix verified by a look's test had enough data for that decision: overwhelming evidence passes in minutes.
   if ((i.delta === null || i.dataSpanMs < VERDICT_MIN_DATA_MS) && i.verified.length === 0) {
-    warn.push(`insufficient data: post-deploy traffic spans ${Math.floor(i.dataSpanMs / MINUTE_MS)} min (needs ${VERDICT_MIN_DATA_MS / MINUTE_MS})`);
+    warn.push(
+      `insufficient data: post-deploy traffic spans ${Math.floor(i.dataSpanMs / MINUTE_MS)} min (needs ${VERDICT_MIN_DATA_MS / MINUTE_MS})`,
+    );
   }
   if (i.tested.length > 0 && i.verified.length === 0 && i.tested.every((t) => t.result === 'insufficient_data')) {
     warn.push(`inconclusive: ${i.tested.length} open issue(s) tested, none with enough data yet`);
@@ -501,7 +564,10 @@ export function deployVerdict(i: VerdictInput): { verdict: Verdict; reasons: str
 
   const pass: string[] = [];
   if (i.verified.length > 0) pass.push(`${i.verified.length} issue(s) verified fixed`);
-  if (i.delta !== null) pass.push(`confusion score ${i.delta > 0 ? 'rose' : i.delta < 0 ? 'fell' : 'moved'} by ${Math.abs(i.delta)} points (spike threshold ${i.spikeThreshold})`);
+  if (i.delta !== null)
+    pass.push(
+      `confusion score ${i.delta > 0 ? 'rose' : i.delta < 0 ? 'fell' : 'moved'} by ${Math.abs(i.delta)} points (spike threshold ${i.spikeThreshold})`,
+    );
   pass.push('no regression and no high-severity issue introduced');
   return { verdict: 'PASS', reasons: pass };
 }

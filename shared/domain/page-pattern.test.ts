@@ -13,8 +13,10 @@ test('a trailing wildcard matches the prefix and everything below it; an exact p
 });
 
 test('patterns are * or start with / and allow one wildcard, only at the end', (t) => {
-  for (const ok of ['*', '/', '/*', '/checkout', '/checkout*', '/a/b/*']) t.true(PagePatternSchema.safeParse(ok).success, ok);
-  for (const bad of ['checkout', '/*/pay', '/a**', '**', '*/a', '']) t.false(PagePatternSchema.safeParse(bad).success, bad);
+  for (const ok of ['*', '/', '/*', '/checkout', '/checkout*', '/a/b/*'])
+    t.true(PagePatternSchema.safeParse(ok).success, ok);
+  for (const bad of ['checkout', '/*/pay', '/a**', '**', '*/a', ''])
+    t.false(PagePatternSchema.safeParse(bad).success, bad);
   t.true(PagePatternSchema.safeParse(`/${'a'.repeat(2047)}`).success);
   t.false(PagePatternSchema.safeParse(`/${'a'.repeat(2048)}`).success);
 });

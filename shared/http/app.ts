@@ -55,7 +55,14 @@ export function createHttpApp(opts: HttpAppOptions): Koa {
       await next();
     } finally {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      record({ route, status: ctx.status, ms: performance.now() - start, requestId, method: ctx.method, path: ctx.path });
+      record({
+        route,
+        status: ctx.status,
+        ms: performance.now() - start,
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+      });
     }
   });
   app.use(errorEnvelope(log));

@@ -15,7 +15,8 @@ export async function readTextBody(req: IncomingMessage, limitBytes: number): Pr
   let source: NodeJS.ReadableStream = req;
   if (encoding === 'gzip') source = req.pipe(createGunzip());
   else if (encoding === 'deflate') source = req.pipe(createInflate());
-  else if (encoding !== 'identity') throw new UnsupportedMediaTypeError(`content-encoding ${encoding} is not supported`);
+  else if (encoding !== 'identity')
+    throw new UnsupportedMediaTypeError(`content-encoding ${encoding} is not supported`);
   // Event listeners rather than for-await: this runs for every ingest batch, and async iteration of a
   // stream costs a promise per chunk.
   return new Promise<string>((resolve, reject) => {
@@ -59,10 +60,13 @@ export function parseJson(text: string, opts: { replaceUnstorable?: boolean } = 
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new ValidationError(`body is not valid JSON: ${(err as Error).message}`, [{ path: '', message: 'invalid JSON' }]);
+    throw new ValidationError(`body is not valid JSON: ${(err as Error).message}`, [
+      { path: '', message: 'invalid JSON' },
+    ]);
   }
   const problem = scanJson(value, { maxDepth: MAX_BODY_DEPTH, replace: opts.replaceUnstorable });
-  if (problem) throw new ValidationError(`invalid body: ${problem.path ? `${problem.path}: ` : ''}${problem.message}`, [problem]);
+  if (problem)
+    throw new ValidationError(`invalid body: ${problem.path ? `${problem.path}: ` : ''}${problem.message}`, [problem]);
   return value;
 }
 

@@ -13,7 +13,11 @@ test('a trusted proxy peer: the rightmost untrusted hop is the client; spoofed l
   t.is(clientAddress('127.0.0.1', '6.6.6.6, 198.51.100.7, 10.1.2.3', trusted), '198.51.100.7', 'two trusted hops');
   t.is(clientAddress('203.0.113.9', '198.51.100.7', trusted), '203.0.113.9', 'an untrusted peer cannot forward');
   t.is(clientAddress('127.0.0.1', 'garbage', trusted), '127.0.0.1');
-  t.is(clientAddress('127.0.0.1', '10.0.0.5', trusted), '10.0.0.5', 'all hops trusted: the leftmost is the best we know');
+  t.is(
+    clientAddress('127.0.0.1', '10.0.0.5', trusted),
+    '10.0.0.5',
+    'all hops trusted: the leftmost is the best we know',
+  );
 });
 
 test('malformed proxy lists are refused', (t) => {

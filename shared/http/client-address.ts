@@ -4,7 +4,10 @@ import { parseCidr } from '../config.ts';
 
 /** The set of proxy addresses whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
 export function trustedProxyList(spec: string): BlockList | null {
-  const entries = spec.split(',').map((p) => p.trim()).filter(Boolean);
+  const entries = spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (entries.length === 0) return null;
   const list = new BlockList();
   for (const e of entries) {
@@ -35,7 +38,10 @@ function isTrusted(list: BlockList, addr: string): boolean {
 export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: BlockList | null): string {
   let addr = plainAddress(peer);
   if (!trusted || !forwardedFor) return addr;
-  const hops = forwardedFor.split(',').map((h) => plainAddress(h.trim())).filter(Boolean);
+  const hops = forwardedFor
+    .split(',')
+    .map((h) => plainAddress(h.trim()))
+    .filter(Boolean);
   while (isTrusted(trusted, addr) && hops.length > 0) {
     const next = hops.pop() as string;
     if (!isIP(next)) break; // a malformed entry ends the chain: the last trusted hop's peer stands
@@ -47,7 +53,11 @@ export function clientAddress(peer: string, forwardedFor: string | undefined, tr
 /** Sets `ctx.ip` (what the per-IP limits count against) from the peer and the trusted proxies. */
 export function clientAddressMiddleware(trusted: BlockList | null): Koa.Middleware {
   return (ctx, next) => {
-    ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('x-forwarded-for') || undefined, trusted);
+    ctx.request.ip = clientAddress(
+      ctx.req.socket.remoteAddress ?? '',
+      ctx.get('x-forwarded-for') || undefined,
+      trusted,
+    );
     return next();
   };
 }

@@ -10,7 +10,8 @@ import type Koa from 'koa';
  */
 export const conditionalGet: Koa.Middleware = async (ctx, next) => {
   await next();
-  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 200 || !ctx.path.startsWith('/v1/query/')) return;
+  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 200 || !ctx.path.startsWith('/v1/query/'))
+    return;
   const body: unknown = ctx.body;
   if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || body instanceof Stream) return;
   const json = JSON.stringify(body);

@@ -33,7 +33,17 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 };
 
 /** The limits a role serves with, from its configuration. */
-export function connectionLimits(config: Pick<Config, 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'MAX_CONNECTIONS' | 'MAX_CONNECTIONS_PER_IP' | 'TRUSTED_PROXIES'>): ConnectionLimits {
+export function connectionLimits(
+  config: Pick<
+    Config,
+    | 'HTTP_HEADERS_TIMEOUT_MS'
+    | 'HTTP_REQUEST_TIMEOUT_MS'
+    | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+    | 'MAX_CONNECTIONS'
+    | 'MAX_CONNECTIONS_PER_IP'
+    | 'TRUSTED_PROXIES'
+  >,
+): ConnectionLimits {
   return {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
@@ -46,7 +56,7 @@ export function connectionLimits(config: Pick<Config, 'HTTP_HEADERS_TIMEOUT_MS' 
 
 export const refusedConnections = new Counter({
   name: 'friction_http_connections_refused_total',
-  help: 'Connections closed on arrival: the process cap (max_connections) or one address\'s cap (per_ip)',
+  help: "Connections closed on arrival: the process cap (max_connections) or one address's cap (per_ip)",
   labelNames: ['role', 'reason'] as const,
   registers: [registry],
 });
@@ -57,9 +67,17 @@ export const refusedConnections = new Counter({
  * cap and a per-address cap, each refusal counted and logged (once a minute per reason, not per socket: a flood
  * would otherwise flood the log). Malformed requests Node's parser refuses are answered in the error envelope.
  */
-export function createGuardedServer(listener: RequestListener, role: string, log: Logger, limits: ConnectionLimits): Server {
+export function createGuardedServer(
+  listener: RequestListener,
+  role: string,
+  log: Logger,
+  limits: ConnectionLimits,
+): Server {
   // Node checks the header and request deadlines on this interval (default 30 s: a 60 s deadline could hold 90 s).
-  const server = createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, limits.headersTimeoutMs / 4)) }, listener);
+  const server = createServer(
+    { connectionsCheckingInterval: Math.max(250, Math.min(5_000, limits.headersTimeoutMs / 4)) },
+    listener,
+  );
   // Node refuses a header deadline past the request deadline; the request deadline is the outer bound.
   server.headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   server.requestTimeout = limits.requestTimeoutMs;
@@ -72,8 +90,12 @@ export function createGuardedServer(listener: RequestListener, role: string, log
     const now = Date.now();
     if (now - (lastLogged.get(reason) ?? 0) < 60_000) return;
     lastLogged.set(reason, now);
-    log.warn({ reason, peer, max_connections: limits.maxConnections, max_connections_per_ip: limits.maxConnectionsPerIp },
-      reason === 'per_ip' ? 'connection refused: this address holds the most connections one address may (MAX_CONNECTIONS_PER_IP)' : 'connection refused: the process holds MAX_CONNECTIONS connections');
+    log.warn(
+      { reason, peer, max_connections: limits.maxConnections, max_connections_per_ip: limits.maxConnectionsPerIp },
+      reason === 'per_ip'
+        ? 'connection refused: this address holds the most connections one address may (MAX_CONNECTIONS_PER_IP)'
+        : 'connection refused: the process holds MAX_CONNECTIONS connections',
+    );
   };
   // Node closes connections past maxConnections itself and emits 'drop' (since 18.6).
   server.on('drop', (d?: { remoteAddress?: string }) => refuse('max_connections', d?.remoteAddress ?? ''));
@@ -108,17 +130,26 @@ export function createGuardedServer(listener: RequestListener, role: string, log
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   // ECONNRESET: the client went away; nothing to answer. A socket already answering cannot take another head.
   // A connection that never sent a byte and timed out is just closed (as nginx does): there is no request to answer.
-  if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0) || !socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+  if (
+    err.code === 'ECONNRESET' ||
+    (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0) ||
+    !socket.writable ||
+    (socket as Socket & { _httpMessage?: unknown })._httpMessage
+  ) {
     socket.destroy();
     return;
   }
-  const [status, code, message] = err.code === 'HPE_HEADER_OVERFLOW'
-    ? [431, 'header_too_large', 'request header fields are too large']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'request_timeout', 'the request did not arrive in time']
-      : [400, 'invalid_input', `malformed HTTP request (${err.code ?? 'parse error'})`];
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'header_too_large', 'request header fields are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'the request did not arrive in time']
+        : [400, 'invalid_input', `malformed HTTP request (${err.code ?? 'parse error'})`];
   const body = JSON.stringify({ data: null, error: { code, message, status } });
-  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const reason =
+    status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
   socket.destroySoon?.();
 }

@@ -25,7 +25,10 @@ export function ingestCors(paths: string[]): Koa.Middleware {
 /** The CORS fields of an answer (not a preflight) on an ingest path, errors included. */
 export function setIngestCorsHeaders(set: (name: string, value: string) => void, origin: string | undefined): void {
   setAllowOrigin(set, origin);
-  set('Access-Control-Expose-Headers', 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-Request-Id');
+  set(
+    'Access-Control-Expose-Headers',
+    'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-Request-Id',
+  );
 }
 
 function setAllowOrigin(set: (name: string, value: string) => void, origin: string | undefined): void {

@@ -18,7 +18,10 @@ export interface DirectAnswer {
   body: unknown;
 }
 
-export type DirectHandler = (request: DirectRequest, set: (name: string, value: string) => void) => Promise<DirectAnswer>;
+export type DirectHandler = (
+  request: DirectRequest,
+  set: (name: string, value: string) => void,
+) => Promise<DirectAnswer>;
 
 /**
  * A route served straight from node:http instead of through Koa's middleware chain: the ingest hot path, where the
@@ -59,7 +62,9 @@ export function directListener(fallback: RequestListener, routes: DirectRoute[],
     if (!route) return fallback(req, res);
     const start = performance.now();
     serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1), opts)
-      .then(({ status, requestId }) => record({ route: route.path, status, ms: performance.now() - start, requestId, method: req.method ?? '', path }))
+      .then(({ status, requestId }) =>
+        record({ route: route.path, status, ms: performance.now() - start, requestId, method: req.method ?? '', path }),
+      )
       .catch((err: unknown) => {
         // Only a failure of the error path or the record gets here (never an unhandled rejection, which would end the
         // process); the answer may be half written, so the connection goes.
@@ -69,7 +74,14 @@ export function directListener(fallback: RequestListener, routes: DirectRoute[],
   };
 }
 
-async function serve(route: DirectRoute, req: IncomingMessage, res: ServerResponse, path: string, querystring: string, opts: DirectOptions): Promise<{ status: number; requestId: string }> {
+async function serve(
+  route: DirectRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  querystring: string,
+  opts: DirectOptions,
+): Promise<{ status: number; requestId: string }> {
   const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined);
   const set = (name: string, value: string) => res.setHeader(name, value);
   set('X-Request-Id', requestId);
@@ -79,7 +91,11 @@ async function serve(route: DirectRoute, req: IncomingMessage, res: ServerRespon
     assertStorableUrl(path, querystring);
     if (route.cors) setIngestCorsHeaders(set, req.headers.origin);
     // Node joins repeated header lines with ", " (only Set-Cookie stays a list), as Koa's ctx.get sees them.
-    const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'] as string | undefined, opts.trusted);
+    const ip = clientAddress(
+      req.socket.remoteAddress ?? '',
+      req.headers['x-forwarded-for'] as string | undefined,
+      opts.trusted,
+    );
     answer = await route.handle({ req, ip }, set);
   } catch (err) {
     const failed = errorAnswer(err, opts.log, { requestId, method: req.method ?? '', path });

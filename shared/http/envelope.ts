@@ -39,12 +39,25 @@ export interface ErrorAnswer {
  * `{data: null, error: {code, message, status, details?}}`, with Retry-After on 429/503. A 500's own message stays
  * in the log (with the request id): it may name internals.
  */
-export function errorAnswer(err: unknown, log: Logger, request: { requestId?: string; method: string; path: string }): ErrorAnswer {
+export function errorAnswer(
+  err: unknown,
+  log: Logger,
+  request: { requestId?: string; method: string; path: string },
+): ErrorAnswer {
   const e = toAppError(err);
-  if (e.status >= 500 && e.status !== 503) log.error({ err, request_id: request.requestId, method: request.method, path: request.path }, 'request failed');
-  const error: Record<string, unknown> = { code: e.code, message: e.status === 500 ? 'internal server error' : e.message, status: e.status };
+  if (e.status >= 500 && e.status !== 503)
+    log.error({ err, request_id: request.requestId, method: request.method, path: request.path }, 'request failed');
+  const error: Record<string, unknown> = {
+    code: e.code,
+    message: e.status === 500 ? 'internal server error' : e.message,
+    status: e.status,
+  };
   if (e.details !== undefined) error.details = e.details;
-  return { status: e.status, retryAfter: e.retryAfterSec === undefined ? undefined : String(e.retryAfterSec), body: { data: null, error } };
+  return {
+    status: e.status,
+    retryAfter: e.retryAfterSec === undefined ? undefined : String(e.retryAfterSec),
+    body: { data: null, error },
+  };
 }
 
 /** The error path as Koa middleware (unmatched routes and methods end in it too). */
@@ -56,7 +69,9 @@ export function errorEnvelope(log: Logger): Koa.Middleware {
       const noRoute = ctx.status === 404 || ((ctx.status === 405 || ctx.status === 501) && !ctx.response.get('Allow'));
       if (noRoute && !ctx.body) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
       if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
-        throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`);
+        throw new MethodNotAllowedError(
+          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`,
+        );
       }
     } catch (err) {
       const answer = errorAnswer(err, log, { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path });

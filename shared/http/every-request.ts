@@ -30,7 +30,11 @@ export function requestRecorder(role: string, log: Logger, level: 'info' | 'debu
     httpRequests.inc({ role, route: r.route, status: r.status });
     httpDuration.observe({ role, route: r.route }, r.ms / 1000);
     const lineLevel = r.status >= 500 ? 'error' : level;
-    if (log.isLevelEnabled(lineLevel)) log[lineLevel]({ request_id: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(r.ms * 10) / 10 }, 'request');
+    if (log.isLevelEnabled(lineLevel))
+      log[lineLevel](
+        { request_id: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(r.ms * 10) / 10 },
+        'request',
+      );
   };
 }
 
@@ -43,7 +47,9 @@ export function assertStorableUrl(path: string, querystring: string): void {
   if (querystring.includes('%')) {
     for (const [name, value] of new URLSearchParams(querystring)) {
       if (hasUnstorableText(value) || hasUnstorableText(name)) {
-        throw new ValidationError(`invalid query: ${name}: contains a NUL character or an unpaired UTF-16 surrogate`, [{ path: name, message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
+        throw new ValidationError(`invalid query: ${name}: contains a NUL character or an unpaired UTF-16 surrogate`, [
+          { path: name, message: 'contains a NUL character or an unpaired UTF-16 surrogate' },
+        ]);
       }
     }
   }
@@ -52,8 +58,13 @@ export function assertStorableUrl(path: string, querystring: string): void {
     try {
       decoded = decodeURIComponent(path);
     } catch {
-      throw new ValidationError('invalid path: malformed percent-encoding', [{ path: 'path', message: 'malformed percent-encoding' }]);
+      throw new ValidationError('invalid path: malformed percent-encoding', [
+        { path: 'path', message: 'malformed percent-encoding' },
+      ]);
     }
-    if (hasUnstorableText(decoded)) throw new ValidationError('invalid path: contains a NUL character', [{ path: 'path', message: 'contains a NUL character or an unpaired UTF-16 surrogate' }]);
+    if (hasUnstorableText(decoded))
+      throw new ValidationError('invalid path: contains a NUL character', [
+        { path: 'path', message: 'contains a NUL character or an unpaired UTF-16 surrogate' },
+      ]);
   }
 }

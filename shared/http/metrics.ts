@@ -31,7 +31,8 @@ buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
 /** This build's version (package.json): /healthz and friction_build_info say it. */
 export function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }
@@ -56,7 +57,10 @@ type Source = () => Promise<Array<{ labels: Record<string, string>; value: numbe
 function scrapeGauge(name: string, help: string, labelNames: string[]) {
   const sources = new Set<Source>();
   new Gauge({
-    name, help, labelNames, registers: [registry],
+    name,
+    help,
+    labelNames,
+    registers: [registry],
     async collect() {
       this.reset();
       for (const source of sources) {
@@ -69,9 +73,17 @@ function scrapeGauge(name: string, help: string, labelNames: string[]) {
 }
 
 /** Messages of each owned partition not yet committed (waiting + delivered but unacked): the processor's lag. */
-export const processorLag = scrapeGauge('friction_processor_lag_messages', 'Stream messages of a partition not yet committed by the processor (pending + ack pending)', ['partition']);
+export const processorLag = scrapeGauge(
+  'friction_processor_lag_messages',
+  'Stream messages of a partition not yet committed by the processor (pending + ack pending)',
+  ['partition'],
+);
 /** Outbox rows written but not yet relayed to the NOTIFY stream. */
-export const outboxBacklog = scrapeGauge('friction_outbox_backlog', 'Outbox rows not yet published to the NOTIFY stream', []);
+export const outboxBacklog = scrapeGauge(
+  'friction_outbox_backlog',
+  'Outbox rows not yet published to the NOTIFY stream',
+  [],
+);
 
 /**
  * Delivery attempts by channel (webhook, slack, email, …) and outcome: `succeeded`; `retrying` (failed, another

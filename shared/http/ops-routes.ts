@@ -22,12 +22,20 @@ export function opsRouter(role: string, checks: ReadinessCheck[], opts: { metric
   });
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(
-      checks.map(async ([name, check, opts]) => [name, await Promise.race([check().catch(() => false), timeout(2000)]), opts?.soft === true] as const),
+      checks.map(
+        async ([name, check, opts]) =>
+          [name, await Promise.race([check().catch(() => false), timeout(2000)]), opts?.soft === true] as const,
+      ),
     );
     const status = Object.fromEntries(results.map(([n, r, soft]) => [n, r ? 'ok' : soft ? 'degraded' : 'down']));
     const ready = results.every(([, r, soft]) => r || soft);
     // Not ready leaves through the one error path: 503 `unavailable`, Retry-After, the checks as details.
-    if (!ready) throw new AppError('unavailable', 503, 'a dependency is not ready', { details: status, retryAfterSec: 5, retriable: true });
+    if (!ready)
+      throw new AppError('unavailable', 503, 'a dependency is not ready', {
+        details: status,
+        retryAfterSec: 5,
+        retriable: true,
+      });
     ctx.body = ok({ status: 'ready', role, checks: status });
   });
   router.get('/metrics', metricsAccess(opts.metricsToken), async (ctx) => {
@@ -48,9 +56,17 @@ function metricsAccess(token: string | undefined): Koa.Middleware {
   return async (ctx, next) => {
     if (expected) {
       const m = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
-      const given = createHash('sha256').update(m?.[1] ?? '').digest();
-      if (!m || !timingSafeEqual(given, expected)) throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');
-    } else if (!isLoopback(ctx.req.socket.remoteAddress ?? '') || !isLoopback(ctx.ip) || ctx.get('x-forwarded-for') || ctx.get('forwarded')) {
+      const given = createHash('sha256')
+        .update(m?.[1] ?? '')
+        .digest();
+      if (!m || !timingSafeEqual(given, expected))
+        throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');
+    } else if (
+      !isLoopback(ctx.req.socket.remoteAddress ?? '') ||
+      !isLoopback(ctx.ip) ||
+      ctx.get('x-forwarded-for') ||
+      ctx.get('forwarded')
+    ) {
       // NOTE: a reverse proxy on the same host connects from loopback too: a forwarded request is not a local one.
       throw new ForbiddenError('/metrics answers loopback only; set METRICS_TOKEN to scrape it from elsewhere');
     }

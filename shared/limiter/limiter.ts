@@ -39,15 +39,28 @@ export class MemoryRateLimiter implements RateLimiter {
     if (++this.hits % 10_000 === 0) this.sweep(now, windowMs);
     if (log.length >= limit) {
       const retryMs = log[log.length - limit] + windowMs - now;
-      return { allowed: false, limit, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(retryMs / 1000)), resetSec: Math.ceil((log[log.length - 1] + windowMs - now) / 1000) };
+      return {
+        allowed: false,
+        limit,
+        remaining: 0,
+        retryAfterSec: Math.max(1, Math.ceil(retryMs / 1000)),
+        resetSec: Math.ceil((log[log.length - 1] + windowMs - now) / 1000),
+      };
     }
     log.push(now);
-    return { allowed: true, limit, remaining: limit - log.length, retryAfterSec: 0, resetSec: Math.ceil((log[0] + windowMs - now) / 1000) };
+    return {
+      allowed: true,
+      limit,
+      remaining: limit - log.length,
+      retryAfterSec: 0,
+      resetSec: Math.ceil((log[0] + windowMs - now) / 1000),
+    };
   }
 
   /** Forgets keys with no recent hits so memory stays bounded by active keys. */
   private sweep(now: number, windowMs: number): void {
-    for (const [k, log] of this.logs) if (log.length === 0 || log[log.length - 1] <= now - windowMs) this.logs.delete(k);
+    for (const [k, log] of this.logs)
+      if (log.length === 0 || log[log.length - 1] <= now - windowMs) this.logs.delete(k);
   }
 
   async close(): Promise<void> {}

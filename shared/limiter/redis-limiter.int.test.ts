@@ -46,10 +46,21 @@ test('hits of one event-loop turn share one Redis call and answer exactly as one
     Promise.all(Array.from({ length: 4 }, () => l.hit('b', 5, 60_000))),
   ]);
   t.is(l.roundTrips - before, 1);
-  t.deepEqual(a.slice(0, 10).map((d) => d.remaining), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+  t.deepEqual(
+    a.slice(0, 10).map((d) => d.remaining),
+    [9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+  );
   t.true(a.slice(0, 10).every((d) => d.allowed && d.resetSec >= 59 && d.resetSec <= 60));
   t.true(a.slice(10).every((d) => !d.allowed && d.remaining === 0 && d.retryAfterSec >= 59 && d.retryAfterSec <= 60));
-  t.deepEqual(b.map((d) => [d.allowed, d.remaining]), [[true, 4], [true, 3], [true, 2], [true, 1]]);
+  t.deepEqual(
+    b.map((d) => [d.allowed, d.remaining]),
+    [
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+    ],
+  );
   // The next turn continues from the stored log: b has one hit left, a none.
   const [b5, b6, a26] = await Promise.all([l.hit('b', 5, 60_000), l.hit('b', 5, 60_000), l.hit('a', 10, 60_000)]);
   t.deepEqual([b5.allowed, b5.remaining, b6.allowed, a26.allowed], [true, 0, false, false]);

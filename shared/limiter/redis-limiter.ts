@@ -123,9 +123,11 @@ export class RedisRateLimiter implements RateLimiter {
       const args: (string | number)[] = [`${process.pid}-${++this.seq}-${Math.random().toString(36).slice(2, 8)}`];
       for (const p of batch) args.push(p.windowMs, p.limit, p.waiters.length);
       this.roundTrips++;
-      const reply = (await (this.redis as unknown as {
-        slidingLog(keys: number, ...rest: (string | number)[]): Promise<number[]>;
-      }).slidingLog(batch.length, ...batch.map((p) => this.prefix + p.key), ...args)) as number[];
+      const reply = (await (
+        this.redis as unknown as {
+          slidingLog(keys: number, ...rest: (string | number)[]): Promise<number[]>;
+        }
+      ).slidingLog(batch.length, ...batch.map((p) => this.prefix + p.key), ...args)) as number[];
       if (this.degraded) {
         this.degraded = false;
         this.log.info('rate limiter: redis reachable again');
@@ -135,8 +137,20 @@ export class RedisRateLimiter implements RateLimiter {
         p.waiters.forEach((w, j) =>
           w.resolve(
             j < admitted
-              ? { allowed: true, limit: p.limit, remaining: Math.max(0, p.limit - (count + j + 1)), retryAfterSec: 0, resetSec: Math.max(0, Math.ceil(resetAdmittedMs / 1000)) }
-              : { allowed: false, limit: p.limit, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(retryMs / 1000)), resetSec: Math.max(0, Math.ceil(resetRefusedMs / 1000)) },
+              ? {
+                  allowed: true,
+                  limit: p.limit,
+                  remaining: Math.max(0, p.limit - (count + j + 1)),
+                  retryAfterSec: 0,
+                  resetSec: Math.max(0, Math.ceil(resetAdmittedMs / 1000)),
+                }
+              : {
+                  allowed: false,
+                  limit: p.limit,
+                  remaining: 0,
+                  retryAfterSec: Math.max(1, Math.ceil(retryMs / 1000)),
+                  resetSec: Math.max(0, Math.ceil(resetRefusedMs / 1000)),
+                },
           ),
         );
       });
@@ -145,7 +159,8 @@ export class RedisRateLimiter implements RateLimiter {
         this.degraded = true;
         this.log.warn({ err: (err as Error).message }, 'rate limiter: redis unreachable, limiting per process');
       }
-      for (const p of batch) for (const w of p.waiters) void this.fallback.hit(p.key, p.limit, p.windowMs).then(w.resolve);
+      for (const p of batch)
+        for (const w of p.waiters) void this.fallback.hit(p.key, p.limit, p.windowMs).then(w.resolve);
     }
   }
 

@@ -4,7 +4,8 @@ import type { MailMessage } from './mailer.ts';
  * The mail accounts receive. Each carries its token in the text (to paste into a client or `curl`), never a link
  * that acts on GET: mail scanners fetch links, and a fetched link must not verify or accept anything.
  */
-const footer = (baseUrl: string) => `\n\n— Friction at ${baseUrl}\nIf you did not expect this message, ignore it: nothing happens without the token above.`;
+const footer = (baseUrl: string) =>
+  `\n\n— Friction at ${baseUrl}\nIf you did not expect this message, ignore it: nothing happens without the token above.`;
 
 /** `takesOver`: the address holds an unverified account, which confirming takes over (docs/security.md). */
 export function verificationMail(to: string, token: string, baseUrl: string, takesOver = false): MailMessage {
@@ -35,7 +36,10 @@ export function alreadyRegisteredMail(to: string, baseUrl: string): MailMessage 
   };
 }
 
-export function invitationMail(to: string, o: { orgName: string; role: string; token: string; baseUrl: string; invitedBy: string }): MailMessage {
+export function invitationMail(
+  to: string,
+  o: { orgName: string; role: string; token: string; baseUrl: string; invitedBy: string },
+): MailMessage {
   return {
     to,
     subject: `You are invited to ${o.orgName} on Friction`,

@@ -6,7 +6,12 @@ test('a message reaches a real SMTP server with its sender, recipient, subject a
   const sink = await startSmtpSink();
   const mailer = createMailer({ smtpUrl: sink.url, from: 'Friction <friction@test.example>' });
   try {
-    await mailer.send({ to: 'someone@test.example', subject: 'Hello', text: 'plain body with a long token inv_0123456789abcdefghijklmnopqrstuvwxyz0123456789', html: '<p>html</p>' });
+    await mailer.send({
+      to: 'someone@test.example',
+      subject: 'Hello',
+      text: 'plain body with a long token inv_0123456789abcdefghijklmnopqrstuvwxyz0123456789',
+      html: '<p>html</p>',
+    });
     const m = await sink.waitFor((x) => x.subject === 'Hello');
     t.deepEqual(m.to, ['someone@test.example']);
     t.is(m.raw.from?.value[0].address, 'friction@test.example');

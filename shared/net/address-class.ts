@@ -54,7 +54,7 @@ const METADATA_V4_INT = new Set([...METADATA_V4].map(v4ToInt));
 
 function classifyV4Int(n: number): AddressClass {
   if (METADATA_V4_INT.has(n)) return 'metadata';
-  for (const r of V4_COMPILED) if (((n & r.mask) >>> 0) === r.base) return r.cls;
+  for (const r of V4_COMPILED) if ((n & r.mask) >>> 0 === r.base) return r.cls;
   return 'public';
 }
 

@@ -59,8 +59,12 @@ function parseOutbound(raw: string): URL {
 }
 
 function refusal(cls: AddressClass, address: string): string {
-  return `points to ${CLASS_WORDS[cls]} (${address}); outbound calls may reach only public addresses`
-    + (cls === 'loopback' || cls === 'private' || cls === 'unique_local' ? ' unless OUTBOUND_ALLOW_PRIVATE_NETWORKS=true' : '');
+  return (
+    `points to ${CLASS_WORDS[cls]} (${address}); outbound calls may reach only public addresses` +
+    (cls === 'loopback' || cls === 'private' || cls === 'unique_local'
+      ? ' unless OUTBOUND_ALLOW_PRIVATE_NETWORKS=true'
+      : '')
+  );
 }
 
 function checkAddress(address: string, policy: OutboundPolicy): void {
@@ -77,7 +81,11 @@ const CREATE_TIME_DNS_TIMEOUT_MS = 2000;
  * the delivery-time check (which resolves again and pins) is the real boundary, and a record may be created
  * before its DNS exists. Throws OutboundRefusedError.
  */
-export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, resolve: typeof resolveHost = resolveHost): Promise<void> {
+export async function checkOutboundUrl(
+  raw: string,
+  policy: OutboundPolicy,
+  resolve: typeof resolveHost = resolveHost,
+): Promise<void> {
   const u = parseOutbound(raw);
   const host = u.hostname;
   const literal = classifyAddress(host);
@@ -99,16 +107,27 @@ export async function resolveHost(host: string): Promise<string[]> {
  * Resolves the URL's host once and checks EVERY address it gets (a name answering one public and one private
  * address is refused: the resolver may hand out either). Returns the address to pin.
  */
-export async function pinnedAddress(u: URL, policy: OutboundPolicy, resolve: typeof resolveHost = resolveHost): Promise<{ address: string; family: 4 | 6 }> {
+export async function pinnedAddress(
+  u: URL,
+  policy: OutboundPolicy,
+  resolve: typeof resolveHost = resolveHost,
+): Promise<{ address: string; family: 4 | 6 }> {
   const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
   const literal = classifyAddress(host);
   return pin(u.host, host, literal === 'invalid' ? null : literal, policy, resolve);
 }
 
 /** pinnedAddress with the host's class known when it is an IP literal (null: a name, resolved now). */
-async function pin(hostPort: string, host: string, literal: AddressClass | null, policy: OutboundPolicy, resolve: typeof resolveHost): Promise<{ address: string; family: 4 | 6 }> {
+async function pin(
+  hostPort: string,
+  host: string,
+  literal: AddressClass | null,
+  policy: OutboundPolicy,
+  resolve: typeof resolveHost,
+): Promise<{ address: string; family: 4 | 6 }> {
   if (literal !== null) {
-    if (!mayConnect(literal, policy.allowPrivateNetworks)) throw new OutboundError('refused', `${hostPort} ${refusal(literal, host)}`);
+    if (!mayConnect(literal, policy.allowPrivateNetworks))
+      throw new OutboundError('refused', `${hostPort} ${refusal(literal, host)}`);
     return { address: host, family: host.includes(':') ? 6 : 4 };
   }
   let addrs: string[];
@@ -183,13 +202,20 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
  * its own lookup pinned. (`agent: false` would do the same with a new agent per request, which cost about a tenth
  * of a local delivery's CPU in the alerts bench.)
  */
-const AGENTS = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) } as const;
+const AGENTS = {
+  'http:': new http.Agent({ keepAlive: false }),
+  'https:': new https.Agent({ keepAlive: false }),
+} as const;
 
 /**
  * One HTTP(S) request through the guard: resolve once, check, connect to the checked address (TLS still
  * verifies the certificate against the host name), no redirects, a deadline. Throws OutboundError.
  */
-export async function outboundRequest(req: OutboundRequest, policy: OutboundPolicy, resolve: typeof resolveHost = resolveHost): Promise<OutboundResponse> {
+export async function outboundRequest(
+  req: OutboundRequest,
+  policy: OutboundPolicy,
+  resolve: typeof resolveHost = resolveHost,
+): Promise<OutboundResponse> {
   let target: Target;
   try {
     target = targetOf(req.url);
@@ -200,10 +226,17 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
   const timeoutMs = req.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
   const startedAt = performance.now();
   // The deadline covers resolution: a resolver that answers in 15 s must not let a 10 s send outlive its claim.
-  const pinned = await withinDeadline(pin(u.host, target.host, target.literal, policy, resolve), timeoutMs, target.host);
+  const pinned = await withinDeadline(
+    pin(u.host, target.host, target.literal, policy, resolve),
+    timeoutMs,
+    target.host,
+  );
   // NOTE: the socket asks this lookup for the host; it can only ever answer the address checked above.
   const lookup: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pinned.address, family: pinned.family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+        { address: pinned.address, family: pinned.family },
+      ]);
     else cb(null, pinned.address, pinned.family);
   };
   const tls = u.protocol === 'https:';
@@ -216,7 +249,14 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
       reject(toOutboundError(err, timedOut, timeoutMs, pinned.address));
     };
     const r = mod.request(
-      { ...target.options, method: req.method ?? 'POST', headers: req.headers, lookup, agent: AGENTS[tls ? 'https:' : 'http:'], family: pinned.family },
+      {
+        ...target.options,
+        method: req.method ?? 'POST',
+        headers: req.headers,
+        lookup,
+        agent: AGENTS[tls ? 'https:' : 'http:'],
+        family: pinned.family,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let kept = 0;
@@ -228,7 +268,12 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
         });
         res.on('end', () => {
           clearTimeout(deadline);
-          resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), address: pinned.address });
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            address: pinned.address,
+          });
         });
         res.on('error', fail);
       },
@@ -236,10 +281,13 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
     // NOTE: one timer for the whole call (resolution included) rather than an AbortSignal: the signal and the
     // listeners it adds cost a tenth of a local delivery's CPU (alerts bench profile); destroying the request
     // fails whatever part of it is under way.
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      r.destroy(new Error('deadline'));
-    }, Math.max(0, timeoutMs - (performance.now() - startedAt)));
+    const deadline = setTimeout(
+      () => {
+        timedOut = true;
+        r.destroy(new Error('deadline'));
+      },
+      Math.max(0, timeoutMs - (performance.now() - startedAt)),
+    );
     r.on('error', fail);
     r.end(req.body);
   });
@@ -249,7 +297,10 @@ export async function outboundRequest(req: OutboundRequest, policy: OutboundPoli
 function withinDeadline<T>(work: Promise<T>, timeoutMs: number, host: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OutboundError('timeout', `no complete answer within ${timeoutMs} ms (resolving ${host})`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new OutboundError('timeout', `no complete answer within ${timeoutMs} ms (resolving ${host})`)),
+      timeoutMs,
+    );
   });
   work.catch(() => {}); // a resolution failing after the deadline is not an unhandled rejection
   return Promise.race([work, late]).finally(() => clearTimeout(timer));

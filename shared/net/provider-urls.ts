@@ -21,7 +21,14 @@ export function slackWebhookPath(raw: string): string | null {
   } catch {
     return null;
   }
-  if (u.protocol !== 'https:' || u.hostname !== 'hooks.slack.com' || u.port !== '' || u.username !== '' || u.password !== '') return null;
+  if (
+    u.protocol !== 'https:' ||
+    u.hostname !== 'hooks.slack.com' ||
+    u.port !== '' ||
+    u.username !== '' ||
+    u.password !== ''
+  )
+    return null;
   if (u.search !== '' || u.hash !== '' || raw.includes('?') || raw.includes('#')) return null;
   if (!raw.startsWith('https://hooks.slack.com/')) return null; // no `https:hooks.slack.com`, no `HTTPS://HOOKS…` variants
   return SLACK_PATH.test(u.pathname) ? u.pathname : null;

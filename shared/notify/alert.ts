@@ -17,9 +17,19 @@ export type AlertPayload = ReturnType<typeof alertPayload>;
 export function alertPayload(a: Alert) {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
-    id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,
-    score_before: a.score_before, score_after: a.score_after, status: a.status, triggered_at: a.triggered_at.toISOString(),
-    acknowledged_at: iso(a.acknowledged_at), resolved_at: iso(a.resolved_at), resolved_reason: a.resolved_reason,
+    id: a.id,
+    site_id: a.site_id,
+    rule_id: a.rule_id,
+    rule_name: a.rule_name,
+    page: a.page,
+    trigger_type: a.trigger_type,
+    score_before: a.score_before,
+    score_after: a.score_after,
+    status: a.status,
+    triggered_at: a.triggered_at.toISOString(),
+    acknowledged_at: iso(a.acknowledged_at),
+    resolved_at: iso(a.resolved_at),
+    resolved_reason: a.resolved_reason,
     summary: typeof a.details?.summary === 'string' ? a.details.summary : undefined,
   };
 }

@@ -21,7 +21,12 @@ test('property: any body signed with a whsec_ secret verifies with the standardw
   const own = 'my-own-secret-0123456789';
   const h = signedHeaders(own, 'evt_2', Math.floor(Date.now() / 1000), '{}');
   t.notThrows(() => new Webhook(Buffer.from(own), { format: 'raw' }).verify('{}', h));
-  t.notThrows(() => new Webhook(Buffer.from(own), { format: 'raw' }).verify('{}', signedHeaders(signingKey(own), 'evt_2', Number(h['webhook-timestamp']), '{}')));
+  t.notThrows(() =>
+    new Webhook(Buffer.from(own), { format: 'raw' }).verify(
+      '{}',
+      signedHeaders(signingKey(own), 'evt_2', Number(h['webhook-timestamp']), '{}'),
+    ),
+  );
   t.throws(() => new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify('{}', h));
 });
 
@@ -34,9 +39,20 @@ test('event ids are stable per notification and distinct between notifications',
 test('property: bodies stay under 20 KB however large or deep the data, and keep id, type, site_id', (t) => {
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 6 }), fc.string({ minLength: 0, maxLength: 40_000 }), (v, big) => {
-      const body = eventBody({ id: 'evt_1', type: 'issue.created', timestamp: '2026-01-01T00:00:00.000Z', site_id: 's', data: { v, big, list: Array(2000).fill(big.slice(0, 20)) } });
+      const body = eventBody({
+        id: 'evt_1',
+        type: 'issue.created',
+        timestamp: '2026-01-01T00:00:00.000Z',
+        site_id: 's',
+        data: { v, big, list: Array(2000).fill(big.slice(0, 20)) },
+      });
       const parsed = JSON.parse(body);
-      return Buffer.byteLength(body) <= MAX_EVENT_BYTES && parsed.id === 'evt_1' && parsed.type === 'issue.created' && parsed.site_id === 's';
+      return (
+        Buffer.byteLength(body) <= MAX_EVENT_BYTES &&
+        parsed.id === 'evt_1' &&
+        parsed.type === 'issue.created' &&
+        parsed.site_id === 's'
+      );
     }),
     { numRuns: 60 },
   );

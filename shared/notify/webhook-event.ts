@@ -32,7 +32,11 @@ export function eventBody(e: WebhookEvent): string {
   if (Buffer.byteLength(full) <= MAX_EVENT_BYTES) return full;
   const shrunk = JSON.stringify({ ...e, data: { ...(shrink(e.data, 0) as Record<string, unknown>), truncated: true } });
   if (Buffer.byteLength(shrunk) <= MAX_EVENT_BYTES) return shrunk;
-  const scalars = Object.fromEntries(Object.entries(e.data).filter(([, v]) => v === null || typeof v !== 'object').map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, 500) : v]));
+  const scalars = Object.fromEntries(
+    Object.entries(e.data)
+      .filter(([, v]) => v === null || typeof v !== 'object')
+      .map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, 500) : v]),
+  );
   return JSON.stringify({ ...e, data: { ...scalars, truncated: true } });
 }
 
@@ -61,14 +65,21 @@ export function signingKey(secret: string): KeyObject {
 
 /** `v1,<base64>` over `id.timestamp.body`; `key` is a secret or its signingKey(). */
 export function signature(key: KeyObject | string, id: string, timestampSec: number, body: string): string {
-  return `v1,${createHmac('sha256', typeof key === 'string' ? signingKey(key) : key).update(`${id}.${timestampSec}.${body}`).digest('base64')}`;
+  return `v1,${createHmac('sha256', typeof key === 'string' ? signingKey(key) : key)
+    .update(`${id}.${timestampSec}.${body}`)
+    .digest('base64')}`;
 }
 
 /**
  * Every header of one signed delivery attempt (the timestamp is the attempt's, so a retry is signed afresh); `key`
  * is a secret or its signingKey() (a sender of many deliveries makes it once).
  */
-export function signedHeaders(key: KeyObject | string, id: string, timestampSec: number, body: string): Record<string, string> {
+export function signedHeaders(
+  key: KeyObject | string,
+  id: string,
+  timestampSec: number,
+  body: string,
+): Record<string, string> {
   const sig = signature(key, id, timestampSec, body);
   return {
     'content-type': 'application/json',

@@ -37,7 +37,10 @@ export function addMember(db: Db, m: { orgId: string; userId: string; role: Role
  * A new user who is a member of `orgId` with `role` (bootstrap's demo owner, tests). Throws ConflictError
  * when the email is taken.
  */
-export async function createMember(db: Db, m: { orgId: string; email: string; passwordHash: string; role: Role }): Promise<string> {
+export async function createMember(
+  db: Db,
+  m: { orgId: string; email: string; passwordHash: string; role: Role },
+): Promise<string> {
   const userId = newId();
   if (!(await insertUser(db, { id: userId, email: normalizeEmail(m.email), passwordHash: m.passwordHash }))) {
     throw new ConflictError('an account with this email already exists');

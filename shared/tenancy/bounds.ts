@@ -24,7 +24,12 @@ export type Bounded = keyof typeof TENANT_BOUNDS;
  * when the bound is reached: 429 `quota_exceeded` with `{ limit, current }`. Locks the parent row first, so
  * racing creations cannot pass the bound together.
  */
-export async function enforceBound(trx: Transaction<Database>, what: Bounded, parentId: string, now = new Date()): Promise<void> {
+export async function enforceBound(
+  trx: Transaction<Database>,
+  what: Bounded,
+  parentId: string,
+  now = new Date(),
+): Promise<void> {
   const limit = TENANT_BOUNDS[what];
   const bySite = what === 'api_keys' || what === 'alert_rules';
   if (bySite) await trx.selectFrom('sites').select('id').where('id', '=', parentId).forUpdate().execute();
@@ -32,21 +37,50 @@ export async function enforceBound(trx: Transaction<Database>, what: Bounded, pa
   const count = async (): Promise<number> => {
     switch (what) {
       case 'api_keys':
-        return rows(await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('site_id', '=', parentId).where('revoked_at', 'is', null).executeTakeFirstOrThrow());
+        return rows(
+          await trx
+            .selectFrom('api_keys')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('site_id', '=', parentId)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirstOrThrow(),
+        );
       case 'alert_rules':
-        return rows(await trx.selectFrom('alert_rules').select((eb) => eb.fn.countAll<string>().as('n')).where('site_id', '=', parentId).executeTakeFirstOrThrow());
+        return rows(
+          await trx
+            .selectFrom('alert_rules')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('site_id', '=', parentId)
+            .executeTakeFirstOrThrow(),
+        );
       case 'webhooks':
-        return rows(await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).where('org_id', '=', parentId).where('deleted_at', 'is', null).executeTakeFirstOrThrow());
+        return rows(
+          await trx
+            .selectFrom('webhook_endpoints')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('org_id', '=', parentId)
+            .where('deleted_at', 'is', null)
+            .executeTakeFirstOrThrow(),
+        );
       case 'invitations':
         return rows(
-          await trx.selectFrom('invitations').select((eb) => eb.fn.countAll<string>().as('n'))
-            .where('org_id', '=', parentId).where('accepted_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now)
+          await trx
+            .selectFrom('invitations')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('org_id', '=', parentId)
+            .where('accepted_at', 'is', null)
+            .where('revoked_at', 'is', null)
+            .where('expires_at', '>', now)
             .executeTakeFirstOrThrow(),
         );
     }
   };
   const current = await count();
-  if (current >= limit) throw new QuotaExceededError(`at most ${limit} ${what.replace('_', ' ')} (${bySite ? 'per site' : 'per organization'})`, { limit, current });
+  if (current >= limit)
+    throw new QuotaExceededError(
+      `at most ${limit} ${what.replace('_', ' ')} (${bySite ? 'per site' : 'per organization'})`,
+      { limit, current },
+    );
 }
 
 const rows = (r: { n: string | number | bigint }): number => Number(r.n);

@@ -36,7 +36,8 @@ export function limitsOf(
   now: Date = new Date(),
 ): PlanLimits {
   const own = PLANS[org.plan as Plan] ?? PLANS.grow;
-  const inTrial = org.trial_ends_at != null && org.trial_ends_at > now && (SELF_SERVE_PLANS as readonly string[]).includes(org.plan);
+  const inTrial =
+    org.trial_ends_at != null && org.trial_ends_at > now && (SELF_SERVE_PLANS as readonly string[]).includes(org.plan);
   const plan = inTrial ? PLANS[TRIAL_PLAN] : own;
   return { sites: org.site_limit ?? plan.sites, sessionsPerMonth: org.session_limit ?? plan.sessionsPerMonth };
 }

@@ -19,18 +19,41 @@ export async function issueApiKey(
   const key = newApiKey(k.type);
   const id = newId();
   const prefix = key.slice(0, 12);
-  await insertApiKey(db, { id, orgId: k.orgId, siteId: k.siteId, keyType: k.type, keyPrefix: prefix, keyHash: hashApiKey(key), scopes: [...k.scopes], name: k.name });
+  await insertApiKey(db, {
+    id,
+    orgId: k.orgId,
+    siteId: k.siteId,
+    keyType: k.type,
+    keyPrefix: prefix,
+    keyHash: hashApiKey(key),
+    scopes: [...k.scopes],
+    name: k.name,
+  });
   return { id, key, prefix };
 }
 
 export async function insertOrg(
   db: Db,
-  o: { id?: string; name: string; plan?: string; trialEndsAt?: Date | null; siteLimit?: number | null; sessionLimit?: number | null },
+  o: {
+    id?: string;
+    name: string;
+    plan?: string;
+    trialEndsAt?: Date | null;
+    siteLimit?: number | null;
+    sessionLimit?: number | null;
+  },
 ): Promise<string> {
   const id = o.id ?? newId();
   await db
     .insertInto('orgs')
-    .values({ id, name: o.name, plan: o.plan ?? 'grow', trial_ends_at: o.trialEndsAt ?? null, site_limit: o.siteLimit ?? null, session_limit: o.sessionLimit ?? null })
+    .values({
+      id,
+      name: o.name,
+      plan: o.plan ?? 'grow',
+      trial_ends_at: o.trialEndsAt ?? null,
+      site_limit: o.siteLimit ?? null,
+      session_limit: o.sessionLimit ?? null,
+    })
     .execute();
   return id;
 }
@@ -47,7 +70,19 @@ export async function provisionSite(
   const siteId = newId();
   await insertSite(db, { id: siteId, orgId: s.orgId, name: s.name, url: s.url });
   await insertEnvironment(db, { id: newId(), siteId, name: DEFAULT_ENVIRONMENT, config: DEFAULT_SDK_CONFIG });
-  const pub = await issueApiKey(db, { orgId: s.orgId, siteId, type: 'publishable', scopes: PUBLISHABLE_SCOPES, name: 'default publishable key' });
-  const sec = await issueApiKey(db, { orgId: s.orgId, siteId, type: 'secret', scopes: DEFAULT_SECRET_SCOPES, name: 'default secret key' });
+  const pub = await issueApiKey(db, {
+    orgId: s.orgId,
+    siteId,
+    type: 'publishable',
+    scopes: PUBLISHABLE_SCOPES,
+    name: 'default publishable key',
+  });
+  const sec = await issueApiKey(db, {
+    orgId: s.orgId,
+    siteId,
+    type: 'secret',
+    scopes: DEFAULT_SECRET_SCOPES,
+    name: 'default secret key',
+  });
   return { siteId, publishableKey: pub.key, secretKey: sec.key };
 }

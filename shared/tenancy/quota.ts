@@ -65,8 +65,23 @@ export class SessionQuota {
   private async count(orgId: string): Promise<Entry> {
     const now = this.now();
     const usage = await orgUsage(this.db, orgId, monthStart(new Date(now)));
-    const limit = usage ? limitsOf({ plan: usage.plan, site_limit: usage.siteLimit, session_limit: usage.sessionLimit, trial_ends_at: usage.trialEndsAt }, new Date(now)).sessionsPerMonth : null;
-    const entry: Entry = { exceeded: limit !== null && (usage?.sessions ?? 0) >= limit, limit, used: usage?.sessions ?? 0, until: now + this.ttlMs };
+    const limit = usage
+      ? limitsOf(
+          {
+            plan: usage.plan,
+            site_limit: usage.siteLimit,
+            session_limit: usage.sessionLimit,
+            trial_ends_at: usage.trialEndsAt,
+          },
+          new Date(now),
+        ).sessionsPerMonth
+      : null;
+    const entry: Entry = {
+      exceeded: limit !== null && (usage?.sessions ?? 0) >= limit,
+      limit,
+      used: usage?.sessions ?? 0,
+      until: now + this.ttlMs,
+    };
     if (this.cache.size >= 100_000) this.cache.clear();
     this.cache.set(orgId, entry);
     return entry;

@@ -14,13 +14,27 @@ export const MAX_RETENTION_DAYS = 90;
  */
 export async function applySiteRetention(db: Kysely<Database>, siteIds: readonly string[], now: Date): Promise<number> {
   if (siteIds.length === 0) return 0;
-  const sites = await db.selectFrom('sites').select(['id', 'retention_days']).where('id', 'in', [...siteIds]).where('retention_days', 'is not', null).execute();
+  const sites = await db
+    .selectFrom('sites')
+    .select(['id', 'retention_days'])
+    .where('id', 'in', [...siteIds])
+    .where('retention_days', 'is not', null)
+    .execute();
   let n = 0;
   for (const s of sites) {
     const cutoff = new Date(now.getTime() - s.retention_days! * 86_400_000);
-    n += Number((await db.deleteFrom('events').where('site_id', '=', s.id).where('ts', '<', cutoff).executeTakeFirst()).numDeletedRows);
-    n += Number((await db.deleteFrom('signals').where('site_id', '=', s.id).where('ts', '<', cutoff).executeTakeFirst()).numDeletedRows);
-    n += Number((await sql`delete from sessions where site_id = ${s.id} and last_seen_at < ${cutoff}`.execute(db)).numAffectedRows ?? 0n);
+    n += Number(
+      (await db.deleteFrom('events').where('site_id', '=', s.id).where('ts', '<', cutoff).executeTakeFirst())
+        .numDeletedRows,
+    );
+    n += Number(
+      (await db.deleteFrom('signals').where('site_id', '=', s.id).where('ts', '<', cutoff).executeTakeFirst())
+        .numDeletedRows,
+    );
+    n += Number(
+      (await sql`delete from sessions where site_id = ${s.id} and last_seen_at < ${cutoff}`.execute(db))
+        .numAffectedRows ?? 0n,
+    );
   }
   return n;
 }

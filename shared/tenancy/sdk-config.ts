@@ -40,7 +40,8 @@ export type SdkConfigPatch = z.infer<typeof SdkConfigPatchSchema>;
 
 /** Applies a patch (pure): `{ revenue_config: { enabled: true } }` turns revenue on and keeps currency and event. */
 export function mergeSdkConfig(before: SdkConfig, patch: SdkConfigPatch): SdkConfig {
-  const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  const defined = <T extends object>(o: T) =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
   const { segment, revenue_config, ...rest } = patch;
   return {
     ...before,
@@ -53,7 +54,9 @@ export function mergeSdkConfig(before: SdkConfig, patch: SdkConfigPatch): SdkCon
 /** The environment every site starts with (spec: site creation creates its production environment). */
 export const DEFAULT_ENVIRONMENT = 'production';
 /** Environment names: short lowercase slugs, such as `production` or `staging`. */
-export const EnvironmentNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a lowercase slug of at most 32 characters');
+export const EnvironmentNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a lowercase slug of at most 32 characters');
 
 /** A stored config read back through the schema; fields added to the schema later take their defaults. */
 export const readSdkConfig = (stored: unknown): SdkConfig =>
@@ -77,7 +80,11 @@ export const toPublicSdkConfig = (environment: string, c: SdkConfig): PublicSdkC
   segment: { app_version: c.segment.app_version },
 });
 
-const normalizeSelector = (s: string): string => s.trim().replace(/\s*>\s*/g, ' > ').replace(/\s+/g, ' ');
+const normalizeSelector = (s: string): string =>
+  s
+    .trim()
+    .replace(/\s*>\s*/g, ' > ')
+    .replace(/\s+/g, ' ');
 
 /**
  * Whether a signal recorded on `selector` falls under one of the `ignore` selectors, judged from the

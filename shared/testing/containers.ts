@@ -10,12 +10,16 @@ export type ServiceName = 'postgres' | 'nats' | 'redis';
 /** True when `docker info` answers within a few seconds. */
 export function dockerAnswers(): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5000 }, (err, stdout) => resolve(!err && stdout.trim().length > 0));
+    execFile('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5000 }, (err, stdout) =>
+      resolve(!err && stdout.trim().length > 0),
+    );
   });
 }
 
 /** Starts one container per service and returns their URLs and a function that removes them. */
-export async function startServiceContainers(services: readonly ServiceName[]): Promise<{ urls: Partial<Record<ServiceName, string>>; stop: () => Promise<void> }> {
+export async function startServiceContainers(
+  services: readonly ServiceName[],
+): Promise<{ urls: Partial<Record<ServiceName, string>>; stop: () => Promise<void> }> {
   const { GenericContainer, Wait } = await import('testcontainers');
   const started: { stop(): Promise<unknown> }[] = [];
   const urls: Partial<Record<ServiceName, string>> = {};
@@ -31,11 +35,18 @@ export async function startServiceContainers(services: readonly ServiceName[]): 
       started.push(c);
       urls.postgres = `postgres://postgres:postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`;
     } else if (s === 'nats') {
-      const c = await new GenericContainer('nats:2.10-alpine').withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+      const c = await new GenericContainer('nats:2.10-alpine')
+        .withCommand(['-js'])
+        .withExposedPorts(4222)
+        .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+        .start();
       started.push(c);
       urls.nats = `nats://${c.getHost()}:${c.getMappedPort(4222)}`;
     } else {
-      const c = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/)).start();
+      const c = await new GenericContainer('redis:7-alpine')
+        .withExposedPorts(6379)
+        .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+        .start();
       started.push(c);
       urls.redis = `redis://${c.getHost()}:${c.getMappedPort(6379)}`;
     }

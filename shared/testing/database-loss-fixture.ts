@@ -9,6 +9,8 @@ import { createLogger } from '../logger.ts';
 const lite = await PGliteThread.open('memory://');
 exitWhenDatabaseLost({ lost: lite.lost }, createLogger('info', { role: 'fixture' }));
 setInterval(() => {}, 1000);
-const waiting = lite.query('select pg_sleep(30)').catch((err: { code?: string }) => process.stdout.write(`query failed: ${err.code}\n`));
+const waiting = lite
+  .query('select pg_sleep(30)')
+  .catch((err: { code?: string }) => process.stdout.write(`query failed: ${err.code}\n`));
 await lite.kill();
 await waiting;

@@ -23,8 +23,13 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /** A fresh database cloned from the migrated template; `drop` removes it. */
-export async function createTestDatabase(label = 'file'): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
-  const name = `friction_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${uniqueTestId()}`;
+export async function createTestDatabase(
+  label = 'file',
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `friction_test_${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 20)}_${uniqueTestId()}`;
   assertTestName(name);
   await admin((c) => c.query(`create database ${name} template ${testServices.templateDatabase}`));
   return {
@@ -35,8 +40,13 @@ export async function createTestDatabase(label = 'file'): Promise<{ url: string;
 }
 
 /** A fresh database with nothing in it, not migrated (what a new PostgreSQL gives); `drop` removes it. */
-export async function createEmptyTestDatabase(label = 'empty'): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
-  const name = `friction_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${uniqueTestId()}`;
+export async function createEmptyTestDatabase(
+  label = 'empty',
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const name = `friction_test_${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 20)}_${uniqueTestId()}`;
   assertTestName(name);
   await admin((c) => c.query(`create database ${name}`));
   return {

@@ -9,7 +9,11 @@ import { freePort } from './nats-server.ts';
 function postgresBin(): string {
   if (process.env.PG_BIN_DIR) return process.env.PG_BIN_DIR;
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a)) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   const dir = majors.map((m) => join(root, m, 'bin')).find((d) => existsSync(join(d, 'pg_ctl')));
   if (!dir) throw new Error('no PostgreSQL server binaries found (set PG_BIN_DIR)');
   return dir;
@@ -29,7 +33,9 @@ export async function startPrivatePostgres() {
   const asRoot = process.getuid?.() === 0;
   // Asynchronous, so the processor under test keeps running while the server starts or stops.
   const run = async (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]]
+      : [join(bin, cmd), args];
     await promisify(execFile)(file, argv, { cwd: dir });
   };
   await run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
@@ -47,7 +53,13 @@ export async function startPrivatePostgres() {
     },
     start,
     async dispose() {
-      spawnSync(asRoot ? 'runuser' : join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+      spawnSync(
+        asRoot ? 'runuser' : join(bin, 'pg_ctl'),
+        asRoot
+          ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop']
+          : ['-D', data, '-m', 'immediate', 'stop'],
+        { stdio: 'ignore' },
+      );
       rmSync(dir, { recursive: true, force: true });
     },
   };

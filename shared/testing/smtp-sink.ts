@@ -38,8 +38,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
             raw: parsed,
           };
           messages.push(m);
-          for (const w of waiters.splice(0)) if (w.match(m)) w.resolve(m);
-          else waiters.push(w);
+          for (const w of waiters.splice(0))
+            if (w.match(m)) w.resolve(m);
+            else waiters.push(w);
           callback();
         },
         (err) => callback(err as Error),

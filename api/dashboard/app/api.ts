@@ -39,7 +39,13 @@ export async function api<T>(method: string, path: string, o: { query?: Query; b
   const headers: Record<string, string> = { accept: 'application/json' };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(url(path, o.query), { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), credentials: 'same-origin', cache: method === 'GET' ? 'no-cache' : 'no-store' });
+  const res = await fetch(url(path, o.query), {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+    credentials: 'same-origin',
+    cache: method === 'GET' ? 'no-cache' : 'no-store',
+  });
   const text = await res.text();
   let parsed: { data?: T; error?: { code: string; message: string; details?: unknown } } | null = null;
   try {
@@ -55,7 +61,8 @@ export async function api<T>(method: string, path: string, o: { query?: Query; b
   return parsed.data as T;
 }
 
-export const get = <T,>(path: string, query?: Query) => api<T>('GET', path, { query });
-export const post = <T,>(path: string, body?: unknown, query?: Query) => api<T>('POST', path, { body: body ?? {}, query });
-export const patch = <T,>(path: string, body: unknown) => api<T>('PATCH', path, { body });
-export const del = <T,>(path: string) => api<T>('DELETE', path);
+export const get = <T>(path: string, query?: Query) => api<T>('GET', path, { query });
+export const post = <T>(path: string, body?: unknown, query?: Query) =>
+  api<T>('POST', path, { body: body ?? {}, query });
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, { body });
+export const del = <T>(path: string) => api<T>('DELETE', path);

@@ -13,7 +13,12 @@ export function lazy<P extends object>(load: () => Promise<FunctionComponent<P>>
       if (loaded) return;
       (pending ??= load()).then((c) => setC(() => (loaded = c)), setErr);
     }, []);
-    if (err) return <p class="error" role="alert">Could not load the {what} screen ({err.message}). Reload the page: a newer version may have been deployed.</p>;
+    if (err)
+      return (
+        <p class="error" role="alert">
+          Could not load the {what} screen ({err.message}). Reload the page: a newer version may have been deployed.
+        </p>
+      );
     return C ? <C {...props} /> : <Loading what={what} />;
   };
 }

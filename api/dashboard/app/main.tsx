@@ -19,22 +19,37 @@ const AlertsScreen = lazy(() => import('./screens/alerts.tsx').then((m) => m.Ale
 const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => m.SettingsScreen), 'settings');
 
 const NAV: [string, string][] = [
-  ['overview', 'Overview'], ['issues', 'Issues'], ['page', 'Pages'], ['journeys', 'Journeys'], ['deploys', 'Deploys'], ['alerts', 'Alerts'], ['settings', 'Settings'],
+  ['overview', 'Overview'],
+  ['issues', 'Issues'],
+  ['page', 'Pages'],
+  ['journeys', 'Journeys'],
+  ['deploys', 'Deploys'],
+  ['alerts', 'Alerts'],
+  ['settings', 'Settings'],
 ];
 const PUBLIC = new Set(['signin', 'signup', 'accept-invite', 'verify-email']);
 
 function Screen({ name, site }: { name: string; site: string }) {
   const p = route.value.parts;
   switch (name) {
-    case 'issues': return <IssuesScreen site={site} />;
-    case 'issue': return <IssueScreen site={site} id={p[1] ?? ''} />;
-    case 'session': return <SessionScreen site={site} id={p[1] ?? ''} />;
-    case 'page': return <PageScreen site={site} />;
-    case 'journeys': return <JourneysScreen site={site} />;
-    case 'deploys': return <DeploysScreen site={site} />;
-    case 'alerts': return <AlertsScreen site={site} />;
-    case 'settings': return <SettingsScreen site={site} />;
-    default: return <OverviewScreen site={site} />;
+    case 'issues':
+      return <IssuesScreen site={site} />;
+    case 'issue':
+      return <IssueScreen site={site} id={p[1] ?? ''} />;
+    case 'session':
+      return <SessionScreen site={site} id={p[1] ?? ''} />;
+    case 'page':
+      return <PageScreen site={site} />;
+    case 'journeys':
+      return <JourneysScreen site={site} />;
+    case 'deploys':
+      return <DeploysScreen site={site} />;
+    case 'alerts':
+      return <AlertsScreen site={site} />;
+    case 'settings':
+      return <SettingsScreen site={site} />;
+    default:
+      return <OverviewScreen site={site} />;
   }
 }
 
@@ -51,13 +66,28 @@ function Shell() {
   const active = name === 'issue' || name === 'session' ? 'issues' : name;
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header class="top">
-        <a class="brand" href={href('overview', { site })}>Friction</a>
+        <a class="brand" href={href('overview', { site })}>
+          Friction
+        </a>
         <nav aria-label="Screens">
           <ul>
             {NAV.map(([k, label]) => (
-              <li key={k}><a href={href(k, { site })} aria-current={active === k ? 'page' : undefined}>{label}</a></li>
+              <li key={k}>
+                <a href={href(k, { site })} aria-current={active === k ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
             ))}
           </ul>
         </nav>
@@ -65,18 +95,41 @@ function Shell() {
           {sites.value.length > 0 && (
             <label class="site-pick">
               <span class="sr-only">Site</span>
-              <select value={site ?? ''} onChange={(e) => { rememberSite(e.currentTarget.value); go(name === 'issue' || name === 'session' ? 'issues' : name, { site: e.currentTarget.value }); }}>
-                {sites.value.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+              <select
+                value={site ?? ''}
+                onChange={(e) => {
+                  rememberSite(e.currentTarget.value);
+                  go(name === 'issue' || name === 'session' ? 'issues' : name, { site: e.currentTarget.value });
+                }}
+              >
+                {sites.value.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.name}
+                  </option>
+                ))}
               </select>
             </label>
           )}
-          <span class="muted email" title={`${m.user.email} (${m.role}) in ${m.org.name}`}>{m.user.email}</span>
-          <button type="button" class="secondary" onClick={signOut}>Sign out</button>
+          <span class="muted email" title={`${m.user.email} (${m.role}) in ${m.org.name}`}>
+            {m.user.email}
+          </span>
+          <button type="button" class="secondary" onClick={signOut}>
+            Sign out
+          </button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {site ? <Screen key={`${name}:${site}`} name={name} site={site} /> : name === 'settings' ? <Screen name="settings" site="" /> : (
-          <section class="card empty"><h1>No site yet</h1><p>Create your first site in <a href={href('settings', { tab: 'sites' })}>Settings → Sites</a>.</p></section>
+        {site ? (
+          <Screen key={`${name}:${site}`} name={name} site={site} />
+        ) : name === 'settings' ? (
+          <Screen name="settings" site="" />
+        ) : (
+          <section class="card empty">
+            <h1>No site yet</h1>
+            <p>
+              Create your first site in <a href={href('settings', { tab: 'sites' })}>Settings → Sites</a>.
+            </p>
+          </section>
         )}
       </main>
     </>
@@ -84,7 +137,12 @@ function Shell() {
 }
 
 function App() {
-  if (!booted.value) return <main id="main"><Loading what="Friction" /></main>;
+  if (!booted.value)
+    return (
+      <main id="main">
+        <Loading what="Friction" />
+      </main>
+    );
   const name = route.value.parts[0] ?? '';
   if (name === 'signup') return <SignUp />;
   if (name === 'accept-invite') return <AcceptInvite />;

@@ -51,11 +51,19 @@ export function useData<T>(fn: () => Promise<T>, key: unknown[], pollMs?: number
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p class="muted" role="status">Loading {what}…</p>;
+  return (
+    <p class="muted" role="status">
+      Loading {what}…
+    </p>
+  );
 }
 
 export function ErrorNote({ error }: { error: Error }) {
-  return <p class="error" role="alert">{error.message}</p>;
+  return (
+    <p class="error" role="alert">
+      {error.message}
+    </p>
+  );
 }
 
 /** Loading, error and data in one: children render only with data. */
@@ -75,13 +83,22 @@ export function level(score: number): 'high' | 'medium' | 'low' {
 }
 export function ScoreBadge({ score }: { score: number }) {
   const l = level(score);
-  return <span class={`badge score-${l}`} title={`confusion score ${fmtScore(score)} of 100 (${l})`}>{fmtScore(score)}<span class="sr-only"> of 100, {l}</span></span>;
+  return (
+    <span class={`badge score-${l}`} title={`confusion score ${fmtScore(score)} of 100 (${l})`}>
+      {fmtScore(score)}
+      <span class="sr-only"> of 100, {l}</span>
+    </span>
+  );
 }
 
 const ARROWS: Record<string, string> = { up: '↑', down: '↓', stable: '→' };
 export function Trend({ trend }: { trend: string }) {
   const word = trend === 'up' ? 'rising (worse)' : trend === 'down' ? 'falling (better)' : 'stable';
-  return <span class={`trend trend-${trend}`} title={word}><span aria-hidden="true">{ARROWS[trend] ?? '·'}</span> <span class="trend-word">{trend}</span></span>;
+  return (
+    <span class={`trend trend-${trend}`} title={word}>
+      <span aria-hidden="true">{ARROWS[trend] ?? '·'}</span> <span class="trend-word">{trend}</span>
+    </span>
+  );
 }
 
 export interface Point {
@@ -95,7 +112,19 @@ export interface Marker {
 }
 
 /** A time series as SVG: labelled axes, optional vertical markers (deploys). */
-export function LineChart({ points, markers = [], label, height = 180, max = 100 }: { points: Point[]; markers?: Marker[]; label: string; height?: number; max?: number }) {
+export function LineChart({
+  points,
+  markers = [],
+  label,
+  height = 180,
+  max = 100,
+}: {
+  points: Point[];
+  markers?: Marker[];
+  label: string;
+  height?: number;
+  max?: number;
+}) {
   const W = 640;
   const H = height;
   const pad = { l: 34, r: 8, t: 10, b: 22 };
@@ -108,15 +137,25 @@ export function LineChart({ points, markers = [], label, height = 180, max = 100
   const last = points[points.length - 1];
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${label}: ${points.length} points, latest ${fmtScore(last.v)}${markers.length ? `, ${markers.length} deploy markers` : ''}`}>
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`${label}: ${points.length} points, latest ${fmtScore(last.v)}${markers.length ? `, ${markers.length} deploy markers` : ''}`}
+      >
         {[0, 50, 100].map((g) => (
           <g key={g}>
             <line class="grid" x1={pad.l} x2={W - pad.r} y1={y(g)} y2={y(g)} />
-            <text class="axis" x={pad.l - 6} y={y(g) + 4} text-anchor="end">{g}</text>
+            <text class="axis" x={pad.l - 6} y={y(g) + 4} text-anchor="end">
+              {g}
+            </text>
           </g>
         ))}
-        <text class="axis" x={pad.l} y={H - 4}>{fmtDay(new Date(t0).toISOString())}</text>
-        <text class="axis" x={W - pad.r} y={H - 4} text-anchor="end">{fmtDay(new Date(t1).toISOString())}</text>
+        <text class="axis" x={pad.l} y={H - 4}>
+          {fmtDay(new Date(t0).toISOString())}
+        </text>
+        <text class="axis" x={W - pad.r} y={H - 4} text-anchor="end">
+          {fmtDay(new Date(t1).toISOString())}
+        </text>
         {markers.map((m) => (
           <g key={`${m.t}${m.label}`} class={`marker marker-${m.kind}`}>
             <line x1={x(m.t)} x2={x(m.t)} y1={pad.t} y2={H - pad.b} />
@@ -124,28 +163,65 @@ export function LineChart({ points, markers = [], label, height = 180, max = 100
           </g>
         ))}
         <path class="line" d={d} />
-        {points.length < 40 && points.map((p) => <circle key={p.t} class="dot" cx={x(p.t)} cy={y(p.v)} r="3"><title>{`${fmtDay(new Date(p.t).toISOString())}: ${fmtScore(p.v)}`}</title></circle>)}
+        {points.length < 40 &&
+          points.map((p) => (
+            <circle key={p.t} class="dot" cx={x(p.t)} cy={y(p.v)} r="3">
+              <title>{`${fmtDay(new Date(p.t).toISOString())}: ${fmtScore(p.v)}`}</title>
+            </circle>
+          ))}
       </svg>
-      {markers.length > 0 && <figcaption class="muted">Vertical lines: deploys ({markers.map((m) => m.label).join(', ')})</figcaption>}
+      {markers.length > 0 && (
+        <figcaption class="muted">Vertical lines: deploys ({markers.map((m) => m.label).join(', ')})</figcaption>
+      )}
     </figure>
   );
 }
 
 export function Sparkline({ values, label }: { values: number[]; label: string }) {
-  if (values.length < 2) return <span class="muted spark-empty">{values.length ? fmtScore(values[0]) : 'no history'}</span>;
+  if (values.length < 2)
+    return <span class="muted spark-empty">{values.length ? fmtScore(values[0]) : 'no history'}</span>;
   const W = 80;
   const H = 20;
   const max = Math.max(...values, 1);
-  const d = values.map((v, i) => `${i ? 'L' : 'M'}${((i / (values.length - 1)) * W).toFixed(1)},${(H - 2 - (v / max) * (H - 4)).toFixed(1)}`).join('');
-  return <svg class="spark" viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label={`${label}: ${values.map(fmtScore).join(', ')}`}><path d={d} /></svg>;
+  const d = values
+    .map(
+      (v, i) =>
+        `${i ? 'L' : 'M'}${((i / (values.length - 1)) * W).toFixed(1)},${(H - 2 - (v / max) * (H - 4)).toFixed(1)}`,
+    )
+    .join('');
+  return (
+    <svg
+      class="spark"
+      viewBox={`0 0 ${W} ${H}`}
+      width={W}
+      height={H}
+      role="img"
+      aria-label={`${label}: ${values.map(fmtScore).join(', ')}`}
+    >
+      <path d={d} />
+    </svg>
+  );
 }
 
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [done, setDone] = useState<string>('');
   return (
     <span>
-      <button type="button" class="secondary" onClick={() => navigator.clipboard.writeText(text).then(() => setDone('Copied'), () => setDone('Copy failed: select the text and copy it'))}>{label}</button>
-      <span role="status" class="muted copy-status">{done}</span>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() =>
+          navigator.clipboard.writeText(text).then(
+            () => setDone('Copied'),
+            () => setDone('Copy failed: select the text and copy it'),
+          )
+        }
+      >
+        {label}
+      </button>
+      <span role="status" class="muted copy-status">
+        {done}
+      </span>
     </span>
   );
 }
@@ -159,17 +235,33 @@ export function GetStarted({ siteId }: { siteId: string }) {
     <section class="card empty" aria-labelledby="start-h">
       <h2 id="start-h">No data yet: add the SDK to your site</h2>
       <p>Paste this tag into every page of your site. Friction starts scoring pages after the first visits.</p>
-      <pre class="snippet" tabIndex={0}><code>{snippet}</code></pre>
+      <pre class="snippet" tabIndex={0}>
+        <code>{snippet}</code>
+      </pre>
       <div class="row">
         <CopyButton text={snippet} label="Copy snippet" />
         {!key && (
-          <button type="button" class="secondary" onClick={() => post<{ key: string }>('/v1/manage/keys', { site_id: siteId, key_type: 'publishable', scopes: ['ingest:write'], name: 'dashboard snippet' }).then((k) => setKey(k.key), setErr)}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              post<{ key: string }>('/v1/manage/keys', {
+                site_id: siteId,
+                key_type: 'publishable',
+                scopes: ['ingest:write'],
+                name: 'dashboard snippet',
+              }).then((k) => setKey(k.key), setErr)
+            }
+          >
             Issue a publishable key for it
           </button>
         )}
       </div>
       {err && <ErrorNote error={err} />}
-      <p>Just trying Friction? Run <code>npm run demo</code> beside <code>npm start</code> to send realistic traffic to the demo site.</p>
+      <p>
+        Just trying Friction? Run <code>npm run demo</code> beside <code>npm start</code> to send realistic traffic to
+        the demo site.
+      </p>
     </section>
   );
 }
@@ -189,7 +281,15 @@ export function Table({ caption, head, children }: { caption: string; head: stri
     <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table>
         <caption class="sr-only">{caption}</caption>
-        <thead><tr>{head.map((h) => <th scope="col" key={h}>{h}</th>)}</tr></thead>
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
         <tbody>{children}</tbody>
       </table>
     </div>

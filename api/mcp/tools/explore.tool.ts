@@ -17,18 +17,30 @@ export const exploreTool = defineTool({
   title: 'Explore sessions',
   description: 'Typed query over sessions and events: matching sessions, or a metric, optionally grouped.',
   input: { site_id: siteArg, environment: environmentArg, query: z.looseObject({}).describe(QUERY_GRAMMAR) },
-  output: z.looseObject({ result: z.looseObject({ mode: z.string() }), meta: z.looseObject({ truncated: z.boolean() }) }),
+  output: z.looseObject({
+    result: z.looseObject({ mode: z.string() }),
+    meta: z.looseObject({ truncated: z.boolean() }),
+  }),
   async run(c, a, siteId) {
     const parsed = ExploreQuerySchema.safeParse(a.query);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new ValidationError(`query.${formatPath(issue.path)}: ${issue.message}`);
     }
-    const answer = await explore(c.explore, { siteId, environment: envOf(a.environment), query: parsed.data, now: c.now() });
+    const answer = await explore(c.explore, {
+      siteId,
+      environment: envOf(a.environment),
+      query: parsed.data,
+      now: c.now(),
+    });
     const r = answer.result;
-    const summary = r.mode === 'list'
-      ? `${r.sessions.length} session(s)${answer.meta.truncated ? ' (more match: raise output.limit or add filters)' : ''} over ${parsed.data.window_days} day(s)`
-      : `${r.metric} = ${r.value ?? 'n/a'} over ${parsed.data.window_days} day(s)${r.groups.length ? `, ${r.groups.length} group(s)` : ''}`;
-    return { data: answer as unknown as Record<string, unknown> & { result: { mode: string }; meta: { truncated: boolean } }, summary };
+    const summary =
+      r.mode === 'list'
+        ? `${r.sessions.length} session(s)${answer.meta.truncated ? ' (more match: raise output.limit or add filters)' : ''} over ${parsed.data.window_days} day(s)`
+        : `${r.metric} = ${r.value ?? 'n/a'} over ${parsed.data.window_days} day(s)${r.groups.length ? `, ${r.groups.length} group(s)` : ''}`;
+    return {
+      data: answer as unknown as Record<string, unknown> & { result: { mode: string }; meta: { truncated: boolean } },
+      summary,
+    };
   },
 });

@@ -10,5 +10,12 @@ import type { ToolDef } from './tool.ts';
  * Every tool the MCP server offers, in the order tools/list shows them (at most 8: assistants pay for each in context).
  */
 export const TOOLS: readonly ToolDef[] = [
-  siteContextTool, listIssuesTool, getIssueTool, getPageTool, listDeploysTool, checkDeployTool, journeysTool, exploreTool,
+  siteContextTool,
+  listIssuesTool,
+  getIssueTool,
+  getPageTool,
+  listDeploysTool,
+  checkDeployTool,
+  journeysTool,
+  exploreTool,
 ] as unknown as readonly ToolDef[];

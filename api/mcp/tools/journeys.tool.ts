@@ -16,17 +16,48 @@ export const journeysTool = defineTool({
   },
   output: z.object({
     sessions_analyzed: Count,
-    edges: z.array(z.object({ from: z.string(), to: z.string(), sessions: Count, friction_weight: z.number(), signals: z.record(z.string(), z.number()) })),
+    edges: z.array(
+      z.object({
+        from: z.string(),
+        to: z.string(),
+        sessions: Count,
+        friction_weight: z.number(),
+        signals: z.record(z.string(), z.number()),
+      }),
+    ),
     ...listMeta,
   }),
   async run(c, a, siteId) {
     // The REST route's defaults: the latest 250 sessions with a qualifying signal.
-    const j = await journeyFriction(c.db, { site_id: siteId, environment: envOf(a.environment), limit: 250, min_friction_weight: a.min_friction_weight ?? 1, signal_type: a.signal_type }, c.now());
-    const edges = j.edges.slice(0, a.limit ?? 10).map((e) => ({ from: e.from, to: e.to, sessions: e.sessions, friction_weight: e.friction_weight, signals: e.signals }));
+    const j = await journeyFriction(
+      c.db,
+      {
+        site_id: siteId,
+        environment: envOf(a.environment),
+        limit: 250,
+        min_friction_weight: a.min_friction_weight ?? 1,
+        signal_type: a.signal_type,
+      },
+      c.now(),
+    );
+    const edges = j.edges.slice(0, a.limit ?? 10).map((e) => ({
+      from: e.from,
+      to: e.to,
+      sessions: e.sessions,
+      friction_weight: e.friction_weight,
+      signals: e.signals,
+    }));
     const top = edges[0];
     return {
-      data: { sessions_analyzed: j.sessions_analyzed, edges, total: j.edges.length, truncated: edges.length < j.edges.length },
-      summary: `${edges.length} of ${j.edges.length} friction edge(s) from ${j.sessions_analyzed} session(s)` + (top ? `; heaviest ${top.from} → ${top.to} (weight ${top.friction_weight}, ${top.sessions} session(s))` : ''),
+      data: {
+        sessions_analyzed: j.sessions_analyzed,
+        edges,
+        total: j.edges.length,
+        truncated: edges.length < j.edges.length,
+      },
+      summary:
+        `${edges.length} of ${j.edges.length} friction edge(s) from ${j.sessions_analyzed} session(s)` +
+        (top ? `; heaviest ${top.from} → ${top.to} (weight ${top.friction_weight}, ${top.sessions} session(s))` : ''),
     };
   },
 });

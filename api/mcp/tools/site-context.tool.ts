@@ -5,7 +5,8 @@ import { defineTool, envOf, environmentArg, siteArg } from './tool.ts';
 export const siteContextTool = defineTool({
   name: 'get_site_context',
   title: 'Site context',
-  description: 'Worst pages, active issues, recent deploys with verdicts, active alerts and top fixes of a site in one call.',
+  description:
+    'Worst pages, active issues, recent deploys with verdicts, active alerts and top fixes of a site in one call.',
   input: { site_id: siteArg, environment: environmentArg },
   output: SiteContextObject,
   async run(c, a, siteId) {
@@ -13,8 +14,12 @@ export const siteContextTool = defineTool({
     const worst = data.pages.items[0];
     return {
       data,
-      summary: `Overall score ${data.overall_score} (${data.overall_trend}); ${data.issues.total} active issue(s), ${data.alerts.total} active alert(s)`
-        + (worst ? `; worst page ${worst.page} at ${worst.score}` : '') + (data.deploys.items[0] ? `; latest deploy ${data.deploys.items[0].version}: ${data.deploys.items[0].verdict}` : ''),
+      summary:
+        `Overall score ${data.overall_score} (${data.overall_trend}); ${data.issues.total} active issue(s), ${data.alerts.total} active alert(s)` +
+        (worst ? `; worst page ${worst.page} at ${worst.score}` : '') +
+        (data.deploys.items[0]
+          ? `; latest deploy ${data.deploys.items[0].version}: ${data.deploys.items[0].verdict}`
+          : ''),
     };
   },
 });

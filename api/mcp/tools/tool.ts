@@ -38,9 +38,10 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
 export const defineTool = <I extends z.ZodRawShape, O extends z.ZodObject>(t: ToolDef<I, O>): ToolDef<I, O> => t;
 
 /** Input fields most tools share. */
-export const siteArg = z.string().max(64).optional().describe('default: the key\'s site');
+export const siteArg = z.string().max(64).optional().describe("default: the key's site");
 export const environmentArg = z.enum(ENVIRONMENTS).optional();
-export const limitArg = (max: number, def: number) => z.number().int().min(1).max(max).optional().describe(`default ${def}`);
+export const limitArg = (max: number, def: number) =>
+  z.number().int().min(1).max(max).optional().describe(`default ${def}`);
 /** Counts in output schemas: plain numbers, as integer bounds would cost tools/list bytes on every count. */
 export const Count = z.number();
 

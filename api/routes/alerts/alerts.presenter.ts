@@ -7,8 +7,19 @@ import type { AlertStatus } from '../manage/alerts/alert-transitions.ts';
 export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
-    id: a.id, site_id: a.site_id, rule_id: a.rule_id, rule_name: a.rule_name, page: a.page, trigger_type: a.trigger_type,
-    score_before: a.score_before, score_after: a.score_after, status: a.status as AlertStatus, triggered_at: a.triggered_at.toISOString(),
-    acknowledged_at: iso(a.acknowledged_at), resolved_at: iso(a.resolved_at), resolved_reason: a.resolved_reason, updated_at: a.updated_at.toISOString(),
+    id: a.id,
+    site_id: a.site_id,
+    rule_id: a.rule_id,
+    rule_name: a.rule_name,
+    page: a.page,
+    trigger_type: a.trigger_type,
+    score_before: a.score_before,
+    score_after: a.score_after,
+    status: a.status as AlertStatus,
+    triggered_at: a.triggered_at.toISOString(),
+    acknowledged_at: iso(a.acknowledged_at),
+    resolved_at: iso(a.resolved_at),
+    resolved_reason: a.resolved_reason,
+    updated_at: a.updated_at.toISOString(),
   };
 }

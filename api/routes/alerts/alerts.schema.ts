@@ -15,7 +15,9 @@ export const AlertListQuerySchema = z.object({
     .describe('fired (also spelled open or active), acknowledged, investigating or resolved'),
   // Alert rules evaluate the site's production traffic only (issue 15), so staging's list is always empty: the
   // parameter is the one every read route takes (ARCHITECTURE: read routes take an optional environment).
-  environment: EnvironmentParam.describe('production (default) or staging; alert rules watch production traffic, so staging has no alerts'),
+  environment: EnvironmentParam.describe(
+    'production (default) or staging; alert rules watch production traffic, so staging has no alerts',
+  ),
   ...pageParams({ max: 100, default: 20 }),
 });
 export type AlertListQuery = z.infer<typeof AlertListQuerySchema>;
@@ -23,4 +25,9 @@ export type AlertListQuery = z.infer<typeof AlertListQuerySchema>;
 export const AlertDetailQuerySchema = z.object({ site_id: Uuid() });
 
 /** `/query/alerts` and `/v1/alerts`. */
-export const AlertListResponseSchema = z.object({ alerts: z.array(AlertSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const AlertListResponseSchema = z.object({
+  alerts: z.array(AlertSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});

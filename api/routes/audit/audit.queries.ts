@@ -20,8 +20,15 @@ export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
   await db
     .insertInto('audit_log')
     .values({
-      org_id: e.orgId, site_id: e.siteId, actor_type: e.actorType, actor_id: e.actorId, actor: e.actor,
-      action: e.action, target_type: e.targetType, target_id: e.targetId, summary: JSON.stringify(e.summary),
+      org_id: e.orgId,
+      site_id: e.siteId,
+      actor_type: e.actorType,
+      actor_id: e.actorId,
+      actor: e.actor,
+      action: e.action,
+      target_type: e.targetType,
+      target_id: e.targetId,
+      summary: JSON.stringify(e.summary),
     })
     .execute();
 }
@@ -39,18 +46,37 @@ export interface AuditFilter {
 }
 
 /** The org's newest `limit` entries matching `filter`, newest first. */
-export async function listAuditEntries(db: Db, orgId: string, limit: number, filter: AuditFilter = {}): Promise<AuditRow[]> {
+export async function listAuditEntries(
+  db: Db,
+  orgId: string,
+  limit: number,
+  filter: AuditFilter = {},
+): Promise<AuditRow[]> {
   let q = db
     .selectFrom('audit_log')
-    .select(['id', 'created_at', 'site_id', 'actor_type', 'actor_id', 'actor', 'action', 'target_type', 'target_id', 'summary'])
+    .select([
+      'id',
+      'created_at',
+      'site_id',
+      'actor_type',
+      'actor_id',
+      'actor',
+      'action',
+      'target_type',
+      'target_id',
+      'summary',
+    ])
     .where('org_id', '=', orgId);
   if (filter.siteId) q = q.where('site_id', '=', filter.siteId);
   const actor = filter.actor;
   if (actor !== undefined) {
-    q = UUID.test(actor) ? q.where((eb) => eb.or([eb('actor_id', '=', actor.toLowerCase()), eb('actor', '=', actor)])) : q.where('actor', '=', actor);
+    q = UUID.test(actor)
+      ? q.where((eb) => eb.or([eb('actor_id', '=', actor.toLowerCase()), eb('actor', '=', actor)]))
+      : q.where('actor', '=', actor);
   }
   // `_` is LIKE's one-character wildcard: escaped, so `alert_rule.*` matches only alert_rule's actions.
-  if (filter.action?.endsWith('.*')) q = q.where('action', 'like', `${filter.action.slice(0, -1).replaceAll('_', '\\_')}%`);
+  if (filter.action?.endsWith('.*'))
+    q = q.where('action', 'like', `${filter.action.slice(0, -1).replaceAll('_', '\\_')}%`);
   else if (filter.action !== undefined) q = q.where('action', '=', filter.action);
   return q.orderBy('id', 'desc').limit(limit).execute();
 }

@@ -13,7 +13,14 @@ import { redactSecrets } from '../../../shared/auth/redact.ts';
 export function audit(
   trx: Transaction<Database> | Kysely<Database>,
   principal: Principal,
-  e: { orgId: string; siteId: string | null; action: string; targetType: string; targetId: string; summary: Record<string, unknown> },
+  e: {
+    orgId: string;
+    siteId: string | null;
+    action: string;
+    targetType: string;
+    targetId: string;
+    summary: Record<string, unknown>;
+  },
 ): Promise<void> {
   return insertAuditEntry(trx, {
     ...e,
@@ -25,7 +32,10 @@ export function audit(
 }
 
 /** `{ field: { from, to } }` for each field of `next` whose value differs from `prev`. */
-export function diff(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string, { from: unknown; to: unknown }> {
+export function diff(
+  prev: Record<string, unknown>,
+  next: Record<string, unknown>,
+): Record<string, { from: unknown; to: unknown }> {
   const out: Record<string, { from: unknown; to: unknown }> = {};
   for (const [k, to] of Object.entries(next)) {
     if (to === undefined) continue;

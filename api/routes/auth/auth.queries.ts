@@ -3,17 +3,33 @@ import type { Database } from '../../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function findOrg(db: Db, orgId: string): Promise<{ id: string; name: string; plan: string; trial_ends_at: Date | null } | undefined> {
-  return db.selectFrom('orgs').select(['id', 'name', 'plan', 'trial_ends_at']).where('id', '=', orgId).executeTakeFirst();
+export async function findOrg(
+  db: Db,
+  orgId: string,
+): Promise<{ id: string; name: string; plan: string; trial_ends_at: Date | null } | undefined> {
+  return db
+    .selectFrom('orgs')
+    .select(['id', 'name', 'plan', 'trial_ends_at'])
+    .where('id', '=', orgId)
+    .executeTakeFirst();
 }
 
 /** Every org the user is a member of (where a failed sign-in to the account is audited). */
 export async function membershipOrgIds(db: Db, userId: string): Promise<string[]> {
-  return (await db.selectFrom('memberships').select('org_id').where('user_id', '=', userId).execute()).map((r) => r.org_id);
+  return (await db.selectFrom('memberships').select('org_id').where('user_id', '=', userId).execute()).map(
+    (r) => r.org_id,
+  );
 }
 
 export async function hasMembership(db: Db, userId: string, orgId: string): Promise<boolean> {
-  return (await db.selectFrom('memberships').select('id').where('user_id', '=', userId).where('org_id', '=', orgId).executeTakeFirst()) !== undefined;
+  return (
+    (await db
+      .selectFrom('memberships')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('org_id', '=', orgId)
+      .executeTakeFirst()) !== undefined
+  );
 }
 
 /** A pending invitation by its token hash, locked for the accepting transaction. */
@@ -35,11 +51,27 @@ export async function markInvitationAccepted(trx: Transaction<Database>, id: str
 
 export async function insertEmailVerification(
   db: Db,
-  v: { id: string; email: string; tokenHash: string; passwordHash: string; orgName: string; plan: string; expiresAt: Date },
+  v: {
+    id: string;
+    email: string;
+    tokenHash: string;
+    passwordHash: string;
+    orgName: string;
+    plan: string;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   await db
     .insertInto('email_verifications')
-    .values({ id: v.id, email: v.email, token_hash: v.tokenHash, password_hash: v.passwordHash, org_name: v.orgName, plan: v.plan, expires_at: v.expiresAt })
+    .values({
+      id: v.id,
+      email: v.email,
+      token_hash: v.tokenHash,
+      password_hash: v.passwordHash,
+      org_name: v.orgName,
+      plan: v.plan,
+      expires_at: v.expiresAt,
+    })
     .execute();
 }
 

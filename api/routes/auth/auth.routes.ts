@@ -3,7 +3,15 @@ import { endSession, endSessionsOfUser } from '../../../shared/db/queries/sessio
 import { decoyHash, hashPassword, verifyPassword } from '../../../shared/auth/passwords.ts';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { claimUnverifiedUser, findUserByEmail, findUserById, firstMembershipOrg, insertUser, markEmailVerified, updatePasswordHash } from '../../../shared/db/queries/accounts.queries.ts';
+import {
+  claimUnverifiedUser,
+  findUserByEmail,
+  findUserById,
+  firstMembershipOrg,
+  insertUser,
+  markEmailVerified,
+  updatePasswordHash,
+} from '../../../shared/db/queries/accounts.queries.ts';
 import { alreadyRegisteredMail, passwordResetMail, verificationMail } from '../../../shared/mail/account-mail.ts';
 import { issuePasswordReset, redeemPasswordReset } from '../../../shared/auth/password-reset.ts';
 import type { Mailer, MailMessage } from '../../../shared/mail/mailer.ts';
@@ -16,10 +24,32 @@ import type { SurfaceLimits } from '../../http/rate-limit.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../audit/audit.ts';
 import type { ManageDeps } from '../manage/deps.ts';
-import { findOrg, findPendingInvitation, findPendingVerification, hasMembership, membershipOrgIds, insertEmailVerification, markInvitationAccepted, markVerificationUsed } from './auth.queries.ts';
 import {
-  AcceptInviteBodySchema, ForgotPasswordBodySchema, ForgotPasswordSchema, LoginBodySchema, LogoutSchema, PasswordChangeBodySchema, PasswordChangedSchema,
-  PasswordResetSchema, ResetPasswordBodySchema, SessionSchema, SignupBodySchema, SignupPendingSchema, SignupNowBodySchema, TokenSchema, VerifyEmailBodySchema,
+  findOrg,
+  findPendingInvitation,
+  findPendingVerification,
+  hasMembership,
+  membershipOrgIds,
+  insertEmailVerification,
+  markInvitationAccepted,
+  markVerificationUsed,
+} from './auth.queries.ts';
+import {
+  AcceptInviteBodySchema,
+  ForgotPasswordBodySchema,
+  ForgotPasswordSchema,
+  LoginBodySchema,
+  LogoutSchema,
+  PasswordChangeBodySchema,
+  PasswordChangedSchema,
+  PasswordResetSchema,
+  ResetPasswordBodySchema,
+  SessionSchema,
+  SignupBodySchema,
+  SignupPendingSchema,
+  SignupNowBodySchema,
+  TokenSchema,
+  VerifyEmailBodySchema,
   WhoAmISchema,
 } from './auth.schema.ts';
 import { ALL_ROLES, type AccessRule, type AuthState } from '../../http/auth.ts';
@@ -41,7 +71,11 @@ async function sendOrUnavailable(mailer: Mailer, m: MailMessage): Promise<void> 
   }
 }
 
-const presentToken = (t: IssuedToken) => ({ token: t.token, expires_at: t.expiresAt.toISOString(), session_expires_at: t.sessionExpiresAt.toISOString() });
+const presentToken = (t: IssuedToken) => ({
+  token: t.token,
+  expires_at: t.expiresAt.toISOString(),
+  session_expires_at: t.sessionExpiresAt.toISOString(),
+});
 
 /** Signup, email verification, login and accepted invitations (the only routes without a credential); renewal, logout and password change. */
 export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceLimits): RouteTable {
@@ -55,20 +89,44 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     if (mode === 'cookie') setSessionCookie(ctx, t, secure(ctx));
     return presentToken(t);
   };
-  const actor = (userId: string, email: string, orgId: string, role: Role): UserPrincipal => ({ kind: 'user', userId, email, orgId, role, siteIds: new Set(), label: email });
+  const actor = (userId: string, email: string, orgId: string, role: Role): UserPrincipal => ({
+    kind: 'user',
+    userId,
+    email,
+    orgId,
+    role,
+    siteIds: new Set(),
+    label: email,
+  });
 
   /** Signup's org and its audit entry, for a user who exists (verified signup) or is created with it. */
-  const openOrg = async (trx: Transaction<Database>, a: { userId: string; email: string; orgName: string; plan: Plan | undefined; now: Date }) => {
+  const openOrg = async (
+    trx: Transaction<Database>,
+    a: { userId: string; email: string; orgName: string; plan: Plan | undefined; now: Date },
+  ) => {
     const c = await createOrgForUser(trx, { userId: a.userId, orgName: a.orgName, plan: a.plan, now: a.now });
     await audit(trx, actor(a.userId, a.email, c.orgId, 'owner'), {
-      orgId: c.orgId, siteId: null, action: 'org.create', targetType: 'org', targetId: c.orgId,
+      orgId: c.orgId,
+      siteId: null,
+      action: 'org.create',
+      targetType: 'org',
+      targetId: c.orgId,
       summary: { name: a.orgName, plan: a.plan ?? 'grow', owner: a.email, trial_ends_at: c.trialEndsAt.toISOString() },
     });
     return c;
   };
-  const presentOrg = (org: { id: string; name: string; plan: string; trialEndsAt: Date | null }) => ({ id: org.id, name: org.name, plan: org.plan, trial_ends_at: org.trialEndsAt?.toISOString() ?? null });
+  const presentOrg = (org: { id: string; name: string; plan: string; trialEndsAt: Date | null }) => ({
+    id: org.id,
+    name: org.name,
+    plan: org.plan,
+    trial_ends_at: org.trialEndsAt?.toISOString() ?? null,
+  });
   const presentSession = async (
-    ctx: Koa.Context, mode: 'bearer' | 'cookie' | undefined, u: { id: string; email: string }, org: { id: string; name: string; plan: string; trialEndsAt: Date | null }, role: string,
+    ctx: Koa.Context,
+    mode: 'bearer' | 'cookie' | undefined,
+    u: { id: string; email: string },
+    org: { id: string; name: string; plan: string; trialEndsAt: Date | null },
+    role: string,
   ) => ({
     user: { id: u.id, email: u.email },
     org: presentOrg(org),
@@ -80,12 +138,16 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     const mailer = deps.mailer;
     table.addPublic(
       {
-        method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 202,
+        method: 'post',
+        path: '/v1/auth/signup',
+        tag: 'auth',
+        status: 202,
         summary: 'Start an account and its organization: a confirmation token is mailed to the address',
         description:
           'With SMTP configured nothing is bound to the address until it is proven: the answer is 202 and identical whether the address is free or taken ' +
           '(a taken address is mailed a notice instead of a token), so signup reveals no accounts. POST the mailed token to /v1/auth/verify-email within 24 hours.',
-        body: SignupBodySchema, response: SignupPendingSchema,
+        body: SignupBodySchema,
+        response: SignupPendingSchema,
         async handler(_ctx, { body }) {
           // Hashed whatever the address: a taken address costs the same time as a free one.
           const passwordHash = await hashPassword(body.password, deps.passwordCost);
@@ -96,7 +158,12 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
             } else {
               const t = `evt_${randomToken(32)}`;
               await insertEmailVerification(deps.db, {
-                id: newId(), email: body.email, tokenHash: hashApiKey(t), passwordHash, orgName: body.org_name, plan: body.plan ?? 'grow',
+                id: newId(),
+                email: body.email,
+                tokenHash: hashApiKey(t),
+                passwordHash,
+                orgName: body.org_name,
+                plan: body.plan ?? 'grow',
                 expiresAt: new Date(deps.now().getTime() + VERIFICATION_TTL_MS),
               });
               await sendOrUnavailable(mailer, verificationMail(body.email, t, deps.publicBaseUrl, existing !== null));
@@ -110,19 +177,34 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
   } else {
     table.addPublic(
       {
-        method: 'post', path: '/v1/auth/signup', tag: 'auth', status: 201,
+        method: 'post',
+        path: '/v1/auth/signup',
+        tag: 'auth',
+        status: 201,
         summary: 'Create an account and its organization (you are its owner; the org starts its 3-day trial)',
-        description: 'Without SMTP the address is not verified (docs/security.md): the account exists at once, and a taken address answers 409.',
-        body: SignupNowBodySchema, response: SessionSchema,
+        description:
+          'Without SMTP the address is not verified (docs/security.md): the account exists at once, and a taken address answers 409.',
+        body: SignupNowBodySchema,
+        response: SessionSchema,
         async handler(ctx, { body }) {
           const passwordHash = await hashPassword(body.password, deps.passwordCost);
           const now = deps.now();
           const created = await deps.db.transaction().execute(async (trx) => {
             const userId = newId();
-            if (!(await insertUser(trx, { id: userId, email: body.email, passwordHash }))) throw new ConflictError('an account with this email already exists');
-            return { userId, ...(await openOrg(trx, { userId, email: body.email, orgName: body.org_name, plan: body.plan, now })) };
+            if (!(await insertUser(trx, { id: userId, email: body.email, passwordHash })))
+              throw new ConflictError('an account with this email already exists');
+            return {
+              userId,
+              ...(await openOrg(trx, { userId, email: body.email, orgName: body.org_name, plan: body.plan, now })),
+            };
           });
-          return presentSession(ctx, body.session, { id: created.userId, email: body.email }, { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trialEndsAt: created.trialEndsAt }, 'owner');
+          return presentSession(
+            ctx,
+            body.session,
+            { id: created.userId, email: body.email },
+            { id: created.orgId, name: body.org_name, plan: body.plan ?? 'grow', trialEndsAt: created.trialEndsAt },
+            'owner',
+          );
         },
       },
       byIp,
@@ -131,13 +213,17 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
 
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/verify-email', tag: 'auth', status: 201,
+      method: 'post',
+      path: '/v1/auth/verify-email',
+      tag: 'auth',
+      status: 201,
       summary: 'Prove an address with its mailed token: the account and its organization are created, signed in',
       description:
         'The token from the signup mail, once, within 24 hours. An address already held by an unverified account (made before SMTP was configured, ' +
         'or by someone who never proved it) is taken over by its proven owner: their password replaces the old one, every old session ends, and ' +
         'the old memberships are dropped. An address with a verified account answers 409.',
-      body: VerifyEmailBodySchema, response: SessionSchema,
+      body: VerifyEmailBodySchema,
+      response: SessionSchema,
       async handler(ctx, { body }) {
         const now = deps.now();
         const done = await deps.db.transaction().execute(async (trx) => {
@@ -145,19 +231,34 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           if (!v) throw new NotFoundError('confirmation token not found, expired or already used');
           await markVerificationUsed(trx, v.id, now);
           const existing = await findUserByEmail(trx, v.email);
-          if (existing?.emailVerifiedAt) throw new ConflictError('this address already has an account: sign in with POST /v1/auth/login');
+          if (existing?.emailVerifiedAt)
+            throw new ConflictError('this address already has an account: sign in with POST /v1/auth/login');
           let userId: string;
           if (existing) {
             await claimUnverifiedUser(trx, existing.id, v.password_hash, now);
             userId = existing.id;
           } else {
             userId = newId();
-            if (!(await insertUser(trx, { id: userId, email: v.email, passwordHash: v.password_hash, emailVerifiedAt: now }))) throw new ConflictError('an account with this email was just created; sign in');
+            if (
+              !(await insertUser(trx, {
+                id: userId,
+                email: v.email,
+                passwordHash: v.password_hash,
+                emailVerifiedAt: now,
+              }))
+            )
+              throw new ConflictError('an account with this email was just created; sign in');
           }
           const org = await openOrg(trx, { userId, email: v.email, orgName: v.org_name, plan: v.plan as Plan, now });
           return { userId, email: v.email, orgName: v.org_name, plan: v.plan, ...org };
         });
-        return presentSession(ctx, body.session, { id: done.userId, email: done.email }, { id: done.orgId, name: done.orgName, plan: done.plan, trialEndsAt: done.trialEndsAt }, 'owner');
+        return presentSession(
+          ctx,
+          body.session,
+          { id: done.userId, email: done.email },
+          { id: done.orgId, name: done.orgName, plan: done.plan, trialEndsAt: done.trialEndsAt },
+          'owner',
+        );
       },
     },
     byIp,
@@ -165,15 +266,22 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
 
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/login', tag: 'auth',
+      method: 'post',
+      path: '/v1/auth/login',
+      tag: 'auth',
       summary: 'Exchange email and password for a user token',
-      description: 'The token acts in one organization: `org_id`, or the oldest membership. Wrong email, wrong password and a foreign org_id all answer the same 401.',
-      body: LoginBodySchema, response: TokenSchema,
+      description:
+        'The token acts in one organization: `org_id`, or the oldest membership. Wrong email, wrong password and a foreign org_id all answer the same 401.',
+      body: LoginBodySchema,
+      response: TokenSchema,
       async handler(ctx, { body }) {
         await limits.loginAttempt(ctx, body.email);
         const user = await findUserByEmail(deps.db, body.email);
         // NOTE: an unknown email still costs one scrypt verification, so timing does not reveal accounts.
-        const valid = await verifyPassword(body.password, user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))));
+        const valid = await verifyPassword(
+          body.password,
+          user?.passwordHash ?? (await (decoy ??= decoyHash(deps.passwordCost))),
+        );
         // An unknown address has no organization to audit in (the audit log is per org): it is refused unrecorded.
         if (!user) throw new UnauthorizedError('invalid email or password');
         const orgId = body.org_id ?? (await firstMembershipOrg(deps.db, user.id));
@@ -183,13 +291,25 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           const reason = valid ? 'not a member of the organization asked for' : 'wrong password';
           for (const org of await membershipOrgIds(deps.db, user.id)) {
             await audit(deps.db, actor(user.id, user.email, org, 'member'), {
-              orgId: org, siteId: null, action: 'auth.login_failed', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip, reason },
+              orgId: org,
+              siteId: null,
+              action: 'auth.login_failed',
+              targetType: 'user',
+              targetId: user.id,
+              summary: { ip: ctx.ip, reason },
             });
           }
           throw new UnauthorizedError('invalid email or password');
         }
         const issued = await token(ctx, body.session, user.id, orgId!);
-        await audit(deps.db, actor(user.id, user.email, orgId!, 'member'), { orgId: orgId!, siteId: null, action: 'auth.login', targetType: 'user', targetId: user.id, summary: { ip: ctx.ip } });
+        await audit(deps.db, actor(user.id, user.email, orgId!, 'member'), {
+          orgId: orgId!,
+          siteId: null,
+          action: 'auth.login',
+          targetType: 'user',
+          targetId: user.id,
+          summary: { ip: ctx.ip },
+        });
         return issued;
       },
     },
@@ -198,13 +318,17 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
 
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/accept-invite', tag: 'auth', status: 201,
+      method: 'post',
+      path: '/v1/auth/accept-invite',
+      tag: 'auth',
+      status: 201,
       summary: 'Join an organization with an invitation token',
       description:
         'Creates the account when the invited email has none (the password becomes its password); an existing account must give its current password. ' +
         'With SMTP configured the token was mailed to the address, so redeeming it proves the address: a new account is verified, and an unverified ' +
         'account holding the address is taken over (its password replaced, its sessions ended, its other memberships dropped). Answers a token for the inviting organization.',
-      body: AcceptInviteBodySchema, response: SessionSchema,
+      body: AcceptInviteBodySchema,
+      response: SessionSchema,
       async handler(ctx, { body }) {
         const now = deps.now();
         const newHash = await hashPassword(body.password, deps.passwordCost);
@@ -219,25 +343,49 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           } else if (user) {
             // Whoever holds an invitation must not get unlimited guesses at the invited account's password.
             await limits.loginAttempt(ctx, user.email);
-            if (!(await verifyPassword(body.password, user.passwordHash))) throw new UnauthorizedError('this email has an account: give its password');
+            if (!(await verifyPassword(body.password, user.passwordHash)))
+              throw new UnauthorizedError('this email has an account: give its password');
             if (proves) await markEmailVerified(trx, user.id, now);
           } else {
             const id = newId();
-            if (!(await insertUser(trx, { id, email: invite.email, passwordHash: newHash, emailVerifiedAt: proves ? now : null }))) {
+            if (
+              !(await insertUser(trx, {
+                id,
+                email: invite.email,
+                passwordHash: newHash,
+                emailVerifiedAt: proves ? now : null,
+              }))
+            ) {
               throw new ConflictError('an account with this email was just created; retry');
             }
             user = { id, email: invite.email, passwordHash: newHash, emailVerifiedAt: proves ? now : null };
           }
-          if (!(await addMember(trx, { orgId: invite.org_id, userId: user.id, role: invite.role as Role }))) throw new ConflictError('already a member of this organization');
+          if (!(await addMember(trx, { orgId: invite.org_id, userId: user.id, role: invite.role as Role })))
+            throw new ConflictError('already a member of this organization');
           await markInvitationAccepted(trx, invite.id, now);
           await audit(trx, actor(user.id, user.email, invite.org_id, invite.role as Role), {
-            orgId: invite.org_id, siteId: null, action: 'member.join', targetType: 'user', targetId: user.id,
+            orgId: invite.org_id,
+            siteId: null,
+            action: 'member.join',
+            targetType: 'user',
+            targetId: user.id,
             summary: { email: user.email, role: invite.role, invitation_id: invite.id, email_verified: proves },
           });
           return { user, orgId: invite.org_id, role: invite.role };
         });
         const org = await findOrg(deps.db, joined.orgId);
-        return presentSession(ctx, body.session, joined.user, { id: joined.orgId, name: org?.name ?? '', plan: org?.plan ?? 'grow', trialEndsAt: org?.trial_ends_at ?? null }, joined.role);
+        return presentSession(
+          ctx,
+          body.session,
+          joined.user,
+          {
+            id: joined.orgId,
+            name: org?.name ?? '',
+            plan: org?.plan ?? 'grow',
+            trialEndsAt: org?.trial_ends_at ?? null,
+          },
+          joined.role,
+        );
       },
     },
     byIp,
@@ -246,16 +394,25 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
   const mailer = deps.mailer;
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/forgot-password', tag: 'auth', status: 202,
-      summary: 'Ask for a password reset: a single-use token, valid 30 minutes, is mailed to the address if it has an account',
+      method: 'post',
+      path: '/v1/auth/forgot-password',
+      tag: 'auth',
+      status: 202,
+      summary:
+        'Ask for a password reset: a single-use token, valid 30 minutes, is mailed to the address if it has an account',
       description:
         'The answer is the same 202, at once, whether the address has an account or not: the lookup and the mail happen after it, so neither ' +
         'status nor timing reveals accounts. At most 5 account mails per address per hour, and the per-address sign-in limits apply. ' +
         'Without SMTP the answer says so (operator_reset_required): the operator runs `friction users reset-password EMAIL`.',
-      body: ForgotPasswordBodySchema, response: ForgotPasswordSchema,
+      body: ForgotPasswordBodySchema,
+      response: ForgotPasswordSchema,
       async handler(_ctx, { body }) {
         if (!mailer) {
-          return { status: 'operator_reset_required' as const, message: 'this instance has no mail server (SMTP_URL): ask its operator to run `friction users reset-password <email>`' };
+          return {
+            status: 'operator_reset_required' as const,
+            message:
+              'this instance has no mail server (SMTP_URL): ask its operator to run `friction users reset-password <email>`',
+          };
         }
         // After the answer: a known address (lookup, insert, SMTP) must not take longer to answer than an unknown one.
         setImmediate(() => {
@@ -267,7 +424,10 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
             await mailer.send(passwordResetMail(user.email, reset, deps.publicBaseUrl));
           })().catch((err: unknown) => deps.log.error({ err }, 'password reset mail failed'));
         });
-        return { status: 'reset_requested' as const, message: 'if this address has an account, a reset token is on its way (valid 30 minutes)' };
+        return {
+          status: 'reset_requested' as const,
+          message: 'if this address has an account, a reset token is on its way (valid 30 minutes)',
+        };
       },
     },
     byIp,
@@ -275,10 +435,14 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
 
   table.addPublic(
     {
-      method: 'post', path: '/v1/auth/reset-password', tag: 'auth',
+      method: 'post',
+      path: '/v1/auth/reset-password',
+      tag: 'auth',
       summary: 'Set a new password with a reset token; every session of the account ends',
-      description: 'The token from the reset mail (or from `friction users reset-password`), once, within 30 minutes. Sign in afterwards.',
-      body: ResetPasswordBodySchema, response: PasswordResetSchema,
+      description:
+        'The token from the reset mail (or from `friction users reset-password`), once, within 30 minutes. Sign in afterwards.',
+      body: ResetPasswordBodySchema,
+      response: PasswordResetSchema,
       async handler(ctx, { body }) {
         const newHash = await hashPassword(body.new_password, deps.passwordCost);
         const now = deps.now();
@@ -290,7 +454,12 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
           const n = await endSessionsOfUser(trx, userId, null, now);
           for (const org of await membershipOrgIds(trx, userId)) {
             await audit(trx, actor(userId, user?.email ?? '', org, 'member'), {
-              orgId: org, siteId: null, action: 'user.password_reset', targetType: 'user', targetId: userId, summary: { sessions_ended: n, ip: ctx.ip },
+              orgId: org,
+              siteId: null,
+              action: 'user.password_reset',
+              targetType: 'user',
+              targetId: userId,
+              summary: { sessions_ended: n, ip: ctx.ip },
             });
           }
           return n;
@@ -302,24 +471,37 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
   );
 
   table.add({
-    method: 'post', path: '/v1/auth/refresh', tag: 'auth', access: OWN_SESSION,
+    method: 'post',
+    path: '/v1/auth/refresh',
+    tag: 'auth',
+    access: OWN_SESSION,
     summary: 'Renew a user token before it expires',
-    description: 'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
+    description:
+      'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
     response: TokenSchema,
     async handler(ctx, { principal, guard }) {
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
       const session = u.session!;
-      const t = await renewToken(deps.instanceKeys, { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt }, policy, deps.now());
+      const t = await renewToken(
+        deps.instanceKeys,
+        { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt },
+        policy,
+        deps.now(),
+      );
       if ((ctx.state as AuthState).viaCookie) setSessionCookie(ctx, t, secure(ctx));
       return presentToken(t);
     },
   });
 
   table.add({
-    method: 'get', path: '/v1/auth/session', tag: 'auth', access: OWN_SESSION,
-    summary: 'Who you are: your user, organization and role, and the session\'s end',
-    description: 'With the browser session cookie (docs/dashboard.md) the answer also carries `csrf_token`, which every unsafe request that the cookie authenticates must send in X-CSRF-Token.',
+    method: 'get',
+    path: '/v1/auth/session',
+    tag: 'auth',
+    access: OWN_SESSION,
+    summary: "Who you are: your user, organization and role, and the session's end",
+    description:
+      'With the browser session cookie (docs/dashboard.md) the answer also carries `csrf_token`, which every unsafe request that the cookie authenticates must send in X-CSRF-Token.',
     response: WhoAmISchema,
     async handler(ctx, { principal, guard }) {
       guard.org(principal.orgId, 'organization not found');
@@ -332,13 +514,18 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         org: presentOrg({ id: org.id, name: org.name, plan: org.plan, trialEndsAt: org.trial_ends_at }),
         role: u.role,
         session_expires_at: u.session!.expiresAt.toISOString(),
-        csrf_token: (ctx.state as AuthState).viaCookie ? csrfTokenFor(await deps.instanceKeys.jwtKey(), u.session!.id) : null,
+        csrf_token: (ctx.state as AuthState).viaCookie
+          ? csrfTokenFor(await deps.instanceKeys.jwtKey(), u.session!.id)
+          : null,
       };
     },
   });
 
   table.add({
-    method: 'post', path: '/v1/auth/logout', tag: 'auth', access: OWN_SESSION,
+    method: 'post',
+    path: '/v1/auth/logout',
+    tag: 'auth',
+    access: OWN_SESSION,
     summary: 'End this session: its tokens are refused from now on',
     description: 'Also clears the browser session cookie.',
     response: LogoutSchema,
@@ -347,27 +534,48 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
       const u = principal as UserPrincipal;
       clearSessionCookie(ctx, secure(ctx));
       const loggedOut = await endSession(deps.db, u.session!.id, u.userId, deps.now());
-      if (loggedOut) await audit(deps.db, u, { orgId: u.orgId, siteId: null, action: 'auth.logout', targetType: 'user', targetId: u.userId, summary: { ip: ctx.ip } });
+      if (loggedOut)
+        await audit(deps.db, u, {
+          orgId: u.orgId,
+          siteId: null,
+          action: 'auth.logout',
+          targetType: 'user',
+          targetId: u.userId,
+          summary: { ip: ctx.ip },
+        });
       return { logged_out: loggedOut };
     },
   });
 
   table.add({
-    method: 'post', path: '/v1/auth/password', tag: 'auth', access: OWN_SESSION,
+    method: 'post',
+    path: '/v1/auth/password',
+    tag: 'auth',
+    access: OWN_SESSION,
     summary: 'Change your password; every other session of yours ends',
-    description: 'Needs the current password (counted against the account\'s sign-in attempts). The calling session stays; every other session (other devices, a leaked token) ends at once.',
-    body: PasswordChangeBodySchema, response: PasswordChangedSchema,
+    description:
+      "Needs the current password (counted against the account's sign-in attempts). The calling session stays; every other session (other devices, a leaked token) ends at once.",
+    body: PasswordChangeBodySchema,
+    response: PasswordChangedSchema,
     async handler(ctx, { principal, guard, body }) {
       guard.org(principal.orgId, 'organization not found');
       const u = principal as UserPrincipal;
       await limits.loginAttempt(ctx, u.email);
       const user = await findUserById(deps.db, u.userId);
-      if (!user || !(await verifyPassword(body.current_password, user.passwordHash))) throw new UnauthorizedError('current_password is wrong');
+      if (!user || !(await verifyPassword(body.current_password, user.passwordHash)))
+        throw new UnauthorizedError('current_password is wrong');
       const newHash = await hashPassword(body.new_password, deps.passwordCost);
       const ended = await deps.db.transaction().execute(async (trx) => {
         await updatePasswordHash(trx, u.userId, newHash);
         const n = await endSessionsOfUser(trx, u.userId, u.session!.id, deps.now());
-        await audit(trx, u, { orgId: u.orgId, siteId: null, action: 'user.password_change', targetType: 'user', targetId: u.userId, summary: { sessions_ended: n } });
+        await audit(trx, u, {
+          orgId: u.orgId,
+          siteId: null,
+          action: 'user.password_change',
+          targetType: 'user',
+          targetId: u.userId,
+          summary: { sessions_ended: n },
+        });
         return n;
       });
       return { changed: true, other_sessions_ended: ended };

@@ -10,14 +10,26 @@ import { siteRecommendations } from '../revenue/revenue.routes.ts';
 import { siteScores } from '../scores/scores.routes.ts';
 import { activeAlerts, activeIssues } from './context.queries.ts';
 import { presentContext } from './context.presenter.ts';
-import { CONTEXT_BUDGET_BYTES, CONTEXT_CAPS, CONTEXT_TEXT_MAX, ContextQuerySchema, SiteContextSchema, type SiteContext } from './context.schema.ts';
+import {
+  CONTEXT_BUDGET_BYTES,
+  CONTEXT_CAPS,
+  CONTEXT_TEXT_MAX,
+  ContextQuerySchema,
+  SiteContextSchema,
+  type SiteContext,
+} from './context.schema.ts';
 
 /**
  * The site context for AI assistants in one read: worst pages, active issues, recent deploys with their verdicts, active
  * alerts and the top recommendations, each list capped (CONTEXT_CAPS) and the whole within CONTEXT_BUDGET_BYTES. The
  * same function answers the REST route and the MCP tool, so the two cannot differ.
  */
-export async function loadSiteContext(db: Kysely<Database>, siteId: string, environment: Environment, at: Date): Promise<SiteContext> {
+export async function loadSiteContext(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  at: Date,
+): Promise<SiteContext> {
   const [scores, issues, deploys, alerts, recommendations] = await Promise.all([
     siteScores(db, siteId, environment, at),
     activeIssues(db, siteId, environment, CONTEXT_CAPS.issues),
@@ -26,32 +38,44 @@ export async function loadSiteContext(db: Kysely<Database>, siteId: string, envi
     environment === 'production' ? activeAlerts(db, siteId, CONTEXT_CAPS.alerts) : { rows: [], total: 0 },
     siteRecommendations(db, siteId, environment, at, CONTEXT_CAPS.recommendations),
   ]);
-  return presentContext({
-    siteId, environment, at,
-    overall: { score: scores.overall_score, trend: scores.overall_trend },
-    pages: scores.pages,
-    issues,
-    deploys: { rows: deploys.rows.map((d) => presentDeploy(d, deploys.related)), total: deploys.total },
-    alerts,
-    recommendations: { rows: recommendations.recommendations, total: recommendations.total },
-  }, CONTEXT_CAPS);
+  return presentContext(
+    {
+      siteId,
+      environment,
+      at,
+      overall: { score: scores.overall_score, trend: scores.overall_trend },
+      pages: scores.pages,
+      issues,
+      deploys: { rows: deploys.rows.map((d) => presentDeploy(d, deploys.related)), total: deploys.total },
+      alerts,
+      recommendations: { rows: recommendations.recommendations, total: recommendations.total },
+    },
+    CONTEXT_CAPS,
+  );
 }
 
-const DESCRIPTION = `One compact answer for an AI assistant: the worst pages (cap ${CONTEXT_CAPS.pages}), active issues by severity (cap ${CONTEXT_CAPS.issues}), `
-  + `recent deploys with before, after, delta and verdict (cap ${CONTEXT_CAPS.deploys}), active alerts including those routed to the mcp channel `
-  + `(cap ${CONTEXT_CAPS.alerts}) and the top recommendations (cap ${CONTEXT_CAPS.recommendations}). Each list carries its total and truncated; `
-  + `free text is clipped to ${CONTEXT_TEXT_MAX} characters and the whole data object stays within ${CONTEXT_BUDGET_BYTES} bytes of JSON. `
-  + 'Guide surface: 200 requests per minute per site (GUIDE_RATE_LIMIT_PER_MIN), 429 with Retry-After past it.';
+const DESCRIPTION =
+  `One compact answer for an AI assistant: the worst pages (cap ${CONTEXT_CAPS.pages}), active issues by severity (cap ${CONTEXT_CAPS.issues}), ` +
+  `recent deploys with before, after, delta and verdict (cap ${CONTEXT_CAPS.deploys}), active alerts including those routed to the mcp channel ` +
+  `(cap ${CONTEXT_CAPS.alerts}) and the top recommendations (cap ${CONTEXT_CAPS.recommendations}). Each list carries its total and truncated; ` +
+  `free text is clipped to ${CONTEXT_TEXT_MAX} characters and the whole data object stays within ${CONTEXT_BUDGET_BYTES} bytes of JSON. ` +
+  'Guide surface: 200 requests per minute per site (GUIDE_RATE_LIMIT_PER_MIN), 429 with Retry-After past it.';
 
 /** `GET /v1/query/mcp/context` and its short form `GET /v1/mcp/context`. */
 export function contextRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   for (const path of ['/v1/query/mcp/context', '/v1/mcp/context']) {
     table.add({
-      method: 'get', path, tag: 'mcp',
-      summary: path === '/v1/mcp/context' ? 'Site context for AI assistants (short form; the same shape)' : 'Site context for AI assistants in one call',
+      method: 'get',
+      path,
+      tag: 'mcp',
+      summary:
+        path === '/v1/mcp/context'
+          ? 'Site context for AI assistants (short form; the same shape)'
+          : 'Site context for AI assistants in one call',
       description: DESCRIPTION,
       access: { surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES },
-      query: ContextQuerySchema, response: SiteContextSchema,
+      query: ContextQuerySchema,
+      response: SiteContextSchema,
       async handler(_ctx, { query, guard }) {
         guard.site(query.site_id, 'site not found');
         return loadSiteContext(deps.db, query.site_id, query.environment, deps.now());

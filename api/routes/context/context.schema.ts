@@ -21,23 +21,52 @@ const Trend = z.enum(['up', 'down', 'stable']);
 const Id = z.string();
 const Count = z.number();
 /** A capped list: `total` counts all before the cap, `truncated` is true when items holds fewer. */
-const capped = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), total: Count, truncated: z.boolean() });
+const capped = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), total: Count, truncated: z.boolean() });
 
-export const ContextPageSchema = z.object({ page: z.string(), score: z.number(), trend: Trend, dominant_signal: z.string().nullable() });
+export const ContextPageSchema = z.object({
+  page: z.string(),
+  score: z.number(),
+  trend: Trend,
+  dominant_signal: z.string().nullable(),
+});
 export const ContextIssueSchema = z.object({
-  id: Id, title: z.string(), page: z.string(), signal_type: z.string(), severity: z.number(), status: z.string(), affected_sessions: Count,
+  id: Id,
+  title: z.string(),
+  page: z.string(),
+  signal_type: z.string(),
+  severity: z.number(),
+  status: z.string(),
+  affected_sessions: Count,
 });
 export const ContextDeploySchema = z.object({
-  id: Id, version: z.string(), recorded_at: Timestamp,
-  confusion_before: z.number(), confusion_after: z.number().nullable(), delta: z.number().nullable(),
-  verdict: z.enum(['PASS', 'WARN', 'FAIL']), verdict_reasons: z.array(z.string()),
+  id: Id,
+  version: z.string(),
+  recorded_at: Timestamp,
+  confusion_before: z.number(),
+  confusion_after: z.number().nullable(),
+  delta: z.number().nullable(),
+  verdict: z.enum(['PASS', 'WARN', 'FAIL']),
+  verdict_reasons: z.array(z.string()),
 });
 export const ContextAlertSchema = z.object({
-  id: Id, rule_name: z.string(), page: z.string().nullable(), trigger_type: z.string(), score_before: z.number().nullable(), score_after: z.number().nullable(),
-  status: z.string(), triggered_at: Timestamp, mcp_channel: z.boolean(),
+  id: Id,
+  rule_name: z.string(),
+  page: z.string().nullable(),
+  trigger_type: z.string(),
+  score_before: z.number().nullable(),
+  score_after: z.number().nullable(),
+  status: z.string(),
+  triggered_at: Timestamp,
+  mcp_channel: z.boolean(),
 });
 export const ContextRecommendationSchema = z.object({
-  rank: Count, recommendation: z.string(), page: z.string(), issue_id: Id, severity: z.number(), affected_sessions: Count,
+  rank: Count,
+  recommendation: z.string(),
+  page: z.string(),
+  issue_id: Id,
+  severity: z.number(),
+  affected_sessions: Count,
 });
 
 /** GET /v1/query/mcp/context and /v1/mcp/context (unnamed: the MCP tool's output schema inlines it). */

@@ -9,7 +9,10 @@ import type { RouteTable } from '../../http/routes.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export const DeliveryLogQuerySchema = z.object({ org_id: Uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) });
+export const DeliveryLogQuerySchema = z.object({
+  org_id: Uuid(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
 export const DeliveryLogEntrySchema = z.object({
   id: z.string().describe('att_<n> for an attempt made, pen_<delivery> for the next attempt of a waiting delivery'),
   delivery_id: Uuid(),
@@ -29,7 +32,10 @@ export const DeliveryLogEntrySchema = z.object({
 });
 export const DeliveryLogSchema = z.object({ org_id: Uuid(), deliveries: z.array(DeliveryLogEntrySchema) });
 
-export const DegradationQuerySchema = z.object({ org_id: Uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) });
+export const DegradationQuerySchema = z.object({
+  org_id: Uuid(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
 export const DegradationEventSchema = z.object({
   id: Uuid(),
   scope: z.enum(['org', 'instance']),
@@ -49,33 +55,64 @@ const RECENT_DAYS = 7;
 /** `GET /v1/query/webhook-deliveries` and `GET /v1/query/degradation`: org-scoped reads of the delivery side. */
 export function deliveryRoutes(table: RouteTable, deps: { db: Kysely<Database>; now: () => Date }): RouteTable {
   table.add({
-    method: 'get', path: '/v1/query/webhook-deliveries', tag: 'webhooks',
-    summary: 'Delivery log of the organization, newest first: every attempt (webhooks, Slack, PagerDuty, email) and each waiting next attempt',
-    description: 'Org-scoped; a site-scoped key sees its own site\'s deliveries. limit 1-500, default 100.',
+    method: 'get',
+    path: '/v1/query/webhook-deliveries',
+    tag: 'webhooks',
+    summary:
+      'Delivery log of the organization, newest first: every attempt (webhooks, Slack, PagerDuty, email) and each waiting next attempt',
+    description: "Org-scoped; a site-scoped key sees its own site's deliveries. limit 1-500, default 100.",
     access: { surface: 'read', scopes: READ_SCOPES, roles: ADMIN_ROLES },
-    query: DeliveryLogQuerySchema, response: DeliveryLogSchema,
+    query: DeliveryLogQuerySchema,
+    response: DeliveryLogSchema,
     async handler(_ctx, { query, principal, guard }) {
       guard.org(query.org_id, 'organization not found');
-      const rows = await listDeliveryLog(deps.db, query.org_id, query.limit, principal.kind === 'key' && principal.siteId ? principal.siteId : undefined);
+      const rows = await listDeliveryLog(
+        deps.db,
+        query.org_id,
+        query.limit,
+        principal.kind === 'key' && principal.siteId ? principal.siteId : undefined,
+      );
       return {
         org_id: query.org_id,
-        deliveries: rows.map((r) => ({ ...r, channel: r.channel as 'webhook', status: r.status as 'pending', at: r.at.toISOString(), next_attempt_at: iso(r.next_attempt_at) })),
+        deliveries: rows.map((r) => ({
+          ...r,
+          channel: r.channel as 'webhook',
+          status: r.status as 'pending',
+          at: r.at.toISOString(),
+          next_attempt_at: iso(r.next_attempt_at),
+        })),
       };
     },
   });
   table.add({
-    method: 'get', path: '/v1/query/degradation', tag: 'webhooks',
-    summary: 'Degradation events: active ones first, then those recovered in the last 7 days; the org\'s and instance-wide ones',
+    method: 'get',
+    path: '/v1/query/degradation',
+    tag: 'webhooks',
+    summary:
+      "Degradation events: active ones first, then those recovered in the last 7 days; the org's and instance-wide ones",
     access: { surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES },
-    query: DegradationQuerySchema, response: DegradationListSchema,
+    query: DegradationQuerySchema,
+    response: DegradationListSchema,
     async handler(_ctx, { query, guard }) {
       guard.org(query.org_id, 'organization not found');
-      const rows = await listDegradation(deps.db, query.org_id, query.limit, new Date(deps.now().getTime() - RECENT_DAYS * 86_400_000));
+      const rows = await listDegradation(
+        deps.db,
+        query.org_id,
+        query.limit,
+        new Date(deps.now().getTime() - RECENT_DAYS * 86_400_000),
+      );
       return {
         org_id: query.org_id,
         events: rows.map((r) => ({
-          id: r.id, scope: r.org_id ? ('org' as const) : ('instance' as const), kind: r.kind as 'over_quota', subject: r.subject, message: r.message,
-          active: r.recovered_at === null, started_at: r.started_at.toISOString(), recovered_at: iso(r.recovered_at), details: r.details,
+          id: r.id,
+          scope: r.org_id ? ('org' as const) : ('instance' as const),
+          kind: r.kind as 'over_quota',
+          subject: r.subject,
+          message: r.message,
+          active: r.recovered_at === null,
+          started_at: r.started_at.toISOString(),
+          recovered_at: iso(r.recovered_at),
+          details: r.details,
         })),
       };
     },

@@ -47,11 +47,29 @@ export function presentDeploy(d: DeployRow, related: RelatedData) {
     if (relation === 'regressed') regressed.push({ title: r.issue.title });
     else if (isDecidingLook(r.look)) tested.push({ title: r.issue.title, result: r.result as VerificationResult });
     if (relation === 'verified') verified.push({ title: r.issue.title });
-    related_issues.push({ issue_id: r.issue.id, title: r.issue.title, page: r.issue.page, signal_type: r.issue.signal_type, severity: round1(r.issue.severity), status: r.issue.status, relation, record: presentVerification(r) });
+    related_issues.push({
+      issue_id: r.issue.id,
+      title: r.issue.title,
+      page: r.issue.page,
+      signal_type: r.issue.signal_type,
+      severity: round1(r.issue.severity),
+      status: r.issue.status,
+      relation,
+      record: presentVerification(r),
+    });
   }
   const introduced = related.introduced.filter((i) => i.introduced_by_deploy === d.id);
   for (const i of introduced) {
-    related_issues.push({ issue_id: i.id, title: i.title, page: i.page, signal_type: i.signal_type, severity: round1(i.severity), status: i.status, relation: 'introduced' as const, record: null });
+    related_issues.push({
+      issue_id: i.id,
+      title: i.title,
+      page: i.page,
+      signal_type: i.signal_type,
+      severity: round1(i.severity),
+      status: i.status,
+      relation: 'introduced' as const,
+      record: null,
+    });
   }
   const cohort = d.cohort;
   const { verdict, reasons } = deployVerdict({
@@ -76,7 +94,9 @@ export function presentDeploy(d: DeployRow, related: RelatedData) {
     delta: d.delta === null ? null : round1(d.delta),
     recorded_at: iso(d.recorded_at),
     frozen: d.frozen_at !== null,
-    cohort: cohort ? { kind: cohort.kind, from: iso(cohort.from), to: iso(cohort.to), sessions: cohort.sessions } : null,
+    cohort: cohort
+      ? { kind: cohort.kind, from: iso(cohort.from), to: iso(cohort.to), sessions: cohort.sessions }
+      : null,
     related_issues,
     verdict,
     verdict_reasons: reasons,

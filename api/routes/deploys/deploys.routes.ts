@@ -3,7 +3,12 @@ import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
-import { DEFAULT_SPIKE_THRESHOLD, IDEMPOTENCY_WINDOW_MS, SAME_VERSION_WINDOW_MS, type Environment } from '../../../shared/domain/deploy-verification.ts';
+import {
+  DEFAULT_SPIKE_THRESHOLD,
+  IDEMPOTENCY_WINDOW_MS,
+  SAME_VERSION_WINDOW_MS,
+  type Environment,
+} from '../../../shared/domain/deploy-verification.ts';
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { ok } from '../../../shared/http/envelope.ts';
@@ -24,7 +29,14 @@ import {
   type DeployRow,
 } from './deploys.queries.ts';
 import { presentDeploy } from './deploys.presenter.ts';
-import { DeployCreateSchema, DeployDetailQuerySchema, DeployListQuerySchema, DeploySchema, IdempotencyKeySchema, type DeployCreate } from './deploys.schema.ts';
+import {
+  DeployCreateSchema,
+  DeployDetailQuerySchema,
+  DeployListQuerySchema,
+  DeploySchema,
+  IdempotencyKeySchema,
+  type DeployCreate,
+} from './deploys.schema.ts';
 
 const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
 
@@ -32,13 +44,24 @@ const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_
 function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {
   const fromQuery = Uuid().safeParse(ctx.query.site_id);
   const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
-  const siteId = body.site_id ?? (fromQuery.success ? fromQuery.data : null) ?? (principal.kind === 'key' ? principal.siteId : onlySite);
-  if (!siteId) throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [{ path: 'site_id', message: 'is required when the organization has several sites' }]);
+  const siteId =
+    body.site_id ??
+    (fromQuery.success ? fromQuery.data : null) ??
+    (principal.kind === 'key' ? principal.siteId : onlySite);
+  if (!siteId)
+    throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
+      { path: 'site_id', message: 'is required when the organization has several sites' },
+    ]);
   return siteId;
 }
 
 /** The site's current overall score in an environment, from that environment's page scores (as /query/scores). */
-async function currentScore(db: Kysely<Database>, siteId: string, environment: Environment, now: Date): Promise<number> {
+async function currentScore(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  now: Date,
+): Promise<number> {
   return overallScore(await listCurrentPageScores(db, siteId, environment, now));
 }
 
@@ -50,17 +73,25 @@ async function currentScore(db: Kysely<Database>, siteId: string, environment: E
 export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   for (const path of ['/v1/deploys', '/v1/manage/deploys']) {
     table.add({
-      method: 'post', path, tag: 'deploys', status: 201,
+      method: 'post',
+      path,
+      tag: 'deploys',
+      status: 201,
       summary: path === '/v1/deploys' ? 'Record a deploy (short form, for CI)' : 'Record a deploy',
-      description: 'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
+      description:
+        'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
       access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-      body: DeployCreateSchema, response: DeploySchema,
+      body: DeployCreateSchema,
+      response: DeploySchema,
       async handler(ctx, { body, principal, guard }) {
         const siteId = targetSite(ctx, body, principal);
         guard.site(siteId, 'site not found');
         const rawKey = ctx.get('idempotency-key');
         if (rawKey !== '' && !IdempotencyKeySchema.safeParse(rawKey).success) {
-          throw new ValidationError('invalid header: Idempotency-Key: must be 1-255 printable ASCII characters without spaces', [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters without spaces' }]);
+          throw new ValidationError(
+            'invalid header: Idempotency-Key: must be 1-255 printable ASCII characters without spaces',
+            [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters without spaces' }],
+          );
         }
         const key = rawKey === '' ? null : rawKey;
         const now = deps.now();
@@ -70,23 +101,56 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
             const prior = await findByIdempotencyKey(trx, siteId, key, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
             if (prior) {
               if (prior.version !== body.version || prior.environment !== body.environment) {
-                throw new ConflictError(`Idempotency-Key already used for deploy ${prior.id} (version ${prior.version}, ${prior.environment}) with a different body`);
+                throw new ConflictError(
+                  `Idempotency-Key already used for deploy ${prior.id} (version ${prior.version}, ${prior.environment}) with a different body`,
+                );
               }
               return { deploy: prior, replayed: true };
             }
           }
-          const same = await findSameVersion(trx, siteId, body.environment, body.version, new Date(now.getTime() - SAME_VERSION_WINDOW_MS));
+          const same = await findSameVersion(
+            trx,
+            siteId,
+            body.environment,
+            body.version,
+            new Date(now.getTime() - SAME_VERSION_WINDOW_MS),
+          );
           if (same) return { deploy: same, replayed: true };
           const d: DeployRow = await insertDeploy(trx, {
-            id: newId(), site_id: siteId, environment: body.environment, version: body.version, commit_sha: body.commit_sha ?? null,
-            url: body.url ?? null, description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
+            id: newId(),
+            site_id: siteId,
+            environment: body.environment,
+            version: body.version,
+            commit_sha: body.commit_sha ?? null,
+            url: body.url ?? null,
+            description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
             confusion_before: await currentScore(trx, siteId, body.environment, now),
-            recorded_at: now, idempotency_key: key, created_by: principal.label,
+            recorded_at: now,
+            idempotency_key: key,
+            created_by: principal.label,
           });
-          await audit(trx, principal, { orgId: principal.orgId, siteId, action: 'deploy.record', targetType: 'deploy', targetId: d.id, summary: { version: d.version, environment: d.environment } });
+          await audit(trx, principal, {
+            orgId: principal.orgId,
+            siteId,
+            action: 'deploy.record',
+            targetType: 'deploy',
+            targetId: d.id,
+            summary: { version: d.version, environment: d.environment },
+          });
           await enqueueDeployRecorded(trx, d.id, {
-            event: 'deploy.recorded', occurred_at: now.toISOString(),
-            deploy: { id: d.id, site_id: siteId, version: d.version, environment: d.environment, commit_sha: d.commit_sha, url: d.url, description: d.description, confusion_before: d.confusion_before, recorded_at: now.toISOString() },
+            event: 'deploy.recorded',
+            occurred_at: now.toISOString(),
+            deploy: {
+              id: d.id,
+              site_id: siteId,
+              version: d.version,
+              environment: d.environment,
+              commit_sha: d.commit_sha,
+              url: d.url,
+              description: d.description,
+              confusion_before: d.confusion_before,
+              recorded_at: now.toISOString(),
+            },
           });
           return { deploy: d, replayed: false };
         });

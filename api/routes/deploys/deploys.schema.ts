@@ -14,14 +14,19 @@ export const DeployCreateSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS).default('production'),
   /** Required with a user token of an org with several sites; a site-scoped key may omit it (its own site). */
   site_id: Uuid().optional(),
-  commit_sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'must be a hex commit hash (7-64 characters)').optional(),
+  commit_sha: z
+    .string()
+    .regex(/^[0-9a-fA-F]{7,64}$/, 'must be a hex commit hash (7-64 characters)')
+    .optional(),
   url: HttpUrlSchema.optional(),
   description: z.string().trim().max(1000).regex(NO_NUL, 'must not contain NUL characters').optional(),
 });
 export type DeployCreate = z.infer<typeof DeployCreateSchema>;
 
 /** `Idempotency-Key` header: printable ASCII, 1-255 characters (what CI systems generate: uuids, run ids). */
-export const IdempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters without spaces');
+export const IdempotencyKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters without spaces');
 
 export const DeployListQuerySchema = z.object({
   site_id: Uuid(),
@@ -46,7 +51,11 @@ export const VerificationRecordSchema = z.object({
   alpha: z.number(),
   look: z.string(),
   test: z.enum(['fix', 'regression']),
-  control: z.enum(['concurrent', 'before_window']).describe('which comparison decided: the sessions still on the old version in the same hours (concurrent; the *_before counts are theirs), or the issue\'s own before window or quiet period'),
+  control: z
+    .enum(['concurrent', 'before_window'])
+    .describe(
+      "which comparison decided: the sessions still on the old version in the same hours (concurrent; the *_before counts are theirs), or the issue's own before window or quiet period",
+    ),
 });
 
 export const RelatedIssueSchema = z.object({
@@ -73,10 +82,17 @@ export const DeploySchema = z.object({
   delta: z.number().nullable(),
   recorded_at: Timestamp,
   frozen: z.boolean(),
-  cohort: z.object({ kind: z.enum(['version', 'time_window']), from: Timestamp, to: Timestamp, sessions: z.number().int() }).nullable(),
+  cohort: z
+    .object({ kind: z.enum(['version', 'time_window']), from: Timestamp, to: Timestamp, sessions: z.number().int() })
+    .nullable(),
   related_issues: z.array(RelatedIssueSchema),
   verdict: z.enum(['PASS', 'WARN', 'FAIL']),
   verdict_reasons: z.array(z.string()),
   created_by: z.string(),
 });
-export const DeployListSchema = z.object({ deploys: z.array(DeploySchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const DeployListSchema = z.object({
+  deploys: z.array(DeploySchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});

@@ -31,7 +31,18 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
       .where('environment', '=', q.environment)
       .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
     const rows = await base
-      .select(['page', 'selector', 'label', 'signals', 'signal_count', 'friction_score', 'dominant_signal', 'affected_users', 'recommendation', 'last_signal_at'])
+      .select([
+        'page',
+        'selector',
+        'label',
+        'signals',
+        'signal_count',
+        'friction_score',
+        'dominant_signal',
+        'affected_users',
+        'recommendation',
+        'last_signal_at',
+      ])
       .orderBy('signal_count', 'desc')
       .orderBy('friction_score', 'desc')
       .orderBy('page')
@@ -45,7 +56,9 @@ export async function listElements(db: Kysely<Database>, q: z.infer<typeof Eleme
 }
 
 /** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
-export function presentElement(r: Awaited<ReturnType<typeof listElements>>['rows'][number]): z.output<typeof ElementSchema> {
+export function presentElement(
+  r: Awaited<ReturnType<typeof listElements>>['rows'][number],
+): z.output<typeof ElementSchema> {
   return {
     page: r.page,
     selector: r.selector,

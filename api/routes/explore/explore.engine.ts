@@ -3,7 +3,14 @@ import type { Database } from '../../../shared/db/database.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { METRIC_SQL, type ExploreScope } from './explore.fields.ts';
 import { presentSession } from './explore.presenter.ts';
-import { listMatchingSessions, measureGroups, measureTotal, readOnlyWithTimeout, sessionEventGroups, type SessionEventGroup } from './explore.queries.ts';
+import {
+  listMatchingSessions,
+  measureGroups,
+  measureTotal,
+  readOnlyWithTimeout,
+  sessionEventGroups,
+  type SessionEventGroup,
+} from './explore.queries.ts';
 import { EXPLORE_MAX_GROUPS, type ExploreAnswer, type ExploreQuery, type ExploreResult } from './explore.schema.ts';
 
 const DAY_MS = 86_400_000;
@@ -24,7 +31,12 @@ export interface ExploreEngineDeps {
 
 /** The window a query covers: sessions whose first event is in the last `window_days` × 24 h up to `now`. */
 export function exploreScope(req: ExploreRequest): ExploreScope {
-  return { siteId: req.siteId, environment: req.environment, from: new Date(req.now.getTime() - req.query.window_days * DAY_MS), to: req.now };
+  return {
+    siteId: req.siteId,
+    environment: req.environment,
+    from: new Date(req.now.getTime() - req.query.window_days * DAY_MS),
+    to: req.now,
+  };
 }
 
 /**
@@ -34,7 +46,14 @@ export function exploreScope(req: ExploreRequest): ExploreScope {
 export async function explore(deps: ExploreEngineDeps, req: ExploreRequest): Promise<ExploreResult> {
   const started = performance.now();
   const answer = await readOnlyWithTimeout(deps.db, deps.kind, deps.timeoutMs, (trx) => answerQuery(trx, req));
-  return { ...answer, meta: { took_ms: Math.round((performance.now() - started) * 10) / 10, ...answer.meta, statement_timeout_ms: deps.timeoutMs } };
+  return {
+    ...answer,
+    meta: {
+      took_ms: Math.round((performance.now() - started) * 10) / 10,
+      ...answer.meta,
+      statement_timeout_ms: deps.timeoutMs,
+    },
+  };
 }
 
 /** The answer without timing: what the reference evaluator (explore.reference.ts) must equal. */
@@ -52,20 +71,32 @@ export async function answerQuery(db: Kysely<Database>, req: ExploreRequest): Pr
     const rows = await listMatchingSessions(db, scope, query.filters, output.limit);
     const listed = rows.slice(0, output.limit);
     const bySession = new Map<string, SessionEventGroup[]>();
-    for (const g of await sessionEventGroups(db, scope, listed.map((r) => r.id))) {
+    for (const g of await sessionEventGroups(
+      db,
+      scope,
+      listed.map((r) => r.id),
+    )) {
       const list = bySession.get(g.session_id);
       if (list) list.push(g);
       else bySession.set(g.session_id, [g]);
     }
-    return { ...head, result: { mode: 'list', sessions: listed.map((r) => presentSession(r, bySession.get(r.id) ?? [])) }, meta: meta(rows.length > output.limit) };
+    return {
+      ...head,
+      result: { mode: 'list', sessions: listed.map((r) => presentSession(r, bySession.get(r.id) ?? [])) },
+      meta: meta(rows.length > output.limit),
+    };
   }
   const total = await measureTotal(db, scope, query.filters, output);
   const groups = output.group_by ? await measureGroups(db, scope, query.filters, output.metric, output.group_by) : [];
   return {
     ...head,
     result: {
-      mode: 'measure', metric: output.metric, unit: METRIC_SQL[output.metric].unit, group_by: output.group_by ?? null,
-      value: total.value, sessions: total.sessions,
+      mode: 'measure',
+      metric: output.metric,
+      unit: METRIC_SQL[output.metric].unit,
+      group_by: output.group_by ?? null,
+      value: total.value,
+      sessions: total.sessions,
       groups: groups.slice(0, EXPLORE_MAX_GROUPS).map((g) => ({ key: g.key, value: g.value, sessions: g.sessions })),
     },
     meta: meta(groups.length > EXPLORE_MAX_GROUPS),

@@ -42,23 +42,36 @@ function textMatch(expr: Expression<string | null>, op: Exclude<Op, 'is_not'>, v
 
 /** The site and environment predicates, added by the compiler to every statement; a query cannot name them. */
 export function scopePredicate(eb: S, scope: ExploreScope): Expression<SqlBool> {
-  const env = scope.environment === 'staging'
-    ? eb('s.environment', '=', 'staging')
-    // A session without an environment is production's (the SDK's default), as the processor folds it.
-    : eb.or([eb('s.environment', 'is', null), eb('s.environment', '<>', 'staging')]);
-  return eb.and([eb('s.site_id', '=', scope.siteId), env, eb('s.started_at', '>=', scope.from), eb('s.started_at', '<=', scope.to)]);
+  const env =
+    scope.environment === 'staging'
+      ? eb('s.environment', '=', 'staging')
+      : // A session without an environment is production's (the SDK's default), as the processor folds it.
+        eb.or([eb('s.environment', 'is', null), eb('s.environment', '<>', 'staging')]);
+  return eb.and([
+    eb('s.site_id', '=', scope.siteId),
+    env,
+    eb('s.started_at', '>=', scope.from),
+    eb('s.started_at', '<=', scope.to),
+  ]);
 }
 
 /** The session's source as filters and groups see it: the SDK's `context.source`, or `(direct)` when it sent none. */
-export const sourceExpr = (ref: 's' | 'm' = 's') => sql<string>`coalesce(nullif(${sql.ref(`${ref}.source`)}, ''), ${sql.lit(DIRECT_SOURCE)})`;
+export const sourceExpr = (ref: 's' | 'm' = 's') =>
+  sql<string>`coalesce(nullif(${sql.ref(`${ref}.source`)}, ''), ${sql.lit(DIRECT_SOURCE)})`;
 
 /**
  * Whether the session has an event matching `cond`. Every event of a session is at or after its first event, which
  * is in the window, so `e.ts >= from` changes no answer; it lets the database skip older time chunks.
  */
-function hasEvent(eb: S, scope: ExploreScope, cond: (e: RawBuilder<unknown>) => RawBuilder<SqlBool>): Expression<SqlBool> {
+function hasEvent(
+  eb: S,
+  scope: ExploreScope,
+  cond: (e: RawBuilder<unknown>) => RawBuilder<SqlBool>,
+): Expression<SqlBool> {
   return eb.exists(
-    eb.selectFrom('events as e').select(sql.lit(1).as('one'))
+    eb
+      .selectFrom('events as e')
+      .select(sql.lit(1).as('one'))
       .where('e.site_id', '=', scope.siteId)
       .whereRef('e.session_id', '=', 's.id')
       .where('e.ts', '>=', scope.from)
@@ -76,19 +89,27 @@ export function filterPredicate(eb: S, scope: ExploreScope, f: ExploreFilter): E
       return (f.op === 'is') === f.value ? converted : eb.not(converted);
     }
     case 'confused': {
-      const confused = hasEvent(eb, scope, (e) => sql<SqlBool>`${col(e, 'type')} = 'signal' and ${col(e, 'signal')} in (${sql.join(CONFUSING_SIGNALS)})`);
+      const confused = hasEvent(
+        eb,
+        scope,
+        (e) => sql<SqlBool>`${col(e, 'type')} = 'signal' and ${col(e, 'signal')} in (${sql.join(CONFUSING_SIGNALS)})`,
+      );
       return (f.op === 'is') === f.value ? confused : eb.not(confused);
     }
     case 'source':
-      return f.op === 'is_not' ? eb.not(textMatch(sourceExpr(), 'is', f.value)) : textMatch(sourceExpr(), f.op, f.value);
+      return f.op === 'is_not'
+        ? eb.not(textMatch(sourceExpr(), 'is', f.value))
+        : textMatch(sourceExpr(), f.op, f.value);
     case 'page':
     case 'signal':
     case 'event_type': {
       const op = f.op === 'is_not' ? 'is' : f.op;
       const match = (e: RawBuilder<unknown>): RawBuilder<SqlBool> =>
-        f.field === 'page' ? textMatch(col(e, 'page'), op, f.value)
-        : f.field === 'event_type' ? textMatch(col(e, 'type'), op, f.value)
-        : sql<SqlBool>`${col(e, 'type')} = 'signal' and ${textMatch(col(e, 'signal'), op, f.value)}`;
+        f.field === 'page'
+          ? textMatch(col(e, 'page'), op, f.value)
+          : f.field === 'event_type'
+            ? textMatch(col(e, 'type'), op, f.value)
+            : sql<SqlBool>`${col(e, 'type')} = 'signal' and ${textMatch(col(e, 'signal'), op, f.value)}`;
       const exists = hasEvent(eb, scope, match);
       // is_not: the session has no such event at all (never viewed the page, never met the signal).
       return f.op === 'is_not' ? eb.not(exists) : exists;
@@ -97,10 +118,16 @@ export function filterPredicate(eb: S, scope: ExploreScope, f: ExploreFilter): E
 }
 
 /** Session columns a measure reads, under the alias `m` of the matching-sessions subquery. */
-export const METRIC_SQL: Record<Metric, { unit: 'sessions' | 'page_views' | 'ratio' | 'ms'; agg: RawBuilder<number | null> }> = {
+export const METRIC_SQL: Record<
+  Metric,
+  { unit: 'sessions' | 'page_views' | 'ratio' | 'ms'; agg: RawBuilder<number | null> }
+> = {
   count: { unit: 'sessions', agg: sql<number>`count(*)::float8` },
   avg_pageviews: { unit: 'page_views', agg: sql<number | null>`avg(m.page_views)::float8` },
-  conversion_rate: { unit: 'ratio', agg: sql<number | null>`avg(case when m.conversions > 0 then 1 else 0 end)::float8` },
+  conversion_rate: {
+    unit: 'ratio',
+    agg: sql<number | null>`avg(case when m.conversions > 0 then 1 else 0 end)::float8`,
+  },
   avg_dwell_ms: { unit: 'ms', agg: sql<number | null>`avg(m.dwell_ms)::float8` },
   bounce_rate: { unit: 'ratio', agg: sql<number | null>`avg(case when m.page_views < 2 then 1 else 0 end)::float8` },
 };

@@ -2,7 +2,14 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { UnavailableError } from '../../../shared/errors.ts';
 import {
-  METRIC_SQL, cohortExpr, dayExpr, dwellMsExpr, filterPredicate, scopePredicate, sourceExpr, type ExploreScope,
+  METRIC_SQL,
+  cohortExpr,
+  dayExpr,
+  dwellMsExpr,
+  filterPredicate,
+  scopePredicate,
+  sourceExpr,
+  type ExploreScope,
 } from './explore.fields.ts';
 import { EXPLORE_MAX_GROUPS, type ExploreFilter, type ExploreMeasureOutput, type GroupBy } from './explore.schema.ts';
 
@@ -10,7 +17,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** The sessions of the scope that pass every filter (AND). */
 function matchingSessions(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[]) {
-  return db.selectFrom('sessions as s')
+  return db
+    .selectFrom('sessions as s')
     .where((eb) => eb.and([scopePredicate(eb, scope), ...filters.map((f) => filterPredicate(eb, scope, f))]));
 }
 
@@ -28,13 +36,29 @@ export interface SessionRow {
 }
 
 /** List mode: up to `limit + 1` matching sessions (the extra one tells truncation), newest first. */
-export async function listMatchingSessions(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[], limit: number): Promise<SessionRow[]> {
+export async function listMatchingSessions(
+  db: Db,
+  scope: ExploreScope,
+  filters: readonly ExploreFilter[],
+  limit: number,
+): Promise<SessionRow[]> {
   // NOTE: the planner cannot estimate how many sessions pass the event filters, and so preferred reading every session
   // of the window and sorting them; walking sessions_recent_first_idx in its order stops at the limit (at 100k events:
   // 581 sessions read instead of 20k, 330 ms instead of 720 ms on the loaded bench machine). Scoped to this statement.
   await sql`set local enable_sort = off`.execute(db);
   const rows = await matchingSessions(db, scope, filters)
-    .select(['s.id', 's.started_at', 's.last_seen_at', 's.device', sourceExpr().as('source'), cohortExpr.as('app_version'), 's.page_views', 's.conversions', 's.revenue', dwellMsExpr.as('dwell_ms')])
+    .select([
+      's.id',
+      's.started_at',
+      's.last_seen_at',
+      's.device',
+      sourceExpr().as('source'),
+      cohortExpr.as('app_version'),
+      's.page_views',
+      's.conversions',
+      's.revenue',
+      dwellMsExpr.as('dwell_ms'),
+    ])
     .orderBy('s.started_at', 'desc')
     .orderBy(sql`s.id collate "C"`)
     .limit(limit + 1)
@@ -53,10 +77,22 @@ export interface SessionEventGroup {
 }
 
 /** The listed sessions' events folded by (session, page, type, signal): their pages and signal counts come from it. */
-export async function sessionEventGroups(db: Db, scope: ExploreScope, sessionIds: readonly string[]): Promise<SessionEventGroup[]> {
+export async function sessionEventGroups(
+  db: Db,
+  scope: ExploreScope,
+  sessionIds: readonly string[],
+): Promise<SessionEventGroup[]> {
   if (sessionIds.length === 0) return [];
-  return db.selectFrom('events as e')
-    .select(['e.session_id', 'e.page', 'e.type', 'e.signal', sql<Date>`min(e.ts)`.as('first_ts'), sql<number>`count(*)::int`.as('n')])
+  return db
+    .selectFrom('events as e')
+    .select([
+      'e.session_id',
+      'e.page',
+      'e.type',
+      'e.signal',
+      sql<Date>`min(e.ts)`.as('first_ts'),
+      sql<number>`count(*)::int`.as('n'),
+    ])
     .where('e.site_id', '=', scope.siteId)
     .where('e.session_id', '=', sql<string>`any(${[...sessionIds]}::text[])`)
     .where('e.ts', '>=', scope.from)
@@ -72,14 +108,31 @@ export interface MeasureRow {
 
 /** The matching sessions with the columns measures read, as the subquery `m`. */
 function measured(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[]) {
-  return matchingSessions(db, scope, filters)
-    .select(['s.id', 's.page_views', 's.conversions', dwellMsExpr.as('dwell_ms'), sourceExpr().as('source_key'), dayExpr.as('day_key'), cohortExpr.as('cohort_key')]);
+  return matchingSessions(db, scope, filters).select([
+    's.id',
+    's.page_views',
+    's.conversions',
+    dwellMsExpr.as('dwell_ms'),
+    sourceExpr().as('source_key'),
+    dayExpr.as('day_key'),
+    cohortExpr.as('cohort_key'),
+  ]);
 }
 
 /** The metric over every matching session, and how many there are. */
-export async function measureTotal(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[], output: ExploreMeasureOutput): Promise<MeasureRow> {
-  const row = await db.selectFrom(measured(db, scope, filters).as('m'))
-    .select([sql<null>`null`.as('key'), METRIC_SQL[output.metric].agg.as('value'), sql<number>`count(*)::int`.as('sessions')])
+export async function measureTotal(
+  db: Db,
+  scope: ExploreScope,
+  filters: readonly ExploreFilter[],
+  output: ExploreMeasureOutput,
+): Promise<MeasureRow> {
+  const row = await db
+    .selectFrom(measured(db, scope, filters).as('m'))
+    .select([
+      sql<null>`null`.as('key'),
+      METRIC_SQL[output.metric].agg.as('value'),
+      sql<number>`count(*)::int`.as('sessions'),
+    ])
     .executeTakeFirstOrThrow();
   return row;
 }
@@ -89,23 +142,33 @@ export async function measureTotal(db: Db, scope: ExploreScope, filters: readonl
  * every page it had an event on and every signal type it met; sessions without a signal (or an app version) form
  * the null group.
  */
-export async function measureGroups(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[], metric: ExploreMeasureOutput['metric'], groupBy: GroupBy): Promise<MeasureRow[]> {
+export async function measureGroups(
+  db: Db,
+  scope: ExploreScope,
+  filters: readonly ExploreFilter[],
+  metric: ExploreMeasureOutput['metric'],
+  groupBy: GroupBy,
+): Promise<MeasureRow[]> {
   const m = measured(db, scope, filters).as('m');
   const agg = [METRIC_SQL[metric].agg.as('value'), sql<number>`count(*)::int`.as('sessions')] as const;
   // Days read best in order; every other group most sessions first, ties by key (byte order, as everywhere).
   // (An output alias cannot be used inside an ORDER BY expression: the key's own expression is.)
-  const order = (key: RawBuilder<string | null>) => (groupBy === 'day' ? sql`${key} collate "C" asc` : sql`count(*) desc, ${key} collate "C" asc nulls last`);
+  const order = (key: RawBuilder<string | null>) =>
+    groupBy === 'day' ? sql`${key} collate "C" asc` : sql`count(*) desc, ${key} collate "C" asc nulls last`;
   if (groupBy === 'page' || groupBy === 'signal') {
-    return db.selectFrom(m)
+    return db
+      .selectFrom(m)
       .leftJoinLateral(
-        (eb) => eb.selectFrom('events as e')
-          .select(groupBy === 'page' ? sql<string>`e.page`.as('key') : sql<string>`e.signal`.as('key'))
-          .distinct()
-          .where('e.site_id', '=', scope.siteId)
-          .whereRef('e.session_id', '=', 'm.id')
-          .where('e.ts', '>=', scope.from)
-          .$if(groupBy === 'signal', (q) => q.where('e.type', '=', 'signal').where('e.signal', 'is not', null))
-          .as('g'),
+        (eb) =>
+          eb
+            .selectFrom('events as e')
+            .select(groupBy === 'page' ? sql<string>`e.page`.as('key') : sql<string>`e.signal`.as('key'))
+            .distinct()
+            .where('e.site_id', '=', scope.siteId)
+            .whereRef('e.session_id', '=', 'm.id')
+            .where('e.ts', '>=', scope.from)
+            .$if(groupBy === 'signal', (q) => q.where('e.type', '=', 'signal').where('e.signal', 'is not', null))
+            .as('g'),
         (join) => join.onTrue(),
       )
       .select([sql<string | null>`g.key`.as('key'), ...agg])
@@ -114,8 +177,14 @@ export async function measureGroups(db: Db, scope: ExploreScope, filters: readon
       .limit(EXPLORE_MAX_GROUPS + 1)
       .execute();
   }
-  const key = groupBy === 'source' ? sql<string>`m.source_key` : groupBy === 'day' ? sql<string>`m.day_key` : sql<string | null>`m.cohort_key`;
-  return db.selectFrom(m)
+  const key =
+    groupBy === 'source'
+      ? sql<string>`m.source_key`
+      : groupBy === 'day'
+        ? sql<string>`m.day_key`
+        : sql<string | null>`m.cohort_key`;
+  return db
+    .selectFrom(m)
     .select([key.as('key'), ...agg])
     .groupBy(key)
     .orderBy(order(key))
@@ -141,11 +210,20 @@ export function timeoutError(timeoutMs: number): UnavailableError {
  *   never fires), so the API stops waiting at the deadline and answers 503; the statement itself runs to its end in
  *   the database thread, which serves other statements only after it.
  */
-export async function readOnlyWithTimeout<T>(db: Kysely<Database>, kind: 'postgres' | 'pglite', timeoutMs: number, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const run = db.transaction().setAccessMode('read only').execute(async (trx) => {
-    if (kind === 'postgres') await sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
-    return fn(trx);
-  });
+export async function readOnlyWithTimeout<T>(
+  db: Kysely<Database>,
+  kind: 'postgres' | 'pglite',
+  timeoutMs: number,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  const run = db
+    .transaction()
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      if (kind === 'postgres')
+        await sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
+      return fn(trx);
+    });
   if (kind === 'postgres') {
     return run.catch((err: unknown) => {
       throw isCancelled(err) ? timeoutError(timeoutMs) : err;

@@ -2,7 +2,13 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 import { CONFUSING_SIGNALS, DIRECT_SOURCE, type ExploreScope } from './explore.fields.ts';
 import { byteOrder, presentSession } from './explore.presenter.ts';
 import type { SessionEventGroup } from './explore.queries.ts';
-import { EXPLORE_MAX_GROUPS, type ExploreAnswer, type ExploreFilter, type ExploreQuery, type Metric } from './explore.schema.ts';
+import {
+  EXPLORE_MAX_GROUPS,
+  type ExploreAnswer,
+  type ExploreFilter,
+  type ExploreQuery,
+  type Metric,
+} from './explore.schema.ts';
 
 /**
  * The Explore semantics executed over plain arrays (pure): the definitions of docs/explorer.md written as code,
@@ -38,13 +44,15 @@ const DAY_MS = 86_400_000;
 
 const sourceOf = (s: RefSession) => (s.source === null || s.source === '' ? DIRECT_SOURCE : s.source);
 const cohortOf = (s: RefSession) => (s.app_version === null || s.app_version === '' ? null : s.app_version);
-const inEnvironment = (s: RefSession, env: Environment) => (env === 'staging' ? s.environment === 'staging' : s.environment !== 'staging');
-const matchText = (actual: string | null, op: 'is' | 'contains', value: string) => actual !== null && (op === 'is' ? actual === value : actual.includes(value));
+const inEnvironment = (s: RefSession, env: Environment) =>
+  env === 'staging' ? s.environment === 'staging' : s.environment !== 'staging';
+const matchText = (actual: string | null, op: 'is' | 'contains', value: string) =>
+  actual !== null && (op === 'is' ? actual === value : actual.includes(value));
 
 function passes(s: RefSession, events: readonly RefEvent[], f: ExploreFilter): boolean {
   switch (f.field) {
     case 'converted':
-      return (s.conversions > 0) === ((f.op === 'is') === f.value);
+      return s.conversions > 0 === ((f.op === 'is') === f.value);
     case 'confused': {
       const confused = events.some((e) => e.type === 'signal' && e.signal !== null && CONFUSING.has(e.signal));
       return confused === ((f.op === 'is') === f.value);
@@ -56,7 +64,12 @@ function passes(s: RefSession, events: readonly RefEvent[], f: ExploreFilter): b
     case 'event_type': {
       const op = f.op === 'is_not' ? 'is' : f.op;
       const has = events.some((e) =>
-        f.field === 'page' ? matchText(e.page, op, f.value) : f.field === 'event_type' ? matchText(e.type, op, f.value) : e.type === 'signal' && matchText(e.signal, op, f.value));
+        f.field === 'page'
+          ? matchText(e.page, op, f.value)
+          : f.field === 'event_type'
+            ? matchText(e.type, op, f.value)
+            : e.type === 'signal' && matchText(e.signal, op, f.value),
+      );
       return f.op === 'is_not' ? !has : has;
     }
   }
@@ -67,10 +80,14 @@ function metricOf(metric: Metric, sessions: readonly RefSession[]): number | nul
   if (sessions.length === 0) return null;
   const per = (s: RefSession): number => {
     switch (metric) {
-      case 'avg_pageviews': return s.page_views;
-      case 'conversion_rate': return s.conversions > 0 ? 1 : 0;
-      case 'avg_dwell_ms': return s.last_seen_at - s.started_at;
-      case 'bounce_rate': return s.page_views < 2 ? 1 : 0;
+      case 'avg_pageviews':
+        return s.page_views;
+      case 'conversion_rate':
+        return s.conversions > 0 ? 1 : 0;
+      case 'avg_dwell_ms':
+        return s.last_seen_at - s.started_at;
+      case 'bounce_rate':
+        return s.page_views < 2 ? 1 : 0;
     }
   };
   return sessions.reduce((a, s) => a + per(s), 0) / sessions.length;
@@ -84,7 +101,12 @@ export function referenceExplore(
   req: { siteId: string; environment: Environment; query: ExploreQuery; now: Date },
 ): ExploreAnswer {
   const { query } = req;
-  const scope: ExploreScope = { siteId: req.siteId, environment: req.environment, from: new Date(req.now.getTime() - query.window_days * DAY_MS), to: req.now };
+  const scope: ExploreScope = {
+    siteId: req.siteId,
+    environment: req.environment,
+    from: new Date(req.now.getTime() - query.window_days * DAY_MS),
+    to: req.now,
+  };
   const eventsOf = new Map<string, RefEvent[]>();
   for (const e of data.events) {
     if (e.site_id !== req.siteId) continue;
@@ -92,12 +114,19 @@ export function referenceExplore(
     if (list) list.push(e);
     else eventsOf.set(e.session_id, [e]);
   }
-  const matching = data.sessions.filter((s) =>
-    s.site_id === req.siteId && inEnvironment(s, req.environment) && s.started_at >= scope.from.getTime() && s.started_at <= scope.to.getTime() &&
-    query.filters.every((f) => passes(s, eventsOf.get(s.id) ?? [], f)));
+  const matching = data.sessions.filter(
+    (s) =>
+      s.site_id === req.siteId &&
+      inEnvironment(s, req.environment) &&
+      s.started_at >= scope.from.getTime() &&
+      s.started_at <= scope.to.getTime() &&
+      query.filters.every((f) => passes(s, eventsOf.get(s.id) ?? [], f)),
+  );
   const head = { site_id: req.siteId, environment: req.environment, query };
   const meta = (truncated: boolean) => ({
-    truncated, window: { days: query.window_days, from: scope.from.toISOString(), to: scope.to.toISOString() }, rows_scanned: null,
+    truncated,
+    window: { days: query.window_days, from: scope.from.toISOString(), to: scope.to.toISOString() },
+    rows_scanned: null,
   });
   const output = query.output;
   if (output.mode === 'list') {
@@ -110,16 +139,43 @@ export function referenceExplore(
         if (g) {
           g.n++;
           if (e.ts < g.first_ts.getTime()) g.first_ts = new Date(e.ts);
-        } else groups.set(k, { session_id: s.id, page: e.page, type: e.type, signal: e.signal, first_ts: new Date(e.ts), n: 1 });
+        } else
+          groups.set(k, {
+            session_id: s.id,
+            page: e.page,
+            type: e.type,
+            signal: e.signal,
+            first_ts: new Date(e.ts),
+            n: 1,
+          });
       }
-      return presentSession({
-        id: s.id, started_at: new Date(s.started_at), last_seen_at: new Date(s.last_seen_at), device: s.device, source: sourceOf(s),
-        app_version: cohortOf(s), page_views: s.page_views, conversions: s.conversions, revenue: s.revenue, dwell_ms: s.last_seen_at - s.started_at,
-      }, [...groups.values()]);
+      return presentSession(
+        {
+          id: s.id,
+          started_at: new Date(s.started_at),
+          last_seen_at: new Date(s.last_seen_at),
+          device: s.device,
+          source: sourceOf(s),
+          app_version: cohortOf(s),
+          page_views: s.page_views,
+          conversions: s.conversions,
+          revenue: s.revenue,
+          dwell_ms: s.last_seen_at - s.started_at,
+        },
+        [...groups.values()],
+      );
     });
     return { ...head, result: { mode: 'list', sessions }, meta: meta(sorted.length > output.limit) };
   }
-  const unit = ({ count: 'sessions', avg_pageviews: 'page_views', conversion_rate: 'ratio', avg_dwell_ms: 'ms', bounce_rate: 'ratio' } as const)[output.metric];
+  const unit = (
+    {
+      count: 'sessions',
+      avg_pageviews: 'page_views',
+      conversion_rate: 'ratio',
+      avg_dwell_ms: 'ms',
+      bounce_rate: 'ratio',
+    } as const
+  )[output.metric];
   let groups: { key: string | null; value: number | null; sessions: number }[] = [];
   if (output.group_by) {
     const members = new Map<string | null, RefSession[]>();
@@ -132,24 +188,45 @@ export function referenceExplore(
       const events = eventsOf.get(s.id) ?? [];
       let keys: (string | null)[];
       switch (output.group_by) {
-        case 'source': keys = [sourceOf(s)]; break;
-        case 'day': keys = [utcDay(s.started_at)]; break;
-        case 'cohort': keys = [cohortOf(s)]; break;
-        case 'page': keys = [...new Set(events.map((e) => e.page))]; break;
-        case 'signal': keys = [...new Set(events.filter((e) => e.type === 'signal' && e.signal !== null).map((e) => e.signal))]; break;
+        case 'source':
+          keys = [sourceOf(s)];
+          break;
+        case 'day':
+          keys = [utcDay(s.started_at)];
+          break;
+        case 'cohort':
+          keys = [cohortOf(s)];
+          break;
+        case 'page':
+          keys = [...new Set(events.map((e) => e.page))];
+          break;
+        case 'signal':
+          keys = [...new Set(events.filter((e) => e.type === 'signal' && e.signal !== null).map((e) => e.signal))];
+          break;
       }
       if (keys.length === 0) keys = [null];
       for (const k of keys) add(k, s);
     }
-    const keyOrder = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : byteOrder(a, b));
-    groups = [...members].map(([key, ss]) => ({ key, value: metricOf(output.metric, ss), sessions: ss.length }))
-      .sort(output.group_by === 'day' ? (a, b) => keyOrder(a.key, b.key) : (a, b) => b.sessions - a.sessions || keyOrder(a.key, b.key));
+    const keyOrder = (a: string | null, b: string | null) =>
+      a === b ? 0 : a === null ? 1 : b === null ? -1 : byteOrder(a, b);
+    groups = [...members]
+      .map(([key, ss]) => ({ key, value: metricOf(output.metric, ss), sessions: ss.length }))
+      .sort(
+        output.group_by === 'day'
+          ? (a, b) => keyOrder(a.key, b.key)
+          : (a, b) => b.sessions - a.sessions || keyOrder(a.key, b.key),
+      );
   }
   return {
     ...head,
     result: {
-      mode: 'measure', metric: output.metric, unit, group_by: output.group_by ?? null,
-      value: metricOf(output.metric, matching), sessions: matching.length, groups: groups.slice(0, EXPLORE_MAX_GROUPS),
+      mode: 'measure',
+      metric: output.metric,
+      unit,
+      group_by: output.group_by ?? null,
+      value: metricOf(output.metric, matching),
+      sessions: matching.length,
+      groups: groups.slice(0, EXPLORE_MAX_GROUPS),
     },
     meta: meta(groups.length > EXPLORE_MAX_GROUPS),
   };

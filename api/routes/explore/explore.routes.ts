@@ -5,7 +5,12 @@ import { parseInput } from '../../../shared/http/envelope.ts';
 import { ALL_ROLES, READ_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { explore } from './explore.engine.ts';
-import { ExploreGetQuerySchema, ExplorePostQuerySchema, ExploreQuerySchema, ExploreResultSchema } from './explore.schema.ts';
+import {
+  ExploreGetQuerySchema,
+  ExplorePostQuerySchema,
+  ExploreQuerySchema,
+  ExploreResultSchema,
+} from './explore.schema.ts';
 
 export interface ExploreDeps {
   db: Kysely<Database>;
@@ -27,9 +32,14 @@ const DESCRIPTION =
 export function exploreRoutes(table: RouteTable, deps: ExploreDeps): RouteTable {
   const access = { surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES } as const;
   table.add({
-    method: 'get', path: '/v1/query/explore', tag: 'explore',
+    method: 'get',
+    path: '/v1/query/explore',
+    tag: 'explore',
     summary: 'Explore sessions: list them or measure a metric (query as URL-encoded JSON in q)',
-    description: DESCRIPTION, access, query: ExploreGetQuerySchema, response: ExploreResultSchema,
+    description: DESCRIPTION,
+    access,
+    query: ExploreGetQuerySchema,
+    response: ExploreResultSchema,
     async handler(_ctx, { query, guard }) {
       // Validated before the tenancy check, as POST's body is: the same query gets the same answer either way.
       let parsed: unknown;
@@ -45,9 +55,15 @@ export function exploreRoutes(table: RouteTable, deps: ExploreDeps): RouteTable 
     },
   });
   table.add({
-    method: 'post', path: '/v1/query/explore', tag: 'explore',
+    method: 'post',
+    path: '/v1/query/explore',
+    tag: 'explore',
     summary: 'Explore sessions: list them or measure a metric (query as the JSON body)',
-    description: DESCRIPTION, access, query: ExplorePostQuerySchema, body: ExploreQuerySchema, response: ExploreResultSchema,
+    description: DESCRIPTION,
+    access,
+    query: ExplorePostQuerySchema,
+    body: ExploreQuerySchema,
+    response: ExploreResultSchema,
     async handler(_ctx, { query, body, guard }) {
       guard.site(query.site_id, 'site not found');
       return explore(deps, { siteId: query.site_id, environment: query.environment, query: body, now: deps.now() });

@@ -31,16 +31,24 @@ export type Metric = (typeof METRICS)[number];
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 const NO_NUL = /^[^\u0000]*$/;
-const TextValue = z.string({ error: 'must be a string for the text fields signal, page, source and event_type' }).min(1).max(EXPLORE_MAX_VALUE_LENGTH).regex(NO_NUL, 'must not contain NUL characters');
+const TextValue = z
+  .string({ error: 'must be a string for the text fields signal, page, source and event_type' })
+  .min(1)
+  .max(EXPLORE_MAX_VALUE_LENGTH)
+  .regex(NO_NUL, 'must not contain NUL characters');
 
 const TextFilter = z.strictObject({
   field: z.enum(TEXT_FIELDS),
   op: z.enum(OPS),
-  value: TextValue.describe('the text to compare; `contains` matches it anywhere, case-sensitive, % _ and \\ taken literally'),
+  value: TextValue.describe(
+    'the text to compare; `contains` matches it anywhere, case-sensitive, % _ and \\ taken literally',
+  ),
 });
 const BooleanFilter = z.strictObject({
   field: z.enum(BOOLEAN_FIELDS),
-  op: z.enum(['is', 'is_not'], { error: 'must be is or is_not: contains applies only to the text fields signal, page, source and event_type' }),
+  op: z.enum(['is', 'is_not'], {
+    error: 'must be is or is_not: contains applies only to the text fields signal, page, source and event_type',
+  }),
   value: z.boolean({ error: 'must be true or false for confused and converted' }),
 });
 
@@ -52,7 +60,12 @@ export type ExploreFilter = z.infer<typeof ExploreFilterSchema>;
 
 const ListOutput = z.strictObject({
   mode: z.literal('list'),
-  limit: z.number().int().min(EXPLORE_LIST_LIMIT.min).max(EXPLORE_LIST_LIMIT.max).default(EXPLORE_LIST_LIMIT.default)
+  limit: z
+    .number()
+    .int()
+    .min(EXPLORE_LIST_LIMIT.min)
+    .max(EXPLORE_LIST_LIMIT.max)
+    .default(EXPLORE_LIST_LIMIT.default)
     .describe('sessions answered, 1-500, default 100; newest first'),
 });
 const MeasureOutput = z.strictObject({
@@ -64,13 +77,23 @@ export const ExploreOutputSchema = z.discriminatedUnion('mode', [ListOutput, Mea
   error: (iss) => (iss.code === 'invalid_union' ? 'mode must be list or measure' : undefined),
 });
 
-export const ExploreQuerySchema = z.strictObject({
-  window_days: z.number().int().min(EXPLORE_WINDOW_DAYS.min).max(EXPLORE_WINDOW_DAYS.max).default(EXPLORE_WINDOW_DAYS.default)
-    .describe('sessions that started in the last window_days × 24 h, 1-90, default 7'),
-  filters: z.array(ExploreFilterSchema).max(EXPLORE_MAX_FILTERS, `at most ${EXPLORE_MAX_FILTERS} filters`).default([])
-    .describe('AND-ed; at most 12'),
-  output: ExploreOutputSchema.default({ mode: 'list', limit: EXPLORE_LIST_LIMIT.default }),
-}).describe('An Explore query (docs/explorer.md)');
+export const ExploreQuerySchema = z
+  .strictObject({
+    window_days: z
+      .number()
+      .int()
+      .min(EXPLORE_WINDOW_DAYS.min)
+      .max(EXPLORE_WINDOW_DAYS.max)
+      .default(EXPLORE_WINDOW_DAYS.default)
+      .describe('sessions that started in the last window_days × 24 h, 1-90, default 7'),
+    filters: z
+      .array(ExploreFilterSchema)
+      .max(EXPLORE_MAX_FILTERS, `at most ${EXPLORE_MAX_FILTERS} filters`)
+      .default([])
+      .describe('AND-ed; at most 12'),
+    output: ExploreOutputSchema.default({ mode: 'list', limit: EXPLORE_LIST_LIMIT.default }),
+  })
+  .describe('An Explore query (docs/explorer.md)');
 export type ExploreQuery = z.infer<typeof ExploreQuerySchema>;
 export type ExploreMeasureOutput = z.infer<typeof MeasureOutput>;
 
@@ -78,7 +101,9 @@ export type ExploreMeasureOutput = z.infer<typeof MeasureOutput>;
 export const ExploreGetQuerySchema = z.object({
   site_id: Uuid(),
   environment: EnvironmentParam,
-  q: z.string({ error: 'is required: the Explore query as URL-encoded JSON' }).min(1, 'is required: the Explore query as URL-encoded JSON')
+  q: z
+    .string({ error: 'is required: the Explore query as URL-encoded JSON' })
+    .min(1, 'is required: the Explore query as URL-encoded JSON')
     .describe('the Explore query as URL-encoded JSON, the same document POST takes as its body'),
 });
 /** `POST /v1/query/explore`: the site and environment in the query string, the Explore query as the body. */
@@ -88,26 +113,33 @@ const Timestamp = z.iso.datetime();
 
 export const ExploreSessionSchema = z.object({
   session_id: z.string(),
-  first_seen: Timestamp.describe('the session\'s earliest event'),
-  last_seen: Timestamp.describe('the session\'s latest event'),
+  first_seen: Timestamp.describe("the session's earliest event"),
+  last_seen: Timestamp.describe("the session's latest event"),
   dwell_ms: z.number().describe('last_seen − first_seen, in milliseconds'),
   page_views: z.number().int(),
-  pages: z.array(z.string()).describe('distinct pages the session had any event on, in order of first visit; at most 50'),
+  pages: z
+    .array(z.string())
+    .describe('distinct pages the session had any event on, in order of first visit; at most 50'),
   page_count: z.number().int().describe('number of distinct pages (pages may list fewer)'),
   signals: z.record(z.string(), z.number().int()).describe('signal events by signal type'),
   confused: z.boolean(),
   converted: z.boolean(),
   conversions: z.number().int(),
-  revenue: z.number().describe('sum of the conversion events\' values'),
-  source: z.string().describe('the SDK\'s context.source, or (direct) when none was sent'),
+  revenue: z.number().describe("sum of the conversion events' values"),
+  source: z.string().describe("the SDK's context.source, or (direct) when none was sent"),
   device: z.string(),
   app_version: z.string().nullable(),
 });
 export type ExploreSession = z.infer<typeof ExploreSessionSchema>;
 
 export const ExploreGroupSchema = z.object({
-  key: z.string().nullable().describe('the group: a page, source, UTC day (YYYY-MM-DD), signal type or app version; null for sessions without one (no signal, no app version)'),
-  value: z.number().nullable().describe('the metric over the group\'s sessions'),
+  key: z
+    .string()
+    .nullable()
+    .describe(
+      'the group: a page, source, UTC day (YYYY-MM-DD), signal type or app version; null for sessions without one (no signal, no app version)',
+    ),
+  value: z.number().nullable().describe("the metric over the group's sessions"),
   sessions: z.number().int().describe('sessions in the group'),
 });
 
@@ -116,8 +148,16 @@ const Unit = z.enum(['sessions', 'page_views', 'ratio', 'ms']);
 export const ExploreMetaSchema = z.object({
   took_ms: z.number().describe('time the engine spent, compilation and database included'),
   truncated: z.boolean().describe('true when more sessions (list) or groups (measure) matched than were answered'),
-  window: z.object({ days: z.number().int(), from: Timestamp, to: Timestamp }).describe('sessions whose first event is in [from, to]'),
-  rows_scanned: z.number().int().nullable().describe('rows the database read to answer, when known; null when the engine cannot know it without a second pass'),
+  window: z
+    .object({ days: z.number().int(), from: Timestamp, to: Timestamp })
+    .describe('sessions whose first event is in [from, to]'),
+  rows_scanned: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'rows the database read to answer, when known; null when the engine cannot know it without a second pass',
+    ),
   statement_timeout_ms: z.number().int().describe('the query was cancelled (503) had it run longer'),
 });
 
@@ -130,14 +170,23 @@ export const ExploreResultSchema = z.object({
     z.object({
       mode: z.literal('measure'),
       metric: z.enum(METRICS),
-      unit: Unit.describe('count: sessions; avg_pageviews: page_views per session; conversion_rate and bounce_rate: ratio 0-1; avg_dwell_ms: ms'),
+      unit: Unit.describe(
+        'count: sessions; avg_pageviews: page_views per session; conversion_rate and bounce_rate: ratio 0-1; avg_dwell_ms: ms',
+      ),
       group_by: z.enum(GROUP_BYS).nullable(),
-      value: z.number().nullable().describe('the metric over every matching session (null for an average of no sessions)'),
+      value: z
+        .number()
+        .nullable()
+        .describe('the metric over every matching session (null for an average of no sessions)'),
       sessions: z.number().int().describe('matching sessions'),
-      groups: z.array(ExploreGroupSchema).describe('by group_by; empty without group_by. Days ascending, other groups by sessions descending then key'),
+      groups: z
+        .array(ExploreGroupSchema)
+        .describe('by group_by; empty without group_by. Days ascending, other groups by sessions descending then key'),
     }),
   ]),
   meta: ExploreMetaSchema,
 });
 export type ExploreResult = z.infer<typeof ExploreResultSchema>;
-export type ExploreAnswer = Omit<ExploreResult, 'meta'> & { meta: Omit<ExploreResult['meta'], 'took_ms' | 'statement_timeout_ms'> };
+export type ExploreAnswer = Omit<ExploreResult, 'meta'> & {
+  meta: Omit<ExploreResult['meta'], 'took_ms' | 'statement_timeout_ms'>;
+};

@@ -41,26 +41,72 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
   for (let i = 0; i < data.sessions.length; i += 500) {
     const chunk = data.sessions.slice(i, i + 500);
     if (chunk.length === 0) break;
-    await db.insertInto('sessions').values(chunk.map((s) => ({
-      site_id: s.site_id, id: s.id, started_at: new Date(s.started_at), last_seen_at: new Date(s.last_seen_at), device: s.device, source: s.source,
-      referrer: null, app_version: s.app_version, environment: s.environment, anonymous_id: null, first_page: '/', last_page: '/',
-      event_count: 0, page_views: s.page_views, signal_count: 0, conversions: s.conversions, revenue: s.revenue,
-    }))).execute();
+    await db
+      .insertInto('sessions')
+      .values(
+        chunk.map((s) => ({
+          site_id: s.site_id,
+          id: s.id,
+          started_at: new Date(s.started_at),
+          last_seen_at: new Date(s.last_seen_at),
+          device: s.device,
+          source: s.source,
+          referrer: null,
+          app_version: s.app_version,
+          environment: s.environment,
+          anonymous_id: null,
+          first_page: '/',
+          last_page: '/',
+          event_count: 0,
+          page_views: s.page_views,
+          signal_count: 0,
+          conversions: s.conversions,
+          revenue: s.revenue,
+        })),
+      )
+      .execute();
   }
   for (let i = 0; i < data.events.length; i += 500) {
     const chunk = data.events.slice(i, i + 500);
-    await db.insertInto('events').values(chunk.map((e) => {
-      const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
-      return {
-        site_id: e.site_id, id: randomUUID(), ts: new Date(e.ts), received_at: new Date(e.ts), session_id: e.session_id, type: e.type, page: e.page,
-        signal: e.signal, name: null, selector: null, label: null, x: null, y: null, vx: null, vy: null, px: null, py: null, value: e.value, meta: null,
-        device: s.device, source: s.source, app_version: s.app_version, environment: s.environment,
-      };
-    })).execute();
+    await db
+      .insertInto('events')
+      .values(
+        chunk.map((e) => {
+          const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
+          return {
+            site_id: e.site_id,
+            id: randomUUID(),
+            ts: new Date(e.ts),
+            received_at: new Date(e.ts),
+            session_id: e.session_id,
+            type: e.type,
+            page: e.page,
+            signal: e.signal,
+            name: null,
+            selector: null,
+            label: null,
+            x: null,
+            y: null,
+            vx: null,
+            vy: null,
+            px: null,
+            py: null,
+            value: e.value,
+            meta: null,
+            device: s.device,
+            source: s.source,
+            app_version: s.app_version,
+            environment: s.environment,
+          };
+        }),
+      )
+      .execute();
   }
 }
 
 /** Numbers compared to 9 significant digits: SQL and JS average floats in different orders. */
 export function roundFloats<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v), (_k, x) => (typeof x === 'number' && !Number.isInteger(x) ? Number(x.toPrecision(9)) : x)) as T;
+  return JSON.parse(JSON.stringify(v), (_k, x) =>
+    typeof x === 'number' && !Number.isInteger(x) ? Number(x.toPrecision(9)) : x,
+  ) as T;
 }

@@ -11,7 +11,8 @@ const refusal = (q: unknown) => {
   try {
     parseInput(ExploreQuerySchema, q, 'query');
   } catch (err) {
-    if (err instanceof ValidationError) return { status: err.status, code: err.code, details: err.details as { path: string; message: string }[] };
+    if (err instanceof ValidationError)
+      return { status: err.status, code: err.code, details: err.details as { path: string; message: string }[] };
     throw err;
   }
   return undefined;
@@ -25,7 +26,11 @@ test('defaults: 7 days, no filters, a list of 100', (t) => {
 
 test('12 filters are accepted, 13 refused naming filters', (t) => {
   t.is(ExploreQuerySchema.parse({ filters: Array(12).fill(page) }).filters.length, 12);
-  t.like(refusal({ filters: Array(13).fill(page) }), { status: 400, code: 'invalid_input', details: [{ path: 'filters', message: 'at most 12 filters' }] });
+  t.like(refusal({ filters: Array(13).fill(page) }), {
+    status: 400,
+    code: 'invalid_input',
+    details: [{ path: 'filters', message: 'at most 12 filters' }],
+  });
 });
 
 test('every refusal names its path', (t) => {
@@ -61,17 +66,31 @@ test('every refusal names its path', (t) => {
 // A kysely that compiles and never connects (DummyDriver answers no rows); its log shows each statement's text and parameters.
 const sent: { sql: string; parameters: readonly unknown[] }[] = [];
 const compiler = new Kysely<Database>({
-  dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
   log: (e) => void sent.push(e.query),
 });
 
 test('input never reaches the SQL text: every value is a parameter; the site and environment come from the scope', async (t) => {
   const hostile = `x'; drop table events; --" %_\\`;
   const filters: ExploreFilter[] = [
-    { field: 'page', op: 'contains', value: hostile }, { field: 'signal', op: 'is', value: hostile }, { field: 'source', op: 'is_not', value: hostile },
-    { field: 'event_type', op: 'contains', value: hostile }, { field: 'confused', op: 'is', value: true }, { field: 'converted', op: 'is_not', value: false },
+    { field: 'page', op: 'contains', value: hostile },
+    { field: 'signal', op: 'is', value: hostile },
+    { field: 'source', op: 'is_not', value: hostile },
+    { field: 'event_type', op: 'contains', value: hostile },
+    { field: 'confused', op: 'is', value: true },
+    { field: 'converted', op: 'is_not', value: false },
   ];
-  const scope = { siteId: '11111111-2222-3333-4444-555555555555', environment: 'staging' as const, from: new Date(0), to: new Date(1) };
+  const scope = {
+    siteId: '11111111-2222-3333-4444-555555555555',
+    environment: 'staging' as const,
+    from: new Date(0),
+    to: new Date(1),
+  };
   const runs: (() => Promise<unknown>)[] = [
     () => listMatchingSessions(compiler, scope, filters, 10),
     ...METRICS.map((m) => () => measureTotal(compiler, scope, filters, { mode: 'measure', metric: m })),
@@ -82,13 +101,19 @@ test('input never reaches the SQL text: every value is a parameter; the site and
     await run().catch(() => undefined); // measureTotal throws on the dummy's empty answer, after sending
     const selects = sent.filter((q) => q.sql.startsWith('select'));
     t.is(selects.length, 1);
-    t.true(sent.every((q) => q.sql.startsWith('select') || /^set local enable_sort = (on|off)$/.test(q.sql)), 'planner settings only besides the query');
+    t.true(
+      sent.every((q) => q.sql.startsWith('select') || /^set local enable_sort = (on|off)$/.test(q.sql)),
+      'planner settings only besides the query',
+    );
     const { sql, parameters } = selects[0];
     t.false(sql.includes('drop table') || sql.includes(hostile), sql);
     t.false(sql.includes(scope.siteId), 'the site travels as a parameter');
     t.true(parameters.includes(scope.siteId), 'the site predicate is there');
     t.true(parameters.includes('staging'), 'the environment predicate is there');
-    t.true(parameters.includes(likePattern(hostile)) && parameters.includes(hostile), 'the values travel as parameters');
+    t.true(
+      parameters.includes(likePattern(hostile)) && parameters.includes(hostile),
+      'the values travel as parameters',
+    );
   }
 });
 

@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { csvCell, csvRecord, neutraliseFormulas } from './csv.ts';
 
 test('RFC 4180: quotes, commas and line breaks are quoted, quotes doubled; records end in CRLF', (t) => {
-  t.is(csvRecord(['a', 'b,c', 'say "hi"', 'two\nlines', 'cr\r', null, 3, 0.25]), 'a,"b,c","say ""hi""","two\nlines","cr\r",,3,0.25\r\n');
+  t.is(
+    csvRecord(['a', 'b,c', 'say "hi"', 'two\nlines', 'cr\r', null, 3, 0.25]),
+    'a,"b,c","say ""hi""","two\nlines","cr\r",,3,0.25\r\n',
+  );
 });
 
 test('formula injection: text starting with = + - @ tab or CR is neutralised; numbers are not', (t) => {
@@ -25,23 +28,38 @@ function parse(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
-    else cell += c;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += c;
   }
   return rows;
 }
 
 test('property: any text round-trips through an RFC 4180 parser (formula starts keep a leading quote)', (t) => {
   fc.assert(
-    fc.property(fc.array(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 10 }), (rows) => {
-      const back = parse(rows.map(csvRecord).join(''));
-      return JSON.stringify(back) === JSON.stringify(rows.map((r) => r.map(neutraliseFormulas)));
-    }),
+    fc.property(
+      fc.array(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 6 }), {
+        minLength: 1,
+        maxLength: 10,
+      }),
+      (rows) => {
+        const back = parse(rows.map(csvRecord).join(''));
+        return JSON.stringify(back) === JSON.stringify(rows.map((r) => r.map(neutraliseFormulas)));
+      },
+    ),
   );
   t.pass();
 });

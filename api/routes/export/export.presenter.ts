@@ -10,8 +10,26 @@ const unit = (v: number | null): number | null => (v === null ? null : v / 1000)
 /** One event as a CSV record: timestamps ISO 8601, meta as JSON text. */
 export function presentExportRow(r: ExportRow): string {
   const cells: CsvCell[] = [
-    r.id, r.ts.toISOString(), r.session_id, r.type, r.page, r.signal, r.name, r.selector, r.label,
-    unit(r.x), unit(r.y), unit(r.vx), unit(r.vy), unit(r.px), unit(r.py), r.value, r.device, r.source, r.app_version, r.environment,
+    r.id,
+    r.ts.toISOString(),
+    r.session_id,
+    r.type,
+    r.page,
+    r.signal,
+    r.name,
+    r.selector,
+    r.label,
+    unit(r.x),
+    unit(r.y),
+    unit(r.vx),
+    unit(r.vy),
+    unit(r.px),
+    unit(r.py),
+    r.value,
+    r.device,
+    r.source,
+    r.app_version,
+    r.environment,
     r.meta === null ? null : JSON.stringify(r.meta),
   ];
   return csvRecord(cells);

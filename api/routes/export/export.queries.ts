@@ -7,17 +7,49 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 export const EXPORT_CHUNK_ROWS = 2000;
 
 export const EXPORT_COLUMNS = [
-  'id', 'ts', 'session_id', 'type', 'page', 'signal', 'name', 'selector', 'label', 'x', 'y', 'vx', 'vy', 'px', 'py', 'value', 'device', 'source', 'app_version', 'environment', 'meta',
+  'id',
+  'ts',
+  'session_id',
+  'type',
+  'page',
+  'signal',
+  'name',
+  'selector',
+  'label',
+  'x',
+  'y',
+  'vx',
+  'vy',
+  'px',
+  'py',
+  'value',
+  'device',
+  'source',
+  'app_version',
+  'environment',
+  'meta',
 ] as const;
 
 /** An exported row and `pos`, its exact timestamp as text (a Date keeps milliseconds, the column microseconds). */
 export type ExportRow = Awaited<ReturnType<typeof rowsAfter>>[number];
 
 const selectRows = (db: Kysely<Database>, siteId: string, range: { to: Date; environment: Environment }) =>
-  db.selectFrom('events').select(EXPORT_COLUMNS).select(sql<string>`ts::text`.as('pos')).where('site_id', '=', siteId).where('ts', '<', range.to).where(environmentWhere(range.environment));
+  db
+    .selectFrom('events')
+    .select(EXPORT_COLUMNS)
+    .select(sql<string>`ts::text`.as('pos'))
+    .where('site_id', '=', siteId)
+    .where('ts', '<', range.to)
+    .where(environmentWhere(range.environment));
 
 /** Up to `limit` events after the position (or from `from`), by time: the (site_id, ts) index serves it directly. */
-function rowsAfter(db: Kysely<Database>, siteId: string, range: { from?: Date; to: Date; environment: Environment }, after: string | null, limit: number) {
+function rowsAfter(
+  db: Kysely<Database>,
+  siteId: string,
+  range: { from?: Date; to: Date; environment: Environment },
+  after: string | null,
+  limit: number,
+) {
   return selectRows(db, siteId, range)
     .$if(after === null && range.from !== undefined, (qb) => qb.where('ts', '>=', range.from!))
     .$if(after !== null, (qb) => qb.where(sql<boolean>`ts > ${after}::timestamptz`))
@@ -33,7 +65,11 @@ function rowsAfter(db: Kysely<Database>, siteId: string, range: { from?: Date; t
  * before that run and reads the whole run at once, so no row is skipped or repeated at a chunk boundary.
  * Events stored after the export began appear when they fall after the cursor and before `to`.
  */
-export async function* exportChunks(db: Kysely<Database>, siteId: string, range: { from?: Date; to: Date; environment: Environment }): AsyncGenerator<ExportRow[]> {
+export async function* exportChunks(
+  db: Kysely<Database>,
+  siteId: string,
+  range: { from?: Date; to: Date; environment: Environment },
+): AsyncGenerator<ExportRow[]> {
   let after: string | null = null;
   for (;;) {
     const rows = await rowsAfter(db, siteId, range, after, EXPORT_CHUNK_ROWS);

@@ -15,7 +15,12 @@ import { ExportQuerySchema } from './export.schema.ts';
  * whatever the size. Errors before the first byte answer in the envelope; a failure mid-stream aborts the response
  * (the client sees a truncated transfer, never a CSV that looks complete).
  */
-export function exportRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware; log?: Logger; now?: () => Date }): Router {
+export function exportRouter(deps: {
+  db: Kysely<Database>;
+  readAuth: Koa.Middleware;
+  log?: Logger;
+  now?: () => Date;
+}): Router {
   const now = deps.now ?? (() => new Date());
   const router = new Router();
   const handler: Koa.Middleware = async (ctx) => {

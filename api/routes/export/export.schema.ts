@@ -10,6 +10,8 @@ export const ExportQuerySchema = z
     site_id: Uuid(),
     from: Instant.optional().describe('ISO 8601; events at or after it (default: the oldest kept)'),
     to: Instant.optional().describe('ISO 8601; events before it (default: when the export starts)'),
-    environment: EnvironmentParam.describe('production (default) or staging: the environment whose events are exported'),
+    environment: EnvironmentParam.describe(
+      'production (default) or staging: the environment whose events are exported',
+    ),
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { path: ['to'], message: 'must be after from' });

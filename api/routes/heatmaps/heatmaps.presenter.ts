@@ -4,8 +4,18 @@ import type { ElementHeatmapResponseSchema, PageHeatmapResponseSchema } from './
 const unit = (v: number): number => v / 1000;
 
 /** `/query/element-heatmap`: `count` is the number of signals the points represent (at most 800). */
-export function presentElementHeatmap(page: string, selector: string, count: number, points: { signal_type: string; x: number; y: number }[]): z.output<typeof ElementHeatmapResponseSchema> {
-  return { page, selector, count, points: points.map((p) => ({ rx: unit(p.x), ry: unit(p.y), signal: p.signal_type })) };
+export function presentElementHeatmap(
+  page: string,
+  selector: string,
+  count: number,
+  points: { signal_type: string; x: number; y: number }[],
+): z.output<typeof ElementHeatmapResponseSchema> {
+  return {
+    page,
+    selector,
+    count,
+    points: points.map((p) => ({ rx: unit(p.x), ry: unit(p.y), signal: p.signal_type })),
+  };
 }
 
 /** `/query/page-heatmap`: `px`/`py` only when the SDK sent them, `el` only when the element was identified. */
@@ -13,7 +23,14 @@ export function presentPageHeatmap(
   page: string,
   device: string | null,
   count: number,
-  points: { signal_type: string; vx: number; vy: number; px: number | null; py: number | null; selector: string | null }[],
+  points: {
+    signal_type: string;
+    vx: number;
+    vy: number;
+    px: number | null;
+    py: number | null;
+    selector: string | null;
+  }[],
 ): z.output<typeof PageHeatmapResponseSchema> {
   return {
     page,

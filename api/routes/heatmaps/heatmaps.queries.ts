@@ -17,7 +17,13 @@ export const PAGE_HEATMAP_DAYS = 30;
  * The most recent ELEMENT_HEATMAP_SOURCE clicking signals on the element that carry element coordinates,
  * oldest first (x, y: 0..1000 as stored).
  */
-export async function recentElementSignals(db: Kysely<Database>, siteId: string, environment: Environment, page: string, selector: string) {
+export async function recentElementSignals(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+  selector: string,
+) {
   const rows = await db
     .selectFrom('signals')
     .select(['signal_type', 'x', 'y', 'ts'])
@@ -50,13 +56,23 @@ export interface PageHeatmapRow {
  * (every k-th signal, k = ceil(total / cap)), so a busy last day does not crowd out the month. Each row carries the
  * total it was drawn from.
  */
-export async function sampledPageSignals(db: Kysely<Database>, siteId: string, environment: Environment, page: string, device: 'desktop' | 'mobile' | undefined, now: Date): Promise<{ rows: PageHeatmapRow[]; total: number }> {
+export async function sampledPageSignals(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+  device: 'desktop' | 'mobile' | undefined,
+  now: Date,
+): Promise<{ rows: PageHeatmapRow[]; total: number }> {
   const since = new Date(now.getTime() - PAGE_HEATMAP_DAYS * 86_400_000);
   const devices = device === undefined ? null : device === 'desktop' ? ['desktop'] : ['mobile', 'tablet'];
   const matching = db
     .selectFrom('signals')
     .select(['signal_type', 'vx', 'vy', 'px', 'py', 'selector', 'ts'])
-    .select([sql<number>`row_number() over (order by ts, event_id)`.as('rn'), sql<number>`count(*) over ()`.as('total')])
+    .select([
+      sql<number>`row_number() over (order by ts, event_id)`.as('rn'),
+      sql<number>`count(*) over ()`.as('total'),
+    ])
     .where('site_id', '=', siteId)
     .where('environment', '=', environment)
     .where('page', '=', page)

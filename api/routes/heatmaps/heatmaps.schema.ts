@@ -7,7 +7,7 @@ export const ElementHeatmapQuerySchema = z.object({
   site_id: Uuid(),
   environment: EnvironmentParam,
   page: PagePath,
-  selector: QueryText(512).describe('the element\'s CSS selector as the SDK sent it (an issue\'s selector)'),
+  selector: QueryText(512).describe("the element's CSS selector as the SDK sent it (an issue's selector)"),
 });
 
 export const HEATMAP_DEVICES = ['desktop', 'mobile'] as const;
@@ -23,12 +23,25 @@ const Unit = z.number().min(0).max(1);
 
 /** `/query/element-heatmap`: `count` is the number of signals the points represent. */
 export const ElementHeatmapResponseSchema = z.object({
-  page: z.string(), selector: z.string(), count: z.number().int(),
+  page: z.string(),
+  selector: z.string(),
+  count: z.number().int(),
   points: z.array(z.object({ rx: Unit, ry: Unit, signal: z.string() })),
 });
 
 /** `/query/page-heatmap`: `px`/`py` only when the SDK sent them, `el` only when the element was identified. */
 export const PageHeatmapResponseSchema = z.object({
-  page: z.string(), device: z.string().nullable(), count: z.number().int(),
-  points: z.array(z.object({ vx: Unit, vy: Unit, px: Unit.optional(), py: Unit.optional(), signal: z.string(), el: z.string().optional() })),
+  page: z.string(),
+  device: z.string().nullable(),
+  count: z.number().int(),
+  points: z.array(
+    z.object({
+      vx: Unit,
+      vy: Unit,
+      px: Unit.optional(),
+      py: Unit.optional(),
+      signal: z.string(),
+      el: z.string().optional(),
+    }),
+  ),
 });

@@ -7,9 +7,17 @@ import { siteQuery } from '../../http/auth.ts';
 import { SiteQuerySchema } from '../scores/scores.schema.ts';
 
 export const HeuristicsResponseSchema = z.object({
-  heuristics: z.array(z.object({
-    type: z.string(), weight: z.number(), journey_edge_decorator: z.boolean(), recommendation: z.string(), detection: z.string(),
-  }).meta({ id: 'Heuristic' })),
+  heuristics: z.array(
+    z
+      .object({
+        type: z.string(),
+        weight: z.number(),
+        journey_edge_decorator: z.boolean(),
+        recommendation: z.string(),
+        detection: z.string(),
+      })
+      .meta({ id: 'Heuristic' }),
+  ),
   total_heuristics: z.number().int(),
 });
 
@@ -19,7 +27,13 @@ export function heuristicsRouter(deps: { readAuth: Koa.Middleware }): Router {
   router.get('/v1/query/heuristics', deps.readAuth, (ctx) => {
     siteQuery(ctx, SiteQuerySchema);
     ctx.body = ok({
-      heuristics: SIGNAL_CATALOG.map((d) => ({ type: d.type, weight: d.weight, journey_edge_decorator: d.journey_edge_decorator, recommendation: d.recommendation, detection: d.detection })),
+      heuristics: SIGNAL_CATALOG.map((d) => ({
+        type: d.type,
+        weight: d.weight,
+        journey_edge_decorator: d.journey_edge_decorator,
+        recommendation: d.recommendation,
+        detection: d.detection,
+      })),
       total_heuristics: SIGNAL_CATALOG.length,
     } satisfies z.output<typeof HeuristicsResponseSchema>);
   });

@@ -25,7 +25,13 @@ function isConversion(conversionEvent: string): RawBuilder<boolean> {
  * how many of each converted: by page viewed (a session counts once on every page it viewed) and by traffic source
  * (`(direct)` when none was sent). Also the site's converting sessions over the period.
  */
-export async function confusedVersusCalm(db: Kysely<Database>, siteId: string, environment: Environment, conversionEvent: string, since: Date) {
+export async function confusedVersusCalm(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  conversionEvent: string,
+  since: Date,
+) {
   const base = sql`
     with s as (
       select id, coalesce(nullif(source, ''), '(direct)') as source from sessions where site_id = ${siteId} and last_seen_at >= ${since} and ${environmentWhere(environment)}
@@ -37,7 +43,8 @@ export async function confusedVersusCalm(db: Kysely<Database>, siteId: string, e
       select distinct e.page, e.session_id from events e join s on s.id = e.session_id
       where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since} and ${environmentWhere(environment, 'e.environment')}
     )`;
-  const groups = (key: RawBuilder<unknown>, from: RawBuilder<unknown>, session: RawBuilder<unknown>) => sql<GroupRow>`
+  const groups = (key: RawBuilder<unknown>, from: RawBuilder<unknown>, session: RawBuilder<unknown>) =>
+    sql<GroupRow>`
     ${base}
     select ${key} as key,
       (count(*) filter (where c.session_id is not null))::int as confused,
@@ -53,7 +60,11 @@ export async function confusedVersusCalm(db: Kysely<Database>, siteId: string, e
   const [pages, sources, converting] = await Promise.all([
     groups(sql`pv.page`, sql`pv`, sql`pv.session_id`),
     groups(sql`s.source`, sql`s`, sql`s.id`),
-    sql<{ n: number }>`select count(distinct session_id)::int as n from events where site_id = ${siteId} and ts >= ${since} and ${environmentWhere(environment)} and ${isConversion(conversionEvent)}`.execute(db),
+    sql<{
+      n: number;
+    }>`select count(distinct session_id)::int as n from events where site_id = ${siteId} and ts >= ${since} and ${environmentWhere(environment)} and ${isConversion(conversionEvent)}`.execute(
+      db,
+    ),
   ]);
   return { pages: pages.rows, sources: sources.rows, converting: converting.rows[0]?.n ?? 0 };
 }

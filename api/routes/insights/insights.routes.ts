@@ -22,13 +22,23 @@ export function insightsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middl
     const common = { site_id: q.site_id, days: q.days, conversion_event, min_group_sessions: MIN_GROUP_SESSIONS };
     if (r.converting === 0) {
       ctx.body = ok({
-        ...common, enabled: false,
+        ...common,
+        enabled: false,
         reason: `no ${conversion_event} events in the last ${q.days} days: insights compare conversion, so the SDK must send them (type conversion, or a custom event named by revenue_config.conversion_event)`,
-        pages: [], sources: [], insights: [],
+        pages: [],
+        sources: [],
+        insights: [],
       } satisfies z.output<typeof InsightsResponseSchema>);
       return;
     }
-    ctx.body = ok({ ...common, enabled: true, reason: null, pages: r.pages.map(withRates), sources: r.sources.map(withRates), insights: rankInsights(r.pages, r.sources) } satisfies z.output<typeof InsightsResponseSchema>);
+    ctx.body = ok({
+      ...common,
+      enabled: true,
+      reason: null,
+      pages: r.pages.map(withRates),
+      sources: r.sources.map(withRates),
+      insights: rankInsights(r.pages, r.sources),
+    } satisfies z.output<typeof InsightsResponseSchema>);
   });
   return router;
 }

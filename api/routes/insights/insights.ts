@@ -22,7 +22,11 @@ const rate4 = (r: number) => Math.round(r * 10_000) / 10_000;
 
 /** One group's numbers with its rates. */
 export function withRates(g: GroupRow) {
-  return { ...g, conversion_rate_confused: nullableRate(g.confused_converted, g.confused), conversion_rate_calm: nullableRate(g.calm_converted, g.calm) };
+  return {
+    ...g,
+    conversion_rate_confused: nullableRate(g.confused_converted, g.confused),
+    conversion_rate_calm: nullableRate(g.calm_converted, g.calm),
+  };
 }
 const nullableRate = (c: number, n: number) => {
   const r = rate(c, n);
@@ -43,12 +47,22 @@ export function rankInsights(pages: readonly GroupRow[], sources: readonly Group
     const lost = Math.round((calmRate - confusedRate) * g.confused * 10) / 10;
     const where = dimension === 'page' ? `on ${g.key}` : `from ${g.key}`;
     out.push({
-      dimension, key: g.key,
+      dimension,
+      key: g.key,
       text: `Visitors ${where} who met friction converted at ${percent(confusedRate)} against ${percent(calmRate)} for calm visitors (${g.confused} confused, ${g.calm} calm sessions): about ${lost} conversions lost.`,
-      lost_conversions: lost, conversion_rate_confused: rate4(confusedRate), conversion_rate_calm: rate4(calmRate), confused_sessions: g.confused, calm_sessions: g.calm,
+      lost_conversions: lost,
+      conversion_rate_confused: rate4(confusedRate),
+      conversion_rate_calm: rate4(calmRate),
+      confused_sessions: g.confused,
+      calm_sessions: g.calm,
     });
   };
   for (const g of pages) consider('page', g);
   for (const g of sources) consider('source', g);
-  return out.sort((a, b) => b.lost_conversions - a.lost_conversions || a.dimension.localeCompare(b.dimension) || a.key.localeCompare(b.key)).slice(0, MAX_INSIGHTS);
+  return out
+    .sort(
+      (a, b) =>
+        b.lost_conversions - a.lost_conversions || a.dimension.localeCompare(b.dimension) || a.key.localeCompare(b.key),
+    )
+    .slice(0, MAX_INSIGHTS);
 }

@@ -5,8 +5,25 @@ import type { IssueListQuery } from './issues.schema.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 const LIST_COLUMNS = [
-  'id', 'title', 'page', 'selector', 'signal_type', 'signal_count', 'affected_sessions', 'severity', 'status', 'note',
-  'assigned_to', 'frozen', 'label', 'created_at', 'updated_at', 'last_signal_at', 'merged_into', 'resolved_at', 'signalling_again_at',
+  'id',
+  'title',
+  'page',
+  'selector',
+  'signal_type',
+  'signal_count',
+  'affected_sessions',
+  'severity',
+  'status',
+  'note',
+  'assigned_to',
+  'frozen',
+  'label',
+  'created_at',
+  'updated_at',
+  'last_signal_at',
+  'merged_into',
+  'resolved_at',
+  'signalling_again_at',
 ] as const;
 
 export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
@@ -43,12 +60,25 @@ export async function findIssue(db: Kysely<Database>, siteId: string, environmen
     .where('id', '=', id)
     .executeTakeFirst();
   if (!issue) return undefined;
-  const updates = await db.selectFrom('issue_updates').select(['source', 'kind', 'changes', 'reason', 'created_at']).where('issue_id', '=', id).orderBy('id', 'desc').limit(50).execute();
+  const updates = await db
+    .selectFrom('issue_updates')
+    .select(['source', 'kind', 'changes', 'reason', 'created_at'])
+    .where('issue_id', '=', id)
+    .orderBy('id', 'desc')
+    .limit(50)
+    .execute();
   return { issue, sessions: issue.evidence, updates };
 }
 
 /** Issues of one page of an environment in `statuses`, most severe first (the list's order), at most `limit`. */
-export async function listIssuesOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string, statuses: readonly string[], limit: number): Promise<IssueRow[]> {
+export async function listIssuesOfPage(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+  statuses: readonly string[],
+  limit: number,
+): Promise<IssueRow[]> {
   return db
     .selectFrom('ux_issues')
     .select(LIST_COLUMNS)

@@ -22,7 +22,12 @@ export interface IssuesDeps {
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** One issue of the site and environment with its evidence sessions, verification history and changes; undefined when missing. */
-export async function issueDetail(db: Kysely<Database>, siteId: string, environment: Environment, id: string): Promise<z.output<typeof IssueDetailSchema> | undefined> {
+export async function issueDetail(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  id: string,
+): Promise<z.output<typeof IssueDetailSchema> | undefined> {
   const found = await findIssue(db, siteId, environment, id);
   if (!found) return undefined;
   const { issue, sessions, updates } = found;
@@ -31,10 +36,20 @@ export async function issueDetail(db: Kysely<Database>, siteId: string, environm
     hypothesis: issue.hypothesis,
     first_signal_at: iso(issue.first_signal_at),
     resolved_at: iso(issue.resolved_at),
-    sessions: sessions.map((s) => ({ id: presentSessionId(s.session_id), signals: s.signals, timestamp: iso(s.last_signal_at) })),
+    sessions: sessions.map((s) => ({
+      id: presentSessionId(s.session_id),
+      signals: s.signals,
+      timestamp: iso(s.last_signal_at),
+    })),
     introduced_by_deploy: issue.introduced_by_deploy,
     verifications: (await issueVerifications(db, issue.id)).map(presentVerification),
-    history: updates.map((u) => ({ source: u.source, kind: u.kind, changes: u.changes, reason: u.reason, at: iso(u.created_at) })),
+    history: updates.map((u) => ({
+      source: u.source,
+      kind: u.kind,
+      changes: u.changes,
+      reason: u.reason,
+      at: iso(u.created_at),
+    })),
   };
 }
 

@@ -18,20 +18,42 @@ export const IssueDetailQuerySchema = z.object({ site_id: Uuid(), environment: E
 const Timestamp = z.string().describe('ISO 8601 UTC');
 
 /** An issue as the read API shows it (presentIssue is typed by this schema, so the two cannot drift). */
-export const IssueSchema = z.object({
-  id: Uuid(), title: z.string(), page: z.string(),
-  element_selector: z.string().nullable(), selector: z.string().nullable(),
-  type: z.string(), signal_type: z.string(), label: z.string().nullable(),
-  signal_count: z.number().int(), affected_sessions: z.number().int(),
-  severity: z.number().min(0).max(100),
-  status: z.enum(ISSUE_STATUSES),
-  signalling_again: z.boolean().describe('A resolved or verified issue that 3 or more sessions signalled again since it was closed: a live signal for people to see. Its status changes only when a deploy look\'s regression test decides `regressed`.'),
-  note: z.string().nullable(), assigned_to: z.string().nullable(), frozen: z.boolean(), merged_into: z.string().nullable(),
-  last_signal_at: Timestamp.nullable(), created_at: Timestamp.nullable(), updated_at: Timestamp.nullable(),
-}).meta({ id: 'Issue' });
+export const IssueSchema = z
+  .object({
+    id: Uuid(),
+    title: z.string(),
+    page: z.string(),
+    element_selector: z.string().nullable(),
+    selector: z.string().nullable(),
+    type: z.string(),
+    signal_type: z.string(),
+    label: z.string().nullable(),
+    signal_count: z.number().int(),
+    affected_sessions: z.number().int(),
+    severity: z.number().min(0).max(100),
+    status: z.enum(ISSUE_STATUSES),
+    signalling_again: z
+      .boolean()
+      .describe(
+        "A resolved or verified issue that 3 or more sessions signalled again since it was closed: a live signal for people to see. Its status changes only when a deploy look's regression test decides `regressed`.",
+      ),
+    note: z.string().nullable(),
+    assigned_to: z.string().nullable(),
+    frozen: z.boolean(),
+    merged_into: z.string().nullable(),
+    last_signal_at: Timestamp.nullable(),
+    created_at: Timestamp.nullable(),
+    updated_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'Issue' });
 export type IssueDto = z.output<typeof IssueSchema>;
 
-export const IssueListResponseSchema = z.object({ issues: z.array(IssueSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const IssueListResponseSchema = z.object({
+  issues: z.array(IssueSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
 
 export const IssueDetailSchema = IssueSchema.extend({
   hypothesis: z.string().nullable(),
@@ -40,5 +62,13 @@ export const IssueDetailSchema = IssueSchema.extend({
   sessions: z.array(z.object({ id: z.string(), signals: z.number().int(), timestamp: Timestamp.nullable() })),
   verifications: z.array(z.record(z.string(), z.unknown())),
   introduced_by_deploy: z.unknown().describe('the deploy after which the issue first appeared, when known'),
-  history: z.array(z.object({ source: z.string(), kind: z.string(), changes: z.unknown(), reason: z.string().nullable(), at: Timestamp.nullable() })),
+  history: z.array(
+    z.object({
+      source: z.string(),
+      kind: z.string(),
+      changes: z.unknown(),
+      reason: z.string().nullable(),
+      at: Timestamp.nullable(),
+    }),
+  ),
 }).meta({ id: 'IssueDetail' });

@@ -81,7 +81,13 @@ export function journeyFrictionEdges(
         acc.weight += weightOf(type)! * clamp01(sig.confidence ?? 1);
         acc.signals.set(type, (acc.signals.get(type) ?? 0) + 1);
         if (acc.examples.length < MAX_EDGE_EXAMPLES) {
-          acc.examples.push({ session_id: s.id, page: sig.page, signal_type: type, element_selector: sig.selector ?? null, occurred_at: new Date(sig.ts).toISOString() });
+          acc.examples.push({
+            session_id: s.id,
+            page: sig.page,
+            signal_type: type,
+            element_selector: sig.selector ?? null,
+            occurred_at: new Date(sig.ts).toISOString(),
+          });
         }
       }
     }
@@ -96,7 +102,13 @@ export function journeyFrictionEdges(
       examples: a.examples,
     }))
     .filter((e) => e.friction_weight >= minFrictionWeight)
-    .sort((a, b) => b.friction_weight - a.friction_weight || b.sessions - a.sessions || a.from.localeCompare(b.from) || a.to.localeCompare(b.to))
+    .sort(
+      (a, b) =>
+        b.friction_weight - a.friction_weight ||
+        b.sessions - a.sessions ||
+        a.from.localeCompare(b.from) ||
+        a.to.localeCompare(b.to),
+    )
     .slice(0, MAX_JOURNEY_EDGES);
 }
 

@@ -5,7 +5,12 @@ import type { JourneyEdge } from './journey-edges.ts';
 import { FLOW_MAX_SESSIONS, FLOW_WINDOW_DAYS, JOURNEY_WINDOW_DAYS } from './journeys.queries.ts';
 
 /** `/query/journeys/friction`: the spec's `site_id` and `edges[]`, plus the parameters the result was built with. */
-export function presentJourneys(siteId: string, q: { limit: number; min_friction_weight: number; signal_type?: string }, sessionsAnalysed: number, edges: JourneyEdge[]): z.output<typeof JourneysResponseSchema> {
+export function presentJourneys(
+  siteId: string,
+  q: { limit: number; min_friction_weight: number; signal_type?: string },
+  sessionsAnalysed: number,
+  edges: JourneyEdge[],
+): z.output<typeof JourneysResponseSchema> {
   return {
     site_id: siteId,
     window_days: JOURNEY_WINDOW_DAYS,
@@ -13,12 +18,22 @@ export function presentJourneys(siteId: string, q: { limit: number; min_friction
     limit: q.limit,
     min_friction_weight: q.min_friction_weight,
     signal_type: q.signal_type ?? null,
-    edges: edges.map((e) => ({ ...e, examples: e.examples.map((x) => ({ ...x, session_id: presentSessionId(x.session_id) })) })),
+    edges: edges.map((e) => ({
+      ...e,
+      examples: e.examples.map((x) => ({ ...x, session_id: presentSessionId(x.session_id) })),
+    })),
   };
 }
 
 /** `/query/flows` and `/v1/flows`. */
-export function presentFlows(siteId: string, f: { edges: { from: string; to: string; sessions: number; transitions: number }[]; pages: { page: string; views: number; entries: number; exits: number }[]; sessions: number }): z.output<typeof FlowsResponseSchema> {
+export function presentFlows(
+  siteId: string,
+  f: {
+    edges: { from: string; to: string; sessions: number; transitions: number }[];
+    pages: { page: string; views: number; entries: number; exits: number }[];
+    sessions: number;
+  },
+): z.output<typeof FlowsResponseSchema> {
   return {
     site_id: siteId,
     window_days: FLOW_WINDOW_DAYS,

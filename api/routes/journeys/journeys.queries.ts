@@ -18,7 +18,14 @@ export const FLOW_MAX_PAGES = 100;
  * The `limit` most recently active sessions of the last JOURNEY_WINDOW_DAYS with at least one signal of `types`,
  * with their page views and signals (signal confidence from the event's `meta.confidence`, when the SDK sent it).
  */
-export async function journeySessions(db: Kysely<Database>, siteId: string, environment: Environment, types: readonly string[], limit: number, now: Date): Promise<{ id: string; events: PathEvent[] }[]> {
+export async function journeySessions(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  types: readonly string[],
+  limit: number,
+  now: Date,
+): Promise<{ id: string; events: PathEvent[] }[]> {
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
   const sessions = await db
     .selectFrom('sessions as s')
@@ -28,9 +35,19 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, envi
     .where(environmentWhere(environment, 's.environment'))
     // The session's signal events, found through events' (site, session, ts) index: `signals` has no session index,
     // so probing it scanned the site's signals once per candidate session (3.6 s p95 at 100k events).
-    .where((eb) => eb.exists(eb.selectFrom('events as g').select(sql`1`.as('one'))
-      .where('g.site_id', '=', siteId).whereRef('g.session_id', '=', 's.id')
-      .where('g.ts', '>=', since).where(environmentWhere(environment, 'g.environment')).where('g.type', '=', 'signal').where('g.signal', 'in', [...types])))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('events as g')
+          .select(sql`1`.as('one'))
+          .where('g.site_id', '=', siteId)
+          .whereRef('g.session_id', '=', 's.id')
+          .where('g.ts', '>=', since)
+          .where(environmentWhere(environment, 'g.environment'))
+          .where('g.type', '=', 'signal')
+          .where('g.signal', 'in', [...types]),
+      ),
+    )
     .orderBy('s.last_seen_at', 'desc')
     .orderBy('s.id')
     .limit(limit)
@@ -39,7 +56,17 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, envi
   const ids = sessions.map((s) => s.id);
   const rows = await db
     .selectFrom('events')
-    .select(['session_id', 'type', 'page', 'ts', 'signal', 'selector', sql<number | null>`case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end`.as('confidence')])
+    .select([
+      'session_id',
+      'type',
+      'page',
+      'ts',
+      'signal',
+      'selector',
+      sql<
+        number | null
+      >`case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end`.as('confidence'),
+    ])
     .where('site_id', '=', siteId)
     .where('session_id', 'in', ids)
     .where(environmentWhere(environment))
@@ -50,7 +77,12 @@ export async function journeySessions(db: Kysely<Database>, siteId: string, envi
   const bySession = new Map<string, PathEvent[]>(ids.map((id) => [id, []]));
   for (const r of rows) {
     bySession.get(r.session_id)?.push({
-      type: r.type as PathEvent['type'], page: r.page, ts: r.ts.getTime(), signal: r.signal ?? undefined, selector: r.selector, confidence: r.confidence ?? undefined,
+      type: r.type as PathEvent['type'],
+      page: r.page,
+      ts: r.ts.getTime(),
+      signal: r.signal ?? undefined,
+      selector: r.selector,
+      confidence: r.confidence ?? undefined,
     });
   }
   return ids.map((id) => ({ id, events: bySession.get(id)! }));

@@ -15,7 +15,11 @@ export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at:
   const types = q.signal_type ? [q.signal_type] : EDGE_DECORATORS;
   const sessions = await journeySessions(db, q.site_id, q.environment, types, q.limit, at);
   const qualifying = new Set(types);
-  const edges = journeyFrictionEdges(sessions, (t) => (qualifying.has(t) ? signalWeight(t) : undefined), q.min_friction_weight);
+  const edges = journeyFrictionEdges(
+    sessions,
+    (t) => (qualifying.has(t) ? signalWeight(t) : undefined),
+    q.min_friction_weight,
+  );
   return presentJourneys(q.site_id, q, sessions.length, edges);
 }
 

@@ -19,7 +19,10 @@ export const SiteQuerySchema = z.object({ site_id: Uuid() });
 /** A PATCH body must change something. */
 export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).some((x) => x !== undefined);
 /** Judged only on an otherwise valid body: an unknown field is the whole story, not also "nothing to change". */
-export const NON_EMPTY = { error: 'name at least one field to change', when: (p: { issues: readonly unknown[] }) => p.issues.length === 0 };
+export const NON_EMPTY = {
+  error: 'name at least one field to change',
+  when: (p: { issues: readonly unknown[] }) => p.issues.length === 0,
+};
 
 export const Timestamp = z.iso.datetime();
 

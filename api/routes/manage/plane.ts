@@ -54,7 +54,12 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     (s) => {
       for (const w of s.warnings) infra.log.warn({ security: 'instance-secret' }, w);
       if (s.source === 'generated' || s.source === 'moved-from-database') {
-        infra.log.warn({ security: 'instance-secret', dir: config.FRICTION_DATA_DIR }, s.source === 'generated' ? 'generated the instance secret into FRICTION_DATA_DIR/instance-secret (mode 0600): back it up with the data directory' : 'moved the instance secret out of the database into FRICTION_DATA_DIR/instance-secret (mode 0600)');
+        infra.log.warn(
+          { security: 'instance-secret', dir: config.FRICTION_DATA_DIR },
+          s.source === 'generated'
+            ? 'generated the instance secret into FRICTION_DATA_DIR/instance-secret (mode 0600): back it up with the data directory'
+            : 'moved the instance secret out of the database into FRICTION_DATA_DIR/instance-secret (mode 0600)',
+        );
       }
     },
     (err) => infra.log.error({ err, security: 'instance-secret' }, 'could not load the instance secret'),
@@ -77,12 +82,26 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       'SMTP_URL is unset: email addresses are NOT verified. Signup makes an account at once and invitations are handed over by whoever creates them; fit for a single team. Set SMTP_URL to verify addresses (docs/security.md).',
     );
   }
-  const auth = (rule: AccessRule) => authenticate({
-    db, keys: apiKeys, instanceKeys, limits,
-    cookies: { tokenTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS, publicBaseUrl: config.PUBLIC_BASE_URL },
-  }, rule);
+  const auth = (rule: AccessRule) =>
+    authenticate(
+      {
+        db,
+        keys: apiKeys,
+        instanceKeys,
+        limits,
+        cookies: {
+          tokenTtlSec: config.JWT_TTL_SECONDS,
+          sessionMaxSec: config.SESSION_MAX_SECONDS,
+          publicBaseUrl: config.PUBLIC_BASE_URL,
+        },
+      },
+      rule,
+    );
   const deps: ManageDeps = {
-    db, bus: infra.bus, topology: infra.topology, instanceKeys,
+    db,
+    bus: infra.bus,
+    topology: infra.topology,
+    instanceKeys,
     forgetKeys: async (hashes) => {
       for (const cache of [infra.keys, apiKeys]) for (const h of hashes) cache.invalidateHash(h);
       await announceRevocation(infra.bus, infra.topology.keyRevokedSubject, hashes);
@@ -91,17 +110,42 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
       infra.sdkConfigs.invalidateSite(siteId);
       await announceSdkConfigChange(infra.bus, infra.topology.sdkConfigChangedSubject, siteId);
     },
-    passwordCost: config.PASSWORD_SCRYPT_N, jwtTtlSec: config.JWT_TTL_SECONDS, sessionMaxSec: config.SESSION_MAX_SECONDS,
-    mailer, publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
-    outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS }, now: opts.now ?? (() => new Date()), log: infra.log,
+    passwordCost: config.PASSWORD_SCRYPT_N,
+    jwtTtlSec: config.JWT_TTL_SECONDS,
+    sessionMaxSec: config.SESSION_MAX_SECONDS,
+    mailer,
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
+    outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
+    now: opts.now ?? (() => new Date()),
+    log: infra.log,
   };
   const table = new RouteTable(auth);
   authRoutes(table, deps, limits);
-  for (const add of [siteRoutes, alertRuleRoutes, alertRoutes, issueRoutes, memberRoutes, webhookRoutes, integrationRoutes, sdkConfigRoutes, keyRoutes, annotationRoutes, usageRoutes, deployRoutes, contextRoutes]) add(table, deps);
+  for (const add of [
+    siteRoutes,
+    alertRuleRoutes,
+    alertRoutes,
+    issueRoutes,
+    memberRoutes,
+    webhookRoutes,
+    integrationRoutes,
+    sdkConfigRoutes,
+    keyRoutes,
+    annotationRoutes,
+    usageRoutes,
+    deployRoutes,
+    contextRoutes,
+  ])
+    add(table, deps);
   auditRoutes(table, deps);
   privacyRoutes(table, deps);
   deliveryRoutes(table, deps);
-  exploreRoutes(table, { db, kind: infra.database.kind, timeoutMs: config.EXPLORE_STATEMENT_TIMEOUT_MS, now: deps.now });
+  exploreRoutes(table, {
+    db,
+    kind: infra.database.kind,
+    timeoutMs: config.EXPLORE_STATEMENT_TIMEOUT_MS,
+    now: deps.now,
+  });
   return {
     readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),

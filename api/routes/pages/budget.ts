@@ -10,7 +10,11 @@ export interface PageBudget {
 }
 
 /** The page's score budget from the site's enabled budget rules (pure). */
-export function pageBudget(rules: readonly { threshold: number; page_pattern: string | null }[], page: string, current: number): PageBudget {
+export function pageBudget(
+  rules: readonly { threshold: number; page_pattern: string | null }[],
+  page: string,
+  current: number,
+): PageBudget {
   let limit: number | null = null;
   for (const r of rules) {
     if (matchesPagePattern(r.page_pattern, page) && (limit === null || r.threshold < limit)) limit = r.threshold;

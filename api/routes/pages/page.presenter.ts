@@ -15,7 +15,11 @@ type ElementRow = Parameters<typeof presentElement>[0];
 /** A page's current score fields; a page with daily scores but no current window scores 0, stable. */
 function scoreFields(score: PageScoreNow | undefined) {
   // The processor writes only up, down and stable.
-  return { score: round1(score?.score ?? 0), trend: (score?.trend ?? 'stable') as 'up' | 'down' | 'stable', dominant_signal: score?.dominant_signal ?? null };
+  return {
+    score: round1(score?.score ?? 0),
+    trend: (score?.trend ?? 'stable') as 'up' | 'down' | 'stable',
+    dominant_signal: score?.dominant_signal ?? null,
+  };
 }
 
 /** `/query/page` and `/v1/page`: one shape for both forms. */
@@ -37,7 +41,14 @@ export function presentPage(p: {
     issues: p.issues.map(presentIssue),
     elements: p.elements.map((e) => {
       const x = presentElement(e);
-      return { selector: x.selector, label: x.label, signals: x.signals, friction_score: x.friction_score, signal_count: x.signal_count, dominant_signal: x.dominant_signal };
+      return {
+        selector: x.selector,
+        label: x.label,
+        signals: x.signals,
+        friction_score: x.friction_score,
+        signal_count: x.signal_count,
+        dominant_signal: x.dominant_signal,
+      };
     }),
     budget: p.budget,
     deploys: p.deploys,
@@ -46,7 +57,11 @@ export function presentPage(p: {
 }
 
 /** `/query/trends` and `/v1/trends`: the spec names the array `history` in one form and `data` in the other; both carry both. */
-export function presentTrends(page: string | null, days: number, history: { date: string; score: number }[]): z.output<typeof TrendsResponseSchema> {
+export function presentTrends(
+  page: string | null,
+  days: number,
+  history: { date: string; score: number }[],
+): z.output<typeof TrendsResponseSchema> {
   const points = history.map((h) => ({ date: h.date, score: round1(h.score) }));
   return { page, days, history: points, data: points };
 }
@@ -60,7 +75,13 @@ export interface ComparedPage {
 }
 
 function side(c: ComparedPage) {
-  return { page: c.page, ...scoreFields(c.score), sessions: c.sessions, signals: c.signals, open_issues: c.open_issues };
+  return {
+    page: c.page,
+    ...scoreFields(c.score),
+    sessions: c.sessions,
+    signals: c.signals,
+    open_issues: c.open_issues,
+  };
 }
 
 /** `/query/compare`: both pages side by side and `difference` = b minus a for every number (signals per type). */

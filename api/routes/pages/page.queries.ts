@@ -20,10 +20,23 @@ export interface PageScoreNow {
 }
 
 /** The page's latest hourly score row (its current score), or undefined when the page was never scored. */
-export async function currentPageScore(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<PageScoreNow | undefined> {
+export async function currentPageScore(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+): Promise<PageScoreNow | undefined> {
   return db
     .selectFrom('page_scores')
-    .select([sql<number>`score::float8`.as('score'), 'trend', 'dominant_signal', 'sessions', 'page_views', 'signal_count', 'updated_at'])
+    .select([
+      sql<number>`score::float8`.as('score'),
+      'trend',
+      'dominant_signal',
+      'sessions',
+      'page_views',
+      'signal_count',
+      'updated_at',
+    ])
     .where('site_id', '=', siteId)
     .where('environment', '=', environment)
     .where('page', '=', page)
@@ -33,10 +46,18 @@ export async function currentPageScore(db: Kysely<Database>, siteId: string, env
 }
 
 /** First day (YYYY-MM-DD, UTC) of a `days`-day window ending today. */
-export const windowStartDay = (now: Date, days: number): string => new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10);
+export const windowStartDay = (now: Date, days: number): string =>
+  new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10);
 
 /** The page's daily scores over the `days` days ending today, oldest first; days without traffic are absent. */
-export async function pageDailyScores(db: Kysely<Database>, siteId: string, environment: Environment, page: string, days: number, now: Date): Promise<{ date: string; score: number }[]> {
+export async function pageDailyScores(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+  days: number,
+  now: Date,
+): Promise<{ date: string; score: number }[]> {
   const { rows } = await sql<{ date: string; score: number }>`
     select to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
     from score_history
@@ -46,7 +67,13 @@ export async function pageDailyScores(db: Kysely<Database>, siteId: string, envi
 }
 
 /** The site's daily scores (page scores weighted by their sessions) over the `days` days ending today, oldest first. */
-export async function siteDailyScoresOver(db: Kysely<Database>, siteId: string, environment: Environment, days: number, now: Date): Promise<{ date: string; score: number }[]> {
+export async function siteDailyScoresOver(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  days: number,
+  now: Date,
+): Promise<{ date: string; score: number }[]> {
   const { rows } = await sql<{ date: string; score: number | null }>`
     select to_char(day, 'YYYY-MM-DD') as date,
            (sum(score * sessions) / nullif(sum(sessions), 0))::float8 as score
@@ -58,10 +85,17 @@ export async function siteDailyScoresOver(db: Kysely<Database>, siteId: string, 
 }
 
 /** Whether the site has ever scored `page` in the environment (a current score or a daily one). */
-export async function pageKnown(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<boolean> {
+export async function pageKnown(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+): Promise<boolean> {
   const { rows } = await sql<{ known: boolean }>`
     select exists (select 1 from page_scores where site_id = ${siteId} and environment = ${environment} and page = ${page})
-        or exists (select 1 from score_history where site_id = ${siteId} and environment = ${environment} and page = ${page}) as known`.execute(db);
+        or exists (select 1 from score_history where site_id = ${siteId} and environment = ${environment} and page = ${page}) as known`.execute(
+    db,
+  );
   return rows[0]?.known === true;
 }
 
@@ -71,7 +105,12 @@ export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, e
 }
 
 /** How many active issues the page has. */
-export async function activeIssueCount(db: Kysely<Database>, siteId: string, environment: Environment, page: string): Promise<number> {
+export async function activeIssueCount(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+): Promise<number> {
   const r = await db
     .selectFrom('ux_issues')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -89,7 +128,10 @@ export async function elementsOfPage(db: Kysely<Database>, siteId: string, envir
 }
 
 /** Enabled budget rules of the site: the page's budget comes from those whose pattern matches it. */
-export async function budgetRules(db: Kysely<Database>, siteId: string): Promise<{ threshold: number; page_pattern: string | null }[]> {
+export async function budgetRules(
+  db: Kysely<Database>,
+  siteId: string,
+): Promise<{ threshold: number; page_pattern: string | null }[]> {
   return db
     .selectFrom('alert_rules')
     .select(['threshold', 'page_pattern'])
@@ -113,16 +155,31 @@ export async function activeAlertsOfPage(db: Kysely<Database>, siteId: string, p
 }
 
 /** Sessions that viewed the page in the last 7 days, and its friction signals by type over the same days. */
-export async function pageActivity(db: Kysely<Database>, siteId: string, environment: Environment, page: string, now: Date): Promise<{ sessions: number; signals: Record<string, number> }> {
+export async function pageActivity(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+  now: Date,
+): Promise<{ sessions: number; signals: Record<string, number> }> {
   const since = new Date(now.getTime() - 7 * DAY_MS);
   const [views, signals] = await Promise.all([
-    db.selectFrom('events')
+    db
+      .selectFrom('events')
       .select(sql<number>`count(distinct session_id)::int`.as('n'))
-      .where('site_id', '=', siteId).where(environmentWhere(environment)).where('page', '=', page).where('type', '=', 'page_view').where('ts', '>=', since)
+      .where('site_id', '=', siteId)
+      .where(environmentWhere(environment))
+      .where('page', '=', page)
+      .where('type', '=', 'page_view')
+      .where('ts', '>=', since)
       .executeTakeFirstOrThrow(),
-    db.selectFrom('signals')
+    db
+      .selectFrom('signals')
       .select(['signal_type', sql<number>`count(*)::int`.as('n')])
-      .where('site_id', '=', siteId).where('environment', '=', environment).where('page', '=', page).where('ts', '>=', since)
+      .where('site_id', '=', siteId)
+      .where('environment', '=', environment)
+      .where('page', '=', page)
+      .where('ts', '>=', since)
       .groupBy('signal_type')
       .execute(),
   ]);

@@ -11,7 +11,16 @@ import { recentDeploys } from '../deploys/deploys.queries.ts';
 import { presentDeploy } from '../deploys/deploys.presenter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
-  activeAlertsOfPage, activeIssueCount, activeIssuesOfPage, budgetRules, currentPageScore, elementsOfPage, pageActivity, pageDailyScores, pageKnown, siteDailyScoresOver,
+  activeAlertsOfPage,
+  activeIssueCount,
+  activeIssuesOfPage,
+  budgetRules,
+  currentPageScore,
+  elementsOfPage,
+  pageActivity,
+  pageDailyScores,
+  pageKnown,
+  siteDailyScoresOver,
 } from './page.queries.ts';
 import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.schema.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
@@ -28,7 +37,13 @@ export const PAGE_HISTORY_DAYS = 30;
 export const PAGE_DEPLOYS = 10;
 
 /** `/query/page`: a page's score, history, issues, elements, budget, recent deploys and alerts; undefined for a page never scored. */
-export async function pageView(db: Kysely<Database>, site_id: string, environment: Environment, page: string, at: Date) {
+export async function pageView(
+  db: Kysely<Database>,
+  site_id: string,
+  environment: Environment,
+  page: string,
+  at: Date,
+) {
   if (!(await pageKnown(db, site_id, environment, page))) return undefined;
   const [score, history, issues, elements, rules, deploys, alerts] = await Promise.all([
     currentPageScore(db, site_id, environment, page),
@@ -36,8 +51,9 @@ export async function pageView(db: Kysely<Database>, site_id: string, environmen
     activeIssuesOfPage(db, site_id, environment, page),
     elementsOfPage(db, site_id, environment, page),
     budgetRules(db, site_id),
-    recentDeploys(db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS)
-      .then(({ rows, related }) => rows.map((d) => presentDeploy(d, related))),
+    recentDeploys(db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS).then(
+      ({ rows, related }) => rows.map((d) => presentDeploy(d, related)),
+    ),
     // Alert rules watch production only (issue 15): a staging page has no alerts.
     environment === 'production' ? activeAlertsOfPage(db, site_id, page) : [],
   ]);
@@ -63,24 +79,37 @@ export function pageRouter(deps: PageDeps): Router {
   const trends: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, TrendsQuerySchema);
     const at = now();
-    if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page))) throw new NotFoundError('page not found');
-    const history = q.page === undefined
-      ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
-      : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
+    if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page)))
+      throw new NotFoundError('page not found');
+    const history =
+      q.page === undefined
+        ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
+        : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
     ctx.body = ok(presentTrends(q.page ?? null, q.days, history));
   };
 
-  const compared = async (siteId: string, env: Environment, p: string, which: 'a' | 'b', at: Date): Promise<ComparedPage> => {
+  const compared = async (
+    siteId: string,
+    env: Environment,
+    p: string,
+    which: 'a' | 'b',
+    at: Date,
+  ): Promise<ComparedPage> => {
     if (!(await pageKnown(deps.db, siteId, env, p))) throw new NotFoundError(`page not found: ${which}`);
     const [score, activity, issues] = await Promise.all([
-      currentPageScore(deps.db, siteId, env, p), pageActivity(deps.db, siteId, env, p, at), activeIssueCount(deps.db, siteId, env, p),
+      currentPageScore(deps.db, siteId, env, p),
+      pageActivity(deps.db, siteId, env, p, at),
+      activeIssueCount(deps.db, siteId, env, p),
     ]);
     return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues };
   };
   const compare: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, CompareQuerySchema);
     const at = now();
-    const [a, b] = await Promise.all([compared(q.site_id, q.environment, q.a, 'a', at), compared(q.site_id, q.environment, q.b, 'b', at)]);
+    const [a, b] = await Promise.all([
+      compared(q.site_id, q.environment, q.a, 'a', at),
+      compared(q.site_id, q.environment, q.b, 'b', at),
+    ]);
     ctx.body = ok(presentComparison(a, b));
   };
 

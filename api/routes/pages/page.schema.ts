@@ -9,7 +9,12 @@ import { Timestamp } from '../manage/common.schema.ts';
 import { Score, Trend } from '../scores/scores.schema.ts';
 
 /** Text of a query parameter: PostgreSQL text cannot hold NUL, so one is a 400 here rather than a database error. */
-export const QueryText = (max: number) => z.string().min(1).max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+export const QueryText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
 /** A page path as stored (ingest normalises pages to their path). */
 export const PagePath = QueryText(2048).describe('page path, e.g. /checkout');
@@ -19,40 +24,73 @@ export const PageQuerySchema = z.object({ site_id: Uuid(), page: PagePath, envir
 /** Spec bounds: trends and insights `days` 1 to 90, default 7. */
 export const DaysParam = z.coerce.number().int().min(1).max(90).default(7).describe('days of history, 1-90');
 
-export const TrendsQuerySchema = z.object({ site_id: Uuid(), page: PagePath.optional(), days: DaysParam, environment: EnvironmentParam });
+export const TrendsQuerySchema = z.object({
+  site_id: Uuid(),
+  page: PagePath.optional(),
+  days: DaysParam,
+  environment: EnvironmentParam,
+});
 
-export const CompareQuerySchema = z.object({ site_id: Uuid(), a: PagePath, b: PagePath, environment: EnvironmentParam });
+export const CompareQuerySchema = z.object({
+  site_id: Uuid(),
+  a: PagePath,
+  b: PagePath,
+  environment: EnvironmentParam,
+});
 
 const ScoreFields = { score: Score, trend: Trend, dominant_signal: z.string().nullable() };
 const ScorePoint = z.object({ date: z.string().describe('YYYY-MM-DD'), score: Score }).meta({ id: 'ScorePoint' });
 
 /** `/query/page` and `/v1/page`. */
-export const PageResponseSchema = z.object({
-  page: z.string(),
-  ...ScoreFields,
-  updated_at: Timestamp.nullable(),
-  score_history: z.array(ScorePoint),
-  issues: z.array(IssueSchema),
-  elements: z.array(PageElementSchema),
-  budget: z.object({
-    limit: z.number().nullable().describe('the strictest threshold of the enabled budget rules matching the page; null when none does'),
-    current: Score,
-    exceeded: z.boolean(),
-  }),
-  deploys: z.array(DeploySchema),
-  alerts: z.array(AlertSchema),
-}).meta({ id: 'Page' });
+export const PageResponseSchema = z
+  .object({
+    page: z.string(),
+    ...ScoreFields,
+    updated_at: Timestamp.nullable(),
+    score_history: z.array(ScorePoint),
+    issues: z.array(IssueSchema),
+    elements: z.array(PageElementSchema),
+    budget: z.object({
+      limit: z
+        .number()
+        .nullable()
+        .describe('the strictest threshold of the enabled budget rules matching the page; null when none does'),
+      current: Score,
+      exceeded: z.boolean(),
+    }),
+    deploys: z.array(DeploySchema),
+    alerts: z.array(AlertSchema),
+  })
+  .meta({ id: 'Page' });
 
 /** `/query/trends` and `/v1/trends`: the same array as `history` and `data`. */
-export const TrendsResponseSchema = z.object({ page: z.string().nullable(), days: z.number().int(), history: z.array(ScorePoint), data: z.array(ScorePoint) });
+export const TrendsResponseSchema = z.object({
+  page: z.string().nullable(),
+  days: z.number().int(),
+  history: z.array(ScorePoint),
+  data: z.array(ScorePoint),
+});
 
 const SignalCounts = z.record(z.string(), z.number());
-const ComparedPage = z.object({ page: z.string(), ...ScoreFields, sessions: z.number().int(), signals: SignalCounts, open_issues: z.number().int() }).meta({ id: 'ComparedPage' });
+const ComparedPage = z
+  .object({
+    page: z.string(),
+    ...ScoreFields,
+    sessions: z.number().int(),
+    signals: SignalCounts,
+    open_issues: z.number().int(),
+  })
+  .meta({ id: 'ComparedPage' });
 
 /** `/query/compare` and `/v1/compare`: `difference` is b minus a. */
 export const CompareResponseSchema = z.object({
   a: ComparedPage,
   b: ComparedPage,
-  difference: z.object({ score: z.number(), sessions: z.number().int(), open_issues: z.number().int(), signals: SignalCounts }),
+  difference: z.object({
+    score: z.number(),
+    sessions: z.number().int(),
+    open_issues: z.number().int(),
+    signals: SignalCounts,
+  }),
   higher_friction: z.enum(['a', 'b']).nullable(),
 });

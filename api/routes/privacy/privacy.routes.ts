@@ -16,29 +16,60 @@ const digest = (id: string) => `sha256:${createHash('sha256').update(id).digest(
 /** Erasure of an observed visitor's data (docs/privacy.md): by session id, or by the anonymous id given to identify(). */
 export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   table.add({
-    method: 'delete', path: '/v1/manage/sessions/:session_id', tag: 'privacy',
-    summary: 'Erase one session of a site: its events, signals and session row; scores, issues and elements are recomputed without it',
-    description: 'Owner or admin user token. Answers what was deleted (zeros when nothing matched: the same answer whether or not the session existed). Audited as privacy.erase.',
-    access: ERASER, params: SessionParamsSchema, query: EraseQuerySchema, response: ErasedSchema,
+    method: 'delete',
+    path: '/v1/manage/sessions/:session_id',
+    tag: 'privacy',
+    summary:
+      'Erase one session of a site: its events, signals and session row; scores, issues and elements are recomputed without it',
+    description:
+      'Owner or admin user token. Answers what was deleted (zeros when nothing matched: the same answer whether or not the session existed). Audited as privacy.erase.',
+    access: ERASER,
+    params: SessionParamsSchema,
+    query: EraseQuerySchema,
+    response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');
       return deps.db.transaction().execute(async (trx) => {
         const erased = await eraseSessions(trx, query.site_id, [params.session_id]);
-        await audit(trx, principal, { orgId: principal.orgId, siteId: query.site_id, action: 'privacy.erase', targetType: 'session', targetId: digest(params.session_id), summary: { ...erased } });
+        await audit(trx, principal, {
+          orgId: principal.orgId,
+          siteId: query.site_id,
+          action: 'privacy.erase',
+          targetType: 'session',
+          targetId: digest(params.session_id),
+          summary: { ...erased },
+        });
         return presentErasure(query.site_id, erased);
       });
     },
   });
   table.add({
-    method: 'delete', path: '/v1/manage/visitors/:anonymous_id', tag: 'privacy',
-    summary: 'Erase every session of a site seen with one anonymous id (identify()): events, signals and session rows; derived rows recomputed',
+    method: 'delete',
+    path: '/v1/manage/visitors/:anonymous_id',
+    tag: 'privacy',
+    summary:
+      'Erase every session of a site seen with one anonymous id (identify()): events, signals and session rows; derived rows recomputed',
     description: 'Owner or admin user token. Audited as privacy.erase.',
-    access: ERASER, params: VisitorParamsSchema, query: EraseQuerySchema, response: ErasedSchema,
+    access: ERASER,
+    params: VisitorParamsSchema,
+    query: EraseQuerySchema,
+    response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');
       return deps.db.transaction().execute(async (trx) => {
-        const erased = await eraseSessions(trx, query.site_id, await sessionsOfAnonymousId(trx, query.site_id, params.anonymous_id));
-        await audit(trx, principal, { orgId: principal.orgId, siteId: query.site_id, action: 'privacy.erase', targetType: 'anonymous_id', targetId: digest(params.anonymous_id), summary: { ...erased } });
+        const erased = await eraseSessions(
+          trx,
+          query.site_id,
+          await sessionsOfAnonymousId(trx, query.site_id, params.anonymous_id),
+        );
+        await audit(trx, principal, {
+          orgId: principal.orgId,
+          siteId: query.site_id,
+          action: 'privacy.erase',
+          targetType: 'anonymous_id',
+          targetId: digest(params.anonymous_id),
+          summary: { ...erased },
+        });
         return presentErasure(query.site_id, erased);
       });
     },

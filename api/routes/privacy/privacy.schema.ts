@@ -8,5 +8,9 @@ export const VisitorParamsSchema = z.object({ anonymous_id: z.string().min(1).ma
 export const ErasedSchema = z.object({
   site_id: Uuid(),
   erased: z.object({ sessions: z.number().int(), events: z.number().int(), signals: z.number().int() }),
-  derived: z.literal('pending').describe('scores, issues and elements are rewritten without the erased rows by the site\'s processor at its next tick (within 5 minutes)'),
+  derived: z
+    .literal('pending')
+    .describe(
+      "scores, issues and elements are rewritten without the erased rows by the site's processor at its next tick (within 5 minutes)",
+    ),
 });

@@ -25,7 +25,14 @@ export function tableColumns(db: Kysely<Database>, table: string): Promise<strin
  */
 export async function rawRows(
   db: Kysely<Database>,
-  q: { table: string; siteId: string; environment: Environment | null; sort: string; order: 'asc' | 'desc'; limit: number },
+  q: {
+    table: string;
+    siteId: string;
+    environment: Environment | null;
+    sort: string;
+    order: 'asc' | 'desc';
+    limit: number;
+  },
 ): Promise<Record<string, unknown>[]> {
   const { rows } = await sql<Record<string, unknown>>`
     select * from ${sql.table(q.table)} where site_id = ${q.siteId} ${q.environment === null ? sql`` : sql`and ${environmentWhere(q.environment)}`}

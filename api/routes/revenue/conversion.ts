@@ -15,7 +15,8 @@ export interface ConversionGroups {
 }
 
 /** Converted / sessions, or null when there are no sessions. */
-export const rate = (converted: number, sessions: number): number | null => (sessions > 0 ? converted / sessions : null);
+export const rate = (converted: number, sessions: number): number | null =>
+  sessions > 0 ? converted / sessions : null;
 
 /** Money rounded to cents. */
 export const money = (v: number): number => Math.round(v * 100) / 100;
@@ -36,5 +37,7 @@ export function revenueAtRisk(g: ConversionGroups, averageValue: number | null):
 
 /** A `revenue_config.conversion_event` of `conversion` means conversion events; any other name, custom events of it. */
 export function conversionMatcher(conversionEvent: string): { type: 'conversion' | 'custom'; name: string | null } {
-  return conversionEvent === 'conversion' ? { type: 'conversion', name: null } : { type: 'custom', name: conversionEvent };
+  return conversionEvent === 'conversion'
+    ? { type: 'conversion', name: null }
+    : { type: 'custom', name: conversionEvent };
 }

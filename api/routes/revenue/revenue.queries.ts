@@ -14,7 +14,11 @@ export const REVENUE_WINDOW_DAYS = 30;
 const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
 
 /** The environment's revenue settings (defaults when never set). */
-export async function revenueConfig(db: Kysely<Database>, siteId: string, environment: Environment): Promise<SdkConfig['revenue_config']> {
+export async function revenueConfig(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+): Promise<SdkConfig['revenue_config']> {
   const row = await db
     .selectFrom('environments as e')
     .innerJoin('sdk_configs as c', 'c.environment_id', 'e.id')
@@ -34,7 +38,13 @@ function isConversion(conversionEvent: string): RawBuilder<boolean> {
 }
 
 /** Converting sessions of the site and environment since `since`, and the average value a converting session brought (null: none had one). */
-export async function conversionSummary(db: Kysely<Database>, siteId: string, environment: Environment, conversionEvent: string, since: Date): Promise<{ sessions: number; average_value: number | null }> {
+export async function conversionSummary(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  conversionEvent: string,
+  since: Date,
+): Promise<{ sessions: number; average_value: number | null }> {
   const { rows } = await sql<{ sessions: number; average_value: number | null }>`
     select count(*)::int as sessions, (avg(v) filter (where v > 0))::float8 as average_value
     from (select session_id, sum(coalesce(value, 0)) as v from events
@@ -59,7 +69,13 @@ export interface IssueConversionRow extends ConversionGroups {
  * (a signal of its type on its element and page) and how many of them converted; sessions that viewed its page
  * with no weighted signal there (calm) and how many of them converted.
  */
-export async function issueConversions(db: Kysely<Database>, siteId: string, environment: Environment, conversionEvent: string, now: Date): Promise<IssueConversionRow[]> {
+export async function issueConversions(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  conversionEvent: string,
+  now: Date,
+): Promise<IssueConversionRow[]> {
   const since = new Date(now.getTime() - REVENUE_WINDOW_DAYS * DAY_MS);
   const { rows } = await sql<IssueConversionRow>`
     with conv as (
@@ -103,11 +119,29 @@ export async function issueConversions(db: Kysely<Database>, siteId: string, env
  * Each active production issue with what ranking needs when revenue tracking is off: no conversion groups (zeros),
  * so the recommendations skip issueConversions' scans of 30 days of events and signals they would not use.
  */
-export async function activeIssuesUnmeasured(db: Kysely<Database>, siteId: string, environment: Environment): Promise<IssueConversionRow[]> {
-  const rows = await db.selectFrom('ux_issues')
-    .select(['id', 'title', 'page', 'selector', 'label', 'signal_type', sql<number>`severity::float8`.as('severity'), 'affected_sessions'])
-    .where('site_id', '=', siteId).where('environment', '=', environment).where('status', 'in', [...ACTIVE_STATUSES])
-    .orderBy('severity', 'desc').orderBy('affected_sessions', 'desc').orderBy('id')
+export async function activeIssuesUnmeasured(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+): Promise<IssueConversionRow[]> {
+  const rows = await db
+    .selectFrom('ux_issues')
+    .select([
+      'id',
+      'title',
+      'page',
+      'selector',
+      'label',
+      'signal_type',
+      sql<number>`severity::float8`.as('severity'),
+      'affected_sessions',
+    ])
+    .where('site_id', '=', siteId)
+    .where('environment', '=', environment)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .orderBy('severity', 'desc')
+    .orderBy('affected_sessions', 'desc')
+    .orderBy('id')
     .execute();
   return rows.map((r) => ({ ...r, affected: 0, affected_converted: 0, calm: 0, calm_converted: 0 }));
 }

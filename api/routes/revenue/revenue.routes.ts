@@ -6,22 +6,51 @@ import { ok } from '../../../shared/http/envelope.ts';
 import { siteQuery } from '../../http/auth.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { presentRecommendations, presentRevenue, presentRevenueOff, revenueUnavailable } from './revenue.presenter.ts';
-import { activeIssuesUnmeasured, conversionSummary, issueConversions, revenueConfig, REVENUE_WINDOW_DAYS } from './revenue.queries.ts';
+import {
+  activeIssuesUnmeasured,
+  conversionSummary,
+  issueConversions,
+  revenueConfig,
+  REVENUE_WINDOW_DAYS,
+} from './revenue.queries.ts';
 import { RecommendationsQuerySchema, RevenueQuerySchema } from './revenue.schema.ts';
 
 /** The site's revenue settings and, when tracking is wired, the average conversion value. */
 async function tracking(db: Kysely<Database>, siteId: string, environment: Environment, at: Date) {
   const config = await revenueConfig(db, siteId, environment);
-  const summary = config.enabled ? await conversionSummary(db, siteId, environment, config.conversion_event, new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000)) : { sessions: 0, average_value: null };
+  const summary = config.enabled
+    ? await conversionSummary(
+        db,
+        siteId,
+        environment,
+        config.conversion_event,
+        new Date(at.getTime() - REVENUE_WINDOW_DAYS * 86_400_000),
+      )
+    : { sessions: 0, average_value: null };
   return { config, summary, off: revenueUnavailable(config, summary.sessions) };
 }
 
 /** `/query/recommendations`: the `limit` best-ranked fixes and the count of all. */
-export async function siteRecommendations(db: Kysely<Database>, siteId: string, environment: Environment, at: Date, limit: number) {
+export async function siteRecommendations(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  at: Date,
+  limit: number,
+) {
   const t = await tracking(db, siteId, environment, at);
   // Without tracking the ranking is severity then affected sessions: the conversion groups would go unused.
-  const issues = t.off === null ? await issueConversions(db, siteId, environment, t.config.conversion_event, at) : await activeIssuesUnmeasured(db, siteId, environment);
-  return presentRecommendations(siteId, t.off === null ? t.config.currency : null, t.summary.average_value, issues, limit);
+  const issues =
+    t.off === null
+      ? await issueConversions(db, siteId, environment, t.config.conversion_event, at)
+      : await activeIssuesUnmeasured(db, siteId, environment);
+  return presentRecommendations(
+    siteId,
+    t.off === null ? t.config.currency : null,
+    t.summary.average_value,
+    issues,
+    limit,
+  );
 }
 
 /** `/v1/query/revenue`, `/v1/query/recommendations` and their short forms `/v1/revenue`, `/v1/recommendations`. */
@@ -36,7 +65,14 @@ export function revenueRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middle
       ctx.body = ok(presentRevenueOff(site_id, t.config, t.off));
       return;
     }
-    ctx.body = ok(presentRevenue(site_id, t.config, t.summary.average_value, await issueConversions(deps.db, site_id, environment, t.config.conversion_event, at)));
+    ctx.body = ok(
+      presentRevenue(
+        site_id,
+        t.config,
+        t.summary.average_value,
+        await issueConversions(deps.db, site_id, environment, t.config.conversion_event, at),
+      ),
+    );
   };
   const recommendations: Koa.Middleware = async (ctx) => {
     const q = siteQuery(ctx, RecommendationsQuerySchema);

@@ -24,32 +24,59 @@ export const RevenueResponseSchema = z.object({
   method: z.string(),
   average_conversion_value: z.number().nullable(),
   total_at_risk: z.number().nullable(),
-  issues: z.array(z.object({
-    issue_id: Uuid(), title: z.string(), page: z.string(), signal_type: z.string(), affected_sessions: z.number().int(),
-    conversion_rate_affected: Rate, conversion_rate_calm: Rate, calm_sessions: z.number().int(), revenue_at_risk: z.number().nullable(),
-  }).meta({ id: 'IssueRevenue' })),
+  issues: z.array(
+    z
+      .object({
+        issue_id: Uuid(),
+        title: z.string(),
+        page: z.string(),
+        signal_type: z.string(),
+        affected_sessions: z.number().int(),
+        conversion_rate_affected: Rate,
+        conversion_rate_calm: Rate,
+        calm_sessions: z.number().int(),
+        revenue_at_risk: z.number().nullable(),
+      })
+      .meta({ id: 'IssueRevenue' }),
+  ),
 });
 
 /** `/query/recommendations` and `/v1/recommendations`. */
 export const RecommendationsResponseSchema = z.object({
   site_id: Uuid(),
   total: z.number().int(),
-  recommendations: z.array(z.object({
-    rank: z.number().int(),
-    recommendation: z.string(),
-    page: z.string(),
-    element_selector: z.string(),
-    label: z.string().nullable(),
-    signal_type: z.string(),
-    impact: z.object({ affected_sessions: z.number().int(), severity: z.number(), revenue_at_risk: z.number().nullable(), currency: z.string().nullable() }),
-    closes: z.object({ issue_id: Uuid(), title: z.string() }),
-  }).meta({ id: 'Recommendation' })),
+  recommendations: z.array(
+    z
+      .object({
+        rank: z.number().int(),
+        recommendation: z.string(),
+        page: z.string(),
+        element_selector: z.string(),
+        label: z.string().nullable(),
+        signal_type: z.string(),
+        impact: z.object({
+          affected_sessions: z.number().int(),
+          severity: z.number(),
+          revenue_at_risk: z.number().nullable(),
+          currency: z.string().nullable(),
+        }),
+        closes: z.object({ issue_id: Uuid(), title: z.string() }),
+      })
+      .meta({ id: 'Recommendation' }),
+  ),
 });
 
-const InsightGroup = z.object({
-  key: z.string(), confused: z.number().int(), confused_converted: z.number().int(), calm: z.number().int(), calm_converted: z.number().int(),
-  conversion_rate_confused: Rate, conversion_rate_calm: Rate,
-}).meta({ id: 'InsightGroup' });
+const InsightGroup = z
+  .object({
+    key: z.string(),
+    confused: z.number().int(),
+    confused_converted: z.number().int(),
+    calm: z.number().int(),
+    calm_converted: z.number().int(),
+    conversion_rate_confused: Rate,
+    conversion_rate_calm: Rate,
+  })
+  .meta({ id: 'InsightGroup' });
 
 /** `/query/insights`: empty with the reason when no conversion event was seen. */
 export const InsightsResponseSchema = z.object({
@@ -61,8 +88,18 @@ export const InsightsResponseSchema = z.object({
   reason: z.string().nullable(),
   pages: z.array(InsightGroup),
   sources: z.array(InsightGroup),
-  insights: z.array(z.object({
-    dimension: z.enum(['page', 'source']), key: z.string(), text: z.string(), lost_conversions: z.number(),
-    conversion_rate_confused: z.number(), conversion_rate_calm: z.number(), confused_sessions: z.number().int(), calm_sessions: z.number().int(),
-  }).meta({ id: 'Insight' })),
+  insights: z.array(
+    z
+      .object({
+        dimension: z.enum(['page', 'source']),
+        key: z.string(),
+        text: z.string(),
+        lost_conversions: z.number(),
+        conversion_rate_confused: z.number(),
+        conversion_rate_calm: z.number(),
+        confused_sessions: z.number().int(),
+        calm_sessions: z.number().int(),
+      })
+      .meta({ id: 'Insight' }),
+  ),
 });

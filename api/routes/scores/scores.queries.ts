@@ -13,7 +13,12 @@ export interface CurrentPageScore {
 }
 
 /** Pages of one environment seen in the last 7 days, each with its latest hourly score, highest score first. */
-export async function listCurrentPageScores(db: Kysely<Database>, siteId: string, environment: Environment, now: Date): Promise<CurrentPageScore[]> {
+export async function listCurrentPageScores(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  now: Date,
+): Promise<CurrentPageScore[]> {
   const since = new Date(now.getTime() - 7 * 24 * 3600 * 1000);
   const { rows } = await sql<CurrentPageScore>`
     select * from (
@@ -27,7 +32,12 @@ export async function listCurrentPageScores(db: Kysely<Database>, siteId: string
 }
 
 /** The site's daily scores (traffic-weighted over its pages) for the 7 days before `now`'s day: the trend baseline's input. */
-export async function siteDailyScores(db: Kysely<Database>, siteId: string, environment: Environment, now: Date): Promise<{ date: string; score: number }[]> {
+export async function siteDailyScores(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  now: Date,
+): Promise<{ date: string; score: number }[]> {
   const today = now.toISOString().slice(0, 10);
   const { rows } = await sql<{ date: string; score: number }>`
     select to_char(day, 'YYYY-MM-DD') as date,
@@ -39,7 +49,11 @@ export async function siteDailyScores(db: Kysely<Database>, siteId: string, envi
 }
 
 /** Active issues (open, triaged, in progress, regressed) per page of the site. */
-export async function activeIssueCountsByPage(db: Kysely<Database>, siteId: string, environment: Environment): Promise<Map<string, number>> {
+export async function activeIssueCountsByPage(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+): Promise<Map<string, number>> {
   const rows = await db
     .selectFrom('ux_issues')
     .select(['page', (eb) => eb.fn.countAll<number>().as('n')])

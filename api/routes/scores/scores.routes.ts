@@ -11,14 +11,22 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 
 /** The site object of `/query/scores`: overall score and trend against the 7-day baseline, every page worst first. */
 export async function siteScores(db: Kysely<Database>, site_id: string, environment: Environment, at: Date) {
-  const [pages, history] = await Promise.all([listCurrentPageScores(db, site_id, environment, at), siteDailyScores(db, site_id, environment, at)]);
+  const [pages, history] = await Promise.all([
+    listCurrentPageScores(db, site_id, environment, at),
+    siteDailyScores(db, site_id, environment, at),
+  ]);
   const baseline = baselineScore(history, at.toISOString().slice(0, 10));
   const overall = overallScore(pages);
   return {
     site_id,
     overall_score: overall,
     overall_trend: scoreTrend(overall, baseline),
-    pages: pages.map((p) => ({ page: p.page, score: round1(p.score), trend: p.trend as 'up' | 'down' | 'stable', dominant_signal: p.dominant_signal })),
+    pages: pages.map((p) => ({
+      page: p.page,
+      score: round1(p.score),
+      trend: p.trend as 'up' | 'down' | 'stable',
+      dominant_signal: p.dominant_signal,
+    })),
   };
 }
 
@@ -44,10 +52,17 @@ export function scoresRouter(deps: ScoresDeps): Router {
   });
   router.get('/v1/scores', deps.readAuth, async (ctx) => {
     const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
-    const [pages, issues] = await Promise.all([listCurrentPageScores(deps.db, site_id, environment, now()), activeIssueCountsByPage(deps.db, site_id, environment)]);
+    const [pages, issues] = await Promise.all([
+      listCurrentPageScores(deps.db, site_id, environment, now()),
+      activeIssueCountsByPage(deps.db, site_id, environment),
+    ]);
     ctx.body = ok({
       scores: pages.map((p) => ({
-        page: p.page, score: round1(p.score), trend: p.trend, top_signal: p.dominant_signal, issue_count: issues.get(p.page) ?? 0,
+        page: p.page,
+        score: round1(p.score),
+        trend: p.trend,
+        top_signal: p.dominant_signal,
+        issue_count: issues.get(p.page) ?? 0,
         updated_at: p.updated_at.toISOString(),
       })),
     });

@@ -18,9 +18,16 @@ import { VIEWPORTS, type ScreenshotDevice } from './screenshots.schema.ts';
  */
 export function chromiumArgs(proxyPort: number): string[] {
   return [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    `--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>',
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--proxy-server=http://127.0.0.1:${proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
     '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   ];
 }
@@ -76,12 +83,16 @@ export class ScreenshotCapturer {
     if (this.pending.has(key) || this.closed) return 'capturing';
     // Reserved before the first await, so concurrent requests for the same capture queue it once.
     let start!: (go: boolean) => void;
-    const go = new Promise<boolean>((r) => { start = r; });
-    const job = go.then(async (ok) => {
-      if (!ok) return;
-      this.chain = this.chain.then(() => this.capture(siteId, page, device));
-      await this.chain;
-    }).catch((err: unknown) => this.opts.log.warn({ err, siteId, page, device }, 'screenshot capture failed'))
+    const go = new Promise<boolean>((r) => {
+      start = r;
+    });
+    const job = go
+      .then(async (ok) => {
+        if (!ok) return;
+        this.chain = this.chain.then(() => this.capture(siteId, page, device));
+        await this.chain;
+      })
+      .catch((err: unknown) => this.opts.log.warn({ err, siteId, page, device }, 'screenshot capture failed'))
       .finally(() => this.pending.delete(key));
     this.pending.set(key, job);
     let ok = false;
@@ -104,7 +115,13 @@ export class ScreenshotCapturer {
     await this.idle();
     const b = this.browser;
     this.browser = undefined;
-    if (b !== undefined) await b.then(async (x) => { await x.browser.close(); await x.proxy.close(); }).catch(() => {});
+    if (b !== undefined)
+      await b
+        .then(async (x) => {
+          await x.browser.close();
+          await x.proxy.close();
+        })
+        .catch(() => {});
   }
 
   /** The browser and its egress proxy: started together, closed together. */
@@ -112,7 +129,8 @@ export class ScreenshotCapturer {
     if (!this.browser) {
       const p = (async () => {
         const proxy = await startEgressProxy({
-          policy: this.opts.policy, timeoutMs: this.opts.timeoutMs,
+          policy: this.opts.policy,
+          timeoutMs: this.opts.timeoutMs,
           onRefused: (url, reason) => {
             this.refusedHops.push(url);
             this.opts.log.info({ url, reason }, 'screenshot egress refused');
@@ -121,7 +139,11 @@ export class ScreenshotCapturer {
         try {
           // Loaded on first capture: playwright-core is large, and start-up should not pay for a feature not yet used.
           const { chromium } = await import('playwright-core');
-          const browser = await chromium.launch({ executablePath: this.opts.executablePath, args: chromiumArgs(proxy.port), headless: true });
+          const browser = await chromium.launch({
+            executablePath: this.opts.executablePath,
+            args: chromiumArgs(proxy.port),
+            headless: true,
+          });
           browser.on('disconnected', () => {
             // A crashed browser is relaunched (with a new proxy) by the next capture.
             if (this.browser === p) this.browser = undefined;
@@ -134,7 +156,9 @@ export class ScreenshotCapturer {
         }
       })();
       this.browser = p;
-      p.catch(() => { if (this.browser === p) this.browser = undefined; });
+      p.catch(() => {
+        if (this.browser === p) this.browser = undefined;
+      });
     }
     return this.browser;
   }
@@ -154,7 +178,14 @@ export class ScreenshotCapturer {
     } catch (err) {
       const reason = err instanceof CaptureFailed ? err.reason : 'render_failed';
       this.opts.log.info({ siteId, page, device, reason, err: (err as Error).message }, 'screenshot not captured');
-      result = { width: vp.width, height: vp.height, png: null, failure: reason, captured_at: this.now(), source_url: base };
+      result = {
+        width: vp.width,
+        height: vp.height,
+        png: null,
+        failure: reason,
+        captured_at: this.now(),
+        source_url: base,
+      };
     }
     await saveScreenshot(this.opts.db, siteId, page, device, result);
   }
@@ -164,8 +195,13 @@ export class ScreenshotCapturer {
     const vp = VIEWPORTS[device];
     const { browser } = await this.launch();
     const context = await browser.newContext({
-      viewport: { width: vp.width, height: vp.height }, isMobile: vp.isMobile, hasTouch: vp.isMobile, deviceScaleFactor: 1,
-      serviceWorkers: 'block', acceptDownloads: false, javaScriptEnabled: false,
+      viewport: { width: vp.width, height: vp.height },
+      isMobile: vp.isMobile,
+      hasTouch: vp.isMobile,
+      deviceScaleFactor: 1,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      javaScriptEnabled: false,
     });
     try {
       const tab = await context.newPage();
@@ -188,8 +224,12 @@ export class ScreenshotCapturer {
     const { browser } = await this.launch();
     this.refusedHops = [];
     const context = await browser.newContext({
-      viewport: { width: vp.width, height: vp.height }, isMobile: vp.isMobile, hasTouch: vp.isMobile, deviceScaleFactor: 1,
-      serviceWorkers: 'block', acceptDownloads: false,
+      viewport: { width: vp.width, height: vp.height },
+      isMobile: vp.isMobile,
+      hasTouch: vp.isMobile,
+      deviceScaleFactor: 1,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
     });
     let deadline: NodeJS.Timeout | undefined;
     try {
@@ -214,7 +254,10 @@ export class ScreenshotCapturer {
         return await tab.screenshot({ type: 'png', timeout: timeoutMs });
       })();
       const timeout = new Promise<never>((_, reject) => {
-        deadline = setTimeout(() => reject(new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)), timeoutMs);
+        deadline = setTimeout(
+          () => reject(new CaptureFailed('render_failed', `timed out after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       work.catch(() => {});
       return await Promise.race([work, timeout]);

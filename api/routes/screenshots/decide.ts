@@ -18,7 +18,10 @@ export type Decision =
  * Pure: `cached` never queues; capture off answers what is stored and `disabled` otherwise; a missing capture is
  * queued (the caller turns `queue` into `capturing` or `limit_reached`).
  */
-export function decide(row: StoredScreenshot | undefined, opts: { cached: boolean; enabled: boolean; now: Date }): Decision {
+export function decide(
+  row: StoredScreenshot | undefined,
+  opts: { cached: boolean; enabled: boolean; now: Date },
+): Decision {
   const mayQueue = !opts.cached && opts.enabled;
   const age = row ? opts.now.getTime() - row.captured_at.getTime() : 0;
   if (row && row.failure === null) return { answer: 'stored', queue: mayQueue && age >= REFRESH_AFTER_MS };

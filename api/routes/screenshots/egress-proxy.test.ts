@@ -4,39 +4,70 @@ import net from 'node:net';
 import { REFUSED_HEADER, startEgressProxy, type EgressProxy } from './egress-proxy.ts';
 
 /** A local upstream: counts every TCP connection; /hop redirects to metadata; /fake claims to be a refusal. */
-async function upstream(): Promise<{ port: number; connections: () => number; seen: http.IncomingHttpHeaders[]; close(): Promise<void> }> {
+async function upstream(): Promise<{
+  port: number;
+  connections: () => number;
+  seen: http.IncomingHttpHeaders[];
+  close(): Promise<void>;
+}> {
   let connections = 0;
   const seen: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((req, res) => {
     seen.push(req.headers);
-    if (req.url === '/hop') return void res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
-    if (req.url === '/fake') return void res.writeHead(403, { [REFUSED_HEADER]: 'refused', 'x-kept': 'yes' }).end('site');
+    if (req.url === '/hop')
+      return void res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    if (req.url === '/fake')
+      return void res.writeHead(403, { [REFUSED_HEADER]: 'refused', 'x-kept': 'yes' }).end('site');
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`path ${req.url}`);
   });
-  server.on('connection', () => { connections += 1; });
+  server.on('connection', () => {
+    connections += 1;
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    port: (server.address() as net.AddressInfo).port, connections: () => connections, seen,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => connections,
+    seen,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 /** One plain-http request through the proxy (absolute URI in the request line). */
-function viaProxy(proxy: EgressProxy, url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function viaProxy(
+  proxy: EgressProxy,
+  url: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: proxy.port, path: url, headers: { host: 'ignored.example' }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port: proxy.port, path: url, headers: { host: 'ignored.example' }, agent: false },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => {
+            body += c;
+          })
+          .on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject).end();
   });
 }
 
 /** A CONNECT through the proxy: the answer's status and headers, and the tunnel socket when it was opened. */
-function connect(proxy: EgressProxy, hostPort: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; socket: net.Socket }> {
+function connect(
+  proxy: EgressProxy,
+  hostPort: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; socket: net.Socket }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: proxy.port, method: 'CONNECT', path: hostPort, agent: false });
-    req.on('connect', (res: http.IncomingMessage, socket: net.Socket) => resolve({ status: res.statusCode ?? 0, headers: res.headers, socket }));
+    req.on('connect', (res: http.IncomingMessage, socket: net.Socket) =>
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, socket }),
+    );
     req.on('error', reject).end();
   });
 }
@@ -44,7 +75,11 @@ function connect(proxy: EgressProxy, hostPort: string): Promise<{ status: number
 test('strict policy: a loopback URL is refused with the marker, over plain http and CONNECT, and never contacted', async (t) => {
   const up = await upstream();
   const refused: string[] = [];
-  const proxy = await startEgressProxy({ policy: { allowPrivateNetworks: false }, timeoutMs: 5000, onRefused: (url) => refused.push(url) });
+  const proxy = await startEgressProxy({
+    policy: { allowPrivateNetworks: false },
+    timeoutMs: 5000,
+    onRefused: (url) => refused.push(url),
+  });
   try {
     const plain = await viaProxy(proxy, `http://127.0.0.1:${up.port}/a`);
     t.is(plain.status, 403);
@@ -63,7 +98,11 @@ test('strict policy: a loopback URL is refused with the marker, over plain http 
 
 test('metadata is refused even with private networks allowed (the guard refuses before any connection)', async (t) => {
   const refused: string[] = [];
-  const proxy = await startEgressProxy({ policy: { allowPrivateNetworks: true }, timeoutMs: 5000, onRefused: (url) => refused.push(url) });
+  const proxy = await startEgressProxy({
+    policy: { allowPrivateNetworks: true },
+    timeoutMs: 5000,
+    onRefused: (url) => refused.push(url),
+  });
   try {
     t.is((await viaProxy(proxy, 'http://169.254.169.254/latest/meta-data/')).headers[REFUSED_HEADER], 'refused');
     const tunnel = await connect(proxy, '169.254.169.254:443');

@@ -30,7 +30,17 @@ export interface EgressProxy {
 }
 
 /** Headers that describe one connection, not the message: never forwarded in either direction (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 function endToEnd(headers: http.IncomingHttpHeaders, drop?: string): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
@@ -43,11 +53,16 @@ function endToEnd(headers: http.IncomingHttpHeaders, drop?: string): http.Outgoi
  * (ERR_HTTP_RESPONSE_CODE_FAILURE), and the capturer needs the response, marker included.
  */
 function refusedAnswer(res: http.ServerResponse): void {
-  res.writeHead(403, { [REFUSED_HEADER]: 'refused', 'content-type': 'text/plain' }).end('refused by the outbound guard\n');
+  res
+    .writeHead(403, { [REFUSED_HEADER]: 'refused', 'content-type': 'text/plain' })
+    .end('refused by the outbound guard\n');
 }
 
 /** The pinned address, or a refusal (the guard's message) / a failure to answer with 502. */
-async function check(u: URL, policy: OutboundPolicy): Promise<{ address: string; family: 4 | 6 } | { refused: string } | { failed: string }> {
+async function check(
+  u: URL,
+  policy: OutboundPolicy,
+): Promise<{ address: string; family: 4 | 6 } | { refused: string } | { failed: string }> {
   try {
     return await pinnedAddress(u, policy);
   } catch (err) {
@@ -65,7 +80,9 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
     let u: URL | undefined;
     try {
       u = new URL(req.url ?? '');
-    } catch { /* origin-form: not a proxy request */ }
+    } catch {
+      /* origin-form: not a proxy request */
+    }
     if (!u) return void res.writeHead(400).end();
     if (u.protocol !== 'http:') {
       refuse(u.href, 'only http is forwarded (https goes through CONNECT)');
@@ -79,14 +96,22 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
       }
       if ('failed' in pin) return void res.writeHead(502).end();
       if (res.destroyed) return; // Chromium gave up while the host was resolved: connect nowhere
-      const up = http.request({
-        host: pin.address, family: pin.family, port: target.port || 80, method: req.method,
-        path: target.pathname + target.search, headers: { ...endToEnd(req.headers), host: target.host, via: '1.1 friction-egress' },
-        agent: false, timeout: timeoutMs, // no reuse: each request connects to the address its own check pinned
-      }, (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, endToEnd(upRes.headers, REFUSED_HEADER));
-        pipeline(upRes, res, () => {}); // streams with backpressure; an error on either side destroys both
-      });
+      const up = http.request(
+        {
+          host: pin.address,
+          family: pin.family,
+          port: target.port || 80,
+          method: req.method,
+          path: target.pathname + target.search,
+          headers: { ...endToEnd(req.headers), host: target.host, via: '1.1 friction-egress' },
+          agent: false,
+          timeout: timeoutMs, // no reuse: each request connects to the address its own check pinned
+        },
+        (upRes) => {
+          res.writeHead(upRes.statusCode ?? 502, endToEnd(upRes.headers, REFUSED_HEADER));
+          pipeline(upRes, res, () => {}); // streams with backpressure; an error on either side destroys both
+        },
+      );
       up.on('timeout', () => up.destroy(new Error('upstream idle')));
       up.on('error', () => {
         if (!res.headersSent) res.writeHead(502).end();
@@ -94,7 +119,9 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
       });
       // NOTE: `pipe`, not `pipeline`: an upstream error must leave the client's socket alive for the 502.
       req.pipe(up);
-      res.on('close', () => { if (!res.writableFinished) up.destroy(); }); // Chromium gave up: so does the upstream
+      res.on('close', () => {
+        if (!res.writableFinished) up.destroy();
+      }); // Chromium gave up: so does the upstream
     });
   });
 
@@ -106,8 +133,11 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
     let u: URL | undefined;
     try {
       u = new URL(`https://${req.url ?? ''}`);
-    } catch { /* not host:port */ }
-    if (!u || u.pathname !== '/' || u.username !== '' || u.search !== '') return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    } catch {
+      /* not host:port */
+    }
+    if (!u || u.pathname !== '/' || u.username !== '' || u.search !== '')
+      return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     const target = u;
     void check(target, policy).then((pin) => {
       if ('refused' in pin) {
@@ -119,8 +149,14 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
       const up = net.connect({ host: pin.address, family: pin.family, port: Number(target.port || 443) });
       sockets.add(up);
       up.on('close', () => sockets.delete(up));
-      up.setTimeout(timeoutMs, () => { up.destroy(); client.destroy(); });
-      client.setTimeout(timeoutMs, () => { up.destroy(); client.destroy(); });
+      up.setTimeout(timeoutMs, () => {
+        up.destroy();
+        client.destroy();
+      });
+      client.setTimeout(timeoutMs, () => {
+        up.destroy();
+        client.destroy();
+      });
       let connected = false;
       up.once('connect', () => {
         connected = true;
@@ -139,10 +175,11 @@ export async function startEgressProxy(opts: EgressProxyOptions): Promise<Egress
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as net.AddressInfo).port,
-    close: () => new Promise((r) => {
-      for (const s of sockets) s.destroy();
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

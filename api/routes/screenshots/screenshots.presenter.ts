@@ -12,7 +12,14 @@ export function imageUrl(baseUrl: string | undefined, siteId: string, page: stri
 /** `/query/page-screenshot` with a stored capture. */
 export function presentScreenshot(row: StoredScreenshot, image_url: string): z.output<typeof ScreenshotResponseSchema> {
   return {
-    screenshot: { page: row.page, device: row.device, width: row.width, height: row.height, captured_at: row.captured_at.toISOString(), image_url },
+    screenshot: {
+      page: row.page,
+      device: row.device,
+      width: row.width,
+      height: row.height,
+      captured_at: row.captured_at.toISOString(),
+      image_url,
+    },
   };
 }
 

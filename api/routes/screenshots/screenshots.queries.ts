@@ -14,18 +14,45 @@ export interface StoredScreenshot {
 }
 
 /** The stored capture (or failure) of a page on one device, without its image, with the site's current URL. */
-export async function storedScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string): Promise<StoredScreenshot | undefined> {
-  return db.selectFrom('page_screenshots')
+export async function storedScreenshot(
+  db: Kysely<Database>,
+  siteId: string,
+  page: string,
+  device: string,
+): Promise<StoredScreenshot | undefined> {
+  return db
+    .selectFrom('page_screenshots')
     .leftJoin('sites', 'sites.id', 'page_screenshots.site_id')
-    .select(['page_screenshots.page', 'page_screenshots.device', 'page_screenshots.width', 'page_screenshots.height', 'page_screenshots.failure', 'page_screenshots.captured_at', 'page_screenshots.source_url', 'sites.url as site_url'])
-    .where('page_screenshots.site_id', '=', siteId).where('page_screenshots.page', '=', page).where('page_screenshots.device', '=', device)
+    .select([
+      'page_screenshots.page',
+      'page_screenshots.device',
+      'page_screenshots.width',
+      'page_screenshots.height',
+      'page_screenshots.failure',
+      'page_screenshots.captured_at',
+      'page_screenshots.source_url',
+      'sites.url as site_url',
+    ])
+    .where('page_screenshots.site_id', '=', siteId)
+    .where('page_screenshots.page', '=', page)
+    .where('page_screenshots.device', '=', device)
     .executeTakeFirst();
 }
 
 /** The PNG of a successful capture. */
-export async function screenshotPng(db: Kysely<Database>, siteId: string, page: string, device: string): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('page_screenshots').select('png')
-    .where('site_id', '=', siteId).where('page', '=', page).where('device', '=', device).where('png', 'is not', null)
+export async function screenshotPng(
+  db: Kysely<Database>,
+  siteId: string,
+  page: string,
+  device: string,
+): Promise<Buffer | undefined> {
+  const row = await db
+    .selectFrom('page_screenshots')
+    .select('png')
+    .where('site_id', '=', siteId)
+    .where('page', '=', page)
+    .where('device', '=', device)
+    .where('png', 'is not', null)
     .executeTakeFirst();
   const png = row?.png;
   // pg answers a Buffer, PGlite a plain Uint8Array (which Koa would send as JSON): one form for the route.
@@ -34,7 +61,12 @@ export async function screenshotPng(db: Kysely<Database>, siteId: string, page: 
 
 /** The site's stored URL, the origin pages are captured from. */
 export async function siteUrl(db: Kysely<Database>, siteId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('sites').select('url').where('id', '=', siteId).where('deleted_at', 'is', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('sites')
+    .select('url')
+    .where('id', '=', siteId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return row?.url;
 }
 
@@ -60,9 +92,25 @@ export interface CaptureResult {
 }
 
 /** Stores the latest capture (or failure) of a page on a device, replacing the previous one. */
-export async function saveScreenshot(db: Kysely<Database>, siteId: string, page: string, device: string, r: CaptureResult): Promise<void> {
-  await db.insertInto('page_screenshots')
+export async function saveScreenshot(
+  db: Kysely<Database>,
+  siteId: string,
+  page: string,
+  device: string,
+  r: CaptureResult,
+): Promise<void> {
+  await db
+    .insertInto('page_screenshots')
     .values({ site_id: siteId, page, device, ...r })
-    .onConflict((oc) => oc.columns(['site_id', 'page', 'device']).doUpdateSet({ width: r.width, height: r.height, png: r.png, failure: r.failure, captured_at: r.captured_at, source_url: r.source_url }))
+    .onConflict((oc) =>
+      oc.columns(['site_id', 'page', 'device']).doUpdateSet({
+        width: r.width,
+        height: r.height,
+        png: r.png,
+        failure: r.failure,
+        captured_at: r.captured_at,
+        source_url: r.source_url,
+      }),
+    )
     .execute();
 }

@@ -36,7 +36,17 @@ export function screenshotsRouter(deps: ScreenshotDeps): Router {
       ctx.body = ok(presentScreenshot(row, imageUrl(deps.publicBaseUrl, q.site_id, q.page, q.device)));
       return;
     }
-    ctx.body = ok(presentNoScreenshot(queued === 'limit_reached' ? 'limit_reached' : queued === 'capturing' ? 'capturing' : d.answer === 'null' ? d.reason : 'not_captured'));
+    ctx.body = ok(
+      presentNoScreenshot(
+        queued === 'limit_reached'
+          ? 'limit_reached'
+          : queued === 'capturing'
+            ? 'capturing'
+            : d.answer === 'null'
+              ? d.reason
+              : 'not_captured',
+      ),
+    );
   });
   router.get('/v1/query/page-screenshot/image', deps.readAuth, async (ctx) => {
     const q = siteQuery(ctx, ScreenshotImageQuerySchema);

@@ -8,7 +8,11 @@ import { SESSION_TIMELINE_MAX_EVENTS, type TimelineRow } from './session.queries
  * `timestamp` in the short form: every event carries both, so the two forms answer the same shape.
  * `page_count` counts distinct pages; `signal_count` the signal events.
  */
-export function presentSession(sessionId: string, startedAt: Date, rows: TimelineRow[]): z.output<typeof SessionResponseSchema> {
+export function presentSession(
+  sessionId: string,
+  startedAt: Date,
+  rows: TimelineRow[],
+): z.output<typeof SessionResponseSchema> {
   const listed = rows.slice(0, SESSION_TIMELINE_MAX_EVENTS);
   const pages = new Set<string>();
   let signals = 0;
@@ -17,7 +21,14 @@ export function presentSession(sessionId: string, startedAt: Date, rows: Timelin
     const at = r.ts.toISOString();
     if (r.type === 'signal') {
       signals++;
-      return { type: 'signal' as const, signal: r.signal, selector: r.selector, page: r.page, occurred_at: at, timestamp: at };
+      return {
+        type: 'signal' as const,
+        signal: r.signal,
+        selector: r.selector,
+        page: r.page,
+        occurred_at: at,
+        timestamp: at,
+      };
     }
     return { type: 'page_view' as const, selector: r.selector, page: r.page, occurred_at: at, timestamp: at };
   });

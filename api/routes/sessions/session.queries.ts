@@ -20,13 +20,24 @@ export interface TimelineRow {
  */
 export async function findSession(db: Kysely<Database>, siteId: string, environment: Environment, sessionId: string) {
   const ids = sessionId.startsWith('ses_') ? [sessionId, sessionId.slice(4)] : [sessionId];
-  const rows = await db.selectFrom('sessions').select(['id', 'started_at']).where('site_id', '=', siteId).where('id', 'in', ids).where(environmentWhere(environment)).execute();
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['id', 'started_at'])
+    .where('site_id', '=', siteId)
+    .where('id', 'in', ids)
+    .where(environmentWhere(environment))
+    .execute();
   // The id exactly as sent wins over the stripped one.
   return rows.find((r) => r.id === sessionId) ?? rows[0];
 }
 
 /** Page views and signals of the session in the environment, in the order they happened, at most SESSION_TIMELINE_MAX_EVENTS + 1. */
-export async function sessionTimeline(db: Kysely<Database>, siteId: string, environment: Environment, sessionId: string): Promise<TimelineRow[]> {
+export async function sessionTimeline(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  sessionId: string,
+): Promise<TimelineRow[]> {
   return db
     .selectFrom('events')
     .select(['type', 'signal', 'selector', 'page', 'ts'])

@@ -15,9 +15,24 @@ export const SessionResponseSchema = z.object({
   page_count: z.number().int(),
   signal_count: z.number().int(),
   started_at: z.iso.datetime(),
-  events: z.array(z.discriminatedUnion('type', [
-    z.object({ type: z.literal('signal'), signal: z.string().nullable(), selector: z.string().nullable(), page: z.string(), occurred_at: z.iso.datetime(), timestamp: z.iso.datetime() }),
-    z.object({ type: z.literal('page_view'), selector: z.string().nullable(), page: z.string(), occurred_at: z.iso.datetime(), timestamp: z.iso.datetime() }),
-  ])),
+  events: z.array(
+    z.discriminatedUnion('type', [
+      z.object({
+        type: z.literal('signal'),
+        signal: z.string().nullable(),
+        selector: z.string().nullable(),
+        page: z.string(),
+        occurred_at: z.iso.datetime(),
+        timestamp: z.iso.datetime(),
+      }),
+      z.object({
+        type: z.literal('page_view'),
+        selector: z.string().nullable(),
+        page: z.string(),
+        occurred_at: z.iso.datetime(),
+        timestamp: z.iso.datetime(),
+      }),
+    ]),
+  ),
   truncated: z.boolean(),
 });

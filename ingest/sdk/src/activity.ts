@@ -40,7 +40,9 @@ function wrap(obj: object, name: string, hook: () => void): void {
 
 /** A click on a link that leaves this document (not a fragment, not javascript:). */
 function leavesDocument(e: MouseEvent): boolean {
-  const a = (e.target as Element).closest('a[href]:not([href^="#"]):not([href^="javascript:" i])') as HTMLAnchorElement | null;
+  const a = (e.target as Element).closest(
+    'a[href]:not([href^="#"]):not([href^="javascript:" i])',
+  ) as HTMLAnchorElement | null;
   return !!a && !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
 }
 
@@ -81,7 +83,17 @@ export function watchActivity(h: ActivityHooks): void {
   if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'));
 
   // A reset empties the form's fields without any DOM change or input event.
-  for (const type of ['scroll', 'focusin', 'input', 'change', 'toggle', 'transitionstart', 'animationstart', 'invalid', 'reset']) {
+  for (const type of [
+    'scroll',
+    'focusin',
+    'input',
+    'change',
+    'toggle',
+    'transitionstart',
+    'animationstart',
+    'invalid',
+    'reset',
+  ]) {
     on(document, type, (e) => fire(type, e.target));
   }
   on(document, 'selectionchange', () => {

@@ -19,7 +19,8 @@ let initialized = false;
 let sampled = false;
 
 const warn = (msg: string): void => console.warn(`[friction] ${msg}`);
-const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v ? v.slice(0, max) : undefined);
+const text = (v: unknown, max: number): string | undefined =>
+  typeof v === 'string' && v ? v.slice(0, max) : undefined;
 
 /**
  * Starts the SDK. Returns whether it is running (false: bad options, not a browser, already started).

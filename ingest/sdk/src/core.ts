@@ -23,14 +23,17 @@ export type Draft = Omit<WireEvent, 'id' | 'ts' | 'page'>;
 
 /** Elements the site opted out: `data-friction-ignore` on it or an ancestor, or an `ignore` selector. */
 export function ignored(el: Element): boolean {
-  return !!el.closest('[data-friction-ignore]') || state.ignore.some((s) => {
-    try {
-      return !!el.closest(s);
-    } catch {
-      // A selector that does not parse matches nothing; it must not cost the other rules.
-      return false;
-    }
-  });
+  return (
+    !!el.closest('[data-friction-ignore]') ||
+    state.ignore.some((s) => {
+      try {
+        return !!el.closest(s);
+      } catch {
+        // A selector that does not parse matches nothing; it must not cost the other rules.
+        return false;
+      }
+    })
+  );
 }
 
 /** A conversion's value when the contract takes it (a number, 0..1e12); undefined is left out of the JSON. */

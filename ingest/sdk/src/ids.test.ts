@@ -15,5 +15,8 @@ test('sampling keeps about sampleRate of sessions, and always decides a session 
   }
   t.true(sessions.every((s) => inSample(s, 0.3) === inSample(s, 0.3)));
   t.true(sessions.every((s) => inSample(s, 1) && !inSample(s, 0)));
-  t.true(sessions.every((s) => !inSample(s, 0.3) || inSample(s, 0.6)), 'a session in a smaller sample is in every larger one');
+  t.true(
+    sessions.every((s) => !inSample(s, 0.3) || inSample(s, 0.6)),
+    'a session in a smaller sample is in every larger one',
+  );
 });

@@ -11,4 +11,5 @@ export const uuid = (): string =>
  * Whether a session is in the sample: its id's first 32 bits (uniformly random in a v4 uuid) read
  * as a fraction. Deterministic in the session id, so a session is never half-recorded.
  */
-export const inSample = (sessionId: string, rate: number): boolean => rate >= 1 || parseInt(sessionId.slice(0, 8), 16) / 2 ** 32 < rate;
+export const inSample = (sessionId: string, rate: number): boolean =>
+  rate >= 1 || parseInt(sessionId.slice(0, 8), 16) / 2 ** 32 < rate;

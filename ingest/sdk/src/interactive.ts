@@ -13,7 +13,11 @@ const INTERACTIVE =
 export function interactiveFor(target: Element): Element | null {
   let found = target.closest(INTERACTIVE);
   if (found) return found;
-  for (let cur: Element | null = target, d = 0; cur && cur !== document.body && d < 10 && getComputedStyle(cur).cursor === 'pointer'; cur = cur.parentElement, d++) {
+  for (
+    let cur: Element | null = target, d = 0;
+    cur && cur !== document.body && d < 10 && getComputedStyle(cur).cursor === 'pointer';
+    cur = cur.parentElement, d++
+  ) {
     found = cur;
   }
   return found;
@@ -28,7 +32,8 @@ export function interactiveFor(target: Element): Element | null {
  */
 export const disabledFor = (target: Element, e?: MouseEvent): Element | null =>
   target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]') ||
-  (e && Array.from(target.children).find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
+  (e &&
+    Array.from(target.children).find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
   null;
 
 /** Whether the pointer is inside the element's box. */
@@ -42,7 +47,9 @@ function within(el: Element, e: MouseEvent): boolean {
  * focus rings are such), a blank text node, or a comment (Vue leaves `<!--v-if-->` where a ripple was).
  */
 const bare = (n: Node): boolean =>
-  n instanceof Element ? !n.textContent!.trim() && n.matches('span,div') && !n.querySelector('img,svg,video,canvas') : !(n instanceof Text && n.data.trim());
+  n instanceof Element
+    ? !n.textContent!.trim() && n.matches('span,div') && !n.querySelector('img,svg,video,canvas')
+    : !(n instanceof Text && n.data.trim());
 
 /**
  * A change inside the clicked element that only decorates the press: a ripple, focus ring or press
@@ -52,7 +59,9 @@ const bare = (n: Node): boolean =>
  */
 export const decorative = (r: MutationRecord, el: Element): boolean =>
   el.contains(r.target) &&
-  (r.type == 'childList' ? Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare) : r.target != el && bare(r.target));
+  (r.type == 'childList'
+    ? Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare)
+    : r.target != el && bare(r.target));
 
 /**
  * A modal's backdrop: the ::backdrop of a <dialog> (the click lands on the dialog, outside its box),
@@ -100,7 +109,9 @@ export function deadExcluded(el: Element, target: Element, e: MouseEvent): boole
     e.metaKey ||
     e.shiftKey ||
     e.altKey ||
-    (el.localName === 'a' && ((!!t && !/^_(self|top|parent)$/i.test(t)) || el.matches('[download],[href^=mailto\\:],[href^=tel\\:],[href^=sms\\:]'))) ||
+    (el.localName === 'a' &&
+      ((!!t && !/^_(self|top|parent)$/i.test(t)) ||
+        el.matches('[download],[href^=mailto\\:],[href^=tel\\:],[href^=sms\\:]'))) ||
     outsideResponse(el, target) ||
     isBackdrop(target, e)
   );
@@ -121,7 +132,9 @@ export function rageExcluded(el: Element, target: Element, label: string | undef
   const p = el.parentElement;
   return (
     outsideResponse(el, target) ||
-    el.matches('[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],summary,[role=tab],[role=checkbox],[role=radio],[role=switch],[role=option]') ||
+    el.matches(
+      '[aria-pressed],[aria-expanded],[aria-checked],[aria-selected],summary,[role=tab],[role=checkbox],[role=radio],[role=switch],[role=option]',
+    ) ||
     !!el.closest(
       '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[rel=next],[rel=prev],[aria-label*=pag i]',
     ) ||

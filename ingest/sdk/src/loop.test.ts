@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { NAV_LOOP_WINDOW_MS } from './constants.ts';
 import { findLoop } from './loop.ts';
 
-const views = (paths: string[], step = 5000, t0 = 1_000_000): [string, number][] => paths.map((p, i) => [p, t0 + i * step]);
+const views = (paths: string[], step = 5000, t0 = 1_000_000): [string, number][] =>
+  paths.map((p, i) => [p, t0 + i * step]);
 const end = (h: [string, number][]): number => h[h.length - 1][1];
 
 test('A→B→A→B is a loop', (t) => {
@@ -17,7 +18,11 @@ test('A→B→C→A→B→C is a loop of three', (t) => {
 });
 
 test('not loops: one cycle only, a broken cycle, a slow cycle', (t) => {
-  for (const paths of [['/a', '/b', '/a'], ['/a', '/b', '/c', '/a', '/b', '/d'], ['/a', '/b', '/c', '/d']]) {
+  for (const paths of [
+    ['/a', '/b', '/a'],
+    ['/a', '/b', '/c', '/a', '/b', '/d'],
+    ['/a', '/b', '/c', '/d'],
+  ]) {
     const h = views(paths);
     t.is(findLoop(h, end(h)), null, paths.join(' → '));
   }
@@ -27,17 +32,15 @@ test('not loops: one cycle only, a broken cycle, a slow cycle', (t) => {
 
 const path = fc.constantFrom('/a', '/b', '/c', '/d');
 /** Histories as pushPage keeps them: no page twice in a row. */
-const history = fc
-  .array(fc.tuple(path, fc.integer({ min: 100, max: 40_000 })), { maxLength: 8 })
-  .map((steps) => {
-    const h: [string, number][] = [];
-    let t = 1_000_000;
-    for (const [p, dt] of steps) {
-      t += dt;
-      if (!h.length || h[h.length - 1][0] !== p) h.push([p, t]);
-    }
-    return h;
-  });
+const history = fc.array(fc.tuple(path, fc.integer({ min: 100, max: 40_000 })), { maxLength: 8 }).map((steps) => {
+  const h: [string, number][] = [];
+  let t = 1_000_000;
+  for (const [p, dt] of steps) {
+    t += dt;
+    if (!h.length || h[h.length - 1][0] !== p) h.push([p, t]);
+  }
+  return h;
+});
 
 test('a reported loop is really two repetitions of a cycle of distinct pages within the window', (t) => {
   fc.assert(

@@ -22,7 +22,13 @@ test('primitives kept, strings cut, structures dropped', (t) => {
   const cyclic: Record<string, unknown> = { n: 1 };
   cyclic.self = cyclic;
   t.deepEqual(cleanMeta(cyclic), { n: 1 });
-  t.deepEqual(cleanMeta({ s: 'x'.repeat(300), b: true, z: null, f: () => 1, nan: Number.NaN }), { s: 'x'.repeat(256), b: true, z: null });
-  t.deepEqual(cleanMeta(Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`key${i}`, 'v'.repeat(100)]))), { truncated: true });
+  t.deepEqual(cleanMeta({ s: 'x'.repeat(300), b: true, z: null, f: () => 1, nan: Number.NaN }), {
+    s: 'x'.repeat(256),
+    b: true,
+    z: null,
+  });
+  t.deepEqual(cleanMeta(Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`key${i}`, 'v'.repeat(100)]))), {
+    truncated: true,
+  });
   t.is(cleanMeta('not an object'), undefined);
 });

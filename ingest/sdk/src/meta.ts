@@ -2,7 +2,8 @@ import { MAX_META_JSON_CHARS } from './constants.ts';
 import type { Meta } from './types.ts';
 
 const clip = (v: unknown): unknown => (typeof v === 'string' ? v.slice(0, 256) : v);
-const plain = (v: unknown): boolean => v === null || Number.isFinite(v) || typeof v === 'string' || typeof v === 'boolean';
+const plain = (v: unknown): boolean =>
+  v === null || Number.isFinite(v) || typeof v === 'string' || typeof v === 'boolean';
 
 /**
  * Props made safe for the contract: at most 32 keys of ≤ 64 chars with primitive values (strings

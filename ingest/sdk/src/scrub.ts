@@ -12,7 +12,8 @@ export function watchTyping(): void {
   on(document, 'input', (e) => {
     const t = e.target as HTMLInputElement;
     // Checkboxes and radios carry the author's values, not the visitor's words.
-    if (e.isTrusted && typeof t.value == 'string' && !/^(checkbox|radio)$/.test(t.type)) typed.set(t, t.value.trim().toLowerCase());
+    if (e.isTrusted && typeof t.value == 'string' && !/^(checkbox|radio)$/.test(t.type))
+      typed.set(t, t.value.trim().toLowerCase());
   });
 }
 
@@ -25,7 +26,8 @@ export function watchTyping(): void {
 export function scrub(s: string, quoted = true): string {
   typed.forEach((v) => {
     // Each replacement shortens s (v has 3+ characters, `…` one), so this ends.
-    for (let i; v.length > 2 && (i = s.toLowerCase().indexOf(v)) >= 0; ) s = s.slice(0, i) + '…' + s.slice(i + v.length);
+    for (let i; v.length > 2 && (i = s.toLowerCase().indexOf(v)) >= 0; )
+      s = s.slice(0, i) + '…' + s.slice(i + v.length);
   });
   s = s.replace(/\S+@\S+|\d([ .-]?\d){4,}/g, '…');
   return quoted ? s.replace(/(^|\W)(["'`])[^"'`]*["'`]/g, '$1…') : s;

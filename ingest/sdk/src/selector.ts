@@ -36,7 +36,9 @@ function ownSelector(el: Element): string | null {
 
 function segment(el: Element): string {
   const tag = CSS.escape(el.localName);
-  const same = el.parentElement ? Array.from(el.parentElement.children).filter((s) => s.localName === el.localName) : [el];
+  const same = el.parentElement
+    ? Array.from(el.parentElement.children).filter((s) => s.localName === el.localName)
+    : [el];
   return same.length > 1 ? `${tag}:nth-of-type(${same.indexOf(el) + 1})` : tag;
 }
 

@@ -28,7 +28,6 @@ export interface Settings {
   sample: (remoteRate: number) => boolean;
 }
 
-
 /** Routes every trusted press and click to the detectors that need it, resolving the click target once. */
 function watchPointer(): void {
   on<PointerEvent>(document, 'pointerdown', (e) => {
@@ -96,7 +95,10 @@ export function start(o: Settings): void {
   // and the page's own settings apply.
   f(`${o.url}/v1/sdk-config?key=${o.key}&environment=${o.context.environment || ''}`, { credentials: 'omit' })
     .then((r) => r.json())
-    .then((j: { data?: RemoteConfig }) => apply(j.data), () => apply());
+    .then(
+      (j: { data?: RemoteConfig }) => apply(j.data),
+      () => apply(),
+    );
   // Each watcher is guarded on its own: a browser API that is missing or broken disables one
   // detector, not the SDK.
   guard(watchActivity)({

@@ -79,13 +79,17 @@ export function createTransport(o: TransportOptions) {
   const later = (ms: number): void => {
     clearTimeout(timer);
     due = Date.now() + ms;
-    timer = setTimeout(guard(() => flush(ms ? true : wanted)), ms);
+    timer = setTimeout(
+      guard(() => flush(ms ? true : wanted)),
+      ms,
+    );
   };
   /**
    * How soon to send what is queued: a friction signal within SIGNAL_FLUSH_MS, so an issue shows in the API
    * seconds after it happened; page views and custom events can wait for the interval and share a batch.
    */
-  const soon = (): number => (queue.some((i) => i.e.type === 'signal') ? Math.min(o.interval, SIGNAL_FLUSH_MS) : o.interval);
+  const soon = (): number =>
+    queue.some((i) => i.e.type === 'signal') ? Math.min(o.interval, SIGNAL_FLUSH_MS) : o.interval;
 
   function take(): Batch | null {
     if (!queue.length) return null;
@@ -101,7 +105,13 @@ export function createTransport(o: TransportOptions) {
   }
 
   const body = (b: Batch, withKey: boolean): string => {
-    const out: WireBatch = { batch_id: b.id, session_id: b.s, sent_at: Date.now(), context: o.context(), events: b.events };
+    const out: WireBatch = {
+      batch_id: b.id,
+      session_id: b.s,
+      sent_at: Date.now(),
+      context: o.context(),
+      events: b.events,
+    };
     if (withKey) out.key = o.key;
     return JSON.stringify(out);
   };
@@ -196,7 +206,9 @@ export function createTransport(o: TransportOptions) {
         } catch {
           // Too big, refused, or sendBeacon missing or broken: a keepalive fetch also outlives the page. A string body
           // goes as text/plain;charset=UTF-8 (Fetch standard), as a beacon does: a simple request, no preflight.
-          new Promise((ok) => ok(o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit' }))).catch(() => undefined);
+          new Promise((ok) =>
+            ok(o.fetch(o.url, { method: 'POST', body: text, keepalive: true, credentials: 'omit' })),
+          ).catch(() => undefined);
         }
         n.sent += b.events.length;
       }

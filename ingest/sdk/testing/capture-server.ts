@@ -50,7 +50,14 @@ export interface Capture {
   close(): Promise<void>;
 }
 
-function envelopeError(res: ServerResponse, status: number, code: string, message: string, details?: unknown, headers: Record<string, string> = {}): void {
+function envelopeError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify({ data: null, error: { code, message, status, ...(details ? { details } : {}) } }));
 }
@@ -147,7 +154,14 @@ export async function startCapture(): Promise<Capture> {
     }
     if (fault) {
       record({ key, status: fault.status, raw, batch: parsed.data });
-      envelopeError(res, fault.status, fault.status === 429 ? 'rate_limited' : 'unavailable', 'scripted fault', undefined, fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {});
+      envelopeError(
+        res,
+        fault.status,
+        fault.status === 429 ? 'rate_limited' : 'unavailable',
+        'scripted fault',
+        undefined,
+        fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {},
+      );
       return;
     }
     let accepted = 0;

@@ -12,7 +12,10 @@ function near(actual: number | undefined, expected: number, sizePx: number): boo
 }
 
 /** Why the signal's coordinates do not match the recorded click, or null when they do. */
-export function coordinateProblem(e: Pick<SentEvent, 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>, c: ClickRecord): string | null {
+export function coordinateProblem(
+  e: Pick<SentEvent, 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>,
+  c: ClickRecord,
+): string | null {
   const want = {
     x: [((c.cx - c.box.x) / c.box.width) * 1000, c.box.width],
     y: [((c.cy - c.box.y) / c.box.height) * 1000, c.box.height],
@@ -50,9 +53,11 @@ export function judge(scenario: Scenario, signals: SentEvent[], clicks: Map<stri
     }
     const [event] = left.splice(i, 1);
     const problems: string[] = [];
-    if (x.label !== undefined && event.label !== x.label) problems.push(`label=${JSON.stringify(event.label)} (want ${JSON.stringify(x.label)})`);
+    if (x.label !== undefined && event.label !== x.label)
+      problems.push(`label=${JSON.stringify(event.label)} (want ${JSON.stringify(x.label)})`);
     for (const [k, v] of Object.entries(x.meta ?? {})) {
-      if (event.meta?.[k] !== v) problems.push(`meta.${k}=${JSON.stringify(event.meta?.[k])} (want ${JSON.stringify(v)})`);
+      if (event.meta?.[k] !== v)
+        problems.push(`meta.${k}=${JSON.stringify(event.meta?.[k])} (want ${JSON.stringify(v)})`);
     }
     if (x.clicked) {
       const c = clicks.get(x.clicked);

@@ -69,7 +69,9 @@ export async function openContext(
   options: BrowserContextOptions = { viewport: { width: 1280, height: 720 } },
 ): Promise<BrowserContext> {
   const context = await env.browser.newContext(options);
-  await context.addCookies([{ name: 'friction', value: sdkCookie({ key, endpoint: env.capture.url, config, esm }), url: env.fixtures.url }]);
+  await context.addCookies([
+    { name: 'friction', value: sdkCookie({ key, endpoint: env.capture.url, config, esm }), url: env.fixtures.url },
+  ]);
   return context;
 }
 
@@ -101,7 +103,9 @@ export interface VisitOptions {
 
 export async function visit(env: Env, scenario: Scenario, o: VisitOptions): Promise<VisitResult> {
   const key = newKey();
-  const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval: o.flushInterval ?? 250 }, false, { viewport: o.viewport ?? { width: 1280, height: 720 } });
+  const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval: o.flushInterval ?? 250 }, false, {
+    viewport: o.viewport ?? { width: 1280, height: 720 },
+  });
   const pageErrors: string[] = [];
   const watch = (p: Page): void => {
     p.on('pageerror', (e) => pageErrors.push(e.message));

@@ -140,32 +140,59 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz not null default now()
     );
   `;
-  for (const statement of ddl.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of ddl
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(statement).execute(db);
   }
 
-  const { rows } = await sql<{ ok: boolean }>`select exists (select 1 from pg_available_extensions where name = 'timescaledb') as ok`.execute(db);
+  const { rows } = await sql<{
+    ok: boolean;
+  }>`select exists (select 1 from pg_available_extensions where name = 'timescaledb') as ok`.execute(db);
   if (!rows[0]?.ok) return;
   await sql`create extension if not exists timescaledb`.execute(db);
   // Chunk sizes: a day of raw events per chunk keeps recent chunks in memory; scores are small, so weekly/monthly.
-  await sql`select create_hypertable('events', 'ts', chunk_time_interval => interval '1 day', if_not_exists => true)`.execute(db);
-  await sql`select create_hypertable('signals', 'ts', chunk_time_interval => interval '1 day', if_not_exists => true)`.execute(db);
-  await sql`select create_hypertable('page_scores', 'window_start', chunk_time_interval => interval '7 days', if_not_exists => true)`.execute(db);
-  await sql`select create_hypertable('score_history', 'day', chunk_time_interval => interval '30 days', if_not_exists => true)`.execute(db);
+  await sql`select create_hypertable('events', 'ts', chunk_time_interval => interval '1 day', if_not_exists => true)`.execute(
+    db,
+  );
+  await sql`select create_hypertable('signals', 'ts', chunk_time_interval => interval '1 day', if_not_exists => true)`.execute(
+    db,
+  );
+  await sql`select create_hypertable('page_scores', 'window_start', chunk_time_interval => interval '7 days', if_not_exists => true)`.execute(
+    db,
+  );
+  await sql`select create_hypertable('score_history', 'day', chunk_time_interval => interval '30 days', if_not_exists => true)`.execute(
+    db,
+  );
   // Raw rows are kept 90 days, hourly scores 90 days, daily history two years (the trend and deploy views look back that far).
   await sql`select add_retention_policy('events', interval '90 days', if_not_exists => true)`.execute(db);
   await sql`select add_retention_policy('signals', interval '90 days', if_not_exists => true)`.execute(db);
   await sql`select add_retention_policy('page_scores', interval '90 days', if_not_exists => true)`.execute(db);
   await sql`select add_retention_policy('score_history', interval '730 days', if_not_exists => true)`.execute(db);
   // Compress after 35 days: ingest refuses events older than 30 days, so compressed chunks never take inserts.
-  await sql`alter table events set (timescaledb.compress, timescaledb.compress_segmentby = 'site_id', timescaledb.compress_orderby = 'ts desc')`.execute(db);
-  await sql`alter table signals set (timescaledb.compress, timescaledb.compress_segmentby = 'site_id', timescaledb.compress_orderby = 'ts desc')`.execute(db);
+  await sql`alter table events set (timescaledb.compress, timescaledb.compress_segmentby = 'site_id', timescaledb.compress_orderby = 'ts desc')`.execute(
+    db,
+  );
+  await sql`alter table signals set (timescaledb.compress, timescaledb.compress_segmentby = 'site_id', timescaledb.compress_orderby = 'ts desc')`.execute(
+    db,
+  );
   await sql`select add_compression_policy('events', interval '35 days', if_not_exists => true)`.execute(db);
   await sql`select add_compression_policy('signals', interval '35 days', if_not_exists => true)`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['dead_letters', 'score_history', 'page_scores', 'sessions', 'signals', 'events', 'api_keys', 'sites', 'orgs']) {
+  for (const t of [
+    'dead_letters',
+    'score_history',
+    'page_scores',
+    'sessions',
+    'signals',
+    'events',
+    'api_keys',
+    'sites',
+    'orgs',
+  ]) {
     await db.schema.dropTable(t).ifExists().cascade().execute();
   }
 }

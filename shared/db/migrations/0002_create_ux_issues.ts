@@ -81,12 +81,16 @@ export async function up(db: Kysely<any>): Promise<void> {
       primary key (job, scope, period)
     )
   `;
-  for (const statement of ddl.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of ddl
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(statement).execute(db);
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['job_runs', 'outbox', 'page_elements', 'issue_updates']) await db.schema.dropTable(t).ifExists().execute();
+  for (const t of ['job_runs', 'outbox', 'page_elements', 'issue_updates'])
+    await db.schema.dropTable(t).ifExists().execute();
   await db.schema.dropTable('ux_issues').ifExists().execute();
 }

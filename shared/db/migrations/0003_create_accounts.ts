@@ -47,13 +47,17 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz not null default now()
     )
   `;
-  for (const statement of ddl.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of ddl
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(statement).execute(db);
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['instance_secrets', 'invitations', 'memberships', 'users']) await db.schema.dropTable(t).ifExists().execute();
+  for (const t of ['instance_secrets', 'invitations', 'memberships', 'users'])
+    await db.schema.dropTable(t).ifExists().execute();
   await sql`alter table sites drop column if exists deleted_at`.execute(db);
   await sql`alter table orgs drop column if exists session_limit`.execute(db);
   await sql`alter table orgs drop column if exists site_limit`.execute(db);

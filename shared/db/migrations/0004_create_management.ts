@@ -96,13 +96,24 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     create index annotations_site_idx on annotations (site_id, occurred_at desc)
   `;
-  for (const statement of ddl.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of ddl
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(statement).execute(db);
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['annotations', 'sdk_configs', 'environments', 'integrations', 'webhook_endpoints', 'alerts', 'alert_rules']) {
+  for (const t of [
+    'annotations',
+    'sdk_configs',
+    'environments',
+    'integrations',
+    'webhook_endpoints',
+    'alerts',
+    'alert_rules',
+  ]) {
     await db.schema.dropTable(t).ifExists().execute();
   }
 }

@@ -31,7 +31,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     create index email_verifications_email_idx on email_verifications (email, created_at)
   `;
-  for (const statement of ddl.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean)) {
+  for (const statement of ddl
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(statement).execute(db);
   }
   // Credentials a URL carried (https://user:pass@host) out of every audit summary written before they were refused.

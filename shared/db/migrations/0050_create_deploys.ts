@@ -35,7 +35,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz not null default now()
     )`.execute(db);
   await sql`create index deploys_site_env_idx on deploys (site_id, environment, recorded_at desc)`.execute(db);
-  await sql`create index deploys_idempotency_idx on deploys (site_id, idempotency_key, recorded_at desc) where idempotency_key is not null`.execute(db);
+  await sql`create index deploys_idempotency_idx on deploys (site_id, idempotency_key, recorded_at desc) where idempotency_key is not null`.execute(
+    db,
+  );
   await sql`
     create table deploy_verifications (
       id bigserial primary key,
@@ -66,7 +68,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       updated_at timestamptz not null,
       primary key (site_id, environment)
     )`.execute(db);
-  await sql`alter table ux_issues add column introduced_by_deploy uuid references deploys(id) on delete set null`.execute(db);
+  await sql`alter table ux_issues add column introduced_by_deploy uuid references deploys(id) on delete set null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

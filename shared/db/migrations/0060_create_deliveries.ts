@@ -33,9 +33,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       updated_at timestamptz not null default now(),
       completed_at timestamptz
     )`.execute(db);
-  await sql`create unique index notification_deliveries_once_idx on notification_deliveries (event_id, channel, (coalesce(endpoint_id::text, target)))`.execute(db);
-  await sql`create index notification_deliveries_due_idx on notification_deliveries (next_attempt_at) where status = 'pending'`.execute(db);
-  await sql`create index notification_deliveries_org_idx on notification_deliveries (org_id, created_at desc)`.execute(db);
+  await sql`create unique index notification_deliveries_once_idx on notification_deliveries (event_id, channel, (coalesce(endpoint_id::text, target)))`.execute(
+    db,
+  );
+  await sql`create index notification_deliveries_due_idx on notification_deliveries (next_attempt_at) where status = 'pending'`.execute(
+    db,
+  );
+  await sql`create index notification_deliveries_org_idx on notification_deliveries (org_id, created_at desc)`.execute(
+    db,
+  );
   await sql`
     create table delivery_attempts (
       id bigserial primary key,
@@ -68,7 +74,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       recovered_at timestamptz,
       details jsonb not null default '{}'
     )`.execute(db);
-  await sql`create unique index degradation_events_open_idx on degradation_events (kind, subject) where recovered_at is null`.execute(db);
+  await sql`create unique index degradation_events_open_idx on degradation_events (kind, subject) where recovered_at is null`.execute(
+    db,
+  );
   await sql`create index degradation_events_org_idx on degradation_events (org_id, started_at desc)`.execute(db);
   // Per (rule, page): the evaluation memory of processor/alerts/rules.ts (consecutive holds, flapping, auto-resolve clock).
   await sql`
@@ -90,5 +98,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('degradation_events').ifExists().execute();
   await db.schema.dropTable('delivery_attempts').ifExists().execute();
   await db.schema.dropTable('notification_deliveries').ifExists().execute();
-  await sql`alter table webhook_endpoints drop column if exists consecutive_failures, drop column if exists failing_since, drop column if exists disabled_at, drop column if exists disabled_reason`.execute(db);
+  await sql`alter table webhook_endpoints drop column if exists consecutive_failures, drop column if exists failing_since, drop column if exists disabled_at, drop column if exists disabled_reason`.execute(
+    db,
+  );
 }

@@ -5,7 +5,9 @@ import { sql, type Kysely } from 'kysely';
  * the change they describe committed: each row names the stream it is relayed to.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table outbox add column stream text not null default 'notify' check (stream in ('notify', 'commands'))`.execute(db);
+  await sql`alter table outbox add column stream text not null default 'notify' check (stream in ('notify', 'commands'))`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

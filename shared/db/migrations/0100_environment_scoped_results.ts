@@ -12,7 +12,9 @@ import { sql, type Kysely } from 'kysely';
  * - `environment_scores` is dropped: a staging deploy's confusion_before is staging's overall page score now.
  * `events.environment` and `sessions.environment` stay as they were (null means production, as the SDK sends it).
  */
-const ENV_COLUMN = sql.raw(`environment text not null default 'production' check (environment in ('production', 'staging'))`);
+const ENV_COLUMN = sql.raw(
+  `environment text not null default 'production' check (environment in ('production', 'staging'))`,
+);
 
 export async function up(db: Kysely<any>): Promise<void> {
   for (const table of ['page_scores', 'score_history', 'ux_issues', 'page_elements', 'signals']) {
@@ -27,14 +29,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table score_history add primary key (site_id, environment, page, day)`.execute(db);
 
   await sql`drop index ux_issues_cluster_idx`.execute(db);
-  await sql`create unique index ux_issues_cluster_idx on ux_issues (site_id, environment, page, cluster_selector, signal_type)`.execute(db);
+  await sql`create unique index ux_issues_cluster_idx on ux_issues (site_id, environment, page, cluster_selector, signal_type)`.execute(
+    db,
+  );
   await sql`drop index ux_issues_rank_idx`.execute(db);
   await sql`create index ux_issues_rank_idx on ux_issues (site_id, environment, status, severity desc)`.execute(db);
 
   await sql`alter table page_elements drop constraint page_elements_pkey`.execute(db);
   await sql`alter table page_elements add primary key (site_id, environment, page, cluster_selector)`.execute(db);
   await sql`drop index page_elements_rank_idx`.execute(db);
-  await sql`create index page_elements_rank_idx on page_elements (site_id, environment, friction_score desc)`.execute(db);
+  await sql`create index page_elements_rank_idx on page_elements (site_id, environment, friction_score desc)`.execute(
+    db,
+  );
 
   await sql`drop index signals_page_idx`.execute(db);
   await sql`create index signals_page_idx on signals (site_id, environment, page, ts desc)`.execute(db);
@@ -68,7 +74,9 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop index page_elements_rank_idx`.execute(db);
   await sql`create index page_elements_rank_idx on page_elements (site_id, friction_score desc)`.execute(db);
   await sql`drop index ux_issues_cluster_idx`.execute(db);
-  await sql`create unique index ux_issues_cluster_idx on ux_issues (site_id, page, cluster_selector, signal_type)`.execute(db);
+  await sql`create unique index ux_issues_cluster_idx on ux_issues (site_id, page, cluster_selector, signal_type)`.execute(
+    db,
+  );
   await sql`drop index ux_issues_rank_idx`.execute(db);
   await sql`create index ux_issues_rank_idx on ux_issues (site_id, status, severity desc)`.execute(db);
   await sql`alter table score_history drop constraint score_history_pkey`.execute(db);

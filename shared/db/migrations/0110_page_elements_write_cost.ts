@@ -20,6 +20,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table page_elements reset (fillfactor)`.execute(db);
-  await sql`alter table page_elements add constraint page_elements_site_id_fkey foreign key (site_id) references sites(id) on delete cascade`.execute(db);
-  await sql`create index page_elements_rank_idx on page_elements (site_id, environment, friction_score desc)`.execute(db);
+  await sql`alter table page_elements add constraint page_elements_site_id_fkey foreign key (site_id) references sites(id) on delete cascade`.execute(
+    db,
+  );
+  await sql`create index page_elements_rank_idx on page_elements (site_id, environment, friction_score desc)`.execute(
+    db,
+  );
 }

@@ -6,7 +6,9 @@ import { sql, type Kysely } from 'kysely';
  * window or quiet period). Every record before this migration was a before-window comparison.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table deploy_verifications add column control text not null default 'before_window' check (control in ('concurrent', 'before_window'))`.execute(db);
+  await sql`alter table deploy_verifications add column control text not null default 'before_window' check (control in ('concurrent', 'before_window'))`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

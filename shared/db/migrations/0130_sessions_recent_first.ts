@@ -7,7 +7,9 @@ import { sql, type Kysely } from 'kysely';
  * instead of sorting every session of the window. The usage count (sessions since a date) reads the same prefix.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index if not exists sessions_recent_first_idx on sessions (site_id, started_at desc, id collate "C")`.execute(db);
+  await sql`create index if not exists sessions_recent_first_idx on sessions (site_id, started_at desc, id collate "C")`.execute(
+    db,
+  );
   await sql`drop index if exists sessions_started_idx`.execute(db);
 }
 

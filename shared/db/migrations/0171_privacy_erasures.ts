@@ -14,7 +14,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       requested_at timestamptz not null default now(),
       applied_at timestamptz
     )`.execute(db);
-  await sql`create index privacy_erasures_pending_idx on privacy_erasures (site_id) where applied_at is null`.execute(db);
+  await sql`create index privacy_erasures_pending_idx on privacy_erasures (site_id) where applied_at is null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -9,7 +9,9 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table dead_letters add column replayed_at timestamptz, add column replayed_by text`.execute(db);
   await sql`alter table outbox drop constraint if exists outbox_stream_check`.execute(db);
-  await sql`alter table outbox add constraint outbox_stream_check check (stream in ('notify', 'commands', 'replay'))`.execute(db);
+  await sql`alter table outbox add constraint outbox_stream_check check (stream in ('notify', 'commands', 'replay'))`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

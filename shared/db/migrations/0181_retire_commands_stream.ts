@@ -14,5 +14,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table outbox drop constraint if exists outbox_stream_check`.execute(db);
-  await sql`alter table outbox add constraint outbox_stream_check check (stream in ('notify', 'commands', 'replay'))`.execute(db);
+  await sql`alter table outbox add constraint outbox_stream_check check (stream in ('notify', 'commands', 'replay'))`.execute(
+    db,
+  );
 }

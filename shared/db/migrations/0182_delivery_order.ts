@@ -7,8 +7,12 @@ import { sql, type Kysely } from 'kysely';
  * delivery of the same key to the same channel, endpoint and target is still pending (see deliveries.queries.ts).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table notification_deliveries add column order_key text, add column queued_seq bigint generated always as identity`.execute(db);
-  await sql`create index notification_deliveries_order_idx on notification_deliveries (order_key, channel, queued_seq) where status = 'pending' and order_key is not null`.execute(db);
+  await sql`alter table notification_deliveries add column order_key text, add column queued_seq bigint generated always as identity`.execute(
+    db,
+  );
+  await sql`create index notification_deliveries_order_idx on notification_deliveries (order_key, channel, queued_seq) where status = 'pending' and order_key is not null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

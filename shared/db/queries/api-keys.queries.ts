@@ -17,26 +17,66 @@ export async function findActiveKeyByHash(db: Kysely<Database>, keyHash: string)
   const row = await db
     .selectFrom('api_keys')
     .leftJoin('sites', 'sites.id', 'api_keys.site_id')
-    .select(['api_keys.id', 'api_keys.org_id', 'api_keys.site_id', 'api_keys.key_type', 'api_keys.key_hash', 'api_keys.scopes', 'sites.status as site_status'])
+    .select([
+      'api_keys.id',
+      'api_keys.org_id',
+      'api_keys.site_id',
+      'api_keys.key_type',
+      'api_keys.key_hash',
+      'api_keys.scopes',
+      'sites.status as site_status',
+    ])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
-  return { id: row.id, orgId: row.org_id, siteId: row.site_id, keyType: row.key_type, keyHash: row.key_hash, scopes: row.scopes, siteStatus: row.site_status };
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    siteId: row.site_id,
+    keyType: row.key_type,
+    keyHash: row.key_hash,
+    scopes: row.scopes,
+    siteStatus: row.site_status,
+  };
 }
 
 /** Hashes of a site's unrevoked keys (to drop them from key caches when the site changes). */
 export async function activeKeyHashesOfSite(db: Kysely<Database>, siteId: string): Promise<string[]> {
-  const rows = await db.selectFrom('api_keys').select('key_hash').where('site_id', '=', siteId).where('revoked_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('key_hash')
+    .where('site_id', '=', siteId)
+    .where('revoked_at', 'is', null)
+    .execute();
   return rows.map((r) => r.key_hash);
 }
 
 export async function insertApiKey(
   db: Kysely<Database>,
-  k: { id: string; orgId: string; siteId: string | null; keyType: string; keyPrefix: string; keyHash: string; scopes: string[]; name?: string },
+  k: {
+    id: string;
+    orgId: string;
+    siteId: string | null;
+    keyType: string;
+    keyPrefix: string;
+    keyHash: string;
+    scopes: string[];
+    name?: string;
+  },
 ): Promise<void> {
   await db
     .insertInto('api_keys')
-    .values({ id: k.id, org_id: k.orgId, site_id: k.siteId, key_type: k.keyType, key_prefix: k.keyPrefix, key_hash: k.keyHash, scopes: k.scopes, name: k.name ?? null, revoked_at: null })
+    .values({
+      id: k.id,
+      org_id: k.orgId,
+      site_id: k.siteId,
+      key_type: k.keyType,
+      key_prefix: k.keyPrefix,
+      key_hash: k.keyHash,
+      scopes: k.scopes,
+      name: k.name ?? null,
+      revoked_at: null,
+    })
     .execute();
 }

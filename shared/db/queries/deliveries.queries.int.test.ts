@@ -24,13 +24,41 @@ test('recordAndClaim: one statement records the finished attempts and claims the
   await migrateToLatest(db);
   const orgId = await insertOrg(db, { name: 'o' });
   const endpointId = randomUUID();
-  await db.insertInto('webhook_endpoints').values({ id: endpointId, org_id: orgId, site_id: null, url: 'https://hooks.example/in', description: null, events: ['alert.triggered'], active: true, secret_sealed: 'sealed', deleted_at: null, consecutive_failures: 3, failing_since: new Date(0) }).execute();
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id: endpointId,
+      org_id: orgId,
+      site_id: null,
+      url: 'https://hooks.example/in',
+      description: null,
+      events: ['alert.triggered'],
+      active: true,
+      secret_sealed: 'sealed',
+      deleted_at: null,
+      consecutive_failures: 3,
+      failing_since: new Date(0),
+    })
+    .execute();
   const t0 = new Date(Date.UTC(2026, 0, 1));
   const ids = Array.from({ length: 6 }, () => randomUUID());
-  await db.insertInto('notification_deliveries').values(ids.map((id, i) => ({
-    id, event_id: `evt_${i}`, event_type: 'alert.triggered', org_id: orgId, site_id: null, channel: 'webhook', endpoint_id: endpointId,
-    target: 'https://hooks.example/in', body: `{"n":${i}}`, next_attempt_at: new Date(t0.getTime() + i),
-  }))).execute();
+  await db
+    .insertInto('notification_deliveries')
+    .values(
+      ids.map((id, i) => ({
+        id,
+        event_id: `evt_${i}`,
+        event_type: 'alert.triggered',
+        org_id: orgId,
+        site_id: null,
+        channel: 'webhook',
+        endpoint_id: endpointId,
+        target: 'https://hooks.example/in',
+        body: `{"n":${i}}`,
+        next_attempt_at: new Date(t0.getTime() + i),
+      })),
+    )
+    .execute();
 
   // Claim the first two, then record them while claiming the rest, at a time past their lease: the claim must not
   // take (and the record must still write) the rows it records.
@@ -39,14 +67,25 @@ test('recordAndClaim: one statement records the finished attempts and claims the
   t.like(first[0]!.endpoint, { url: 'https://hooks.example/in', secret_sealed: 'sealed', active: true });
   const later = new Date(t0.getTime() + LEASE_MS + 1000);
   const records: AttemptRecord[] = first.map((d) => ({
-    deliveryId: d.id, claimedAttempts: d.attempts, status: 'succeeded', httpStatus: 204, error: null, durationMs: 3, startedAt: later, nextAttemptAt: null,
+    deliveryId: d.id,
+    claimedAttempts: d.attempts,
+    status: 'succeeded',
+    httpStatus: 204,
+    error: null,
+    durationMs: 3,
+    startedAt: later,
+    nextAttemptAt: null,
   }));
   statements = 0;
   const { written, claimed } = await recordAndClaim(db, records, later, 10, LEASE_MS);
   t.is(statements, 1, 'one statement');
   t.deepEqual([...written].sort(), ids.slice(0, 2).sort());
   t.deepEqual(claimed.map((d) => d.id).sort(), ids.slice(2).sort());
-  t.true(claimed.every((d) => d.attempts === 0 && d.endpoint?.url === 'https://hooks.example/in' && d.body.startsWith('{"n":')));
+  t.true(
+    claimed.every(
+      (d) => d.attempts === 0 && d.endpoint?.url === 'https://hooks.example/in' && d.body.startsWith('{"n":'),
+    ),
+  );
 
   const rows = new Map((await db.selectFrom('notification_deliveries').selectAll().execute()).map((r) => [r.id, r]));
   for (const id of ids.slice(0, 2)) t.like(rows.get(id), { status: 'succeeded', attempts: 1, last_http_status: 204 });
@@ -55,9 +94,18 @@ test('recordAndClaim: one statement records the finished attempts and claims the
     t.is(rows.get(id)!.next_attempt_at.getTime(), later.getTime() + LEASE_MS, 'leased');
   }
   const attempts = await db.selectFrom('delivery_attempts').selectAll().orderBy('delivery_id').execute();
-  t.deepEqual(attempts.map((a) => [a.delivery_id, a.attempt, a.status, a.http_status]), ids.slice(0, 2).sort().map((id) => [id, 1, 'succeeded', 204]));
+  t.deepEqual(
+    attempts.map((a) => [a.delivery_id, a.attempt, a.status, a.http_status]),
+    ids
+      .slice(0, 2)
+      .sort()
+      .map((id) => [id, 1, 'succeeded', 204]),
+  );
   // A success clears the endpoint's failure streak.
-  t.like(await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirstOrThrow(), { consecutive_failures: 0, failing_since: null });
+  t.like(await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirstOrThrow(), {
+    consecutive_failures: 0,
+    failing_since: null,
+  });
 
   // A record whose claim went stale (its attempt count moved on) writes nothing; a claim with nothing due takes nothing.
   const again = await recordAndClaim(db, [{ ...records[0]!, claimedAttempts: 0 }], later, 10, LEASE_MS);

@@ -11,7 +11,11 @@ export type NewDelivery = Insertable<NotificationDeliveryTable>;
  */
 export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const r = await db.insertInto('notification_deliveries').values(rows as NewDelivery[]).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  const r = await db
+    .insertInto('notification_deliveries')
+    .values(rows as NewDelivery[])
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0);
 }
 
@@ -23,9 +27,17 @@ export interface ClaimedEndpoint {
   deleted_at: Date | null;
 }
 /** What a send and its record need of a claimed delivery (nothing more is read: every column costs parsing per row). */
-export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'channel' | 'endpoint_id' | 'event_id' | 'target' | 'body' | 'attempts'> & { endpoint: ClaimedEndpoint | null };
+export type ClaimedDelivery = Pick<
+  DeliveryRow,
+  'id' | 'channel' | 'endpoint_id' | 'event_id' | 'target' | 'body' | 'attempts'
+> & { endpoint: ClaimedEndpoint | null };
 
-type ClaimedRow = Omit<ClaimedDelivery, 'endpoint'> & { ep_url: string | null; ep_secret_sealed: string | null; ep_active: boolean | null; ep_deleted_at: Date | null };
+type ClaimedRow = Omit<ClaimedDelivery, 'endpoint'> & {
+  ep_url: string | null;
+  ep_secret_sealed: string | null;
+  ep_active: boolean | null;
+  ep_deleted_at: Date | null;
+};
 
 /**
  * The claim as a CTE `c` (see claimDueDeliveries). A delivery with an `order_key` waits while an earlier one of the
@@ -52,7 +64,13 @@ const claimedSelect = sql`select c.id, c.channel, c.endpoint_id, c.event_id, c.t
     from c left join webhook_endpoints e on c.channel = 'webhook' and e.id = c.endpoint_id`;
 
 function toClaimed({ ep_url, ep_secret_sealed, ep_active, ep_deleted_at, ...d }: ClaimedRow): ClaimedDelivery {
-  return { ...d, endpoint: ep_url === null || ep_secret_sealed === null ? null : { url: ep_url, secret_sealed: ep_secret_sealed, active: ep_active === true, deleted_at: ep_deleted_at } };
+  return {
+    ...d,
+    endpoint:
+      ep_url === null || ep_secret_sealed === null
+        ? null
+        : { url: ep_url, secret_sealed: ep_secret_sealed, active: ep_active === true, deleted_at: ep_deleted_at },
+  };
 }
 
 /**
@@ -60,7 +78,12 @@ function toClaimed({ ep_url, ep_secret_sealed, ep_active, ep_deleted_at, ...d }:
  * due time moves `leaseMs` ahead, so no other dispatcher takes them while this one sends (rows another dispatcher
  * is claiming right now are skipped), and a dispatcher that dies mid-send leaves them due again when the lease ends.
  */
-export async function claimDueDeliveries(db: Kysely<Database>, now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: Kysely<Database>,
+  now: Date,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimedRow>`with ${claimCte(now, limit, leaseMs)} ${claimedSelect}`.execute(db);
   return rows.map(toClaimed);
 }
@@ -70,12 +93,18 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, limit:
  * without waiting for the lease. Only rows still under this claim's lease are touched (`leasedUntil` is exactly
  * what the claim wrote), never one another dispatcher has claimed since.
  */
-export async function releaseClaims(db: Db, claims: readonly { id: string; leasedUntil: Date }[], now: Date): Promise<void> {
+export async function releaseClaims(
+  db: Db,
+  claims: readonly { id: string; leasedUntil: Date }[],
+  now: Date,
+): Promise<void> {
   if (claims.length === 0) return;
   await sql`
     update notification_deliveries n set next_attempt_at = ${now}, updated_at = ${now}
     from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leasedUntil.toISOString())}::timestamptz[]) as v(id, leased_until)
-    where n.id = any(${claims.map((c) => c.id)}::uuid[]) and n.id = v.id and n.status = 'pending' and n.next_attempt_at = v.leased_until`.execute(db);
+    where n.id = any(${claims.map((c) => c.id)}::uuid[]) and n.id = v.id and n.status = 'pending' and n.next_attempt_at = v.leased_until`.execute(
+    db,
+  );
 }
 
 export interface AttemptRecord {
@@ -137,8 +166,15 @@ export async function recordAttempts(db: Db, records: readonly AttemptRecord[], 
  * is due is taken in one round trip and one commit). The claim cannot take a row this statement records: those are
  * leased to this dispatcher, not due (and should a lease have run out, a row is changed by one of the two only).
  */
-export async function recordAndClaim(db: Kysely<Database>, records: readonly AttemptRecord[], now: Date, limit: number, leaseMs: number): Promise<{ written: Set<string>; claimed: ClaimedDelivery[] }> {
-  if (records.length === 0) return { written: new Set(), claimed: limit > 0 ? await claimDueDeliveries(db, now, limit, leaseMs) : [] };
+export async function recordAndClaim(
+  db: Kysely<Database>,
+  records: readonly AttemptRecord[],
+  now: Date,
+  limit: number,
+  leaseMs: number,
+): Promise<{ written: Set<string>; claimed: ClaimedDelivery[] }> {
+  if (records.length === 0)
+    return { written: new Set(), claimed: limit > 0 ? await claimDueDeliveries(db, now, limit, leaseMs) : [] };
   if (limit <= 0) return { written: await recordAttempts(db, records, now), claimed: [] };
   const { rows } = await sql<ClaimedRow & { recorded: boolean }>`
     with ${recordCtes(records, now)}, ${claimCte(now, limit, leaseMs)}
@@ -161,19 +197,44 @@ export async function recordAndClaim(db: Kysely<Database>, records: readonly Att
  * Of these claimed deliveries, the ones still as claimed (pending, no attempt recorded since), locked until the
  * caller's transaction ends: what a failed attempt may be counted against its endpoint for.
  */
-export async function lockClaimedDeliveries(trx: Transaction<Database>, claims: readonly { id: string; attempts: number }[]): Promise<Set<string>> {
+export async function lockClaimedDeliveries(
+  trx: Transaction<Database>,
+  claims: readonly { id: string; attempts: number }[],
+): Promise<Set<string>> {
   if (claims.length === 0) return new Set();
-  const rows = await trx.selectFrom('notification_deliveries').select(['id', 'attempts']).where('id', 'in', claims.map((c) => c.id)).where('status', '=', 'pending').forUpdate().execute();
+  const rows = await trx
+    .selectFrom('notification_deliveries')
+    .select(['id', 'attempts'])
+    .where(
+      'id',
+      'in',
+      claims.map((c) => c.id),
+    )
+    .where('status', '=', 'pending')
+    .forUpdate()
+    .execute();
   const seen = new Map(rows.map((r) => [r.id, r.attempts]));
   return new Set(claims.filter((c) => seen.get(c.id) === c.attempts).map((c) => c.id));
 }
 
 /** Finishes deliveries without an attempt (their endpoint was disabled or removed meanwhile), one statement per reason. */
-export async function abandonDeliveries(db: Db, abandoned: readonly { id: string; reason: string }[], now: Date): Promise<void> {
+export async function abandonDeliveries(
+  db: Db,
+  abandoned: readonly { id: string; reason: string }[],
+  now: Date,
+): Promise<void> {
   const byReason = Map.groupBy(abandoned, (a) => a.reason);
   for (const [reason, items] of byReason) {
-    await db.updateTable('notification_deliveries').set({ status: 'failed', last_error: reason, completed_at: now, updated_at: now })
-      .where('id', 'in', items.map((a) => a.id)).where('status', '=', 'pending').execute();
+    await db
+      .updateTable('notification_deliveries')
+      .set({ status: 'failed', last_error: reason, completed_at: now, updated_at: now })
+      .where(
+        'id',
+        'in',
+        items.map((a) => a.id),
+      )
+      .where('status', '=', 'pending')
+      .execute();
   }
 }
 
@@ -199,7 +260,12 @@ export interface DeliveryLogEntry {
  * The org's delivery log, newest first: every attempt made, plus one `pending` line per delivery still waiting
  * for its next attempt (its number, its due time). `siteId` narrows to one site's (site-scoped keys).
  */
-export async function listDeliveryLog(db: Db, orgId: string, limit: number, siteId?: string): Promise<DeliveryLogEntry[]> {
+export async function listDeliveryLog(
+  db: Db,
+  orgId: string,
+  limit: number,
+  siteId?: string,
+): Promise<DeliveryLogEntry[]> {
   const siteFilter = siteId ? sql`and d.site_id = ${siteId}` : sql``;
   const { rows } = await sql<DeliveryLogEntry>`
     select * from (

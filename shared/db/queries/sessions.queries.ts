@@ -9,13 +9,24 @@ export async function insertSession(db: Db, s: { id: string; userId: string; exp
 
 /** Ends one session; true when it was live. */
 export async function endSession(db: Db, id: string, userId: string, now: Date): Promise<boolean> {
-  const r = await db.updateTable('user_sessions').set({ revoked_at: now }).where('id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('user_sessions')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
 /** Ends every live session of the user except `keep` (null: all of them); returns how many ended. */
 export async function endSessionsOfUser(db: Db, userId: string, keep: string | null, now: Date): Promise<number> {
-  let q = db.updateTable('user_sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now);
+  let q = db
+    .updateTable('user_sessions')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now);
   if (keep) q = q.where('id', '!=', keep);
   const r = await q.executeTakeFirst();
   return Number(r.numUpdatedRows);

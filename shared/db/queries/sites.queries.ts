@@ -8,13 +8,24 @@ export async function insertSite(db: Db, s: { id: string; orgId: string; name: s
 }
 
 /** Creates an environment with its SDK config; returns the environment id. */
-export async function insertEnvironment(db: Db, e: { id: string; siteId: string; name: string; config: Record<string, unknown> }): Promise<void> {
+export async function insertEnvironment(
+  db: Db,
+  e: { id: string; siteId: string; name: string; config: Record<string, unknown> },
+): Promise<void> {
   await db.insertInto('environments').values({ id: e.id, site_id: e.siteId, name: e.name }).execute();
-  await db.insertInto('sdk_configs').values({ environment_id: e.id, site_id: e.siteId, config: JSON.stringify(e.config) }).execute();
+  await db
+    .insertInto('sdk_configs')
+    .values({ environment_id: e.id, site_id: e.siteId, config: JSON.stringify(e.config) })
+    .execute();
 }
 
 /** Ids of the org's sites that are not deleted. */
 export async function liveSiteIdsOfOrg(db: Db, orgId: string): Promise<string[]> {
-  const rows = await db.selectFrom('sites').select('id').where('org_id', '=', orgId).where('deleted_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('sites')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('deleted_at', 'is', null)
+    .execute();
   return rows.map((r) => r.id);
 }

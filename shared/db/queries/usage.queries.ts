@@ -16,7 +16,14 @@ export interface OrgUsage {
 
 /** The org's plan, limits and usage; null when the org does not exist. */
 export async function orgUsage(db: Db, orgId: string, since: Date): Promise<OrgUsage | null> {
-  const { rows } = await sql<{ plan: string; site_limit: number | null; session_limit: number | null; trial_ends_at: Date | null; sites: number; sessions: number }>`
+  const { rows } = await sql<{
+    plan: string;
+    site_limit: number | null;
+    session_limit: number | null;
+    trial_ends_at: Date | null;
+    sites: number;
+    sessions: number;
+  }>`
     select o.plan, o.site_limit, o.session_limit, o.trial_ends_at,
            (select count(*)::int from sites s where s.org_id = o.id and s.deleted_at is null) as sites,
            (select count(*)::int from sessions x join sites s on s.id = x.site_id
@@ -24,7 +31,14 @@ export async function orgUsage(db: Db, orgId: string, since: Date): Promise<OrgU
     from orgs o where o.id = ${orgId}`.execute(db);
   const r = rows[0];
   return r
-    ? { plan: r.plan, siteLimit: r.site_limit, sessionLimit: r.session_limit, trialEndsAt: r.trial_ends_at, sites: r.sites, sessions: r.sessions }
+    ? {
+        plan: r.plan,
+        siteLimit: r.site_limit,
+        sessionLimit: r.session_limit,
+        trialEndsAt: r.trial_ends_at,
+        sites: r.sites,
+        sessions: r.sessions,
+      }
     : null;
 }
 

@@ -4,7 +4,19 @@ import { go, href, route } from '../route.ts';
 import { loadSession } from '../state.ts';
 import { Field } from '../ui.tsx';
 
-function Form({ title, submit, children, busyText, foot }: { title: string; submit: () => Promise<void>; children: preact.ComponentChildren; busyText: string; foot?: preact.ComponentChildren }) {
+function Form({
+  title,
+  submit,
+  children,
+  busyText,
+  foot,
+}: {
+  title: string;
+  submit: () => Promise<void>;
+  children: preact.ComponentChildren;
+  busyText: string;
+  foot?: preact.ComponentChildren;
+}) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
   return (
@@ -25,8 +37,14 @@ function Form({ title, submit, children, busyText, foot }: { title: string; subm
         }}
       >
         {children}
-        {err && <p class="error" role="alert">{err}</p>}
-        <button type="submit" disabled={busy}>{busy ? busyText : title}</button>
+        {err && (
+          <p class="error" role="alert">
+            {err}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {busy ? busyText : title}
+        </button>
       </form>
       {foot}
     </main>
@@ -45,12 +63,39 @@ export function SignIn() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   return (
-    <Form title="Sign in" busyText="Signing in…" submit={async () => {
-      await post('/v1/auth/login', { email, password, session: 'cookie' });
-      await signedIn();
-    }} foot={<p>No account yet? <a href={href('signup')}>Create one</a>.</p>}>
-      <Field label="Email"><input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></Field>
-      <Field label="Password"><input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></Field>
+    <Form
+      title="Sign in"
+      busyText="Signing in…"
+      submit={async () => {
+        await post('/v1/auth/login', { email, password, session: 'cookie' });
+        await signedIn();
+      }}
+      foot={
+        <p>
+          No account yet? <a href={href('signup')}>Create one</a>.
+        </p>
+      }
+    >
+      <Field label="Email">
+        <input
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Password">
+        <input
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+      </Field>
     </Form>
   );
 }
@@ -69,18 +114,54 @@ export function SignUp() {
     );
   }
   return (
-    <Form title="Create account" busyText="Creating…" submit={async () => {
-      const r = await post<{ status?: string; token?: string }>('/v1/auth/signup', { email, password, org_name: org, session: 'cookie' }).catch(async (e: ApiError) => {
-        // With SMTP configured, signup takes no session field: the session starts at verify-email.
-        if (e.status === 400 && /session/.test(e.message)) return post<{ status?: string }>('/v1/auth/signup', { email, password, org_name: org });
-        throw e;
-      });
-      if (r.status === 'verification_sent') setSent(email);
-      else await signedIn();
-    }} foot={<p>Already have an account? <a href={href('signin')}>Sign in</a>.</p>}>
-      <Field label="Email"><input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></Field>
-      <Field label="Password" hint="At least 8 characters."><input type="password" name="password" autoComplete="new-password" minLength={8} required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></Field>
-      <Field label="Organization name"><input name="org" required maxLength={120} value={org} onInput={(e) => setOrg(e.currentTarget.value)} /></Field>
+    <Form
+      title="Create account"
+      busyText="Creating…"
+      submit={async () => {
+        const r = await post<{ status?: string; token?: string }>('/v1/auth/signup', {
+          email,
+          password,
+          org_name: org,
+          session: 'cookie',
+        }).catch(async (e: ApiError) => {
+          // With SMTP configured, signup takes no session field: the session starts at verify-email.
+          if (e.status === 400 && /session/.test(e.message))
+            return post<{ status?: string }>('/v1/auth/signup', { email, password, org_name: org });
+          throw e;
+        });
+        if (r.status === 'verification_sent') setSent(email);
+        else await signedIn();
+      }}
+      foot={
+        <p>
+          Already have an account? <a href={href('signin')}>Sign in</a>.
+        </p>
+      }
+    >
+      <Field label="Email">
+        <input
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Password" hint="At least 8 characters.">
+        <input
+          type="password"
+          name="password"
+          autoComplete="new-password"
+          minLength={8}
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Organization name">
+        <input name="org" required maxLength={120} value={org} onInput={(e) => setOrg(e.currentTarget.value)} />
+      </Field>
     </Form>
   );
 }
@@ -89,12 +170,31 @@ export function AcceptInvite() {
   const [token, setToken] = useState(route.value.query.get('token') ?? '');
   const [password, setPassword] = useState('');
   return (
-    <Form title="Join organization" busyText="Joining…" submit={async () => {
-      await post('/v1/auth/accept-invite', { token, password, session: 'cookie' });
-      await signedIn();
-    }}>
-      <Field label="Invitation token"><input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} /></Field>
-      <Field label="Password" hint="Your password if you already have an account; otherwise the new account's (8 characters or more)."><input type="password" name="password" autoComplete="new-password" minLength={8} required value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></Field>
+    <Form
+      title="Join organization"
+      busyText="Joining…"
+      submit={async () => {
+        await post('/v1/auth/accept-invite', { token, password, session: 'cookie' });
+        await signedIn();
+      }}
+    >
+      <Field label="Invitation token">
+        <input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+      </Field>
+      <Field
+        label="Password"
+        hint="Your password if you already have an account; otherwise the new account's (8 characters or more)."
+      >
+        <input
+          type="password"
+          name="password"
+          autoComplete="new-password"
+          minLength={8}
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+      </Field>
     </Form>
   );
 }
@@ -102,11 +202,17 @@ export function AcceptInvite() {
 export function VerifyEmail() {
   const [token, setToken] = useState(route.value.query.get('token') ?? '');
   return (
-    <Form title="Confirm email" busyText="Confirming…" submit={async () => {
-      await post('/v1/auth/verify-email', { token, session: 'cookie' });
-      await signedIn();
-    }}>
-      <Field label="Confirmation token"><input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} /></Field>
+    <Form
+      title="Confirm email"
+      busyText="Confirming…"
+      submit={async () => {
+        await post('/v1/auth/verify-email', { token, session: 'cookie' });
+        await signedIn();
+      }}
+    >
+      <Field label="Confirmation token">
+        <input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+      </Field>
     </Form>
   );
 }

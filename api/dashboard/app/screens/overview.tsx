@@ -29,7 +29,12 @@ async function loadOverview(site: string, org: string): Promise<Overview> {
     get<{ events: Degradation[] }>('/v1/query/degradation', { org_id: org, limit: 20 }),
   ]);
   return {
-    scores, history: trends.history, deploys: deploys.deploys, issues: issues.issues, alerts: alerts.alerts, degraded: degradation.events.filter((e) => e.active),
+    scores,
+    history: trends.history,
+    deploys: deploys.deploys,
+    issues: issues.issues,
+    alerts: alerts.alerts,
+    degraded: degradation.events.filter((e) => e.active),
   };
 }
 
@@ -44,19 +49,33 @@ export function OverviewScreen({ site }: { site: string }) {
         return (
           <>
             {d.degraded.map((e) => (
-              <p key={e.id} class="banner" role="alert"><strong>Degraded: {e.kind.replace(/_/g, ' ')}</strong> {e.message} (since {fmtDate(e.started_at)})</p>
+              <p key={e.id} class="banner" role="alert">
+                <strong>Degraded: {e.kind.replace(/_/g, ' ')}</strong> {e.message} (since {fmtDate(e.started_at)})
+              </p>
             ))}
             <h1>Overview</h1>
-            {empty ? <GetStarted siteId={site} /> : (
+            {empty ? (
+              <GetStarted siteId={site} />
+            ) : (
               <>
                 <section class="card hero" aria-labelledby="score-h" data-testid="overall-score">
                   {/* elementtiming: the browser records when this first painted (the overview's first meaningful paint). */}
-                  <h2 id="score-h" {...{ elementtiming: 'overview-score' }}>Site confusion score</h2>
-                  <p class="big"><ScoreBadge score={d.scores.overall_score} /> <Trend trend={d.scores.overall_trend} /></p>
+                  <h2 id="score-h" {...{ elementtiming: 'overview-score' }}>
+                    Site confusion score
+                  </h2>
+                  <p class="big">
+                    <ScoreBadge score={d.scores.overall_score} /> <Trend trend={d.scores.overall_trend} />
+                  </p>
                   <LineChart
                     label="Site confusion score, last 30 days"
                     points={d.history.map((p) => ({ t: Date.parse(p.date), v: p.score }))}
-                    markers={d.deploys.filter((x) => Date.parse(x.recorded_at) >= since).map((x) => ({ t: Date.parse(x.recorded_at), label: `${x.version} ${x.verdict}`, kind: x.verdict.toLowerCase() }))}
+                    markers={d.deploys
+                      .filter((x) => Date.parse(x.recorded_at) >= since)
+                      .map((x) => ({
+                        t: Date.parse(x.recorded_at),
+                        label: `${x.version} ${x.verdict}`,
+                        kind: x.verdict.toLowerCase(),
+                      }))}
                   />
                 </section>
                 <div class="grid2">
@@ -65,9 +84,15 @@ export function OverviewScreen({ site }: { site: string }) {
                     <Table caption="Pages by confusion score" head={['Page', 'Score', 'Trend', 'Top signal']}>
                       {d.scores.pages.map((p) => (
                         <tr key={p.page}>
-                          <td><a href={href('page', { site, page: p.page })}>{p.page}</a></td>
-                          <td><ScoreBadge score={p.score} /></td>
-                          <td><Trend trend={p.trend} /></td>
+                          <td>
+                            <a href={href('page', { site, page: p.page })}>{p.page}</a>
+                          </td>
+                          <td>
+                            <ScoreBadge score={p.score} />
+                          </td>
+                          <td>
+                            <Trend trend={p.trend} />
+                          </td>
                           <td>{p.dominant_signal?.replace(/_/g, ' ') ?? '–'}</td>
                         </tr>
                       ))}
@@ -75,19 +100,36 @@ export function OverviewScreen({ site }: { site: string }) {
                   </section>
                   <section class="card" aria-labelledby="attn-h">
                     <h2 id="attn-h">Issues that need attention</h2>
-                    {d.issues.length === 0 ? <p class="muted">No open issues.</p> : (
+                    {d.issues.length === 0 ? (
+                      <p class="muted">No open issues.</p>
+                    ) : (
                       <ul class="plain">
                         {d.issues.map((i) => (
-                          <li key={i.id}><a href={href(`issue/${i.id}`, { site })}>{i.title}</a> <span class="muted">severity {fmtScore(i.severity)} · {i.affected_sessions} sessions</span></li>
+                          <li key={i.id}>
+                            <a href={href(`issue/${i.id}`, { site })}>{i.title}</a>{' '}
+                            <span class="muted">
+                              severity {fmtScore(i.severity)} · {i.affected_sessions} sessions
+                            </span>
+                          </li>
                         ))}
                       </ul>
                     )}
-                    <p><a href={href('issues', { site })}>All issues</a></p>
+                    <p>
+                      <a href={href('issues', { site })}>All issues</a>
+                    </p>
                     <h2>Active alerts</h2>
-                    {d.alerts.length === 0 ? <p class="muted">No alert is firing.</p> : (
+                    {d.alerts.length === 0 ? (
+                      <p class="muted">No alert is firing.</p>
+                    ) : (
                       <ul class="plain">
                         {d.alerts.map((a) => (
-                          <li key={a.id}><a href={href('alerts', { site })}>{a.rule_name}</a> <span class="muted">{a.page ?? ''} · {fmtScore(a.score_before)} → {fmtScore(a.score_after)} · {fmtDate(a.triggered_at)}</span></li>
+                          <li key={a.id}>
+                            <a href={href('alerts', { site })}>{a.rule_name}</a>{' '}
+                            <span class="muted">
+                              {a.page ?? ''} · {fmtScore(a.score_before)} → {fmtScore(a.score_after)} ·{' '}
+                              {fmtDate(a.triggered_at)}
+                            </span>
+                          </li>
                         ))}
                       </ul>
                     )}

@@ -12,7 +12,14 @@ interface PageData {
   dominant_signal: string | null;
   score_history: ScorePoint[];
   issues: Issue[];
-  elements: { selector: string; label: string | null; signals: Record<string, number>; friction_score: number; signal_count: number; dominant_signal: string | null }[];
+  elements: {
+    selector: string;
+    label: string | null;
+    signals: Record<string, number>;
+    friction_score: number;
+    signal_count: number;
+    dominant_signal: string | null;
+  }[];
   budget: { limit: number | null; current: number; exceeded: boolean };
   deploys: Deploy[];
 }
@@ -24,7 +31,9 @@ interface PagePoint {
   signal: string;
   el?: string;
 }
-type Shot = { screenshot: { width: number; height: number; image_url: string; captured_at: string; device: string } } | { screenshot: null; reason: string };
+type Shot =
+  | { screenshot: { width: number; height: number; image_url: string; captured_at: string; device: string } }
+  | { screenshot: null; reason: string };
 type Device = 'all' | 'desktop' | 'mobile';
 
 /** The image URL as a path of this origin (the API may name its public base URL; CSP allows only 'self'). */
@@ -63,10 +72,29 @@ function Heat({ points, label, radius = 18 }: { points: HeatPoint[]; label: stri
 
 function PageHeatmap({ site, page, selector }: { site: string; page: string; selector: string | null }) {
   const [device, setDevice] = useState<Device>('desktop');
-  const heat = useData(() => get<{ count: number; points: PagePoint[] }>('/v1/query/page-heatmap', { site_id: site, page, device: device === 'all' ? undefined : device }), [site, page, device]);
-  const shot = useData(() => get<Shot>('/v1/query/page-screenshot', { site_id: site, page, device: device === 'all' ? 'desktop' : device }), [site, page, device]);
+  const heat = useData(
+    () =>
+      get<{ count: number; points: PagePoint[] }>('/v1/query/page-heatmap', {
+        site_id: site,
+        page,
+        device: device === 'all' ? undefined : device,
+      }),
+    [site, page, device],
+  );
+  const shot = useData(
+    () =>
+      get<Shot>('/v1/query/page-screenshot', { site_id: site, page, device: device === 'all' ? 'desktop' : device }),
+    [site, page, device],
+  );
   const el = useData(
-    () => (selector ? get<{ count: number; points: { rx: number; ry: number; signal: string }[] }>('/v1/query/element-heatmap', { site_id: site, page, selector }) : Promise.resolve(null)),
+    () =>
+      selector
+        ? get<{ count: number; points: { rx: number; ry: number; signal: string }[] }>('/v1/query/element-heatmap', {
+            site_id: site,
+            page,
+            selector,
+          })
+        : Promise.resolve(null),
     [site, page, selector],
   );
   const s = shot.data?.screenshot ?? null;
@@ -78,26 +106,71 @@ function PageHeatmap({ site, page, selector }: { site: string; page: string; sel
       <h2 id="heat-h">Heatmap</h2>
       <div class="row" role="radiogroup" aria-label="Device">
         {(['desktop', 'mobile', 'all'] as const).map((d) => (
-          <label key={d} class="check"><input type="radio" name="device" value={d} checked={device === d} onChange={() => setDevice(d)} /> {d === 'mobile' ? 'mobile and tablet' : d === 'all' ? 'all devices' : 'desktop'}</label>
+          <label key={d} class="check">
+            <input type="radio" name="device" value={d} checked={device === d} onChange={() => setDevice(d)} />{' '}
+            {d === 'mobile' ? 'mobile and tablet' : d === 'all' ? 'all devices' : 'desktop'}
+          </label>
         ))}
       </div>
       <p class="muted" role="status" data-testid="heat-status">
         {heat.data ? `${heat.data.count} signals (${device}) ` : 'Loading signals… '}
-        {shot.data ? (s ? `over the screenshot taken ${new Date(s.captured_at).toLocaleString()}` : `no screenshot (${'reason' in shot.data ? shot.data.reason.replace(/_/g, ' ') : ''}): heat drawn on a blank page`) : ''}
+        {shot.data
+          ? s
+            ? `over the screenshot taken ${new Date(s.captured_at).toLocaleString()}`
+            : `no screenshot (${'reason' in shot.data ? shot.data.reason.replace(/_/g, ' ') : ''}): heat drawn on a blank page`
+          : ''}
       </p>
       <div class={`stage ${s ? (s.device === 'mobile' ? 'stage-mobile' : '') : 'stage-blank'}`}>
-        {s && <img src={samePath(s.image_url)} alt={`Screenshot of ${page} (${s.device})`} width={s.width} height={s.height} />}
-        <Heat points={pts.map((p) => (usePage && s ? { x: p.px ?? p.vx, y: p.py ?? p.vy } : { x: p.vx, y: p.vy }))} label={`Page heatmap of ${page}: ${pts.length} points`} />
+        {s && (
+          <img
+            src={samePath(s.image_url)}
+            alt={`Screenshot of ${page} (${s.device})`}
+            width={s.width}
+            height={s.height}
+          />
+        )}
+        <Heat
+          points={pts.map((p) => (usePage && s ? { x: p.px ?? p.vx, y: p.py ?? p.vy } : { x: p.vx, y: p.vy }))}
+          label={`Page heatmap of ${page}: ${pts.length} points`}
+        />
         {selector && el.data && box && (
-          <div class="el-box" ref={(d) => { if (d) { d.style.left = `${box.x * 100}%`; d.style.top = `${box.y * 100}%`; d.style.width = `${box.w * 100}%`; d.style.height = `${box.h * 100}%`; } }}>
-            <Heat points={el.data.points.map((p) => ({ x: p.rx, y: p.ry }))} radius={10} label={`Element heatmap of ${selector}: ${el.data.count} signals`} />
+          <div
+            class="el-box"
+            ref={(d) => {
+              if (d) {
+                d.style.left = `${box.x * 100}%`;
+                d.style.top = `${box.y * 100}%`;
+                d.style.width = `${box.w * 100}%`;
+                d.style.height = `${box.h * 100}%`;
+              }
+            }}
+          >
+            <Heat
+              points={el.data.points.map((p) => ({ x: p.rx, y: p.ry }))}
+              radius={10}
+              label={`Element heatmap of ${selector}: ${el.data.count} signals`}
+            />
           </div>
         )}
       </div>
       {selector && el.data && (
-        <p class="muted">Element <code>{selector}</code>: {el.data.count} signals{box ? ', drawn over where its clicks landed on the page' : ' (its position on the page is unknown: drawn below)'}.</p>
+        <p class="muted">
+          Element <code>{selector}</code>: {el.data.count} signals
+          {box
+            ? ', drawn over where its clicks landed on the page'
+            : ' (its position on the page is unknown: drawn below)'}
+          .
+        </p>
       )}
-      {selector && el.data && !box && <div class="stage stage-el"><Heat points={el.data.points.map((p) => ({ x: p.rx, y: p.ry }))} radius={12} label={`Element heatmap of ${selector}`} /></div>}
+      {selector && el.data && !box && (
+        <div class="stage stage-el">
+          <Heat
+            points={el.data.points.map((p) => ({ x: p.rx, y: p.ry }))}
+            radius={12}
+            label={`Element heatmap of ${selector}`}
+          />
+        </div>
+      )}
     </section>
   );
 }
@@ -105,7 +178,14 @@ function PageHeatmap({ site, page, selector }: { site: string; page: string; sel
 function Compare({ site, page, pages }: { site: string; page: string; pages: string[] }) {
   const other = route.value.query.get('compare') ?? '';
   const c = useData(
-    () => (other ? get<{ a: { page: string; score: number; sessions: number; open_issues: number }; b: { page: string; score: number; sessions: number; open_issues: number }; higher_friction: string | null }>('/v1/query/compare', { site_id: site, a: page, b: other }) : Promise.resolve(null)),
+    () =>
+      other
+        ? get<{
+            a: { page: string; score: number; sessions: number; open_issues: number };
+            b: { page: string; score: number; sessions: number; open_issues: number };
+            higher_friction: string | null;
+          }>('/v1/query/compare', { site_id: site, a: page, b: other })
+        : Promise.resolve(null),
     [site, page, other],
   );
   return (
@@ -114,14 +194,36 @@ function Compare({ site, page, pages }: { site: string; page: string; pages: str
       <Field label="Other page">
         <select value={other} onChange={(e) => go('page', { site, page, compare: e.currentTarget.value })}>
           <option value="">choose a page</option>
-          {pages.filter((p) => p !== page).map((p) => <option key={p} value={p}>{p}</option>)}
+          {pages
+            .filter((p) => p !== page)
+            .map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
         </select>
       </Field>
       {c.data && (
         <Table caption="Comparison" head={['', c.data.a.page, c.data.b.page]}>
-          <tr><th scope="row">Score</th><td><ScoreBadge score={c.data.a.score} /></td><td><ScoreBadge score={c.data.b.score} /></td></tr>
-          <tr><th scope="row">Sessions</th><td>{c.data.a.sessions}</td><td>{c.data.b.sessions}</td></tr>
-          <tr><th scope="row">Open issues</th><td>{c.data.a.open_issues}</td><td>{c.data.b.open_issues}</td></tr>
+          <tr>
+            <th scope="row">Score</th>
+            <td>
+              <ScoreBadge score={c.data.a.score} />
+            </td>
+            <td>
+              <ScoreBadge score={c.data.b.score} />
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Sessions</th>
+            <td>{c.data.a.sessions}</td>
+            <td>{c.data.b.sessions}</td>
+          </tr>
+          <tr>
+            <th scope="row">Open issues</th>
+            <td>{c.data.a.open_issues}</td>
+            <td>{c.data.b.open_issues}</td>
+          </tr>
         </Table>
       )}
     </section>
@@ -134,45 +236,101 @@ export function PageScreen({ site }: { site: string }) {
   const pages = scores.data?.pages.map((p) => p.page) ?? [];
   const page = q.get('page') ?? pages[0] ?? null;
   const selector = q.get('selector');
-  const l = useData(() => (page ? get<PageData>('/v1/query/page', { site_id: site, page }) : Promise.resolve(null)), [site, page]);
-  const hist = useData(() => (page ? get<{ history: ScorePoint[] }>('/v1/query/trends', { site_id: site, page, days: 30 }) : Promise.resolve(null)), [site, page]);
-  if (scores.data && !page) return <><h1>Pages</h1><p class="card empty">No page has been scored yet. Pages appear after the SDK reports visits (try <code>npm run demo</code>).</p></>;
+  const l = useData(
+    () => (page ? get<PageData>('/v1/query/page', { site_id: site, page }) : Promise.resolve(null)),
+    [site, page],
+  );
+  const hist = useData(
+    () =>
+      page
+        ? get<{ history: ScorePoint[] }>('/v1/query/trends', { site_id: site, page, days: 30 })
+        : Promise.resolve(null),
+    [site, page],
+  );
+  if (scores.data && !page)
+    return (
+      <>
+        <h1>Pages</h1>
+        <p class="card empty">
+          No page has been scored yet. Pages appear after the SDK reports visits (try <code>npm run demo</code>).
+        </p>
+      </>
+    );
   return (
     <>
       <h1>Page {page ?? ''}</h1>
       <Field label="Page">
         <select value={page ?? ''} onChange={(e) => go('page', { site, page: e.currentTarget.value })}>
-          {pages.map((p) => <option key={p} value={p}>{p}</option>)}
+          {pages.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
         </select>
       </Field>
       <Show l={l} what="the page">
-        {(d) => d && (
-          <>
-            <section class="card" aria-labelledby="ps-h">
-              <h2 id="ps-h">Score</h2>
-              <p class="big"><ScoreBadge score={d.score} /> <Trend trend={d.trend} /> {d.budget.limit !== null && <span class={d.budget.exceeded ? 'error' : 'muted'}>budget {fmtScore(d.budget.limit)}{d.budget.exceeded ? ' exceeded' : ''}</span>}</p>
-              {hist.data && <LineChart label={`Confusion score of ${d.page}, 30 days`} points={hist.data.history.map((p) => ({ t: Date.parse(p.date), v: p.score }))} markers={d.deploys.map((x) => ({ t: Date.parse(x.recorded_at), label: `${x.version} ${x.verdict}`, kind: x.verdict.toLowerCase() }))} />}
-            </section>
-            <section class="card" aria-labelledby="el-h">
-              <h2 id="el-h">Elements</h2>
-              {d.elements.length === 0 ? <p class="muted">No element has friction signals.</p> : (
-                <Table caption="Elements by friction" head={['Element', 'Label', 'Signals', 'Friction', 'Heatmap']}>
-                  {d.elements.map((e) => (
-                    <tr key={e.selector}>
-                      <td><code>{e.selector}</code></td>
-                      <td>{e.label ?? '–'}</td>
-                      <td>{Object.entries(e.signals).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', ')}</td>
-                      <td>{fmtScore(e.friction_score)}</td>
-                      <td><a href={href('page', { site, page: d.page, selector: e.selector })} aria-current={selector === e.selector ? 'true' : undefined}>Show on page<span class="sr-only"> for {e.selector}</span></a></td>
-                    </tr>
-                  ))}
-                </Table>
-              )}
-            </section>
-            <PageHeatmap site={site} page={d.page} selector={selector} />
-            <Compare site={site} page={d.page} pages={pages} />
-          </>
-        )}
+        {(d) =>
+          d && (
+            <>
+              <section class="card" aria-labelledby="ps-h">
+                <h2 id="ps-h">Score</h2>
+                <p class="big">
+                  <ScoreBadge score={d.score} /> <Trend trend={d.trend} />{' '}
+                  {d.budget.limit !== null && (
+                    <span class={d.budget.exceeded ? 'error' : 'muted'}>
+                      budget {fmtScore(d.budget.limit)}
+                      {d.budget.exceeded ? ' exceeded' : ''}
+                    </span>
+                  )}
+                </p>
+                {hist.data && (
+                  <LineChart
+                    label={`Confusion score of ${d.page}, 30 days`}
+                    points={hist.data.history.map((p) => ({ t: Date.parse(p.date), v: p.score }))}
+                    markers={d.deploys.map((x) => ({
+                      t: Date.parse(x.recorded_at),
+                      label: `${x.version} ${x.verdict}`,
+                      kind: x.verdict.toLowerCase(),
+                    }))}
+                  />
+                )}
+              </section>
+              <section class="card" aria-labelledby="el-h">
+                <h2 id="el-h">Elements</h2>
+                {d.elements.length === 0 ? (
+                  <p class="muted">No element has friction signals.</p>
+                ) : (
+                  <Table caption="Elements by friction" head={['Element', 'Label', 'Signals', 'Friction', 'Heatmap']}>
+                    {d.elements.map((e) => (
+                      <tr key={e.selector}>
+                        <td>
+                          <code>{e.selector}</code>
+                        </td>
+                        <td>{e.label ?? '–'}</td>
+                        <td>
+                          {Object.entries(e.signals)
+                            .map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`)
+                            .join(', ')}
+                        </td>
+                        <td>{fmtScore(e.friction_score)}</td>
+                        <td>
+                          <a
+                            href={href('page', { site, page: d.page, selector: e.selector })}
+                            aria-current={selector === e.selector ? 'true' : undefined}
+                          >
+                            Show on page<span class="sr-only"> for {e.selector}</span>
+                          </a>
+                        </td>
+                      </tr>
+                    ))}
+                  </Table>
+                )}
+              </section>
+              <PageHeatmap site={site} page={d.page} selector={selector} />
+              <Compare site={site} page={d.page} pages={pages} />
+            </>
+          )
+        }
       </Show>
     </>
   );

@@ -7,22 +7,48 @@ import type { Delivery } from '../types.ts';
 import { CopyButton, ErrorNote, Field, Show, Table, fmtDate, useData } from '../ui.tsx';
 
 const TABS: [string, string][] = [
-  ['sites', 'Sites'], ['keys', 'Keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['integrations', 'Integrations'], ['rules', 'Alert rules'], ['sdk', 'SDK config'], ['usage', 'Usage'],
+  ['sites', 'Sites'],
+  ['keys', 'Keys'],
+  ['members', 'Members'],
+  ['webhooks', 'Webhooks'],
+  ['integrations', 'Integrations'],
+  ['rules', 'Alert rules'],
+  ['sdk', 'SDK config'],
+  ['usage', 'Usage'],
 ];
 
 /** A form whose submit runs `act`; shows the refusal, and resets nothing on failure. */
-function ActForm({ label, act, children }: { label: string; act: () => Promise<unknown>; children: ComponentChildren }) {
+function ActForm({
+  label,
+  act,
+  children,
+}: {
+  label: string;
+  act: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
   const [err, setErr] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
   return (
-    <form class="inline" onSubmit={(e) => {
-      e.preventDefault();
-      setBusy(true);
-      setErr(null);
-      act().then(() => setBusy(false), (x: Error) => { setBusy(false); setErr(x); });
-    }}>
+    <form
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setBusy(true);
+        setErr(null);
+        act().then(
+          () => setBusy(false),
+          (x: Error) => {
+            setBusy(false);
+            setErr(x);
+          },
+        );
+      }}
+    >
       {children}
-      <button type="submit" disabled={busy}>{label}</button>
+      <button type="submit" disabled={busy}>
+        {label}
+      </button>
       {err && <ErrorNote error={err} />}
     </form>
   );
@@ -32,8 +58,12 @@ function ActForm({ label, act, children }: { label: string; act: () => Promise<u
 function Secret({ what, value }: { what: string; value: string }) {
   return (
     <div class="card secret" role="status">
-      <p><strong>{what}</strong>: copy it now, it is not shown again.</p>
-      <pre tabIndex={0}><code data-testid="secret">{value}</code></pre>
+      <p>
+        <strong>{what}</strong>: copy it now, it is not shown again.
+      </p>
+      <pre tabIndex={0}>
+        <code data-testid="secret">{value}</code>
+      </pre>
       <CopyButton text={value} />
     </div>
   );
@@ -47,18 +77,42 @@ function Sites() {
   return (
     <>
       <Table caption="Sites" head={['Name', 'URL', 'Status']}>
-        {sites.value.map((s) => <tr key={s.id}><td><a href={href('overview', { site: s.id })}>{s.name}</a></td><td>{s.url}</td><td>{s.status}</td></tr>)}
+        {sites.value.map((s) => (
+          <tr key={s.id}>
+            <td>
+              <a href={href('overview', { site: s.id })}>{s.name}</a>
+            </td>
+            <td>{s.url}</td>
+            <td>{s.status}</td>
+          </tr>
+        ))}
       </Table>
       <h3>Add a site</h3>
-      <ActForm label="Create site" act={async () => {
-        const r = await post<{ publishable_key: string; secret_key: string }>('/v1/manage/site', { org_id: org, name, url });
-        setCreated(r);
-        await loadSession();
-      }}>
-        <Field label="Name"><input required maxLength={120} value={name} onInput={(e) => setName(e.currentTarget.value)} /></Field>
-        <Field label="URL"><input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} /></Field>
+      <ActForm
+        label="Create site"
+        act={async () => {
+          const r = await post<{ publishable_key: string; secret_key: string }>('/v1/manage/site', {
+            org_id: org,
+            name,
+            url,
+          });
+          setCreated(r);
+          await loadSession();
+        }}
+      >
+        <Field label="Name">
+          <input required maxLength={120} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field label="URL">
+          <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        </Field>
       </ActForm>
-      {created && <><Secret what="Publishable key (for the SDK tag)" value={created.publishable_key} /><Secret what="Secret key" value={created.secret_key} /></>}
+      {created && (
+        <>
+          <Secret what="Publishable key (for the SDK tag)" value={created.publishable_key} />
+          <Secret what="Secret key" value={created.secret_key} />
+        </>
+      )}
     </>
   );
 }
@@ -72,7 +126,11 @@ interface Key {
   created_at: string;
   revoked_at: string | null;
 }
-const KEY_SCOPES: Record<string, string[]> = { secret: ['query:read', 'manage:write', 'webhook:write'], mcp: ['mcp:read'], publishable: ['ingest:write'] };
+const KEY_SCOPES: Record<string, string[]> = {
+  secret: ['query:read', 'manage:write', 'webhook:write'],
+  mcp: ['mcp:read'],
+  publishable: ['ingest:write'],
+};
 
 function Keys({ site }: { site: string }) {
   const l = useData(() => get<{ keys: Key[] }>('/v1/manage/keys', { site_id: site }), [site]);
@@ -88,11 +146,30 @@ function Keys({ site }: { site: string }) {
           <Table caption="API keys" head={['Name', 'Type', 'Key', 'Scopes', 'Created', '']}>
             {d.keys.map((k) => (
               <tr key={k.id} data-testid="key-row">
-                <td>{k.name ?? '–'}</td><td>{k.key_type}</td><td><code>{k.key_prefix}…</code></td><td>{k.scopes.join(', ')}</td><td>{fmtDate(k.created_at)}</td>
-                <td>{k.revoked_at ? `revoked ${fmtDate(k.revoked_at)}` : <button type="button" class="danger" onClick={() => {
-                  if (!confirm(`Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`)) return;
-                  del(`/v1/manage/keys/${k.id}`).then(l.reload, setErr);
-                }}>Revoke<span class="sr-only"> {k.name ?? k.key_prefix}</span></button>}</td>
+                <td>{k.name ?? '–'}</td>
+                <td>{k.key_type}</td>
+                <td>
+                  <code>{k.key_prefix}…</code>
+                </td>
+                <td>{k.scopes.join(', ')}</td>
+                <td>{fmtDate(k.created_at)}</td>
+                <td>
+                  {k.revoked_at ? (
+                    `revoked ${fmtDate(k.revoked_at)}`
+                  ) : (
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => {
+                        if (!confirm(`Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`))
+                          return;
+                        del(`/v1/manage/keys/${k.id}`).then(l.reload, setErr);
+                      }}
+                    >
+                      Revoke<span class="sr-only"> {k.name ?? k.key_prefix}</span>
+                    </button>
+                  )}
+                </td>
               </tr>
             ))}
           </Table>
@@ -100,21 +177,47 @@ function Keys({ site }: { site: string }) {
       </Show>
       {err && <ErrorNote error={err} />}
       <h3>Create a key</h3>
-      <ActForm label="Create key" act={async () => {
-        const k = await post<{ key: string }>('/v1/manage/keys', { site_id: site, key_type: type, scopes, name: name.trim() || undefined });
-        setSecret(k.key);
-        l.reload();
-      }}>
-        <Field label="Name"><input value={name} maxLength={120} onInput={(e) => setName(e.currentTarget.value)} /></Field>
+      <ActForm
+        label="Create key"
+        act={async () => {
+          const k = await post<{ key: string }>('/v1/manage/keys', {
+            site_id: site,
+            key_type: type,
+            scopes,
+            name: name.trim() || undefined,
+          });
+          setSecret(k.key);
+          l.reload();
+        }}
+      >
+        <Field label="Name">
+          <input value={name} maxLength={120} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
         <Field label="Type">
-          <select value={type} onChange={(e) => { const t = e.currentTarget.value; setType(t); setScopes([KEY_SCOPES[t][0]]); }}>
-            <option value="secret">secret (server-side)</option><option value="mcp">MCP (AI assistants, read-only)</option><option value="publishable">publishable (browser SDK)</option>
+          <select
+            value={type}
+            onChange={(e) => {
+              const t = e.currentTarget.value;
+              setType(t);
+              setScopes([KEY_SCOPES[t][0]]);
+            }}
+          >
+            <option value="secret">secret (server-side)</option>
+            <option value="mcp">MCP (AI assistants, read-only)</option>
+            <option value="publishable">publishable (browser SDK)</option>
           </select>
         </Field>
         <fieldset>
           <legend>Scopes</legend>
           {KEY_SCOPES[type].map((s) => (
-            <label key={s} class="check"><input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} /> {s}</label>
+            <label key={s} class="check">
+              <input
+                type="checkbox"
+                checked={scopes.includes(s)}
+                onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))}
+              />{' '}
+              {s}
+            </label>
           ))}
         </fieldset>
       </ActForm>
@@ -125,7 +228,14 @@ function Keys({ site }: { site: string }) {
 
 function Members() {
   const org = me.value!.org.id;
-  const l = useData(() => get<{ members: { id: string; user_id: string; email: string; role: string; created_at: string }[]; invitations: { id: string; email: string; role: string; expires_at: string }[] }>('/v1/manage/members', { org_id: org }), [org]);
+  const l = useData(
+    () =>
+      get<{
+        members: { id: string; user_id: string; email: string; role: string; created_at: string }[];
+        invitations: { id: string; email: string; role: string; expires_at: string }[];
+      }>('/v1/manage/members', { org_id: org }),
+    [org],
+  );
   // Only an owner changes or removes members, and never themselves (the API enforces it; the page only hides what it would refuse).
   const owner = me.value!.role === 'owner';
   const self = me.value!.user.id;
@@ -142,37 +252,103 @@ function Members() {
               {d.members.map((m) => (
                 <tr key={m.id}>
                   <td>{m.email}</td>
-                  <td>{owner && m.user_id !== self ? (
-                    <label><span class="sr-only">Role of {m.email}</span>
-                      <select value={m.role} onChange={(e) => patch(`/v1/manage/members/${m.id}`, { role: e.currentTarget.value }).then(l.reload, (x: Error) => { setErr(x); l.reload(); })}>
-                        {['owner', 'admin', 'member', 'viewer'].map((r) => <option key={r}>{r}</option>)}
-                      </select>
-                    </label>
-                  ) : m.role}</td>
+                  <td>
+                    {owner && m.user_id !== self ? (
+                      <label>
+                        <span class="sr-only">Role of {m.email}</span>
+                        <select
+                          value={m.role}
+                          onChange={(e) =>
+                            patch(`/v1/manage/members/${m.id}`, { role: e.currentTarget.value }).then(
+                              l.reload,
+                              (x: Error) => {
+                                setErr(x);
+                                l.reload();
+                              },
+                            )
+                          }
+                        >
+                          {['owner', 'admin', 'member', 'viewer'].map((r) => (
+                            <option key={r}>{r}</option>
+                          ))}
+                        </select>
+                      </label>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
                   <td>{fmtDate(m.created_at)}</td>
-                  <td>{owner && m.user_id !== self && <button type="button" class="danger" onClick={() => confirm(`Remove ${m.email} from the organization?`) && del(`/v1/manage/members/${m.id}`).then(l.reload, setErr)}>Remove<span class="sr-only"> {m.email}</span></button>}</td>
+                  <td>
+                    {owner && m.user_id !== self && (
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() =>
+                          confirm(`Remove ${m.email} from the organization?`) &&
+                          del(`/v1/manage/members/${m.id}`).then(l.reload, setErr)
+                        }
+                      >
+                        Remove<span class="sr-only"> {m.email}</span>
+                      </button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </Table>
             {err && <ErrorNote error={err} />}
             {d.invitations.length > 0 && (
               <Table caption="Pending invitations" head={['Email', 'Role', 'Expires', '']}>
-                {d.invitations.map((i) => <tr key={i.id}><td>{i.email}</td><td>{i.role}</td><td>{fmtDate(i.expires_at)}</td><td><button type="button" class="danger" onClick={() => del(`/v1/manage/members/${i.id}`).then(l.reload)}>Cancel<span class="sr-only"> invitation of {i.email}</span></button></td></tr>)}
+                {d.invitations.map((i) => (
+                  <tr key={i.id}>
+                    <td>{i.email}</td>
+                    <td>{i.role}</td>
+                    <td>{fmtDate(i.expires_at)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => del(`/v1/manage/members/${i.id}`).then(l.reload)}
+                      >
+                        Cancel<span class="sr-only"> invitation of {i.email}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
               </Table>
             )}
           </>
         )}
       </Show>
       <h3>Invite</h3>
-      <ActForm label="Invite" act={async () => {
-        const r = await post<{ invite_token: string | null; mailed: boolean }>('/v1/manage/members', { org_id: org, email, role });
-        setToken(r.invite_token);
-        l.reload();
-      }}>
-        <Field label="Email"><input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></Field>
-        <Field label="Role"><select value={role} onChange={(e) => setRole(e.currentTarget.value)}><option>admin</option><option>member</option><option>viewer</option></select></Field>
+      <ActForm
+        label="Invite"
+        act={async () => {
+          const r = await post<{ invite_token: string | null; mailed: boolean }>('/v1/manage/members', {
+            org_id: org,
+            email,
+            role,
+          });
+          setToken(r.invite_token);
+          l.reload();
+        }}
+      >
+        <Field label="Email">
+          <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+        </Field>
+        <Field label="Role">
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+            <option>admin</option>
+            <option>member</option>
+            <option>viewer</option>
+          </select>
+        </Field>
       </ActForm>
-      {token && <Secret what="Invitation link (no mail server configured: hand it over yourself)" value={`${location.origin}/${href('accept-invite', { token })}`} />}
+      {token && (
+        <Secret
+          what="Invitation link (no mail server configured: hand it over yourself)"
+          value={`${location.origin}/${href('accept-invite', { token })}`}
+        />
+      )}
     </>
   );
 }
@@ -190,7 +366,10 @@ interface Endpoint {
 function Webhooks() {
   const org = me.value!.org.id;
   const l = useData(async () => {
-    const [w, log] = await Promise.all([get<{ endpoints: Endpoint[] }>('/v1/manage/webhooks', { org_id: org }), get<{ deliveries: Delivery[] }>('/v1/query/webhook-deliveries', { org_id: org, limit: 100 })]);
+    const [w, log] = await Promise.all([
+      get<{ endpoints: Endpoint[] }>('/v1/manage/webhooks', { org_id: org }),
+      get<{ deliveries: Delivery[] }>('/v1/query/webhook-deliveries', { org_id: org, limit: 100 }),
+    ]);
     return { endpoints: w.endpoints, deliveries: log.deliveries };
   }, [org]);
   const [url, setUrl] = useState('');
@@ -201,18 +380,64 @@ function Webhooks() {
       <Show l={l} what="webhooks">
         {(d) => (
           <>
-            {d.endpoints.length === 0 ? <p class="muted">No webhook endpoint.</p> : (
+            {d.endpoints.length === 0 ? (
+              <p class="muted">No webhook endpoint.</p>
+            ) : (
               <ul class="plain">
                 {d.endpoints.map((e) => (
                   <li key={e.id} class="card">
-                    <p><code>{e.url}</code> {e.active ? 'active' : `disabled${e.disabled_reason ? `: ${e.disabled_reason}` : ''}`} · {e.events.length ? e.events.join(', ') : 'all events'}{e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ''}</p>
+                    <p>
+                      <code>{e.url}</code>{' '}
+                      {e.active ? 'active' : `disabled${e.disabled_reason ? `: ${e.disabled_reason}` : ''}`} ·{' '}
+                      {e.events.length ? e.events.join(', ') : 'all events'}
+                      {e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ''}
+                    </p>
                     <div class="row">
-                      <button type="button" class="secondary" onClick={() => post<{ event_id: string }>(`/v1/manage/webhooks/${e.id}/test`).then((r) => { setNote(`Test event ${r.event_id} queued.`); setTimeout(l.reload, 1500); }, (x: Error) => setNote(x.message))}>Send test<span class="sr-only"> to {e.url}</span></button>
-                      <button type="button" class="secondary" onClick={() => patch(`/v1/manage/webhooks/${e.id}`, { active: !e.active }).then(l.reload, (x: Error) => setNote(x.message))}>{e.active ? 'Disable' : 'Enable'}<span class="sr-only"> {e.url}</span></button>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() =>
+                          post<{ event_id: string }>(`/v1/manage/webhooks/${e.id}/test`).then(
+                            (r) => {
+                              setNote(`Test event ${r.event_id} queued.`);
+                              setTimeout(l.reload, 1500);
+                            },
+                            (x: Error) => setNote(x.message),
+                          )
+                        }
+                      >
+                        Send test<span class="sr-only"> to {e.url}</span>
+                      </button>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() =>
+                          patch(`/v1/manage/webhooks/${e.id}`, { active: !e.active }).then(l.reload, (x: Error) =>
+                            setNote(x.message),
+                          )
+                        }
+                      >
+                        {e.active ? 'Disable' : 'Enable'}
+                        <span class="sr-only"> {e.url}</span>
+                      </button>
                     </div>
-                    <details><summary>Delivery log</summary>
+                    <details>
+                      <summary>Delivery log</summary>
                       <Table caption={`Deliveries to ${e.url}`} head={['When', 'Event', 'Attempt', 'Result']}>
-                        {d.deliveries.filter((x) => x.endpoint_id === e.id).map((x) => <tr key={x.id}><td>{fmtDate(x.at)}</td><td>{x.event_type}</td><td>{x.attempt}</td><td>{x.status}{x.http_status ? ` (${x.http_status})` : ''}{x.error ? `: ${x.error}` : ''}</td></tr>)}
+                        {d.deliveries
+                          .filter((x) => x.endpoint_id === e.id)
+                          .map((x) => (
+                            <tr key={x.id}>
+                              <td>{fmtDate(x.at)}</td>
+                              <td>{x.event_type}</td>
+                              <td>{x.attempt}</td>
+                              <td>
+                                {x.status}
+                                {x.http_status ? ` (${x.http_status})` : ''}
+                                {x.error ? `: ${x.error}` : ''}
+                              </td>
+                            </tr>
+                          ))}
                       </Table>
                     </details>
                   </li>
@@ -222,14 +447,21 @@ function Webhooks() {
           </>
         )}
       </Show>
-      <p role="status" class="muted">{note}</p>
+      <p role="status" class="muted">
+        {note}
+      </p>
       <h3>Add an endpoint</h3>
-      <ActForm label="Add endpoint" act={async () => {
-        const r = await post<{ signing_secret: string }>('/v1/manage/webhooks', { org_id: org, url });
-        setSecret(r.signing_secret);
-        l.reload();
-      }}>
-        <Field label="URL"><input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} /></Field>
+      <ActForm
+        label="Add endpoint"
+        act={async () => {
+          const r = await post<{ signing_secret: string }>('/v1/manage/webhooks', { org_id: org, url });
+          setSecret(r.signing_secret);
+          l.reload();
+        }}
+      >
+        <Field label="URL">
+          <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        </Field>
       </ActForm>
       {secret && <Secret what="Signing secret" value={secret} />}
     </>
@@ -237,27 +469,82 @@ function Webhooks() {
 }
 
 function Integrations({ site }: { site: string }) {
-  const l = useData(() => get<{ integrations: { id: string; provider: string; config: Record<string, unknown>; secrets: string[]; created_at: string }[] }>('/v1/manage/integrations', { site_id: site }), [site]);
+  const l = useData(
+    () =>
+      get<{
+        integrations: {
+          id: string;
+          provider: string;
+          config: Record<string, unknown>;
+          secrets: string[];
+          created_at: string;
+        }[];
+      }>('/v1/manage/integrations', { site_id: site }),
+    [site],
+  );
   const [provider, setProvider] = useState('slack');
   const [value, setValue] = useState('');
   const [channel, setChannel] = useState('');
   const config = (): Record<string, unknown> =>
-    provider === 'slack' ? { webhook_url: value, ...(channel ? { channel } : {}) } : provider === 'pagerduty' ? { routing_key: value } : {};
+    provider === 'slack'
+      ? { webhook_url: value, ...(channel ? { channel } : {}) }
+      : provider === 'pagerduty'
+        ? { routing_key: value }
+        : {};
   return (
     <>
-      <p class="muted">Email alerts need no integration: they go to the organization's members through the server's SMTP settings.</p>
+      <p class="muted">
+        Email alerts need no integration: they go to the organization's members through the server's SMTP settings.
+      </p>
       <Show l={l} what="integrations">
-        {(d) => d.integrations.length === 0 ? <p class="muted">No integration connected.</p> : (
-          <Table caption="Integrations" head={['Provider', 'Settings', 'Stored secrets', '']}>
-            {d.integrations.map((i) => <tr key={i.id}><td>{i.provider}</td><td>{JSON.stringify(i.config)}</td><td>{i.secrets.join(', ')}</td><td><button type="button" class="danger" onClick={() => del(`/v1/manage/integrations/${i.id}`).then(l.reload)}>Disconnect<span class="sr-only"> {i.provider}</span></button></td></tr>)}
-          </Table>
-        )}
+        {(d) =>
+          d.integrations.length === 0 ? (
+            <p class="muted">No integration connected.</p>
+          ) : (
+            <Table caption="Integrations" head={['Provider', 'Settings', 'Stored secrets', '']}>
+              {d.integrations.map((i) => (
+                <tr key={i.id}>
+                  <td>{i.provider}</td>
+                  <td>{JSON.stringify(i.config)}</td>
+                  <td>{i.secrets.join(', ')}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => del(`/v1/manage/integrations/${i.id}`).then(l.reload)}
+                    >
+                      Disconnect<span class="sr-only"> {i.provider}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
       </Show>
       <h3>Connect</h3>
-      <ActForm label="Connect" act={async () => { await post('/v1/manage/integrations', { site_id: site, provider, config: config() }); setValue(''); l.reload(); }}>
-        <Field label="Provider"><select value={provider} onChange={(e) => setProvider(e.currentTarget.value)}><option value="slack">Slack</option><option value="pagerduty">PagerDuty</option></select></Field>
-        <Field label={provider === 'slack' ? 'Incoming webhook URL' : 'Routing key'}><input required value={value} onInput={(e) => setValue(e.currentTarget.value)} /></Field>
-        {provider === 'slack' && <Field label="Channel (optional)"><input value={channel} onInput={(e) => setChannel(e.currentTarget.value)} /></Field>}
+      <ActForm
+        label="Connect"
+        act={async () => {
+          await post('/v1/manage/integrations', { site_id: site, provider, config: config() });
+          setValue('');
+          l.reload();
+        }}
+      >
+        <Field label="Provider">
+          <select value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
+            <option value="slack">Slack</option>
+            <option value="pagerduty">PagerDuty</option>
+          </select>
+        </Field>
+        <Field label={provider === 'slack' ? 'Incoming webhook URL' : 'Routing key'}>
+          <input required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        </Field>
+        {provider === 'slack' && (
+          <Field label="Channel (optional)">
+            <input value={channel} onInput={(e) => setChannel(e.currentTarget.value)} />
+          </Field>
+        )}
       </ActForm>
     </>
   );
@@ -285,28 +572,89 @@ function Rules({ site }: { site: string }) {
   return (
     <>
       <Show l={l} what="alert rules">
-        {(d) => d.alert_rules.length === 0 ? <p class="muted">No alert rule.</p> : (
-          <Table caption="Alert rules" head={['Name', 'Trigger', 'Threshold', 'Pages', 'Channels', 'Enabled', '']}>
-            {d.alert_rules.map((r) => (
-              <tr key={r.id}>
-                <td>{r.name}</td><td>{r.trigger_type}</td><td>{r.threshold}</td><td>{r.page_pattern ?? 'all'}</td><td>{r.channels.join(', ') || '–'}</td>
-                <td><label class="check"><input type="checkbox" checked={r.enabled} onChange={(e) => patch(`/v1/manage/alert-rules/${r.id}`, { enabled: e.currentTarget.checked }).then(l.reload, setErr)} /><span class="sr-only">{r.name} enabled</span></label></td>
-                <td><button type="button" class="danger" onClick={() => confirm(`Delete the rule ${r.name}?`) && del(`/v1/manage/alert-rules/${r.id}`).then(l.reload, setErr)}>Delete<span class="sr-only"> {r.name}</span></button></td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        {(d) =>
+          d.alert_rules.length === 0 ? (
+            <p class="muted">No alert rule.</p>
+          ) : (
+            <Table caption="Alert rules" head={['Name', 'Trigger', 'Threshold', 'Pages', 'Channels', 'Enabled', '']}>
+              {d.alert_rules.map((r) => (
+                <tr key={r.id}>
+                  <td>{r.name}</td>
+                  <td>{r.trigger_type}</td>
+                  <td>{r.threshold}</td>
+                  <td>{r.page_pattern ?? 'all'}</td>
+                  <td>{r.channels.join(', ') || '–'}</td>
+                  <td>
+                    <label class="check">
+                      <input
+                        type="checkbox"
+                        checked={r.enabled}
+                        onChange={(e) =>
+                          patch(`/v1/manage/alert-rules/${r.id}`, { enabled: e.currentTarget.checked }).then(
+                            l.reload,
+                            setErr,
+                          )
+                        }
+                      />
+                      <span class="sr-only">{r.name} enabled</span>
+                    </label>
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() =>
+                        confirm(`Delete the rule ${r.name}?`) &&
+                        del(`/v1/manage/alert-rules/${r.id}`).then(l.reload, setErr)
+                      }
+                    >
+                      Delete<span class="sr-only"> {r.name}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
       </Show>
       {err && <ErrorNote error={err} />}
       <h3>Add a rule</h3>
-      <ActForm label="Add rule" act={async () => {
-        await post('/v1/manage/alert-rules', { site_id: site, name: name || undefined, trigger_type: trigger, threshold: Number(threshold), page_pattern: pattern || undefined });
-        l.reload();
-      }}>
-        <Field label="Name"><input value={name} onInput={(e) => setName(e.currentTarget.value)} /></Field>
-        <Field label="Trigger"><select value={trigger} onChange={(e) => setTrigger(e.currentTarget.value)}>{TRIGGERS.map((t) => <option key={t}>{t}</option>)}</select></Field>
-        <Field label="Threshold (0-1000)"><input type="number" min={0} max={1000} required value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} /></Field>
-        <Field label="Page pattern (optional)"><input placeholder="/checkout*" value={pattern} onInput={(e) => setPattern(e.currentTarget.value)} /></Field>
+      <ActForm
+        label="Add rule"
+        act={async () => {
+          await post('/v1/manage/alert-rules', {
+            site_id: site,
+            name: name || undefined,
+            trigger_type: trigger,
+            threshold: Number(threshold),
+            page_pattern: pattern || undefined,
+          });
+          l.reload();
+        }}
+      >
+        <Field label="Name">
+          <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field label="Trigger">
+          <select value={trigger} onChange={(e) => setTrigger(e.currentTarget.value)}>
+            {TRIGGERS.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Threshold (0-1000)">
+          <input
+            type="number"
+            min={0}
+            max={1000}
+            required
+            value={threshold}
+            onInput={(e) => setThreshold(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="Page pattern (optional)">
+          <input placeholder="/checkout*" value={pattern} onInput={(e) => setPattern(e.currentTarget.value)} />
+        </Field>
       </ActForm>
     </>
   );
@@ -322,7 +670,13 @@ function SdkConfig({ site }: { site: string }) {
   const l = useData(() => get<{ environments: EnvConfig[] }>('/v1/manage/sdk-config', { site_id: site }), [site]);
   return (
     <Show l={l} what="SDK config">
-      {(d) => <>{d.environments.map((e) => <SdkEnv key={e.environment} site={site} env={e} onSaved={l.reload} />)}</>}
+      {(d) => (
+        <>
+          {d.environments.map((e) => (
+            <SdkEnv key={e.environment} site={site} env={e} onSaved={l.reload} />
+          ))}
+        </>
+      )}
     </Show>
   );
 }
@@ -334,32 +688,81 @@ function SdkEnv({ site, env, onSaved }: { site: string; env: EnvConfig; onSaved:
   return (
     <section class="card" aria-label={`${env.environment} SDK config`}>
       <h3>{env.environment}</h3>
-      <ActForm label={`Save ${env.environment}`} act={async () => {
-        await patch(`/v1/manage/sdk-config/${env.environment}?site_id=${encodeURIComponent(site)}`, { sample_rate: Number(rate), ignore_selectors: ignore.split('\n').map((s) => s.trim()).filter(Boolean) });
-        setSaved('Saved: browsers pick it up within a minute.');
-        onSaved();
-      }}>
-        <Field label="Sample rate (0 to 1)"><input type="number" min={0} max={1} step={0.01} required value={rate} onInput={(e) => setRate(e.currentTarget.value)} /></Field>
-        <Field label="Ignored selectors (one per line)"><textarea rows={3} value={ignore} onInput={(e) => setIgnore(e.currentTarget.value)} /></Field>
+      <ActForm
+        label={`Save ${env.environment}`}
+        act={async () => {
+          await patch(`/v1/manage/sdk-config/${env.environment}?site_id=${encodeURIComponent(site)}`, {
+            sample_rate: Number(rate),
+            ignore_selectors: ignore
+              .split('\n')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          });
+          setSaved('Saved: browsers pick it up within a minute.');
+          onSaved();
+        }}
+      >
+        <Field label="Sample rate (0 to 1)">
+          <input
+            type="number"
+            min={0}
+            max={1}
+            step={0.01}
+            required
+            value={rate}
+            onInput={(e) => setRate(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="Ignored selectors (one per line)">
+          <textarea rows={3} value={ignore} onInput={(e) => setIgnore(e.currentTarget.value)} />
+        </Field>
       </ActForm>
-      <p role="status" class="muted">{saved || `Updated ${fmtDate(env.updated_at)}`}</p>
+      <p role="status" class="muted">
+        {saved || `Updated ${fmtDate(env.updated_at)}`}
+      </p>
     </section>
   );
 }
 
 function Usage() {
   const org = me.value!.org.id;
-  const l = useData(() => get<{ plan: string; trial_active: boolean; trial_ends_at: string | null; limits: { sites: number | null; sessions_per_month: number | null }; usage: { sites: number; sessions_this_month: number; resets_at: string }; sessions_exceeded: boolean }>('/v1/manage/usage', { org_id: org }), [org]);
+  const l = useData(
+    () =>
+      get<{
+        plan: string;
+        trial_active: boolean;
+        trial_ends_at: string | null;
+        limits: { sites: number | null; sessions_per_month: number | null };
+        usage: { sites: number; sessions_this_month: number; resets_at: string };
+        sessions_exceeded: boolean;
+      }>('/v1/manage/usage', { org_id: org }),
+    [org],
+  );
   return (
     <Show l={l} what="usage">
       {(u) => {
-        const pct = u.limits.sessions_per_month ? Math.min(100, (u.usage.sessions_this_month / u.limits.sessions_per_month) * 100) : 0;
+        const pct = u.limits.sessions_per_month
+          ? Math.min(100, (u.usage.sessions_this_month / u.limits.sessions_per_month) * 100)
+          : 0;
         return (
           <>
-            <p>Plan <strong>{u.plan}</strong>{u.trial_active ? ` (trial until ${fmtDate(u.trial_ends_at)})` : ''}</p>
-            <p>Sessions this month: <strong>{u.usage.sessions_this_month.toLocaleString()}</strong> of {u.limits.sessions_per_month?.toLocaleString() ?? 'unlimited'} (resets {fmtDate(u.usage.resets_at)}){u.sessions_exceeded ? ' — limit reached: new sessions are refused' : ''}</p>
-            {u.limits.sessions_per_month && <meter min={0} max={100} value={pct} aria-label="Share of the monthly session allowance used">{pct.toFixed(0)}%</meter>}
-            <p>Sites: <strong>{u.usage.sites}</strong> of {u.limits.sites ?? 'unlimited'}</p>
+            <p>
+              Plan <strong>{u.plan}</strong>
+              {u.trial_active ? ` (trial until ${fmtDate(u.trial_ends_at)})` : ''}
+            </p>
+            <p>
+              Sessions this month: <strong>{u.usage.sessions_this_month.toLocaleString()}</strong> of{' '}
+              {u.limits.sessions_per_month?.toLocaleString() ?? 'unlimited'} (resets {fmtDate(u.usage.resets_at)})
+              {u.sessions_exceeded ? ' — limit reached: new sessions are refused' : ''}
+            </p>
+            {u.limits.sessions_per_month && (
+              <meter min={0} max={100} value={pct} aria-label="Share of the monthly session allowance used">
+                {pct.toFixed(0)}%
+              </meter>
+            )}
+            <p>
+              Sites: <strong>{u.usage.sites}</strong> of {u.limits.sites ?? 'unlimited'}
+            </p>
           </>
         );
       }}
@@ -374,12 +777,37 @@ export function SettingsScreen({ site }: { site: string }) {
     <>
       <h1>Settings</h1>
       <nav aria-label="Settings sections" class="tabs">
-        <ul>{TABS.map(([k, label]) => <li key={k}><a href={href('settings', { site, tab: k })} aria-current={tab === k ? 'page' : undefined}>{label}</a></li>)}</ul>
+        <ul>
+          {TABS.map(([k, label]) => (
+            <li key={k}>
+              <a href={href('settings', { site, tab: k })} aria-current={tab === k ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
       </nav>
       <section class="card" aria-label={TABS.find(([k]) => k === tab)?.[1] ?? 'Sites'}>
-        {needsSite && !site ? <p>Create a site first.</p> : tab === 'keys' ? <Keys site={site} /> : tab === 'members' ? <Members /> : tab === 'webhooks' ? <Webhooks /> : tab === 'integrations' ? <Integrations site={site} /> : tab === 'rules' ? <Rules site={site} /> : tab === 'sdk' ? <SdkConfig site={site} /> : tab === 'usage' ? <Usage /> : <Sites />}
+        {needsSite && !site ? (
+          <p>Create a site first.</p>
+        ) : tab === 'keys' ? (
+          <Keys site={site} />
+        ) : tab === 'members' ? (
+          <Members />
+        ) : tab === 'webhooks' ? (
+          <Webhooks />
+        ) : tab === 'integrations' ? (
+          <Integrations site={site} />
+        ) : tab === 'rules' ? (
+          <Rules site={site} />
+        ) : tab === 'sdk' ? (
+          <SdkConfig site={site} />
+        ) : tab === 'usage' ? (
+          <Usage />
+        ) : (
+          <Sites />
+        )}
       </section>
     </>
   );
 }
-

@@ -6,9 +6,15 @@ import { Uuid } from '../../../../shared/contracts/uuid.ts';
 export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occurrence', 'positive', 'budget'] as const;
 export const CHANNELS = ['email', 'slack', 'webhook', 'mcp', 'pagerduty'] as const;
 
-const Channels = z.array(z.enum(CHANNELS)).max(CHANNELS.length).refine((c) => new Set(c).size === c.length, 'must not repeat a channel');
+const Channels = z
+  .array(z.enum(CHANNELS))
+  .max(CHANNELS.length)
+  .refine((c) => new Set(c).size === c.length, 'must not repeat a channel');
 /** Slack channel names are lower case; `#Alerts` is taken as `#alerts`. */
-const SlackChannel = z.string().regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/i, 'must be a Slack channel name such as #alerts').toLowerCase();
+const SlackChannel = z
+  .string()
+  .regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/i, 'must be a Slack channel name such as #alerts')
+  .toLowerCase();
 /** `config.page_pattern` and top-level `page_pattern` are two spellings of one field (spec: both references). */
 const Config = z.strictObject({ page_pattern: PagePatternSchema.nullable().optional() });
 
@@ -26,11 +32,18 @@ const fields = {
 };
 
 /** Both spellings of the page pattern may be sent only when they agree. */
-function samePattern(v: { page_pattern?: string | null; config?: { page_pattern?: string | null } }, ctx: z.RefinementCtx): void {
+function samePattern(
+  v: { page_pattern?: string | null; config?: { page_pattern?: string | null } },
+  ctx: z.RefinementCtx,
+): void {
   const top = v.page_pattern;
   const nested = v.config?.page_pattern;
   if (top !== undefined && nested !== undefined && top !== nested) {
-    ctx.addIssue({ code: 'custom', path: ['page_pattern'], message: 'differs from config.page_pattern; send one of them' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['page_pattern'],
+      message: 'differs from config.page_pattern; send one of them',
+    });
   }
 }
 
@@ -84,6 +97,10 @@ export const AlertRuleSchema = z.object({
   last_fired_at: Timestamp.nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
-  held_back: z.array(z.object({ page: z.string(), since: Timestamp, reason: z.string().nullable() })).describe('pages where the rule is held back because its condition flaps (4 changes in 20 evaluations); listed by GET only'),
+  held_back: z
+    .array(z.object({ page: z.string(), since: Timestamp, reason: z.string().nullable() }))
+    .describe(
+      'pages where the rule is held back because its condition flaps (4 changes in 20 evaluations); listed by GET only',
+    ),
 });
 export const AlertRuleListSchema = z.object({ site_id: Uuid(), alert_rules: z.array(AlertRuleSchema) });

@@ -16,7 +16,9 @@ export type AlertTransition = { kind: 'change' } | { kind: 'unchanged' } | { kin
 
 export function alertTransition(from: AlertStatus, to: SettableAlertStatus): AlertTransition {
   if (from === to) return { kind: 'unchanged' };
-  if (from === 'resolved') return { kind: 'refused', reason: 'a resolved alert is closed; a recurrence fires a new alert' };
-  if (ORDER[to] < ORDER[from]) return { kind: 'refused', reason: `an alert moves forward only: ${from} cannot go back to ${to}` };
+  if (from === 'resolved')
+    return { kind: 'refused', reason: 'a resolved alert is closed; a recurrence fires a new alert' };
+  if (ORDER[to] < ORDER[from])
+    return { kind: 'refused', reason: `an alert moves forward only: ${from} cannot go back to ${to}` };
   return { kind: 'change' };
 }

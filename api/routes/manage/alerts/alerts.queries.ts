@@ -4,7 +4,10 @@ import type { AlertTable, Database } from '../../../../shared/db/database.ts';
 export type AlertRow = Selectable<AlertTable>;
 
 /** An alert of a live site with its org, locked for the caller's transaction. */
-export async function findAlertForUpdate(trx: Transaction<Database>, id: string): Promise<(AlertRow & { org_id: string }) | undefined> {
+export async function findAlertForUpdate(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<(AlertRow & { org_id: string }) | undefined> {
   return trx
     .selectFrom('alerts as a')
     .innerJoin('sites as s', 's.id', 'a.site_id')

@@ -13,7 +13,16 @@ export const AnnotationCreateSchema = z.strictObject({
 });
 
 export const AnnotationSchema = z.object({
-  id: Uuid(), site_id: Uuid(), message: z.string(), page: z.string().nullable(), occurred_at: Timestamp, created_by: z.string(), created_at: Timestamp,
+  id: Uuid(),
+  site_id: Uuid(),
+  message: z.string(),
+  page: z.string().nullable(),
+  occurred_at: Timestamp,
+  created_by: z.string(),
+  created_at: Timestamp,
 });
-export const AnnotationListQuerySchema = z.object({ site_id: Uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) });
+export const AnnotationListQuerySchema = z.object({
+  site_id: Uuid(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
 export const AnnotationListSchema = z.object({ site_id: Uuid(), annotations: z.array(AnnotationSchema) });

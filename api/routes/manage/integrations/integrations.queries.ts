@@ -29,18 +29,37 @@ export async function listIntegrations(db: Db, orgId: string, siteId?: string): 
   return q.orderBy('i.created_at').orderBy('i.id').execute();
 }
 
-export async function findIntegrationForUpdate(trx: Transaction<Database>, id: string): Promise<IntegrationRow | undefined> {
+export async function findIntegrationForUpdate(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<IntegrationRow | undefined> {
   return trx.selectFrom('integrations').select(COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** Inserts unless the site already has this provider; returns undefined then. */
 export async function insertIntegration(
   trx: Transaction<Database>,
-  i: { id: string; orgId: string; siteId: string; provider: string; config: Record<string, unknown>; secretFields: string[]; secretsSealed: string },
+  i: {
+    id: string;
+    orgId: string;
+    siteId: string;
+    provider: string;
+    config: Record<string, unknown>;
+    secretFields: string[];
+    secretsSealed: string;
+  },
 ): Promise<IntegrationRow | undefined> {
   return trx
     .insertInto('integrations')
-    .values({ id: i.id, org_id: i.orgId, site_id: i.siteId, provider: i.provider, config: JSON.stringify(i.config), secret_fields: i.secretFields, secrets_sealed: i.secretsSealed })
+    .values({
+      id: i.id,
+      org_id: i.orgId,
+      site_id: i.siteId,
+      provider: i.provider,
+      config: JSON.stringify(i.config),
+      secret_fields: i.secretFields,
+      secrets_sealed: i.secretsSealed,
+    })
     .onConflict((oc) => oc.columns(['site_id', 'provider']).doNothing())
     .returning(COLUMNS)
     .executeTakeFirst();

@@ -14,10 +14,19 @@ const SlackChannel = z.string().regex(/^#?[a-z0-9][a-z0-9._-]{0,79}$/, 'must be 
  */
 export const SlackConfigSchema = z.union([
   z.strictObject({
-    webhook_url: z.string().max(512).refine((u) => slackWebhookPath(u) !== null, 'must be a Slack incoming-webhook URL: https://hooks.slack.com/services/… (no user info, port, query, backslash or encoded characters)'),
+    webhook_url: z
+      .string()
+      .max(512)
+      .refine(
+        (u) => slackWebhookPath(u) !== null,
+        'must be a Slack incoming-webhook URL: https://hooks.slack.com/services/… (no user info, port, query, backslash or encoded characters)',
+      ),
     channel: SlackChannel.optional(),
   }),
-  z.strictObject({ bot_token: z.string().regex(/^xox[bp]-[A-Za-z0-9-]{10,250}$/, 'must be a Slack bot token (xoxb-…)'), channel: SlackChannel }),
+  z.strictObject({
+    bot_token: z.string().regex(/^xox[bp]-[A-Za-z0-9-]{10,250}$/, 'must be a Slack bot token (xoxb-…)'),
+    channel: SlackChannel,
+  }),
 ]);
 export const PagerDutyConfigSchema = z.strictObject({
   routing_key: z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be a 32-character Events API v2 integration key'),
@@ -28,7 +37,9 @@ export const LinearConfigSchema = z.strictObject({
   team_id: z.string().min(1).max(64),
 });
 export const GithubConfigSchema = z.strictObject({
-  token: z.string().regex(/^(ghp_|github_pat_|gho_|ghs_)[A-Za-z0-9_]{20,250}$/, 'must be a GitHub token (ghp_… or github_pat_…)'),
+  token: z
+    .string()
+    .regex(/^(ghp_|github_pat_|gho_|ghs_)[A-Za-z0-9_]{20,250}$/, 'must be a GitHub token (ghp_… or github_pat_…)'),
   repository: z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, 'must be owner/name'),
 });
 
@@ -49,12 +60,18 @@ export const IntegrationCreateSchema = z.discriminatedUnion('provider', [
 
 export const IntegrationListQuerySchema = z
   .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
-  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, { path: ['org_id'], error: 'org_id or site_id is required' });
+  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, {
+    path: ['org_id'],
+    error: 'org_id or site_id is required',
+  });
 
 export const IntegrationSchema = z.object({
-  id: Uuid(), site_id: Uuid(), provider: z.enum(PROVIDERS),
+  id: Uuid(),
+  site_id: Uuid(),
+  provider: z.enum(PROVIDERS),
   config: z.record(z.string(), z.unknown()).describe('the non-secret fields'),
   secrets: z.array(z.string()).describe('names of the stored secret fields; their values are never returned'),
-  created_at: Timestamp, updated_at: Timestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp,
 });
 export const IntegrationListSchema = z.object({ integrations: z.array(IntegrationSchema) });

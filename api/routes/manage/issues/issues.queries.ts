@@ -4,7 +4,10 @@ import type { Database, UxIssueTable } from '../../../../shared/db/database.ts';
 export type IssueRow = Selectable<UxIssueTable>;
 
 /** An issue of a live site with its org, locked for the caller's transaction. */
-export async function findIssueForUpdate(trx: Transaction<Database>, id: string): Promise<(IssueRow & { org_id: string }) | undefined> {
+export async function findIssueForUpdate(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<(IssueRow & { org_id: string }) | undefined> {
   return trx
     .selectFrom('ux_issues as i')
     .innerJoin('sites as s', 's.id', 'i.site_id')
@@ -22,19 +25,36 @@ export async function updateIssueFields(
   set: { status?: string; note?: string | null; assigned_to?: string | null; frozen?: boolean; severity?: number },
   now: Date,
 ): Promise<IssueRow> {
-  return trx
-    .updateTable('ux_issues')
-    // resolved_at marks when an issue closed: the engine reopens it as regressed only on activity after that.
-    .set({ ...set, updated_at: now, ...(set.status === 'resolved' || set.status === 'verified' ? { resolved_at: now } : {}) })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return (
+    trx
+      .updateTable('ux_issues')
+      // resolved_at marks when an issue closed: the engine reopens it as regressed only on activity after that.
+      .set({
+        ...set,
+        updated_at: now,
+        ...(set.status === 'resolved' || set.status === 'verified' ? { resolved_at: now } : {}),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  );
 }
 
 /** One line of the issue's history, beside the engine's and the triage's (source `api`). */
-export async function insertApiIssueUpdate(trx: Transaction<Database>, issueId: string, changes: Record<string, unknown>, actor: string): Promise<void> {
+export async function insertApiIssueUpdate(
+  trx: Transaction<Database>,
+  issueId: string,
+  changes: Record<string, unknown>,
+  actor: string,
+): Promise<void> {
   await trx
     .insertInto('issue_updates')
-    .values({ issue_id: issueId, source: 'api', kind: 'manual', changes: JSON.stringify(changes), reason: `by ${actor}` })
+    .values({
+      issue_id: issueId,
+      source: 'api',
+      kind: 'manual',
+      changes: JSON.stringify(changes),
+      reason: `by ${actor}`,
+    })
     .execute();
 }

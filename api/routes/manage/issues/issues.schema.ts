@@ -12,7 +12,13 @@ export const IssuePatchSchema = z
     assigned_to: z.string().max(256).nullable().optional(),
     frozen: z.boolean().optional(),
     // The column is a 4-byte float: 5e-324 would underflow it (a database error), so the value is kept to 4 decimals.
-    severity: z.number().min(0).max(100).transform((v) => Math.round(v * 10_000) / 10_000).describe('0 to 100, kept to 4 decimal places').optional(),
+    severity: z
+      .number()
+      .min(0)
+      .max(100)
+      .transform((v) => Math.round(v * 10_000) / 10_000)
+      .describe('0 to 100, kept to 4 decimal places')
+      .optional(),
   })
   .refine(nonEmpty, NON_EMPTY);
 

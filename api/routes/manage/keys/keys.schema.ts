@@ -17,20 +17,36 @@ export const KeyCreateSchema = z
   .strictObject({
     site_id: Uuid(),
     key_type: z.enum(['secret', 'mcp', 'publishable']),
-    scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).refine((s) => new Set(s).size === s.length, 'must not repeat a scope'),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(SCOPES.length)
+      .refine((s) => new Set(s).size === s.length, 'must not repeat a scope'),
     name: z.string().trim().min(1).max(120).optional(),
   })
   .superRefine((b, ctx) => {
     const allowed: readonly string[] = SCOPES_BY_TYPE[b.key_type];
     b.scopes.forEach((s, i) => {
-      if (!allowed.includes(s)) ctx.addIssue({ code: 'custom', path: ['scopes', i], message: `a ${b.key_type} key cannot carry ${s} (allowed: ${allowed.join(', ')})` });
+      if (!allowed.includes(s))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['scopes', i],
+          message: `a ${b.key_type} key cannot carry ${s} (allowed: ${allowed.join(', ')})`,
+        });
     });
   });
 
 export const ApiKeySchema = z.object({
-  id: Uuid(), site_id: Uuid().nullable(), key_type: z.enum(['secret', 'mcp', 'publishable']), name: z.string().nullable(),
-  key_prefix: z.string().describe('the first characters, to recognise the key'), scopes: z.array(z.enum(SCOPES)),
-  created_at: Timestamp, revoked_at: Timestamp.nullable(),
+  id: Uuid(),
+  site_id: Uuid().nullable(),
+  key_type: z.enum(['secret', 'mcp', 'publishable']),
+  name: z.string().nullable(),
+  key_prefix: z.string().describe('the first characters, to recognise the key'),
+  scopes: z.array(z.enum(SCOPES)),
+  created_at: Timestamp,
+  revoked_at: Timestamp.nullable(),
 });
-export const ApiKeyCreatedSchema = ApiKeySchema.extend({ key: z.string().describe('the key itself: shown only in this response, stored only as a hash') });
+export const ApiKeyCreatedSchema = ApiKeySchema.extend({
+  key: z.string().describe('the key itself: shown only in this response, stored only as a hash'),
+});
 export const ApiKeyListSchema = z.object({ site_id: Uuid(), keys: z.array(ApiKeySchema) });

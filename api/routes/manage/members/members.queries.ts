@@ -13,7 +13,10 @@ export interface MemberRow {
 }
 
 const memberQuery = (db: Db) =>
-  db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').select(['m.id', 'm.user_id', 'u.email', 'm.role', 'm.org_id', 'm.created_at']);
+  db
+    .selectFrom('memberships as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.id', 'm.user_id', 'u.email', 'm.role', 'm.org_id', 'm.created_at']);
 
 export async function listMembers(db: Db, orgId: string): Promise<MemberRow[]> {
   return memberQuery(db).where('m.org_id', '=', orgId).orderBy('m.created_at').orderBy('m.id').execute();
@@ -52,8 +55,20 @@ export async function findPendingInvitationById(trx: Transaction<Database>, id: 
 }
 
 /** Revokes the email's pending invitation to the org, if any (a new invitation replaces it). */
-export async function revokePendingInvitations(trx: Transaction<Database>, orgId: string, email: string, now: Date): Promise<void> {
-  await trx.updateTable('invitations').set({ revoked_at: now }).where('org_id', '=', orgId).where('email', '=', email).where('accepted_at', 'is', null).where('revoked_at', 'is', null).execute();
+export async function revokePendingInvitations(
+  trx: Transaction<Database>,
+  orgId: string,
+  email: string,
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('invitations')
+    .set({ revoked_at: now })
+    .where('org_id', '=', orgId)
+    .where('email', '=', email)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function revokeInvitation(trx: Transaction<Database>, id: string, now: Date): Promise<void> {
@@ -62,11 +77,27 @@ export async function revokeInvitation(trx: Transaction<Database>, id: string, n
 
 export async function insertInvitation(
   trx: Transaction<Database>,
-  i: { id: string; orgId: string; email: string; role: string; tokenHash: string; invitedBy: string | null; expiresAt: Date },
+  i: {
+    id: string;
+    orgId: string;
+    email: string;
+    role: string;
+    tokenHash: string;
+    invitedBy: string | null;
+    expiresAt: Date;
+  },
 ) {
   return trx
     .insertInto('invitations')
-    .values({ id: i.id, org_id: i.orgId, email: i.email, role: i.role, token_hash: i.tokenHash, invited_by: i.invitedBy, expires_at: i.expiresAt })
+    .values({
+      id: i.id,
+      org_id: i.orgId,
+      email: i.email,
+      role: i.role,
+      token_hash: i.tokenHash,
+      invited_by: i.invitedBy,
+      expires_at: i.expiresAt,
+    })
     .returning(['id', 'email', 'role', 'created_at', 'expires_at'])
     .executeTakeFirstOrThrow();
 }

@@ -10,10 +10,15 @@ export const SdkConfigParamsSchema = z.object({ environment: z.enum(ENVIRONMENTS
 export const SdkConfigPatchQuerySchema = z.object({ site_id: Uuid().optional() });
 
 /** Fields not sent stay as they are; `revenue_config` and `segment` merge field by field. */
-export const SdkConfigPatchBodySchema = SdkConfigPatchSchema
-  .extend({ site_id: Uuid().optional() })
-  .refine(({ site_id: _site, ...fields }) => nonEmpty(fields), NON_EMPTY);
+export const SdkConfigPatchBodySchema = SdkConfigPatchSchema.extend({ site_id: Uuid().optional() }).refine(
+  ({ site_id: _site, ...fields }) => nonEmpty(fields),
+  NON_EMPTY,
+);
 
-export const EnvironmentConfigSchema = z.object({ environment: z.string(), config: SdkConfigSchema, updated_at: Timestamp });
+export const EnvironmentConfigSchema = z.object({
+  environment: z.string(),
+  config: SdkConfigSchema,
+  updated_at: Timestamp,
+});
 export const SdkConfigListSchema = z.object({ site_id: Uuid(), environments: z.array(EnvironmentConfigSchema) });
 export const SdkConfigUpdatedSchema = EnvironmentConfigSchema.extend({ site_id: Uuid() });

@@ -13,14 +13,30 @@ export const SiteCreateSchema = z.strictObject({
 });
 export const SitePatchSchema = z
   .strictObject({
-    name: z.string().trim().min(1).max(120).optional(), url: HttpUrlSchema.optional(), status: z.enum(SITE_STATUSES).optional(),
-    retention_days: z.number().int().min(MIN_RETENTION_DAYS).max(MAX_RETENTION_DAYS).nullable().optional()
-      .describe(`days the site's events, signals and sessions are kept, ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}; null: ${MAX_RETENTION_DAYS}`),
+    name: z.string().trim().min(1).max(120).optional(),
+    url: HttpUrlSchema.optional(),
+    status: z.enum(SITE_STATUSES).optional(),
+    retention_days: z
+      .number()
+      .int()
+      .min(MIN_RETENTION_DAYS)
+      .max(MAX_RETENTION_DAYS)
+      .nullable()
+      .optional()
+      .describe(
+        `days the site's events, signals and sessions are kept, ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}; null: ${MAX_RETENTION_DAYS}`,
+      ),
   })
   .refine(nonEmpty, NON_EMPTY);
 
 export const SiteSchema = z.object({
-  id: Uuid(), org_id: Uuid(), name: z.string(), url: z.string(), status: z.enum(SITE_STATUSES), created_at: Timestamp, updated_at: Timestamp,
+  id: Uuid(),
+  org_id: Uuid(),
+  name: z.string(),
+  url: z.string(),
+  status: z.enum(SITE_STATUSES),
+  created_at: Timestamp,
+  updated_at: Timestamp,
   retention_days: z.number().int().nullable().describe(`null: the instance's ${MAX_RETENTION_DAYS} days`),
 });
 export const SiteCreatedSchema = z.object({

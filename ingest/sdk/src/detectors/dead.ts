@@ -54,7 +54,9 @@ export function deadActivity(kind: ActivityKind, target: EventTarget | null): vo
  * decorate the press (ripples, focus rings: see decorative) and changes in opted-out regions.
  */
 export function deadMutations(records: MutationRecord[]): void {
-  pending = pending.filter((c) => records.every((r) => decorative(r, c.el) || ignored(elementOf(r.target) || document.documentElement)));
+  pending = pending.filter((c) =>
+    records.every((r) => decorative(r, c.el) || ignored(elementOf(r.target) || document.documentElement)),
+  );
 }
 
 /** The page is going away: whatever was pending may have been answered by the next page. */

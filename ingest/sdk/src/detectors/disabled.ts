@@ -19,6 +19,12 @@ export function disabledPress(e: PointerEvent, target: Element): void {
   const repeat = last?.el === el && t - last.t < DISABLED_REPEAT_MS;
   last = { el, t };
   if (repeat) return;
-  const how = el.closest('fieldset:disabled') ? 'fieldset' : el.matches(':disabled') ? 'disabled' : el.matches('[aria-disabled=true]') ? 'aria-disabled' : 'class';
+  const how = el.closest('fieldset:disabled')
+    ? 'fieldset'
+    : el.matches(':disabled')
+      ? 'disabled'
+      : el.matches('[aria-disabled=true]')
+        ? 'aria-disabled'
+        : 'class';
   signal('disabled_element_attempt', { el, point: e, meta: { how } });
 }

@@ -42,7 +42,8 @@ function shownState(el: Element, kind: string): void {
     action = actions.seq;
     shown = new Set();
   }
-  if (shown.has(el) || shown.size >= MAX_ERROR_STATES_PER_ACTION || perPage >= MAX_ERRORS_PER_PAGE || ignored(el)) return;
+  if (shown.has(el) || shown.size >= MAX_ERROR_STATES_PER_ACTION || perPage >= MAX_ERRORS_PER_PAGE || ignored(el))
+    return;
   shown.add(el);
   perPage++;
   actions.errorAt = now();

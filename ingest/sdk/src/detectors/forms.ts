@@ -24,7 +24,9 @@ let lastFormClick: { form: Element; t: number } | null = null;
 
 /** Fields whose emptiness we can judge; toggles, files, hidden and search inputs are not "filling in a form". */
 export const fieldOf = (t: EventTarget | null): Field | null =>
-  t instanceof Element && t.matches('input,select,textarea') && !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
+  t instanceof Element &&
+  t.matches('input,select,textarea') &&
+  !/^(hidden|button|submit|reset|image|checkbox|radio|file|range|color|search)$/.test((t as Field).type)
     ? (t as Field)
     : null;
 
@@ -61,7 +63,18 @@ function onInput(e: Event): void {
   let st = forms.get(form);
   if (!st) {
     if (isEmpty(f)) return;
-    forms.set(form, (st = { filled: new Set(), lastField: '', sentAt: 0, restart: null, done: false, known: describe(form), page: state.page }));
+    forms.set(
+      form,
+      (st = {
+        filled: new Set(),
+        lastField: '',
+        sentAt: 0,
+        restart: null,
+        done: false,
+        known: describe(form),
+        page: state.page,
+      }),
+    );
   }
   checkRestart(st);
   if (isEmpty(f)) return;
@@ -83,7 +96,12 @@ export function formsLeave(onlyRemoved: boolean): void {
   forms.forEach((st, form) => {
     if (st.sentAt || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
     st.done = true;
-    signal('form_abandon', { el: form, known: st.known, page: st.page, meta: { fields: st.filled.size, last_field: st.lastField } });
+    signal('form_abandon', {
+      el: form,
+      known: st.known,
+      page: st.page,
+      meta: { fields: st.filled.size, last_field: st.lastField },
+    });
   });
 }
 

@@ -18,7 +18,12 @@ const pageMatches = (pattern: string, path: string): boolean =>
   pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
 
 function conversion(rule: ConversionRule, selector?: string): void {
-  emit({ type: 'conversion', name: String(rule.name || 'conversion').slice(0, 128), selector, value: amount(rule.value) });
+  emit({
+    type: 'conversion',
+    name: String(rule.name || 'conversion').slice(0, 128),
+    selector,
+    value: amount(rule.value),
+  });
 }
 
 function pageView(spa: boolean, reload: boolean): void {

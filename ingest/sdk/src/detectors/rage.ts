@@ -42,7 +42,11 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
   const el = interactive || target;
   const t = now();
   const b = burst;
-  if (b?.el === el && t - b.last <= RAGE_MAX_GAP_MS && Math.hypot(e.clientX - b.at.clientX, e.clientY - b.at.clientY) <= RAGE_MAX_DISTANCE_PX) {
+  if (
+    b?.el === el &&
+    t - b.last <= RAGE_MAX_GAP_MS &&
+    Math.hypot(e.clientX - b.at.clientX, e.clientY - b.at.clientY) <= RAGE_MAX_DISTANCE_PX
+  ) {
     b.missed = b.missed || !b.current;
     b.current = false;
     b.clicks++;
@@ -58,7 +62,10 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
     burst = {
       el,
       scope: [el.parentElement || el].concat(
-        (el.getAttribute('aria-controls') || '').split(' ').map((id) => document.getElementById(id)!).filter(Boolean),
+        (el.getAttribute('aria-controls') || '')
+          .split(' ')
+          .map((id) => document.getElementById(id)!)
+          .filter(Boolean),
       ),
       interactive: !!interactive,
       // An opted-out element never gets here: start.ts drops clicks on ignored targets, and el is the target or its ancestor.
@@ -79,7 +86,8 @@ export function rageClick(e: MouseEvent, target: Element, interactive: Element |
 /** A change in the burst's scope answers the latest click, unless it only decorates the press (see decorative). */
 export function rageMutations(records: MutationRecord[]): void {
   const b = burst;
-  if (b && !b.current) b.current = records.some((r) => b.scope.some((s) => s.contains(r.target)) && !decorative(r, b.el));
+  if (b && !b.current)
+    b.current = records.some((r) => b.scope.some((s) => s.contains(r.target)) && !decorative(r, b.el));
 }
 
 /**
