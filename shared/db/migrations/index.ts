@@ -14,6 +14,7 @@ import * as m0100 from './0100_environment_scoped_results.ts';
 import * as m0110 from './0110_page_elements_write_cost.ts';
 import * as m0120 from './0120_issue_signalling_again.ts';
 import * as m0121 from './0121_verification_control.ts';
+import * as m0130 from './0130_sessions_recent_first.ts';
 import * as m0160 from './0160_screenshot_source_url.ts';
 import * as m0170 from './0170_password_resets.ts';
 import * as m0171 from './0171_privacy_erasures.ts';
@@ -21,7 +22,6 @@ import * as m0172 from './0172_site_retention.ts';
 import * as m0180 from './0180_dead_letter_replay.ts';
 import * as m0181 from './0181_retire_commands_stream.ts';
 import * as m0182 from './0182_delivery_order.ts';
-import * as m0130 from './0130_sessions_recent_first.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -40,6 +40,7 @@ export const migrations: Record<string, Migration> = {
   '0110_page_elements_write_cost': m0110,
   '0120_issue_signalling_again': m0120,
   '0121_verification_control': m0121,
+  '0130_sessions_recent_first': m0130,
   '0160_screenshot_source_url': m0160,
   '0170_password_resets': m0170,
   '0171_privacy_erasures': m0171,
@@ -47,5 +48,4 @@ export const migrations: Record<string, Migration> = {
   '0180_dead_letter_replay': m0180,
   '0181_retire_commands_stream': m0181,
   '0182_delivery_order': m0182,
-  '0130_sessions_recent_first': m0130,
 };
