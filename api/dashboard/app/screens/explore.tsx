@@ -167,8 +167,9 @@ function Bars({ groups, unit, label }: { groups: Group[]; unit: string; label: s
   if (shown.length === 0) return null;
   const max = Math.max(...shown.map((g) => Math.abs(g.value!)), Number.MIN_VALUE);
   const rowH = 22;
-  const W = 640;
-  const labelW = 200;
+  // Narrow, so its text stays readable when a 390 px screen scales it down.
+  const W = 420;
+  const labelW = 130;
   return (
     <figure class="chart">
       <svg
@@ -179,16 +180,16 @@ function Bars({ groups, unit, label }: { groups: Group[]; unit: string; label: s
         {shown.map((g, i) => (
           <g key={g.key ?? '\u0000'}>
             <text class="axis" x={labelW - 6} y={i * rowH + 15} text-anchor="end">
-              {(g.key ?? '(none)').slice(0, 28)}
+              {(g.key ?? '(none)').slice(0, 20)}
             </text>
             <rect
               class="bar"
               x={labelW}
               y={i * rowH + 3}
               height={rowH - 6}
-              width={Math.max(1, (Math.abs(g.value!) / max) * (W - labelW - 90))}
+              width={Math.max(1, (Math.abs(g.value!) / max) * (W - labelW - 70))}
             />
-            <text class="axis" x={labelW + (Math.abs(g.value!) / max) * (W - labelW - 90) + 6} y={i * rowH + 15}>
+            <text class="axis" x={labelW + (Math.abs(g.value!) / max) * (W - labelW - 70) + 6} y={i * rowH + 15}>
               {fmtValue(g.value, unit)}
             </text>
           </g>
