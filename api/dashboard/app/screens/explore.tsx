@@ -135,6 +135,13 @@ function problems(e: Error | undefined): Map<string, string> {
   return m;
 }
 
+/** The paths that have a control on the form now (the others are listed with the error). */
+function shownPaths(f: Form): Set<string> {
+  const out = f.mode === 'list' ? ['output.limit'] : ['output.metric', 'output.group_by'];
+  const rows = f.rows.flatMap((_, i) => ['field', 'op', 'value'].map((k) => `filters[${i}].${k}`));
+  return new Set(['window_days', 'filters', ...rows, ...out]);
+}
+
 /** A labelled control with the server's refusal for its path, if any, beside it and announced with it. */
 function Labelled({
   label,
@@ -206,13 +213,15 @@ function Results({ a, site }: { a: Answer; site: string }) {
   if (r.mode === 'list') {
     if (r.sessions.length === 0)
       return (
-        <p class="card empty" data-testid="explore-empty">
+        <p class="card empty" role="status" data-testid="explore-empty">
           No session matched. Widen the window, remove a filter, or switch the environment.
         </p>
       );
     return (
       <>
-        <p data-testid="explore-count">{r.sessions.length} sessions, newest first</p>
+        <p role="status" data-testid="explore-count">
+          {r.sessions.length} sessions, newest first
+        </p>
         <Table
           caption="Matching sessions"
           head={[
@@ -260,7 +269,7 @@ function Results({ a, site }: { a: Answer; site: string }) {
       <p class="big" data-testid="explore-value">
         {fmtValue(r.value, r.unit)}
       </p>
-      <p class="muted">
+      <p class="muted" role="status">
         {words(r.metric)} over {r.sessions} matching sessions
       </p>
       {r.group_by &&
@@ -298,6 +307,7 @@ export function ExploreScreen({ site }: { site: string }) {
     [site, env, raw],
   );
   const errs = problems(l.error);
+  const unshown = [...errs].filter(([p]) => !shownPaths(form).has(p));
   const set = (patch: Partial<Form>) => setForm({ ...form, ...patch });
   const setRow = (i: number, patch: Partial<Row>) =>
     set({ rows: form.rows.map((r, j) => (j === i ? { ...r, ...patch } : r)) });
@@ -500,7 +510,7 @@ export function ExploreScreen({ site }: { site: string }) {
           <button type="submit">Run query</button>
         </div>
       </form>
-      <section aria-labelledby="explore-results-h" aria-live="polite">
+      <section aria-labelledby="explore-results-h">
         <h2 id="explore-results-h">Results</h2>
         {bad ? (
           <ErrorNote error={new Error('The link holds a query that is not JSON: build the query again above.')} />
@@ -511,9 +521,19 @@ export function ExploreScreen({ site }: { site: string }) {
             link shows the same results to whoever opens it.
           </p>
         ) : l.error && errs.size > 0 ? (
-          <p class="error" role="alert">
-            {l.error.message}: see the field marked above.
-          </p>
+          <div class="error" role="alert">
+            <p>{l.error.message}: see the field marked above.</p>
+            {/* A path no control stands for (a whole filter, the output) is named here instead. */}
+            {unshown.length > 0 && (
+              <ul>
+                {unshown.map(([p, m]) => (
+                  <li key={p}>
+                    <code>{p}</code>: {m}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
         ) : (
           <Show l={l} what="results">
             {(a) => (a ? <Results a={a} site={site} /> : null)}
