@@ -16,7 +16,7 @@ test('the first screen loads at most 150 KB of gzipped JavaScript, and the other
   );
   t.log(`lazy: ${lazy.map((f) => `${f.name} ${(size(f.name) / 1024).toFixed(1)} KB`).join(', ')}`);
   t.true(firstGz <= FIRST_SCREEN_BUDGET_GZ, `${firstGz} B gzipped`);
-  for (const screen of ['issues', 'page', 'journeys', 'deploys', 'alerts', 'settings']) {
+  for (const screen of ['issues', 'page', 'journeys', 'explore', 'deploys', 'alerts', 'settings']) {
     t.true(
       lazy.some((f) => f.name.startsWith(`${screen}-`)),
       `${screen} is a lazy chunk`,

@@ -1,7 +1,8 @@
 /**
  * The dashboard in Debian's Chromium against a seeded Friction (demo traffic, two deploys, a fired alert, screenshots
  * of a local shop): sign in, walk every screen at 1280 and 390 px, triage (and see a refused triage rolled back),
- * acknowledge an alert, switch the heatmap device, copy the SDK snippet, create and revoke a key. Every page is
+ * acknowledge an alert, switch the heatmap device, copy the SDK snippet, create and revoke a key, build Explorer
+ * queries (their results equal what POST /v1/query/explore answers, a refused one names its field). Every page is
  * watched for console errors, CSP violations, failed requests and serious or critical axe violations. Screenshots
  * go to .artifacts/dashboard/ (gitignored); the overview's first meaningful paint is printed.
  */
@@ -12,7 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { axeViolations, watch, type Watched } from '../testing/browser-checks.ts';
 import { seedDashboard, serveShop, type Seeded } from '../testing/dashboard-seed.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { startReceiver, type Receiver } from '../testing/webhook-receiver.ts';
 
@@ -96,6 +97,19 @@ async function visit(
 
 const siteQ = () => `site=${stack.tenant.siteId}`;
 
+const MEASURE_BY_PAGE = {
+  window_days: 30,
+  filters: [],
+  output: { mode: 'measure', metric: 'count', group_by: 'page' },
+};
+const exploreQ = (q: unknown) => `explore?${siteQ()}&environment=production&q=${encodeURIComponent(JSON.stringify(q))}`;
+/** What the API answers for an Explore query, read with the site's secret key (not the dashboard's cookie). */
+async function explore(q: unknown): Promise<{ status: number; body: any }> {
+  return postJson(`${stack.baseUrl}/v1/query/explore?site_id=${stack.tenant.siteId}&environment=production`, q, {
+    authorization: `Bearer ${stack.tenant.secretKey}`,
+  });
+}
+
 test.serial('sign in, and the overview paints its score: time to first meaningful paint', async (t) => {
   const page = await ctx.newPage();
   const w = watch(page);
@@ -152,6 +166,24 @@ for (const width of [1280, 390]) {
         p.getByRole('img', { name: /Screenshot of \/checkout/ }).waitFor(),
       );
       await visit(t, page, w, `journeys?${siteQ()}`, 'journeys', h1('Friction journeys'));
+      await visit(t, page, w, `explore?${siteQ()}`, 'explore-empty', h1('Explorer'));
+      await visit(t, page, w, exploreQ(MEASURE_BY_PAGE), 'explore-measure', async (p) =>
+        p.getByTestId('explore-group').first().waitFor(),
+      );
+      await page.reload();
+      await page.getByTestId('explore-group').first().waitFor();
+      await visit(
+        t,
+        page,
+        w,
+        exploreQ({
+          window_days: 30,
+          filters: [{ field: 'converted', op: 'is', value: false }],
+          output: { mode: 'list', limit: 25 },
+        }),
+        'explore-list',
+        async (p) => p.getByTestId('explore-session').first().waitFor(),
+      );
       await visit(t, page, w, `deploys?${siteQ()}`, 'deploys', async (p) => p.getByTestId('deploy').nth(1).waitFor());
       await visit(t, page, w, `alerts?${siteQ()}`, 'alerts', async (p) => p.getByTestId('alert').first().waitFor());
       for (const tab of ['sites', 'keys', 'members', 'webhooks', 'integrations', 'rules', 'sdk', 'usage']) {
@@ -164,6 +196,9 @@ for (const width of [1280, 390]) {
       );
       await visit(t, page, w, `issues?${siteQ()}`, 'issues-dark', async (p) =>
         p.getByTestId('issue-row').first().waitFor(),
+      );
+      await visit(t, page, w, exploreQ(MEASURE_BY_PAGE), 'explore-dark', async (p) =>
+        p.getByTestId('explore-group').first().waitFor(),
       );
       await visit(t, page, w, `deploys?${siteQ()}`, 'deploys-dark', async (p) =>
         p.getByTestId('deploy').nth(1).waitFor(),
@@ -184,6 +219,107 @@ for (const width of [1280, 390]) {
     },
   );
 }
+
+test.serial(
+  'Explorer: a measure grouped by page and a filtered list equal what POST /v1/query/explore answers',
+  async (t) => {
+    const page = await ctx.newPage();
+    const w = watch(page);
+    const listQuery = {
+      window_days: 30,
+      filters: [{ field: 'page', op: 'is', value: '/checkout' }],
+      output: { mode: 'list', limit: 20 },
+    };
+    // The processor may still be writing the demo's last events: compare once two answers in a row agree.
+    let last = '';
+    await eventually(
+      async () => {
+        const now = JSON.stringify([
+          (await explore(MEASURE_BY_PAGE)).body.data.result,
+          (await explore(listQuery)).body.data.result,
+        ]);
+        const same = now === last;
+        last = now;
+        return same || undefined;
+      },
+      30_000,
+      300,
+    );
+
+    await page.goto(`${stack.baseUrl}/#/explore?${siteQ()}`);
+    await page.getByTestId('explore-empty').waitFor();
+    await page.getByLabel('Window (days, 1-90)').fill('30');
+    await page.getByLabel('Measure', { exact: true }).check();
+    await page.getByLabel('Metric').selectOption('count');
+    await page.getByLabel('Group by').selectOption('page');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page.getByTestId('explore-group').first().waitFor();
+    const measure = (await explore(MEASURE_BY_PAGE)).body.data.result;
+    t.true(measure.groups.length >= 3, 'the demo traffic has several pages');
+    t.is(await page.getByTestId('explore-value').innerText(), String(measure.value));
+    const shownGroups = await page
+      .getByTestId('explore-group')
+      .evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('td')).map((c) => c.textContent)));
+    t.deepEqual(
+      shownGroups,
+      measure.groups.map((g: { key: string | null; value: number; sessions: number }) => [
+        g.key ?? '(none)',
+        String(g.value),
+        String(g.sessions),
+      ]),
+    );
+    // The query is in the URL, exactly the document the API takes.
+    const inUrl = new URLSearchParams(new URL(page.url()).hash.split('?')[1]).get('q');
+    t.deepEqual(JSON.parse(inUrl!), MEASURE_BY_PAGE);
+
+    await page.getByLabel('List sessions').check();
+    await page.getByLabel('Sessions to list (1-500)').fill('20');
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByLabel('Filter 1 field').selectOption('page');
+    await page.getByLabel('Filter 1 operator').selectOption('is');
+    await page.getByLabel('Filter 1 value').fill('/checkout');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('explore-session').first().waitFor();
+    const list = (await explore(listQuery)).body.data.result;
+    t.true(list.sessions.length > 0);
+    const shownSessions = await page
+      .getByTestId('explore-session')
+      .evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('td')).map((c) => c.textContent)));
+    t.deepEqual(
+      shownSessions.map((c) => [c[0], c[3], c[5], c[6], c[7]]),
+      list.sessions.map(
+        (x: { session_id: string; pages: string[]; converted: boolean; source: string; device: string }) => [
+          x.session_id,
+          x.pages.join(', '),
+          x.converted ? 'yes' : 'no',
+          x.source,
+          x.device,
+        ],
+      ),
+    );
+    for (const c of shownSessions) t.true(c[3]!.includes('/checkout'));
+
+    // A refused query names its field: the server's details path is shown beside the window control.
+    w.expectFailure('/v1/query/explore');
+    await page.getByLabel('Window (days, 1-90)').fill('500');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    const refused = await explore({ ...listQuery, window_days: 500 });
+    t.is(refused.status, 400);
+    t.is(refused.body.error.details[0].path, 'window_days');
+    const note = page.getByTestId('field-error');
+    await note.waitFor();
+    t.regex(await note.innerText(), /^window_days: /);
+    t.is(await page.getByLabel('Window (days, 1-90)').getAttribute('aria-invalid'), 'true');
+
+    // A session links to its timeline.
+    await page.getByLabel('Window (days, 1-90)').fill('30');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page.getByRole('link', { name: list.sessions[0].session_id }).click();
+    await page.getByRole('heading', { level: 1, name: 'Session timeline' }).waitFor();
+    t.deepEqual(w.problems, []);
+    await page.close();
+  },
+);
 
 test.serial('triage an issue: the change shows at once and is stored; a refused change is rolled back', async (t) => {
   const page = await ctx.newPage();

@@ -14,6 +14,7 @@ const IssueScreen = lazy(() => import('./screens/issues.tsx').then((m) => m.Issu
 const SessionScreen = lazy(() => import('./screens/issues.tsx').then((m) => m.SessionScreen), 'session');
 const PageScreen = lazy(() => import('./screens/page.tsx').then((m) => m.PageScreen), 'page');
 const JourneysScreen = lazy(() => import('./screens/journeys.tsx').then((m) => m.JourneysScreen), 'journeys');
+const ExploreScreen = lazy(() => import('./screens/explore.tsx').then((m) => m.ExploreScreen), 'explorer');
 const DeploysScreen = lazy(() => import('./screens/deploys.tsx').then((m) => m.DeploysScreen), 'deploys');
 const AlertsScreen = lazy(() => import('./screens/alerts.tsx').then((m) => m.AlertsScreen), 'alerts');
 const SettingsScreen = lazy(() => import('./screens/settings.tsx').then((m) => m.SettingsScreen), 'settings');
@@ -23,6 +24,7 @@ const NAV: [string, string][] = [
   ['issues', 'Issues'],
   ['page', 'Pages'],
   ['journeys', 'Journeys'],
+  ['explore', 'Explorer'],
   ['deploys', 'Deploys'],
   ['alerts', 'Alerts'],
   ['settings', 'Settings'],
@@ -42,6 +44,8 @@ function Screen({ name, site }: { name: string; site: string }) {
       return <PageScreen site={site} />;
     case 'journeys':
       return <JourneysScreen site={site} />;
+    case 'explore':
+      return <ExploreScreen site={site} />;
     case 'deploys':
       return <DeploysScreen site={site} />;
     case 'alerts':
