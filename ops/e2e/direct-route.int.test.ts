@@ -182,8 +182,10 @@ function comparableHeaders(h: Headers, callerId: boolean): Record<string, string
   const out: Record<string, string> = {};
   h.forEach((value, name) => {
     if (name === 'date' || (name === 'x-request-id' && !callerId)) return;
-    // One more request of the key's budget has been counted by the time the second server answers.
-    out[name] = name === 'ratelimit-remaining' ? 'n' : value;
+    // One more request of the key's budget has been counted by the time the second server answers, and the seconds
+    // to the window's reset tick down between the two answers when they straddle a second: both say a whole number.
+    out[name] =
+      name === 'ratelimit-remaining' ? 'n' : name === 'ratelimit-reset' && /^\d+$/.test(value) ? 'seconds' : value;
   });
   return out;
 }
