@@ -59,6 +59,10 @@ function parseDuration(s) {
 }
 var ApiError = class extends Error {
 };
+function unreachable(err) {
+  const cause = err.cause;
+  return cause?.code ?? cause?.message ?? err.message;
+}
 async function call(io, base, key, method, path, body, headers = {}) {
   let res;
   try {
@@ -72,7 +76,7 @@ async function call(io, base, key, method, path, body, headers = {}) {
       body: body === void 0 ? void 0 : JSON.stringify(body)
     });
   } catch (err) {
-    throw new ApiError(`cannot reach ${base}: ${err.message}`);
+    throw new ApiError(`cannot reach ${base}: ${unreachable(err)}`);
   }
   const text = await res.text();
   let parsed;
@@ -214,8 +218,7 @@ async function get(io, url, key) {
     }
     return { status: res.status, body };
   } catch (err) {
-    const cause = err.cause;
-    return { error: cause?.code ?? cause?.message ?? err.message };
+    return { error: unreachable(err) };
   }
 }
 function compatible(a, b) {
@@ -392,7 +395,7 @@ ${MCP_USAGE}`);
         signal: AbortSignal.timeout(6e4)
       });
     } catch (err) {
-      failed(m, err.message);
+      failed(m, unreachable(err));
       return;
     }
     const text = await res.text();

@@ -4,7 +4,7 @@
  * one failed, 2 on usage errors.
  */
 import { parseArgs } from 'node:util';
-import type { CliIo } from '../ops/deploy-cli.ts';
+import { unreachable, type CliIo } from '../ops/deploy-cli.ts';
 
 export const DOCTOR_USAGE = `friction doctor [--base-url URL] [--key KEY] [--site ID]
 
@@ -28,8 +28,7 @@ async function get(io: CliIo, url: string, key?: string): Promise<{ status: numb
     }
     return { status: res.status, body };
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return { error: cause?.code ?? cause?.message ?? (err as Error).message };
+    return { error: unreachable(err) };
   }
 }
 

@@ -6,7 +6,7 @@
  * protocol messages; everything said to a human goes to stderr.
  */
 import { createInterface } from 'node:readline';
-import type { CliIo } from '../ops/deploy-cli.ts';
+import { unreachable, type CliIo } from '../ops/deploy-cli.ts';
 
 export const MCP_USAGE = `friction mcp --url <base URL> --key <svc_mcp_… key>   (or env FRICTION_URL, FRICTION_KEY)
 
@@ -123,7 +123,7 @@ export async function runMcpCommand(
         signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
-      failed(m, (err as Error).message);
+      failed(m, unreachable(err));
       return;
     }
     const text = await res.text();

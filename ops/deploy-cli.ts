@@ -59,6 +59,12 @@ interface Deploy {
 
 class ApiError extends Error {}
 
+/** Why a request never got an answer: fetch's own message is "fetch failed"; the cause says ECONNREFUSED, ENOTFOUND… */
+export function unreachable(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message;
+}
+
 async function call(
   io: CliIo,
   base: string,
@@ -80,7 +86,7 @@ async function call(
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
-    throw new ApiError(`cannot reach ${base}: ${(err as Error).message}`);
+    throw new ApiError(`cannot reach ${base}: ${unreachable(err)}`);
   }
   const text = await res.text();
   let parsed: any;
