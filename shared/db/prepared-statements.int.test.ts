@@ -16,6 +16,10 @@ async function withBulk(
   const database = await createTestDatabase('prepared');
   // One connection: every transaction below runs on the same server session, whose statements are counted.
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  // An idle client the server ends (the database dropped under it) is an 'error' event on the pool: without a
+  // listener it would be an uncaught exception in the worker, as in the service's own pools (shared/db/connection.ts).
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   t.teardown(async () => {
     await pool.end();
     await database.drop();
