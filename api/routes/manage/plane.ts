@@ -19,18 +19,18 @@ import { deployRoutes } from '../deploys/deploys.routes.ts';
 import { authRoutes } from '../auth/auth.routes.ts';
 import { deliveryRoutes } from '../deliveries/deliveries.routes.ts';
 import { exploreRoutes } from '../explore/explore.routes.ts';
-import { alertRuleRoutes } from './alert-rules/alert-rules.routes.ts';
-import { alertRoutes } from './alerts/alerts.routes.ts';
-import { annotationRoutes } from './annotations/annotations.routes.ts';
+import { alertRuleRoutes } from '../alert-rules/alert-rules.routes.ts';
+import { alertRoutes } from '../alerts/alerts.manage.routes.ts';
+import { annotationRoutes } from '../annotations/annotations.routes.ts';
 import type { ManageDeps } from './deps.ts';
-import { integrationRoutes } from './integrations/integrations.routes.ts';
-import { issueRoutes } from './issues/issues.routes.ts';
-import { keyRoutes } from './keys/keys.routes.ts';
-import { memberRoutes } from './members/members.routes.ts';
-import { sdkConfigRoutes } from './sdk-config/sdk-config.routes.ts';
-import { siteRoutes } from './sites/sites.routes.ts';
-import { usageRoutes } from './usage/usage.routes.ts';
-import { webhookRoutes } from './webhooks/webhooks.routes.ts';
+import { integrationRoutes } from '../integrations/integrations.routes.ts';
+import { issueRoutes } from '../issues/issues.manage.routes.ts';
+import { keyRoutes } from '../keys/keys.routes.ts';
+import { memberRoutes } from '../members/members.routes.ts';
+import { sdkConfigRoutes } from '../sdk-config/sdk-config.routes.ts';
+import { siteRoutes } from '../sites/sites.routes.ts';
+import { usageRoutes } from '../usage/usage.routes.ts';
+import { webhookRoutes } from '../webhooks/webhooks.routes.ts';
 
 export interface ManagementPlane {
   /** Auth for read routes: user tokens of any role, secret keys with query:read, MCP keys with mcp:read; read limit per org. */
