@@ -3,9 +3,9 @@ import { newId } from '../../../shared/ids.ts';
 import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
-import { audit, diff } from '../audit/audit.ts';
-import { DeletedSchema, SiteQuerySchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit, diff } from '../../http/audit.ts';
+import { DeletedSchema, SiteQuerySchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteAlertRule,
   findAlertRuleForUpdate,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PagePatternSchema } from '../../../shared/domain/page-pattern.ts';
-import { NON_EMPTY, nonEmpty, Timestamp } from '../manage/common.schema.ts';
+import { NON_EMPTY, nonEmpty, Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export const TRIGGER_TYPES = ['spike', 'anomaly', 'new_page', 'trend', 'co_occurrence', 'positive', 'budget'] as const;

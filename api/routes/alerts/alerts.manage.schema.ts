@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../manage/common.schema.ts';
+import { Timestamp } from '../../http/common.schema.ts';
 import { ALERT_STATUSES, SETTABLE_ALERT_STATUSES } from './alert-transitions.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 

@@ -3,8 +3,8 @@ import { ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { insertAnnotation, listAnnotations, type AnnotationRow } from './annotations.queries.ts';
 import {
   AnnotationCreateSchema,

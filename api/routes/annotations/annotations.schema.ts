@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../manage/common.schema.ts';
+import { Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { StorableInstant } from '../../../shared/contracts/instant.ts';
 

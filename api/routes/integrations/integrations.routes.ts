@@ -3,9 +3,9 @@ import { ConflictError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
-import { audit } from '../audit/audit.ts';
-import { DeletedSchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import { DeletedSchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteIntegration,
   findIntegrationForUpdate,

@@ -3,8 +3,8 @@ import { ConflictError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
-import { audit, diff } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit, diff } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { findIssueForUpdate, insertApiIssueUpdate, updateIssueFields, type IssueRow } from './issues.manage.queries.ts';
 import { IssuePatchSchema, IssueRecordSchema } from './issues.manage.schema.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NON_EMPTY, nonEmpty, Timestamp } from '../manage/common.schema.ts';
+import { NON_EMPTY, nonEmpty, Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 /** The six statuses a person may set. `regressed` is the engine's verdict after a deploy and is never set by hand. */

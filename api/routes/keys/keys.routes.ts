@@ -3,9 +3,9 @@ import { issueApiKey } from '../../../shared/tenancy/provision.ts';
 import { ADMIN_ROLES } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
-import { audit } from '../audit/audit.ts';
-import { SiteQuerySchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import { SiteQuerySchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { findKey, listKeys, revokeKey, type ApiKeyRow } from './keys.queries.ts';
 import { ApiKeyCreatedSchema, ApiKeyListSchema, ApiKeySchema, KeyCreateSchema } from './keys.schema.ts';
 

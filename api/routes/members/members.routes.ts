@@ -5,9 +5,9 @@ import { hashApiKey, newId, randomToken } from '../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, OWNER_ROLES, type Principal } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
-import { audit } from '../audit/audit.ts';
-import { DeletedSchema, OrgQuerySchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import { DeletedSchema, OrgQuerySchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteMember,
   findMemberByEmail,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INVITABLE_ROLES, ROLES } from '../../../shared/tenancy/accounts.ts';
 import { EmailSchema } from '../auth/auth.schema.ts';
-import { Timestamp } from '../manage/common.schema.ts';
+import { Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 export const MemberInviteSchema = z.strictObject({ org_id: Uuid(), email: EmailSchema, role: z.enum(INVITABLE_ROLES) });

@@ -8,9 +8,9 @@ import {
 } from '../../../shared/tenancy/sdk-config.ts';
 import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit, diff } from '../audit/audit.ts';
-import { SiteQuerySchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit, diff } from '../../http/audit.ts';
+import { SiteQuerySchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import {
   ensureEnvironment,
   findEnvironmentConfigForUpdate,

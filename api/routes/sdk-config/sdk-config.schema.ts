@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENVIRONMENTS } from '../../../shared/domain/deploy-verification.ts';
 import { SdkConfigPatchSchema, SdkConfigSchema } from '../../../shared/tenancy/sdk-config.ts';
-import { NON_EMPTY, nonEmpty, Timestamp } from '../manage/common.schema.ts';
+import { NON_EMPTY, nonEmpty, Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 /** Only production and staging exist (spec): any other name is a 404, like a missing object. */

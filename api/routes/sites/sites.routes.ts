@@ -6,10 +6,10 @@ import { provisionSite } from '../../../shared/tenancy/provision.ts';
 import { DEFAULT_ENVIRONMENT } from '../../../shared/tenancy/sdk-config.ts';
 import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit, diff } from '../audit/audit.ts';
-import { DeletedSchema, OrgQuerySchema } from '../manage/common.schema.ts';
-import { assertOutboundUrl } from '../manage/outbound-url.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit, diff } from '../../http/audit.ts';
+import { DeletedSchema, OrgQuerySchema } from '../../http/common.schema.ts';
+import { assertOutboundUrl } from '../../http/outbound-url.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { deleteSite, findSite, findSiteForUpdate, listSites, updateSite, type SiteRecord } from './sites.queries.ts';
 import {
   SiteCreatedSchema,

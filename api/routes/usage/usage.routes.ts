@@ -3,8 +3,8 @@ import { NotFoundError } from '../../../shared/errors.ts';
 import { limitsOf, monthStart, nextMonthStart } from '../../../shared/tenancy/plans.ts';
 import { ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { OrgQuerySchema } from '../manage/common.schema.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { OrgQuerySchema } from '../../http/common.schema.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { UsageSchema } from './usage.schema.ts';
 
 /** `GET /v1/manage/usage`: the org's plan, its limits and this month's usage against them. */

@@ -4,9 +4,9 @@ import { newId } from '../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../http/auth.ts';
 import { idParam, type Guard, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
-import { audit, diff } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
-import { assertOutboundUrl } from '../manage/outbound-url.ts';
+import { audit, diff } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
+import { assertOutboundUrl } from '../../http/outbound-url.ts';
 import { recoverDegradation } from '../../../shared/db/queries/degradation.queries.ts';
 import {
   findWebhookForUpdate,

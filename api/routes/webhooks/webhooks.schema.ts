@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../manage/common.schema.ts';
+import { HttpUrlSchema, NON_EMPTY, nonEmpty, Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
 /** Event kinds of the spec's Events table. */

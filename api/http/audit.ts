@@ -1,8 +1,39 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import type { Principal } from '../../http/auth.ts';
-import { insertAuditEntry } from './audit.queries.ts';
-import { redactSecrets } from '../../../shared/auth/redact.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { Principal } from './auth.ts';
+import { redactSecrets } from '../../shared/auth/redact.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+interface AuditEntry {
+  orgId: string;
+  siteId: string | null;
+  actorType: 'user' | 'key';
+  actorId: string | null;
+  actor: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  summary: Record<string, unknown>;
+}
+
+/** Records one write; call it in the write's own transaction. */
+export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      org_id: e.orgId,
+      site_id: e.siteId,
+      actor_type: e.actorType,
+      actor_id: e.actorId,
+      actor: e.actor,
+      action: e.action,
+      target_type: e.targetType,
+      target_id: e.targetId,
+      summary: JSON.stringify(e.summary),
+    })
+    .execute();
+}
 
 /**
  * Records a write by `principal` in the audit log, inside the write's transaction (sign-ins and sign-outs, which
@@ -11,7 +42,7 @@ import { redactSecrets } from '../../../shared/auth/redact.ts';
  * one place every entry is written, so a route that forgets cannot put a secret into the log.
  */
 export function audit(
-  trx: Transaction<Database> | Kysely<Database>,
+  trx: Db,
   principal: Principal,
   e: {
     orgId: string;

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { InstanceKeys } from '../../../shared/auth/instance-keys.ts';
-import type { Bus } from '../../../shared/bus/bus.ts';
-import type { Topology } from '../../../shared/contracts/subjects.ts';
-import type { Database } from '../../../shared/db/database.ts';
-import type { Mailer } from '../../../shared/mail/mailer.ts';
-import type { OutboundPolicy } from '../../../shared/net/outbound.ts';
-import type { Logger } from '../../../shared/logger.ts';
+import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
+import type { Topology } from '../../shared/contracts/subjects.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { Mailer } from '../../shared/mail/mailer.ts';
+import type { OutboundPolicy } from '../../shared/net/outbound.ts';
+import type { Logger } from '../../shared/logger.ts';
 
 /** What the management routes need: built once by api/main.ts. */
 export interface ManageDeps {

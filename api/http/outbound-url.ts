@@ -1,5 +1,5 @@
-import { ValidationError } from '../../../shared/errors.ts';
-import { checkOutboundUrl, OutboundRefusedError, type OutboundPolicy } from '../../../shared/net/outbound.ts';
+import { ValidationError } from '../../shared/errors.ts';
+import { checkOutboundUrl, OutboundRefusedError, type OutboundPolicy } from '../../shared/net/outbound.ts';
 
 /**
  * Create/update-time SSRF check of a URL the service will call later (webhook endpoint, site URL for screenshots):

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { urlCredentialProblem } from '../../../shared/auth/redact.ts';
+import { Uuid } from '../../shared/contracts/uuid.ts';
+import { urlCredentialProblem } from '../../shared/auth/redact.ts';
 
 /** An absolute http(s) URL of at most 2048 characters, carrying no credentials (they would be stored and shown in the clear). */
 export const HttpUrlSchema = z
