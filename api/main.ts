@@ -2,21 +2,21 @@ import type Router from '@koa/router';
 import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
 import { managementPlane } from './plane.ts';
-import { scoresRouter } from './routes/scores/scores.routes.ts';
-import { issuesRouter } from './routes/issues/issues.routes.ts';
-import { elementsRouter } from './routes/elements/elements.routes.ts';
-import { heuristicsRouter } from './routes/heuristics/heuristics.routes.ts';
-import { alertsRouter } from './routes/alerts/alerts.routes.ts';
-import { rawRouter } from './routes/raw/raw.routes.ts';
-import { pageRouter } from './routes/pages/page.routes.ts';
-import { sessionRouter } from './routes/sessions/session.routes.ts';
-import { heatmapsRouter } from './routes/heatmaps/heatmaps.routes.ts';
-import { journeysRouter } from './routes/journeys/journeys.routes.ts';
-import { exportRouter } from './routes/export/export.routes.ts';
-import { revenueRouter } from './routes/revenue/revenue.routes.ts';
-import { insightsRouter } from './routes/insights/insights.routes.ts';
-import { deploysRouter } from './routes/deploys/deploys.routes.ts';
-import { screenshotsRouter } from './routes/screenshots/screenshots.routes.ts';
+import { scoreRoutes } from './routes/scores/scores.routes.ts';
+import { issueReadRoutes } from './routes/issues/issues.routes.ts';
+import { elementRoutes } from './routes/elements/elements.routes.ts';
+import { heuristicRoutes } from './routes/heuristics/heuristics.routes.ts';
+import { alertReadRoutes } from './routes/alerts/alerts.routes.ts';
+import { rawRoutes } from './routes/raw/raw.routes.ts';
+import { pageRoutes } from './routes/pages/page.routes.ts';
+import { sessionRoutes } from './routes/sessions/session.routes.ts';
+import { heatmapRoutes } from './routes/heatmaps/heatmaps.routes.ts';
+import { journeyRoutes } from './routes/journeys/journeys.routes.ts';
+import { exportRoutes } from './routes/export/export.routes.ts';
+import { revenueRoutes } from './routes/revenue/revenue.routes.ts';
+import { insightRoutes } from './routes/insights/insights.routes.ts';
+import { deployReadRoutes } from './routes/deploys/deploys.routes.ts';
+import { screenshotRoutes } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';
 import { mcpAllowedOrigins, mcpRouter } from './mcp/mcp.routes.ts';
 import { dashboardRouter } from './dashboard/dashboard.routes.ts';
@@ -29,7 +29,6 @@ import { demoShopRouter } from './http/demo-shop.ts';
 export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessCheck[]; stop(): Promise<void> } {
   // Auth (keys and user tokens), rate limits, every /manage, /auth and audit route, and /v1/openapi.json.
   const plane = managementPlane(infra);
-  const readAuth = plane.readAuth;
   const cfg = infra.config;
   const capturer = screenshotsEnabled(cfg)
     ? new ScreenshotCapturer({
@@ -42,23 +41,28 @@ export function apiRole(infra: Infra): { routers: Router[]; checks: ReadinessChe
         publicBaseUrl: cfg.PUBLIC_BASE_URL,
       })
     : undefined;
+  // The read routes join the management plane's table: one auth, one validation path, one OpenAPI document.
+  const reads = { db: infra.database.db, now: () => new Date() };
+  for (const add of [
+    scoreRoutes,
+    issueReadRoutes,
+    elementRoutes,
+    alertReadRoutes,
+    rawRoutes,
+    pageRoutes,
+    sessionRoutes,
+    heatmapRoutes,
+    journeyRoutes,
+    revenueRoutes,
+    insightRoutes,
+    deployReadRoutes,
+  ])
+    add(plane.table, reads);
+  exportRoutes(plane.table, { ...reads, log: infra.log });
+  screenshotRoutes(plane.table, { ...reads, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL });
+  heuristicRoutes(plane.table);
   return {
     routers: [
-      scoresRouter({ db: infra.database.db, readAuth }),
-      issuesRouter({ db: infra.database.db, readAuth }),
-      elementsRouter({ db: infra.database.db, readAuth }),
-      alertsRouter({ db: infra.database.db, readAuth }),
-      rawRouter({ db: infra.database.db, readAuth }),
-      pageRouter({ db: infra.database.db, readAuth }),
-      sessionRouter({ db: infra.database.db, readAuth }),
-      heatmapsRouter({ db: infra.database.db, readAuth }),
-      journeysRouter({ db: infra.database.db, readAuth }),
-      exportRouter({ db: infra.database.db, readAuth, log: infra.log }),
-      revenueRouter({ db: infra.database.db, readAuth }),
-      insightsRouter({ db: infra.database.db, readAuth }),
-      deploysRouter({ db: infra.database.db, readAuth }),
-      screenshotsRouter({ db: infra.database.db, readAuth, capturer, publicBaseUrl: cfg.PUBLIC_BASE_URL }),
-      heuristicsRouter({ readAuth }),
       mcpRouter({
         db: infra.database.db,
         log: infra.log,

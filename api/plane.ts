@@ -11,7 +11,6 @@ import { RouteTable } from './http/routes.ts';
 import { openApiRouter } from './openapi/openapi.routes.ts';
 import { mcpRouteDocs } from './mcp/mcp.docs.ts';
 import { platformDocs } from './openapi/platform.docs.ts';
-import { readRouteDocs } from './openapi/read-routes.docs.ts';
 import { auditRoutes } from './routes/audit/audit.routes.ts';
 import { contextRoutes } from './routes/context/context.routes.ts';
 import { privacyRoutes } from './routes/privacy/privacy.routes.ts';
@@ -20,11 +19,11 @@ import { authRoutes } from './routes/auth/auth.routes.ts';
 import { deliveryRoutes } from './routes/deliveries/deliveries.routes.ts';
 import { exploreRoutes } from './routes/explore/explore.routes.ts';
 import { alertRuleRoutes } from './routes/alert-rules/alert-rules.routes.ts';
-import { alertRoutes } from './routes/alerts/alerts.manage.routes.ts';
+import { alertRoutes } from './routes/alerts/alerts.routes.ts';
 import { annotationRoutes } from './routes/annotations/annotations.routes.ts';
 import type { ManageDeps } from './http/deps.ts';
 import { integrationRoutes } from './routes/integrations/integrations.routes.ts';
-import { issueRoutes } from './routes/issues/issues.manage.routes.ts';
+import { issueRoutes } from './routes/issues/issues.routes.ts';
 import { keyRoutes } from './routes/keys/keys.routes.ts';
 import { memberRoutes } from './routes/members/members.routes.ts';
 import { sdkConfigRoutes } from './routes/sdk-config/sdk-config.routes.ts';
@@ -33,8 +32,8 @@ import { usageRoutes } from './routes/usage/usage.routes.ts';
 import { webhookRoutes } from './routes/webhooks/webhooks.routes.ts';
 
 export interface ManagementPlane {
-  /** Auth for read routes: user tokens of any role, secret keys with query:read, MCP keys with mcp:read; read limit per org. */
-  readAuth: Koa.Middleware;
+  /** Every API route: the read routes are added to it by api/main.ts. */
+  table: RouteTable;
   /** Auth for the guide surface (AI-assistant context): the same credentials as reads, limited per site. */
   guideAuth: Koa.Middleware;
   /** Builds auth for any other rule. */
@@ -147,10 +146,10 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     now: deps.now,
   });
   return {
-    readAuth: auth({ surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES }),
+    table,
     guideAuth: auth({ surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES }),
     auth,
-    routers: [table.router, openApiRouter(() => [...table.docs, ...readRouteDocs, ...platformDocs, ...mcpRouteDocs])],
+    routers: [table.router, openApiRouter(() => [...table.docs, ...platformDocs, ...mcpRouteDocs])],
     instanceKeys,
   };
 }

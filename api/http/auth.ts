@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import type { Kysely } from 'kysely';
-import type { z } from 'zod';
 import type { KeyResolver } from '../../shared/auth/key-resolver.ts';
 import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { looksLikeJwt, verifyUserToken } from '../../shared/auth/jwt.ts';
@@ -8,7 +7,6 @@ import type { Database } from '../../shared/db/database.ts';
 import { loadMemberContext } from '../../shared/db/queries/accounts.queries.ts';
 import { liveSiteIdsOfOrg } from '../../shared/db/queries/sites.queries.ts';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors.ts';
-import { parseInput } from '../../shared/http/envelope.ts';
 import type { Role } from '../../shared/tenancy/accounts.ts';
 import type { SurfaceLimits } from './rate-limit.ts';
 import { renewToken } from '../../shared/auth/sessions.ts';
@@ -76,6 +74,9 @@ export const OWNER_ROLES: readonly Role[] = ['owner'];
 /** Scopes that may call read routes: secret keys with query:read, MCP keys with mcp:read. */
 export const READ_SCOPES = ['query:read', 'mcp:read'] as const;
 export const MANAGE_SCOPES = ['manage:write'] as const;
+
+/** Every read route: any role, or a key that may read. */
+export const READ_ACCESS: AccessRule = { surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES };
 
 export interface AuthDeps {
   db: Kysely<Database>;
@@ -191,13 +192,6 @@ async function resolvePrincipal(deps: AuthDeps, header: string): Promise<Princip
  */
 export function requireSite(principal: Principal, siteId: string, notFound = 'site not found'): void {
   if (!principal.siteIds.has(siteId)) throw new NotFoundError(notFound);
-}
-
-/** A read route's query, validated, whose `site_id` the authenticated caller may see (404 otherwise). */
-export function siteQuery<S extends z.ZodType<{ site_id: string }>>(ctx: Koa.Context, schema: S): z.infer<S> {
-  const q = parseInput(schema, ctx.query, 'query');
-  requireSite((ctx.state as AuthState).principal, q.site_id);
-  return q;
 }
 
 /** An org the principal acts in; another org answers like a missing one. */

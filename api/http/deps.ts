@@ -7,9 +7,14 @@ import type { Mailer } from '../../shared/mail/mailer.ts';
 import type { OutboundPolicy } from '../../shared/net/outbound.ts';
 import type { Logger } from '../../shared/logger.ts';
 
-/** What the management routes need: built once by api/main.ts. */
-export interface ManageDeps {
+/** What the read routes need. */
+export interface ReadDeps {
   db: Kysely<Database>;
+  now: () => Date;
+}
+
+/** What the management routes need: built once by api/plane.ts. */
+export interface ManageDeps extends ReadDeps {
   bus: Bus;
   topology: Topology;
   instanceKeys: InstanceKeys;
@@ -31,7 +36,6 @@ export interface ManageDeps {
   publicBaseUrl: string;
   /** What stored outbound URLs (webhooks, site URLs) may point to: checked at create and update time. */
   outbound: OutboundPolicy;
-  now: () => Date;
   /** For work done after the answer (a reset mail is sent after its 202, so timing reveals no account). */
   log: Logger;
 }

@@ -50,6 +50,15 @@ export interface RouteSpec<
   body?: B;
   response?: z.ZodType;
   status?: number;
+  /**
+   * The query's `site_id` is the route's tenancy (read routes): checked right after the query is parsed, before
+   * the path id, so a foreign site answers 404 'site not found' whatever else the request holds.
+   */
+  siteQuery?: boolean;
+  /** The spec's short form of the same route (`/v1/issues` beside `/v1/query/issues`): same handler, own summary. */
+  shortForm?: { path: string; summary: string; description?: string };
+  /** Content type of a body the handler writes itself (a CSV stream, a PNG): not wrapped in the envelope. */
+  contentType?: string;
   handler(ctx: Koa.Context, input: RouteInput<Infer<P>, Infer<Q>, Infer<B>>): Promise<unknown>;
 }
 
@@ -94,31 +103,27 @@ export class RouteTable {
     before: Koa.Middleware[],
     access: AccessRule | null,
   ): this {
-    this.docs.push({
-      method: spec.method,
-      path: spec.path,
-      tag: spec.tag,
-      summary: spec.summary,
-      description: spec.description,
-      auth,
-      params: spec.params,
-      query: spec.query,
-      body: spec.body,
-      response: spec.response,
-      status: spec.status,
-    });
-    this.router[spec.method](spec.path, ...before, async (ctx) => {
+    const paths: { path: string; summary: string; description?: string }[] = [
+      { path: spec.path, summary: spec.summary, description: spec.description },
+    ];
+    if (spec.shortForm) paths.push(spec.shortForm);
+    for (const p of paths)
+      this.docs.push({
+        method: spec.method,
+        path: p.path,
+        tag: spec.tag,
+        summary: p.summary,
+        description: p.description,
+        auth,
+        params: spec.params,
+        query: spec.query,
+        body: spec.body,
+        response: spec.response,
+        status: spec.status,
+        contentType: spec.contentType,
+      });
+    const handle: Koa.Middleware = async (ctx) => {
       const principal = (ctx.state as Partial<AuthState>).principal as Principal;
-      let params: unknown;
-      if (spec.params) {
-        const r = spec.params.safeParse(ctx.params);
-        if (!r.success) throw new NotFoundError(spec.notFound ?? 'not found');
-        params = r.data;
-      }
-      const query = spec.query ? parseInput(spec.query, ctx.query, 'query') : undefined;
-      const body = spec.body
-        ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body')
-        : undefined;
       let guarded = access === null;
       const guard: Guard = {
         site(siteId, notFound) {
@@ -134,6 +139,26 @@ export class RouteTable {
           guarded = true;
         },
       };
+      const parseParams = () => {
+        if (!spec.params) return undefined;
+        const r = spec.params.safeParse(ctx.params);
+        if (!r.success) throw new NotFoundError(spec.notFound ?? 'not found');
+        return r.data;
+      };
+      const parseQuery = () => (spec.query ? parseInput(spec.query, ctx.query, 'query') : undefined);
+      let params: unknown;
+      let query: unknown;
+      if (spec.siteQuery) {
+        query = parseQuery();
+        guard.site((query as { site_id: string }).site_id, 'site not found');
+        params = parseParams();
+      } else {
+        params = parseParams();
+        query = parseQuery();
+      }
+      const body = spec.body
+        ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body')
+        : undefined;
       const data = await spec.handler(ctx, { params, query, body, principal, guard } as RouteInput<
         Infer<P>,
         Infer<Q>,
@@ -143,9 +168,12 @@ export class RouteTable {
         throw new InternalError(
           new Error(`${spec.method.toUpperCase()} ${spec.path} answered without a tenancy check`),
         );
+      // A handler that writes its own body (CSV, PNG) has set it, with its status.
+      if (spec.contentType) return;
       ctx.status = spec.status ?? 200;
       ctx.body = ok(data);
-    });
+    };
+    for (const p of paths) this.router[spec.method](p.path, ...before, handle);
     return this;
   }
 }

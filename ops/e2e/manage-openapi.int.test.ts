@@ -32,7 +32,7 @@ test('every route the app serves is described, and nothing else is', (t) => {
   t.deepEqual(
     served.filter((r) => !described.includes(r)),
     [],
-    'a route without an OpenAPI entry: add it to a RouteTable, or to api/openapi/read-routes.docs.ts (platform.docs.ts for non-API roles)',
+    'a route without an OpenAPI entry: declare it in the RouteTable (platform.docs.ts for non-API roles)',
   );
   t.deepEqual(described.filter((r) => !served.includes(r)).sort(), [], 'an entry for a route that does not exist');
 });
@@ -71,5 +71,5 @@ test('every JSON route describes its success answer: no `data: {}` a generated c
         .map(([code]) => `${method} ${path} ${code}`),
     ),
   );
-  t.deepEqual(untyped, [], 'give the route a `response` schema (RouteTable entry, or api/openapi/read-routes.docs.ts)');
+  t.deepEqual(untyped, [], 'give the route a `response` schema in its RouteTable entry');
 });

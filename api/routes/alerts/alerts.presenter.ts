@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { AlertSchema } from './alerts.manage.schema.ts';
-import type { AlertRow } from './alerts.manage.queries.ts';
+import type { AlertSchema } from './alerts.schema.ts';
+import type { AlertRow } from './alerts.queries.ts';
 import type { AlertStatus } from './alert-transitions.ts';
 
 /** An alert as every route answers it (read list and detail, status changes). */

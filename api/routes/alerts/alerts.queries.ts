@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
+import { type Kysely, type Selectable, type Transaction } from 'kysely';
+import { type Database, type AlertTable } from '../../../shared/db/database.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
-import type { AlertRow } from './alerts.manage.queries.ts';
-import type { AlertListQuery } from './alerts.schema.ts';
+import { type AlertListQuery } from './alerts.schema.ts';
 
 /** A site's alerts, newest first, with the count of all that match (both from one snapshot). */
 export async function listAlerts(
@@ -27,4 +26,42 @@ export async function listAlerts(
 /** One alert of the site, or undefined (missing, or another site's). */
 export async function findAlert(db: Kysely<Database>, siteId: string, id: string): Promise<AlertRow | undefined> {
   return db.selectFrom('alerts').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
+}
+
+export type AlertRow = Selectable<AlertTable>;
+
+/** An alert of a live site with its org, locked for the caller's transaction. */
+export async function findAlertForUpdate(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<(AlertRow & { org_id: string }) | undefined> {
+  return trx
+    .selectFrom('alerts as a')
+    .innerJoin('sites as s', 's.id', 'a.site_id')
+    .selectAll('a')
+    .select('s.org_id')
+    .where('a.id', '=', id)
+    .where('s.deleted_at', 'is', null)
+    .forUpdate('a')
+    .executeTakeFirst();
+}
+
+export async function setAlertStatus(
+  trx: Transaction<Database>,
+  id: string,
+  s: { status: string; resolvedReason: string | null; now: Date },
+): Promise<AlertRow> {
+  return trx
+    .updateTable('alerts')
+    .set((eb) => ({
+      status: s.status,
+      updated_at: s.now,
+      // The first acknowledgement is kept: skipping straight to investigating or resolved acknowledges too.
+      acknowledged_at: eb.fn.coalesce('acknowledged_at', eb.val(s.now)),
+      resolved_at: s.status === 'resolved' ? s.now : null,
+      resolved_reason: s.status === 'resolved' ? s.resolvedReason : null,
+    }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

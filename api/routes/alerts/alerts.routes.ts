@@ -1,37 +1,121 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
-import type { Kysely } from 'kysely';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import type { Database } from '../../../shared/db/database.ts';
-import { NotFoundError } from '../../../shared/errors.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
+import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from './alerts.presenter.ts';
-import { findAlert, listAlerts } from './alerts.queries.ts';
-import { AlertDetailQuerySchema, AlertListQuerySchema } from './alerts.schema.ts';
+import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
+import {
+  AlertDetailQuerySchema,
+  AlertListQuerySchema,
+  AlertListResponseSchema,
+  AlertSchema,
+  AlertPatchSchema,
+} from './alerts.schema.ts';
+import { announceOutboxRows, enqueueOutbox } from '../../../shared/notify/outbox.ts';
+import { alertNotification } from '../../../shared/notify/alert.ts';
+import { audit } from '../../http/audit.ts';
+import { alertTransition, type AlertStatus } from './alert-transitions.ts';
 
-export interface AlertsDeps {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-}
+const NOT_FOUND = 'alert not found';
+const STAGING_HAS_NONE =
+  'Alert rules evaluate production traffic only, so environment=staging answers an empty list (staging has scores and issues, no alerts).';
 
 /** `/v1/query/alerts` (and the short form `/v1/alerts`) and `/v1/query/alerts/:alert_id`: a site's alerts, newest first. */
-export function alertsRouter(deps: AlertsDeps): Router {
-  const router = new Router();
-  const list: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, AlertListQuerySchema);
-    const { rows, total } = q.environment === 'production' ? await listAlerts(deps.db, q) : { rows: [], total: 0 };
-    ctx.body = ok({ alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset });
-  };
-  router.get('/v1/query/alerts', deps.readAuth, list);
-  router.get('/v1/alerts', deps.readAuth, list);
-  router.get('/v1/query/alerts/:alert_id', deps.readAuth, async (ctx) => {
-    const { site_id } = siteQuery(ctx, AlertDetailQuerySchema);
-    // A malformed id is answered like a missing one, as for issues.
-    const id = Uuid().safeParse(ctx.params.alert_id);
-    const alert = id.success ? await findAlert(deps.db, site_id, id.data) : undefined;
-    if (!alert) throw new NotFoundError('alert not found');
-    ctx.body = ok(presentAlert(alert));
+export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/alerts',
+    shortForm: { path: '/v1/alerts', summary: 'Alerts of a site (short form)', description: STAGING_HAS_NONE },
+    tag: 'alerts',
+    summary: 'Alerts of a site, newest first',
+    description: STAGING_HAS_NONE,
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: AlertListQuerySchema,
+    response: AlertListResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const { rows, total } = q.environment === 'production' ? await listAlerts(deps.db, q) : { rows: [], total: 0 };
+      return { alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset };
+    },
   });
-  return router;
+  return table.add({
+    method: 'get',
+    path: '/v1/query/alerts/:alert_id',
+    tag: 'alerts',
+    summary: 'One alert',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: AlertDetailQuerySchema,
+    // A malformed id is answered like a missing one, as for issues.
+    params: idParam('alert_id'),
+    notFound: NOT_FOUND,
+    response: AlertSchema,
+    async handler(_ctx, { query, params }) {
+      const alert = await findAlert(deps.db, query.site_id, params.alert_id);
+      if (!alert) throw new NotFoundError(NOT_FOUND);
+      return presentAlert(alert);
+    },
+  });
+}
+
+/** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
+export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  for (const [method, path, param] of [
+    ['patch', '/v1/manage/alerts/:alert_id', 'alert_id'],
+    ['post', '/v1/alerts/:alert_id', 'alert_id'],
+  ] as const) {
+    table.add({
+      method,
+      path,
+      tag: 'alerts',
+      summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
+      description:
+        'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. Acknowledged and resolved send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email) once the change committed, through the outbox, in order with the other events of the alert; investigating is recorded in the audit log only.',
+      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      params: idParam(param),
+      notFound: NOT_FOUND,
+      body: AlertPatchSchema,
+      response: AlertSchema,
+      async handler(_ctx, { params, body, principal, guard }) {
+        const id = (params as Record<string, string>)[param];
+        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+          const before = await findAlertForUpdate(trx, id);
+          guard.site(before?.site_id, NOT_FOUND);
+          const from = before!.status as AlertStatus;
+          const t = alertTransition(from, body.status);
+          if (t.kind === 'refused') throw new ConflictError(t.reason);
+          if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
+          const now = deps.now();
+          const after = await setAlertStatus(trx, id, {
+            status: body.status,
+            resolvedReason: body.resolved_reason ?? null,
+            now,
+          });
+          await audit(trx, principal, {
+            orgId: before!.org_id,
+            siteId: after.site_id,
+            action: 'alert.update',
+            targetType: 'alert',
+            targetId: id,
+            summary: {
+              changes: {
+                status: { from, to: body.status },
+                ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
+              },
+            },
+          });
+          // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
+          // transaction: published after the commit (never for a change that rolled back), in order per alert.
+          if (body.status === 'acknowledged' || body.status === 'resolved') {
+            await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
+            return { presented: presentAlert(after), queued: true };
+          }
+          return { presented: presentAlert(after), queued: false };
+        });
+        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+        return presented;
+      },
+    });
+  }
+  return table;
 }

@@ -1,5 +1,3 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
@@ -11,12 +9,12 @@ import {
 } from '../../../shared/domain/deploy-verification.ts';
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
-import { ok } from '../../../shared/http/envelope.ts';
 import { newId } from '../../../shared/ids.ts';
-import { EDITOR_ROLES, MANAGE_SCOPES, siteQuery, type Principal } from '../../http/auth.ts';
-import type { RouteTable } from '../../http/routes.ts';
+import type Koa from 'koa';
+import { EDITOR_ROLES, MANAGE_SCOPES, READ_ACCESS, type Principal } from '../../http/auth.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
-import type { ManageDeps } from '../../http/deps.ts';
+import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
 import { listCurrentPageScores } from '../scores/scores.queries.ts';
 import {
   enqueueDeployRecorded,
@@ -32,12 +30,14 @@ import { presentDeploy } from './deploys.presenter.ts';
 import {
   DeployCreateSchema,
   DeployDetailQuerySchema,
+  DeployListSchema,
   DeployListQuerySchema,
   DeploySchema,
   IdempotencyKeySchema,
   type DeployCreate,
 } from './deploys.schema.ts';
 
+const DEPLOY_NOT_FOUND = 'deploy not found';
 const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
 
 /** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
@@ -166,29 +166,40 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   return table;
 }
 
-export interface DeploysReadDeps {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-}
-
 /** `/v1/query/deploys`, `/v1/query/deploys/:deploy_id` and the short forms `/v1/deploys`, `/v1/deploys/:deploy_id`. */
-export function deploysRouter(deps: DeploysReadDeps): Router {
-  const router = new Router();
-  const list: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, DeployListQuerySchema);
-    const { rows, total, related } = await listDeploys(deps.db, q);
-    ctx.body = ok({ deploys: rows.map((r) => presentDeploy(r, related)), total, limit: q.limit, offset: q.offset });
-  };
-  const detail: Koa.Middleware = async (ctx) => {
-    const { site_id } = siteQuery(ctx, DeployDetailQuerySchema);
-    const id = Uuid().safeParse(ctx.params.deploy_id);
-    const found = id.success ? await findDeploy(deps.db, site_id, id.data) : undefined;
-    if (!found) throw new NotFoundError('deploy not found');
-    ctx.body = ok(presentDeploy(found.row, found.related));
-  };
-  router.get('/v1/query/deploys', deps.readAuth, list);
-  router.get('/v1/deploys', deps.readAuth, list);
-  router.get('/v1/query/deploys/:deploy_id', deps.readAuth, detail);
-  router.get('/v1/deploys/:deploy_id', deps.readAuth, detail);
-  return router;
+export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/deploys',
+    shortForm: { path: '/v1/deploys', summary: 'Deploys of a site (short form)' },
+    tag: 'deploys',
+    summary:
+      'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: DeployListQuerySchema,
+    response: DeployListSchema,
+    async handler(_ctx, { query: q }) {
+      const { rows, total, related } = await listDeploys(deps.db, q);
+      return { deploys: rows.map((r) => presentDeploy(r, related)), total, limit: q.limit, offset: q.offset };
+    },
+  });
+  return table.add({
+    method: 'get',
+    path: '/v1/query/deploys/:deploy_id',
+    shortForm: { path: '/v1/deploys/:deploy_id', summary: 'One deploy (short form)' },
+    tag: 'deploys',
+    summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: DeployDetailQuerySchema,
+    params: idParam('deploy_id'),
+    notFound: DEPLOY_NOT_FOUND,
+    response: DeploySchema,
+    async handler(_ctx, { query, params }) {
+      const found = await findDeploy(deps.db, query.site_id, params.deploy_id);
+      if (!found) throw new NotFoundError(DEPLOY_NOT_FOUND);
+      return presentDeploy(found.row, found.related);
+    },
+  });
 }

@@ -1,15 +1,14 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
-import { ok } from '../../../shared/http/envelope.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-import type { ElementSchema } from './elements.schema.ts';
+import { ElementListResponseSchema, type ElementSchema } from './elements.schema.ts';
 
 export const ElementsQuerySchema = z.object({
   site_id: Uuid(),
@@ -74,14 +73,20 @@ export function presentElement(
 }
 
 /** `/v1/query/elements` and the short form `/v1/elements`. */
-export function elementsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware }): Router {
-  const router = new Router();
-  const handler: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, ElementsQuerySchema);
-    const { rows, total } = await listElements(deps.db, q);
-    ctx.body = ok({ elements: rows.map(presentElement), total });
-  };
-  router.get('/v1/query/elements', deps.readAuth, handler);
-  router.get('/v1/elements', deps.readAuth, handler);
-  return router;
+export function elementRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  return table.add({
+    method: 'get',
+    path: '/v1/query/elements',
+    shortForm: { path: '/v1/elements', summary: 'Elements with the most friction (short form)' },
+    tag: 'elements',
+    summary: 'Elements with the most friction',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: ElementsQuerySchema,
+    response: ElementListResponseSchema,
+    async handler(_ctx, { query }) {
+      const { rows, total } = await listElements(deps.db, query);
+      return { elements: rows.map(presentElement), total };
+    },
+  });
 }

@@ -1,13 +1,12 @@
-import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Kysely } from 'kysely';
 import { PassThrough } from 'node:stream';
-import type { Database } from '../../../shared/db/database.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { EXPORT_HEADER, presentExportRow } from './export.presenter.ts';
 import { exportChunks } from './export.queries.ts';
-import { ExportQuerySchema } from './export.schema.ts';
+import { ExportQuerySchema, type ExportQuery } from './export.schema.ts';
 
 /**
  * `/v1/query/export/events.csv` and `/v1/export/events.csv`: the site's events as RFC 4180 CSV, streamed chunk by
@@ -15,47 +14,51 @@ import { ExportQuerySchema } from './export.schema.ts';
  * whatever the size. Errors before the first byte answer in the envelope; a failure mid-stream aborts the response
  * (the client sees a truncated transfer, never a CSV that looks complete).
  */
-export function exportRouter(deps: {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-  log?: Logger;
-  now?: () => Date;
-}): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-  const handler: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, ExportQuerySchema);
-    const range = { from: q.from, to: q.to ?? now(), environment: q.environment };
-    const chunks = exportChunks(deps.db, q.site_id, range);
-    // The first chunk is read before answering, so a database error is still a clean 5xx in the envelope.
-    const first = await chunks.next();
-    const out = new PassThrough();
-    ctx.status = 200;
-    ctx.type = 'text/csv; charset=utf-8';
-    ctx.attachment(`events-${q.site_id}-${range.to.toISOString().slice(0, 10)}.csv`);
-    ctx.body = out;
-    const pump = async () => {
-      let more = out.write(EXPORT_HEADER);
-      let next = first;
-      while (!next.done) {
-        for (const r of next.value) more = out.write(presentExportRow(r));
-        if (!more) await drained(out);
-        if (out.destroyed) {
-          await chunks.return(undefined);
-          return;
-        }
-        next = await chunks.next();
+export function exportRoutes(table: RouteTable, deps: ReadDeps & { log?: Logger }): RouteTable {
+  return table.add({
+    method: 'get',
+    path: '/v1/query/export/events.csv',
+    shortForm: { path: '/v1/export/events.csv', summary: 'Events as CSV (short form; the same file)' },
+    tag: 'export',
+    summary: "The site's events as RFC 4180 CSV with a header row, oldest first, streamed",
+    description:
+      "Columns: id, ts, session_id, type, page, signal, name, selector, label, x, y, vx, vy, px, py (fractions 0..1), value, device, source, app_version, environment, meta (JSON). Text starting with = + - @ (or a tab or CR) is prefixed with '. Content-Disposition names the file.",
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: ExportQuerySchema,
+    contentType: 'text/csv',
+    handler: (ctx, { query }) => streamCsv(ctx, deps, query),
+  });
+}
+
+async function streamCsv(ctx: Koa.Context, deps: ReadDeps & { log?: Logger }, q: ExportQuery): Promise<void> {
+  const range = { from: q.from, to: q.to ?? deps.now(), environment: q.environment };
+  const chunks = exportChunks(deps.db, q.site_id, range);
+  // The first chunk is read before answering, so a database error is still a clean 5xx in the envelope.
+  const first = await chunks.next();
+  const out = new PassThrough();
+  ctx.status = 200;
+  ctx.type = 'text/csv; charset=utf-8';
+  ctx.attachment(`events-${q.site_id}-${range.to.toISOString().slice(0, 10)}.csv`);
+  ctx.body = out;
+  const pump = async () => {
+    let more = out.write(EXPORT_HEADER);
+    let next = first;
+    while (!next.done) {
+      for (const r of next.value) more = out.write(presentExportRow(r));
+      if (!more) await drained(out);
+      if (out.destroyed) {
+        await chunks.return(undefined);
+        return;
       }
-      out.end();
-    };
-    pump().catch((err: unknown) => {
-      deps.log?.error({ err, site_id: q.site_id }, 'events export failed mid-stream');
-      out.destroy(err as Error);
-    });
+      next = await chunks.next();
+    }
+    out.end();
   };
-  router.get('/v1/query/export/events.csv', deps.readAuth, handler);
-  router.get('/v1/export/events.csv', deps.readAuth, handler);
-  return router;
+  pump().catch((err: unknown) => {
+    deps.log?.error({ err, site_id: q.site_id }, 'events export failed mid-stream');
+    out.destroy(err as Error);
+  });
 }
 
 /** Resolves when the stream can take more, or has been closed (client gone). */

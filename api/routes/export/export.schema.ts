@@ -15,3 +15,4 @@ export const ExportQuerySchema = z
     ),
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { path: ['to'], message: 'must be after from' });
+export type ExportQuery = z.infer<typeof ExportQuerySchema>;

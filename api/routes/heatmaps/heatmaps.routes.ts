@@ -1,28 +1,50 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { presentElementHeatmap, presentPageHeatmap } from './heatmaps.presenter.ts';
 import { ELEMENT_HEATMAP_MAX_POINTS, recentElementSignals, sampledPageSignals } from './heatmaps.queries.ts';
-import { ElementHeatmapQuerySchema, PageHeatmapQuerySchema } from './heatmaps.schema.ts';
+import {
+  ElementHeatmapQuerySchema,
+  ElementHeatmapResponseSchema,
+  PageHeatmapQuerySchema,
+  PageHeatmapResponseSchema,
+} from './heatmaps.schema.ts';
 import { representativeSample } from './sample.ts';
 
 /** `/v1/query/element-heatmap` and `/v1/query/page-heatmap`. A page or element without signals has no points (200). */
-export function heatmapsRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware; now?: () => Date }): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-  router.get('/v1/query/element-heatmap', deps.readAuth, async (ctx) => {
-    const q = siteQuery(ctx, ElementHeatmapQuerySchema);
-    const recent = await recentElementSignals(deps.db, q.site_id, q.environment, q.page, q.selector);
-    const points = representativeSample(recent, ELEMENT_HEATMAP_MAX_POINTS, (s) => s.signal_type);
-    ctx.body = ok(presentElementHeatmap(q.page, q.selector, recent.length, points));
+export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/element-heatmap',
+    tag: 'heatmaps',
+    summary:
+      "At most 300 points (rx, ry 0..1, signal) representing the element's latest 800 rage, dead and disabled-element clicks",
+    description:
+      "Points keep each signal type's share and are spread evenly over time; count is the number of signals they represent.",
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: ElementHeatmapQuerySchema,
+    response: ElementHeatmapResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const recent = await recentElementSignals(deps.db, q.site_id, q.environment, q.page, q.selector);
+      const points = representativeSample(recent, ELEMENT_HEATMAP_MAX_POINTS, (s) => s.signal_type);
+      return presentElementHeatmap(q.page, q.selector, recent.length, points);
+    },
   });
-  router.get('/v1/query/page-heatmap', deps.readAuth, async (ctx) => {
-    const q = siteQuery(ctx, PageHeatmapQuerySchema);
-    const { rows, total } = await sampledPageSignals(deps.db, q.site_id, q.environment, q.page, q.device, now());
-    ctx.body = ok(presentPageHeatmap(q.page, q.device ?? null, total, rows));
+  return table.add({
+    method: 'get',
+    path: '/v1/query/page-heatmap',
+    tag: 'heatmaps',
+    summary: 'At most 500 page points (vx, vy, px/py when sent, signal, el when known) over the last 30 days',
+    description:
+      'device=mobile includes tablets; omitted means every device. count is the number of signals the points were drawn from (every k-th in time order).',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: PageHeatmapQuerySchema,
+    response: PageHeatmapResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const { rows, total } = await sampledPageSignals(deps.db, q.site_id, q.environment, q.page, q.device, deps.now());
+      return presentPageHeatmap(q.page, q.device ?? null, total, rows);
+    },
   });
-  return router;
 }

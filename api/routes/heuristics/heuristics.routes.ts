@@ -1,12 +1,10 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import { z } from 'zod';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { SiteQuerySchema } from '../scores/scores.schema.ts';
 
-export const HeuristicsResponseSchema = z.object({
+const HeuristicsResponseSchema = z.object({
   heuristics: z.array(
     z
       .object({
@@ -22,20 +20,26 @@ export const HeuristicsResponseSchema = z.object({
 });
 
 /** `GET /v1/query/heuristics`: the signal catalog (every type the engine weighs, and what to do about it). */
-export function heuristicsRouter(deps: { readAuth: Koa.Middleware }): Router {
-  const router = new Router();
-  router.get('/v1/query/heuristics', deps.readAuth, (ctx) => {
-    siteQuery(ctx, SiteQuerySchema);
-    ctx.body = ok({
-      heuristics: SIGNAL_CATALOG.map((d) => ({
-        type: d.type,
-        weight: d.weight,
-        journey_edge_decorator: d.journey_edge_decorator,
-        recommendation: d.recommendation,
-        detection: d.detection,
-      })),
-      total_heuristics: SIGNAL_CATALOG.length,
-    } satisfies z.output<typeof HeuristicsResponseSchema>);
+export function heuristicRoutes(table: RouteTable): RouteTable {
+  return table.add({
+    method: 'get',
+    path: '/v1/query/heuristics',
+    tag: 'heuristics',
+    summary: 'The signal catalog',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: SiteQuerySchema,
+    response: HeuristicsResponseSchema,
+    handler: async () =>
+      ({
+        heuristics: SIGNAL_CATALOG.map((d) => ({
+          type: d.type,
+          weight: d.weight,
+          journey_edge_decorator: d.journey_edge_decorator,
+          recommendation: d.recommendation,
+          detection: d.detection,
+        })),
+        total_heuristics: SIGNAL_CATALOG.length,
+      }) satisfies z.output<typeof HeuristicsResponseSchema>,
   });
-  return router;
 }

@@ -23,6 +23,7 @@ function signallingAgain(r: IssueRow): boolean {
 export function presentIssue(r: IssueRow): IssueDto {
   return {
     id: r.id,
+    site_id: r.site_id,
     title: r.title,
     page: r.page,
     element_selector: r.selector,

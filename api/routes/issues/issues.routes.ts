@@ -1,24 +1,35 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import { NotFoundError } from '../../../shared/errors.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
-import type { z } from 'zod';
-import { IssueDetailQuerySchema, IssueListQuerySchema, type IssueDetailSchema } from './issues.schema.ts';
-import { findIssue, listIssues } from './issues.queries.ts';
+import { type Kysely } from 'kysely';
+import { type Database } from '../../../shared/db/database.ts';
+import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
+import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
+import { type z } from 'zod';
+import {
+  IssueDetailQuerySchema,
+  IssueDetailSchema,
+  IssueListQuerySchema,
+  IssueListResponseSchema,
+  IssuePatchSchema,
+  IssueSchema,
+} from './issues.schema.ts';
+import {
+  findIssue,
+  listIssues,
+  findIssueForUpdate,
+  insertApiIssueUpdate,
+  updateIssueFields,
+  type IssueRecord,
+} from './issues.queries.ts';
 import { presentIssue, presentSessionId } from './issues.presenter.ts';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../deploys/deploys.queries.ts';
 import { presentVerification } from '../deploys/deploys.presenter.ts';
+import { announceOutboxRows, enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
+import { newId } from '../../../shared/ids.ts';
+import { audit, diff } from '../../http/audit.ts';
 
-export interface IssuesDeps {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-}
-
+const NOT_FOUND = 'issue not found';
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** One issue of the site and environment with its evidence sessions, verification history and changes; undefined when missing. */
@@ -54,27 +65,128 @@ export async function issueDetail(
 }
 
 /** `/v1/query/issues`, `/v1/query/issues/:issue_id` and their short forms `/v1/issues`, `/v1/issues/:id`. */
-export function issuesRouter(deps: IssuesDeps): Router {
-  const router = new Router();
-
-  const list: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, IssueListQuerySchema);
-    const { rows, total } = await listIssues(deps.db, q);
-    ctx.body = ok({ issues: rows.map(presentIssue), total, limit: q.limit, offset: q.offset });
-  };
-
-  const detail: Koa.Middleware = async (ctx) => {
-    const { site_id, environment } = siteQuery(ctx, IssueDetailQuerySchema);
+export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/issues',
+    shortForm: { path: '/v1/issues', summary: 'UX issues of a site (short form)' },
+    tag: 'issues',
+    summary: 'UX issues of a site, ranked',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: IssueListQuerySchema,
+    response: IssueListResponseSchema,
+    async handler(_ctx, { query }) {
+      const { rows, total } = await listIssues(deps.db, query);
+      return { issues: rows.map(presentIssue), total, limit: query.limit, offset: query.offset };
+    },
+  });
+  return table.add({
+    method: 'get',
+    path: '/v1/query/issues/:issue_id',
+    shortForm: { path: '/v1/issues/:issue_id', summary: 'One issue (short form)' },
+    tag: 'issues',
+    summary: 'One issue with its evidence sessions and history',
+    description: '404 for an issue of another site, or of another environment than environment (default production).',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: IssueDetailQuerySchema,
     // A malformed id is answered like a missing one: ids are not worth a different error.
-    const id = Uuid().safeParse(ctx.params.issue_id);
-    const body = id.success ? await issueDetail(deps.db, site_id, environment, id.data) : undefined;
-    if (!body) throw new NotFoundError('issue not found');
-    ctx.body = ok(body);
-  };
+    params: idParam('issue_id'),
+    notFound: NOT_FOUND,
+    response: IssueDetailSchema,
+    async handler(_ctx, { query, params }) {
+      const body = await issueDetail(deps.db, query.site_id, query.environment, params.issue_id);
+      if (!body) throw new NotFoundError(NOT_FOUND);
+      return body;
+    },
+  });
+}
 
-  router.get('/v1/query/issues', deps.readAuth, list);
-  router.get('/v1/issues', deps.readAuth, list);
-  router.get('/v1/query/issues/:issue_id', deps.readAuth, detail);
-  router.get('/v1/issues/:issue_id', deps.readAuth, detail);
-  return router;
+/**
+ * The `issue.updated` event of a person's change: the same event the engine, the triage and deploy verification
+ * send (`issue` as it is now, `changes` field by field), with who made it.
+ */
+function issueUpdatedByPerson(
+  i: IssueRecord,
+  changes: Record<string, { from: unknown; to: unknown }>,
+  actor: string,
+  at: Date,
+): OutboxMessage {
+  return {
+    kind: 'issue.updated',
+    aggregate: `issue:${i.id}`,
+    msgId: `issue.updated:${i.id}:${newId()}`,
+    payload: {
+      event: 'issue.updated',
+      occurred_at: at.toISOString(),
+      actor,
+      changes,
+      issue: {
+        id: i.id,
+        site_id: i.site_id,
+        environment: i.environment,
+        page: i.page,
+        element_selector: i.selector,
+        signal_type: i.signal_type,
+        title: i.title,
+        status: i.status,
+        signal_count: i.signal_count,
+        affected_sessions: i.affected_sessions,
+        severity: i.severity,
+        note: i.note,
+        assigned_to: i.assigned_to,
+        frozen: i.frozen,
+      },
+    },
+  };
+}
+
+/** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
+export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  for (const [method, path, param] of [
+    ['patch', '/v1/manage/issues/:issue_id', 'issue_id'],
+    ['post', '/v1/issues/:issue_id', 'issue_id'],
+  ] as const) {
+    table.add({
+      method,
+      path,
+      tag: 'issues',
+      summary: `Set an issue's status, note, assignee, frozen flag or severity${method === 'post' ? ' (short form)' : ''}`,
+      description:
+        'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change sends an issue.updated event (webhooks) once it committed, through the same outbox as the processor changes, in order with the other events of the issue.',
+      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      params: idParam(param),
+      notFound: NOT_FOUND,
+      body: IssuePatchSchema,
+      response: IssueSchema,
+      async handler(_ctx, { params, body, principal, guard }) {
+        const id = (params as Record<string, string>)[param];
+        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+          const before = await findIssueForUpdate(trx, id);
+          guard.site(before?.site_id, NOT_FOUND);
+          if (before!.merged_into)
+            throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
+          const changes = diff(before!, body);
+          if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
+          const now = deps.now();
+          const after = await updateIssueFields(trx, id, body, now);
+          await insertApiIssueUpdate(trx, id, changes, principal.label);
+          await audit(trx, principal, {
+            orgId: before!.org_id,
+            siteId: after.site_id,
+            action: 'issue.update',
+            targetType: 'issue',
+            targetId: id,
+            summary: { changes },
+          });
+          await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
+          return { presented: presentIssue(after), queued: true };
+        });
+        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+        return presented;
+      },
+    });
+  }
+  return table;
 }

@@ -3,6 +3,7 @@ import { pageParams } from '../../../shared/http/pagination.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
+import { NON_EMPTY, nonEmpty, Timestamp } from '../../http/common.schema.ts';
 
 export const IssueListQuerySchema = z.object({
   site_id: Uuid(),
@@ -15,12 +16,11 @@ export type IssueListQuery = z.infer<typeof IssueListQuerySchema>;
 /** An issue of another environment than `environment` is answered 404, like one of another site. */
 export const IssueDetailQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 
-const Timestamp = z.string().describe('ISO 8601 UTC');
-
-/** An issue as the read API shows it (presentIssue is typed by this schema, so the two cannot drift). */
+/** An issue as every route shows it (presentIssue is typed by this schema, so the two cannot drift). */
 export const IssueSchema = z
   .object({
     id: Uuid(),
+    site_id: Uuid(),
     title: z.string(),
     page: z.string(),
     element_selector: z.string().nullable(),
@@ -72,3 +72,23 @@ export const IssueDetailSchema = IssueSchema.extend({
     }),
   ),
 }).meta({ id: 'IssueDetail' });
+
+/** The six statuses a person may set. `regressed` is the engine's verdict after a deploy and is never set by hand. */
+export const SETTABLE_ISSUE_STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored'] as const;
+
+export const IssuePatchSchema = z
+  .strictObject({
+    status: z.enum(SETTABLE_ISSUE_STATUSES).optional(),
+    note: z.string().max(1000).nullable().optional(),
+    assigned_to: z.string().max(256).nullable().optional(),
+    frozen: z.boolean().optional(),
+    // The column is a 4-byte float: 5e-324 would underflow it (a database error), so the value is kept to 4 decimals.
+    severity: z
+      .number()
+      .min(0)
+      .max(100)
+      .transform((v) => Math.round(v * 10_000) / 10_000)
+      .describe('0 to 100, kept to 4 decimal places')
+      .optional(),
+  })
+  .refine(nonEmpty, NON_EMPTY);

@@ -1,14 +1,20 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { ok } from '../../../shared/http/envelope.ts';
 import { signalWeight } from '../../../shared/domain/signal-catalog.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { journeyFrictionEdges } from './journey-edges.ts';
 import { presentFlows, presentJourneys } from './journeys.presenter.ts';
 import { journeySessions, navigationFlows } from './journeys.queries.ts';
-import { EDGE_DECORATORS, FlowsQuerySchema, JourneyQuerySchema, type JourneyQuery } from './journeys.schema.ts';
+import {
+  EDGE_DECORATORS,
+  FlowsQuerySchema,
+  FlowsResponseSchema,
+  JourneyQuerySchema,
+  JourneysResponseSchema,
+  type JourneyQuery,
+} from './journeys.schema.ts';
 
 /** `/query/journeys/friction`: friction edges of the latest `q.limit` sessions (spec "Journey friction rules"). */
 export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at: Date) {
@@ -24,17 +30,33 @@ export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at:
 }
 
 /** `/v1/query/journeys/friction`, `/v1/query/flows` and the short form `/v1/flows`. */
-export function journeysRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware; now?: () => Date }): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-  router.get('/v1/query/journeys/friction', deps.readAuth, async (ctx) => {
-    ctx.body = ok(await journeyFriction(deps.db, siteQuery(ctx, JourneyQuerySchema), now()));
+export function journeyRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/journeys/friction',
+    tag: 'journeys',
+    summary:
+      'Navigation edges weighted by the edge-decorator signals on their source or destination page; at most 100 edges, 5 examples each',
+    description:
+      'Sessions analysed: the limit most recently active sessions of the last 30 days with a qualifying signal. friction_weight sums weight x confidence (meta.confidence, 1 when absent) to one decimal; edges below min_friction_weight are removed, then sorted heaviest first.',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: JourneyQuerySchema,
+    response: JourneysResponseSchema,
+    handler: async (_ctx, { query }) => journeyFriction(deps.db, query, deps.now()),
   });
-  const flows: Koa.Middleware = async (ctx) => {
-    const { site_id, environment } = siteQuery(ctx, FlowsQuerySchema);
-    ctx.body = ok(presentFlows(site_id, await navigationFlows(deps.db, site_id, environment, now())));
-  };
-  router.get('/v1/query/flows', deps.readAuth, flows);
-  router.get('/v1/flows', deps.readAuth, flows);
-  return router;
+  return table.add({
+    method: 'get',
+    path: '/v1/query/flows',
+    shortForm: { path: '/v1/flows', summary: 'Navigation flows (short form; the same shape)' },
+    tag: 'journeys',
+    summary:
+      'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: FlowsQuerySchema,
+    response: FlowsResponseSchema,
+    handler: async (_ctx, { query }) =>
+      presentFlows(query.site_id, await navigationFlows(deps.db, query.site_id, query.environment, deps.now())),
+  });
 }

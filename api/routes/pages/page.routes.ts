@@ -1,11 +1,10 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
-import { ok } from '../../../shared/http/envelope.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { pageBudget } from './budget.ts';
 import { recentDeploys } from '../deploys/deploys.queries.ts';
 import { presentDeploy } from '../deploys/deploys.presenter.ts';
@@ -22,14 +21,15 @@ import {
   pageKnown,
   siteDailyScoresOver,
 } from './page.queries.ts';
-import { CompareQuerySchema, PageQuerySchema, TrendsQuerySchema } from './page.schema.ts';
+import {
+  CompareQuerySchema,
+  CompareResponseSchema,
+  PageQuerySchema,
+  PageResponseSchema,
+  TrendsQuerySchema,
+  TrendsResponseSchema,
+} from './page.schema.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-
-export interface PageDeps {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-  now?: () => Date;
-}
 
 /** Days of `score_history[]` on the page view; its recent deploys cover the same days. */
 export const PAGE_HISTORY_DAYS = 30;
@@ -61,63 +61,88 @@ export async function pageView(
   return presentPage({ page, score, history, issues, elements, budget, deploys, alerts });
 }
 
+/** One side of `/query/compare`: a page the site never scored is 404 naming the side. */
+async function compared(
+  db: Kysely<Database>,
+  siteId: string,
+  env: Environment,
+  p: string,
+  which: 'a' | 'b',
+  at: Date,
+): Promise<ComparedPage> {
+  if (!(await pageKnown(db, siteId, env, p))) throw new NotFoundError(`page not found: ${which}`);
+  const [score, activity, issues] = await Promise.all([
+    currentPageScore(db, siteId, env, p),
+    pageActivity(db, siteId, env, p, at),
+    activeIssueCount(db, siteId, env, p),
+  ]);
+  return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues };
+}
+
 /**
  * `/query/page` (+ `/v1/page`), `/query/trends` (+ `/v1/trends`) and `/query/compare` (+ `/v1/compare`).
  * A page the site never scored (in the `environment` read, default production) is 404, like a resource of another site.
  */
-export function pageRouter(deps: PageDeps): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-
-  const page: Koa.Middleware = async (ctx) => {
-    const { site_id, page, environment } = siteQuery(ctx, PageQuerySchema);
-    const view = await pageView(deps.db, site_id, environment, page, now());
-    if (!view) throw new NotFoundError('page not found');
-    ctx.body = ok(view);
-  };
-
-  const trends: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, TrendsQuerySchema);
-    const at = now();
-    if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page)))
-      throw new NotFoundError('page not found');
-    const history =
-      q.page === undefined
-        ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
-        : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
-    ctx.body = ok(presentTrends(q.page ?? null, q.days, history));
-  };
-
-  const compared = async (
-    siteId: string,
-    env: Environment,
-    p: string,
-    which: 'a' | 'b',
-    at: Date,
-  ): Promise<ComparedPage> => {
-    if (!(await pageKnown(deps.db, siteId, env, p))) throw new NotFoundError(`page not found: ${which}`);
-    const [score, activity, issues] = await Promise.all([
-      currentPageScore(deps.db, siteId, env, p),
-      pageActivity(deps.db, siteId, env, p, at),
-      activeIssueCount(deps.db, siteId, env, p),
-    ]);
-    return { page: p, score, sessions: activity.sessions, signals: activity.signals, open_issues: issues };
-  };
-  const compare: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, CompareQuerySchema);
-    const at = now();
-    const [a, b] = await Promise.all([
-      compared(q.site_id, q.environment, q.a, 'a', at),
-      compared(q.site_id, q.environment, q.b, 'b', at),
-    ]);
-    ctx.body = ok(presentComparison(a, b));
-  };
-
-  router.get('/v1/query/page', deps.readAuth, page);
-  router.get('/v1/page', deps.readAuth, page);
-  router.get('/v1/query/trends', deps.readAuth, trends);
-  router.get('/v1/trends', deps.readAuth, trends);
-  router.get('/v1/query/compare', deps.readAuth, compare);
-  router.get('/v1/compare', deps.readAuth, compare);
-  return router;
+export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/page',
+    shortForm: { path: '/v1/page', summary: 'One page (short form; the same shape)' },
+    tag: 'pages',
+    summary:
+      'One page: score, trend, 30 days of score_history, open issues, elements, budget, recent deploys, active alerts',
+    description: '404 when the site never scored the page.',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: PageQuerySchema,
+    response: PageResponseSchema,
+    async handler(_ctx, { query }) {
+      const view = await pageView(deps.db, query.site_id, query.environment, query.page, deps.now());
+      if (!view) throw new NotFoundError('page not found');
+      return view;
+    },
+  });
+  table.add({
+    method: 'get',
+    path: '/v1/query/trends',
+    shortForm: { path: '/v1/trends', summary: 'Daily scores (short form; the same shape)' },
+    tag: 'pages',
+    summary: 'Daily scores of a page, or of the site when page is omitted, over the last days (1-90, default 7)',
+    description:
+      "The array is sent twice, as history and as data (the short form's name). Days without traffic are absent.",
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: TrendsQuerySchema,
+    response: TrendsResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const at = deps.now();
+      if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page)))
+        throw new NotFoundError('page not found');
+      const history =
+        q.page === undefined
+          ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
+          : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
+      return presentTrends(q.page ?? null, q.days, history);
+    },
+  });
+  return table.add({
+    method: 'get',
+    path: '/v1/query/compare',
+    shortForm: { path: '/v1/compare', summary: 'Two pages side by side (short form; the same shape)' },
+    tag: 'pages',
+    summary:
+      'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: CompareQuerySchema,
+    response: CompareResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const at = deps.now();
+      const [a, b] = await Promise.all([
+        compared(deps.db, q.site_id, q.environment, q.a, 'a', at),
+        compared(deps.db, q.site_id, q.environment, q.b, 'b', at),
+      ]);
+      return presentComparison(a, b);
+    },
+  });
 }

@@ -4,7 +4,7 @@ import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { DeploySchema } from '../deploys/deploys.schema.ts';
 import { PageElementSchema } from '../elements/elements.schema.ts';
 import { IssueSchema } from '../issues/issues.schema.ts';
-import { AlertSchema } from '../alerts/alerts.manage.schema.ts';
+import { AlertSchema } from '../alerts/alerts.schema.ts';
 import { Timestamp } from '../../http/common.schema.ts';
 import { Score, Trend } from '../scores/scores.schema.ts';
 

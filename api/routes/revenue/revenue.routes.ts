@@ -1,9 +1,8 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { presentRecommendations, presentRevenue, presentRevenueOff, revenueUnavailable } from './revenue.presenter.ts';
 import {
@@ -13,7 +12,12 @@ import {
   revenueConfig,
   REVENUE_WINDOW_DAYS,
 } from './revenue.queries.ts';
-import { RecommendationsQuerySchema, RevenueQuerySchema } from './revenue.schema.ts';
+import {
+  RecommendationsQuerySchema,
+  RecommendationsResponseSchema,
+  RevenueQuerySchema,
+  RevenueResponseSchema,
+} from './revenue.schema.ts';
 
 /** The site's revenue settings and, when tracking is wired, the average conversion value. */
 async function tracking(db: Kysely<Database>, siteId: string, environment: Environment, at: Date) {
@@ -54,33 +58,42 @@ export async function siteRecommendations(
 }
 
 /** `/v1/query/revenue`, `/v1/query/recommendations` and their short forms `/v1/revenue`, `/v1/recommendations`. */
-export function revenueRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware; now?: () => Date }): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-  const revenue: Koa.Middleware = async (ctx) => {
-    const { site_id, environment } = siteQuery(ctx, RevenueQuerySchema);
-    const at = now();
-    const t = await tracking(deps.db, site_id, environment, at);
-    if (t.off !== null) {
-      ctx.body = ok(presentRevenueOff(site_id, t.config, t.off));
-      return;
-    }
-    ctx.body = ok(
-      presentRevenue(
+export function revenueRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/revenue',
+    shortForm: { path: '/v1/revenue', summary: 'Revenue at risk (short form; the same shape)' },
+    tag: 'revenue',
+    summary:
+      'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: RevenueQuerySchema,
+    response: RevenueResponseSchema,
+    async handler(_ctx, { query: { site_id, environment } }) {
+      const at = deps.now();
+      const t = await tracking(deps.db, site_id, environment, at);
+      if (t.off !== null) return presentRevenueOff(site_id, t.config, t.off);
+      return presentRevenue(
         site_id,
         t.config,
         t.summary.average_value,
         await issueConversions(deps.db, site_id, environment, t.config.conversion_event, at),
-      ),
-    );
-  };
-  const recommendations: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, RecommendationsQuerySchema);
-    ctx.body = ok(await siteRecommendations(deps.db, q.site_id, q.environment, now(), q.limit));
-  };
-  router.get('/v1/query/revenue', deps.readAuth, revenue);
-  router.get('/v1/revenue', deps.readAuth, revenue);
-  router.get('/v1/query/recommendations', deps.readAuth, recommendations);
-  router.get('/v1/recommendations', deps.readAuth, recommendations);
-  return router;
+      );
+    },
+  });
+  return table.add({
+    method: 'get',
+    path: '/v1/query/recommendations',
+    shortForm: { path: '/v1/recommendations', summary: 'Ranked fixes (short form; the same shape)' },
+    tag: 'revenue',
+    summary:
+      "Ranked fixes, one per active issue: the catalog's fix made specific to the element and page, its impact and the issue it closes",
+    description: 'Ranked by revenue at risk when revenue tracking is wired, then severity, then affected sessions.',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: RecommendationsQuerySchema,
+    response: RecommendationsResponseSchema,
+    handler: async (_ctx, { query: q }) => siteRecommendations(deps.db, q.site_id, q.environment, deps.now(), q.limit),
+  });
 }

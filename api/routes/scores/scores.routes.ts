@@ -1,12 +1,11 @@
-import Router from '@koa/router';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { ok } from '../../../shared/http/envelope.ts';
 import { baselineScore, overallScore, round1, scoreTrend } from '../../../shared/domain/score-summary.ts';
-import { siteQuery } from '../../http/auth.ts';
-import { SiteQuerySchema } from './scores.schema.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
+import { ScoresResponseSchema, ShortScoresResponseSchema, SiteQuerySchema } from './scores.schema.ts';
 import { activeIssueCountsByPage, listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
-import type Koa from 'koa';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 /** The site object of `/query/scores`: overall score and trend against the 7-day baseline, every page worst first. */
@@ -30,42 +29,52 @@ export async function siteScores(db: Kysely<Database>, site_id: string, environm
   };
 }
 
-export interface ScoresDeps {
-  db: Kysely<Database>;
-  readAuth: Koa.Middleware;
-  now?: () => Date;
-}
-
 /**
  * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form
  * `GET /v1/scores`: `{ scores: [ { page, score, trend, top_signal, issue_count, updated_at } ] }` (spec "Page score").
  * Both read one environment (`environment`, default production).
  */
-export function scoresRouter(deps: ScoresDeps): Router {
-  const now = deps.now ?? (() => new Date());
-  const router = new Router();
-  router.get('/v1/query/scores', deps.readAuth, async (ctx) => {
-    const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
-    const site = await siteScores(deps.db, site_id, environment, now());
-    // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
-    ctx.body = ok({ ...site, site });
+export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  table.add({
+    method: 'get',
+    path: '/v1/query/scores',
+    tag: 'scores',
+    summary: "The site's overall score and trend, and each page's current score",
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: SiteQuerySchema,
+    response: ScoresResponseSchema,
+    async handler(_ctx, { query }) {
+      const site = await siteScores(deps.db, query.site_id, query.environment, deps.now());
+      // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
+      return { ...site, site };
+    },
   });
-  router.get('/v1/scores', deps.readAuth, async (ctx) => {
-    const { site_id, environment } = siteQuery(ctx, SiteQuerySchema);
-    const [pages, issues] = await Promise.all([
-      listCurrentPageScores(deps.db, site_id, environment, now()),
-      activeIssueCountsByPage(deps.db, site_id, environment),
-    ]);
-    ctx.body = ok({
-      scores: pages.map((p) => ({
-        page: p.page,
-        score: round1(p.score),
-        trend: p.trend,
-        top_signal: p.dominant_signal,
-        issue_count: issues.get(p.page) ?? 0,
-        updated_at: p.updated_at.toISOString(),
-      })),
-    });
+  table.add({
+    method: 'get',
+    path: '/v1/scores',
+    tag: 'scores',
+    summary: "Each page's current score with top_signal, issue_count and updated_at (short form)",
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: SiteQuerySchema,
+    response: ShortScoresResponseSchema,
+    async handler(_ctx, { query }) {
+      const [pages, issues] = await Promise.all([
+        listCurrentPageScores(deps.db, query.site_id, query.environment, deps.now()),
+        activeIssueCountsByPage(deps.db, query.site_id, query.environment),
+      ]);
+      return {
+        scores: pages.map((p) => ({
+          page: p.page,
+          score: round1(p.score),
+          trend: p.trend,
+          top_signal: p.dominant_signal,
+          issue_count: issues.get(p.page) ?? 0,
+          updated_at: p.updated_at.toISOString(),
+        })),
+      };
+    },
   });
-  return router;
+  return table;
 }

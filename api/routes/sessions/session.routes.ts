@@ -1,27 +1,31 @@
-import Router from '@koa/router';
-import type Koa from 'koa';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
-import { ok } from '../../../shared/http/envelope.ts';
-import { siteQuery } from '../../http/auth.ts';
+import { READ_ACCESS } from '../../http/auth.ts';
+import type { ReadDeps } from '../../http/deps.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { presentSession } from './session.presenter.ts';
 import { findSession, sessionTimeline } from './session.queries.ts';
-import { SessionQuerySchema } from './session.schema.ts';
+import { SessionQuerySchema, SessionResponseSchema } from './session.schema.ts';
 
 /** `/v1/query/session` and the short form `/v1/session`: one session's page views and signals in order; unknown → 404. */
-export function sessionRouter(deps: { db: Kysely<Database>; readAuth: Koa.Middleware }): Router {
-  const router = new Router();
-  const handler: Koa.Middleware = async (ctx) => {
-    const q = siteQuery(ctx, SessionQuerySchema);
-    const session = await findSession(deps.db, q.site_id, q.environment, q.session_id);
-    if (!session) throw new NotFoundError('session not found');
-    const rows = await sessionTimeline(deps.db, q.site_id, q.environment, session.id);
-    // The first stored event can predate the session row's start when the SDK's clock is behind.
-    const started = rows.length > 0 && rows[0].ts < session.started_at ? rows[0].ts : session.started_at;
-    ctx.body = ok(presentSession(session.id, started, rows));
-  };
-  router.get('/v1/query/session', deps.readAuth, handler);
-  router.get('/v1/session', deps.readAuth, handler);
-  return router;
+export function sessionRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+  return table.add({
+    method: 'get',
+    path: '/v1/query/session',
+    shortForm: { path: '/v1/session', summary: "One session's timeline (short form; the same shape)" },
+    tag: 'sessions',
+    summary: "One session's page views and signals in order (each event has occurred_at and timestamp)",
+    description: '404 for an unknown session. At most 5000 events; truncated says when there were more.',
+    access: READ_ACCESS,
+    siteQuery: true,
+    query: SessionQuerySchema,
+    response: SessionResponseSchema,
+    async handler(_ctx, { query: q }) {
+      const session = await findSession(deps.db, q.site_id, q.environment, q.session_id);
+      if (!session) throw new NotFoundError('session not found');
+      const rows = await sessionTimeline(deps.db, q.site_id, q.environment, session.id);
+      // The first stored event can predate the session row's start when the SDK's clock is behind.
+      const started = rows.length > 0 && rows[0].ts < session.started_at ? rows[0].ts : session.started_at;
+      return presentSession(session.id, started, rows);
+    },
+  });
 }
