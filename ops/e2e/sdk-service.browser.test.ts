@@ -7,7 +7,7 @@
  * broken elements as issues, and nothing else, with their signal rows carrying the coordinates of the
  * clicks the visitors actually made.
  *
- * Phase 1 (ingest/sdk/detection.test.ts) checks every scenario's detection against a capture server;
+ * Phase 1 (ingest/sdk/detection.browser.test.ts) checks every scenario's detection against a capture server;
  * this one checks the path from a real page to an issue, so it runs a handful of scenarios, each by
  * enough visitors to open an issue if it produced a signal.
  */
