@@ -1,10 +1,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { sendSessions, spread, storedEventCount, type SessionSpec } from '../testing/session-traffic.ts';
+import { runFriction } from '../../shared/testing/processes.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -26,21 +27,8 @@ const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe'
 const storedEvents = (siteId: string) => storedEventCount(stack.infra.database.db, siteId);
 
 /** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
-function cliCheck(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['ops/cli.ts', 'deploy', 'check', ...args], {
-      env: { ...process.env, ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const cliCheck = (args: string[], env: Record<string, string>) =>
+  runFriction(['deploy', 'check', ...args], env, { clean: false });
 
 test.serial(
   'a fixing deploy verifies its issue, a later deploy that brings a resolved issue back regresses it, staging leaves production alone, and the CI gate exits 0 / 1',
@@ -59,11 +47,14 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 5 === 0 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
-    const issues = await eventually(async () => {
-      const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
-      return r.body.data.total >= 2 ? r.body.data.issues : undefined;
-    }, 30_000);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    const issues = await eventually(
+      async () => {
+        const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
+        return r.body.data.total >= 2 ? r.body.data.issues : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const pay = issues.find((i: { selector: string }) => i.selector === '#pay');
     const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
     t.truthy(pay && coupon);
@@ -130,7 +121,7 @@ test.serial(
       tenant.publishableKey,
       spread(30, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 120_000, 250);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 120_000, stepMs: 250 });
 
     await stack.tick();
 
@@ -212,12 +203,12 @@ test.serial(
       FRICTION_SITE_ID: tenant.siteId,
     };
     const bad = await cliCheck(['--deploy', d2, '--timeout', '5s'], env);
-    t.is(bad.code, 1, bad.out + bad.err);
-    t.regex(bad.out, /^FAIL/);
-    t.regex(bad.out, /regressed/);
+    t.is(bad.code, 1, bad.stdout + bad.stderr);
+    t.regex(bad.stdout, /^FAIL/);
+    t.regex(bad.stdout, /regressed/);
     const good = await cliCheck(['--version', '1.1.0', '--timeout', '5s'], env);
-    t.is(good.code, 0, good.out + good.err);
-    t.regex(good.out, /^PASS/);
+    t.is(good.code, 0, good.stdout + good.stderr);
+    t.regex(good.stdout, /^PASS/);
     t.is((await cliCheck(['--deploy', randomUUID(), '--timeout', '1s'], env)).code, 2);
     t.is((await cliCheck(['--timeout', '1s'], env)).code, 2);
 
@@ -261,7 +252,7 @@ test.serial(
         signals: [PAY, PAY, { signal: 'rage_click', selector: '#staging-only', label: 'Beta' }],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 250);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 250 });
     await stack.tick();
     t.deepEqual(await productionReads(), readsBefore);
     const production = await db
@@ -329,7 +320,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 24 * MIN, N - 20 * MIN, (i) => ({ signals: i % 2 ? [PAY] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
     await stack.tick();
     const early = await detail();
     t.is(early.confusion_after, null);
@@ -356,7 +347,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
     await stack.tick();
     const later = await detail();
     t.true(later.confusion_after > 0);
@@ -378,7 +369,7 @@ test.serial(
       tenant.publishableKey,
       spread(10, N - 29 * MIN, N - 26 * MIN, () => ({ signals: [PAY, PAY, PAY] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
     await stack.tick();
     t.is((await detail()).confusion_after, later.confusion_after);
   },
@@ -401,11 +392,14 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
-    const issues = await eventually(async () => {
-      const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
-      return r.total >= 2 ? r.issues : undefined;
-    }, 30_000);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    const issues = await eventually(
+      async () => {
+        const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
+        return r.total >= 2 ? r.issues : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
     t.is(
       (
@@ -439,7 +433,7 @@ test.serial(
       tenant.publishableKey,
       spread(30, N - 3 * HOUR + 6 * MIN, N - 3 * HOUR + 28 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
     await stack.tick();
     const q = await read(quiet);
     t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
@@ -461,12 +455,15 @@ test.serial(
       tenant.publishableKey,
       spread(200, N - 145 * MIN, N - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [COUPON] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
     // The engine's live rule shows it at once, for people to see, and leaves the status to a test.
-    const live = await eventually(async () => {
-      const c = await couponNow();
-      return c.signalling_again ? c : undefined;
-    }, 30_000);
+    const live = await eventually(
+      async () => {
+        const c = await couponNow();
+        return c.signalling_again ? c : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     t.is(live.status, 'resolved');
     t.is((await read(bad)).verdict === 'FAIL', false, 'no verdict without a test');
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { startSession } from '../../shared/auth/sessions.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
 import {
   EXPECTED_ACCESS,
   PRINCIPAL_LETTERS,

@@ -4,7 +4,7 @@ import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { RedisRateLimiter } from '../../shared/limiter/redis-limiter.ts';
 import { testServices } from '../../shared/testing/services.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 

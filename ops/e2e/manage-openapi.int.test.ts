@@ -1,6 +1,6 @@
 import test from 'ava';
 import { openApiPath } from '../../api/openapi/document.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { servedRoutes } from '../testing/manage-fixtures.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
 import { EXPECTED_ACCESS, REQUESTS, randomFixtures, tenantFixtures } from '../testing/manage-fixtures.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 

@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {

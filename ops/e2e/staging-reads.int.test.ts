@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { storedEventCount } from '../testing/session-traffic.ts';
 
 test('staging traffic never reaches production answers of journeys, flows, session, export, revenue, recommendations or insights', async (t) => {
@@ -63,7 +64,10 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
     t.is(r.status, 202, JSON.stringify(r.body));
     sent += r.body.data.accepted;
   }
-  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, {
+    timeoutMs: 60_000,
+    stepMs: 200,
+  });
 
   const read = async (path: string, environment: 'production' | 'staging') => {
     const r = await fetch(
@@ -108,10 +112,13 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
   t.like((await insights('staging')).body.data, { enabled: true });
   t.true((await insights('staging')).body.data.pages.some((p: any) => p.key === '/checkout'));
   // Staging's issue (once the processor clustered it) is staging's recommendation, never production's.
-  const rec = await eventually(async () => {
-    const r = (await read('/v1/query/recommendations', 'staging')).body.data;
-    return r.recommendations.length > 0 ? r : undefined;
-  }, 30_000);
+  const rec = await eventually(
+    async () => {
+      const r = (await read('/v1/query/recommendations', 'staging')).body.data;
+      return r.recommendations.length > 0 ? r : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   t.is(rec.recommendations[0].page, '/checkout');
   t.deepEqual((await read('/v1/query/recommendations', 'production')).body.data.recommendations, []);
   for (const path of [

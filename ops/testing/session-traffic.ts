@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { postJson } from './sdk-batch.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 /** One simulated visit: a page view at `at`, then its signals a second later. */
 export interface SessionSpec {
