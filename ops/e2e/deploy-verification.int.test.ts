@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { sendSessions, spread, storedEventCount, type SessionSpec } from '../testing/session-traffic.ts';
@@ -25,6 +25,29 @@ const COUPON = { signal: 'dead_click', selector: '#coupon', label: 'Apply coupon
 const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe' };
 
 const storedEvents = (siteId: string) => storedEventCount(stack.infra.database.db, siteId);
+/** Waits until the site has stored all `sent` events. */
+const allStored = (siteId: string, sent: number, timeoutMs = 60_000) =>
+  eventually(async () => (await storedEvents(siteId)) === sent, { timeoutMs, stepMs: 200 });
+
+// The test plays days of traffic in seconds: it moves a deploy's recording, or an issue's resolution, into the past.
+const backdateDeploy = (id: string, at: number) =>
+  stack.infra.database.db
+    .updateTable('deploys')
+    .set({ recorded_at: new Date(at) })
+    .where('id', '=', id)
+    .execute();
+const backdateResolution = (id: string, at: number) =>
+  stack.infra.database.db
+    .updateTable('ux_issues')
+    .set({ resolved_at: new Date(at) })
+    .where('id', '=', id)
+    .execute();
+const resolveIssue = (tenant: TestTenant, id: string) =>
+  postJson(
+    `${stack.baseUrl}/v1/issues/${id}`,
+    { status: 'resolved' },
+    { authorization: `Bearer ${tenant.owner.token}` },
+  );
 
 /** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
 const cliCheck = (args: string[], env: Record<string, string>) =>
@@ -47,7 +70,7 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 5 === 0 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     const issues = await eventually(
       async () => {
         const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
@@ -60,21 +83,8 @@ test.serial(
     t.truthy(pay && coupon);
 
     // The coupon issue was fixed and resolved four days ago (the test moves its resolution into the past).
-    t.is(
-      (
-        await postJson(
-          `${stack.baseUrl}/v1/issues/${coupon.id}`,
-          { status: 'resolved' },
-          { authorization: `Bearer ${tenant.owner.token}` },
-        )
-      ).status,
-      200,
-    );
-    await db
-      .updateTable('ux_issues')
-      .set({ resolved_at: new Date(N - 4 * DAY) })
-      .where('id', '=', coupon.id)
-      .execute();
+    t.is((await resolveIssue(tenant, coupon.id)).status, 200);
+    await backdateResolution(coupon.id, N - 4 * DAY);
 
     // Quiet period for the coupon; Pay still broken.
     sent += await send(
@@ -89,11 +99,7 @@ test.serial(
     t.is(rec1.body.data.confusion_after, null);
     t.is(rec1.body.data.delta, null);
     const d1 = rec1.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 50 * HOUR) })
-      .where('id', '=', d1)
-      .execute();
+    await backdateDeploy(d1, N - 50 * HOUR);
     // After deploy 1, for a day (decisions wait for a full day of evidence): no Pay signals at all.
     sent += await send(
       tenant.publishableKey,
@@ -104,11 +110,7 @@ test.serial(
     const rec2 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, auth);
     t.is(rec2.status, 201);
     const d2 = rec2.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 25 * HOUR) })
-      .where('id', '=', d2)
-      .execute();
+    await backdateDeploy(d2, N - 25 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(250, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, (i) => ({
@@ -121,7 +123,7 @@ test.serial(
       tenant.publishableKey,
       spread(30, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 120_000, stepMs: 250 });
+    await allStored(tenant.siteId, sent, 120_000);
 
     await stack.tick();
 
@@ -240,11 +242,7 @@ test.serial(
     const st = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.1.0-rc1', environment: 'staging' }, auth);
     t.is(st.status, 201);
     t.is(st.body.data.confusion_before, 0, 'no staging traffic yet: no staging friction');
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 1 * HOUR) })
-      .where('id', '=', st.body.data.id)
-      .execute();
+    await backdateDeploy(st.body.data.id, N - 1 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(40, N - 50 * MIN, N - 30 * MIN, () => ({
@@ -252,7 +250,7 @@ test.serial(
         signals: [PAY, PAY, { signal: 'rage_click', selector: '#staging-only', label: 'Beta' }],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 250 });
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     t.deepEqual(await productionReads(), readsBefore);
     const production = await db
@@ -308,11 +306,7 @@ test.serial(
     const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '9.0.0' }, auth);
     t.is(rec.status, 201);
     const id = rec.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 30 * MIN) })
-      .where('id', '=', id)
-      .execute();
+    await backdateDeploy(id, N - 30 * MIN);
     const detail = async () =>
       (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
     // Traffic spanning 4 minutes (after the 5-minute grace of a time-window cohort).
@@ -320,7 +314,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 24 * MIN, N - 20 * MIN, (i) => ({ signals: i % 2 ? [PAY] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const early = await detail();
     t.is(early.confusion_after, null);
@@ -347,7 +341,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const later = await detail();
     t.true(later.confusion_after > 0);
@@ -369,7 +363,7 @@ test.serial(
       tenant.publishableKey,
       spread(10, N - 29 * MIN, N - 26 * MIN, () => ({ signals: [PAY, PAY, PAY] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     t.is((await detail()).confusion_after, later.confusion_after);
   },
@@ -379,7 +373,6 @@ test.serial(
   'the CI gate answers within hours: PASS with open issues not yet verified; a closed issue signalling again is shown at once and FAILs the deploy when its look tests it',
   async (t) => {
     const tenant = await stack.newTenant();
-    const db = stack.infra.database.db;
     const auth = { authorization: `Bearer ${tenant.secretKey}` };
     const read = async (id: string) =>
       (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
@@ -392,7 +385,7 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     const issues = await eventually(
       async () => {
         const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
@@ -401,21 +394,8 @@ test.serial(
       { timeoutMs: 30_000 },
     );
     const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
-    t.is(
-      (
-        await postJson(
-          `${stack.baseUrl}/v1/issues/${coupon.id}`,
-          { status: 'resolved' },
-          { authorization: `Bearer ${tenant.owner.token}` },
-        )
-      ).status,
-      200,
-    );
-    await db
-      .updateTable('ux_issues')
-      .set({ resolved_at: new Date(N - 5 * HOUR) })
-      .where('id', '=', coupon.id)
-      .execute();
+    t.is((await resolveIssue(tenant, coupon.id)).status, 200);
+    await backdateResolution(coupon.id, N - 5 * HOUR);
     // The coupon's quiet period: 200 sessions without it (Pay still broken in a quarter of them).
     sent += await send(
       tenant.publishableKey,
@@ -424,16 +404,12 @@ test.serial(
 
     // A quiet deploy: 20 minutes of clean traffic. Pay is tested at the 1 h look and not verified yet, which is no reason to wait.
     const quiet = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q1' }, auth)).body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 3 * HOUR) })
-      .where('id', '=', quiet)
-      .execute();
+    await backdateDeploy(quiet, N - 3 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(30, N - 3 * HOUR + 6 * MIN, N - 3 * HOUR + 28 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const q = await read(quiet);
     t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
@@ -446,16 +422,12 @@ test.serial(
 
     // The next deploy brings the coupon back in a quarter of its sessions, over two hours.
     const bad = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q2' }, auth)).body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 150 * MIN) })
-      .where('id', '=', bad)
-      .execute();
+    await backdateDeploy(bad, N - 150 * MIN);
     sent += await send(
       tenant.publishableKey,
       spread(200, N - 145 * MIN, N - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [COUPON] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, { timeoutMs: 60_000, stepMs: 200 });
+    await allStored(tenant.siteId, sent);
     // The engine's live rule shows it at once, for people to see, and leaves the status to a test.
     const live = await eventually(
       async () => {
