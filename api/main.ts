@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
-import { managementPlane } from './routes/manage/plane.ts';
+import { managementPlane } from './plane.ts';
 import { scoresRouter } from './routes/scores/scores.routes.ts';
 import { issuesRouter } from './routes/issues/issues.routes.ts';
 import { elementsRouter } from './routes/elements/elements.routes.ts';

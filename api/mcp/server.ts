@@ -5,7 +5,7 @@ import type { Database } from '../../shared/db/database.ts';
 import { AppError, NotFoundError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Principal } from '../http/auth.ts';
-import { insertAuditEntry } from '../routes/audit/audit.queries.ts';
+import { insertAuditEntry } from '../http/audit.ts';
 import { McpServer, McpError, ErrorCode, type CallToolResult, type GetPromptResult } from './sdk.ts';
 import { TOOLS } from './tools/index.ts';
 import { checkDeployTool, findCheckedDeploy, presentCheck } from './tools/deploys.tool.ts';

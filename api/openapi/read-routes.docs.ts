@@ -14,7 +14,7 @@ import {
   AlertListQuerySchema,
   AlertListResponseSchema,
 } from '../routes/alerts/alerts.schema.ts';
-import { AlertSchema } from '../routes/manage/alerts/alerts.schema.ts';
+import { AlertSchema } from '../routes/alerts/alerts.manage.schema.ts';
 import { RawQuerySchema, RawResponseSchema } from '../routes/raw/raw.schema.ts';
 import {
   CompareQuerySchema,

@@ -9,7 +9,7 @@ import { startTestStack } from '../testing/stack.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { runSiteTriage } from '../../processor/issues/triage-job.ts';
-import { findIssueForUpdate, updateIssueFields } from '../../api/routes/manage/issues/issues.queries.ts';
+import { findIssueForUpdate, updateIssueFields } from '../../api/routes/issues/issues.manage.queries.ts';
 
 const DAY = 86_400_000;
 

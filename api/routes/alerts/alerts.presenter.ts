@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { AlertSchema } from '../manage/alerts/alerts.schema.ts';
-import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
-import type { AlertStatus } from '../manage/alerts/alert-transitions.ts';
+import type { AlertSchema } from './alerts.manage.schema.ts';
+import type { AlertRow } from './alerts.manage.queries.ts';
+import type { AlertStatus } from './alert-transitions.ts';
 
 /** An alert as every route answers it (read list and detail, status changes). */
 export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
-import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { AlertRow } from './alerts.manage.queries.ts';
 import type { AlertListQuery } from './alerts.schema.ts';
 
 /** A site's alerts, newest first, with the count of all that match (both from one snapshot). */

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
-import { AlertSchema } from '../manage/alerts/alerts.schema.ts';
-import { ALERT_STATUSES, type AlertStatus } from '../manage/alerts/alert-transitions.ts';
+import { AlertSchema } from './alerts.manage.schema.ts';
+import { ALERT_STATUSES, type AlertStatus } from './alert-transitions.ts';
 
 export const AlertListQuerySchema = z.object({
   site_id: Uuid(),

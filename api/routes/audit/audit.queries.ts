@@ -3,36 +3,6 @@ import type { AuditLogTable, Database } from '../../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface AuditEntry {
-  orgId: string;
-  siteId: string | null;
-  actorType: 'user' | 'key';
-  actorId: string | null;
-  actor: string;
-  action: string;
-  targetType: string;
-  targetId: string;
-  summary: Record<string, unknown>;
-}
-
-/** Records one write; call it in the write's own transaction. */
-export async function insertAuditEntry(db: Db, e: AuditEntry): Promise<void> {
-  await db
-    .insertInto('audit_log')
-    .values({
-      org_id: e.orgId,
-      site_id: e.siteId,
-      actor_type: e.actorType,
-      actor_id: e.actorId,
-      actor: e.actor,
-      action: e.action,
-      target_type: e.targetType,
-      target_id: e.targetId,
-      summary: JSON.stringify(e.summary),
-    })
-    .execute();
-}
-
 /** An audit entry as read back (the table's row without its org, which the caller already scoped by). */
 export type AuditRow = Omit<Selectable<AuditLogTable>, 'org_id'>;
 

@@ -22,8 +22,8 @@ import { addMember, createOrgForUser, type Role } from '../../../shared/tenancy/
 import type { UserPrincipal } from '../../http/auth.ts';
 import type { SurfaceLimits } from '../../http/rate-limit.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import {
   findOrg,
   findPendingInvitation,

@@ -3,7 +3,7 @@ import type { Database } from '../../../shared/db/database.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { ALL_ROLES, READ_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { listDeploys } from '../deploys/deploys.queries.ts';
 import { presentDeploy } from '../deploys/deploys.presenter.ts';
 import { siteRecommendations } from '../revenue/revenue.routes.ts';

@@ -15,8 +15,8 @@ import { ok } from '../../../shared/http/envelope.ts';
 import { newId } from '../../../shared/ids.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES, siteQuery, type Principal } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { listCurrentPageScores } from '../scores/scores.queries.ts';
 import {
   enqueueDeployRecorded,

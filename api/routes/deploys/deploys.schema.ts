@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { ENVIRONMENTS } from '../../../shared/domain/deploy-verification.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
-import { HttpUrlSchema, Timestamp } from '../manage/common.schema.ts';
+import { HttpUrlSchema, Timestamp } from '../../http/common.schema.ts';
 
 /** Body of POST /v1/deploys (and /v1/manage/deploys). Unknown fields are refused (400 naming them). */
 // PostgreSQL text cannot hold NUL; a version is one line, so no control characters at all.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../manage/common.schema.ts';
+import { Timestamp } from '../../http/common.schema.ts';
 
 const SignalCounts = z.record(z.string(), z.number()).describe('signals by type');
 

@@ -4,7 +4,7 @@ import { presentAlert } from '../alerts/alerts.presenter.ts';
 import { presentElement } from '../elements/elements.routes.ts';
 import { presentIssue } from '../issues/issues.presenter.ts';
 import type { IssueRow } from '../issues/issues.queries.ts';
-import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { AlertRow } from '../alerts/alerts.manage.queries.ts';
 import type { PageBudget } from './budget.ts';
 import type { presentDeploy } from '../deploys/deploys.presenter.ts';
 import type { PageScoreNow } from './page.queries.ts';

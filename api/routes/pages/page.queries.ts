@@ -3,7 +3,7 @@ import type { Database } from '../../../shared/db/database.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { listElements } from '../elements/elements.routes.ts';
 import { listIssuesOfPage } from '../issues/issues.queries.ts';
-import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
+import type { AlertRow } from '../alerts/alerts.manage.queries.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 

@@ -4,8 +4,8 @@ import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { DeploySchema } from '../deploys/deploys.schema.ts';
 import { PageElementSchema } from '../elements/elements.schema.ts';
 import { IssueSchema } from '../issues/issues.schema.ts';
-import { AlertSchema } from '../manage/alerts/alerts.schema.ts';
-import { Timestamp } from '../manage/common.schema.ts';
+import { AlertSchema } from '../alerts/alerts.manage.schema.ts';
+import { Timestamp } from '../../http/common.schema.ts';
 import { Score, Trend } from '../scores/scores.schema.ts';
 
 /** Text of a query parameter: PostgreSQL text cannot hold NUL, so one is a 400 here rather than a database error. */

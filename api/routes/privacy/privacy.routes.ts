@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ADMIN_ROLES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { audit } from '../audit/audit.ts';
-import type { ManageDeps } from '../manage/deps.ts';
+import { audit } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
 import { presentErasure } from './privacy.presenter.ts';
 import { eraseSessions, sessionsOfAnonymousId } from './privacy.queries.ts';
 import { EraseQuerySchema, ErasedSchema, SessionParamsSchema, VisitorParamsSchema } from './privacy.schema.ts';

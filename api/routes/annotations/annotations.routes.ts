@@ -1,0 +1,89 @@
+import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { ValidationError } from '../../../shared/errors.ts';
+import { newId } from '../../../shared/ids.ts';
+import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import type { RouteTable } from '../../http/routes.ts';
+import { audit } from '../../http/audit.ts';
+import type { ManageDeps } from '../../http/deps.ts';
+import { insertAnnotation, listAnnotations, type AnnotationRow } from './annotations.queries.ts';
+import {
+  AnnotationCreateSchema,
+  AnnotationListQuerySchema,
+  AnnotationListSchema,
+  AnnotationSchema,
+} from './annotations.schema.ts';
+
+const present = (a: AnnotationRow) => ({
+  ...a,
+  occurred_at: a.occurred_at.toISOString(),
+  created_at: a.created_at.toISOString(),
+});
+
+/** Annotations: notes on a site's timeline (a campaign started, a vendor outage). POST /v1/annotations is the spec's short form. */
+export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
+  for (const path of ['/v1/annotations', '/v1/manage/annotations']) {
+    table.add({
+      method: 'post',
+      path,
+      tag: 'annotations',
+      status: 201,
+      summary: path === '/v1/annotations' ? 'Add an annotation (short form)' : 'Add an annotation',
+      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      body: AnnotationCreateSchema,
+      response: AnnotationSchema,
+      async handler(ctx, { body, principal, guard }) {
+        // The short form's body is only `message`: the site may also come from the query, the key, or the org's
+        // only site.
+        const fromQuery = Uuid().safeParse(ctx.query.site_id);
+        const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
+        const siteId =
+          body.site_id ??
+          (fromQuery.success ? fromQuery.data : null) ??
+          (principal.kind === 'key' ? principal.siteId : onlySite);
+        if (!siteId) {
+          throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
+            { path: 'site_id', message: 'is required when the organization has several sites' },
+          ]);
+        }
+        guard.site(siteId, 'site not found');
+        return deps.db.transaction().execute(async (trx) => {
+          const a = await insertAnnotation(trx, {
+            id: newId(),
+            site_id: siteId,
+            message: body.message,
+            page: body.page ?? null,
+            occurred_at: body.occurred_at ? new Date(body.occurred_at) : deps.now(),
+            created_by: principal.label,
+          });
+          await audit(trx, principal, {
+            orgId: principal.orgId,
+            siteId,
+            action: 'annotation.create',
+            targetType: 'annotation',
+            targetId: a.id,
+            summary: { message: a.message, page: a.page },
+          });
+          return present(a);
+        });
+      },
+    });
+  }
+
+  table.add({
+    method: 'get',
+    path: '/v1/manage/annotations',
+    tag: 'annotations',
+    summary: 'Annotations of a site, newest first',
+    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    query: AnnotationListQuerySchema,
+    response: AnnotationListSchema,
+    async handler(_ctx, { query, guard }) {
+      guard.site(query.site_id, 'site not found');
+      return {
+        site_id: query.site_id,
+        annotations: (await listAnnotations(deps.db, query.site_id, query.limit)).map(present),
+      };
+    },
+  });
+  return table;
+}

@@ -1,0 +1,60 @@
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, UxIssueTable } from '../../../shared/db/database.ts';
+
+export type IssueRow = Selectable<UxIssueTable>;
+
+/** An issue of a live site with its org, locked for the caller's transaction. */
+export async function findIssueForUpdate(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<(IssueRow & { org_id: string }) | undefined> {
+  return trx
+    .selectFrom('ux_issues as i')
+    .innerJoin('sites as s', 's.id', 'i.site_id')
+    .selectAll('i')
+    .select('s.org_id')
+    .where('i.id', '=', id)
+    .where('s.deleted_at', 'is', null)
+    .forUpdate('i')
+    .executeTakeFirst();
+}
+
+export async function updateIssueFields(
+  trx: Transaction<Database>,
+  id: string,
+  set: { status?: string; note?: string | null; assigned_to?: string | null; frozen?: boolean; severity?: number },
+  now: Date,
+): Promise<IssueRow> {
+  return (
+    trx
+      .updateTable('ux_issues')
+      // resolved_at marks when an issue closed: the engine reopens it as regressed only on activity after that.
+      .set({
+        ...set,
+        updated_at: now,
+        ...(set.status === 'resolved' || set.status === 'verified' ? { resolved_at: now } : {}),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  );
+}
+
+/** One line of the issue's history, beside the engine's and the triage's (source `api`). */
+export async function insertApiIssueUpdate(
+  trx: Transaction<Database>,
+  issueId: string,
+  changes: Record<string, unknown>,
+  actor: string,
+): Promise<void> {
+  await trx
+    .insertInto('issue_updates')
+    .values({
+      issue_id: issueId,
+      source: 'api',
+      kind: 'manual',
+      changes: JSON.stringify(changes),
+      reason: `by ${actor}`,
+    })
+    .execute();
+}
