@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { sendSessions, spread, storedEventCount, type SessionSpec } from '../testing/session-traffic.ts';
+import { allEventsStored, sendSessions, spread, type SessionSpec } from '../testing/session-traffic.ts';
 import { runFriction } from '../../shared/testing/processes.ts';
 
 let stack: TestStack;
@@ -24,10 +24,8 @@ const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
 const COUPON = { signal: 'dead_click', selector: '#coupon', label: 'Apply coupon' };
 const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe' };
 
-const storedEvents = (siteId: string) => storedEventCount(stack.infra.database.db, siteId);
-/** Waits until the site has stored all `sent` events. */
-const allStored = (siteId: string, sent: number, timeoutMs = 60_000) =>
-  eventually(async () => (await storedEvents(siteId)) === sent, { timeoutMs, stepMs: 200 });
+const allStored = (siteId: string, sent: number, timeoutMs?: number) =>
+  allEventsStored(stack.infra.database.db, siteId, sent, timeoutMs);
 
 // The test plays days of traffic in seconds: it moves a deploy's recording, or an issue's resolution, into the past.
 const backdateDeploy = (id: string, at: number) =>

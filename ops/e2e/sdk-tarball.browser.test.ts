@@ -13,7 +13,7 @@ import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { packSdk } from '../pack.ts';
-import { storedEventCount } from '../testing/session-traffic.ts';
+import { siteRows } from '../testing/session-traffic.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
@@ -92,7 +92,7 @@ test('the installed package loads in Chromium and its events reach the service',
   );
   t.true(version.startsWith(`${manifest.version}-`), version);
   // The page view and the custom event, stored by the processor.
-  await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= 2, {
+  await eventually(async () => (await siteRows(stack.infra.database.db, 'events', tenant.siteId)) >= 2, {
     timeoutMs: 30_000,
     stepMs: 200,
   });

@@ -8,7 +8,7 @@ import test from 'ava';
 import { startTestStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { storedEventCount } from '../testing/session-traffic.ts';
+import { allEventsStored } from '../testing/session-traffic.ts';
 
 test('staging traffic never reaches production answers of journeys, flows, session, export, revenue, recommendations or insights', async (t) => {
   const stack = await startTestStack();
@@ -64,10 +64,7 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
     t.is(r.status, 202, JSON.stringify(r.body));
     sent += r.body.data.accepted;
   }
-  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, {
-    timeoutMs: 60_000,
-    stepMs: 200,
-  });
+  await allEventsStored(db, tenant.siteId, sent);
 
   const read = async (path: string, environment: 'production' | 'staging') => {
     const r = await fetch(

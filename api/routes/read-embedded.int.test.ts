@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 

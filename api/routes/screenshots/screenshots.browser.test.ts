@@ -3,11 +3,11 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { chromiumArgs, ScreenshotCapturer } from '../../api/routes/screenshots/capturer.ts';
-import { startEgressProxy } from '../../api/routes/screenshots/egress-proxy.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually } from '../../shared/testing/eventually.ts';
-import { getJson } from '../../shared/testing/http-client.ts';
+import { chromiumArgs, ScreenshotCapturer } from './capturer.ts';
+import { startEgressProxy } from './egress-proxy.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson } from '../../../shared/testing/http-client.ts';
 
 /**
  * A site on 127.0.0.1: counts requests per path and keeps each one's Via header (the egress proxy's mark); /w records

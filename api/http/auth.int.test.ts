@@ -13,9 +13,9 @@ import {
   servedRoutes,
   tenantFixtures,
   type Fixtures,
-} from '../testing/manage-fixtures.ts';
-import { sdkBatch } from '../testing/sdk-batch.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+} from '../../ops/testing/manage-fixtures.ts';
+import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 
 let stack: TestStack;
 let api: ApiCall;

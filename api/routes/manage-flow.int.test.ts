@@ -1,5 +1,5 @@
 import test from 'ava';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;

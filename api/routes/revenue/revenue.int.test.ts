@@ -1,9 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually } from '../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {
