@@ -18,7 +18,8 @@ export async function buildCliBundle(): Promise<string> {
     format: 'esm',
     target: 'node20',
     write: false,
-    minify: false,
+    // Minified: the committed copy (ci/friction.mjs) is a build artifact, not a second copy of the sources to read.
+    minify: true,
     legalComments: 'none',
     // Node built-ins only: anything else would have to be installed beside the one file.
     external: ['node:*'],

@@ -68,7 +68,7 @@ test('the package is small, has no dependencies, and its bundle imports only nod
   t.is(pkg.dependencies, undefined);
   t.is(pkg.engines.node, '>=20');
   const bundle = readFileSync(path.join(app, 'node_modules', '@friction', 'cli', 'friction.mjs'), 'utf8');
-  const specifiers = [...bundle.matchAll(/\bfrom\s+["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map(
+  const specifiers = [...bundle.matchAll(/\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map(
     (m) => m[1] ?? m[2],
   );
   t.true(specifiers.length > 0);

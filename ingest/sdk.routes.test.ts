@@ -1,7 +1,7 @@
 /**
  * GET /v1/sdk.js when the build is slow or fails: ingest must keep serving everything else, log the failure, and
  * answer 503 on the SDK routes, never an error page cached as the script. (Serving the real build, its caching and
- * codings are checked against the running service in ops/e2e/sdk-service.int.test.ts.)
+ * codings are checked against the running service in ops/e2e/sdk-service.browser.test.ts.)
  */
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';

@@ -13,7 +13,7 @@ import test from 'ava';
 import { parse } from 'yaml';
 import { EnvSchema } from '../shared/config.ts';
 import { serverModeProblem, type InfraCommand } from '../shared/deployment-mode.ts';
-import { freePort } from '../shared/testing/nats-server.ts';
+import { freePort } from '../shared/testing/processes.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 

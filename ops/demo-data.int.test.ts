@@ -10,7 +10,7 @@ import type { Database } from '../shared/db/database.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 import { writeDemoData } from './demo-data.ts';
 import { startTestStack, type TestStack } from './testing/stack.ts';
-import { getJson } from './testing/sdk-batch.ts';
+import { getJson } from '../shared/testing/http-client.ts';
 
 const log = createLogger('silent');
 

@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../shared/contracts/ingest.ts';
-import { openDatabase, type DatabaseHandle } from '../shared/db/connection.ts';
+import type { DatabaseHandle } from '../shared/db/connection.ts';
 import type { RunBulkTransaction } from '../shared/db/bulk.ts';
-import { createTestDatabase } from '../shared/testing/database.ts';
+import { withTestDatabase } from '../shared/testing/database.ts';
 import { createLogger } from '../shared/logger.ts';
 import { recomputeSite } from './engine/recompute.ts';
 import { HOUR_MS, clusterWindowStart } from './engine/time.ts';
@@ -15,16 +15,11 @@ import { InDoubtEvents, storeBatch } from './events.consumer.ts';
 import { loadEngineRows } from './recompute-site.ts';
 
 let handle: DatabaseHandle;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 test.before(async () => {
-  const d = await createTestDatabase('ackloss');
-  drop = d.drop;
-  handle = await openDatabase({ url: d.url, dataDir: '' });
+  ({ handle, close } = await withTestDatabase('ackloss'));
 });
-test.after.always(async () => {
-  await handle?.close();
-  await drop?.();
-});
+test.after.always(() => close?.());
 
 const NOW = Date.now();
 const log = createLogger('silent');

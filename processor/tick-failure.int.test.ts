@@ -2,8 +2,8 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../shared/contracts/ingest.ts';
-import { openDatabase, type DatabaseHandle } from '../shared/db/connection.ts';
-import { createTestDatabase } from '../shared/testing/database.ts';
+import type { DatabaseHandle } from '../shared/db/connection.ts';
+import { withTestDatabase } from '../shared/testing/database.ts';
 import { uniqueTestId } from '../shared/testing/services.ts';
 import { createLogger } from '../shared/logger.ts';
 import { recomputeSite } from './engine/recompute.ts';
@@ -14,16 +14,11 @@ import { loadEngineRows, recomputeSiteCommand } from './recompute-site.ts';
 import { TickGate } from './tick-gate.ts';
 
 let handle: DatabaseHandle;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 test.before(async () => {
-  const d = await createTestDatabase('tickfail');
-  drop = d.drop;
-  handle = await openDatabase({ url: d.url, dataDir: '' });
+  ({ handle, close } = await withTestDatabase('tickfail'));
 });
-test.after.always(async () => {
-  await handle?.close();
-  await drop?.();
-});
+test.after.always(() => close?.());
 
 const log = createLogger('silent');
 /** Never due in this test: the nightly triage is not what is tested here. */

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { freePort } from '../../shared/testing/nats-server.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 import { processCpuSeconds, stop, waitReady } from './harness.ts';
 import { percentile } from './load.ts';
 import { targetLine } from './open-loop.ts';

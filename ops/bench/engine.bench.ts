@@ -25,7 +25,7 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
-import { freePort } from '../../shared/testing/nats-server.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 import {
   databaseCpuBetween,
   databaseCpuSeconds,

@@ -1,5 +1,6 @@
 /** Bench plumbing shared by the benchmarks: scratch databases and role processes. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { kill, spawnRole as spawnProcess } from '../../shared/testing/processes.ts';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
@@ -26,10 +27,7 @@ export async function admin(q: string): Promise<void> {
 /** BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools). */
 export function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
   const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  return spawn(process.execPath, [...prof, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  return spawnProcess(args, env, { stdout: 'pipe', nodeArgs: prof });
 }
 
 /**
@@ -67,27 +65,8 @@ export function databaseCpuBetween(before: ReadonlyMap<number, number>, after: R
   return s;
 }
 
-export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} not ready`);
-}
-
-export function stop(p: ChildProcess | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (!p || p.exitCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGTERM');
-    setTimeout(() => p.kill('SIGKILL'), 10_000).unref();
-  });
-}
+// The benchmarks wait for and stop their role processes as the tests do.
+export { kill as stop, waitReady } from '../../shared/testing/processes.ts';
 
 /** A scratch database (migrated) and a JetStream connection for one bench run; `close` drops everything. */
 export async function openBenchEnvironment(natsUrl: string) {
@@ -112,7 +91,7 @@ export async function openBenchEnvironment(natsUrl: string) {
     prefix,
     children,
     async close() {
-      for (const c of children) await stop(c);
+      for (const c of children) await kill(c);
       for (const s of ['EVENTS', 'COMMANDS', 'NOTIFY', 'RAW']) await bus.deleteStream(`${prefix}_${s}`).catch(() => {});
       await bus.close();
       await handle.close();

@@ -21,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { cpus, loadavg } from 'node:os';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
-import { freePort } from '../../shared/testing/nats-server.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 import { STREAM_LIMITS } from '../../shared/bus/topology.ts';
 import { Progress } from './progress.ts';
 import {

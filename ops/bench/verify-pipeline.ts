@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { getJson, postJson } from '../testing/sdk-batch.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { ADMIN_URL, admin, withDb } from './harness.ts';
 import { Progress } from './progress.ts';
 import {

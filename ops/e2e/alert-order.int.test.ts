@@ -8,9 +8,10 @@ import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
 import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 /** Publishes an alert event as the outbox relay would (notify.v1.<kind>, notification_id = the row's msg id). */
 async function publish(
@@ -116,11 +117,10 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
     ).length;
 
   await publish(stack, 'alert.triggered', fired, clock);
-  await eventually(
-    async () => (await attempts('alert.triggered', 'failed')) === 2,
-    20_000,
-    'both first trigger attempts failed',
-  );
+  await eventually(async () => (await attempts('alert.triggered', 'failed')) === 2, {
+    timeoutMs: 20_000,
+    what: 'both first trigger attempts failed',
+  });
   // Resolved while the trigger waits for its retry (5 s).
   clock += 1000;
   await publish(
@@ -133,8 +133,7 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
     async () =>
       (await db.selectFrom('notification_deliveries').select('id').where('event_type', '=', 'alert.resolved').execute())
         .length === 2,
-    20_000,
-    'resolve fanned out',
+    { timeoutMs: 20_000, what: 'resolve fanned out' },
   );
   stack.dispatcher!.wake();
   // Until the trigger's retry is due, nothing is sent: give the senders a few cycles to (wrongly) send the resolve.
@@ -151,8 +150,7 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
       stack.dispatcher!.wake();
       return (await attempts('alert.resolved', 'succeeded')) === 2;
     },
-    30_000,
-    'resolve delivered to both',
+    { timeoutMs: 30_000, what: 'resolve delivered to both' },
   );
   const order = (bodies: string[], f: (b: any) => string) => bodies.map((b) => f(JSON.parse(b)));
   t.deepEqual(

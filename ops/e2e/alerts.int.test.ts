@@ -2,10 +2,12 @@ import test from 'ava';
 import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import type { AddressInfo } from 'node:net';
-import { apiClient } from '../testing/manage-client.ts';
-import { postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 async function startSmtp(): Promise<{ port: number; mails: { to: string[]; raw: string }[]; close(): Promise<void> }> {
   const mails: { to: string[]; raw: string }[] = [];
@@ -110,8 +112,7 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
       const res = await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token });
       return res.body?.data?.alerts?.length ? res.body.data.alerts : undefined;
     },
-    20_000,
-    'alert stored',
+    { timeoutMs: 20_000, what: 'alert stored' },
   );
   t.is(alerts.length, 1);
   const alert = alerts[0];
@@ -145,7 +146,7 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
     payload: { severity: 'error' },
   });
 
-  await eventually(async () => smtp.mails.length >= 1, 20_000, 'email');
+  await eventually(async () => smtp.mails.length >= 1, { timeoutMs: 20_000, what: 'email' });
   t.deepEqual(smtp.mails[0]!.to, [tenant.owner.email]);
   t.regex(smtp.mails[0]!.raw, /^Subject: /m);
   t.regex(smtp.mails[0]!.raw, /Checkout budget \(budget\) fired on \/checkout\/pay/);
@@ -183,8 +184,7 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
         ? l
         : undefined;
     },
-    30_000,
-    'twelve deliveries',
+    { timeoutMs: 30_000, what: 'twelve deliveries' },
   );
   t.is(log.body.data.deliveries.length, 12);
   const channels = new Set(log.body.data.deliveries.map((d: { channel: string }) => d.channel));
@@ -233,8 +233,7 @@ test('a cleared condition resolves the alert 15 minutes later with "condition cl
   });
   const alert = await eventually(
     async () => (await api('GET', `/v1/query/alerts?site_id=${tenant.siteId}`, { token })).body.data.alerts[0],
-    20_000,
-    'alert',
+    { timeoutMs: 20_000, what: 'alert' },
   );
   t.is(alert.rule_name, 'Budget');
   // Its notification is sent and recorded before the clock moves: a jump past the claim lease while the attempt is in
@@ -245,8 +244,7 @@ test('a cleared condition resolves the alert 15 minutes later with "condition cl
       const l = await api('GET', `/v1/query/webhook-deliveries?org_id=${tenant.orgId}`, { token });
       return l.body.data.deliveries.some((d: { status: string }) => d.status === 'succeeded') || undefined;
     },
-    20_000,
-    'the triggered notification recorded',
+    { timeoutMs: 20_000, what: 'the triggered notification recorded' },
   );
   // The budget is raised above the score: the condition clears. Not resolved before 15 minutes have passed...
   t.is(

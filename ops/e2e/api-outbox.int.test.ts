@@ -3,9 +3,9 @@ import { sql } from 'kysely';
 import type { BusConsumer } from '../../shared/bus/bus.ts';
 import { startPrivateNats } from '../../shared/testing/nats-server.ts';
 import { uniqueTestId } from '../../shared/testing/services.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
-import { eventually } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /** An `issue.updated` notification as the relay publishes it on NOTIFY. */
@@ -99,12 +99,14 @@ test.serial(
         const seen = await log.drain();
         return seen.filter(about(other)).length === statuses.length ? seen : undefined;
       },
-      20_000,
-      20,
+      { timeoutMs: 20_000, stepMs: 20 },
     );
     const of = (id: string) => done.filter(about(id));
     t.deepEqual(of(other).map(statusOf), statuses);
-    await eventually(async () => of(failing).length === statuses.length || (await log.drain(), false), 20_000, 20);
+    await eventually(async () => of(failing).length === statuses.length || (await log.drain(), false), {
+      timeoutMs: 20_000,
+      stepMs: 20,
+    });
     t.deepEqual(
       of(failing).map(statusOf),
       statuses,
@@ -123,8 +125,7 @@ test.serial(
         (await log.drain()).some(
           (c) => c.issue.id === other && (c.changes as { note?: { to: string } }).note?.to === 'latency probe',
         ),
-      20_000,
-      5,
+      { timeoutMs: 20_000, stepMs: 5 },
     );
     const oneMs = performance.now() - t1;
     t.log(`PATCH → notification consumed: ${Math.round(oneMs)} ms`);
@@ -172,8 +173,7 @@ test.serial(
         const mine = all.filter(about(id));
         return mine.length > 0 ? mine : undefined;
       },
-      60_000,
-      250,
+      { timeoutMs: 60_000, stepMs: 250 },
     );
     t.deepEqual(seen.map(statusOf), ['in_progress']);
   },

@@ -1,50 +1,13 @@
-/**
- * The everyday mistakes (issue 12, item 6), each run as a real `friction` process: one line on stderr naming the
- * setting or option and what to do, no stack trace, and a non-zero exit. The port is checked before the slow
- * start-up work, so that answer comes quickly.
- */
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { startTestStack } from '../testing/stack.ts';
+import { runFriction, type Run } from '../../shared/testing/processes.ts';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const NODE = path.join(root, 'node_modules', '.bin', 'node');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function friction(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    execFile(
-      NODE,
-      ['ops/cli.ts', ...args],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          FRICTION_DATA_DIR: '/nonexistent-friction-test-dir',
-          LOG_LEVEL: 'silent',
-          ...env,
-        },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - t0 });
-      },
-    );
-  });
-}
+const friction = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runFriction(args, { FRICTION_DATA_DIR: '/nonexistent-friction-test-dir', ...env });
 
 /** One line (commander adds a hint line for usage errors), no stack frames. */
 function oneClearLine(t: import('ava').ExecutionContext, r: Run, pattern: RegExp): void {

@@ -1,7 +1,9 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 test('a device whose clock is an hour fast is accepted and its events stored at our time; late events make no phantom page', async (t) => {
   const stack = await startTestStack();

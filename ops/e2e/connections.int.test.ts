@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { spawnRole } from '../../shared/testing/processes.ts';
 import { connect } from 'node:net';
 import type { Server } from 'node:http';
 import { once } from 'node:events';
@@ -63,17 +63,18 @@ async function flood(
   baseUrl: string,
 ): Promise<{ result: { attempted: number; open: number; refused: number }; stop(): void }> {
   const url = new URL(baseUrl);
-  const child = spawn(process.execPath, [new URL('../testing/idle-flood.ts', import.meta.url).pathname], {
-    env: { ...process.env, HOST: url.hostname, PORT: url.port, LOCAL: '127.0.0.2', COUNT: String(FLOOD) },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawnRole(
+    ['ops/testing/idle-flood.ts'],
+    { HOST: url.hostname, PORT: url.port, LOCAL: '127.0.0.2', COUNT: String(FLOOD) },
+    { stdin: 'pipe', stdout: 'pipe' },
+  );
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d));
+  child.stdout!.on('data', (d: Buffer) => (out += d));
   while (!out.includes('\n')) {
-    const [code] = await Promise.race([once(child, 'exit'), once(child.stdout, 'data')]);
+    const [code] = await Promise.race([once(child, 'exit'), once(child.stdout!, 'data')]);
     if (typeof code === 'number') throw new Error(`flood exited ${code}`);
   }
-  return { result: JSON.parse(out), stop: () => child.stdin.end() };
+  return { result: JSON.parse(out), stop: () => child.stdin!.end() };
 }
 
 async function healthzWithin(baseUrl: string, ms: number): Promise<number> {

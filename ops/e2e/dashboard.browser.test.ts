@@ -13,7 +13,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { axeViolations, watch, type Watched } from '../testing/browser-checks.ts';
 import { seedDashboard, serveShop, type Seeded } from '../testing/dashboard-seed.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { startReceiver, type Receiver } from '../testing/webhook-receiver.ts';
 
@@ -53,8 +54,7 @@ test.before(async () => {
         );
         return r.body.data?.screenshot ? true : undefined;
       },
-      60_000,
-      500,
+      { timeoutMs: 60_000, stepMs: 500 },
     );
   }
   ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -242,8 +242,7 @@ test.serial(
         last = now;
         return same || undefined;
       },
-      30_000,
-      300,
+      { timeoutMs: 30_000, stepMs: 300 },
     );
 
     await page.goto(`${stack.baseUrl}/#/explore?${siteQ()}`);
@@ -449,7 +448,7 @@ test.serial(
     await eventually(
       async () =>
         receiver.received.some((r) => r.path === '/hooks/friction' && r.body.includes('webhook.test')) || undefined,
-      20_000,
+      { timeoutMs: 20_000 },
     );
     // The delivery log shows it: the tab is left and opened again (in the page, no reload) until the dispatcher's record is there.
     await eventually(
@@ -459,8 +458,7 @@ test.serial(
         await page.getByText('Delivery log').first().click();
         return (await page.getByRole('cell', { name: 'webhook.test' }).count()) > 0 || undefined;
       },
-      20_000,
-      500,
+      { timeoutMs: 20_000, stepMs: 500 },
     );
     t.deepEqual(w.problems, []);
     await page.close();

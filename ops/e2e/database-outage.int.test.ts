@@ -1,7 +1,9 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import { startPrivatePostgres } from '../../shared/testing/postgres-server.ts';
 import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
 import { ingestRole } from '../../ingest/main.ts';
@@ -41,7 +43,7 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
     }
   };
   await send(10);
-  await eventually(async () => (await storedCount()) === accepted, 30_000, 100);
+  await eventually(async () => (await storedCount()) === accepted, { timeoutMs: 30_000, stepMs: 100 });
 
   await pg.stop();
   const downSince = Date.now();
@@ -57,15 +59,14 @@ test('PostgreSQL down far longer than any delivery budget: every accepted event 
     await new Promise((r) => setTimeout(r, 1000));
   }
   await pg.start();
-  t.true(await eventually(() => ingestChecks.get('database')!(), 30_000, 200));
+  t.true(await eventually(() => ingestChecks.get('database')!(), { timeoutMs: 30_000, stepMs: 200 }));
 
   const final = await eventually(
     async () => {
       const n = await storedCount();
       return n === accepted ? n : undefined;
     },
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.is(final, accepted, 'stored = accepted');
   const dead = await sql<{ n: number }>`select count(*)::int as n from dead_letters`.execute(db);

@@ -1,7 +1,8 @@
 import test, { type ExecutionContext } from 'ava';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
-import { sendSessions, spread, storedEventCount } from '../testing/session-traffic.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { sendSessions, spread, allEventsStored, siteRows } from '../testing/session-traffic.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -27,13 +28,13 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
     tenant.publishableKey,
     spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })),
   );
-  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  await allEventsStored(db, tenant.siteId, sent);
   const pay = await eventually(
     async () =>
       (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
         (i: { selector: string }) => i.selector === '#pay',
       ),
-    30_000,
+    { timeoutMs: 30_000 },
   );
   t.is(pay.status, 'open');
 
@@ -51,7 +52,7 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
     tenant.publishableKey,
     spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})),
   );
-  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  await allEventsStored(db, tenant.siteId, sent);
   const deploy = () => read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
 
   // The cycle at 9 minutes: the after data spans 4 minutes, no look is taken, the verdict waits.
@@ -139,7 +140,7 @@ test.serial('a verified issue that comes back is caught by the test since its fi
   try {
     const { tenant, pay, id, D, deploy, read } = await overwhelming(t, stack, clock, 5 * HOUR);
     // From an hour after the deploy, the Pay button is back in 40 % of the sessions, for three hours.
-    const before = await storedEventCount(stack.infra.database.db, tenant.siteId);
+    const before = await siteRows(stack.infra.database.db, 'events', tenant.siteId);
     const more =
       before +
       (await sendSessions(
@@ -147,11 +148,17 @@ test.serial('a verified issue that comes back is caught by the test since its fi
         tenant.publishableKey,
         spread(200, D + HOUR, D + 3 * HOUR + 55 * MIN, (i) => ({ signals: i % 5 < 2 ? [PAY] : [] })),
       ));
-    await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= more, 60_000, 200);
-    const live = await eventually(async () => {
-      const i = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
-      return i.signalling_again ? i : undefined;
-    }, 30_000);
+    await eventually(async () => (await siteRows(stack.infra.database.db, 'events', tenant.siteId)) >= more, {
+      timeoutMs: 60_000,
+      stepMs: 200,
+    });
+    const live = await eventually(
+      async () => {
+        const i = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
+        return i.signalling_again ? i : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     t.is(live.status, 'verified', 'signalling again is shown; the status waits for a test');
     clock.now = D + 4 * HOUR + MIN;
     await stack.tick();
@@ -197,13 +204,13 @@ test.serial(
         tenant.publishableKey,
         spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
       );
-      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+      await allEventsStored(db, tenant.siteId, sent);
       const pay = await eventually(
         async () =>
           (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
             (i: { selector: string }) => i.selector === '#pay',
           ),
-        30_000,
+        { timeoutMs: 30_000 },
       );
       const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2' }, auth);
       t.is(rec.status, 201);
@@ -218,7 +225,7 @@ test.serial(
         ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
         ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
       ]);
-      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+      await allEventsStored(db, tenant.siteId, sent);
       clock.now = D + 9 * MIN;
       await stack.tick();
       const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
@@ -266,13 +273,13 @@ test.serial(
         tenant.publishableKey,
         spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })),
       );
-      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+      await allEventsStored(db, tenant.siteId, sent, 120_000);
       const pay = await eventually(
         async () =>
           (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
             (i: { selector: string }) => i.selector === '#pay',
           ),
-        30_000,
+        { timeoutMs: 30_000 },
       );
       const record = async (version: string, at: number) => {
         const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version }, auth);
@@ -292,7 +299,7 @@ test.serial(
         ...spread(30, D + 6 * MIN, D + 19 * MIN, () => ({})),
         ...spread(400, D + 21 * MIN, D + 3 * HOUR + 50 * MIN, () => ({})),
       ]);
-      await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 200);
+      await allEventsStored(db, tenant.siteId, sent, 120_000);
       clock.now = D + 4 * HOUR + MIN;
       await stack.tick();
       const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);

@@ -1,10 +1,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
-import { sendSessions, spread, storedEventCount, type SessionSpec } from '../testing/session-traffic.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { allEventsStored, sendSessions, spread, type SessionSpec } from '../testing/session-traffic.ts';
+import { runFriction } from '../../shared/testing/processes.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -23,24 +24,32 @@ const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
 const COUPON = { signal: 'dead_click', selector: '#coupon', label: 'Apply coupon' };
 const NEWS = { signal: 'dead_click', selector: '#newsletter', label: 'Subscribe' };
 
-const storedEvents = (siteId: string) => storedEventCount(stack.infra.database.db, siteId);
+const allStored = (siteId: string, sent: number, timeoutMs?: number) =>
+  allEventsStored(stack.infra.database.db, siteId, sent, timeoutMs);
+
+// The test plays days of traffic in seconds: it moves a deploy's recording, or an issue's resolution, into the past.
+const backdateDeploy = (id: string, at: number) =>
+  stack.infra.database.db
+    .updateTable('deploys')
+    .set({ recorded_at: new Date(at) })
+    .where('id', '=', id)
+    .execute();
+const backdateResolution = (id: string, at: number) =>
+  stack.infra.database.db
+    .updateTable('ux_issues')
+    .set({ resolved_at: new Date(at) })
+    .where('id', '=', id)
+    .execute();
+const resolveIssue = (tenant: TestTenant, id: string) =>
+  postJson(
+    `${stack.baseUrl}/v1/issues/${id}`,
+    { status: 'resolved' },
+    { authorization: `Bearer ${tenant.owner.token}` },
+  );
 
 /** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
-function cliCheck(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['ops/cli.ts', 'deploy', 'check', ...args], {
-      env: { ...process.env, ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const cliCheck = (args: string[], env: Record<string, string>) =>
+  runFriction(['deploy', 'check', ...args], env, { clean: false });
 
 test.serial(
   'a fixing deploy verifies its issue, a later deploy that brings a resolved issue back regresses it, staging leaves production alone, and the CI gate exits 0 / 1',
@@ -59,31 +68,21 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 5 === 0 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
-    const issues = await eventually(async () => {
-      const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
-      return r.body.data.total >= 2 ? r.body.data.issues : undefined;
-    }, 30_000);
+    await allStored(tenant.siteId, sent);
+    const issues = await eventually(
+      async () => {
+        const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
+        return r.body.data.total >= 2 ? r.body.data.issues : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const pay = issues.find((i: { selector: string }) => i.selector === '#pay');
     const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
     t.truthy(pay && coupon);
 
     // The coupon issue was fixed and resolved four days ago (the test moves its resolution into the past).
-    t.is(
-      (
-        await postJson(
-          `${stack.baseUrl}/v1/issues/${coupon.id}`,
-          { status: 'resolved' },
-          { authorization: `Bearer ${tenant.owner.token}` },
-        )
-      ).status,
-      200,
-    );
-    await db
-      .updateTable('ux_issues')
-      .set({ resolved_at: new Date(N - 4 * DAY) })
-      .where('id', '=', coupon.id)
-      .execute();
+    t.is((await resolveIssue(tenant, coupon.id)).status, 200);
+    await backdateResolution(coupon.id, N - 4 * DAY);
 
     // Quiet period for the coupon; Pay still broken.
     sent += await send(
@@ -98,11 +97,7 @@ test.serial(
     t.is(rec1.body.data.confusion_after, null);
     t.is(rec1.body.data.delta, null);
     const d1 = rec1.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 50 * HOUR) })
-      .where('id', '=', d1)
-      .execute();
+    await backdateDeploy(d1, N - 50 * HOUR);
     // After deploy 1, for a day (decisions wait for a full day of evidence): no Pay signals at all.
     sent += await send(
       tenant.publishableKey,
@@ -113,11 +108,7 @@ test.serial(
     const rec2 = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, auth);
     t.is(rec2.status, 201);
     const d2 = rec2.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 25 * HOUR) })
-      .where('id', '=', d2)
-      .execute();
+    await backdateDeploy(d2, N - 25 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(250, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, (i) => ({
@@ -130,7 +121,7 @@ test.serial(
       tenant.publishableKey,
       spread(30, N - 25 * HOUR + 2 * MIN, N - 20 * MIN, () => ({ appVersion: '1.1.0', signals: [COUPON] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 120_000, 250);
+    await allStored(tenant.siteId, sent, 120_000);
 
     await stack.tick();
 
@@ -212,12 +203,12 @@ test.serial(
       FRICTION_SITE_ID: tenant.siteId,
     };
     const bad = await cliCheck(['--deploy', d2, '--timeout', '5s'], env);
-    t.is(bad.code, 1, bad.out + bad.err);
-    t.regex(bad.out, /^FAIL/);
-    t.regex(bad.out, /regressed/);
+    t.is(bad.code, 1, bad.stdout + bad.stderr);
+    t.regex(bad.stdout, /^FAIL/);
+    t.regex(bad.stdout, /regressed/);
     const good = await cliCheck(['--version', '1.1.0', '--timeout', '5s'], env);
-    t.is(good.code, 0, good.out + good.err);
-    t.regex(good.out, /^PASS/);
+    t.is(good.code, 0, good.stdout + good.stderr);
+    t.regex(good.stdout, /^PASS/);
     t.is((await cliCheck(['--deploy', randomUUID(), '--timeout', '1s'], env)).code, 2);
     t.is((await cliCheck(['--timeout', '1s'], env)).code, 2);
 
@@ -249,11 +240,7 @@ test.serial(
     const st = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.1.0-rc1', environment: 'staging' }, auth);
     t.is(st.status, 201);
     t.is(st.body.data.confusion_before, 0, 'no staging traffic yet: no staging friction');
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 1 * HOUR) })
-      .where('id', '=', st.body.data.id)
-      .execute();
+    await backdateDeploy(st.body.data.id, N - 1 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(40, N - 50 * MIN, N - 30 * MIN, () => ({
@@ -261,7 +248,7 @@ test.serial(
         signals: [PAY, PAY, { signal: 'rage_click', selector: '#staging-only', label: 'Beta' }],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 250);
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     t.deepEqual(await productionReads(), readsBefore);
     const production = await db
@@ -317,11 +304,7 @@ test.serial(
     const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '9.0.0' }, auth);
     t.is(rec.status, 201);
     const id = rec.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 30 * MIN) })
-      .where('id', '=', id)
-      .execute();
+    await backdateDeploy(id, N - 30 * MIN);
     const detail = async () =>
       (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
     // Traffic spanning 4 minutes (after the 5-minute grace of a time-window cohort).
@@ -329,7 +312,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 24 * MIN, N - 20 * MIN, (i) => ({ signals: i % 2 ? [PAY] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const early = await detail();
     t.is(early.confusion_after, null);
@@ -356,7 +339,7 @@ test.serial(
       tenant.publishableKey,
       spread(20, N - 16 * MIN, N - 14 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const later = await detail();
     t.true(later.confusion_after > 0);
@@ -378,7 +361,7 @@ test.serial(
       tenant.publishableKey,
       spread(10, N - 29 * MIN, N - 26 * MIN, () => ({ signals: [PAY, PAY, PAY] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     t.is((await detail()).confusion_after, later.confusion_after);
   },
@@ -388,7 +371,6 @@ test.serial(
   'the CI gate answers within hours: PASS with open issues not yet verified; a closed issue signalling again is shown at once and FAILs the deploy when its look tests it',
   async (t) => {
     const tenant = await stack.newTenant();
-    const db = stack.infra.database.db;
     const auth = { authorization: `Bearer ${tenant.secretKey}` };
     const read = async (id: string) =>
       (await getJson(`${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`, auth)).body.data;
@@ -401,27 +383,17 @@ test.serial(
         signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])],
       })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
-    const issues = await eventually(async () => {
-      const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
-      return r.total >= 2 ? r.issues : undefined;
-    }, 30_000);
-    const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
-    t.is(
-      (
-        await postJson(
-          `${stack.baseUrl}/v1/issues/${coupon.id}`,
-          { status: 'resolved' },
-          { authorization: `Bearer ${tenant.owner.token}` },
-        )
-      ).status,
-      200,
+    await allStored(tenant.siteId, sent);
+    const issues = await eventually(
+      async () => {
+        const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
+        return r.total >= 2 ? r.issues : undefined;
+      },
+      { timeoutMs: 30_000 },
     );
-    await db
-      .updateTable('ux_issues')
-      .set({ resolved_at: new Date(N - 5 * HOUR) })
-      .where('id', '=', coupon.id)
-      .execute();
+    const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+    t.is((await resolveIssue(tenant, coupon.id)).status, 200);
+    await backdateResolution(coupon.id, N - 5 * HOUR);
     // The coupon's quiet period: 200 sessions without it (Pay still broken in a quarter of them).
     sent += await send(
       tenant.publishableKey,
@@ -430,16 +402,12 @@ test.serial(
 
     // A quiet deploy: 20 minutes of clean traffic. Pay is tested at the 1 h look and not verified yet, which is no reason to wait.
     const quiet = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q1' }, auth)).body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 3 * HOUR) })
-      .where('id', '=', quiet)
-      .execute();
+    await backdateDeploy(quiet, N - 3 * HOUR);
     sent += await send(
       tenant.publishableKey,
       spread(30, N - 3 * HOUR + 6 * MIN, N - 3 * HOUR + 28 * MIN, () => ({})),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await allStored(tenant.siteId, sent);
     await stack.tick();
     const q = await read(quiet);
     t.is(q.verdict, 'PASS', q.verdict_reasons.join('; '));
@@ -452,21 +420,20 @@ test.serial(
 
     // The next deploy brings the coupon back in a quarter of its sessions, over two hours.
     const bad = (await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'q2' }, auth)).body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 150 * MIN) })
-      .where('id', '=', bad)
-      .execute();
+    await backdateDeploy(bad, N - 150 * MIN);
     sent += await send(
       tenant.publishableKey,
       spread(200, N - 145 * MIN, N - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [COUPON] : [] })),
     );
-    await eventually(async () => (await storedEvents(tenant.siteId)) === sent, 60_000, 200);
+    await allStored(tenant.siteId, sent);
     // The engine's live rule shows it at once, for people to see, and leaves the status to a test.
-    const live = await eventually(async () => {
-      const c = await couponNow();
-      return c.signalling_again ? c : undefined;
-    }, 30_000);
+    const live = await eventually(
+      async () => {
+        const c = await couponNow();
+        return c.signalling_again ? c : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     t.is(live.status, 'resolved');
     t.is((await read(bad)).verdict === 'FAIL', false, 'no verdict without a test');
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { getJson, postJson } from '../testing/sdk-batch.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 
 let stack: TestStack;

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 test('batched records: deliveries of 60 events to a healthy, a failing and a gone endpoint are recorded in a few statements, each outcome exactly as one at a time would be', async (t) => {
   const clock = Math.floor(Date.now() / 1000) * 1000; // fixed: no retry comes due during the test
@@ -49,8 +50,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
       const settled = rows.every((d) => d.status !== 'pending' || d.attempts === 1);
       return rows.filter((d) => d.endpoint_id === endpoint['/ok']).length === N && settled ? rows : undefined;
     },
-    60_000,
-    'every delivery attempted once or given up',
+    { timeoutMs: 60_000, what: 'every delivery attempted once or given up' },
   );
   await stack.dispatcher!.stop(); // every outcome written
   const of = (path: string) => all.filter((d) => d.endpoint_id === endpoint[path]);
@@ -162,15 +162,14 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
       id,
     );
   }
-  await eventually(async () => requests >= 32, 30_000, '32 sends under way');
+  await eventually(async () => requests >= 32, { timeoutMs: 30_000, what: '32 sends under way' });
   const stopping = stack.dispatcher!.stop();
   while (held.length > 0) held.shift()!();
   await stopping;
-  await eventually(
-    async () => (await db.selectFrom('notification_deliveries').select('id').execute()).length === N,
-    30_000,
-    'every event fanned out',
-  );
+  await eventually(async () => (await db.selectFrom('notification_deliveries').select('id').execute()).length === N, {
+    timeoutMs: 30_000,
+    what: 'every event fanned out',
+  });
   const rows = await db.selectFrom('notification_deliveries').selectAll().execute();
   const succeeded = rows.filter((d) => d.status === 'succeeded');
   t.is(succeeded.length, requests, 'each request sent is recorded');
@@ -220,8 +219,7 @@ test('embedded default (PGlite, in-process bus): the batched claim and record st
       const attempts = (r.body.data.deliveries as Record<string, any>[]).filter((d) => !d.id.startsWith('pen_'));
       return attempts.length >= 10 ? attempts : undefined;
     },
-    60_000,
-    '10 attempts logged',
+    { timeoutMs: 60_000, what: '10 attempts logged' },
   );
   t.is(log.filter((d) => d.status === 'succeeded' && d.http_status === 200).length, 5);
   t.true(

@@ -1,33 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import test from 'ava';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { kill, spawnRole } from '../../shared/testing/processes.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 /** `friction dispatcher` as its own OS process, so the test can SIGKILL it. */
-function spawnDispatcher(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['ops/cli.ts', 'dispatcher'], {
-    env: {
-      ...process.env,
-      ...env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      PROCESSOR_ACK_WAIT_MS: '3000',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
+const spawnDispatcher = (env: Record<string, string>): ChildProcess =>
+  spawnRole(['ops/cli.ts', 'dispatcher'], {
+    ...env,
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROCESSOR_ACK_WAIT_MS: '3000',
   });
 
 test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing; two dispatchers at once never send one event twice', async (t) => {
@@ -42,7 +30,7 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
   };
   const procs: ChildProcess[] = [];
   t.teardown(async () => {
-    for (const p of procs) await kill(p);
+    for (const p of procs) await kill(p, 'SIGKILL');
     await stack.stop();
   });
   const db = stack.infra.database.db;
@@ -68,10 +56,10 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
 
   procs.push(spawnDispatcher(env));
   await publish(0);
-  await eventually(async () => (await attempts()) >= 1, 120_000, 'first attempt recorded');
-  await kill(procs[0]!); // mid-retry: the next attempt is due in about 5 s
+  await eventually(async () => (await attempts()) >= 1, { timeoutMs: 120_000, what: 'first attempt recorded' });
+  await kill(procs[0]!, 'SIGKILL'); // mid-retry: the next attempt is due in about 5 s
   procs.push(spawnDispatcher(env), spawnDispatcher(env));
-  await eventually(async () => (await attempts()) >= 2, 120_000, 'retry after the restart');
+  await eventually(async () => (await attempts()) >= 2, { timeoutMs: 120_000, what: 'retry after the restart' });
   for (let i = 1; i <= 60; i++) await publish(i);
   await eventually(
     async () =>
@@ -80,8 +68,7 @@ test('a dispatcher SIGKILLed while waiting to retry loses and duplicates nothing
           n: number;
         }>`select count(*)::int as n from notification_deliveries where status = 'succeeded'`.execute(db)
       ).rows[0]!.n === 61,
-    120_000,
-    '61 deliveries succeeded',
+    { timeoutMs: 120_000, what: '61 deliveries succeeded' },
   );
   await new Promise((r) => setTimeout(r, 1500));
 

@@ -2,9 +2,10 @@ import test from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 const MIN = 60_000;
 
@@ -48,8 +49,7 @@ async function clockedStack() {
               .executeTakeFirstOrThrow()
           ).n,
         ) >= n,
-      20_000,
-      `${n} attempts recorded`,
+      { timeoutMs: 20_000, what: `${n} attempts recorded` },
     );
   return { stack, advance, attempts, start, now: () => clock };
 }
@@ -227,8 +227,7 @@ test('410 Gone disables the endpoint at once: recorded on the endpoint, a degrad
       const h = list.body.data.endpoints.find((e: { id: string }) => e.id === id);
       return h && !h.active ? h : undefined;
     },
-    20_000,
-    'endpoint disabled',
+    { timeoutMs: 20_000, what: 'endpoint disabled' },
   );
   t.like(hook, {
     active: false,
@@ -276,7 +275,10 @@ test('20 failures in a row disable an endpoint only once they span 5 days', asyn
     (
       await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token: tenant.owner.token })
     ).body.data.endpoints.find((e: { id: string }) => e.id === id);
-  await eventually(async () => (await endpoint()).consecutive_failures >= 20, 20_000, '20 failures recorded');
+  await eventually(async () => (await endpoint()).consecutive_failures >= 20, {
+    timeoutMs: 20_000,
+    what: '20 failures recorded',
+  });
   t.true((await endpoint()).active);
   // Five days later the retries still fail: the streak now spans 5 days, so the endpoint is disabled.
   advance(5 * 24 * 60 * MIN + MIN);
@@ -285,8 +287,7 @@ test('20 failures in a row disable an endpoint only once they span 5 days', asyn
       const e = await endpoint();
       return e.active ? undefined : e;
     },
-    30_000,
-    'endpoint disabled after 5 days',
+    { timeoutMs: 30_000, what: 'endpoint disabled after 5 days' },
   );
   t.regex(disabled.disabled_reason, /^2\d failed attempts in a row since /);
   t.true(Date.parse(disabled.failing_since) - start < MIN);

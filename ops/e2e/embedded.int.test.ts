@@ -1,7 +1,9 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The embedded default: PGlite with TimescaleDB, in-process bus and limiter. This is the hypertable path.
 let stack: TestStack;

@@ -2,7 +2,8 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {

@@ -1,43 +1,15 @@
-/**
- * Issue 31, item 1: a failure that is not about the message never dead-letters it. Each test runs a whole Friction
- * (ingest, processor, outbox relay) on the real services, or on the embedded default where it applies, and breaks
- * the database under it the way an operator meets it.
- */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { openInfra } from '../../shared/infra.ts';
 import { createLogger } from '../../shared/logger.ts';
-
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const NODE = path.join(root, 'node_modules', '.bin', 'node');
-
-function friction(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      NODE,
-      ['ops/cli.ts', ...args],
-      {
-        cwd: root,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+import { runFriction } from '../../shared/testing/processes.ts';
 
 const count = async (db: Kysely<Database>, q: ReturnType<typeof sql<{ n: number }>>): Promise<number> =>
   (await q.execute(db)).rows[0].n;
@@ -85,7 +57,7 @@ for (const embedded of [false, true]) {
     await sql`alter table sessions rename column signal_count to signal_count_gone`.execute(db);
     const accepted = await send(t, s, 50);
     // The pause is reported (degradation event), or the old loop's dead letters appear: whichever comes first.
-    await eventually(async () => (await openPauses(s)) > 0 || (await deadLetters(s)) > 0, 30_000);
+    await eventually(async () => (await openPauses(s)) > 0 || (await deadLetters(s)) > 0, { timeoutMs: 30_000 });
     t.is(await deadLetters(s), 0);
     t.is(await openPauses(s), 1, 'the pause is a degradation event');
     const reason = (
@@ -101,8 +73,8 @@ for (const embedded of [false, true]) {
     t.is(await events(s), 0);
 
     await sql`alter table sessions rename column signal_count_gone to signal_count`.execute(db);
-    await eventually(async () => (await events(s)) === accepted, 60_000, 200);
-    await eventually(async () => (await openPauses(s)) === 0, 10_000);
+    await eventually(async () => (await events(s)) === accepted, { timeoutMs: 60_000, stepMs: 200 });
+    await eventually(async () => (await openPauses(s)) === 0, { timeoutMs: 10_000 });
     t.is(await deadLetters(s), 0);
   });
 }
@@ -117,7 +89,7 @@ test('real services: a fault every message meets alone dead-letters at most 3 be
   );
   await sql`create trigger reject_all before insert on events for each row execute function reject_all()`.execute(db);
   const accepted = await send(t, s, 20);
-  await eventually(async () => (await openPauses(s)) > 0, 30_000);
+  await eventually(async () => (await openPauses(s)) > 0, { timeoutMs: 30_000 });
   t.is(await deadLetters(s), 3, 'the breaker opened after 3 messages in a row failed alone');
   t.regex(
     (
@@ -131,32 +103,32 @@ test('real services: a fault every message meets alone dead-letters at most 3 be
   );
 
   await sql`drop trigger reject_all on events`.execute(db);
-  await eventually(async () => (await events(s)) === accepted - 3 * 2, 60_000, 200);
-  await eventually(async () => (await openPauses(s)) === 0, 10_000);
+  await eventually(async () => (await events(s)) === accepted - 3 * 2, { timeoutMs: 60_000, stepMs: 200 });
+  await eventually(async () => (await openPauses(s)) === 0, { timeoutMs: 10_000 });
   t.is(await deadLetters(s), 3);
 
   const env = { DATABASE_URL: s.databaseUrl!, FRICTION_DATA_DIR: '/nonexistent-friction-test-dir' };
-  const listed = await friction(['dead-letters', 'list'], env);
+  const listed = await runFriction(['dead-letters', 'list'], env);
   t.is(listed.code, 0, listed.stderr);
   t.is(listed.stdout.trim().split('\n').length, 3);
   t.regex(listed.stdout, /rejected by a faulty trigger/);
-  const replay = await friction(['dead-letters', 'replay', '--all', '--actor', 'ops@example.test'], env);
+  const replay = await runFriction(['dead-letters', 'replay', '--all', '--actor', 'ops@example.test'], env);
   t.is(replay.code, 0, replay.stderr);
   t.regex(replay.stdout, /replayed 3 dead letter/);
-  await eventually(async () => (await events(s)) === accepted, 30_000, 200);
+  await eventually(async () => (await events(s)) === accepted, { timeoutMs: 30_000, stepMs: 200 });
 
   // Idempotent: a second run replays nothing; naming a replayed id says when and by whom; an unknown id fails.
-  t.regex((await friction(['dead-letters', 'replay', '--all'], env)).stdout, /nothing to replay/);
+  t.regex((await runFriction(['dead-letters', 'replay', '--all'], env)).stdout, /nothing to replay/);
   const ids = await db.selectFrom('dead_letters').select(['id', 'replayed_by']).execute();
   t.deepEqual(
     ids.map((r) => r.replayed_by),
     ['ops@example.test', 'ops@example.test', 'ops@example.test'],
   );
-  const again = await friction(['dead-letters', 'replay', '--id', String(ids[0].id)], env);
+  const again = await runFriction(['dead-letters', 'replay', '--id', String(ids[0].id)], env);
   t.is(again.code, 0);
   t.regex(again.stdout, /already replayed .* by ops@example\.test/);
-  t.is((await friction(['dead-letters', 'replay', '--id', '999999'], env)).code, 1);
-  t.regex((await friction(['dead-letters', 'list'], env)).stdout, /no dead letters waiting/);
+  t.is((await runFriction(['dead-letters', 'replay', '--id', '999999'], env)).code, 1);
+  t.regex((await runFriction(['dead-letters', 'list'], env)).stdout, /no dead letters waiting/);
   await new Promise((r) => setTimeout(r, 1500)); // a relay poll: a second publish would show as more rows
   t.is(await events(s), accepted, 'each event stored once');
 });
@@ -184,7 +156,7 @@ test('a role refuses to start on a database behind its code, and says to run `fr
   t.regex(err!.message, new RegExp(`1 migration not applied, from ${last}\\)`));
   t.regex(err!.message, /run `friction migrate`/i);
 
-  const run = await friction(['processor'], {
+  const run = await runFriction(['processor'], {
     DATABASE_URL: d.url,
     NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
     PORT: '0',

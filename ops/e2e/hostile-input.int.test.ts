@@ -1,8 +1,10 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 
 // Hostile input at the edge: what ingest answers 202 to must always be stored, and nothing answers 500. Run on the
 // PostgreSQL server and on the embedded PGlite (where a deeply nested jsonb used to crash the database itself).
@@ -54,18 +56,21 @@ for (const kind of ['postgres', 'embedded'] as const) {
     t.is(r.status, 202, JSON.stringify(r.body));
 
     const ids = [...hostile.events, ...eight.events].map((e) => e.id as string);
-    const rows = await eventually(async () => {
-      const got = await sql<{
-        id: string;
-        label: string | null;
-        selector: string | null;
-        page: string;
-        session_id: string;
-        meta: unknown;
-      }>`
+    const rows = await eventually(
+      async () => {
+        const got = await sql<{
+          id: string;
+          label: string | null;
+          selector: string | null;
+          page: string;
+          session_id: string;
+          meta: unknown;
+        }>`
         select id::text, label, selector, page, session_id, meta from events where id::text = any(${ids})`.execute(db);
-      return got.rows.length === ids.length ? got.rows : undefined;
-    }, 30_000);
+        return got.rows.length === ids.length ? got.rows : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const byId = new Map(rows.map((x) => [x.id, x]));
     const one = byId.get(hostile.events[1].id as string)!;
     t.is(one.label, 'Pay\uFFFD now \uFFFD');
@@ -91,7 +96,7 @@ for (const kind of ['postgres', 'embedded'] as const) {
             n: number;
           }>`select count(*)::int as n from events where id = ${after.events[0].id as string}`.execute(db)
         ).rows[0].n === 1,
-      30_000,
+      { timeoutMs: 30_000 },
     );
   });
 

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { startTestStack } from '../testing/stack.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 
 for (const embedded of [false, true]) {

@@ -5,7 +5,9 @@ import { closeInfra, openInfra } from '../../shared/infra.ts';
 import { ingestRole } from '../../ingest/main.ts';
 import { serveRoles, closeServer } from '../server.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 /** A stack plus a second ingest replica: its own process state (key cache with a 10-minute TTL), the same NATS and database. */
 async function stackWithReplica(t: ExecutionContext) {
@@ -47,8 +49,7 @@ test('revoking a key stops a second ingest replica at once, not after its cache 
       const r = await send();
       return r.status === 401 ? r : undefined;
     },
-    3000,
-    50,
+    { timeoutMs: 3000, stepMs: 50 },
   );
   t.is(refused.body.error.code, 'unauthorized');
 });
@@ -67,8 +68,7 @@ test('pausing a site makes every ingest replica refuse its batches at once (403)
       const r = await send();
       return r.status === 403 ? r : undefined;
     },
-    3000,
-    50,
+    { timeoutMs: 3000, stepMs: 50 },
   );
   t.is(refused.body.error.code, 'forbidden');
   t.regex(refused.body.error.message, /paused/);
@@ -83,7 +83,7 @@ test('pausing a site makes every ingest replica refuse its batches at once (403)
   t.is(scores.status, 200);
 
   t.is((await patch('degraded')).status, 200);
-  await eventually(async () => ((await send()).status === 202 ? true : undefined), 3000, 50);
+  await eventually(async () => ((await send()).status === 202 ? true : undefined), { timeoutMs: 3000, stepMs: 50 });
   t.is((await patch('active')).status, 200);
   t.is((await send()).status, 202);
 });

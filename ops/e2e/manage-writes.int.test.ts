@@ -4,8 +4,8 @@ import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { unseal } from '../../shared/auth/secret-box.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { OutboxRelay } from '../../processor/notify/outbox-relay.ts';
-import { eventually } from '../testing/sdk-batch.ts';
-import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
 import { REQUESTS, tenantFixtures } from '../testing/manage-fixtures.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
@@ -276,8 +276,7 @@ test.serial(
         }
         return events.filter((e) => e.alert?.id === id).length >= 2;
       },
-      20_000,
-      10,
+      { timeoutMs: 20_000, stepMs: 10 },
     );
     t.deepEqual(
       events.filter((e: any) => e.alert?.id === id).map((e: any) => [e.event, e.alert.status, e.alert.resolved_reason]),
@@ -354,8 +353,7 @@ test.serial(
         }
         return updates.length >= 7;
       },
-      20_000,
-      10,
+      { timeoutMs: 20_000, stepMs: 10 },
     );
     t.is(updates.length, 7);
     t.is(updates[6].issue.status, 'triaged');

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { getJson } from '../testing/sdk-batch.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { CONTEXT_BUDGET_BYTES } from '../../api/routes/context/context.schema.ts';
 
 const GUIDE_LIMIT = 6;

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
 

@@ -2,10 +2,11 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { seedMcpSite, type SeededSite } from '../testing/mcp-seed.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { spawn } from 'node:child_process';
+import { spawnRole } from '../../shared/testing/processes.ts';
 import { Client, StdioClientTransport, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
 import { runDeployCommand, type CliIo } from '../deploy-cli.ts';
 
@@ -451,23 +452,25 @@ function runStdio(
   input: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [CLI, 'mcp', ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
+    const p = spawnRole(['ops/cli.ts', 'mcp', ...args], env, {
+      clean: true,
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
     });
     let stdout = '';
     let stderr = '';
-    p.stdout.on('data', (b: Buffer) => {
+    p.stdout!.on('data', (b: Buffer) => {
       stdout += b.toString();
       // Close stdin once every request has its answer.
       if (stdout.split('\n').filter((l) => l.trim()).length >= input.filter((l) => l.includes('"id"')).length)
-        p.stdin.end();
+        p.stdin!.end();
     });
-    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    p.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     p.on('error', reject);
     p.on('close', (code) => resolve({ code, stdout, stderr }));
-    for (const l of input) p.stdin.write(`${l}\n`);
-    if (!input.some((l) => l.includes('"id"'))) p.stdin.end();
+    for (const l of input) p.stdin!.write(`${l}\n`);
+    if (!input.some((l) => l.includes('"id"'))) p.stdin!.end();
   });
 }
 

@@ -1,7 +1,9 @@
 import test from 'ava';
 import { startPrivateNats } from '../../shared/testing/nats-server.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 test('with NATS stopped, ingest answers 503 with Retry-After and never 202; it recovers when NATS returns', async (t) => {
   const nats = await startPrivateNats();
@@ -25,6 +27,6 @@ test('with NATS stopped, ingest answers 503 with Retry-After and never 202; it r
   t.is((await getJson(`${stack.baseUrl}/readyz`)).status, 503);
 
   await nats.start();
-  await eventually(async () => (await ingest()).status === 202, 20_000, 250);
+  await eventually(async () => (await ingest()).status === 202, { timeoutMs: 20_000, stepMs: 250 });
   t.is((await getJson(`${stack.baseUrl}/readyz`)).status, 200);
 });

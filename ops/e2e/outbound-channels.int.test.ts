@@ -2,9 +2,10 @@ import test from 'ava';
 import { createServer } from 'node:net';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 /** Issue 30 N2 (Slack host confusion) and N8 (the delivery log as a probe of private networks). */
 
@@ -77,8 +78,7 @@ test('N8: with private networks allowed, the delivery log shows a tenant only th
         ? (failed as Array<{ target: string; http_status: number | null; error: string }>)
         : undefined;
     },
-    30_000,
-    'two failed attempts logged',
+    { timeoutMs: 30_000, what: 'two failed attempts logged' },
   );
   const answering = rows.find((r) => r.target.endsWith('/answering'))!;
   const closed = rows.find((r) => r.target.endsWith('/closed'))!;

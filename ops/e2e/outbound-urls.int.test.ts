@@ -1,5 +1,5 @@
 import test from 'ava';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 
 /** Spellings of loopback, private, link-local and metadata addresses a black-box probe tried (issue 10 item 8). */

@@ -1,15 +1,12 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { issuePasswordReset } from '../../shared/auth/password-reset.ts';
 import { startSmtpSink, type SmtpSink } from '../../shared/testing/smtp-sink.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { runFriction } from '../../shared/testing/processes.ts';
 
 /** Issue 30 N9: password reset by mail (a real SMTP server on 127.0.0.1) and, without SMTP, by the operator's command. */
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let sink: SmtpSink;
 let mailed: TestStack;
@@ -115,35 +112,14 @@ test('with SMTP: at most 5 reset mails per address per hour, whatever the number
   const user = await mailed.newUser(mailed.tenant, 'member');
   for (let i = 0; i < 8; i++)
     t.is((await api('POST', '/v1/auth/forgot-password', { body: { email: user.email } })).status, 202);
-  await eventually(
-    async () => sink.messages.filter((m) => m.to.includes(user.email)).length >= 5,
-    20_000,
-    'five mails',
-  );
+  await eventually(async () => sink.messages.filter((m) => m.to.includes(user.email)).length >= 5, {
+    timeoutMs: 20_000,
+    what: 'five mails',
+  });
   // The requests were answered before their mail work ran: an absence can only be shown by letting that work finish.
   await new Promise((r) => setTimeout(r, 1000));
   t.is(sink.messages.filter((m) => m.to.includes(user.email)).length, 5);
 });
-
-function friction(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      path.join(root, 'node_modules', '.bin', 'node'),
-      ['ops/cli.ts', ...args],
-      {
-        cwd: root,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
 
 test('without SMTP: the route says an operator reset is needed (alike for every address); `friction users reset-password EMAIL` prints a one-time token', async (t) => {
   const api = apiClient(plain.baseUrl);
@@ -155,7 +131,7 @@ test('without SMTP: the route says an operator reset is needed (alike for every 
   t.is(a.body.data.status, 'operator_reset_required');
 
   const env = { DATABASE_URL: plain.databaseUrl!, PUBLIC_BASE_URL: 'https://ops.test.example' };
-  const run = await friction(['users', 'reset-password', user.email], env);
+  const run = await runFriction(['users', 'reset-password', user.email], env);
   t.is(run.code, 0, run.stderr);
   t.true(run.stdout.includes('https://ops.test.example/v1/auth/reset-password'));
   const token = tokenIn(run.stdout)!;
@@ -167,7 +143,7 @@ test('without SMTP: the route says an operator reset is needed (alike for every 
     404,
   );
 
-  const missing = await friction(['users', 'reset-password', 'nobody@test.example'], env);
+  const missing = await runFriction(['users', 'reset-password', 'nobody@test.example'], env);
   t.not(missing.code, 0);
   t.regex(missing.stderr, /^friction: no account has the address nobody@test\.example/);
 });

@@ -2,7 +2,9 @@ import test from 'ava';
 import { gzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {

@@ -2,8 +2,10 @@ import test from 'ava';
 import { sql } from 'kysely';
 import { recomputeSiteCommand } from '../../processor/recompute-site.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { apiClient } from '../testing/manage-client.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 
 /**
@@ -35,7 +37,7 @@ test('erasure by session id and by anonymous id: rows gone from every read, deri
         db,
       )
     ).rows[0].n;
-  await eventually(async () => (await count('events')) === 24, 30_000);
+  await eventually(async () => (await count('events')) === 24, { timeoutMs: 30_000 });
   const issueBefore = await eventually(
     async () =>
       (await db
@@ -43,7 +45,7 @@ test('erasure by session id and by anonymous id: rows gone from every read, deri
         .select(['id', 'affected_sessions', 'signal_count'])
         .where('site_id', '=', tenant.siteId)
         .executeTakeFirst()) ?? null,
-    30_000,
+    { timeoutMs: 30_000 },
   );
   t.is(issueBefore.affected_sessions, 6);
 
@@ -158,7 +160,7 @@ test('erasure by session id and by anonymous id: rows gone from every read, deri
           .where('id', '=', issueBefore.id)
           .executeTakeFirstOrThrow()
       ).affected_sessions === 4,
-    30_000,
+    { timeoutMs: 30_000 },
   );
 
   const audit = await api('GET', `/v1/query/audit?org_id=${tenant.orgId}&action=privacy.erase`, auth);

@@ -1,23 +1,14 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { kill, spawnRole } from '../../shared/testing/processes.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 /** The processor as its own OS process, so the test can SIGKILL it mid-stream. */
-function spawnProcessor(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PROCESSOR_BATCH_MESSAGES: '50' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
-  });
+const spawnProcessor = (env: Record<string, string>) =>
+  spawnRole(['ops/cli.ts', 'processor'], { ...env, PROCESSOR_BATCH_MESSAGES: '50' });
 
 test('the processor SIGKILLed mid-stream several times and restarted stores exactly what was accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
@@ -31,7 +22,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   };
   let proc = spawnProcessor(env);
   t.teardown(async () => {
-    await kill(proc);
+    await kill(proc, 'SIGKILL');
     await stack.stop();
   });
   const db = stack.infra.database.db;
@@ -78,9 +69,12 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
 
   for (let round = 0; round < 4; round++) {
     // Let it get some work done, then kill it while batches are in flight.
-    await eventually(async () => (await stored()).n > acceptedIds.size * 0.3 && acceptedIds.size > 0, 60_000, 50);
+    await eventually(async () => (await stored()).n > acceptedIds.size * 0.3 && acceptedIds.size > 0, {
+      timeoutMs: 60_000,
+      stepMs: 50,
+    });
     await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
-    await kill(proc);
+    await kill(proc, 'SIGKILL');
     proc = spawnProcessor(env);
   }
   sending = false;
@@ -92,8 +86,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
       const s = await stored();
       return s.n === accepted ? s : undefined;
     },
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.is(final.n, accepted, 'stored = accepted');
   t.is(final.d, final.n, 'no event stored twice');

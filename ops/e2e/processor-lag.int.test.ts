@@ -2,10 +2,11 @@ import test from 'ava';
 import { partitionOf } from '../../shared/contracts/subjects.ts';
 import { processorRole } from '../../processor/main.ts';
 import { DegradationMonitor } from '../../processor/dispatcher/degradation-monitor.ts';
-import { apiClient } from '../testing/manage-client.ts';
-import { postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually } from '../testing/webhook-receiver.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 test('processor lag: a backlog beyond the bound (messages, or seconds behind) is a processor_lag degradation event, recovered once the processor drains it', async (t) => {
   // The stack's monitor uses the message bound; the seconds bound is checked by a second monitor below.
@@ -37,11 +38,10 @@ test('processor lag: a backlog beyond the bound (messages, or seconds behind) is
   // A processor that keeps up: its partition is checked and healthy.
   let processor = await processorRole(infra).start();
   await ingest(1);
-  await eventually(
-    async () => (await lagOf(stack.monitor!))?.details?.messages === 0,
-    20_000,
-    'the first batch processed',
-  );
+  await eventually(async () => (await lagOf(stack.monitor!))?.details?.messages === 0, {
+    timeoutMs: 20_000,
+    what: 'the first batch processed',
+  });
   t.like(await lagOf(stack.monitor!), { degraded: false, orgId: null });
   await processor.running.stop();
 
@@ -59,8 +59,7 @@ test('processor lag: a backlog beyond the bound (messages, or seconds behind) is
       const f = await lagOf(bySeconds);
       return f?.degraded ? f : undefined;
     },
-    20_000,
-    'the waiting batch older than 1 s',
+    { timeoutMs: 20_000, what: 'the waiting batch older than 1 s' },
   );
   t.is(late.details!.messages, 1);
   t.true((late.details!.oldest_age_seconds as number) > 1);
@@ -86,7 +85,10 @@ test('processor lag: a backlog beyond the bound (messages, or seconds behind) is
   // The processor comes back and drains the backlog: recovered.
   processor = await processorRole(infra).start();
   t.teardown(() => processor.running.stop());
-  await eventually(async () => (await lagOf(stack.monitor!))?.degraded === false, 30_000, 'the backlog drained');
+  await eventually(async () => (await lagOf(stack.monitor!))?.degraded === false, {
+    timeoutMs: 30_000,
+    what: 'the backlog drained',
+  });
   const after = await events();
   t.is(after.filter((e) => e.active).length, 0);
   t.is(after.length, 2, 'the seconds event and the messages event, both recovered');

@@ -4,18 +4,22 @@
  * taking every replica out of its load balancer.
  */
 import test from 'ava';
-import { freePort } from '../../shared/testing/nats-server.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 
 test('readyz: redis ok when it answers, degraded (still 200) when it does not', async (t) => {
   const up = await startTestStack({ processor: false });
   t.teardown(() => up.stop());
   // The connection opens in the background: ok once it is up.
-  const ready = await eventually(async () => {
-    const r = await getJson(`${up.baseUrl}/readyz`);
-    return r.body?.data?.checks?.redis === 'ok' ? r : undefined;
-  }, 20_000);
+  const ready = await eventually(
+    async () => {
+      const r = await getJson(`${up.baseUrl}/readyz`);
+      return r.body?.data?.checks?.redis === 'ok' ? r : undefined;
+    },
+    { timeoutMs: 20_000 },
+  );
   t.is(ready.status, 200);
 
   const port = await freePort();

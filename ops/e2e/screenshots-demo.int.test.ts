@@ -9,7 +9,8 @@ import path from 'node:path';
 import test from 'ava';
 import { sql } from 'kysely';
 import { ensureDemoCredentials } from '../bootstrap.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 let stack: TestStack;
@@ -45,8 +46,7 @@ test.serial("the demo tenant's site is the demo shop, served by the api and capt
   t.is((await shot(creds.site_id, creds.secret_key, 'page=/checkout')).body.data.reason, 'capturing');
   const done = await eventually(
     async () => (await shot(creds.site_id, creds.secret_key, 'page=/checkout&cached=1')).body.data.screenshot,
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.like(done, { page: '/checkout', device: 'desktop', width: 1280, height: 800 });
   const img = await fetch(`${stack.baseUrl}${done.image_url}`, {
@@ -67,8 +67,7 @@ test.serial("a failed capture is retried at once after the site's URL changes", 
       const r = (await shot(tenant.siteId, tenant.secretKey, 'page=/checkout&cached=1')).body.data;
       return r.reason !== 'capturing' && r.reason !== 'not_captured' && r;
     },
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.deepEqual(failed, { screenshot: null, reason: 'refused' });
   t.is(
@@ -85,8 +84,7 @@ test.serial("a failed capture is retried at once after the site's URL changes", 
   );
   const done = await eventually(
     async () => (await shot(tenant.siteId, tenant.secretKey, 'page=/checkout&cached=1')).body.data.screenshot,
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.is(done.page, '/checkout');
 });

@@ -2,7 +2,7 @@ import test from 'ava';
 import { hashPassword } from '../../shared/auth/passwords.ts';
 import { createMember } from '../../shared/tenancy/accounts.ts';
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from '../../shared/testing/smtp-sink.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /**

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { apiClient } from '../testing/manage-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /**

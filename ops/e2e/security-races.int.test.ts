@@ -1,7 +1,7 @@
 import test from 'ava';
 import { TENANT_BOUNDS } from '../../shared/tenancy/bounds.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /** Issue 10 item 6 (concurrent duplicate writes never answer 500) and item 7's bounds on what a tenant creates. */

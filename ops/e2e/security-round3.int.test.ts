@@ -1,6 +1,6 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /** Issue 30: limits that heal (N3), the last 500s (N5), sign-ins audited (N6). */

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /** Issue 10 item 5: no credentials in stored URLs, no secret in the audit log. */

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { loadConfig } from '../../shared/config.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 /** Issue 10 item 4: sessions end (logout, password change), tokens are short-lived and renewed. */

@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
-import { storedEventCount } from '../testing/session-traffic.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { allEventsStored } from '../testing/session-traffic.ts';
 
 test('staging traffic never reaches production answers of journeys, flows, session, export, revenue, recommendations or insights', async (t) => {
   const stack = await startTestStack();
@@ -63,7 +64,7 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
     t.is(r.status, 202, JSON.stringify(r.body));
     sent += r.body.data.accepted;
   }
-  await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+  await allEventsStored(db, tenant.siteId, sent);
 
   const read = async (path: string, environment: 'production' | 'staging') => {
     const r = await fetch(
@@ -108,10 +109,13 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
   t.like((await insights('staging')).body.data, { enabled: true });
   t.true((await insights('staging')).body.data.pages.some((p: any) => p.key === '/checkout'));
   // Staging's issue (once the processor clustered it) is staging's recommendation, never production's.
-  const rec = await eventually(async () => {
-    const r = (await read('/v1/query/recommendations', 'staging')).body.data;
-    return r.recommendations.length > 0 ? r : undefined;
-  }, 30_000);
+  const rec = await eventually(
+    async () => {
+      const r = (await read('/v1/query/recommendations', 'staging')).body.data;
+      return r.recommendations.length > 0 ? r : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   t.is(rec.recommendations[0].page, '/checkout');
   t.deepEqual((await read('/v1/query/recommendations', 'production')).body.data.recommendations, []);
   for (const path of [

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
-import { sendSessions, spread, storedEventCount } from '../testing/session-traffic.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { sendSessions, spread, allEventsStored } from '../testing/session-traffic.ts';
 import { recomputeSiteCommand } from '../../processor/recompute-site.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FrictionEngineSink } from '../../processor/engine-sink.ts';
@@ -47,12 +48,15 @@ test.serial(
     sent += await payEveryFourth(120, N - 6 * DAY, N - 5 * DAY, 'staging');
     sent += await payEveryFourth(120, N - 6 * DAY, N - 5 * DAY);
     sent += await payEveryFourth(200, N - 4 * DAY, N - 50 * HOUR - 10 * MIN, 'staging');
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+    await allEventsStored(db, tenant.siteId, sent);
     const issueOf = async (environment: string) =>
-      eventually(async () => {
-        const r = await read(`/v1/query/issues?site_id=${tenant.siteId}&environment=${environment}`);
-        return r.body.data.issues.find((i: { selector: string }) => i.selector === '#pay');
-      }, 30_000);
+      eventually(
+        async () => {
+          const r = await read(`/v1/query/issues?site_id=${tenant.siteId}&environment=${environment}`);
+          return r.body.data.issues.find((i: { selector: string }) => i.selector === '#pay');
+        },
+        { timeoutMs: 30_000 },
+      );
     const stagingPay = await issueOf('staging');
     const productionPay = await issueOf('production');
     t.not(stagingPay.id, productionPay.id, 'one issue per environment for the same element');
@@ -73,7 +77,7 @@ test.serial(
       .execute();
     sent += await calm(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN, 'staging');
     sent += await payEveryFourth(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN);
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 120_000, 250);
+    await allEventsStored(db, tenant.siteId, sent, 120_000);
     await stack.tick();
 
     const staged = (await read(`/v1/query/issues/${stagingPay.id}?site_id=${tenant.siteId}&environment=staging`)).body
@@ -101,7 +105,7 @@ test.serial(
       spread(20, Date.now() - 10 * MIN, Date.now(), () => ({ page: '/beta', environment: 'staging' })),
     );
     sent += await payEveryFourth(20, Date.now() - 10 * MIN, Date.now());
-    await eventually(async () => (await storedEventCount(db, tenant.siteId)) === sent, 60_000, 200);
+    await allEventsStored(db, tenant.siteId, sent);
     const scores = async (environment: string) =>
       (await read(`/v1/query/scores?site_id=${tenant.siteId}&environment=${environment}`)).body.data;
     t.deepEqual(

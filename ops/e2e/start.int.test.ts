@@ -1,31 +1,29 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../shared/testing/nats-server.ts';
-import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { freePort, kill, spawnRole, waitReady } from '../../shared/testing/processes.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // `friction start` as a new user runs it: its own OS process, no service URLs (the embedded default), one port.
 
-function start(dataDir: string, port: number): ChildProcess {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    FRICTION_DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-  };
-  for (const k of ['DATABASE_URL', 'NATS_URL', 'REDIS_URL', 'PUBLIC_BASE_URL']) delete env[k];
-  return spawn(process.execPath, ['ops/cli.ts', 'start'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-const stop = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGTERM');
-  });
+const start = (dataDir: string, port: number): ChildProcess =>
+  spawnRole(
+    ['ops/cli.ts', 'start'],
+    {
+      FRICTION_DATA_DIR: dataDir,
+      PORT: String(port),
+      // None of the runner's service URLs: the embedded default.
+      DATABASE_URL: undefined,
+      NATS_URL: undefined,
+      REDIS_URL: undefined,
+      PUBLIC_BASE_URL: undefined,
+    },
+    { stdout: 'pipe' },
+  );
 
 /**
  * Waits until the port answers /healthz (the process alive) and returns the time it took and whether that first answer
@@ -37,16 +35,8 @@ async function firstHealthAnswer(
   proc: ChildProcess,
   spawnedAt: number,
 ): Promise<{ ms: number; starting: boolean }> {
-  const body = await eventually(
-    async () => {
-      if (proc.exitCode !== null || proc.signalCode !== null)
-        throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /healthz answered`);
-      const r = await fetch(`${base}/healthz`).catch(() => undefined);
-      return r?.status === 200 ? ((await r.json()) as { data: { status?: string } }) : undefined;
-    },
-    60_000,
-    20,
-  );
+  const res = await waitReady(`${base}/healthz`, 60_000, proc);
+  const body = (await res.json()) as { data: { status?: string } };
   return { ms: performance.now() - spawnedAt, starting: body.data.status === 'starting' };
 }
 
@@ -56,15 +46,7 @@ async function firstHealthAnswer(
  * for as long as ava's inactivity timeout allows, and a process that died is named in the failure.
  */
 async function credentialsWhenReady(base: string, dataDir: string, proc: ChildProcess) {
-  await eventually(
-    async () => {
-      if (proc.exitCode !== null || proc.signalCode !== null)
-        throw new Error(`friction start exited (${proc.exitCode ?? proc.signalCode}) before /readyz answered`);
-      return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
-    },
-    115_000,
-    20,
-  );
+  await waitReady(`${base}/readyz`, 115_000, proc);
   const file = join(dataDir, 'credentials.json');
   if (!existsSync(file)) throw new Error('credentials.json missing while /readyz answers');
   return { file, creds: JSON.parse(readFileSync(file, 'utf8')) };
@@ -79,7 +61,7 @@ test('friction start: the port answers before the start-up work (starting, then 
   let printed = '';
   proc.stdout!.on('data', (c: Buffer) => (printed += c.toString()));
   t.teardown(async () => {
-    await stop(proc);
+    await kill(proc);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -93,7 +75,10 @@ test('friction start: the port answers before the start-up work (starting, then 
   t.regex(creds.publishable_key, /^svc_pub_/);
   t.regex(creds.secret_key, /^svc_sec_/);
   t.is(statSync(file).mode & 0o777, 0o600, 'secrets are readable by their owner only');
-  await eventually(async () => printed.includes(creds.publishable_key) && printed.includes(creds.secret_key), 5000, 20);
+  await eventually(async () => printed.includes(creds.publishable_key) && printed.includes(creds.secret_key), {
+    timeoutMs: 5000,
+    stepMs: 20,
+  });
 
   const batch = sdkBatch({ page: '/checkout', events: 3 });
   const sent = await postJson(`${base}/v1/ingest`, batch, { authorization: `Bearer ${creds.publishable_key}` });
@@ -105,15 +90,14 @@ test('friction start: the port answers before the start-up work (starting, then 
       });
       return r.body.data?.pages.length ? r.body.data : undefined;
     },
-    5000,
-    50,
+    { timeoutMs: 5000, stepMs: 50 },
   );
   t.is(scores.pages[0].page, '/checkout');
   const login = await postJson(`${base}/v1/auth/login`, { email: creds.owner.email, password: creds.owner.password });
   t.is(login.status, 200);
 
   // Restart on the same data directory: same tenant and keys, the stored score still there.
-  await stop(proc);
+  await kill(proc);
   spawnedAt = performance.now();
   proc = start(dataDir, port);
   const restarted = await firstHealthAnswer(base, proc, spawnedAt);
@@ -137,8 +121,7 @@ test('friction start: the port answers before the start-up work (starting, then 
       if (health.body.data.status === 'starting') refused ??= answer;
       return health.body.data.status === 'ok';
     },
-    115_000,
-    20,
+    { timeoutMs: 115_000, stepMs: 20 },
   );
   t.truthy(refused, 'the port answered before the roles were ready');
   t.is(refused!.status, 503);
@@ -159,8 +142,7 @@ test('friction start: the port answers before the start-up work (starting, then 
       });
       return r.body.data?.pages.some((p: { page: string }) => p.page === '/during-start');
     },
-    10_000,
-    50,
+    { timeoutMs: 10_000, stepMs: 50 },
   );
   t.deepEqual({ ...again.creds, owner: undefined }, { ...creds, owner: undefined });
   const after = await getJson(`${base}/v1/query/scores?site_id=${creds.site_id}`, {

@@ -1,8 +1,10 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
-import { apiClient } from '../testing/manage-client.ts';
+import { sdkBatch } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { recomputeSiteCommand } from '../../processor/recompute-site.ts';
 import { createLogger } from '../../shared/logger.ts';
 
@@ -30,7 +32,7 @@ test('PATCHes and batches racing ticks never lose a status, and what is stored e
           id: string;
         }>`select id from ux_issues where site_id = ${stack.tenant.siteId} and cluster_selector = '#pay'`.execute(db)
       ).rows[0]?.id,
-    30_000,
+    { timeoutMs: 30_000 },
   );
 
   const statuses = ['triaged', 'in_progress', 'ignored', 'triaged', 'in_progress'] as const;
@@ -53,7 +55,7 @@ test('PATCHes and batches racing ticks never lose a status, and what is stored e
           db,
         )
       ).rows[0].n === sent,
-    30_000,
+    { timeoutMs: 30_000 },
   );
   await stack.tick();
   const stored = await sql<{ status: string }>`select status from ux_issues where id = ${issueId}`.execute(db);

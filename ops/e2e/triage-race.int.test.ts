@@ -7,7 +7,7 @@ import test from 'ava';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
-import { eventually } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 import { runSiteTriage } from '../../processor/issues/triage-job.ts';
 import { findIssueForUpdate, updateIssueFields } from '../../api/routes/issues/issues.queries.ts';
 
@@ -44,7 +44,7 @@ test('a PATCH committing while the triage runs keeps its status: the triage plan
           n: number;
         }>`select count(*)::int as n from pg_locks where relation = 'ux_issues'::regclass and granted`.execute(db)
       ).rows[0].n > 0,
-    10_000,
+    { timeoutMs: 10_000 },
   );
   const triage = runSiteTriage(db, stack.tenant.siteId, now, () => ({
     pageSessions: () => 0,
@@ -60,7 +60,7 @@ test('a PATCH committing while the triage runs keeps its status: the triage plan
           db,
         )
       ).rows[0].n > 0,
-    10_000,
+    { timeoutMs: 10_000 },
   );
   commit();
   await patch;

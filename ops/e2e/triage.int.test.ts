@@ -1,7 +1,8 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The processor's clock is injected: the test moves it forward to reach the nightly triage.
 const DAY = 86_400_000;

@@ -1,53 +1,21 @@
-/**
- * Roles refuse to start wrong (issue 28, item 3), each as a real `friction` process: one line on stderr naming what
- * is wrong and what to do, exit 1, no stack trace. A server deployment never falls back to an embedded part; a
- * role on a database behind its code says `friction migrate`; a second process on an embedded data directory is
- * told who holds it; database connection errors are said in words.
- */
-import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { freePort } from '../../shared/testing/nats-server.ts';
-import { createEmptyTestDatabase } from '../../shared/testing/database.ts';
+import { freePort } from '../../shared/testing/processes.ts';
+import { createTestDatabase } from '../../shared/testing/database.ts';
 import { testServices } from '../../shared/testing/services.ts';
-import { eventually } from '../testing/sdk-batch.ts';
-
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const NODE = path.join(root, 'node_modules', '.bin', 'node');
-
-interface Run {
-  code: number | null;
-  stderr: string;
-}
+import { kill, runFriction, spawnRole, waitReady, type Run } from '../../shared/testing/processes.ts';
 
 /** Only the variables given: nothing of the test runner's environment leaks into the role. */
-function friction(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      NODE,
-      ['ops/cli.ts', ...args],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          FRICTION_DATA_DIR: '/nonexistent-friction-test-dir',
-          LOG_LEVEL: 'silent',
-          PORT: '0',
-          HOST: '127.0.0.1',
-          ...env,
-        },
-        timeout: 90_000,
-      },
-      (err, _stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr });
-      },
-    );
-  });
-}
+const friction = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runFriction(
+    args,
+    { FRICTION_DATA_DIR: '/nonexistent-friction-test-dir', PORT: '0', HOST: '127.0.0.1', ...env },
+    {
+      timeoutMs: 90_000,
+    },
+  );
 
 /** Exit 1 and exactly one line, starting `friction: `, matching the pattern. */
 function oneLine(t: import('ava').ExecutionContext, r: Run, pattern: RegExp): void {
@@ -84,7 +52,7 @@ test('server mode never falls back to an embedded part: the missing settings are
 });
 
 test('every role on an unmigrated database says to run friction migrate', async (t) => {
-  const empty = await createEmptyTestDatabase('unmigrated');
+  const empty = await createTestDatabase('unmigrated', { empty: true });
   t.teardown(() => empty.drop());
   for (const role of ['api', 'ingest', 'processor', 'dispatcher']) {
     oneLine(
@@ -127,40 +95,19 @@ test('database errors in words: no such database, no such role, connection refus
 test('a second process on an embedded data directory is told which process holds it', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'friction-lock-'));
   const port = await freePort();
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    FRICTION_DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-  };
-  const first = spawn(NODE, ['ops/cli.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const first = spawnRole(['ops/cli.ts', 'start'], { FRICTION_DATA_DIR: dataDir, PORT: String(port) }, { clean: true });
   t.teardown(async () => {
-    if (first.exitCode === null && first.signalCode === null) {
-      const exited = new Promise((r) => first.once('exit', r));
-      first.kill('SIGTERM');
-      await exited;
-    }
+    await kill(first);
     rmSync(dataDir, { recursive: true, force: true });
   });
-  await eventually(
-    async () => {
-      if (first.exitCode !== null) throw new Error(`the first friction start exited ${first.exitCode}`);
-      return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
-    },
-    120_000,
-    200,
-  );
+  await waitReady(`http://127.0.0.1:${port}/readyz`, 120_000, first);
   const holder = new RegExp(
     `another Friction process \\(pid ${first.pid}\\) holds the embedded data directory ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(FRICTION_DATA_DIR\\)`,
   );
   oneLine(t, await friction(['start'], { FRICTION_DATA_DIR: dataDir }), holder);
   oneLine(t, await friction(['migrate'], { FRICTION_DATA_DIR: dataDir }), holder);
   // Once the holder has stopped, the directory is free again.
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGTERM');
-  await exited;
+  await kill(first);
   const again = await friction(['migrate'], { FRICTION_DATA_DIR: dataDir });
   t.is(again.code, 0, again.stderr);
 });

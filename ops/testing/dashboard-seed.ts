@@ -5,7 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEMO_ELEMENTS, runDemo } from '../demo.ts';
-import { eventually, getJson, postJson } from './sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import type { TestStack } from './stack.ts';
 
 /** The shop the demo traffic describes, as pages a browser can render for the screenshot capturer. */
@@ -73,8 +74,7 @@ export async function seedDashboard(
           }
         : undefined;
     },
-    60_000,
-    250,
+    { timeoutMs: 60_000, stepMs: 250 },
   );
   const deployIds: string[] = [];
   for (const version of ['v1.4.0', 'v1.5.0']) {

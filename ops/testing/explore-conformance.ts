@@ -5,7 +5,7 @@
  * must answer alike; every refusal names its path; another site's rows never show.
  */
 import type { TestFn } from 'ava';
-import { getJson, postJson } from './sdk-batch.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import type { TestStack, TestTenant } from './stack.ts';
 import { explore } from '../../api/routes/explore/explore.engine.ts';
 import { referenceExplore } from '../../api/routes/explore/explore.reference.ts';

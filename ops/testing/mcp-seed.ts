@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { visitorJourney } from '../demo.ts';
-import { eventually, postJson } from './sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 export interface SeededSite {
   pass: { id: string; version: string };
@@ -64,8 +65,7 @@ export async function seedMcpSite(o: {
         .executeTakeFirstOrThrow();
       return Number(n) >= accepted || undefined;
     },
-    60_000,
-    250,
+    { timeoutMs: 60_000, stepMs: 250 },
   );
   const issue = await eventually(
     async () => {
@@ -78,8 +78,7 @@ export async function seedMcpSite(o: {
         .orderBy('severity', 'desc')
         .executeTakeFirst();
     },
-    60_000,
-    250,
+    { timeoutMs: 60_000, stepMs: 250 },
   );
   const page = await eventually(
     async () => {
@@ -91,8 +90,7 @@ export async function seedMcpSite(o: {
         .orderBy('score', 'desc')
         .executeTakeFirst();
     },
-    60_000,
-    250,
+    { timeoutMs: 60_000, stepMs: 250 },
   );
   const now = Date.now();
   const deploy = async (version: string, agoMs: number, before: number, after: number) => {

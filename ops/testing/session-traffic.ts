@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { postJson } from './sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 
 /** One simulated visit: a page view at `at`, then its signals a second later. */
 export interface SessionSpec {
@@ -12,6 +13,47 @@ export interface SessionSpec {
   environment?: string;
 }
 
+export type Ev = Record<string, unknown>;
+
+const iso = (ts: number) => new Date(ts).toISOString();
+export const pageView = (page: string, ts = Date.now()): Ev => ({
+  id: randomUUID(),
+  type: 'page_view',
+  ts: iso(ts),
+  page,
+});
+export const signalEvent = (page: string, signal: string, ts = Date.now(), extra: Ev = {}): Ev => ({
+  id: randomUUID(),
+  type: 'signal',
+  ts: iso(ts),
+  page,
+  signal,
+  ...extra,
+});
+
+/**
+ * Posts one session's events through ingest as one SDK batch (a desktop 1280×800 unless `context` says otherwise);
+ * throws unless ingest accepts it.
+ */
+export async function ingestSession(
+  baseUrl: string,
+  key: string,
+  events: Ev[],
+  { sessionId = `s-${randomUUID()}`, context = {} }: { sessionId?: string; context?: Ev } = {},
+): Promise<void> {
+  const r = await postJson(
+    `${baseUrl}/v1/ingest`,
+    {
+      session_id: sessionId,
+      sent_at: iso(Date.now()),
+      context: { device: 'desktop', viewport: { w: 1280, h: 800 }, ...context },
+      events,
+    },
+    { authorization: `Bearer ${key}` },
+  );
+  if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
+}
+
 /** Sends sessions through ingest, a few at a time (each is one SDK batch); resolves to the events sent. */
 export async function sendSessions(baseUrl: string, key: string, sessions: readonly SessionSpec[]): Promise<number> {
   let events = 0;
@@ -19,34 +61,18 @@ export async function sendSessions(baseUrl: string, key: string, sessions: reado
     await Promise.all(
       sessions.slice(i, i + 16).map(async (s) => {
         const page = s.page ?? '/checkout';
-        const evs: Record<string, unknown>[] = [
-          { id: randomUUID(), type: 'page_view', ts: new Date(s.at).toISOString(), page },
+        const evs = [
+          pageView(page, s.at),
+          ...(s.signals ?? []).map((g, j) =>
+            signalEvent(page, g.signal, s.at + 1000 + j, { selector: g.selector, label: g.label, x: 500, y: 500 }),
+          ),
         ];
-        for (const [j, g] of (s.signals ?? []).entries()) {
-          evs.push({
-            id: randomUUID(),
-            type: 'signal',
-            ts: new Date(s.at + 1000 + j).toISOString(),
-            page,
-            signal: g.signal,
-            selector: g.selector,
-            label: g.label,
-            x: 500,
-            y: 500,
-          });
-        }
-        const context = {
-          device: 'desktop',
-          viewport: { w: 1280, h: 800 },
-          ...(s.appVersion ? { app_version: s.appVersion } : {}),
-          ...(s.environment ? { environment: s.environment } : {}),
-        };
-        const r = await postJson(
-          `${baseUrl}/v1/ingest`,
-          { session_id: `s-${randomUUID()}`, sent_at: new Date().toISOString(), context, events: evs },
-          { authorization: `Bearer ${key}` },
-        );
-        if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
+        await ingestSession(baseUrl, key, evs, {
+          context: {
+            ...(s.appVersion ? { app_version: s.appVersion } : {}),
+            ...(s.environment ? { environment: s.environment } : {}),
+          },
+        });
         events += evs.length;
       }),
     );
@@ -58,8 +84,18 @@ export async function sendSessions(baseUrl: string, key: string, sessions: reado
 export const spread = (n: number, from: number, to: number, f: (i: number) => Omit<SessionSpec, 'at'>): SessionSpec[] =>
   Array.from({ length: n }, (_, i) => ({ at: from + Math.floor(((to - from) * i) / n), ...f(i) }));
 
-/** Events the site has stored (the processor has consumed everything sent when it equals what was sent). */
-export async function storedEventCount(db: Kysely<Database>, siteId: string): Promise<number> {
-  const r = await sql<{ n: number }>`select count(*)::int as n from events where site_id = ${siteId}`.execute(db);
+/** The site's rows in `table`: the processor has consumed everything sent when the events equal what was sent. */
+export async function siteRows(
+  db: Kysely<Database>,
+  table: 'events' | 'sessions' | 'signals',
+  siteId: string,
+): Promise<number> {
+  const r = await sql<{
+    n: number;
+  }>`select count(*)::int as n from ${sql.table(table)} where site_id = ${siteId}`.execute(db);
   return r.rows[0].n;
 }
+
+/** Waits until the site has stored `sent` events (the processor has consumed everything sent). */
+export const allEventsStored = (db: Kysely<Database>, siteId: string, sent: number, timeoutMs = 60_000) =>
+  eventually(async () => (await siteRows(db, 'events', siteId)) === sent, { timeoutMs, stepMs: 200 });

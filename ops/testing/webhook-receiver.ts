@@ -54,18 +54,3 @@ export async function startReceiver(
     close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
   };
 }
-
-/** Polls `check` until it returns a truthy value (the machine is busy: wait for conditions, not times). */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

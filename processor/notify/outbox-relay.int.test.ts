@@ -1,7 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
-import { createTestDatabase } from '../../shared/testing/database.ts';
+import type { DatabaseHandle } from '../../shared/db/connection.ts';
+import { withTestDatabase } from '../../shared/testing/database.ts';
 import { MemoryBus } from '../../shared/bus/memory-bus.ts';
 import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
 import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
@@ -12,16 +12,11 @@ import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { OUTBOX_MAX_ATTEMPTS, OutboxRelay } from './outbox-relay.ts';
 
 let handle: DatabaseHandle;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 test.before(async () => {
-  const d = await createTestDatabase('outbox');
-  drop = d.drop;
-  handle = await openDatabase({ url: d.url, dataDir: '' });
+  ({ handle, close } = await withTestDatabase('outbox'));
 });
-test.after.always(async () => {
-  await handle?.close();
-  await drop?.();
-});
+test.after.always(() => close?.());
 
 const msg = (aggregate: string, n: number) => ({
   kind: 'issue.updated',

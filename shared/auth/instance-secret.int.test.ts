@@ -2,22 +2,17 @@ import test from 'ava';
 import { mkdtemp, readFile, stat, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type DatabaseHandle } from '../db/connection.ts';
-import { createTestDatabase } from '../testing/database.ts';
+import type { DatabaseHandle } from '../db/connection.ts';
+import { withTestDatabase } from '../testing/database.ts';
 import { InstanceKeys } from './instance-keys.ts';
 import { secretWeakness } from './instance-secret.ts';
 
 let handle: DatabaseHandle;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 test.before(async () => {
-  const d = await createTestDatabase('secret');
-  drop = d.drop;
-  handle = await openDatabase({ url: d.url, dataDir: '/nonexistent' });
+  ({ handle, close } = await withTestDatabase('secret'));
 });
-test.after.always(async () => {
-  await handle?.close();
-  await drop?.();
-});
+test.after.always(() => close?.());
 
 const rows = async () => handle.db.selectFrom('instance_secrets').selectAll().execute();
 const keysIn = (dir: string, secret?: string) =>

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { spawnRole } from '../testing/processes.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,11 +60,9 @@ test('close lets statements already posted finish and flushes them to disk', asy
 });
 
 test('a process whose database thread dies reports it and exits 1 instead of hanging', async (t) => {
-  const child = spawn(process.execPath, [new URL('../testing/database-loss-fixture.ts', import.meta.url).pathname], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnRole(['shared/testing/database-loss-fixture.ts'], {}, { stdout: 'pipe' });
   let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   t.is(code, 1);
   t.regex(out, /query failed: 08006/);

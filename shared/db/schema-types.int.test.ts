@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import ts from 'typescript';
 import { openDatabase, type DatabaseHandle } from './connection.ts';
 import { migrateToLatest } from './migrator.ts';
-import { createEmptyTestDatabase } from '../testing/database.ts';
+import { createTestDatabase } from '../testing/database.ts';
 
 /**
  * The kysely `Database` type (database.ts) is written by hand beside the migrations; nothing else ties the two.
@@ -158,7 +158,7 @@ test('the comparison names each kind of drift', (t) => {
 });
 
 test('a freshly migrated PostgreSQL database has exactly the columns and nullability of the Database type', async (t) => {
-  const scratch = await createEmptyTestDatabase('schema_types');
+  const scratch = await createTestDatabase('schema_types', { empty: true });
   const handle = await openDatabase({ url: scratch.url, dataDir: '' });
   t.teardown(async () => {
     await handle.close();

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { openDatabase, type DatabaseHandle } from '../db/connection.ts';
 import { testServices, uniqueTestId } from './services.ts';
 
 /** Destructive helpers refuse any database whose name lacks a `test` token (PostHog's guard). */
@@ -22,16 +23,24 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh database cloned from the migrated template; `drop` removes it. */
-export async function createTestDatabase(
-  label = 'file',
-): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+export interface TestDatabase {
+  name: string;
+  url: string;
+  /** Removes the database (connections still open on it are ended). */
+  drop(): Promise<void>;
+}
+
+/**
+ * A database of the test's own: a clone of the run's migrated template, or with `empty` a new database with nothing
+ * in it, not migrated (what a new PostgreSQL gives).
+ */
+export async function createTestDatabase(label = 'file', { empty = false } = {}): Promise<TestDatabase> {
   const name = `friction_test_${label
     .replace(/[^a-z0-9]/gi, '')
     .toLowerCase()
     .slice(0, 20)}_${uniqueTestId()}`;
   assertTestName(name);
-  await admin((c) => c.query(`create database ${name} template ${testServices.templateDatabase}`));
+  await admin((c) => c.query(`create database ${name}${empty ? '' : ` template ${testServices.templateDatabase}`}`));
   return {
     name,
     url: withDatabase(testServices.databaseUrl, name),
@@ -39,20 +48,22 @@ export async function createTestDatabase(
   };
 }
 
-/** A fresh database with nothing in it, not migrated (what a new PostgreSQL gives); `drop` removes it. */
-export async function createEmptyTestDatabase(
-  label = 'empty',
-): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
-  const name = `friction_test_${label
-    .replace(/[^a-z0-9]/gi, '')
-    .toLowerCase()
-    .slice(0, 20)}_${uniqueTestId()}`;
-  assertTestName(name);
-  await admin((c) => c.query(`create database ${name}`));
+/**
+ * A migrated database of the test's own, opened as the service opens one: its `handle`, and `close` to close the
+ * handle and drop the database. The usual fixture of a test file that works on the database without a whole stack.
+ */
+export async function withTestDatabase(
+  label = 'file',
+): Promise<TestDatabase & { handle: DatabaseHandle; close(): Promise<void> }> {
+  const database = await createTestDatabase(label);
+  const handle = await openDatabase({ url: database.url, dataDir: '' });
   return {
-    name,
-    url: withDatabase(testServices.databaseUrl, name),
-    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    ...database,
+    handle,
+    async close() {
+      await handle.close();
+      await database.drop();
+    },
   };
 }
 

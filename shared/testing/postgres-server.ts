@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './nats-server.ts';
+import { freePort } from './processes.ts';
 
 /** The newest PostgreSQL server binaries installed the Debian way (`/usr/lib/postgresql/<major>/bin`). */
 function postgresBin(): string {

@@ -2,8 +2,8 @@ import test from 'ava';
 import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
-import { openDatabase, type DatabaseHandle } from '../../../shared/db/connection.ts';
-import { createTestDatabase } from '../../../shared/testing/database.ts';
+import type { DatabaseHandle } from '../../../shared/db/connection.ts';
+import { withTestDatabase } from '../../../shared/testing/database.ts';
 import { explore } from './explore.engine.ts';
 import { referenceExplore } from './explore.reference.ts';
 import { ExploreQuerySchema, FIELDS, GROUP_BYS, METRICS, type ExploreQuery } from './explore.schema.ts';
@@ -38,16 +38,11 @@ const TEXTS = [
 ];
 
 let handle: DatabaseHandle;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 test.before(async () => {
-  const database = await createTestDatabase('exploreprop');
-  drop = database.drop;
-  handle = await openDatabase({ url: database.url, dataDir: '' });
+  ({ handle, close } = await withTestDatabase('exploreprop'));
 });
-test.after.always(async () => {
-  await handle?.close();
-  await drop?.();
-});
+test.after.always(() => close?.());
 
 const sessionArb = fc.record({
   other: fc.boolean(),

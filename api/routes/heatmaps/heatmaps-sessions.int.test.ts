@@ -1,8 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -64,7 +65,7 @@ test('element heatmap: 300 points representing the latest 800 clicking signals o
   events.push(signal('/cart', 'rage_click', t0 + 5000, { selector: '#other', x: 1, y: 1 }));
   events.push(signal('/cart', 'form_restart', t0 + 5001, { selector: '#buy', x: 1, y: 1 }));
   await send(tenant, events);
-  await eventually(async () => (await signalRows(tenant.siteId)) === 902, 30_000);
+  await eventually(async () => (await signalRows(tenant.siteId)) === 902, { timeoutMs: 30_000 });
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const r = await getJson(
     `${stack.baseUrl}/v1/query/element-heatmap?site_id=${tenant.siteId}&page=/cart&selector=%23buy`,
@@ -145,7 +146,7 @@ test('page heatmap: at most 500 points from 1,000+ signals over 30 days, device 
     })),
     'tablet',
   );
-  await eventually(async () => (await signalRows(tenant.siteId)) === 1200, 30_000);
+  await eventually(async () => (await signalRows(tenant.siteId)) === 1200, { timeoutMs: 30_000 });
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const heat = (q: string) =>
     getJson(`${stack.baseUrl}/v1/query/page-heatmap?site_id=${tenant.siteId}&page=/shop${q}`, auth);
@@ -179,7 +180,7 @@ test('page heatmap: at most 500 points from 1,000+ signals over 30 days, device 
     make(400, 100, () => ({ selector: '#d' })),
     'desktop',
   );
-  await eventually(async () => (await signalRows(tenant.siteId)) === 1600, 30_000);
+  await eventually(async () => (await signalRows(tenant.siteId)) === 1600, { timeoutMs: 30_000 });
   const busy = (await heat('&device=desktop')).body.data;
   t.is(busy.count, 1100);
   t.is(busy.points.length, 367);

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
-import { EXPECTED_ACCESS, REQUESTS, randomFixtures, tenantFixtures } from '../testing/manage-fixtures.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
+import { EXPECTED_ACCESS, REQUESTS, randomFixtures, tenantFixtures } from '../../ops/testing/manage-fixtures.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../ops/testing/stack.ts';
 
 /**
  * Org B's credentials against org A's objects. Generated from REQUESTS (every authenticated route), so a new

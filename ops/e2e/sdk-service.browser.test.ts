@@ -7,7 +7,7 @@
  * broken elements as issues, and nothing else, with their signal rows carrying the coordinates of the
  * clicks the visitors actually made.
  *
- * Phase 1 (ingest/sdk/detection.test.ts) checks every scenario's detection against a capture server;
+ * Phase 1 (ingest/sdk/detection.browser.test.ts) checks every scenario's detection against a capture server;
  * this one checks the path from a real page to an issue, so it runs a handful of scenarios, each by
  * enough visitors to open an issue if it produced a signal.
  */
@@ -24,7 +24,8 @@ import { settle, type SentEvent } from '../../ingest/sdk/testing/run-visit.ts';
 import { Visitor, seeded, type ClickRecord } from '../../ingest/sdk/testing/visitor.ts';
 import type { IngestBatch } from '../../shared/contracts/ingest.ts';
 import { MIN_ISSUE_SESSIONS, MIN_ISSUE_SIGNALS } from '../../processor/engine/clustering.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 const scenario = (name: string): Scenario => {
@@ -294,35 +295,41 @@ test("visitors in Chromium, SDK from the service: the broken elements become iss
     for (const p of r.posts) for (const e of p.batch.events) sent.set(e.id, { event: e, post: p, run: r });
   const ids = [...sent.keys()];
   const db = stack.infra.database.db;
-  await eventually(async () => {
-    const { n } = await db
-      .selectFrom('events')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('site_id', '=', tenant.siteId)
-      .where('id', 'in', ids)
-      .executeTakeFirstOrThrow();
-    return Number(n) === ids.length;
-  }, 30_000);
+  await eventually(
+    async () => {
+      const { n } = await db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('site_id', '=', tenant.siteId)
+        .where('id', 'in', ids)
+        .executeTakeFirstOrThrow();
+      return Number(n) === ids.length;
+    },
+    { timeoutMs: 30_000 },
+  );
 
-  const issues = await eventually(async () => {
-    const r = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100`, {
-      authorization: `Bearer ${tenant.secretKey}`,
-    });
-    if (r.status !== 200) throw new Error(`issues: ${r.status} ${JSON.stringify(r.body)}`);
-    const list = r.body.data.issues as {
-      page: string;
-      element_selector: string;
-      signal_type: string;
-      signal_count: number;
-      affected_sessions: number;
-      status: string;
-    }[];
-    // Wait for the counts, not just the issues: an issue opens at its 5th signal, and may be read before the rest land.
-    const done = [...EXPECTED_ISSUES].every(([k, n]) =>
-      list.some((i) => key(i.page, i.signal_type, i.element_selector) === k && i.signal_count === n),
-    );
-    return done && list;
-  }, 30_000);
+  const issues = await eventually(
+    async () => {
+      const r = await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}&limit=100`, {
+        authorization: `Bearer ${tenant.secretKey}`,
+      });
+      if (r.status !== 200) throw new Error(`issues: ${r.status} ${JSON.stringify(r.body)}`);
+      const list = r.body.data.issues as {
+        page: string;
+        element_selector: string;
+        signal_type: string;
+        signal_count: number;
+        affected_sessions: number;
+        status: string;
+      }[];
+      // Wait for the counts, not just the issues: an issue opens at its 5th signal, and may be read before the rest land.
+      const done = [...EXPECTED_ISSUES].every(([k, n]) =>
+        list.some((i) => key(i.page, i.signal_type, i.element_selector) === k && i.signal_count === n),
+      );
+      return done && list;
+    },
+    { timeoutMs: 30_000 },
+  );
   t.deepEqual(
     issues.map((i) => key(i.page, i.signal_type, i.element_selector)).sort(),
     [...EXPECTED_ISSUES.keys()].sort(),

@@ -1,7 +1,8 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The new read routes on the embedded default (PGlite + TimescaleDB): their SQL runs there too.
 let stack: TestStack;

@@ -3,10 +3,11 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { chromiumArgs, ScreenshotCapturer } from '../../api/routes/screenshots/capturer.ts';
-import { startEgressProxy } from '../../api/routes/screenshots/egress-proxy.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { chromiumArgs, ScreenshotCapturer } from './capturer.ts';
+import { startEgressProxy } from './egress-proxy.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson } from '../../../shared/testing/http-client.ts';
 
 /**
  * A site on 127.0.0.1: counts requests per path and keeps each one's Via header (the egress proxy's mark); /w records
@@ -119,8 +120,7 @@ test.serial(
     for (const r of first) t.deepEqual(r.body.data, { screenshot: null, reason: 'capturing' });
     const done = await eventually(
       async () => (await shot(allowed, tenant, 'page=/home&cached=1')).body.data.screenshot,
-      30_000,
-      200,
+      { timeoutMs: 30_000, stepMs: 200 },
     );
     t.is(site.hits.get('/home'), 1, 'one capture for concurrent requests');
     t.like(done, { page: '/home', device: 'desktop', width: 1280, height: 800 });
@@ -145,8 +145,7 @@ test.serial('device=mobile renders at the phone viewport', async (t) => {
   t.is((await shot(allowed, tenant, 'page=/phone&device=mobile')).body.data.reason, 'capturing');
   const done = await eventually(
     async () => (await shot(allowed, tenant, 'page=/phone&device=mobile&cached=1')).body.data.screenshot,
-    30_000,
-    200,
+    { timeoutMs: 30_000, stepMs: 200 },
   );
   t.like(done, { page: '/phone', device: 'mobile', width: 390, height: 844 });
   const img = await fetch(`${allowed.baseUrl}${done.image_url}`, {
@@ -169,8 +168,7 @@ test.serial('a page that answers an error status is render_failed, and the image
       const r = (await shot(allowed, tenant, 'page=/missing&cached=1')).body.data;
       return r.reason === 'render_failed' && r;
     },
-    30_000,
-    200,
+    { timeoutMs: 30_000, stepMs: 200 },
   );
   t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
   // Answered from the stored failure for an hour, not captured again.
@@ -194,16 +192,14 @@ test.serial(
         const r = (await shot(allowed, tenant, 'page=/slow&cached=1')).body.data;
         return r.reason === 'render_failed' && r;
       },
-      70_000,
-      200,
+      { timeoutMs: 70_000, stepMs: 200 },
     );
     t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
     t.true(Date.now() - started >= 30_000, 'not before SCREENSHOT_TIMEOUT_MS');
-    await eventually(
-      async () => (await shot(allowed, tenant, 'page=/after&cached=1')).body.data.screenshot,
-      30_000,
-      200,
-    );
+    await eventually(async () => (await shot(allowed, tenant, 'page=/after&cached=1')).body.data.screenshot, {
+      timeoutMs: 30_000,
+      stepMs: 200,
+    });
     t.pass();
   },
 );
@@ -216,8 +212,7 @@ test.serial('a redirect to a cloud metadata address is refused even with private
       const r = (await shot(allowed, tenant, 'page=/hop&cached=1')).body.data;
       return r.screenshot === null && r.reason !== 'not_captured' && r;
     },
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.deepEqual(refused, { screenshot: null, reason: 'refused' });
   t.is(site.hits.get('/hop'), 1);
@@ -346,7 +341,10 @@ test.serial('the daily limit per site: past SCREENSHOTS_PER_SITE_PER_DAY capture
   // Another site has its own quota.
   const other = await tenantOn(allowed, site.url);
   t.is((await shot(allowed, other, 'page=/l4')).body.data.reason, 'capturing');
-  await eventually(async () => (await shot(allowed, other, 'page=/l4&cached=1')).body.data.screenshot, 30_000, 200);
+  await eventually(async () => (await shot(allowed, other, 'page=/l4&cached=1')).body.data.screenshot, {
+    timeoutMs: 30_000,
+    stepMs: 200,
+  });
   t.is(site.hits.get('/l4'), 1);
 });
 
@@ -396,8 +394,7 @@ test.serial(
         const r = (await shot(strict, tenant, 'page=/private&cached=1')).body.data;
         return r.reason === 'refused' && r;
       },
-      30_000,
-      200,
+      { timeoutMs: 30_000, stepMs: 200 },
     );
     t.deepEqual(refused, { screenshot: null, reason: 'refused' });
     t.is(site.hits.get('/base/private'), undefined);
@@ -418,8 +415,7 @@ test.serial(
       t.is((await shot(embedded, tenant, 'page=/embedded2')).body.data.reason, 'limit_reached');
       const done = await eventually(
         async () => (await shot(embedded, tenant, 'page=/embedded&cached=1')).body.data.screenshot,
-        30_000,
-        200,
+        { timeoutMs: 30_000, stepMs: 200 },
       );
       const img = await fetch(`${embedded.baseUrl}${done.image_url}`, {
         headers: { authorization: `Bearer ${tenant.secretKey}` },

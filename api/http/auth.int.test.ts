@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { startSession } from '../../shared/auth/sessions.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall, type Method } from '../testing/manage-client.ts';
+import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
 import {
   EXPECTED_ACCESS,
   PRINCIPAL_LETTERS,
@@ -13,9 +13,9 @@ import {
   servedRoutes,
   tenantFixtures,
   type Fixtures,
-} from '../testing/manage-fixtures.ts';
-import { sdkBatch } from '../testing/sdk-batch.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+} from '../../ops/testing/manage-fixtures.ts';
+import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 
 let stack: TestStack;
 let api: ApiCall;

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 let api: ApiCall;

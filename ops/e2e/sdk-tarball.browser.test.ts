@@ -13,8 +13,8 @@ import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { packSdk } from '../pack.ts';
-import { storedEventCount } from '../testing/session-traffic.ts';
-import { eventually } from '../testing/sdk-batch.ts';
+import { siteRows } from '../testing/session-traffic.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 let work: string;
@@ -88,11 +88,14 @@ test('the installed package loads in Chromium and its events reach the service',
   await tab.goto(`${origin}/checkout`);
   const version = await eventually(
     () => tab.evaluate(() => (window as unknown as { fromTarball?: string }).fromTarball),
-    20_000,
+    { timeoutMs: 20_000 },
   );
   t.true(version.startsWith(`${manifest.version}-`), version);
   // The page view and the custom event, stored by the processor.
-  await eventually(async () => (await storedEventCount(stack.infra.database.db, tenant.siteId)) >= 2, 30_000, 200);
+  await eventually(async () => (await siteRows(stack.infra.database.db, 'events', tenant.siteId)) >= 2, {
+    timeoutMs: 30_000,
+    stepMs: 200,
+  });
   await context.close();
   t.deepEqual(errors, []);
 });

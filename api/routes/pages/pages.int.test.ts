@@ -1,8 +1,10 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson, postJson, sdkBatch } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { sdkBatch } from '../../../ops/testing/sdk-batch.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 /** The processor's clock runs this far behind: score_history is dated by the processor's day, not the event's. */

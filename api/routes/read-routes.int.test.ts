@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {

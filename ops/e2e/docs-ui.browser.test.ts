@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
-import { getJson } from '../testing/sdk-batch.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 
 test('/docs loads with no console error, no hosted-service buttons, the auth header and the bearer ready', async (t) => {

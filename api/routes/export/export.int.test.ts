@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {

@@ -1,8 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -63,7 +64,7 @@ test('journeys/friction: the four rules, 100-edge and 5-example caps, weight fil
   for (let i = 1; i <= 7; i++) hot.push(sig('/hot', t0 + 6000 + i, 'rage_click'));
   hot.push(sig('/hot', t0 + 6010, 'dead_click'), view('/end', t0 + 6020));
   await session(tenant, 'hot', hot);
-  await eventually(async () => (await sessionsStored(tenant.siteId)) === 122, 30_000);
+  await eventually(async () => (await sessionsStored(tenant.siteId)) === 122, { timeoutMs: 30_000 });
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
   const journeys = (q = '') =>
     getJson(`${stack.baseUrl}/v1/query/journeys/friction?site_id=${tenant.siteId}${q}`, auth);

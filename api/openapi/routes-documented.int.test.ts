@@ -1,8 +1,8 @@
 import test from 'ava';
-import { openApiPath } from '../../api/openapi/document.ts';
-import { apiClient } from '../testing/manage-client.ts';
-import { servedRoutes } from '../testing/manage-fixtures.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { openApiPath } from './document.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { servedRoutes } from '../../ops/testing/manage-fixtures.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 
 let stack: TestStack;
 let doc: any;

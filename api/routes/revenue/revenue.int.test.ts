@@ -1,8 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { eventually } from '../../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -70,7 +71,7 @@ async function traffic(tenant: TestTenant): Promise<void> {
     ]);
     await session(tenant, [view('/checkout', ts + 500), ...(i % 2 === 0 ? [purchase(ts + 501, 100)] : [])]);
   }
-  await eventually(async () => (await sessionsStored(tenant.siteId)) === 20, 30_000);
+  await eventually(async () => (await sessionsStored(tenant.siteId)) === 20, { timeoutMs: 30_000 });
 }
 
 test('revenue, recommendations and insights: off with the reason until wired; then the documented method on ingested traffic', async (t) => {
@@ -93,10 +94,13 @@ test('revenue, recommendations and insights: off with the reason until wired; th
   });
 
   await traffic(tenant);
-  const rec = await eventually(async () => {
-    const r = await q('/v1/query/recommendations');
-    return r.body.data.recommendations.length === 1 ? r : undefined;
-  }, 30_000);
+  const rec = await eventually(
+    async () => {
+      const r = await q('/v1/query/recommendations');
+      return r.body.data.recommendations.length === 1 ? r : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   const item = rec.body.data.recommendations[0];
   t.like(item, {
     rank: 1,

@@ -4,9 +4,9 @@ import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { RedisRateLimiter } from '../../shared/limiter/redis-limiter.ts';
 import { testServices } from '../../shared/testing/services.ts';
-import { apiClient, type ApiCall } from '../testing/manage-client.ts';
-import { sdkBatch } from '../testing/sdk-batch.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
+import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
+import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 
 /**
  * The spec's limits, as configured by default (ingest's 10,000 scaled down to 5: the same code path, per key);

@@ -12,7 +12,8 @@ import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { settle } from '../../ingest/sdk/testing/run-visit.ts';
 import { Visitor, seeded } from '../../ingest/sdk/testing/visitor.ts';
-import { eventually, getJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 let stack: TestStack;
@@ -66,11 +67,14 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
   t.false(sent.join('\n').includes('chargeback-secret'), "the search route's query never left the page");
 
   const auth = { authorization: `Bearer ${tenant.secretKey}` };
-  const pages = await eventually(async () => {
-    const r = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, auth);
-    const list = (r.body.data.pages as { page: string }[]).map((p) => p.page).sort();
-    return list.length >= 4 && list;
-  }, 30_000);
+  const pages = await eventually(
+    async () => {
+      const r = await getJson(`${stack.baseUrl}/v1/query/scores?site_id=${tenant.siteId}`, auth);
+      const list = (r.body.data.pages as { page: string }[]).map((p) => p.page).sort();
+      return list.length >= 4 && list;
+    },
+    { timeoutMs: 30_000 },
+  );
   t.deepEqual(
     pages,
     ['/kb', '/kb#/billing', '/kb#/payments', '/kb#/search'],
@@ -78,14 +82,17 @@ test('hash-routed views are separate pages in the read API; anchors and route qu
   );
 
   for (const route of ['/kb#/payments', '/kb#/billing']) {
-    const r = await eventually(async () => {
-      await stack.tick();
-      const res = await getJson(
-        `${stack.baseUrl}/v1/query/elements?site_id=${tenant.siteId}&page=${encodeURIComponent(route)}`,
-        auth,
-      );
-      return res.body.data.elements?.length && res.body.data;
-    }, 30_000);
+    const r = await eventually(
+      async () => {
+        await stack.tick();
+        const res = await getJson(
+          `${stack.baseUrl}/v1/query/elements?site_id=${tenant.siteId}&page=${encodeURIComponent(route)}`,
+          auth,
+        );
+        return res.body.data.elements?.length && res.body.data;
+      },
+      { timeoutMs: 30_000 },
+    );
     t.deepEqual(
       (r.elements as { page: string; selector: string }[]).map((e) => `${e.page} ${e.selector}`),
       [`${route} #kb-helpful`],

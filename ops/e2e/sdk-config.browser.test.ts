@@ -10,7 +10,8 @@ import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { Visitor, seeded } from '../../ingest/sdk/testing/visitor.ts';
 import type { IngestBatch } from '../../shared/contracts/ingest.ts';
-import { eventually, getJson, postJson } from '../testing/sdk-batch.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 
 let stack: TestStack;
@@ -296,16 +297,14 @@ test('Chromium: a rage click is visible in the API within seconds (default flush
           const rows = (r.body.data?.rows ?? []) as { signal_type: string; session_id: string }[];
           return rows.some((x) => x.signal_type === 'rage_click' && x.session_id === sid);
         },
-        60_000,
-        50,
+        { timeoutMs: 60_000, stepMs: 50 },
       );
       delays.push(Date.now() - lastClick);
       // The SDK's own share, on the browser's clock: the batch's sent_at minus the signal's ts (time in the queue).
       // The browser reports its requests to the test over CDP, which can lag behind the API's answer on a busy machine.
       const batch = await eventually(
         async () => vis.batches.find((b) => b.events.some((e) => e.type === 'signal' && e.signal === 'rage_click')),
-        10_000,
-        50,
+        { timeoutMs: 10_000, stepMs: 50 },
       );
       const signal = batch.events.find((e) => e.type === 'signal' && e.signal === 'rage_click')!;
       queued.push(Number(batch.sent_at) - Number(signal.ts));

@@ -1,0 +1,54 @@
+/**
+ * Test-only: the one HTTP client of the tests. It keeps the raw body text beside the parsed JSON (cross-tenant
+ * answers are compared byte for byte; a non-JSON answer leaves `body` undefined).
+ */
+export interface ApiResponse {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RequestOptions {
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** JSON-encoded unless a string; `content-type: application/json` unless `headers` names one. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export async function request(method: Method, url: string, o: RequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = {
+    ...(o.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+    ...o.headers,
+  };
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text, headers: res.headers };
+}
+
+export const getJson = (url: string, headers: Record<string, string> = {}): Promise<ApiResponse> =>
+  request('GET', url, { headers });
+
+export const postJson = (url: string, body: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> =>
+  request('POST', url, { body, headers });
+
+/** `call(method, path, options)` against one base URL. */
+export function apiClient(baseUrl: string) {
+  return (method: Method, path: string, o: RequestOptions = {}): Promise<ApiResponse> =>
+    request(method, `${baseUrl}${path}`, o);
+}
+export type ApiCall = ReturnType<typeof apiClient>;

@@ -1,0 +1,119 @@
+/**
+ * Test-only: Friction's roles as OS processes (a test that SIGKILLs one, or runs the CLI as a user would), and the
+ * waits around them. Also used by the benchmarks (ops/bench/harness.ts).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eventually, GiveUp } from './eventually.ts';
+
+/** The repository root: roles run from it, as `npm run friction` does. */
+export const repoRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The pinned Node 24 (the machine's `node` may be older). */
+export const NODE = path.join(repoRoot, 'node_modules', '.bin', 'node');
+
+type Env = Record<string, string | undefined>;
+
+export interface RoleOptions {
+  /**
+   * Only PATH, HOME and `env` (nothing of the runner's environment leaks into the role: no service URL it would
+   * otherwise pick up). Default: the runner's environment plus `env`.
+   */
+  clean?: boolean;
+  /** `pipe` to write the process's stdin (default `ignore`). */
+  stdin?: 'pipe';
+  /** `pipe` to read its stdout (default `ignore`). */
+  stdout?: 'pipe';
+  /** `pipe` to read its stderr (default: the runner's). */
+  stderr?: 'pipe';
+  /** Flags for Node itself (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
+}
+
+function roleEnv(env: Env, clean: boolean | undefined): Env {
+  return clean ? { PATH: process.env.PATH, HOME: process.env.HOME, ...env } : { ...process.env, ...env };
+}
+
+/**
+ * `node <args>` from the repository root: `['ops/cli.ts', 'processor']` for a role, or a script of its own.
+ * Logs at `warn` on 127.0.0.1 on a free port unless `env` says otherwise.
+ */
+export function spawnRole(args: string[], env: Env = {}, opts: RoleOptions = {}): ChildProcess {
+  return spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
+    cwd: repoRoot,
+    env: roleEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, opts.clean),
+    stdio: [opts.stdin ?? 'ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'inherit'],
+  });
+}
+
+export interface Run {
+  /** The exit code (1 for a process killed by a signal or the timeout). */
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** `friction <args>` to the end, as a user runs it: a clean environment unless `clean: false`; silent logs. */
+export function runFriction(
+  args: string[],
+  env: Env = {},
+  { clean = true, timeoutMs = 60_000 }: { clean?: boolean; timeoutMs?: number } = {},
+): Promise<Run> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    execFile(
+      NODE,
+      ['ops/cli.ts', ...args],
+      { cwd: repoRoot, env: roleEnv({ LOG_LEVEL: 'silent', ...env }, clean), timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr, ms: Date.now() - t0 });
+      },
+    );
+  });
+}
+
+const exited = (p: ChildProcess): boolean => p.exitCode !== null || p.signalCode !== null;
+
+/**
+ * Waits until `url` answers 200 and resolves to that response. With `role`, a role that exits first fails the
+ * wait at once, naming its exit code, instead of at the timeout.
+ */
+export function waitReady(url: string, timeoutMs = 60_000, role?: ChildProcess): Promise<Response> {
+  return eventually(
+    async () => {
+      if (role && exited(role))
+        throw new GiveUp(new Error(`the process exited (${role.exitCode ?? role.signalCode}) before ${url} answered`));
+      const res = await fetch(url);
+      return res.status === 200 ? res : undefined;
+    },
+    { timeoutMs, stepMs: 100, what: `${url} to answer 200` },
+  );
+}
+
+/**
+ * Stops a process and resolves once it has exited: `SIGKILL` is a crash (no shutdown work); `SIGTERM` (the default)
+ * lets it shut down, and is followed by SIGKILL if it has not exited 10 s later.
+ */
+export function kill(p: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((resolve) => {
+    if (!p || exited(p)) return resolve();
+    p.once('exit', () => resolve());
+    p.kill(signal);
+    if (signal !== 'SIGKILL') setTimeout(() => p.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+/** A free loopback port (best effort: the OS picks it, we release it for the child). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.once('error', reject);
+  });
+}
