@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { DeployCohort, DeployTable } from '../../shared/db/tables/deploys.table.ts';
 import { DISPERSION_BUCKET_MS, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 

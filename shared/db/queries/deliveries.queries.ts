@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, NotificationDeliveryTable } from '../database.ts';
+import type { Database } from '../database.ts';
+import type { NotificationDeliveryTable } from '../tables/delivery.table.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type DeliveryRow = Selectable<NotificationDeliveryTable>;

@@ -1,5 +1,6 @@
 import type { Selectable, Transaction } from 'kysely';
-import type { AlertTable, Database } from '../../../../shared/db/database.ts';
+import type { Database } from '../../../../shared/db/database.ts';
+import type { AlertTable } from '../../../../shared/db/tables/alerts.table.ts';
 
 export type AlertRow = Selectable<AlertTable>;
 

@@ -1,5 +1,6 @@
 import type { Selectable, Transaction } from 'kysely';
-import type { Database, UxIssueTable } from '../../../../shared/db/database.ts';
+import type { Database } from '../../../../shared/db/database.ts';
+import type { UxIssueTable } from '../../../../shared/db/tables/issues.table.ts';
 
 export type IssueRow = Selectable<UxIssueTable>;
 
