@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import type { EvidenceRow, IssueRow } from '../../shared/db/tables/issues.table.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
 
@@ -22,9 +23,7 @@ const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
       last_signal_at: new Date(e.lastSignalAt).toISOString(),
     })),
   );
-const fromEvidenceJson = (
-  rows: readonly { session_id: string; signals: number; last_signal_at: string }[],
-): EvidenceSession[] =>
+const fromEvidenceJson = (rows: readonly EvidenceRow[]): EvidenceSession[] =>
   rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
 
 const keyOf = (siteId: string, page: string, selector: string, type: string) =>
@@ -42,25 +41,29 @@ export async function loadIssuesForKeys(
 ): Promise<Map<string, StoredIssue>> {
   const out = new Map<string, StoredIssue>();
   if (keys.length === 0) return out;
-  const { rows } = await sql<{
-    id: string;
-    site_id: string;
-    page: string;
-    cluster_selector: string;
-    selector: string;
-    signal_type: string;
-    label: string | null;
-    title: string;
-    status: string;
-    frozen: boolean;
-    signal_count: number;
-    affected_sessions: number;
-    severity: number;
-    last_signal_at: Date;
-    resolved_at: Date | null;
-    signalling_again_at: Date | null;
-    evidence: { session_id: string; signals: number; last_signal_at: string }[];
-  }>`
+  // Raw: kysely has no typed join on unnest(...) as k(columns), the one statement that finds a batch's issues by key.
+  const { rows } = await sql<
+    Pick<
+      IssueRow,
+      | 'id'
+      | 'site_id'
+      | 'page'
+      | 'cluster_selector'
+      | 'selector'
+      | 'signal_type'
+      | 'label'
+      | 'title'
+      | 'status'
+      | 'frozen'
+      | 'signal_count'
+      | 'affected_sessions'
+      | 'severity'
+      | 'last_signal_at'
+      | 'resolved_at'
+      | 'signalling_again_at'
+      | 'evidence'
+    >
+  >`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
            i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
     from ux_issues i
@@ -199,20 +202,31 @@ export async function* loadSignalEvents(
   // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
   let after: { ts: string; id: string } | undefined;
   for (;;) {
-    const { rows } = await sql<{
-      event_id: string;
-      session_id: string;
-      ts: Date;
-      ts_key: string;
-      page: string;
-      signal_type: string;
-      selector: string | null;
-      label: string | null;
-    }>`
-      select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
-      where site_id = ${siteId} and environment = ${environment} and ts >= ${new Date(since).toISOString()}::timestamptz
-        ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
-      order by ts, event_id limit ${chunkRows}`.execute(db);
+    const rows = await db
+      .selectFrom('signals')
+      .select([
+        'event_id',
+        'session_id',
+        'ts',
+        sql<string>`ts::text`.as('ts_key'),
+        'page',
+        'signal_type',
+        'selector',
+        'label',
+      ])
+      .where('site_id', '=', siteId)
+      .where('environment', '=', environment)
+      .where('ts', '>=', new Date(since))
+      // The text form of the last ts keeps its microseconds, which a Date would round away.
+      .$if(after !== undefined, (q) =>
+        q.where((eb) =>
+          eb(eb.refTuple('ts', 'event_id'), '>', eb.tuple(sql<Date>`${after?.ts}::timestamptz`, after?.id as string)),
+        ),
+      )
+      .orderBy('ts')
+      .orderBy('event_id')
+      .limit(chunkRows)
+      .execute();
     if (rows.length === 0) return;
     yield rows.map((r) => ({
       id: r.event_id,

@@ -11,3 +11,9 @@ export const intCount = (count: Expression<unknown>): RawBuilder<number> => sql<
 /** A timestamp as epoch ms (float8, a number in both drivers); `epochMs<null>` where it may be null (min of no rows). */
 export const epochMs = <N extends null = never>(ts: Expression<Date | null>): RawBuilder<number | N> =>
   sql<number | N>`(extract(epoch from ${ts}) * 1000)::float8`;
+
+/** The database's clock `ms` from now (the server's time, so processes with skewed clocks agree). */
+export const nowPlusMs = (ms: number): RawBuilder<Date> => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
+
+/** The database's clock now. */
+export const now = (): RawBuilder<Date> => sql<Date>`now()`;

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Timestamp, GeneratedTimestamp, Json } from './columns.ts';
 
 // UX issues and their change log.
@@ -38,6 +38,9 @@ export interface UxIssueTable {
   /** The deploy after which this issue was first seen (migration 0050). */
   introduced_by_deploy: Generated<string | null>;
 }
+
+/** An issue row as selected. */
+export type IssueRow = Selectable<UxIssueTable>;
 
 export interface EvidenceRow {
   session_id: string;
