@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { cursorTs, keysetPages, tsKey, type TsCursor } from './keyset-pages.ts';
 import type { EvidenceRow, IssueRow } from '../../shared/db/tables/issues.table.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
@@ -199,35 +200,27 @@ export async function* loadSignalEvents(
   since: number,
   chunkRows = 20_000,
 ) {
-  // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
-  let after: { ts: string; id: string } | undefined;
-  for (;;) {
-    const rows = await db
-      .selectFrom('signals')
-      .select([
-        'event_id',
-        'session_id',
-        'ts',
-        sql<string>`ts::text`.as('ts_key'),
-        'page',
-        'signal_type',
-        'selector',
-        'label',
-      ])
-      .where('site_id', '=', siteId)
-      .where('environment', '=', environment)
-      .where('ts', '>=', new Date(since))
-      // The text form of the last ts keeps its microseconds, which a Date would round away.
-      .$if(after !== undefined, (q) =>
-        q.where((eb) =>
-          eb(eb.refTuple('ts', 'event_id'), '>', eb.tuple(sql<Date>`${after?.ts}::timestamptz`, after?.id as string)),
-        ),
-      )
-      .orderBy('ts')
-      .orderBy('event_id')
-      .limit(chunkRows)
-      .execute();
-    if (rows.length === 0) return;
+  const pages = keysetPages(
+    chunkRows,
+    (after) =>
+      db
+        .selectFrom('signals')
+        .select(['event_id', 'session_id', 'ts', tsKey(), 'page', 'signal_type', 'selector', 'label'])
+        .where('site_id', '=', siteId)
+        .where('environment', '=', environment)
+        .where('ts', '>=', new Date(since))
+        .$if(after !== undefined, (q) =>
+          q.where((eb) =>
+            eb(eb.refTuple('ts', 'event_id'), '>', eb.tuple(cursorTs(after as TsCursor), (after as TsCursor).id)),
+          ),
+        )
+        .orderBy('ts')
+        .orderBy('event_id')
+        .limit(chunkRows)
+        .execute(),
+    (r) => r.event_id,
+  );
+  for await (const rows of pages)
     yield rows.map((r) => ({
       id: r.event_id,
       siteId,
@@ -239,10 +232,6 @@ export async function* loadSignalEvents(
       selector: r.selector ?? undefined,
       label: r.label ?? undefined,
     }));
-    if (rows.length < chunkRows) return;
-    const last = rows[rows.length - 1];
-    after = { ts: last.ts_key, id: last.event_id };
-  }
 }
 
 /** Every issue of a site in one environment, as the nightly triage and the recompute read it. */
