@@ -198,7 +198,7 @@ test('a failed fetch larger than the in-doubt bound is remembered whole: every e
   }));
   const folded: string[] = [];
   const sink = {
-    write: async (_trx: unknown, fresh: readonly { id: string }[]) => () => void folded.push(...fresh.map((e) => e.id)),
+    stage: async (_trx: unknown, fresh: readonly { id: string }[]) => () => void folded.push(...fresh.map((e) => e.id)),
   };
   const doubts = new InDoubtEvents(10);
   // The commit happens, its reply is lost: nothing is folded, all 40 are in doubt.

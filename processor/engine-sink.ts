@@ -61,7 +61,7 @@ export class FrictionEngineSink implements FreshEventsSink {
     return snapshotFromState(scores.windows, issues.clusters, siteId, now);
   }
 
-  async write(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
+  async stage(trx: Transaction<Database>, stored: readonly StoredEvent[]): Promise<() => void> {
     const now = this.now();
     // Production-only batches (nearly all) go through as they are; a batch with staging events is split once.
     const production = stored.some((e) => e.environment === 'staging')
@@ -75,7 +75,7 @@ export class FrictionEngineSink implements FreshEventsSink {
       ['staging', staging],
     ] as const) {
       if (events.length === 0) continue;
-      const staged = await this.stage(trx, this.engines[environment], events, now);
+      const staged = await this.stageEnvironment(trx, this.engines[environment], events, now);
       applies.push(staged.apply);
       notified += staged.notified;
     }
@@ -89,7 +89,7 @@ export class FrictionEngineSink implements FreshEventsSink {
   }
 
   /** Folds one environment's events of a batch into its keepers, writing in `trx`; `apply` makes them current after the commit. */
-  private async stage(
+  private async stageEnvironment(
     trx: Transaction<Database>,
     engine: EnvironmentEngine,
     events: readonly StoredEvent[],
@@ -101,7 +101,7 @@ export class FrictionEngineSink implements FreshEventsSink {
     const windowStart = pageWindowStart(now);
     const scored = events.some((e) => e.ts < windowStart) ? events.filter((e) => e.ts >= windowStart) : events;
     const scores = await engine.scores.stage(trx, scored, now);
-    const issues = await engine.issues.write(trx, events, now, scores.pageSessions);
+    const issues = await engine.issues.stage(trx, events, now, scores.pageSessions);
     return { apply: () => (scores.apply(), issues.apply()), notified: issues.notified };
   }
 

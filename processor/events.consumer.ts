@@ -15,7 +15,7 @@ import type { TickGate } from './tick-gate.ts';
  * memory before the commit: it returns what to apply once the transaction committed.
  */
 export interface FreshEventsSink {
-  write(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void>;
+  stage(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<() => void>;
 }
 
 export interface EventsConsumerOptions {
@@ -127,7 +127,7 @@ export async function storeBatch(
       const unfolded = doubts.committedUnfolded(batches, fresh);
       if (fresh.length === 0 && unfolded.length === 0) return { fresh, unfolded, apply: undefined };
       if (fresh.length > 0) await upsertSessions(trx, sessionDeltas(fresh, batches));
-      return { fresh, unfolded, apply: await sink.write(trx, unfolded.length === 0 ? fresh : [...fresh, ...unfolded]) };
+      return { fresh, unfolded, apply: await sink.stage(trx, unfolded.length === 0 ? fresh : [...fresh, ...unfolded]) };
     });
   } catch (err) {
     doubts.remember(attempted);

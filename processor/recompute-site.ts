@@ -27,24 +27,19 @@ export async function loadEngineRows(
   since: number,
   environment: Environment = 'production',
 ): Promise<EngineEvent[]> {
-  const { rows } = await sql<{
-    id: string;
-    session_id: string;
-    type: 'page_view' | 'signal';
-    ts: Date;
-    page: string;
-    signal: string | null;
-    selector: string | null;
-    label: string | null;
-  }>`
-    select id, session_id, type, ts, page, signal, selector, label from events
-    where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
-      and ${environmentWhere(environment)}`.execute(db);
+  const rows = await db
+    .selectFrom('events')
+    .select(['id', 'session_id', 'type', 'ts', 'page', 'signal', 'selector', 'label'])
+    .where('site_id', '=', siteId)
+    .where('ts', '>=', new Date(since))
+    .where('type', 'in', ['page_view', 'signal'])
+    .where(environmentWhere(environment))
+    .execute();
   return rows.map((r) => ({
     id: r.id,
     siteId,
     sessionId: r.session_id,
-    type: r.type,
+    type: r.type as 'page_view' | 'signal',
     ts: new Date(r.ts).getTime(),
     page: r.page,
     signal: r.signal ?? undefined,
@@ -59,10 +54,15 @@ async function compare(
   snap: SiteSnapshot,
   environment: Environment,
 ): Promise<Omit<RecomputeReport, 'rows' | 'written'>> {
-  const { rows: scores } = await sql<{ page: string; score: number; sessions: number }>`
-    select distinct on (page) page, score::float8 as score, sessions from page_scores where site_id = ${snap.siteId} and environment = ${environment} order by page, window_start desc`.execute(
-    db,
-  );
+  const scores = await db
+    .selectFrom('page_scores')
+    .distinctOn('page')
+    .select(['page', sql<number>`score::float8`.as('score'), 'sessions'])
+    .where('site_id', '=', snap.siteId)
+    .where('environment', '=', environment)
+    .orderBy('page')
+    .orderBy('window_start', 'desc')
+    .execute();
   const stored = new Map(scores.map((r) => [r.page, r]));
   const pageDiffs: string[] = [];
   for (const p of snap.pages) {

@@ -103,10 +103,7 @@ export async function waitForDatabase(
       return await checkDatabase(db, url);
     } catch (err) {
       if (Date.now() + 1000 > until) throw err;
-      log.warn(
-        { attempt, url: redactUrl(url), reason: (err as Error).message },
-        'database not reachable yet; retrying in 1 s',
-      );
+      log.warn({ attempt, url: redactUrl(url), err }, 'database not reachable yet; retrying in 1 s');
       await new Promise((r) => setTimeout(r, 1000));
     }
   }

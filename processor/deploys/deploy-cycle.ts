@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, DeployCohort } from '../../shared/db/database.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { DeployCohort } from '../../shared/db/tables/deploys.table.ts';
 import {
   BEFORE_WINDOW_MS,
   LOOKS,

@@ -1,7 +1,9 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, DeployCohort, DeployTable } from '../../shared/db/database.ts';
+import { sql, type Kysely, type NotNull, type Selectable, type Transaction } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
+import type { DeployCohort, DeployTable } from '../../shared/db/tables/deploys.table.ts';
 import { DISPERSION_BUCKET_MS, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
+import { epochMs, intCount } from '../../shared/db/sql.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type DeployRow = Selectable<DeployTable>;
@@ -56,36 +58,52 @@ export interface TrafficScope {
   otherThanVersion?: string;
 }
 
-const scopeWhere = (s: TrafficScope) => sql`site_id = ${s.siteId}
-  and ts >= ${new Date(s.from).toISOString()}::timestamptz and ts < ${new Date(s.to).toISOString()}::timestamptz
-  and ${environmentWhere(s.environment)}
-  ${s.appVersion === undefined ? sql`` : sql`and app_version = ${s.appVersion}`}
-  ${s.otherThanVersion === undefined ? sql`` : sql`and app_version is not null and app_version <> ${s.otherThanVersion}`}`;
+/** The events in scope, to select from. */
+const eventsInScope = (db: Db, s: TrafficScope) =>
+  db
+    .selectFrom('events')
+    .where('site_id', '=', s.siteId)
+    .where('ts', '>=', new Date(s.from))
+    .where('ts', '<', new Date(s.to))
+    .where(environmentWhere(s.environment))
+    .$if(s.appVersion !== undefined, (q) => q.where('app_version', '=', s.appVersion as string))
+    .$if(s.otherThanVersion !== undefined, (q) =>
+      q.where('app_version', 'is not', null).where('app_version', '<>', s.otherThanVersion as string),
+    );
+
+/** Distinct sessions in scope. */
+async function countSessions(db: Db, s: TrafficScope): Promise<number> {
+  const r = await eventsInScope(db, s)
+    .select((eb) => intCount(eb.fn.count('session_id').distinct()).as('n'))
+    .executeTakeFirst();
+  return r?.n ?? 0;
+}
 
 /** Sessions in scope that report `version` (the release-aware cohort exists when there are any). */
 export async function countVersionSessions(db: Db, s: TrafficScope, version: string): Promise<number> {
-  const { rows } = await sql<{
-    n: number;
-  }>`select count(distinct session_id)::int as n from events where ${scopeWhere({ ...s, appVersion: version })}`.execute(
-    db,
-  );
-  return rows[0]?.n ?? 0;
+  return countSessions(db, { ...s, appVersion: version });
 }
 
 /** What the score reads of each page in scope, with the first and last event time and the distinct sessions. */
 export async function pageTraffic(db: Db, s: TrafficScope) {
-  const { rows } = await sql<{ page: string; sessions: number; page_views: number; first_ms: number; last_ms: number }>`
-    select page, count(distinct session_id)::int as sessions, count(*) filter (where type = 'page_view')::int as page_views,
-           (extract(epoch from min(ts)) * 1000)::float8 as first_ms, (extract(epoch from max(ts)) * 1000)::float8 as last_ms
-    from events where ${scopeWhere(s)} and type in ('page_view', 'signal')
-    group by page`.execute(db);
-  const { rows: signals } = await sql<{ page: string; signal: string; n: number }>`
-    select page, signal, count(*)::int as n from events where ${scopeWhere(s)} and type = 'signal' and signal is not null group by page, signal`.execute(
-    db,
-  );
-  const { rows: total } = await sql<{
-    n: number;
-  }>`select count(distinct session_id)::int as n from events where ${scopeWhere(s)}`.execute(db);
+  const rows = await eventsInScope(db, s)
+    .where('type', 'in', ['page_view', 'signal'])
+    .select((eb) => [
+      'page',
+      intCount(eb.fn.count('session_id').distinct()).as('sessions'),
+      intCount(eb.fn.countAll().filterWhere('type', '=', 'page_view')).as('page_views'),
+      epochMs(eb.fn.min('ts')).as('first_ms'),
+      epochMs(eb.fn.max('ts')).as('last_ms'),
+    ])
+    .groupBy('page')
+    .execute();
+  const signals = await eventsInScope(db, s)
+    .where('type', '=', 'signal')
+    .where('signal', 'is not', null)
+    .select((eb) => ['page', 'signal', intCount(eb.fn.countAll()).as('n')])
+    .groupBy(['page', 'signal'])
+    .$narrowType<{ signal: NotNull }>()
+    .execute();
   const byPage = new Map<string, Record<string, number>>();
   for (const r of signals) byPage.set(r.page, { ...byPage.get(r.page), [r.signal]: r.n });
   return {
@@ -97,20 +115,20 @@ export async function pageTraffic(db: Db, s: TrafficScope) {
     })),
     firstMs: rows.length ? Math.min(...rows.map((r) => r.first_ms)) : null,
     lastMs: rows.length ? Math.max(...rows.map((r) => r.last_ms)) : null,
-    sessions: total[0]?.n ?? 0,
+    sessions: await countSessions(db, s),
   };
 }
 
 /** First and last event time (ms) in scope, null when there is none: how far the cohort's traffic reaches. */
 export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: number | null; lastMs: number | null }> {
-  const { rows } = await sql<{ first_ms: number | null; last_ms: number | null }>`
-    select (extract(epoch from min(ts)) * 1000)::float8 as first_ms, (extract(epoch from max(ts)) * 1000)::float8 as last_ms
-    from events where ${scopeWhere(s)}`.execute(db);
-  return { firstMs: rows[0]?.first_ms ?? null, lastMs: rows[0]?.last_ms ?? null };
+  const r = await eventsInScope(db, s)
+    .select((eb) => [epochMs<null>(eb.fn.min('ts')).as('first_ms'), epochMs<null>(eb.fn.max('ts')).as('last_ms')])
+    .executeTakeFirst();
+  return { firstMs: r?.first_ms ?? null, lastMs: r?.last_ms ?? null };
 }
 
 /** The dispersion bucket of an event (hours since the epoch: the same in every time zone). */
-const HOUR_BUCKET = sql`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
+const HOUR_BUCKET = sql<number>`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
 
 /** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
 export async function hourlyPageSessions(
@@ -120,9 +138,11 @@ export async function hourlyPageSessions(
 ): Promise<Map<string, Map<number, number>>> {
   const out = new Map<string, Map<number, number>>();
   if (pages.length === 0) return out;
-  const { rows } = await sql<{ page: string; hour: number; n: number }>`
-    select page, ${HOUR_BUCKET} as hour, count(distinct session_id)::int as n from events
-    where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by 1, 2`.execute(db);
+  const rows = await eventsInScope(db, s)
+    .where('page', 'in', [...pages])
+    .select((eb) => ['page', HOUR_BUCKET.as('hour'), intCount(eb.fn.count('session_id').distinct()).as('n')])
+    .groupBy(['page', HOUR_BUCKET])
+    .execute();
   for (const r of rows) {
     const m = out.get(r.page) ?? new Map<number, number>();
     m.set(r.hour, r.n);
@@ -138,28 +158,32 @@ export async function pageSessionCounts(
   pages: readonly string[],
 ): Promise<Map<string, number>> {
   if (pages.length === 0) return new Map();
-  const { rows } = await sql<{ page: string; n: number }>`
-    select page, count(distinct session_id)::int as n from events where ${scopeWhere(s)} and page = any(${[...pages]}::text[]) group by page`.execute(
-    db,
-  );
+  const rows = await eventsInScope(db, s)
+    .where('page', 'in', [...pages])
+    .select((eb) => ['page', intCount(eb.fn.count('session_id').distinct()).as('n')])
+    .groupBy('page')
+    .execute();
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
 /** Signal events in scope on these pages, one row per (page, type, raw selector, session, hour bucket) with its count. */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  const { rows } = await sql<{
-    page: string;
-    signal: string;
-    selector: string | null;
-    session_id: string;
-    hour: number;
-    n: number;
-  }>`
-    select page, signal, selector, session_id, ${HOUR_BUCKET} as hour, count(*)::int as n from events
-    where ${scopeWhere(s)} and type = 'signal' and signal is not null and page = any(${[...pages]}::text[])
-    group by 1, 2, 3, 4, 5`.execute(db);
-  return rows;
+  return eventsInScope(db, s)
+    .where('type', '=', 'signal')
+    .where('signal', 'is not', null)
+    .where('page', 'in', [...pages])
+    .select((eb) => [
+      'page',
+      'signal',
+      'selector',
+      'session_id',
+      HOUR_BUCKET.as('hour'),
+      intCount(eb.fn.countAll()).as('n'),
+    ])
+    .groupBy(['page', 'signal', 'selector', 'session_id', HOUR_BUCKET])
+    .$narrowType<{ signal: NotNull }>()
+    .execute();
 }
 
 export async function saveMeasurement(
@@ -187,7 +211,11 @@ export async function saveMeasurement(
 }
 
 export async function markLookDone(db: Db, id: string, look: string): Promise<void> {
-  await sql`update deploys set looks_done = array_append(looks_done, ${look}) where id = ${id}`.execute(db);
+  await db
+    .updateTable('deploys')
+    .set((eb) => ({ looks_done: eb.fn<string[]>('array_append', ['looks_done', eb.val(look)]) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 /**

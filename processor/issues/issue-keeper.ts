@@ -112,7 +112,7 @@ export class IssueKeeper {
   }
 
   /** Stages a batch: writes issue and element rows in `trx`; returns what makes the new clusters current. */
-  async write(
+  async stage(
     trx: Transaction<Database>,
     events: readonly EngineEvent[],
     now: number,

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { planTriage, type TriageIssue } from '../engine/triage.ts';
@@ -28,10 +28,13 @@ export async function runSiteTriage(
   liveOf: (environment: Environment) => TriageLiveState,
 ): Promise<number | null> {
   return db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ job: string }>`
-      insert into job_runs (job, scope, period, ran_at) values ('triage', ${siteId}, ${utcDate(now)}, ${new Date(now).toISOString()}::timestamptz)
-      on conflict do nothing returning job`.execute(trx);
-    if (claimed.rows.length === 0) return null;
+    const claimed = await trx
+      .insertInto('job_runs')
+      .values({ job: 'triage', scope: siteId, period: utcDate(now), ran_at: new Date(now) })
+      .onConflict((oc) => oc.doNothing())
+      .returning('job')
+      .executeTakeFirst();
+    if (claimed === undefined) return null;
     let changed = 0;
     for (const environment of ENVIRONMENTS)
       changed += await triageEnvironment(trx, siteId, environment, now, liveOf(environment));

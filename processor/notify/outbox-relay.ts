@@ -127,7 +127,7 @@ export class OutboxRelay {
       msgId: row.msgId,
       aggregate: row.aggregate,
       attempts,
-      err: message,
+      err,
     };
     if (giveUp) this.log.error(fields, 'outbox row given up after repeated publish failures');
     else this.log.warn({ ...fields, retryInMs }, 'outbox publish failed; will retry');
@@ -141,7 +141,7 @@ export class OutboxRelay {
         moved = await this.round();
         if (++this.rounds % 3600 === 0) await pruneOutbox(this.db, 7);
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, 'outbox relay round failed');
+        this.log.warn({ err }, 'outbox relay round failed');
       }
       if (moved > 0 || this.woken) continue;
       await new Promise<void>((resolve) => {

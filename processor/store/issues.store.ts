@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { cursorTs, keysetPages, tsKey, type TsCursor } from './keyset-pages.ts';
+import type { EvidenceRow, IssueRow } from '../../shared/db/tables/issues.table.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
 
@@ -22,9 +24,7 @@ const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
       last_signal_at: new Date(e.lastSignalAt).toISOString(),
     })),
   );
-const fromEvidenceJson = (
-  rows: readonly { session_id: string; signals: number; last_signal_at: string }[],
-): EvidenceSession[] =>
+const fromEvidenceJson = (rows: readonly EvidenceRow[]): EvidenceSession[] =>
   rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
 
 const keyOf = (siteId: string, page: string, selector: string, type: string) =>
@@ -42,25 +42,29 @@ export async function loadIssuesForKeys(
 ): Promise<Map<string, StoredIssue>> {
   const out = new Map<string, StoredIssue>();
   if (keys.length === 0) return out;
-  const { rows } = await sql<{
-    id: string;
-    site_id: string;
-    page: string;
-    cluster_selector: string;
-    selector: string;
-    signal_type: string;
-    label: string | null;
-    title: string;
-    status: string;
-    frozen: boolean;
-    signal_count: number;
-    affected_sessions: number;
-    severity: number;
-    last_signal_at: Date;
-    resolved_at: Date | null;
-    signalling_again_at: Date | null;
-    evidence: { session_id: string; signals: number; last_signal_at: string }[];
-  }>`
+  // Raw: kysely has no typed join on unnest(...) as k(columns), the one statement that finds a batch's issues by key.
+  const { rows } = await sql<
+    Pick<
+      IssueRow,
+      | 'id'
+      | 'site_id'
+      | 'page'
+      | 'cluster_selector'
+      | 'selector'
+      | 'signal_type'
+      | 'label'
+      | 'title'
+      | 'status'
+      | 'frozen'
+      | 'signal_count'
+      | 'affected_sessions'
+      | 'severity'
+      | 'last_signal_at'
+      | 'resolved_at'
+      | 'signalling_again_at'
+      | 'evidence'
+    >
+  >`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
            i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
     from ux_issues i
@@ -196,24 +200,27 @@ export async function* loadSignalEvents(
   since: number,
   chunkRows = 20_000,
 ) {
-  // Keyset pages in (ts, event_id) order, so the start-up rebuild never holds a site's whole week at once.
-  let after: { ts: string; id: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<{
-      event_id: string;
-      session_id: string;
-      ts: Date;
-      ts_key: string;
-      page: string;
-      signal_type: string;
-      selector: string | null;
-      label: string | null;
-    }>`
-      select event_id, session_id, ts, ts::text as ts_key, page, signal_type, selector, label from signals
-      where site_id = ${siteId} and environment = ${environment} and ts >= ${new Date(since).toISOString()}::timestamptz
-        ${after ? sql`and (ts, event_id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
-      order by ts, event_id limit ${chunkRows}`.execute(db);
-    if (rows.length === 0) return;
+  const pages = keysetPages(
+    chunkRows,
+    (after) =>
+      db
+        .selectFrom('signals')
+        .select(['event_id', 'session_id', 'ts', tsKey(), 'page', 'signal_type', 'selector', 'label'])
+        .where('site_id', '=', siteId)
+        .where('environment', '=', environment)
+        .where('ts', '>=', new Date(since))
+        .$if(after !== undefined, (q) =>
+          q.where((eb) =>
+            eb(eb.refTuple('ts', 'event_id'), '>', eb.tuple(cursorTs(after as TsCursor), (after as TsCursor).id)),
+          ),
+        )
+        .orderBy('ts')
+        .orderBy('event_id')
+        .limit(chunkRows)
+        .execute(),
+    (r) => r.event_id,
+  );
+  for await (const rows of pages)
     yield rows.map((r) => ({
       id: r.event_id,
       siteId,
@@ -225,10 +232,6 @@ export async function* loadSignalEvents(
       selector: r.selector ?? undefined,
       label: r.label ?? undefined,
     }));
-    if (rows.length < chunkRows) return;
-    const last = rows[rows.length - 1];
-    after = { ts: last.ts_key, id: last.event_id };
-  }
 }
 
 /** Every issue of a site in one environment, as the nightly triage and the recompute read it. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { epochMs, now, nowPlusMs } from '../../shared/db/sql.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -23,34 +24,48 @@ export interface PendingOutboxRow {
  * holder publishes, so several processors never publish rows of one aggregate out of order.
  */
 export async function acquireOutboxLease(db: Db, holder: string, ttlMs: number): Promise<boolean> {
-  const { rows } = await sql<{ holder: string }>`
-    insert into outbox_lease (name, holder, until) values ('relay', ${holder}, now() + make_interval(secs => ${ttlMs / 1000}))
-    on conflict (name) do update set holder = excluded.holder, until = excluded.until
-      where outbox_lease.holder = excluded.holder or outbox_lease.until < now()
-    returning holder`.execute(db);
-  return rows[0]?.holder === holder;
+  const r = await db
+    .insertInto('outbox_lease')
+    .values({ name: 'relay', holder, until: nowPlusMs(ttlMs) })
+    .onConflict((oc) =>
+      oc
+        .column('name')
+        .doUpdateSet((eb) => ({ holder: eb.ref('excluded.holder'), until: eb.ref('excluded.until') }))
+        .where((eb) =>
+          eb.or([eb('outbox_lease.holder', '=', eb.ref('excluded.holder')), eb('outbox_lease.until', '<', now())]),
+        ),
+    )
+    .returning('holder')
+    .executeTakeFirst();
+  return r?.holder === holder;
 }
 
 /** Gives the lease up (shutdown), so another relay takes over at once. */
 export async function releaseOutboxLease(db: Db, holder: string): Promise<void> {
-  await sql`delete from outbox_lease where name = 'relay' and holder = ${holder}`.execute(db);
+  await db.deleteFrom('outbox_lease').where('name', '=', 'relay').where('holder', '=', holder).execute();
 }
 
 /** The oldest queued rows (not published, not given up), in id order, due or not: the relay decides. */
 export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingOutboxRow[]> {
-  const { rows } = await sql<{
-    id: number;
-    subject_kind: string;
-    msg_id: string;
-    payload: unknown;
-    aggregate: string | null;
-    stream: 'notify' | 'replay';
-    attempts: number;
-    next_ms: number | null;
-    raw: string | null;
-  }>`
-    select id, subject_kind, msg_id, payload, case when stream = 'replay' then payload #>> '{}' end as raw, aggregate, stream, attempts, (extract(epoch from next_attempt_at) * 1000)::float8 as next_ms
-    from outbox where published_at is null and failed_at is null order by id limit ${limit}`.execute(db);
+  const rows = await db
+    .selectFrom('outbox')
+    .select((eb) => [
+      'id',
+      'subject_kind',
+      'msg_id',
+      'payload',
+      // A replay row's payload is the dead letter's body as a JSON string: its text, exactly as stored.
+      eb.case().when('stream', '=', 'replay').then(sql<string>`payload #>> '{}'`).end().as('raw'),
+      'aggregate',
+      'stream',
+      'attempts',
+      epochMs<null>(eb.ref('next_attempt_at')).as('next_ms'),
+    ])
+    .where('published_at', 'is', null)
+    .where('failed_at', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map((r) => ({
     id: Number(r.id),
     kind: r.subject_kind,
@@ -59,6 +74,7 @@ export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingO
     stream: r.stream,
     attempts: r.attempts,
     nextAttemptAt: r.next_ms,
+    // A driver may hand jsonb back as its text.
     payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
     raw: r.raw,
   }));
@@ -66,7 +82,11 @@ export async function loadPendingOutbox(db: Db, limit: number): Promise<PendingO
 
 export async function markOutboxPublished(db: Db, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  await sql`update outbox set published_at = now(), last_error = null where id = any(${ids}::bigint[])`.execute(db);
+  await db
+    .updateTable('outbox')
+    .set({ published_at: now(), last_error: null })
+    .where('id', 'in', [...ids])
+    .execute();
 }
 
 /** Records a failed publish: the next attempt time, the error, and (`counts`) one more attempt; `give up` ends it. */
@@ -75,16 +95,22 @@ export async function markOutboxFailed(
   id: number,
   o: { error: string; retryInMs: number; counts: boolean; giveUp: boolean },
 ): Promise<void> {
-  await sql`
-    update outbox set attempts = attempts + ${o.counts ? 1 : 0}, last_error = ${o.error.slice(0, 1000)},
-      next_attempt_at = now() + make_interval(secs => ${o.retryInMs / 1000}),
-      failed_at = ${o.giveUp ? sql`now()` : sql`null`}
-    where id = ${id}`.execute(db);
+  await db
+    .updateTable('outbox')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', o.counts ? 1 : 0),
+      last_error: o.error.slice(0, 1000),
+      next_attempt_at: nowPlusMs(o.retryInMs),
+      failed_at: o.giveUp ? now() : null,
+    }))
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Deletes published notifications older than `days` (the stream and the delivery log keep them). */
 export async function pruneOutbox(db: Db, days: number): Promise<void> {
-  await sql`delete from outbox where coalesce(published_at, failed_at) < now() - make_interval(days => ${days})`.execute(
-    db,
-  );
+  await db
+    .deleteFrom('outbox')
+    .where((eb) => eb(eb.fn.coalesce('published_at', 'failed_at'), '<', nowPlusMs(-days * 86_400_000)))
+    .execute();
 }

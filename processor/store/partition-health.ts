@@ -25,6 +25,6 @@ export function recordPartitionHealth(
           await openDegradation(db, { orgId: null, kind: 'partition_paused', subject, message: h.reason, at });
         else await recoverDegradation(db, 'partition_paused', subject, at);
       })
-      .catch((err) => log.warn({ err: (err as Error).message, subject }, 'could not record the partition pause'));
+      .catch((err) => log.warn({ err, subject }, 'could not record the partition pause'));
   };
 }

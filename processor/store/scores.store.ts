@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { cursorTs, keysetPages, tsKey, type TsCursor } from './keyset-pages.ts';
 import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 
@@ -78,12 +79,19 @@ export async function loadScoreHistory(
   today: string,
 ): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
   if (siteIds.length === 0) return [];
-  const { rows } = await sql<{ site_id: string; page: string; date: string; score: number }>`
-    select site_id, page, to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
-    from score_history
-    where site_id = any(${[...siteIds]}::uuid[]) and environment = ${environment} and day < ${today}::date and day >= ${today}::date - 7`.execute(
-    db,
-  );
+  const rows = await db
+    .selectFrom('score_history')
+    .select([
+      'site_id',
+      'page',
+      sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'),
+      sql<number>`score::float8`.as('score'),
+    ])
+    .where('site_id', 'in', [...siteIds])
+    .where('environment', '=', environment)
+    .where('day', '<', today)
+    .where('day', '>=', sql<string>`${today}::date - 7`)
+    .execute();
   return rows.map((r) => ({ siteId: r.site_id, page: r.page, date: r.date, score: r.score }));
 }
 
@@ -110,40 +118,38 @@ export async function* loadWindowEvents(
     environment: Environment;
   }[]
 > {
-  // Keyset pages in (ts, id) order: a site with millions of events in its window never sits in memory as one
-  // result set next to the windows being built from it.
-  let after: { ts: string; id: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<{
-      id: string;
-      session_id: string;
-      type: 'page_view' | 'signal';
-      ts: Date;
-      ts_key: string;
-      page: string;
-      signal: string | null;
-      environment: string | null;
-    }>`
-      select id, session_id, type, ts, ts::text as ts_key, page, signal, environment from events
-      where site_id = ${siteId} and ts >= ${new Date(since).toISOString()}::timestamptz and type in ('page_view', 'signal')
-        ${environment === 'any' ? sql`` : sql`and ${environmentWhere(environment)}`}
-        ${after ? sql`and (ts, id) > (${after.ts}::timestamptz, ${after.id}::uuid)` : sql``}
-      order by ts, id limit ${chunkRows}`.execute(db);
-    if (rows.length === 0) return;
+  const pages = keysetPages(
+    chunkRows,
+    (after) =>
+      db
+        .selectFrom('events')
+        .select(['id', 'session_id', 'type', 'ts', tsKey(), 'page', 'signal', 'environment'])
+        .where('site_id', '=', siteId)
+        .where('ts', '>=', new Date(since))
+        .where('type', 'in', ['page_view', 'signal'])
+        .$if(environment !== 'any', (q) => q.where(environmentWhere(environment as Environment)))
+        .$if(after !== undefined, (q) =>
+          q.where((eb) =>
+            eb(eb.refTuple('ts', 'id'), '>', eb.tuple(cursorTs(after as TsCursor), (after as TsCursor).id)),
+          ),
+        )
+        .orderBy('ts')
+        .orderBy('id')
+        .limit(chunkRows)
+        .execute(),
+    (r) => r.id,
+  );
+  for await (const rows of pages)
     yield rows.map((r) => ({
       id: r.id,
       siteId,
       sessionId: r.session_id,
-      type: r.type,
+      type: r.type as 'page_view' | 'signal',
       ts: new Date(r.ts).getTime(),
       page: r.page,
       signal: r.signal ?? undefined,
       environment: environmentOf(r.environment),
     }));
-    if (rows.length < chunkRows) return;
-    const last = rows[rows.length - 1];
-    after = { ts: last.ts_key, id: last.id };
-  }
 }
 
 /** Rows per page of the start-up rebuild reads. */

@@ -135,7 +135,7 @@ async function pullUntilAborted<T>(o: BatchLoopOptions<T>): Promise<void> {
       msgs = await o.consumer.fetch(o.batchMessages, o.fetchExpiresMs, o.batchWindowMs);
     } catch (err) {
       if (o.signal.aborted) break;
-      o.log.warn({ err: (err as Error).message, consumer: o.consumer.name }, 'fetch failed; retrying');
+      o.log.warn({ err, consumer: o.consumer.name }, 'fetch failed; retrying');
       await sleep(1000, o.signal);
       continue;
     }
@@ -201,7 +201,7 @@ async function untilSettled<T>(
     }
     if (r.kind === 'unavailable') {
       o.log.warn(
-        { err: messageOf(r.err), consumer: o.consumer.name, messages: items.length },
+        { err: r.err, consumer: o.consumer.name, messages: items.length },
         'backing service unavailable; pausing',
       );
       const wasDown = await p.pause.untilHealthy(held, r.err);
@@ -308,10 +308,7 @@ async function poison<T>(p: PartitionState<T>, msg: BusMessage, reason: string):
       o.log.warn({ consumer: o.consumer.name, seq: msg.seq, reason: reason.slice(0, 500) }, 'message dead-lettered');
       return true;
     } catch (err) {
-      o.log.warn(
-        { err: messageOf(err), consumer: o.consumer.name, seq: msg.seq },
-        'dead-letter insert failed; retrying',
-      );
+      o.log.warn({ err, consumer: o.consumer.name, seq: msg.seq }, 'dead-letter insert failed; retrying');
       if ((await p.pause.untilHealthy([msg], err)) === 'aborted') return false;
     }
   }
@@ -380,10 +377,7 @@ class Pauser<T> {
         if (!paused) {
           paused = true;
           o.onPause?.(true);
-          o.log.warn(
-            { consumer: o.consumer.name, err: (cause as Error)?.message },
-            'paused: backing service unreachable',
-          );
+          o.log.warn({ consumer: o.consumer.name, err: cause }, 'paused: backing service unreachable');
         }
         if (probes > 1) delay = Math.min(max, delay * 2);
       }

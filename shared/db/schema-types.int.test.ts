@@ -7,9 +7,10 @@ import { migrateToLatest } from './migrator.ts';
 import { createTestDatabase } from '../testing/database.ts';
 
 /**
- * The kysely `Database` type (database.ts) is written by hand beside the migrations; nothing else ties the two.
- * This test migrates a fresh database, on PostgreSQL and on the embedded PGlite, and compares every table's
- * columns (names and nullability) with the declared table interfaces, so a migration and its type cannot drift.
+ * The table types (tables/*.table.ts, assembled into `Database` by database.ts) are written by hand beside the
+ * migrations; nothing else ties the two. This test migrates a fresh database, on PostgreSQL and on the embedded
+ * PGlite, and compares every table's columns (names and nullability) with the declared table interfaces, so a
+ * migration and its type cannot drift; and checks that every table interface of tables/ is in `Database`.
  */
 
 interface DeclaredColumn {
@@ -18,6 +19,7 @@ interface DeclaredColumn {
 }
 
 const databaseFile = fileURLToPath(new URL('./database.ts', import.meta.url));
+const tablesDir = fileURLToPath(new URL('./tables/', import.meta.url));
 
 /** The select type of a property: kysely's `ColumnType<S, I, U>` (and `Generated<T>`) is `{ __select__: S, … }`. */
 function selectTypes(checker: ts.TypeChecker, type: ts.Type): ts.Type[] {
@@ -29,7 +31,7 @@ function selectTypes(checker: ts.TypeChecker, type: ts.Type): ts.Type[] {
 }
 
 /** Table name -> column name -> declared nullability, read from database.ts with the TypeScript checker. */
-function declaredTables(): Map<string, Map<string, DeclaredColumn>> {
+function declaredTables(): { tables: Map<string, Map<string, DeclaredColumn>>; unassembled: string[] } {
   // strict, so that `| null` survives in the resolved types.
   const program = ts.createProgram([databaseFile], {
     strict: true,
@@ -59,7 +61,16 @@ function declaredTables(): Map<string, Map<string, DeclaredColumn>> {
     }
     tables.set(table.name, columns);
   }
-  return tables;
+  // Every `…Table` interface a table file exports must be a table of `Database`: one left out is never checked.
+  const assembled = new Set(
+    database.members.flatMap((m) => (ts.isPropertySignature(m) && m.type ? [m.type.getText(source)] : [])),
+  );
+  const unassembled = program
+    .getSourceFiles()
+    .filter((file) => file.fileName.startsWith(tablesDir))
+    .flatMap((file) => file.statements.filter(ts.isInterfaceDeclaration).map((s) => s.name.text))
+    .filter((name) => name.endsWith('Table') && !assembled.has(name));
+  return { tables, unassembled };
 }
 
 /** Table name -> column name -> nullable, as the migrated database has them. */
@@ -112,7 +123,11 @@ function drift(
   return problems;
 }
 
-const declared = declaredTables();
+const { tables: declared, unassembled } = declaredTables();
+
+test('every table interface of tables/ is a table of the Database type', (t) => {
+  t.deepEqual(unassembled, []);
+});
 
 test('the type reader sees the tables, their columns and their nulls', (t) => {
   // Guards the reader itself: an empty or all-nullable/none-nullable reading would make the comparison vacuous.

@@ -157,7 +157,7 @@ export class RedisRateLimiter implements RateLimiter {
     } catch (err) {
       if (!this.degraded) {
         this.degraded = true;
-        this.log.warn({ err: (err as Error).message }, 'rate limiter: redis unreachable, limiting per process');
+        this.log.warn({ err }, 'rate limiter: redis unreachable, limiting per process');
       }
       for (const p of batch)
         for (const w of p.waiters) void this.fallback.hit(p.key, p.limit, p.windowMs).then(w.resolve);

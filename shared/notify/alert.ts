@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { AlertTable } from '../db/database.ts';
+import type { AlertTable } from '../db/tables/alerts.table.ts';
 import type { OutboxMessage } from './outbox.ts';
 
 /**

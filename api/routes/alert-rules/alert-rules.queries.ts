@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { AlertRuleTable, Database } from '../../../shared/db/database.ts';
+import type { Database } from '../../../shared/db/database.ts';
+import type { AlertRuleTable } from '../../../shared/db/tables/alerts.table.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type AlertRuleRow = Selectable<AlertRuleTable>;

@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, type Transaction } from 'kysely';
-import { type Database, type AlertTable } from '../../../shared/db/database.ts';
+import { type Database } from '../../../shared/db/database.ts';
+import type { AlertTable } from '../../../shared/db/tables/alerts.table.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import { type AlertListQuery } from './alerts.schema.ts';
 

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { AuditLogTable, Database } from '../../../shared/db/database.ts';
+import type { Database } from '../../../shared/db/database.ts';
+import type { AuditLogTable } from '../../../shared/db/tables/annotations.table.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

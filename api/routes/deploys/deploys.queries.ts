@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, DeployTable, DeployVerificationTable } from '../../../shared/db/database.ts';
+import type { Database } from '../../../shared/db/database.ts';
+import type { DeployTable, DeployVerificationTable } from '../../../shared/db/tables/deploys.table.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
 import { DEFAULT_SPIKE_THRESHOLD } from '../../../shared/domain/deploy-verification.ts';

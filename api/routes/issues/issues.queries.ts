@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import { type Database, type UxIssueTable } from '../../../shared/db/database.ts';
+import { type Database } from '../../../shared/db/database.ts';
+import type { UxIssueTable } from '../../../shared/db/tables/issues.table.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import { type IssueListQuery } from './issues.schema.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';

@@ -177,7 +177,7 @@ export class ScreenshotCapturer {
       result = { width: vp.width, height: vp.height, png, failure: null, captured_at: this.now(), source_url: base };
     } catch (err) {
       const reason = err instanceof CaptureFailed ? err.reason : 'render_failed';
-      this.opts.log.info({ siteId, page, device, reason, err: (err as Error).message }, 'screenshot not captured');
+      this.opts.log.info({ siteId, page, device, reason, err }, 'screenshot not captured');
       result = {
         width: vp.width,
         height: vp.height,

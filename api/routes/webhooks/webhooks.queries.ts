@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { Database, WebhookEndpointTable } from '../../../shared/db/database.ts';
+import type { Database } from '../../../shared/db/database.ts';
+import type { WebhookEndpointTable } from '../../../shared/db/tables/delivery.table.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type WebhookRow = Omit<Selectable<WebhookEndpointTable>, 'secret_sealed'>;

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, DegradationEventTable } from '../database.ts';
+import type { Database } from '../database.ts';
+import type { DegradationEventTable } from '../tables/operations.table.ts';
 import { newId } from '../../ids.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, NotificationDeliveryTable } from '../database.ts';
+import type { Database } from '../database.ts';
+import type { NotificationDeliveryTable } from '../tables/delivery.table.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type DeliveryRow = Selectable<NotificationDeliveryTable>;
@@ -45,6 +46,7 @@ type ClaimedRow = Omit<ClaimedDelivery, 'endpoint'> & {
  * resolve never overtakes its trigger. An earlier one that failed for good no longer holds it back.
  */
 function claimCte(now: Date, limit: number, leaseMs: number) {
+  // Raw: an update of a `for update skip locked` subquery as a CTE, joined in the same statement (kysely has no typed CTE of an update ... returning with skip locked).
   return sql`c as (
       update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
       where d.id in (
@@ -99,6 +101,7 @@ export async function releaseClaims(
   now: Date,
 ): Promise<void> {
   if (claims.length === 0) return;
+  // Raw: update ... from unnest(ids, leases): one statement for any number of claims, which kysely cannot type.
   await sql`
     update notification_deliveries n set next_attempt_at = ${now}, updated_at = ${now}
     from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leasedUntil.toISOString())}::timestamptz[]) as v(id, leased_until)
@@ -123,6 +126,7 @@ export interface AttemptRecord {
 /** The records as CTEs `v` (the values), `d` (deliveries moved on), `att` (attempts logged), `e` (streaks cleared). */
 function recordCtes(records: readonly AttemptRecord[], now: Date) {
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  // Raw: four data-modifying CTEs over unnest(column arrays): the dispatcher's hot write, one round trip per cycle.
   return sql`v as (
       select * from unnest(
         ${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.claimedAttempts)}::int[], ${col((r) => r.status)}::text[],
@@ -157,7 +161,7 @@ function recordCtes(records: readonly AttemptRecord[], now: Date) {
  */
 export async function recordAttempts(db: Db, records: readonly AttemptRecord[], now: Date): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  const { rows } = await sql<{ id: string }>`with ${recordCtes(records, now)} select id from d`.execute(db);
+  const { rows } = await sql<Pick<DeliveryRow, 'id'>>`with ${recordCtes(records, now)} select id from d`.execute(db);
   return new Set(rows.map((r) => r.id));
 }
 
@@ -267,6 +271,7 @@ export async function listDeliveryLog(
   siteId?: string,
 ): Promise<DeliveryLogEntry[]> {
   const siteFilter = siteId ? sql`and d.site_id = ${siteId}` : sql``;
+  // Raw: a union of attempts and pending deliveries with literal columns, ordered and limited as one log.
   const { rows } = await sql<DeliveryLogEntry>`
     select * from (
       select 'att_' || a.id as id, d.id as delivery_id, d.channel, d.endpoint_id, d.target, d.event_id, d.event_type, d.site_id,

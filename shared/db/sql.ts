@@ -1,0 +1,19 @@
+import { sql, type Expression, type RawBuilder } from 'kysely';
+
+/**
+ * Typed SQL fragments kysely's builder has no word for, shared by the query and store modules so that a query can
+ * stay in the builder (kysely's reusable-helpers recipe: `Expression<T>` in, typed `RawBuilder<T>` out).
+ */
+
+/** A count as int4: count() is int8, which the drivers return as a string. */
+export const intCount = (count: Expression<unknown>): RawBuilder<number> => sql<number>`(${count})::int`;
+
+/** A timestamp as epoch ms (float8, a number in both drivers); `epochMs<null>` where it may be null (min of no rows). */
+export const epochMs = <N extends null = never>(ts: Expression<Date | null>): RawBuilder<number | N> =>
+  sql<number | N>`(extract(epoch from ${ts}) * 1000)::float8`;
+
+/** The database's clock `ms` from now (the server's time, so processes with skewed clocks agree). */
+export const nowPlusMs = (ms: number): RawBuilder<Date> => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
+
+/** The database's clock now. */
+export const now = (): RawBuilder<Date> => sql<Date>`now()`;
