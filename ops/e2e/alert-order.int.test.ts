@@ -8,7 +8,7 @@ import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
 import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
-import { apiClient } from '../../shared/testing/http-client.ts';
+import { apiClient, created } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
@@ -58,24 +58,16 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const token = tenant.owner.token;
-  t.is(
-    (
-      await api('POST', '/v1/manage/webhooks', {
-        token,
-        body: { org_id: tenant.orgId, url: `${webhook.url}/in`, events: ['alert.triggered', 'alert.resolved'] },
-      })
-    ).status,
-    201,
-  );
-  t.is(
-    (
-      await api('POST', '/v1/manage/integrations', {
-        token,
-        body: { site_id: tenant.siteId, provider: 'pagerduty', config: { routing_key: 'R'.repeat(32) } },
-      })
-    ).status,
-    201,
-  );
+  await created(api, '/v1/manage/webhooks', token, {
+    org_id: tenant.orgId,
+    url: `${webhook.url}/in`,
+    events: ['alert.triggered', 'alert.resolved'],
+  });
+  await created(api, '/v1/manage/integrations', token, {
+    site_id: tenant.siteId,
+    provider: 'pagerduty',
+    config: { routing_key: 'R'.repeat(32) },
+  });
   const rule = await api('POST', '/v1/manage/alert-rules', {
     token,
     body: {

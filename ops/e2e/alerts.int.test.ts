@@ -2,7 +2,7 @@ import test from 'ava';
 import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import type { AddressInfo } from 'node:net';
-import { apiClient } from '../../shared/testing/http-client.ts';
+import { apiClient, created } from '../../shared/testing/http-client.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
@@ -62,28 +62,16 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
     },
   });
   t.is(hook.status, 201, hook.text);
-  t.is(
-    (
-      await api('POST', '/v1/manage/integrations', {
-        token,
-        body: {
-          site_id: tenant.siteId,
-          provider: 'slack',
-          config: { webhook_url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
-        },
-      })
-    ).status,
-    201,
-  );
-  t.is(
-    (
-      await api('POST', '/v1/manage/integrations', {
-        token,
-        body: { site_id: tenant.siteId, provider: 'pagerduty', config: { routing_key: 'R'.repeat(32) } },
-      })
-    ).status,
-    201,
-  );
+  await created(api, '/v1/manage/integrations', token, {
+    site_id: tenant.siteId,
+    provider: 'slack',
+    config: { webhook_url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
+  });
+  await created(api, '/v1/manage/integrations', token, {
+    site_id: tenant.siteId,
+    provider: 'pagerduty',
+    config: { routing_key: 'R'.repeat(32) },
+  });
   const rule = await api('POST', '/v1/manage/alert-rules', {
     token,
     body: {

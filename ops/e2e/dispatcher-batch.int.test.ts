@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../../shared/testing/http-client.ts';
+import { apiClient, created } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
@@ -144,15 +144,11 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`;
-  t.is(
-    (
-      await api('POST', '/v1/manage/webhooks', {
-        token: tenant.owner.token,
-        body: { org_id: tenant.orgId, url, events: ['issue.created'] },
-      })
-    ).status,
-    201,
-  );
+  await created(api, '/v1/manage/webhooks', tenant.owner.token, {
+    org_id: tenant.orgId,
+    url,
+    events: ['issue.created'],
+  });
   const N = 50;
   for (let i = 0; i < N; i++) {
     const id = `issue.created:stop-${i}:${newId()}`;
@@ -195,15 +191,11 @@ test('embedded default (PGlite, in-process bus): the batched claim and record st
   const rx = await startReceiver(({ path }) => ({ status: path === '/ok' ? 200 : 503 }));
   t.teardown(() => rx.close());
   for (const path of ['/ok', '/fail']) {
-    t.is(
-      (
-        await api('POST', '/v1/manage/webhooks', {
-          token: tenant.owner.token,
-          body: { org_id: tenant.orgId, url: `${rx.url}${path}`, events: ['issue.created'] },
-        })
-      ).status,
-      201,
-    );
+    await created(api, '/v1/manage/webhooks', tenant.owner.token, {
+      org_id: tenant.orgId,
+      url: `${rx.url}${path}`,
+      events: ['issue.created'],
+    });
   }
   for (let i = 0; i < 5; i++) {
     const id = `issue.created:embedded-${i}:${newId()}`;

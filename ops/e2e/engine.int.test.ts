@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
+import { ingestSession, pageView, signalEvent, type Ev } from '../testing/session-traffic.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -13,34 +14,10 @@ test.after.always(async () => {
   await stack?.stop();
 });
 
-type Ev = Record<string, unknown>;
-const now = () => new Date().toISOString();
-const view = (page: string): Ev => ({ id: randomUUID(), type: 'page_view', ts: now(), page });
-const sig = (page: string, signal: string, selector: string, label: string): Ev => ({
-  id: randomUUID(),
-  type: 'signal',
-  ts: now(),
-  page,
-  signal,
-  selector,
-  label,
-  x: 480,
-  y: 510,
-});
-
-async function session(key: string, events: Ev[]) {
-  const r = await postJson(
-    `${stack.baseUrl}/v1/ingest`,
-    {
-      session_id: `s-${randomUUID()}`,
-      sent_at: now(),
-      context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
-      events,
-    },
-    { authorization: `Bearer ${key}` },
-  );
-  if (r.status !== 202) throw new Error(`ingest ${r.status}: ${JSON.stringify(r.body)}`);
-}
+const view = (page: string): Ev => pageView(page);
+const sig = (page: string, signal: string, selector: string, label: string): Ev =>
+  signalEvent(page, signal, Date.now(), { selector, label, x: 480, y: 510 });
+const session = (key: string, events: Ev[]) => ingestSession(stack.baseUrl, key, events);
 
 test.serial(
   'a scripted stream with known friction ranks the broken elements as the top issues, with titles, evidence and elements',

@@ -52,3 +52,10 @@ export function apiClient(baseUrl: string) {
     request(method, `${baseUrl}${path}`, o);
 }
 export type ApiCall = ReturnType<typeof apiClient>;
+
+/** POSTs `body` with a user `token`; resolves to the answer's `data`, and throws, naming the answer, unless it is 201. */
+export async function created(call: ApiCall, path: string, token: string, body: unknown): Promise<any> {
+  const r = await call('POST', path, { token, body });
+  if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.text}`);
+  return r.body.data;
+}

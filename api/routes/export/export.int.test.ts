@@ -123,12 +123,18 @@ test('events.csv: 1,000,000 rows stream with flat memory', async (t) => {
   const tenant = await stack.newTenant();
   const started = Date.now();
   // A million rows straight into the table: through ingest this would take minutes on a shared machine, and what is
-  // under test here is the export, not ingest (the test above sends its rows through ingest).
-  await sql`
+  // under test here is the export, not ingest (the test above sends its rows through ingest). Ids and sessions rise
+  // with the row number, so every index grows at its right edge instead of at random pages (a third faster on a busy
+  // machine); four statements of 250,000 rows, two at a time, each well inside the pool's statement timeout.
+  const insert = (from: number) =>
+    sql`
     insert into events (site_id, id, ts, received_at, session_id, type, page, signal, selector, device)
-    select ${tenant.siteId}::uuid, gen_random_uuid(), now() - interval '1 day' + (i * interval '50 milliseconds'), now(), 's' || (i / 20), 'signal',
-           '/page/' || (i % 100), 'rage_click', '#element-' || (i % 37), 'desktop'
-    from generate_series(1, 1000000) as i`.execute(stack.infra.database.db);
+    select ${tenant.siteId}::uuid, lpad(to_hex(i), 32, '0')::uuid, now() - interval '1 day' + (i * interval '50 milliseconds'),
+           now(), 's' || lpad((i / 20)::text, 6, '0'), 'signal', '/page/' || (i % 100), 'rage_click',
+           '#element-' || (i % 37), 'desktop'
+    from generate_series(${from}::int, ${from + 249_999}::int) as i`.execute(stack.infra.database.db);
+  await Promise.all([insert(1), insert(250_001)]);
+  await Promise.all([insert(500_001), insert(750_001)]);
   t.log(`inserted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // Live memory, not garbage not yet collected: the heap is measured right after a full collection, every 50,000 rows.
   setFlagsFromString('--expose-gc');
@@ -144,7 +150,7 @@ test('events.csv: 1,000,000 rows stream with flat memory', async (t) => {
   let nextSample = 50_000;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
-    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) newlines++;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
     if (newlines >= nextSample) {
       nextSample += 50_000;
       gc();

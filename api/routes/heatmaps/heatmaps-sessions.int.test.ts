@@ -1,9 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../../shared/testing/http-client.ts';
+import { ingestSession, signalEvent, siteRows, type Ev } from '../../../ops/testing/session-traffic.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -13,40 +13,17 @@ test.after.always(async () => {
   await stack?.stop();
 });
 
-type Ev = Record<string, unknown>;
-const signalRows = async (siteId: string) =>
-  Number(
-    (
-      await sql<{ n: number }>`select count(*)::int as n from signals where site_id = ${siteId}`.execute(
-        stack.infra.database.db,
-      )
-    ).rows[0].n,
-  );
+const signalRows = (siteId: string) => siteRows(stack.infra.database.db, 'signals', siteId);
 
 /** Sends `events` through ingest in batches of 500 (the batch limit), each batch its own session. */
 async function send(tenant: TestTenant, events: Ev[], device = 'desktop', sessionId?: string): Promise<void> {
-  for (let i = 0; i < events.length; i += 500) {
-    const r = await postJson(
-      `${stack.baseUrl}/v1/ingest`,
-      {
-        session_id: sessionId ?? `s-${randomUUID()}`,
-        sent_at: new Date().toISOString(),
-        context: { device, viewport: { w: 1000, h: 500 } },
-        events: events.slice(i, i + 500),
-      },
-      { authorization: `Bearer ${tenant.publishableKey}` },
-    );
-    if (r.status !== 202) throw new Error(`ingest ${r.status} ${JSON.stringify(r.body)}`);
-  }
+  for (let i = 0; i < events.length; i += 500)
+    await ingestSession(stack.baseUrl, tenant.publishableKey, events.slice(i, i + 500), {
+      sessionId,
+      context: { device, viewport: { w: 1000, h: 500 } },
+    });
 }
-const signal = (page: string, signalType: string, ts: number, extra: Ev = {}): Ev => ({
-  id: randomUUID(),
-  type: 'signal',
-  ts: new Date(ts).toISOString(),
-  page,
-  signal: signalType,
-  ...extra,
-});
+const signal = signalEvent;
 
 test('element heatmap: 300 points representing the latest 800 clicking signals of the element, coordinates 0..1 from either form', async (t) => {
   const tenant = await stack.newTenant();

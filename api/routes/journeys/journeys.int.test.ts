@@ -1,9 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../../shared/testing/http-client.ts';
+import { getJson } from '../../../shared/testing/http-client.ts';
+import { ingestSession, pageView, signalEvent, siteRows, type Ev } from '../../../ops/testing/session-traffic.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -13,35 +13,16 @@ test.after.always(async () => {
   await stack?.stop();
 });
 
-type Ev = Record<string, unknown>;
-const sessionsStored = async (siteId: string) =>
-  Number(
-    (
-      await sql<{ n: number }>`select count(*)::int as n from sessions where site_id = ${siteId}`.execute(
-        stack.infra.database.db,
-      )
-    ).rows[0].n,
-  );
+const sessionsStored = (siteId: string) => siteRows(stack.infra.database.db, 'sessions', siteId);
 const at = (ts: number) => new Date(ts).toISOString();
-const view = (page: string, ts: number): Ev => ({ id: randomUUID(), type: 'page_view', ts: at(ts), page });
-const sig = (page: string, ts: number, signal: string, extra: Ev = {}): Ev => ({
-  id: randomUUID(),
-  type: 'signal',
-  ts: at(ts),
-  page,
-  signal,
-  selector: '#x',
-  ...extra,
-});
-
-async function session(tenant: TestTenant, id: string, events: Ev[]): Promise<void> {
-  const r = await postJson(
-    `${stack.baseUrl}/v1/ingest`,
-    { session_id: id, sent_at: at(Date.now()), context: { device: 'desktop', viewport: { w: 1000, h: 800 } }, events },
-    { authorization: `Bearer ${tenant.publishableKey}` },
-  );
-  if (r.status !== 202) throw new Error(`ingest ${r.status} ${JSON.stringify(r.body)}`);
-}
+const view = pageView;
+const sig = (page: string, ts: number, signal: string, extra: Ev = {}): Ev =>
+  signalEvent(page, signal, ts, { selector: '#x', ...extra });
+const session = (tenant: TestTenant, id: string, events: Ev[]) =>
+  ingestSession(stack.baseUrl, tenant.publishableKey, events, {
+    sessionId: id,
+    context: { viewport: { w: 1000, h: 800 } },
+  });
 
 test('journeys/friction: the four rules, 100-edge and 5-example caps, weight filter, signal_type, limit of sessions; bounds', async (t) => {
   const tenant = await stack.newTenant();

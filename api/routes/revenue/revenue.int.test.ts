@@ -1,9 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../../shared/testing/http-client.ts';
+import { getJson } from '../../../shared/testing/http-client.ts';
+import { ingestSession, pageView, signalEvent, siteRows, type Ev } from '../../../ops/testing/session-traffic.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -13,42 +13,15 @@ test.after.always(async () => {
   await stack?.stop();
 });
 
-type Ev = Record<string, unknown>;
 const at = (ts: number) => new Date(ts).toISOString();
-const sessionsStored = async (siteId: string) =>
-  Number(
-    (
-      await sql<{ n: number }>`select count(*)::int as n from sessions where site_id = ${siteId}`.execute(
-        stack.infra.database.db,
-      )
-    ).rows[0].n,
-  );
-
-async function session(tenant: TestTenant, events: Ev[]): Promise<void> {
-  const r = await postJson(
-    `${stack.baseUrl}/v1/ingest`,
-    {
-      session_id: `s-${randomUUID()}`,
-      sent_at: at(Date.now()),
-      context: { device: 'desktop', viewport: { w: 1000, h: 800 }, source: 'ads' },
-      events,
-    },
-    { authorization: `Bearer ${tenant.publishableKey}` },
-  );
-  if (r.status !== 202) throw new Error(`ingest ${r.status} ${JSON.stringify(r.body)}`);
-}
-const view = (page: string, ts: number): Ev => ({ id: randomUUID(), type: 'page_view', ts: at(ts), page });
-const rage = (ts: number): Ev => ({
-  id: randomUUID(),
-  type: 'signal',
-  ts: at(ts),
-  page: '/checkout',
-  signal: 'rage_click',
-  selector: '#pay',
-  label: 'Pay now',
-  x: 1,
-  y: 1,
-});
+const sessionsStored = (siteId: string) => siteRows(stack.infra.database.db, 'sessions', siteId);
+const session = (tenant: TestTenant, events: Ev[]) =>
+  ingestSession(stack.baseUrl, tenant.publishableKey, events, {
+    context: { viewport: { w: 1000, h: 800 }, source: 'ads' },
+  });
+const view = pageView;
+const rage = (ts: number): Ev =>
+  signalEvent('/checkout', 'rage_click', ts, { selector: '#pay', label: 'Pay now', x: 1, y: 1 });
 const purchase = (ts: number, value: number): Ev => ({
   id: randomUUID(),
   type: 'conversion',
