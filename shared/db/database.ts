@@ -115,6 +115,41 @@ export interface SessionTable {
   revenue: number;
 }
 
+/** What one session currently adds to `explore_session_hours` (migration 0220; see processor/store/rollups.store.ts). */
+export interface ExploreSessionStateTable {
+  site_id: string;
+  session_id: string;
+  /** 'production' or 'staging', as the Explorer scopes sessions. */
+  environment: string;
+  /** The UTC hour the session started. */
+  hour: Timestamp;
+  /** The session's source, `(direct)` when it sent none. */
+  source: string;
+  /** The session's app version, '' when it sent none. */
+  cohort: string;
+  confused: boolean;
+  converted: boolean;
+  bounced: boolean;
+  page_views: number;
+  dwell_ms: number;
+  last_seen_at: Timestamp;
+}
+
+/** The Explorer's hourly session sums per (site, environment, hour, source, cohort, flags) (migration 0220). */
+export interface ExploreSessionHourTable {
+  site_id: string;
+  environment: string;
+  hour: Timestamp;
+  source: string;
+  cohort: string;
+  confused: boolean;
+  converted: boolean;
+  bounced: boolean;
+  sessions: number;
+  page_views: number;
+  dwell_ms: number;
+}
+
 export interface PageScoreTable {
   site_id: string;
   /** 'production' or 'staging' (migration 0100). */
@@ -637,6 +672,8 @@ export interface Database {
   events: EventTable;
   signals: SignalTable;
   sessions: SessionTable;
+  explore_session_state: ExploreSessionStateTable;
+  explore_session_hours: ExploreSessionHourTable;
   page_scores: PageScoreTable;
   score_history: ScoreHistoryTable;
   dead_letters: DeadLetterTable;
