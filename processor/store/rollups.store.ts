@@ -180,7 +180,7 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
       select (r->>0)::uuid, r->>1, (r->>2)::timestamptz, r->>3, r->>4, (r->>5)::boolean, (r->>6)::boolean, (r->>7)::boolean,
              (r->>8)::int, (r->>9)::int, (r->>10)::float8
       from jsonb_array_elements(${doc}::jsonb) as r
-      order by 1, 2, 3, 4 collate "C", 5 collate "C", 6, 7, 8
+      order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7
       on conflict (site_id, environment, hour, source, cohort, confused, converted, bounced) do update set
         sessions = h.sessions + excluded.sessions,
         page_views = h.page_views + excluded.page_views,
