@@ -166,9 +166,11 @@ async function assertRollupEqualsRaw(
 const hoursOf = async (db: Kysely<Database>, siteId: string) =>
   (
     await sql<Record<string, unknown>>`
-      select environment, hour::text as hour, source, cohort, confused, converted, bounced, sessions, page_views, dwell_ms
-      from explore_session_hours where site_id = ${siteId} and sessions <> 0
-      order by environment, hour, source collate "C", cohort collate "C", confused, converted, bounced`.execute(db)
+      select environment, grain, bucket::text as bucket, source, cohort, confused, converted, bounced, sessions, page_views, dwell_ms
+      from explore_session_buckets where site_id = ${siteId} and sessions <> 0
+      order by environment, grain, bucket, source collate "C", cohort collate "C", confused, converted, bounced`.execute(
+      db,
+    )
   ).rows;
 
 for (const name of Object.keys(backends)) {

@@ -8,7 +8,7 @@ import type { StoredEvent } from './events.store.ts';
  *
  * A session spans batches, and a later batch can change every part of its rollup key (an earlier event moves its
  * start hour, a signal makes it confused, a conversion converts it, a second page view ends its bounce) and its sums
- * (page views, dwell). So `explore_session_state` remembers what each session adds to `explore_session_hours` now,
+ * (page views, dwell). So `explore_session_state` remembers what each session adds to `explore_session_buckets` now,
  * and every batch moves the contribution of the sessions it touched: subtract the remembered one, add the one read
  * back from `sessions` after the batch's upsert.
  *
@@ -22,7 +22,9 @@ const CONFUSING = new Set(CONFUSING_SIGNALS);
 interface Contribution {
   siteId: string;
   environment: string;
+  /** Start of the UTC hour, and of the UTC day, the session started in (as the database prints them). */
   hour: string;
+  day: string;
   source: string;
   cohort: string;
   confused: boolean;
@@ -37,6 +39,7 @@ interface TouchedSession {
   session_id: string;
   environment: string;
   hour: string;
+  day: string;
   source: string;
   cohort: string;
   converted: boolean;
@@ -47,6 +50,7 @@ interface TouchedSession {
   /** The remembered contribution (null: the session is new to the rollup). */
   old_environment: string | null;
   old_hour: string | null;
+  old_day: string | null;
   old_source: string | null;
   old_cohort: string | null;
   old_confused: boolean | null;
@@ -56,26 +60,44 @@ interface TouchedSession {
   old_dwell_ms: number | null;
 }
 
-type HourKey = string;
-interface HourDelta {
-  key: Omit<Contribution, 'pageViews' | 'dwellMs'>;
+interface BucketDelta {
+  key: [
+    siteId: string,
+    environment: string,
+    grain: 'day' | 'hour',
+    bucket: string,
+    source: string,
+    cohort: string,
+    confused: boolean,
+    converted: boolean,
+    bounced: boolean,
+  ];
   sessions: number;
   pageViews: number;
   dwellMs: number;
 }
 
-/** Adds (sign 1) or subtracts (sign -1) one session's contribution to the per-hour deltas (pure). */
-function fold(deltas: Map<HourKey, HourDelta>, c: Contribution, sign: 1 | -1): void {
-  const k = [c.siteId, c.environment, c.hour, c.source, c.cohort, c.confused, c.converted, c.bounced].join('\u0000');
-  let d = deltas.get(k);
-  if (!d) {
-    const { pageViews: _pv, dwellMs: _dw, ...key } = c;
-    d = { key, sessions: 0, pageViews: 0, dwellMs: 0 };
-    deltas.set(k, d);
+/** Adds (sign 1) or subtracts (sign -1) one session's contribution to its day's and its hour's deltas (pure). */
+function fold(deltas: Map<string, BucketDelta>, c: Contribution, sign: 1 | -1): void {
+  for (const grain of ['day', 'hour'] as const) {
+    const key: BucketDelta['key'] = [
+      c.siteId,
+      c.environment,
+      grain,
+      grain === 'day' ? c.day : c.hour,
+      c.source,
+      c.cohort,
+      c.confused,
+      c.converted,
+      c.bounced,
+    ];
+    const k = key.join('\u0000');
+    let d = deltas.get(k);
+    if (!d) deltas.set(k, (d = { key, sessions: 0, pageViews: 0, dwellMs: 0 }));
+    d.sessions += sign;
+    d.pageViews += sign * c.pageViews;
+    d.dwellMs += sign * c.dwellMs;
   }
-  d.sessions += sign;
-  d.pageViews += sign * c.pageViews;
-  d.dwellMs += sign * c.dwellMs;
 }
 
 /** Moves the contribution of every session these fresh events touched (after `upsertSessions` in the same transaction). */
@@ -95,17 +117,19 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
     select s.site_id, s.id as session_id,
            case when s.environment = 'staging' then 'staging' else 'production' end as environment,
            date_bin('1 hour', s.started_at, timestamptz '2000-01-01 00:00:00+00')::text as hour,
+           date_bin('1 day', s.started_at, timestamptz '2000-01-01 00:00:00+00')::text as day,
            coalesce(nullif(s.source, ''), '(direct)') as source, coalesce(s.app_version, '') as cohort,
            s.conversions > 0 as converted, s.page_views < 2 as bounced, s.page_views,
            (extract(epoch from (s.last_seen_at - s.started_at)) * 1000)::float8 as dwell_ms, s.last_seen_at::text as last_seen_at,
-           t.environment as old_environment, t.hour::text as old_hour, t.source as old_source, t.cohort as old_cohort,
+           t.environment as old_environment, t.hour::text as old_hour,
+           date_bin('1 day', t.hour, timestamptz '2000-01-01 00:00:00+00')::text as old_day, t.source as old_source, t.cohort as old_cohort,
            t.confused as old_confused, t.converted as old_converted, t.bounced as old_bounced,
            t.page_views as old_page_views, t.dwell_ms as old_dwell_ms
     from unnest(${list.map((t) => t.siteId)}::uuid[], ${list.map((t) => t.sessionId)}::text[]) as k(site_id, id)
     join sessions s on s.site_id = k.site_id and s.id = k.id
     left join explore_session_state t on t.site_id = k.site_id and t.session_id = k.id`.execute(trx);
 
-  const deltas = new Map<HourKey, HourDelta>();
+  const deltas = new Map<string, BucketDelta>();
   const states: unknown[][] = [];
   for (const r of rows) {
     const t = touched.get(`${r.site_id}:${r.session_id}`);
@@ -113,6 +137,7 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
       siteId: r.site_id,
       environment: r.environment,
       hour: r.hour,
+      day: r.day,
       source: r.source,
       cohort: r.cohort,
       confused: r.old_confused === true || t?.confusedNow === true,
@@ -128,6 +153,7 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
           siteId: r.site_id,
           environment: r.old_environment!,
           hour: r.old_hour,
+          day: r.old_day!,
           source: r.old_source!,
           cohort: r.old_cohort!,
           confused: r.old_confused!,
@@ -157,31 +183,17 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
   }
   const moved = [...deltas.values()].filter((d) => d.sessions !== 0 || d.pageViews !== 0 || d.dwellMs !== 0);
   if (moved.length > 0) {
-    // Every batch of a site adds to the same current hours: rows are written in key order, so two transactions lock
+    // Every batch of a site adds to the same current day and hour: rows are written in key order, so two transactions lock
     // them in one order and queue instead of deadlocking. Rows whose sessions reach 0 stay (reads skip them).
-    const doc = JSON.stringify(
-      moved.map((d) => [
-        d.key.siteId,
-        d.key.environment,
-        d.key.hour,
-        d.key.source,
-        d.key.cohort,
-        d.key.confused,
-        d.key.converted,
-        d.key.bounced,
-        d.sessions,
-        d.pageViews,
-        d.dwellMs,
-      ]),
-    );
+    const doc = JSON.stringify(moved.map((d) => [...d.key, d.sessions, d.pageViews, d.dwellMs]));
     await sql`
-      insert into explore_session_hours as h (site_id, environment, hour, source, cohort, confused, converted, bounced,
-                                              sessions, page_views, dwell_ms)
-      select (r->>0)::uuid, r->>1, (r->>2)::timestamptz, r->>3, r->>4, (r->>5)::boolean, (r->>6)::boolean, (r->>7)::boolean,
-             (r->>8)::int, (r->>9)::int, (r->>10)::float8
+      insert into explore_session_buckets as h (site_id, environment, grain, bucket, source, cohort, confused, converted,
+                                                bounced, sessions, page_views, dwell_ms)
+      select (r->>0)::uuid, r->>1, r->>2, (r->>3)::timestamptz, r->>4, r->>5, (r->>6)::boolean, (r->>7)::boolean,
+             (r->>8)::boolean, (r->>9)::int, (r->>10)::int, (r->>11)::float8
       from jsonb_array_elements(${doc}::jsonb) as r
-      order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7
-      on conflict (site_id, environment, hour, source, cohort, confused, converted, bounced) do update set
+      order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8
+      on conflict (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced) do update set
         sessions = h.sessions + excluded.sessions,
         page_views = h.page_views + excluded.page_views,
         dwell_ms = h.dwell_ms + excluded.dwell_ms`.execute(trx);

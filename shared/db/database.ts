@@ -115,7 +115,7 @@ export interface SessionTable {
   revenue: number;
 }
 
-/** What one session currently adds to `explore_session_hours` (migration 0220; see processor/store/rollups.store.ts). */
+/** What one session currently adds to `explore_session_buckets` (migration 0220; see processor/store/rollups.store.ts). */
 export interface ExploreSessionStateTable {
   site_id: string;
   session_id: string;
@@ -135,11 +135,14 @@ export interface ExploreSessionStateTable {
   last_seen_at: Timestamp;
 }
 
-/** The Explorer's hourly session sums per (site, environment, hour, source, cohort, flags) (migration 0220). */
-export interface ExploreSessionHourTable {
+/** The Explorer's session sums per (site, environment, day or hour, source, cohort, flags) (migration 0220). */
+export interface ExploreSessionBucketTable {
   site_id: string;
   environment: string;
-  hour: Timestamp;
+  /** 'day' or 'hour': the length of `bucket`. */
+  grain: string;
+  /** Start of the UTC day or hour the sessions started in. */
+  bucket: Timestamp;
   source: string;
   cohort: string;
   confused: boolean;
@@ -673,7 +676,7 @@ export interface Database {
   signals: SignalTable;
   sessions: SessionTable;
   explore_session_state: ExploreSessionStateTable;
-  explore_session_hours: ExploreSessionHourTable;
+  explore_session_buckets: ExploreSessionBucketTable;
   page_scores: PageScoreTable;
   score_history: ScoreHistoryTable;
   dead_letters: DeadLetterTable;

@@ -1,8 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../domain/session-summary.ts';
 
 /**
- * Rebuilds the Explorer's session rollup (`explore_session_state` and `explore_session_hours`, migration 0220) from
+ * Rebuilds the Explorer's session rollup (`explore_session_state` and `explore_session_buckets`, migration 0220) from
  * the raw rows: of one site, or of every site. The processor keeps both up to date batch by batch
  * (processor/store/rollups.store.ts); this set-based rebuild is the backfill of rows written before the rollup
  * existed (the migration) and of rows written around the processor (`friction demo`). Same definitions as the
@@ -12,7 +12,7 @@ import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../domain/session-summary.ts';
  */
 export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): Promise<void> {
   const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
-  await sql`delete from explore_session_hours r where ${site('r')}`.execute(db);
+  await sql`delete from explore_session_buckets r where ${site('r')}`.execute(db);
   await sql`delete from explore_session_state t where ${site('t')}`.execute(db);
   // NOTE: raw SQL: an INSERT ... SELECT over a grouped join, with the session's confusion read by one hash join on the
   // distinct (site, session) pairs of weighted signals (`signals` has no session index: a probe per session would scan).
@@ -29,13 +29,20 @@ export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): P
                where ${site('g')} and g.signal_type in (${sql.join(CONFUSING_SIGNALS)})) c
       on c.site_id = s.site_id and c.session_id = s.id
     where ${site('s')}`.execute(db);
-  await sql`
-    insert into explore_session_hours (site_id, environment, hour, source, cohort, confused, converted, bounced, sessions,
-                                       page_views, dwell_ms)
-    select site_id, environment, hour, source, cohort, confused, converted, bounced, count(*), sum(page_views), sum(dwell_ms)
-    from explore_session_state t where ${site('t')}
-    group by site_id, environment, hour, source, cohort, confused, converted, bounced`.execute(db);
+  for (const grain of ['day', 'hour'] as const) {
+    await sql`
+      insert into explore_session_buckets (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced,
+                                           sessions, page_views, dwell_ms)
+      select site_id, environment, ${grain}, ${bucketOf(grain, sql`t.hour`)} as bucket, source, cohort, confused, converted,
+             bounced, count(*), sum(page_views), sum(dwell_ms)
+      from explore_session_state t where ${site('t')}
+      group by site_id, environment, bucket, source, cohort, confused, converted, bounced`.execute(db);
+  }
 }
+
+/** The UTC day or hour a session's start hour falls in, as the rollup's `bucket`. */
+export const bucketOf = (grain: 'day' | 'hour', hour: RawBuilder<unknown>) =>
+  grain === 'hour' ? hour : sql`date_bin('1 day', ${hour}, timestamptz '2000-01-01 00:00:00+00')`;
 
 /**
  * Takes the contribution of sessions out of the rollup before they are deleted (privacy erasure by id, or retention
@@ -54,15 +61,17 @@ export async function forgetSessionRollups(
   await sql`
     with gone as (delete from explore_session_state t where ${where} returning t.*),
     sums as (
-      select site_id, environment, hour, source, cohort, confused, converted, bounced,
+      select site_id, environment, g.grain,
+             case when g.grain = 'hour' then hour else date_bin('1 day', hour, timestamptz '2000-01-01 00:00:00+00') end as bucket,
+             source, cohort, confused, converted, bounced,
              count(*)::int as sessions, sum(page_views)::int as page_views, sum(dwell_ms) as dwell_ms
-      from gone group by site_id, environment, hour, source, cohort, confused, converted, bounced
+      from gone cross join (values ('day'), ('hour')) as g(grain)
+      group by site_id, environment, g.grain, bucket, source, cohort, confused, converted, bounced
     )
-    update explore_session_hours h set
+    update explore_session_buckets h set
       sessions = h.sessions - sums.sessions, page_views = h.page_views - sums.page_views, dwell_ms = h.dwell_ms - sums.dwell_ms
     from sums
-    where h.site_id = sums.site_id and h.environment = sums.environment and h.hour = sums.hour and h.source = sums.source
-      and h.cohort = sums.cohort and h.confused = sums.confused and h.converted = sums.converted and h.bounced = sums.bounced`.execute(
-    db,
-  );
+    where h.site_id = sums.site_id and h.environment = sums.environment and h.grain = sums.grain and h.bucket = sums.bucket
+      and h.source = sums.source and h.cohort = sums.cohort and h.confused = sums.confused and h.converted = sums.converted
+      and h.bounced = sums.bounced`.execute(db);
 }

@@ -5,9 +5,9 @@ import { matchingSessions, type Db, type MeasureRow } from './explore.queries.ts
 import { EXPLORE_MAX_GROUPS, type ExploreFilter, type GroupBy, type Metric } from './explore.schema.ts';
 
 /**
- * Explorer measures from the hourly session rollup (`explore_session_hours`, migration 0220, kept by the processor in
- * processor/store/rollups.store.ts) instead of every session of the window: whole hours of the window read the
- * rollup, and the two partial hours at its ends (the window starts and ends at `now`, not on an hour) read the raw
+ * Explorer measures from the session rollup (`explore_session_buckets`, migration 0220, kept by the processor in
+ * processor/store/rollups.store.ts) instead of every session of the window: whole days of the window read its daily
+ * rows, whole hours around them its hourly rows, and the two partial hours at the window's ends (the window starts and ends at `now`, not on an hour) read the raw
  * sessions through the same compiler as the raw path, so the answer is the raw answer. The rollup keeps what a
  * session's row says (source, cohort, converted, bounce, page views, dwell) and whether it met a weighted signal, so
  * it answers filters on source, converted and confused, and groups by day, source and cohort. A filter on a page,
@@ -15,6 +15,9 @@ import { EXPLORE_MAX_GROUPS, type ExploreFilter, type GroupBy, type Metric } fro
  */
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
 
 const ROLLUP_FIELDS = new Set<ExploreFilter['field']>(['source', 'converted', 'confused']);
 const ROLLUP_GROUPS = new Set<GroupBy>(['day', 'source', 'cohort']);
@@ -24,7 +27,7 @@ export function rollupAnswers(filters: readonly ExploreFilter[], groupBy: GroupB
   return filters.every((f) => ROLLUP_FIELDS.has(f.field)) && (groupBy === undefined || ROLLUP_GROUPS.has(groupBy));
 }
 
-type R = ExpressionBuilder<Database & { r: Database['explore_session_hours'] }, 'r'>;
+type R = ExpressionBuilder<Database & { r: Database['explore_session_buckets'] }, 'r'>;
 
 /** One filter over a rollup row: the same meaning as filterPredicate over a session row. */
 function rollupFilter(eb: R, f: ExploreFilter): Expression<SqlBool> {
@@ -45,7 +48,7 @@ function rollupFilter(eb: R, f: ExploreFilter): Expression<SqlBool> {
 
 const ROLLUP_KEY: Record<GroupBy | 'none', RawBuilder<string | null>> = {
   none: sql<null>`null::text`,
-  day: sql<string>`to_char(r.hour at time zone 'UTC', 'YYYY-MM-DD')`,
+  day: sql<string>`to_char(r.bucket at time zone 'UTC', 'YYYY-MM-DD')`,
   source: sql<string>`r.source`,
   cohort: sql<string | null>`nullif(r.cohort, '')`,
   page: sql<null>`null::text`,
@@ -84,39 +87,51 @@ export async function measureFromRollup(
   metric: Metric,
   groupBy: GroupBy | undefined,
 ): Promise<MeasureRow[]> {
-  // Whole hours [firstHour, lastHour) from the rollup; [from, firstHour) and [lastHour, to] from the raw sessions.
-  const firstHour = new Date(Math.ceil(scope.from.getTime() / HOUR_MS) * HOUR_MS);
-  const lastHour = new Date(Math.max(firstHour.getTime(), Math.floor(scope.to.getTime() / HOUR_MS) * HOUR_MS));
+  // Whole days [firstDay, lastDay) and the whole hours around them [firstHour, firstDay) and [lastDay, lastHour) from
+  // the rollup; the partial hours [from, firstHour) and [lastHour, to] from the raw sessions.
+  const firstHour = ceilTo(scope.from.getTime(), HOUR_MS);
+  const lastHour = Math.max(firstHour, floorTo(scope.to.getTime(), HOUR_MS));
+  const firstDay = Math.min(ceilTo(firstHour, DAY_MS), lastHour);
+  const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
   const rollupKey = ROLLUP_KEY[groupBy ?? 'none'];
   const rawKey = RAW_KEY[groupBy ?? 'none'];
-  const hours = db
-    .selectFrom('explore_session_hours as r')
-    .select([
-      rollupKey.as('key'),
-      sql<string>`sum(r.sessions)::bigint`.as('sessions'),
-      sql<string>`sum(r.page_views)::bigint`.as('page_views'),
-      sql<string>`(sum(r.sessions) filter (where r.converted))::bigint`.as('converted'),
-      sql<string>`(sum(r.sessions) filter (where r.bounced))::bigint`.as('bounced'),
-      sql<number>`sum(r.dwell_ms)::float8`.as('dwell_ms'),
-    ])
-    .where('r.site_id', '=', scope.siteId)
-    .where('r.environment', '=', scope.environment)
-    .where('r.hour', '>=', firstHour)
-    .where('r.hour', '<', lastHour)
-    .where((eb) => eb.and(filters.map((f) => rollupFilter(eb, f))))
-    .groupBy(rollupKey);
-  const edges = matchingSessions(db, scope, filters)
-    .where((eb) => eb.or([eb('s.started_at', '<', firstHour), eb('s.started_at', '>=', lastHour)]))
-    .select([
-      rawKey.as('key'),
-      sql<string>`count(*)::bigint`.as('sessions'),
-      sql<string>`sum(s.page_views)::bigint`.as('page_views'),
-      sql<string>`(count(*) filter (where s.conversions > 0))::bigint`.as('converted'),
-      sql<string>`(count(*) filter (where s.page_views < 2))::bigint`.as('bounced'),
-      sql<number>`sum(${dwellMsExpr})::float8`.as('dwell_ms'),
-    ])
-    .groupBy(rawKey);
-  const parts = hours.unionAll(edges).as('p');
+  const buckets = (grain: 'day' | 'hour', from: number, to: number) =>
+    db
+      .selectFrom('explore_session_buckets as r')
+      .select([
+        rollupKey.as('key'),
+        sql<string>`sum(r.sessions)::bigint`.as('sessions'),
+        sql<string>`sum(r.page_views)::bigint`.as('page_views'),
+        sql<string>`(sum(r.sessions) filter (where r.converted))::bigint`.as('converted'),
+        sql<string>`(sum(r.sessions) filter (where r.bounced))::bigint`.as('bounced'),
+        sql<number>`sum(r.dwell_ms)::float8`.as('dwell_ms'),
+      ])
+      .where('r.site_id', '=', scope.siteId)
+      .where('r.environment', '=', scope.environment)
+      .where('r.grain', '=', grain)
+      .where('r.bucket', '>=', new Date(from))
+      .where('r.bucket', '<', new Date(to))
+      .where((eb) => eb.and(filters.map((f) => rollupFilter(eb, f))))
+      .groupBy(rollupKey);
+  // Each partial hour is its own range on sessions_recent_first_idx (one OR of both would read the whole window).
+  const edge = (bound: (eb: ExpressionBuilder<Database & { s: Database['sessions'] }, 's'>) => Expression<SqlBool>) =>
+    matchingSessions(db, scope, filters)
+      .where(bound)
+      .select([
+        rawKey.as('key'),
+        sql<string>`count(*)::bigint`.as('sessions'),
+        sql<string>`sum(s.page_views)::bigint`.as('page_views'),
+        sql<string>`(count(*) filter (where s.conversions > 0))::bigint`.as('converted'),
+        sql<string>`(count(*) filter (where s.page_views < 2))::bigint`.as('bounced'),
+        sql<number>`sum(${dwellMsExpr})::float8`.as('dwell_ms'),
+      ])
+      .groupBy(rawKey);
+  const parts = buckets('day', firstDay, lastDay)
+    .unionAll(buckets('hour', firstHour, firstDay))
+    .unionAll(buckets('hour', lastDay, lastHour))
+    .unionAll(edge((eb) => eb('s.started_at', '<', new Date(firstHour))))
+    .unionAll(edge((eb) => eb('s.started_at', '>=', new Date(lastHour))))
+    .as('p');
   const sessions = sql<number>`coalesce(sum(p.sessions), 0)::int`;
   const query = db.selectFrom(parts).select([METRIC_FROM_SUMS[metric].as('value'), sessions.as('sessions')]);
   if (groupBy === undefined) {
