@@ -49,7 +49,7 @@ export interface DemoDataReport {
 }
 
 /** mulberry32: small, fast, seedable. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -9,6 +9,7 @@ import { rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
+import { prng } from '../../ops/demo-data.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
 import { answerQuery, exploreScope, type ExploreRequest } from '../../api/routes/explore/explore.engine.ts';
 import { measureGroups, measureTotal } from '../../api/routes/explore/explore.queries.ts';
@@ -21,20 +22,20 @@ import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../events.consu
 // measure must equal the same question asked of the raw sessions and events, on PostgreSQL (COPY path) and on the
 // embedded database (insert path). Erasure and retention must take their sessions out of the rollup too.
 
-const backends: Record<string, { handle?: DatabaseHandle; drop?: () => Promise<void> }> = { postgres: {}, pglite: {} };
-
+// Each database by name; the PostgreSQL scratch database is dropped after.
+const handles = new Map<'postgres' | 'pglite', DatabaseHandle>();
+let dropPostgres: (() => Promise<void>) | undefined;
 test.before(async () => {
   const scratch = await createTestDatabase('rollups_store');
-  backends.postgres = { handle: await openDatabase({ url: scratch.url, dataDir: '' }), drop: scratch.drop };
+  dropPostgres = scratch.drop;
+  handles.set('postgres', await openDatabase({ url: scratch.url, dataDir: '' }));
   const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
   await migrateToLatest(lite.db);
-  backends.pglite = { handle: lite };
+  handles.set('pglite', lite);
 });
 test.after.always(async () => {
-  for (const b of Object.values(backends)) {
-    await b.handle?.close();
-    await b.drop?.();
-  }
+  for (const h of handles.values()) await h.close();
+  await dropPostgres?.();
 });
 
 // Not on an hour: the window's two partial hours come from the raw sessions, the rest from the rollup.
@@ -45,20 +46,9 @@ const VERSIONS = [undefined, '', '1.0', '1.1'];
 const SIGNALS = ['rage_click', 'dead_click', 'unknown_thing'];
 const PAGES = ['/', '/cart', '/checkout'];
 
-/** A small deterministic generator (mulberry32): the same batches on both databases. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** Sessions over the last 40 days, each split into 1-4 batches whose context can differ (cohort moves). */
 function batchesOf(siteId: string, seed: number): EventBatchMessage[] {
-  const rnd = random(seed);
+  const rnd = prng(seed); // the same batches on both databases
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
   const out: EventBatchMessage[] = [];
   for (let s = 0; s < 60; s++) {
@@ -173,9 +163,9 @@ const hoursOf = async (db: Kysely<Database>, siteId: string) =>
     )
   ).rows;
 
-for (const name of Object.keys(backends)) {
+for (const name of ['postgres', 'pglite'] as const) {
   test(`${name}: every rollup-backed Explorer measure equals the raw answer, after redelivery, erasure and retention`, async (t) => {
-    const h = backends[name].handle!;
+    const h = handles.get(name)!;
     const orgId = await insertOrg(h.db, { name: 'rollups' });
     const { siteId } = await provisionSite(h.db, { orgId, name: 'rollups', url: 'https://rollups.example' });
     const batches = batchesOf(siteId, 7);

@@ -36,6 +36,9 @@ export interface Dataset {
   events: TestEvent[];
 }
 
+/** The element and coordinates of an event: none in these datasets. */
+const NO_TARGET = { selector: null, label: null, x: null, y: null, vx: null, vy: null, px: null, py: null };
+
 /** Writes the rows as the processor stores them (events with their batch context, one session row each). */
 export async function insertDataset(db: Kysely<Database>, data: Dataset): Promise<void> {
   const ctx = new Map(data.sessions.map((s) => [`${s.site_id}:${s.id}`, s]));
@@ -85,14 +88,7 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
             page: e.page,
             signal: e.signal,
             name: null,
-            selector: null,
-            label: null,
-            x: null,
-            y: null,
-            vx: null,
-            vy: null,
-            px: null,
-            py: null,
+            ...NO_TARGET,
             value: e.value,
             meta: null,
             device: s.device,
@@ -119,14 +115,7 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
               session_id: e.session_id,
               page: e.page,
               signal_type: e.signal ?? 'unknown',
-              selector: null,
-              label: null,
-              x: null,
-              y: null,
-              vx: null,
-              vy: null,
-              px: null,
-              py: null,
+              ...NO_TARGET,
               device: s.device,
             };
           }),
