@@ -20,6 +20,7 @@ import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../processor/engine/confusion-score.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
+import { rebuildSessionRollups } from '../shared/db/session-rollups.ts';
 
 const DAY = 86_400_000;
 
@@ -42,13 +43,13 @@ export interface DemoDataReport {
   conversions: number;
   deploys: number;
   historyRows: number;
-  /** Writing the raw rows (COPY), and deriving scores, issues and elements. */
+  /** Writing the raw rows (COPY), and deriving the session rollup, scores, issues and elements. */
   writeSeconds: number;
   deriveSeconds: number;
 }
 
 /** mulberry32: small, fast, seedable. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -589,6 +590,9 @@ export async function writeDemoData(
   if (handle.kind === 'postgres')
     await sql`analyze events; analyze signals; analyze sessions; analyze score_history`.execute(handle.db);
   const derivedAt = performance.now();
+  // The Explorer's session rollup, which the processor keeps batch by batch: rebuilt from the rows just written.
+  await rebuildSessionRollups(handle.db, site);
+  if (handle.kind === 'postgres') await sql`analyze explore_session_buckets`.execute(handle.db);
   // Current scores, issues and elements: the processor's own recompute over the stored rows.
   const r = await recomputeSiteCommand(handle.db, site, now, true, log);
   log.info(
@@ -677,7 +681,7 @@ export async function runDemoData(
       `wrote ${report.events.toLocaleString('en-US')} events (${report.sessions.toLocaleString('en-US')} sessions, ${report.signals.toLocaleString('en-US')} signals, ` +
         `${report.conversions.toLocaleString('en-US')} conversions, ${report.deploys} deploys, ${report.historyRows.toLocaleString('en-US')} score history rows) for site ${siteId} ` +
         `in ${report.writeSeconds.toFixed(1)} s: ${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s (${handle.kind === 'postgres' ? 'COPY' : 'inserts, embedded'}); ` +
-        `scores, issues and elements derived in ${report.deriveSeconds.toFixed(1)} s\n`,
+        `session rollup, scores, issues and elements derived in ${report.deriveSeconds.toFixed(1)} s\n`,
     );
     return report;
   } finally {

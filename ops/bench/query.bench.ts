@@ -155,8 +155,9 @@ export async function runBench(args: string[]): Promise<void> {
         PORT: String(port),
         HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
-        NATS_URL: '',
-        REDIS_URL: '',
+        // The API role of a split deployment needs its bus and cache: the machine's own services.
+        NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
         READ_RATE_LIMIT_PER_MIN: '100000000',
         EXPLORE_STATEMENT_TIMEOUT_MS: '60000',
         DATABASE_STATEMENT_TIMEOUT_MS: '120000',

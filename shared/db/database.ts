@@ -30,6 +30,7 @@ import type {
   SdkConfigTable,
   SiteTable,
 } from './tables/tenancy.table.ts';
+import type { ExploreSessionStateTable, ExploreSessionBucketTable } from './tables/explore.table.ts';
 
 /**
  * The one kysely Database type, assembled from the table files (tables/*.table.ts: one per feature, each with its column
@@ -76,4 +77,6 @@ export interface Database {
   alert_rule_states: AlertRuleStateTable;
   page_screenshots: PageScreenshotTable;
   screenshot_quota: ScreenshotQuotaTable;
+  explore_session_state: ExploreSessionStateTable;
+  explore_session_buckets: ExploreSessionBucketTable;
 }

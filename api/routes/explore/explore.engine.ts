@@ -11,6 +11,7 @@ import {
   sessionEventGroups,
   type SessionEventGroup,
 } from './explore.queries.ts';
+import { measureFromRollup, rollupAnswers } from './explore.rollup.ts';
 import { EXPLORE_MAX_GROUPS, type ExploreAnswer, type ExploreQuery, type ExploreResult } from './explore.schema.ts';
 
 const DAY_MS = 86_400_000;
@@ -86,8 +87,15 @@ export async function answerQuery(db: Kysely<Database>, req: ExploreRequest): Pr
       meta: meta(rows.length > output.limit),
     };
   }
-  const total = await measureTotal(db, scope, query.filters, output);
-  const groups = output.group_by ? await measureGroups(db, scope, query.filters, output.metric, output.group_by) : [];
+  const fromRollup = rollupAnswers(query.filters, output.group_by);
+  const total = fromRollup
+    ? (await measureFromRollup(db, scope, query.filters, output.metric, undefined))[0]
+    : await measureTotal(db, scope, query.filters, output);
+  const groups = !output.group_by
+    ? []
+    : fromRollup
+      ? await measureFromRollup(db, scope, query.filters, output.metric, output.group_by)
+      : await measureGroups(db, scope, query.filters, output.metric, output.group_by);
   return {
     ...head,
     result: {

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
+import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../../shared/domain/session-summary.ts';
 import type { ExploreFilter, Metric, Op } from './explore.schema.ts';
 
 /**
@@ -20,11 +20,8 @@ export interface ExploreScope {
   to: Date;
 }
 
-/** Signal types that make a session confused: every catalogued (weighted) type, as /query/insights counts them. */
-export const CONFUSING_SIGNALS: readonly string[] = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
-
-/** The fallback source of a session that sent none (as /query/insights names it). */
-export const DIRECT_SOURCE = '(direct)';
+// Shared with the processor's session rollup, which must mean the same.
+export { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../../shared/domain/session-summary.ts';
 
 type S = ExpressionBuilder<Database & { s: Database['sessions'] }, 's'>;
 
@@ -36,7 +33,11 @@ export function likePattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-function textMatch(expr: Expression<string | null>, op: Exclude<Op, 'is_not'>, value: string): RawBuilder<SqlBool> {
+export function textMatch(
+  expr: Expression<string | null>,
+  op: Exclude<Op, 'is_not'>,
+  value: string,
+): RawBuilder<SqlBool> {
   return op === 'is' ? sql<SqlBool>`${expr} = ${value}` : sql<SqlBool>`${expr} like ${likePattern(value)} escape '\\'`;
 }
 

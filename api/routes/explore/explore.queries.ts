@@ -13,10 +13,10 @@ import {
 } from './explore.fields.ts';
 import { EXPLORE_MAX_GROUPS, type ExploreFilter, type ExploreMeasureOutput, type GroupBy } from './explore.schema.ts';
 
-type Db = Kysely<Database> | Transaction<Database>;
+export type Db = Kysely<Database> | Transaction<Database>;
 
 /** The sessions of the scope that pass every filter (AND). */
-function matchingSessions(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[]) {
+export function matchingSessions(db: Db, scope: ExploreScope, filters: readonly ExploreFilter[]) {
   return db
     .selectFrom('sessions as s')
     .where((eb) => eb.and([scopePredicate(eb, scope), ...filters.map((f) => filterPredicate(eb, scope, f))]));

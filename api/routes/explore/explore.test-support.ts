@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { rebuildSessionRollups } from '../../../shared/db/session-rollups.ts';
 import type { RefEvent, RefSession } from './explore.reference.ts';
 
 export interface TestEvent extends RefEvent {
@@ -35,6 +36,9 @@ export interface Dataset {
   events: TestEvent[];
 }
 
+/** The element and coordinates of an event: none in these datasets. */
+const NO_TARGET = { selector: null, label: null, x: null, y: null, vx: null, vy: null, px: null, py: null };
+
 /** Writes the rows as the processor stores them (events with their batch context, one session row each). */
 export async function insertDataset(db: Kysely<Database>, data: Dataset): Promise<void> {
   const ctx = new Map(data.sessions.map((s) => [`${s.site_id}:${s.id}`, s]));
@@ -66,8 +70,9 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
       )
       .execute();
   }
-  for (let i = 0; i < data.events.length; i += 500) {
-    const chunk = data.events.slice(i, i + 500);
+  const withIds = data.events.map((e) => ({ ...e, event_id: randomUUID() }));
+  for (let i = 0; i < withIds.length; i += 500) {
+    const chunk = withIds.slice(i, i + 500);
     await db
       .insertInto('events')
       .values(
@@ -75,7 +80,7 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
           const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
           return {
             site_id: e.site_id,
-            id: randomUUID(),
+            id: e.event_id,
             ts: new Date(e.ts),
             received_at: new Date(e.ts),
             session_id: e.session_id,
@@ -83,14 +88,7 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
             page: e.page,
             signal: e.signal,
             name: null,
-            selector: null,
-            label: null,
-            x: null,
-            y: null,
-            vx: null,
-            vy: null,
-            px: null,
-            py: null,
+            ...NO_TARGET,
             value: e.value,
             meta: null,
             device: s.device,
@@ -101,7 +99,32 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
         }),
       )
       .execute();
+    // The signal events again in `signals`, as the processor stores them (events.store.ts).
+    const signals = chunk.filter((e) => e.type === 'signal');
+    if (signals.length > 0) {
+      await db
+        .insertInto('signals')
+        .values(
+          signals.map((e) => {
+            const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
+            return {
+              site_id: e.site_id,
+              environment: s.environment === 'staging' ? ('staging' as const) : ('production' as const),
+              event_id: e.event_id,
+              ts: new Date(e.ts),
+              session_id: e.session_id,
+              page: e.page,
+              signal_type: e.signal ?? 'unknown',
+              ...NO_TARGET,
+              device: s.device,
+            };
+          }),
+        )
+        .execute();
+    }
   }
+  // The Explorer's session rollup, as the processor keeps it (rebuilt from the rows just written).
+  for (const siteId of new Set(data.sessions.map((s) => s.site_id))) await rebuildSessionRollups(db, siteId);
 }
 
 /** Numbers compared to 9 significant digits: SQL and JS average floats in different orders. */

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { newId } from '../../../shared/ids.ts';
+import { forgetSessionRollups } from '../../../shared/db/session-rollups.ts';
 
 export interface ErasedCounts {
   sessions: number;
@@ -37,6 +38,7 @@ export async function eraseSessions(
   await trx.selectFrom('sites').select('id').where('id', '=', siteId).forUpdate().execute();
   if (sessionIds.length === 0) return { sessions: 0, events: 0, signals: 0 };
   const ids = [...sessionIds];
+  await forgetSessionRollups(trx, siteId, { ids });
   const events = await trx
     .deleteFrom('events')
     .where('site_id', '=', siteId)

@@ -22,6 +22,8 @@ import * as m0172 from './0172_site_retention.ts';
 import * as m0180 from './0180_dead_letter_replay.ts';
 import * as m0181 from './0181_retire_commands_stream.ts';
 import * as m0182 from './0182_delivery_order.ts';
+import * as m0220 from './0220_explore_session_rollup.ts';
+import * as m0221 from './0221_score_history_site_days.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +50,6 @@ export const migrations: Record<string, Migration> = {
   '0180_dead_letter_replay': m0180,
   '0181_retire_commands_stream': m0181,
   '0182_delivery_order': m0182,
+  '0220_explore_session_rollup': m0220,
+  '0221_score_history_site_days': m0221,
 };

@@ -1,0 +1,77 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../domain/session-summary.ts';
+
+/**
+ * Rebuilds the Explorer's session rollup (`explore_session_state` and `explore_session_buckets`, migration 0220) from
+ * the raw rows: of one site, or of every site. The processor keeps both up to date batch by batch
+ * (processor/store/rollups.store.ts); this set-based rebuild is the backfill of rows written before the rollup
+ * existed (the migration) and of rows written around the processor (`friction demo`). Same definitions as the
+ * processor's: a session is confused when one of its signals is catalogued with a weight; `signals` holds exactly
+ * the signal events (type = coalesce(signal, 'unknown'), and `unknown` weighs nothing), so it answers that from its
+ * 7 % of the rows instead of scanning `events`.
+ */
+export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): Promise<void> {
+  const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
+  await sql`delete from explore_session_buckets r where ${site('r')}`.execute(db);
+  await sql`delete from explore_session_state t where ${site('t')}`.execute(db);
+  // NOTE: raw SQL: an INSERT ... SELECT over a grouped join, with the session's confusion read by one hash join on the
+  // distinct (site, session) pairs of weighted signals (`signals` has no session index: a probe per session would scan).
+  await sql`
+    insert into explore_session_state (site_id, session_id, environment, hour, source, cohort, confused, converted, bounced,
+                                       page_views, dwell_ms, last_seen_at)
+    select s.site_id, s.id, case when s.environment = 'staging' then 'staging' else 'production' end,
+           date_bin('1 hour', s.started_at, timestamptz '2000-01-01 00:00:00+00'),
+           coalesce(nullif(s.source, ''), ${DIRECT_SOURCE}), coalesce(s.app_version, ''), c.session_id is not null,
+           s.conversions > 0, s.page_views < 2, s.page_views,
+           (extract(epoch from (s.last_seen_at - s.started_at)) * 1000)::float8, s.last_seen_at
+    from sessions s
+    left join (select distinct g.site_id, g.session_id from signals g
+               where ${site('g')} and g.signal_type in (${sql.join(CONFUSING_SIGNALS)})) c
+      on c.site_id = s.site_id and c.session_id = s.id
+    where ${site('s')}`.execute(db);
+  for (const grain of ['day', 'hour'] as const) {
+    await sql`
+      insert into explore_session_buckets (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced,
+                                           sessions, page_views, dwell_ms)
+      select site_id, environment, ${grain}, ${bucketOf(grain, sql`t.hour`)} as bucket, source, cohort, confused, converted,
+             bounced, count(*), sum(page_views), sum(dwell_ms)
+      from explore_session_state t where ${site('t')}
+      group by site_id, environment, bucket, source, cohort, confused, converted, bounced`.execute(db);
+  }
+}
+
+/** The UTC day or hour a session's start hour falls in, as the rollup's `bucket`. */
+export const bucketOf = (grain: 'day' | 'hour', hour: RawBuilder<unknown>) =>
+  grain === 'hour' ? hour : sql`date_bin('1 day', ${hour}, timestamptz '2000-01-01 00:00:00+00')`;
+
+/**
+ * Takes the contribution of sessions out of the rollup before they are deleted (privacy erasure by id, or retention
+ * by last activity), so the rollup keeps answering what the remaining raw rows answer.
+ */
+export async function forgetSessionRollups(
+  db: Kysely<any>,
+  siteId: string,
+  which: { ids: readonly string[] } | { lastSeenBefore: Date },
+): Promise<void> {
+  const where =
+    'ids' in which
+      ? sql`t.site_id = ${siteId} and t.session_id = any(${[...which.ids]}::text[])`
+      : sql`t.site_id = ${siteId} and t.last_seen_at < ${which.lastSeenBefore}`;
+  // NOTE: raw SQL: one statement deletes the states and subtracts their sums from their hours (a data-modifying CTE).
+  await sql`
+    with gone as (delete from explore_session_state t where ${where} returning t.*),
+    sums as (
+      select site_id, environment, g.grain,
+             case when g.grain = 'hour' then hour else date_bin('1 day', hour, timestamptz '2000-01-01 00:00:00+00') end as bucket,
+             source, cohort, confused, converted, bounced,
+             count(*)::int as sessions, sum(page_views)::int as page_views, sum(dwell_ms) as dwell_ms
+      from gone cross join (values ('day'), ('hour')) as g(grain)
+      group by site_id, environment, g.grain, bucket, source, cohort, confused, converted, bounced
+    )
+    update explore_session_buckets h set
+      sessions = h.sessions - sums.sessions, page_views = h.page_views - sums.page_views, dwell_ms = h.dwell_ms - sums.dwell_ms
+    from sums
+    where h.site_id = sums.site_id and h.environment = sums.environment and h.grain = sums.grain and h.bucket = sums.bucket
+      and h.source = sums.source and h.cohort = sums.cohort and h.confused = sums.confused and h.converted = sums.converted
+      and h.bounced = sums.bounced`.execute(db);
+}
