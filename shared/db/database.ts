@@ -248,6 +248,14 @@ export interface OutboxLeaseTable {
   until: Timestamp;
 }
 
+/** One row per event partition processors lease (migration 0250): the fencing epoch of its current owner. */
+export interface PartitionLeaseTable {
+  partition: number;
+  epoch: number;
+  owner: string;
+  claimed_at: GeneratedTimestamp;
+}
+
 export interface JobRunTable {
   job: string;
   scope: string;
@@ -645,6 +653,7 @@ export interface Database {
   page_elements: PageElementTable;
   outbox: OutboxTable;
   outbox_lease: OutboxLeaseTable;
+  partition_leases: PartitionLeaseTable;
   job_runs: JobRunTable;
   users: UserTable;
   memberships: MembershipTable;

@@ -22,6 +22,7 @@ import * as m0172 from './0172_site_retention.ts';
 import * as m0180 from './0180_dead_letter_replay.ts';
 import * as m0181 from './0181_retire_commands_stream.ts';
 import * as m0182 from './0182_delivery_order.ts';
+import * as m0250 from './0250_partition_leases.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0180_dead_letter_replay': m0180,
   '0181_retire_commands_stream': m0181,
   '0182_delivery_order': m0182,
+  '0250_partition_leases': m0250,
 };
