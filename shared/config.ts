@@ -80,6 +80,8 @@ export const EnvSchema = z.object({
    * partitions are taken over within about twice this plus their rebuild.
    */
   PROCESSOR_LEASE_TTL_MS: int(10_000, 1000, 600_000),
+  /** Copies a NATS cluster keeps of each stream and of the lease bucket (1, or 3 on a three-node cluster). */
+  NATS_STREAM_REPLICAS: int(1, 1, 5),
   /** Prefix for stream, subject and consumer names: lets tests and tenants share one NATS. */
   STREAM_PREFIX: z
     .string()

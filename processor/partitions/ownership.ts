@@ -22,7 +22,7 @@ export async function startPartitionOwnership(
   if (infra.config.PROCESSOR_PARTITIONS.trim() !== 'auto' || !(infra.bus instanceof JetStreamBus)) return undefined;
   const bucket = await LeaseBucket.open(infra.bus.nc, leaseBucketName(infra.topology), {
     ttlMs: infra.config.PROCESSOR_LEASE_TTL_MS,
-    replicas: 1,
+    replicas: infra.bus.replicas,
   });
   infra.log.info(
     { processor: o.me, leaseTtlMs: bucket.ttlMs, partitions: infra.topology.partitions },
