@@ -14,6 +14,7 @@ const isStartupError = (err: unknown): err is Error => err instanceof Error && e
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
+import { workerCount } from './processor-workers.ts';
 
 type Stopper = () => Promise<void>;
 
@@ -238,12 +239,35 @@ export function cliProgram(): Command {
     .command('start')
     .description('every role in one process on PORT (embedded database, bus and limiter unless configured)')
     .action(() => runRoles(loadConfig(), ['ingest', 'api', 'processor', 'dispatcher'], 'start'));
-  for (const role of ['ingest', 'processor', 'api', 'dispatcher'] as const) {
+  for (const role of ['ingest', 'api', 'dispatcher'] as const) {
     program
       .command(role)
       .description(`the ${role} role only, on PORT`)
       .action(() => runRoles(loadConfig(), [role], role));
   }
+  program
+    .command('processor')
+    .description('the processor role only, on PORT')
+    .option(
+      '--workers <n|auto>',
+      'run N processor processes sharing the partitions by lease (auto: cores - 1); worker i serves PORT + i',
+      (v: string) => {
+        try {
+          return workerCount(v);
+        } catch (err) {
+          throw new InvalidArgumentError((err as Error).message);
+        }
+      },
+      1,
+    )
+    .action(async ({ workers: n }: { workers: number }) => {
+      const { workersProblem, runProcessorWorkers } = await import('./processor-workers.ts');
+      const config = loadConfig();
+      if (n === 1) return runRoles(config, ['processor'], 'processor');
+      const problem = workersProblem(config, n);
+      if (problem) throw startupError(problem);
+      await runProcessorWorkers(config, n, createLogger(config.LOG_LEVEL, { role: 'processor' }));
+    });
 
   program
     .command('migrate')

@@ -26,6 +26,7 @@ interface Service {
   environment?: Record<string, string>;
   healthcheck?: { test: string[] | string };
   depends_on?: Record<string, { condition: string }>;
+  profiles?: string[];
 }
 
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -302,3 +303,35 @@ function exec(
     );
   });
 }
+
+test('the scale profile: a three-node NATS cluster routed to each other, R3 streams on request, and a second processor that waits for the cluster', (t) => {
+  const nodes = ['nats-1', 'nats-2', 'nats-3'];
+  for (const name of nodes) {
+    const s = services[name];
+    t.deepEqual(s.profiles, ['scale'], name);
+    const cmd = s.command ?? [];
+    t.true(cmd.includes('-js'), `${name}: JetStream on`);
+    t.is(cmd[cmd.indexOf('--server_name') + 1], name);
+    t.is(cmd[cmd.indexOf('--cluster_name') + 1], 'friction');
+    t.deepEqual(
+      cmd[cmd.indexOf('--routes') + 1].split(','),
+      nodes.map((n) => `nats://${n}:6222`),
+    );
+    t.regex(healthTest(s), /healthz\?js-enabled-only=true/);
+  }
+  const second = services['processor-2'];
+  t.deepEqual(second.profiles, ['scale']);
+  t.deepEqual(second.command, ['processor']);
+  for (const n of nodes) t.is(second.depends_on?.[n]?.condition, 'service_healthy');
+  // Every role (both processors included) reads the cluster URL and the replica count from the same two variables.
+  for (const role of [...ROLES, 'processor-2']) {
+    const env = services[role].environment ?? {};
+    t.is(env.NATS_URL, '${FRICTION_NATS_URL:-nats://nats:4222}', role);
+    t.is(env.NATS_STREAM_REPLICAS, '${FRICTION_NATS_REPLICAS:-1}', role);
+  }
+  // The default `docker compose up` starts none of it.
+  for (const [name, s] of Object.entries(services))
+    if (!nodes.includes(name) && name !== 'processor-2') t.is(s.profiles, undefined, name);
+  t.true(EnvSchema.shape.NATS_STREAM_REPLICAS.safeParse('3').success);
+  t.true(EnvSchema.shape.PROCESSOR_PARTITIONS.parse(undefined) === 'auto');
+});

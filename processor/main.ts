@@ -11,6 +11,7 @@ import { listSiteIds } from './store/scores.store.ts';
 import { TickGate } from './tick-gate.ts';
 import { scheduleTicks, singleFlight } from './tick-schedule.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
+import { leaseIdentity, startPartitionOwnership } from './partitions/ownership.ts';
 
 /** How often hours (days) that left the score (cluster) window are evicted and their pages and issues updated. */
 const TICK_MS = 5 * 60_000;
@@ -22,33 +23,45 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       const { config, log } = infra;
       // Before the rebuild: the state it builds is what V8's growth factor multiplies.
       limitHeapGrowth(config.PROCESSOR_HEAP_GROWTH_PERCENT);
-      const partitions = ownedPartitions(config.PROCESSOR_PARTITIONS, config.EVENT_PARTITIONS);
       const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
       const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
-      const owned = new Set(partitions);
-      await keeper.rebuild(
-        infra.database.db,
-        (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS))),
-      );
-      relay.start();
       const gate = new TickGate();
-      const running = await startProcessor({
+      const common = {
         db: infra.database.db,
         bulk: infra.database.bulk,
         bus: infra.bus,
         topology: infra.topology,
-        partitions,
-        sink: keeper,
         batchMessages: config.PROCESSOR_BATCH_MESSAGES,
         fetchExpiresMs: config.PROCESSOR_FETCH_EXPIRES_MS,
         batchWindowMs: config.PROCESSOR_BATCH_WINDOW_MS,
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
         log,
         gate,
-      });
+      };
+      // Leased (auto on NATS): partitions come and go, each rebuilt when acquired. Static: rebuilt all at once here.
+      const leased = await startPartitionOwnership(infra, { ...common, sink: keeper, me: leaseIdentity() });
+      let running: RunningProcessor;
+      let owned: () => ReadonlySet<number>;
+      if (leased) {
+        running = leased;
+        owned = () => new Set(leased.owned());
+        relay.start();
+      } else {
+        const partitions = ownedPartitions(config.PROCESSOR_PARTITIONS, infra.topology.partitions);
+        const fixed = new Set(partitions);
+        owned = () => fixed;
+        await keeper.rebuild(
+          infra.database.db,
+          (await listSiteIds(infra.database.db)).filter((s) => fixed.has(partitionOf(s, infra.topology.partitions))),
+        );
+        relay.start();
+        running = await startProcessor({ ...common, partitions, sink: keeper });
+      }
       // Sites created after start are picked up by the tick (their first batch is rebuilt from nothing anyway).
-      const ownedSites = async () =>
-        (await listSiteIds(infra.database.db)).filter((s) => owned.has(partitionOf(s, config.EVENT_PARTITIONS)));
+      const ownedSites = async () => {
+        const now = owned();
+        return (await listSiteIds(infra.database.db)).filter((s) => now.has(partitionOf(s, infra.topology.partitions)));
+      };
       // One tick at a time, whoever asks (the schedule, tests): a slow tick delays the next instead of overlapping it.
       const tick = singleFlight(async () => {
         const sites = await ownedSites();

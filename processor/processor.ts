@@ -42,53 +42,67 @@ export interface RunningProcessor {
   done: Promise<void>;
 }
 
-/** Starts one pull loop per owned partition. All state of a site lives in its partition's loop. */
-export async function startProcessor(o: ProcessorOptions): Promise<RunningProcessor> {
-  await ensureStreams(o.bus, o.topology);
-  const abort = new AbortController();
-  const loops = await Promise.all(
-    o.partitions.map(async (p) => {
-      const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, {
-        batchMessages: o.batchMessages,
-        ackWaitMs: o.ackWaitMs,
-      });
-      // Wrapped: returning the loop promise itself would make Promise.all wait for the loops to end.
-      const loop = runEventsConsumer({
-        db: o.db,
-        bulk: o.bulk,
-        consumer,
-        stream: o.topology.eventsStream,
-        sink: o.sink,
-        batchMessages: o.batchMessages,
-        fetchExpiresMs: o.fetchExpiresMs,
-        batchWindowMs: o.batchWindowMs,
-        signal: abort.signal,
-        gate: o.gate,
-        log: o.log.child({ partition: p }),
-        onBatch: ({ events, fresh, seconds }) => {
-          processed.inc({ outcome: 'stored' }, fresh);
-          processed.inc({ outcome: 'duplicate' }, events - fresh);
-          processorBatchDuration.observe(seconds);
-        },
-        onDeadLetter: () => deadLetters.inc(),
-        onHealth: recordPartitionHealth(o.db, o.log, consumer.name),
-      });
-      const unlisten = processorLag.add(async () => {
-        const { pending, ackPending } = await consumer.pending();
-        return [{ labels: { partition: String(p) }, value: pending + ackPending }];
-      });
-      void loop.then(unlisten, unlisten);
-      return { loop };
-    }),
-  );
-  const unlistenOutbox = outboxBacklog.add(async () => {
-    const row = await o.db
+/**
+ * Consumes one partition until `signal` aborts: ensures its durable consumer, then runs its pull loop with `bulk`
+ * (a fenced one when the partition is leased). Resolves once the loop runs, with its promise wrapped: returning the
+ * loop promise itself would make the caller wait for the loop to end.
+ */
+export async function consumePartition(
+  o: ProcessorOptions,
+  p: number,
+  signal: AbortSignal,
+  bulk: RunBulkTransaction = o.bulk,
+): Promise<{ loop: Promise<void> }> {
+  const consumer = await ensurePartitionConsumer(o.bus, o.topology, p, {
+    batchMessages: o.batchMessages,
+    ackWaitMs: o.ackWaitMs,
+  });
+  const loop = runEventsConsumer({
+    db: o.db,
+    bulk,
+    consumer,
+    stream: o.topology.eventsStream,
+    sink: o.sink,
+    batchMessages: o.batchMessages,
+    fetchExpiresMs: o.fetchExpiresMs,
+    batchWindowMs: o.batchWindowMs,
+    signal,
+    gate: o.gate,
+    log: o.log.child({ partition: p }),
+    onBatch: ({ events, fresh, seconds }) => {
+      processed.inc({ outcome: 'stored' }, fresh);
+      processed.inc({ outcome: 'duplicate' }, events - fresh);
+      processorBatchDuration.observe(seconds);
+    },
+    onDeadLetter: () => deadLetters.inc(),
+    onHealth: recordPartitionHealth(o.db, o.log, consumer.name),
+  });
+  const unlisten = processorLag.add(async () => {
+    const { pending, ackPending } = await consumer.pending();
+    return [{ labels: { partition: String(p) }, value: pending + ackPending }];
+  });
+  void loop.then(unlisten, unlisten);
+  return { loop };
+}
+
+/** Reports the outbox rows not yet relayed on /metrics; returns the function that stops it. */
+export function watchOutbox(db: Kysely<Database>): () => void {
+  return outboxBacklog.add(async () => {
+    const row = await db
       .selectFrom('outbox')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('published_at', 'is', null)
       .executeTakeFirstOrThrow();
     return [{ labels: {}, value: Number(row.n) }];
   });
+}
+
+/** Starts one pull loop per owned partition (a static PROCESSOR_PARTITIONS set). All state of a site lives in its partition's loop. */
+export async function startProcessor(o: ProcessorOptions): Promise<RunningProcessor> {
+  await ensureStreams(o.bus, o.topology);
+  const abort = new AbortController();
+  const loops = await Promise.all(o.partitions.map((p) => consumePartition(o, p, abort.signal)));
+  const unlistenOutbox = watchOutbox(o.db);
   o.log.info({ partitions: o.partitions }, 'processor consuming');
   const done = Promise.all(loops.map((l) => l.loop)).then(() => undefined);
   void done.finally(unlistenOutbox).catch(() => {});

@@ -21,6 +21,7 @@ test('invalid settings are all reported at once', (t) => {
 
 test('processor partitions: all, lists and ranges, bounded by EVENT_PARTITIONS', (t) => {
   t.deepEqual(ownedPartitions('all', 4), [0, 1, 2, 3]);
+  t.deepEqual(ownedPartitions('auto', 4), [0, 1, 2, 3]); // without a lease bucket (embedded): its single process owns all
   t.deepEqual(ownedPartitions('2, 0', 4), [0, 2]);
   t.deepEqual(ownedPartitions('1-3', 8), [1, 2, 3]);
   t.throws(() => ownedPartitions('4', 4), { instanceOf: ConfigError });

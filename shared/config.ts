@@ -65,10 +65,23 @@ export const EnvSchema = z.object({
    */
   EXPLORE_STATEMENT_TIMEOUT_MS: int(10_000, 1, 600_000),
   FRICTION_DATA_DIR: z.string().default('./.friction'),
-  /** Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream. */
-  EVENT_PARTITIONS: int(4, 1, 256),
-  /** Partitions this processor owns: "all", or a list like "0,2" or a range "0-3". */
-  PROCESSOR_PARTITIONS: z.string().default('all'),
+  /**
+   * Number of event partitions (subjects events.v1.<p>.<site>). Fixed for the life of a stream: 16 lets up to 16
+   * processors share the work through leases (docs/scale.md says how to change it).
+   */
+  EVENT_PARTITIONS: int(16, 1, 256),
+  /**
+   * Partitions this processor owns: `auto` (with NATS: a fair share taken through leases, rebalanced as processors
+   * come and go; embedded: all, in its single process), `all`, or a static list like "0,2" or a range "0-3".
+   */
+  PROCESSOR_PARTITIONS: z.string().default('auto'),
+  /**
+   * How long a processor's partition lease lives without a renewal (renewed every quarter of it). A dead processor's
+   * partitions are taken over within about twice this plus their rebuild.
+   */
+  PROCESSOR_LEASE_TTL_MS: int(10_000, 1000, 600_000),
+  /** Copies a NATS cluster keeps of each stream and of the lease bucket (1, or 3 on a three-node cluster). */
+  NATS_STREAM_REPLICAS: int(1, 1, 5),
   /** Prefix for stream, subject and consumer names: lets tests and tenants share one NATS. */
   STREAM_PREFIX: z
     .string()
@@ -258,9 +271,12 @@ export function loadConfig(
   return Object.freeze(parsed.data);
 }
 
-/** Parses PROCESSOR_PARTITIONS against EVENT_PARTITIONS into a sorted list of partition numbers. */
+/**
+ * Parses a static PROCESSOR_PARTITIONS against EVENT_PARTITIONS into a sorted list of partition numbers (`auto`
+ * without a lease bucket, the embedded single process, is all of them).
+ */
 export function ownedPartitions(spec: string, total: number): number[] {
-  if (spec.trim() === 'all') return Array.from({ length: total }, (_, i) => i);
+  if (spec.trim() === 'all' || spec.trim() === 'auto') return Array.from({ length: total }, (_, i) => i);
   const out = new Set<number>();
   for (const part of spec
     .split(',')

@@ -152,7 +152,9 @@ export async function openInfra(
   if (opts.migrate) await timed(log, 'migrate', () => migrateToLatest(database.db, log));
   const natsUrl = config.NATS_URL;
   const bus: Bus = natsUrl
-    ? await timed(log, 'connect to NATS', () => JetStreamBus.connect(natsUrl, log)).catch(async (err: unknown) => {
+    ? await timed(log, 'connect to NATS', () =>
+        JetStreamBus.connect(natsUrl, log, 'friction', config.NATS_STREAM_REPLICAS),
+      ).catch(async (err: unknown) => {
         await database.close().catch(() => {});
         throw new StartupError(
           `cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`,

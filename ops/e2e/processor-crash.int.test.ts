@@ -19,6 +19,8 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
     EVENT_PARTITIONS: String(stack.config.EVENT_PARTITIONS),
     // What a killed processor had fetched comes back after the ack wait: keep the test short.
     PROCESSOR_ACK_WAIT_MS: '3000',
+    // A killed processor's partition leases expire before its successor takes them: keep that short too.
+    PROCESSOR_LEASE_TTL_MS: '2000',
   };
   let proc = spawnProcessor(env);
   t.teardown(async () => {

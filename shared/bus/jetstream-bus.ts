@@ -137,10 +137,13 @@ export class JetStreamBus implements Bus {
   private readonly consumers = new Map<string, Consumer>();
   private readonly pulls = new Set<ContinuousPull>();
   private connected = true;
+  /** Copies of every stream (and of the processors' lease bucket) a NATS cluster keeps: NATS_STREAM_REPLICAS. */
+  readonly replicas: number;
 
-  private constructor(nc: NatsConnection, jsm: JetStreamManager, log: Logger) {
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, log: Logger, replicas: number) {
     this.nc = nc;
     this.jsm = jsm;
+    this.replicas = replicas;
     this.js = jetstream(nc);
     void (async () => {
       for await (const s of nc.status()) {
@@ -156,7 +159,7 @@ export class JetStreamBus implements Bus {
   }
 
   /** Connects, reconnecting forever in the background; publishes fail fast (503) while disconnected. */
-  static async connect(url: string, log: Logger, name = 'friction'): Promise<JetStreamBus> {
+  static async connect(url: string, log: Logger, name = 'friction', replicas = 1): Promise<JetStreamBus> {
     const u = new URL(url);
     const nc = await connect({
       servers: `${u.hostname}:${u.port || 4222}`,
@@ -170,7 +173,7 @@ export class JetStreamBus implements Bus {
       waitOnFirstConnect: false,
     });
     const jsm = await jetstreamManager(nc);
-    return new JetStreamBus(nc, jsm, log);
+    return new JetStreamBus(nc, jsm, log, replicas);
   }
 
   async ensureStream(spec: StreamSpec): Promise<void> {
@@ -179,6 +182,7 @@ export class JetStreamBus implements Bus {
       max_age: nanos(spec.maxAgeMs),
       max_msgs: spec.maxMsgs,
       max_bytes: spec.maxBytes,
+      num_replicas: this.replicas,
     };
     try {
       const info = await this.jsm.streams.info(spec.name);
@@ -188,7 +192,8 @@ export class JetStreamBus implements Bus {
         c.max_msgs !== limits.max_msgs ||
         c.max_bytes !== limits.max_bytes ||
         c.discard !== limits.discard ||
-        c.max_age !== limits.max_age
+        c.max_age !== limits.max_age ||
+        c.num_replicas !== limits.num_replicas
       ) {
         await this.jsm.streams.update(spec.name, { ...c, ...limits });
       }

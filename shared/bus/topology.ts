@@ -48,3 +48,8 @@ export function ensurePartitionConsumer(
     maxAckPending: Math.max(opts.batchMessages * 4, 1000),
   });
 }
+
+/** The NATS KV bucket processors lease the event partitions in (PROCESSOR_PARTITIONS=auto). */
+export function leaseBucketName(t: Topology): string {
+  return `${t.eventsStream}_LEASES`;
+}

@@ -31,6 +31,7 @@ import type {
   SiteTable,
 } from './tables/tenancy.table.ts';
 import type { ExploreSessionStateTable, ExploreSessionBucketTable } from './tables/explore.table.ts';
+import type { PartitionLeaseTable } from './tables/partitions.table.ts';
 
 /**
  * The one kysely Database type, assembled from the table files (tables/*.table.ts: one per feature, each with its column
@@ -79,4 +80,5 @@ export interface Database {
   screenshot_quota: ScreenshotQuotaTable;
   explore_session_state: ExploreSessionStateTable;
   explore_session_buckets: ExploreSessionBucketTable;
+  partition_leases: PartitionLeaseTable;
 }

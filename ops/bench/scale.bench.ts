@@ -1,0 +1,242 @@
+/**
+ * `npm run bench -- scale`: 1, 2 and 4 processor workers (separate processes taking partition leases on the real
+ * NATS) drain the same SDK-shaped backlog from the same stream, beside the COPY floor of the same rows in the same
+ * run. Per row: events/s drained, the ratio to one worker, the workers' CPU per event and the database's (its share
+ * of the CPU the drain took, so a reader can tell whether the database was the bottleneck), and the rate against the
+ * floor. Then the takeover: one of two workers is SIGKILLed and the time until the other holds every partition is
+ * printed against its bound, twice the lease TTL plus the rebuild.
+ * Each round starts from empty tables and fresh consumers; the workers are started and their leases settle (a fair
+ * share each) before the backlog is published, so the drain measures consuming, not rebalancing.
+ * Environment: BENCH_EVENTS (40000), BENCH_WORKERS (1,2,4), BENCH_LEASE_TTL_MS (2000).
+ */
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { sql, type Kysely } from 'kysely';
+import { Kvm } from '@nats-io/kv';
+import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
+import { encode } from '../../shared/contracts/codec.ts';
+import { topology } from '../../shared/contracts/subjects.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { leaseBucketName } from '../../shared/bus/topology.ts';
+import { freePort } from '../../shared/testing/nats-server.ts';
+import { SiteProfile } from './workload.ts';
+import { committedEvents } from './drain.ts';
+import { measuredCopyFloor } from './copy-floor.ts';
+import {
+  databaseCpuBetween,
+  databaseCpuSeconds,
+  openBenchEnvironment,
+  processCpuSeconds,
+  spawnRole,
+  stop,
+  waitReady,
+} from './harness.ts';
+
+const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+const PARTITIONS = 16;
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const say = (line: string) => process.stderr.write(`scale: ${line}\n`);
+
+interface Row {
+  workers: number;
+  rate: number;
+  workerUs: number;
+  databaseUs: number;
+}
+
+async function emptyTables(db: Kysely<Database>): Promise<void> {
+  await sql`truncate events, signals, sessions, page_scores, score_history, ux_issues, issue_updates, page_elements, outbox, partition_leases cascade`.execute(
+    db,
+  );
+}
+
+const owners = async (db: Kysely<Database>) =>
+  (
+    await sql<{
+      owner: string;
+      n: number;
+    }>`select owner, count(*)::int as n from partition_leases group by owner`.execute(db)
+  ).rows;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000, every = 50): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+export async function runBench(): Promise<void> {
+  const total = Number(process.env.BENCH_EVENTS ?? 40_000);
+  const counts = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number);
+  const ttlMs = Number(process.env.BENCH_LEASE_TTL_MS ?? 2000);
+  const bench = await openBenchEnvironment(NATS_URL);
+  const { db, dbUrl, bus, prefix } = bench;
+  const t = topology(prefix, PARTITIONS);
+  const kvm = new Kvm(bus.nc);
+  try {
+    const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
+    // 32 sites: every one of the 16 partitions gets traffic (about two sites each).
+    const sites = await Promise.all(
+      Array.from({ length: 32 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
+    );
+    const profile = new SiteProfile({ seed: 3 });
+    const now = Date.now();
+    const messages: EventBatchMessage[] = [];
+    let events = 0;
+    for (let b = 0; events < total; b++) {
+      const site = sites[b % sites.length].siteId;
+      const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), total - events), now);
+      const evs = sdk.events.map((e) => ({
+        ...e,
+        id: randomUUID(),
+        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
+      }));
+      messages.push({
+        v: 1,
+        batch_id: randomUUID(),
+        org_id: orgId,
+        site_id: site,
+        received_at: now,
+        session_id: sdk.sessionId,
+        context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+        events: evs,
+      } as unknown as EventBatchMessage);
+      events += evs.length;
+    }
+    say(`COPY floor of ${events} events`);
+    const floor = await measuredCopyFloor(db, dbUrl, messages, PARTITIONS);
+    await emptyTables(db);
+
+    const env = {
+      DATABASE_URL: dbUrl,
+      NATS_URL,
+      STREAM_PREFIX: prefix,
+      EVENT_PARTITIONS: String(PARTITIONS),
+      PROCESSOR_PARTITIONS: 'auto',
+      PROCESSOR_LEASE_TTL_MS: String(ttlMs),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    };
+    const startWorkers = async (n: number) => {
+      const workers: { proc: ChildProcess; port: number }[] = [];
+      for (let i = 0; i < n; i++) {
+        const port = await freePort();
+        const proc = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(port) });
+        proc.stdout?.resume();
+        bench.children.push(proc);
+        workers.push({ proc, port });
+      }
+      await Promise.all(workers.map((w) => waitReady(`http://127.0.0.1:${w.port}/readyz`, 120_000)));
+      // A fair share each before any traffic: the drain then measures consuming, not the first rebalance.
+      await until('a fair share each', async () => {
+        const o = await owners(db);
+        const share = Math.floor(PARTITIONS / n);
+        return o.length === n && o.every((r) => r.n >= share && r.n <= share + 1) ? true : undefined;
+      });
+      return workers;
+    };
+    const resetStream = async () => {
+      await bus.deleteStream(t.eventsStream);
+      await kvm
+        .open(leaseBucketName(t))
+        .then((kv) => kv.destroy())
+        .catch(() => {});
+      await emptyTables(db);
+    };
+    const publishBacklog = async () => {
+      for (let i = 0; i < messages.length; i += 200)
+        await Promise.all(
+          messages.slice(i, i + 200).map((m) => bus.publish(t.eventSubject(m.site_id), encode(m), `${m.batch_id}`)),
+        );
+    };
+
+    const rows: Row[] = [];
+    for (const n of counts) {
+      await resetStream();
+      say(`${n} workers: starting, waiting for a fair share each`);
+      const workers = await startWorkers(n);
+      say(`${n} workers: draining`);
+      const cpu0 = workers.map((w) => processCpuSeconds(w.proc.pid));
+      const dbCpu0 = await databaseCpuSeconds(db);
+      const t0 = performance.now();
+      await publishBacklog();
+      await until(
+        `${n} workers drain ${events} events`,
+        async () => {
+          const done = (
+            await Promise.all(workers.map((w) => committedEvents(`http://127.0.0.1:${w.port}/metrics`)))
+          ).reduce((a, b) => a + b, 0);
+          return done >= events ? true : undefined;
+        },
+        10 * 60_000,
+        100,
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      const workerCpu = workers.reduce((s, w, i) => s + processCpuSeconds(w.proc.pid) - cpu0[i], 0);
+      const dbCpu = databaseCpuBetween(dbCpu0, await databaseCpuSeconds(db));
+      rows.push({
+        workers: n,
+        rate: events / seconds,
+        workerUs: (workerCpu * 1e6) / events,
+        databaseUs: (dbCpu * 1e6) / events,
+      });
+      await Promise.all(workers.map((w) => stop(w.proc)));
+    }
+
+    // Takeover: two workers, one SIGKILLed; the survivor must hold all 16 within 2 × TTL + its rebuild.
+    await resetStream();
+    say('takeover: two workers, then one SIGKILLed');
+    const pair = await startWorkers(2);
+    await publishBacklog();
+    const [victim, survivor] = pair;
+    const killedAt = performance.now();
+    victim.proc.kill('SIGKILL');
+    await until('the survivor holds every partition', async () => {
+      const o = await owners(db);
+      return o.length === 1 && o[0].n === PARTITIONS && o[0].owner.includes(`-${survivor.proc.pid}-`)
+        ? true
+        : undefined;
+    });
+    const takeoverMs = performance.now() - killedAt;
+    const metrics = await (await fetch(`http://127.0.0.1:${survivor.port}/metrics`)).text();
+    const rebuildSum = Number(/^friction_processor_partition_rebuild_seconds_sum (\S+)/m.exec(metrics)?.[1] ?? 0);
+    const rebuildCount = Number(/^friction_processor_partition_rebuild_seconds_count (\S+)/m.exec(metrics)?.[1] ?? 1);
+    const rebuildMs = (rebuildSum / Math.max(1, rebuildCount)) * 1000 * (PARTITIONS / 2);
+    await Promise.all(pair.map((w) => stop(w.proc)));
+
+    const one = rows.find((r) => r.workers === 1)?.rate ?? rows[0].rate;
+    process.stdout.write(
+      `\nscale (${events} events in ${messages.length} SDK batches, ${PARTITIONS} partitions, 32 sites; ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')})\n`,
+    );
+    process.stdout.write(
+      `  COPY floor: ${fmt(floor.rate)} events/s, ${floor.cpuUsPerEvent.client.toFixed(1)} + ${floor.cpuUsPerEvent.database.toFixed(1)} µs/event (client + database)\n`,
+    );
+    process.stdout.write(
+      '  workers  events/s  × one  worker µs/event  database µs/event  database CPU share  × floor\n',
+    );
+    for (const r of rows)
+      process.stdout.write(
+        `  ${String(r.workers).padStart(7)}  ${fmt(r.rate).padStart(8)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${r.workerUs.toFixed(1).padStart(15)}  ${r.databaseUs.toFixed(1).padStart(17)}  ${`${Math.round((100 * r.databaseUs) / (r.workerUs + r.databaseUs))} %`.padStart(18)}  ${(r.rate / floor.rate).toFixed(2).padStart(7)}\n`,
+      );
+    process.stdout.write(
+      `  takeover after SIGKILL of one of two workers: ${fmt(takeoverMs)} ms (bound 2 × TTL ${ttlMs} ms + rebuild ${fmt(rebuildMs)} ms = ${fmt(2 * ttlMs + rebuildMs)} ms: ${takeoverMs <= 2 * ttlMs + rebuildMs ? 'met' : 'NOT met'})\n`,
+    );
+    process.stdout.write(
+      '  target: 2 workers ≥ 1.6 × one worker when the database is not the bottleneck (else compare worker µs/event)\n',
+    );
+  } finally {
+    await kvm
+      .open(leaseBucketName(t))
+      .then((kv) => kv.destroy())
+      .catch(() => {});
+    await bench.close();
+  }
+}
