@@ -30,7 +30,7 @@ export async function seedAlertScale(
 ): Promise<string[]> {
   const latest = new Date(Math.floor(o.now / HOUR) * HOUR);
   // In slices of pages: one statement per slice keeps each insert's memory bounded.
-  const slice = Math.max(1, Math.floor(2_000_000 / o.hours));
+  const slice = Math.max(1, Math.floor(250_000 / o.hours));
   for (let first = 0; first < o.pages; first += slice) {
     const last = Math.min(o.pages, first + slice) - 1;
     await sql`
