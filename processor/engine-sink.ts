@@ -150,12 +150,10 @@ export class FrictionEngineSink implements FreshEventsSink {
     return sites.length;
   }
 
+  /** The part of the tick that changes the keepers' memory: the caller holds the tick gate alone (TickGate). */
   async tick(db: Kysely<Database>, siteIds: readonly string[], triageHourUtc: number, log: Logger): Promise<void> {
     await this.applyErasures(db, siteIds, log);
     const now = this.now();
-    // Sites with a shorter retention than the instance's (their own retention_days): their old raw rows go.
-    const expired = await applySiteRetention(db, siteIds, new Date(now));
-    if (expired > 0) log.info({ rows: expired }, 'site retention applied');
     const live = (environment: Environment) => {
       const { scores, issues } = this.engines[environment];
       return {
@@ -181,11 +179,37 @@ export class FrictionEngineSink implements FreshEventsSink {
       })
       .then((commit) => commit());
     await runDueTriage(db, siteIds, now, triageHourUtc, live, log);
-    // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
-    const alerts = this.alerts;
-    await runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));
-    await this.alerts?.tick(db, siteIds, now);
-    // The tick, triage, deploy looks and alert rules may each have queued notifications: one wake relays them all.
+    this.relay?.wake();
+  }
+
+  /**
+   * The part of the tick that reads and writes only the database (retention, deploy looks, alert rules): it runs
+   * beside the partitions' batches, outside the tick gate, so a slow pass over many pages never stalls ingestion.
+   * Each step's failure stays its own: the next steps run, the next tick retries it.
+   */
+  async tickDatabase(db: Kysely<Database>, siteIds: readonly string[], log: Logger): Promise<void> {
+    const now = this.now();
+    const steps: [string, () => Promise<unknown>][] = [
+      // Sites with a shorter retention than the instance's (their own retention_days): their old raw rows go.
+      [
+        'site retention',
+        async () => {
+          const expired = await applySiteRetention(db, siteIds, new Date(now));
+          if (expired > 0) log.info({ rows: expired }, 'site retention applied');
+        },
+      ],
+      // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).
+      [
+        'deploy looks',
+        () => {
+          const alerts = this.alerts;
+          return runDeployCycle(db, siteIds, now, log, alerts && ((trx, d, at) => alerts.fireForDeploy(trx, d, at)));
+        },
+      ],
+      ['alert rules', async () => this.alerts?.tick(db, siteIds, now)],
+    ];
+    for (const [step, run] of steps) await run().catch((err: unknown) => log.error({ err, step }, 'tick step failed'));
+    // Deploy looks and alert rules may have queued notifications: one wake relays them all.
     this.relay?.wake();
   }
 }

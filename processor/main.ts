@@ -63,9 +63,15 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         return (await listSiteIds(infra.database.db)).filter((s) => now.has(partitionOf(s, infra.topology.partitions)));
       };
       // One tick at a time, whoever asks (the schedule, tests): a slow tick delays the next instead of overlapping it.
+      // Only what changes the keepers' memory holds the gate; the database-only steps run beside the batches.
       const tick = singleFlight(async () => {
         const sites = await ownedSites();
-        await gate.exclusive(() => keeper.tick(infra.database.db, sites, config.TRIAGE_HOUR_UTC, log));
+        try {
+          await gate.exclusive(() => keeper.tick(infra.database.db, sites, config.TRIAGE_HOUR_UTC, log));
+        } finally {
+          // A failed eviction (retried next tick) does not hold back deploy looks and alerts.
+          await keeper.tickDatabase(infra.database.db, sites, log);
+        }
       });
       const stopTicks = scheduleTicks(tick, TICK_MS, (err) => log.warn({ err }, 'engine tick failed'));
       return {

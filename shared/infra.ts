@@ -5,6 +5,7 @@ import { migrateToLatest, schemaStatus } from './db/migrator.ts';
 import type { Bus } from './bus/bus.ts';
 import { JetStreamBus } from './bus/jetstream-bus.ts';
 import { MemoryBus } from './bus/memory-bus.ts';
+import { DurableBus } from './bus/durable-bus.ts';
 import { ensureStreams } from './bus/topology.ts';
 import { topology, type Topology } from './contracts/subjects.ts';
 import type { RateLimiter } from './limiter/limiter.ts';
@@ -13,6 +14,7 @@ import { RedisRateLimiter } from './limiter/redis-limiter.ts';
 import { KeyResolver, listenForRevocations } from './auth/key-resolver.ts';
 import { SdkConfigCache, listenForSdkConfigChanges } from './tenancy/sdk-config-cache.ts';
 import { sql } from 'kysely';
+import { join } from 'node:path';
 import type { ReadinessCheck } from './http/ops-routes.ts';
 
 /**
@@ -160,7 +162,16 @@ export async function openInfra(
           `cannot reach NATS at ${redactUrl(natsUrl)} (NATS_URL): ${reason(err)}. Start nats-server with -js, or unset NATS_URL for the in-process bus.`,
         );
       })
-    : new MemoryBus();
+    : // The embedded default logs its bus beside its database (same directory lock): what was answered 202 survives
+      // a stop and a crash. A test's database elsewhere (embeddedPath) or on a server keeps the bus in memory.
+      database.kind === 'pglite' && !opts.embeddedPath
+      ? await timed(log, 'replay the bus log', () => DurableBus.open(join(config.FRICTION_DATA_DIR, 'bus'), log)).catch(
+          async (err: unknown) => {
+            await database.close().catch(() => {});
+            throw err;
+          },
+        )
+      : new MemoryBus();
   // After every service answered, so an unreachable one is named first.
   if (!opts.migrate)
     await refuseBehindSchema(database, config, log).catch(async (err: unknown) => {

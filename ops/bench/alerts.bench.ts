@@ -7,6 +7,8 @@
  *     that signs and POSTs the same bodies with the same concurrency (no database, no retries, no log); with the CPU
  *     each side spends per delivery, in this process and in the database's backends (steadier than rates on a
  *     shared machine).
+ *  0. the processor's tick at scale (alert-tick.ts: 10k pages × 7 rules, page_pattern unset) and the batches it lets
+ *     through; BENCH_ALERT_PARTS=tick runs only this part.
  * Real PostgreSQL and NATS (BENCH_DATABASE_URL, NATS_URL); every role in this process.
  */
 import http from 'node:http';
@@ -29,6 +31,7 @@ import { closeServer, serveRoles } from '../server.ts';
 import { openBenchEnvironment, processCpuSeconds } from './harness.ts';
 import { percentile } from './load.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
+import { benchAlertTick } from './alert-tick.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const RATE = Number(process.env.BENCH_ALERT_RATE ?? 5000);
@@ -134,6 +137,22 @@ export async function runBench(): Promise<void> {
         req.on('error', () => resolve(0));
         req.end(body);
       });
+
+    // 0. The tick at scale (issue 31): its duration, and the batches it lets through.
+    const tickRows = await benchAlertTick({
+      db,
+      trafficSiteId: site.siteId,
+      tick: () => processor.running.tick!(),
+      post,
+      rate: RATE,
+    });
+    if (process.env.BENCH_ALERT_PARTS === 'tick') {
+      printTable([['measure', 'value', 'baseline', 'ratio', 'target'], ...tickRows]);
+      await processor.running.stop();
+      await dispatcher.running.stop();
+      await closeServer(server);
+      return;
+    }
 
     // 1. Alert latency under load.
     process.stdout.write(`alerts bench: background ${RATE} events/s for ${SECONDS} s, one budget probe per second\n`);
@@ -386,9 +405,9 @@ export async function runBench(): Promise<void> {
         '',
       ],
       ['failed ingest requests', String(failed), '', '', '0'],
+      ...tickRows,
     ];
-    const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
-    for (const r of table) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
+    printTable(table);
     process.stdout.write(
       `  (${CONCURRENCY} concurrent sends on both sides; every role, PostgreSQL and NATS on this ${(await import('node:os')).cpus().length}-core machine)\n`,
     );
@@ -397,4 +416,9 @@ export async function runBench(): Promise<void> {
     await new Promise<void>((r) => receiver.close(() => r()));
     await bench.close();
   }
+}
+
+function printTable(table: string[][]): void {
+  const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+  for (const r of table) process.stdout.write(`  ${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
 }

@@ -1,10 +1,27 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { matchesPagePattern } from '../../shared/domain/page-pattern.ts';
 import { newId } from '../../shared/ids.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
 import { enqueueOutbox } from '../../shared/notify/outbox.ts';
+import {
+  alertExists,
+  anomalySamples,
+  coOccurrenceSessions,
+  dailyScores,
+  enabledRules,
+  insertAlert,
+  lastAlerts,
+  latestPageScores,
+  lockSiteAlerts,
+  pagesToEvaluate,
+  resolveAlert,
+  ruleStates,
+  saveRuleStates,
+  type AlertRule,
+  type StoredRuleState,
+} from '../store/alerts.store.ts';
 import {
   conditionOf,
   FLAP_WINDOW,
@@ -17,27 +34,26 @@ import {
   type TriggerType,
 } from './rules.ts';
 
-type Db = Kysely<Database> | Transaction<Database>;
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 /** Same-hour samples looked back for the anomaly baseline. */
 const ANOMALY_WEEKS = 8;
+/**
+ * A tick evaluates a site's pages in transactions of this many pages: each holds the site's alert lock (which a batch
+ * evaluating the site's score-following rules waits for) only as long as its chunk takes.
+ */
+const TICK_CHUNK_PAGES = 2000;
 
-interface Rule {
-  id: string;
-  site_id: string;
-  name: string;
-  trigger_type: TriggerType;
-  threshold: number;
-  cooldown_minutes: number;
-  page_pattern: string | null;
-}
+const pairKey = (ruleId: string, page: string) => `${ruleId}\u0000${page}`;
 
 /**
  * The processor side of alerting: gathers page observations from the stored scores and signals, runs the pure
  * rule steps (rules.ts), and stores what they decide (alerts, rule state, notifications) in the caller's
  * transaction, so an alert exists exactly when the scores that raised it do. Rules watch the site's production:
  * every read here is of production's scores and signals (staging has its own, which no rule evaluates).
+ * Every read and write is set-based (processor/store/alerts.store.ts): a site's evaluation costs a fixed number of
+ * statements whatever its pages and rules, each bounded by time, and the site's alert lock keeps a batch and the tick
+ * from deciding on the same (rule, page) at once.
  */
 export class AlertEvaluator {
   private readonly log: Logger;
@@ -54,49 +70,39 @@ export class AlertEvaluator {
     if (touched.length === 0) return 0;
     const bySite = new Map<string, Set<string>>();
     for (const t of touched) (bySite.get(t.siteId) ?? bySite.set(t.siteId, new Set()).get(t.siteId)!).add(t.page);
-    const rules = await this.rulesOf(trx, [...bySite.keys()], SCORE_FOLLOWING);
+    const rules = await enabledRules(trx, [...bySite.keys()], SCORE_FOLLOWING);
     if (rules.length === 0) return 0;
     let n = 0;
-    for (const [siteId, pages] of bySite) {
+    // Sorted: the locks of several sites are always taken in one order.
+    for (const siteId of [...bySite.keys()].sort()) {
       const siteRules = rules.filter((r) => r.site_id === siteId);
-      if (siteRules.length > 0) n += await this.evaluateSite(trx, siteId, siteRules, [...pages], now);
+      if (siteRules.length === 0) continue;
+      await lockSiteAlerts(trx, siteId);
+      n += await this.evaluateSite(trx, siteId, siteRules, [...bySite.get(siteId)!], now);
     }
     return n;
   }
 
-  /** Each scoring cycle: every rule of these sites over every page scored in the last 24 h (and pages with open alerts). */
+  /**
+   * Each scoring cycle: every rule of these sites over every page scored in the last 24 h (and pages with open
+   * alerts). Each site on its own (a site that fails is logged and retried next cycle; the others go on), in
+   * transactions of TICK_CHUNK_PAGES pages.
+   */
   async tick(db: Kysely<Database>, siteIds: readonly string[], now: number): Promise<number> {
     let n = 0;
-    const rules = await this.rulesOf(db, siteIds, TRIGGER_TYPES);
+    const rules = await enabledRules(db, siteIds, TRIGGER_TYPES);
     for (const siteId of siteIds) {
       const siteRules = rules.filter((r) => r.site_id === siteId);
       if (siteRules.length === 0) continue;
       try {
-        n += await db.transaction().execute(async (trx) => {
-          const pages = await trx
-            .selectFrom('page_scores')
-            .select('page')
-            .distinct()
-            .where('site_id', '=', siteId)
-            .where('environment', '=', 'production')
-            .where('window_start', '>=', new Date(now - DAY))
-            .execute();
-          const open = await trx
-            .selectFrom('alerts')
-            .select('page')
-            .distinct()
-            .where('site_id', '=', siteId)
-            .where('status', '!=', 'resolved')
-            .where('page', 'is not', null)
-            .execute();
-          return this.evaluateSite(
-            trx,
-            siteId,
-            siteRules,
-            [...new Set([...pages.map((p) => p.page), ...open.map((p) => p.page!)])],
-            now,
-          );
-        });
+        const pages = await pagesToEvaluate(db, siteId, new Date(now - DAY));
+        for (let i = 0; i < pages.length; i += TICK_CHUNK_PAGES) {
+          const chunk = pages.slice(i, i + TICK_CHUNK_PAGES);
+          n += await db.transaction().execute(async (trx) => {
+            await lockSiteAlerts(trx, siteId);
+            return this.evaluateSite(trx, siteId, siteRules, chunk, now);
+          });
+        }
       } catch (err) {
         this.log.warn(
           { err: (err as Error).message, site: siteId },
@@ -118,17 +124,13 @@ export class AlertEvaluator {
     now: number,
   ): Promise<string[]> {
     const delta = d.confusionAfter - d.confusionBefore;
-    const rules = (await this.rulesOf(trx, [d.siteId], ['spike'])).filter((r) => delta > r.threshold);
+    const rules = (await enabledRules(trx, [d.siteId], ['spike'])).filter((r) => delta > r.threshold);
+    if (rules.length === 0) return [];
+    await lockSiteAlerts(trx, d.siteId);
     const ids: string[] = [];
     for (const r of rules) {
       const page = `deploy:${d.version}`;
-      const exists = await trx
-        .selectFrom('alerts')
-        .select('id')
-        .where('rule_id', '=', r.id)
-        .where('page', '=', page)
-        .executeTakeFirst();
-      if (exists) continue; // one alert per rule and deploy
+      if (await alertExists(trx, r.id, page)) continue; // one alert per rule and deploy
       const cond: Condition = {
         holds: true,
         scoreBefore: d.confusionBefore,
@@ -140,22 +142,10 @@ export class AlertEvaluator {
     return ids;
   }
 
-  private async rulesOf(db: Db, siteIds: readonly string[], triggers: readonly TriggerType[]): Promise<Rule[]> {
-    if (siteIds.length === 0) return [];
-    // NOTE: read every time (one indexed query): a rule disabled or deleted a moment ago fires nothing.
-    return (await db
-      .selectFrom('alert_rules')
-      .select(['id', 'site_id', 'name', 'trigger_type', 'threshold', 'cooldown_minutes', 'page_pattern'])
-      .where('site_id', 'in', [...siteIds])
-      .where('enabled', '=', true)
-      .where('trigger_type', 'in', [...triggers])
-      .execute()) as Rule[];
-  }
-
   private async evaluateSite(
     trx: Transaction<Database>,
     siteId: string,
-    rules: readonly Rule[],
+    rules: readonly AlertRule[],
     pages: readonly string[],
     now: number,
   ): Promise<number> {
@@ -164,20 +154,38 @@ export class AlertEvaluator {
     );
     if (pairs.length === 0) return 0;
     const triggers = new Set(pairs.map((x) => x.r.trigger_type));
-    const obs = await this.observe(trx, siteId, [...new Set(pairs.map((x) => x.p))], triggers, now);
-    const states = await this.loadStates(
-      trx,
-      pairs.map((x) => x.r.id),
+    const pairPages = [...new Set(pairs.map((x) => x.p))];
+    const ruleIds = [...new Set(pairs.map((x) => x.r.id))];
+    const obs = await this.observe(trx, siteId, pairPages, triggers, now);
+    const states = new Map(
+      (await ruleStates(trx, ruleIds, pairPages)).map((s) => [pairKey(s.rule_id, s.page), s] as const),
     );
+    // An alert fired before the longest cooldown no longer holds any of these rules back: only open ones matter then.
+    const longestCooldownMs = Math.max(...rules.map((r) => r.cooldown_minutes)) * 60_000;
+    const last = new Map(
+      (await lastAlerts(trx, ruleIds, pairPages, new Date(now - longestCooldownMs))).map(
+        (a) => [pairKey(a.rule_id, a.page), a] as const,
+      ),
+    );
+    const writes: StoredRuleState[] = [];
     let n = 0;
     for (const { r, p } of pairs) {
       const o = obs.get(p);
       if (!o) continue;
       const cond = conditionOf(r.trigger_type, r.threshold, o, now);
-      const prior = await this.priorOf(trx, r.id, p, states.get(`${r.id}\u0000${p}`));
+      const stored = states.get(pairKey(r.id, p));
+      const latest = last.get(pairKey(r.id, p));
+      const prior: RuleState = {
+        recent: [...(stored?.recent ?? '')].map((c) => c === '1'),
+        consecutive: stored?.consecutive ?? 0,
+        clearSince: stored?.clear_since?.getTime() ?? null,
+        heldBackSince: stored?.held_back_since?.getTime() ?? null,
+        activeAlertId: latest && latest.status !== 'resolved' ? latest.id : null,
+        lastFiredAt: latest ? latest.triggered_at.getTime() : null,
+      };
       const { state, decision } = step(
         { triggerType: r.trigger_type, cooldownMinutes: r.cooldown_minutes },
-        prior.state,
+        prior,
         cond,
         now,
       );
@@ -192,79 +200,26 @@ export class AlertEvaluator {
         heldReason = decision.reason;
         this.log.info({ rule: r.id, page: p, reason: decision.reason }, 'alert held back');
       }
-      await this.saveState(trx, r.id, p, state, heldReason ?? (state.heldBackSince ? prior.heldReason : null), now);
+      writes.push({
+        rule_id: r.id,
+        page: p,
+        recent: state.recent
+          .slice(-FLAP_WINDOW)
+          .map((b) => (b ? '1' : '0'))
+          .join(''),
+        consecutive: state.consecutive,
+        clear_since: state.clearSince === null ? null : new Date(state.clearSince),
+        held_back_since: state.heldBackSince === null ? null : new Date(state.heldBackSince),
+        held_back_reason: state.heldBackSince === null ? null : (heldReason ?? stored?.held_back_reason ?? null),
+      });
     }
+    await saveRuleStates(trx, writes, new Date(now));
     return n;
-  }
-
-  /** The stored memory of (rule, page), with the open alert and last firing read from the alerts themselves. */
-  private async priorOf(
-    trx: Transaction<Database>,
-    ruleId: string,
-    page: string,
-    s: StoredState | undefined,
-  ): Promise<{ state: RuleState; heldReason: string | null }> {
-    const last = await trx
-      .selectFrom('alerts')
-      .select(['id', 'status', 'triggered_at'])
-      .where('rule_id', '=', ruleId)
-      .where('page', '=', page)
-      .orderBy('triggered_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return {
-      state: {
-        recent: [...(s?.recent ?? '')].map((c) => c === '1'),
-        consecutive: s?.consecutive ?? 0,
-        clearSince: s?.clear_since?.getTime() ?? null,
-        heldBackSince: s?.held_back_since?.getTime() ?? null,
-        activeAlertId: last && last.status !== 'resolved' ? last.id : null,
-        lastFiredAt: last ? last.triggered_at.getTime() : null,
-      },
-      heldReason: s?.held_back_reason ?? null,
-    };
-  }
-
-  private async loadStates(trx: Transaction<Database>, ruleIds: readonly string[]): Promise<Map<string, StoredState>> {
-    const rows = await trx
-      .selectFrom('alert_rule_states')
-      .selectAll()
-      .where('rule_id', 'in', [...new Set(ruleIds)])
-      .execute();
-    return new Map(rows.map((r) => [`${r.rule_id}\u0000${r.page}`, r]));
-  }
-
-  private async saveState(
-    trx: Transaction<Database>,
-    ruleId: string,
-    page: string,
-    s: RuleState,
-    heldReason: string | null,
-    now: number,
-  ): Promise<void> {
-    const row = {
-      rule_id: ruleId,
-      page,
-      recent: s.recent
-        .slice(-FLAP_WINDOW)
-        .map((b) => (b ? '1' : '0'))
-        .join(''),
-      consecutive: s.consecutive,
-      clear_since: s.clearSince === null ? null : new Date(s.clearSince),
-      held_back_since: s.heldBackSince === null ? null : new Date(s.heldBackSince),
-      held_back_reason: s.heldBackSince === null ? null : heldReason,
-      updated_at: new Date(now),
-    };
-    await trx
-      .insertInto('alert_rule_states')
-      .values(row)
-      .onConflict((oc) => oc.columns(['rule_id', 'page']).doUpdateSet(row))
-      .execute();
   }
 
   private async fire(
     trx: Transaction<Database>,
-    r: Rule,
+    r: AlertRule,
     page: string,
     c: Condition,
     now: number,
@@ -289,11 +244,7 @@ export class AlertEvaluator {
       resolved_at: null,
       resolved_reason: null,
     };
-    await trx
-      .insertInto('alerts')
-      .values({ ...alert, details: JSON.stringify(alert.details) })
-      .execute();
-    await trx.updateTable('alert_rules').set({ last_fired_at: at }).where('id', '=', r.id).execute();
+    await insertAlert(trx, alert);
     const msgs = [alertNotification('alert.triggered', alert, at)];
     if (r.trigger_type === 'spike') msgs.push(alertNotification('score.spike', alert, at));
     await enqueueOutbox(trx, msgs);
@@ -302,17 +253,11 @@ export class AlertEvaluator {
 
   private async resolve(trx: Transaction<Database>, alertId: string, reason: string, now: number): Promise<void> {
     const at = new Date(now);
-    const a = await trx
-      .updateTable('alerts')
-      .set({ status: 'resolved', resolved_at: at, resolved_reason: reason, updated_at: at })
-      .where('id', '=', alertId)
-      .where('status', '!=', 'resolved')
-      .returningAll()
-      .executeTakeFirst();
+    const a = await resolveAlert(trx, alertId, reason, at);
     if (a) await enqueueOutbox(trx, [alertNotification('alert.resolved', a, at)]);
   }
 
-  /** Everything the triggers in use need about these pages, in a few queries per site. */
+  /** Everything the triggers in use need about these pages: one statement per kind of fact, over all the pages. */
   private async observe(
     trx: Transaction<Database>,
     siteId: string,
@@ -320,87 +265,35 @@ export class AlertEvaluator {
     triggers: ReadonlySet<TriggerType>,
     now: number,
   ): Promise<Map<string, PageObservation>> {
-    const { rows } = await sql<{
-      page: string;
-      score: number;
-      sessions: number;
-      window_start: Date;
-      previous: number | null;
-      first_seen: Date;
-    }>`
-      select distinct on (page) page, score, sessions, window_start,
-        lag(score) over (partition by page order by window_start) as previous,
-        min(window_start) over (partition by page) as first_seen
-      from page_scores where site_id = ${siteId} and environment = 'production' and page = any(${[...pages]}::text[])
-      order by page, window_start desc`.execute(trx);
+    const latest = await latestPageScores(trx, siteId, pages);
     const out = new Map<string, PageObservation>();
-    for (const r of rows)
+    for (const r of latest)
       out.set(r.page, {
         page: r.page,
-        score: Number(r.score),
+        score: r.score,
         sessions: r.sessions,
-        previousScore: r.previous === null ? null : Number(r.previous),
-        firstSeenAt: new Date(r.first_seen).getTime(),
+        previousScore: r.previous,
+        firstSeenAt: r.firstSeen.getTime(),
       });
     if (triggers.has('trend')) {
-      const daily = await trx
-        .selectFrom('score_history')
-        .select(['page', 'score'])
-        .where('site_id', '=', siteId)
-        .where('environment', '=', 'production')
-        .where('page', 'in', [...pages])
-        .where('day', '>=', new Date(now - 4 * DAY).toISOString().slice(0, 10))
-        .orderBy('page')
-        .orderBy('day')
-        .execute();
-      for (const d of daily) {
-        const o = out.get(d.page);
-        if (o) o.daily = [...(o.daily ?? []), Number(d.score)];
+      const daily = await dailyScores(trx, siteId, pages, new Date(now - 4 * DAY).toISOString().slice(0, 10));
+      for (const [page, scores] of daily) {
+        const o = out.get(page);
+        if (o) o.daily = scores;
       }
     }
     if (triggers.has('anomaly')) {
-      const hist = await trx
-        .selectFrom('page_scores')
-        .select(['page', 'score', 'sessions', 'window_start'])
-        .where('site_id', '=', siteId)
-        .where('environment', '=', 'production')
-        .where('page', 'in', [...pages])
-        .where('window_start', '>=', new Date(now - ANOMALY_WEEKS * 7 * DAY - HOUR))
-        .execute();
+      const samples = await anomalySamples(trx, siteId, latest, ANOMALY_WEEKS);
       for (const o of out.values()) {
-        const cur = rows.find((r) => r.page === o.page)!.window_start.getTime();
-        const mine = hist.filter((h) => h.page === o.page);
-        o.sameHourPastWeeks = mine
-          .filter((h) => {
-            const d = cur - h.window_start.getTime();
-            return d > 0 && d % (7 * DAY) === 0;
-          })
-          .map((h) => ({ score: Number(h.score), sessions: h.sessions }));
-        o.last24h = mine
-          .filter((h) => {
-            const d = cur - h.window_start.getTime();
-            return d > 0 && d <= DAY;
-          })
-          .map((h) => ({ score: Number(h.score), sessions: h.sessions }));
+        const s = samples.get(o.page);
+        o.sameHourPastWeeks = s?.weekly ?? [];
+        o.last24h = s?.last24h ?? [];
       }
     }
     if (triggers.has('co_occurrence')) {
-      const { rows: co } = await sql<{ page: string; n: number }>`
-        select page, count(distinct session_id)::int as n from (
-          select page, session_id, selector from signals
-          where site_id = ${siteId} and environment = 'production' and page = any(${[...pages]}::text[]) and ts >= ${new Date(now - DAY)} and selector is not null
-          group by page, session_id, selector having count(distinct signal_type) >= 2) s
-        group by page`.execute(trx);
-      for (const o of out.values()) o.coOccurrenceSessions = co.find((c) => c.page === o.page)?.n ?? 0;
+      const co = await coOccurrenceSessions(trx, siteId, pages, new Date(now - DAY));
+      for (const o of out.values()) o.coOccurrenceSessions = co.get(o.page) ?? 0;
     }
     return out;
   }
 }
-
-type StoredState = {
-  recent: string;
-  consecutive: number;
-  clear_since: Date | null;
-  held_back_since: Date | null;
-  held_back_reason: string | null;
-};

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import type { ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
+import type { ClaimedDelivery } from '../store/deliveries.store.ts';
 import { sendDelivery, type ChannelSettings } from './channels.ts';
 
 // Without SMTP_URL an email cannot be sent however often it is retried: given up at once, with the reason in the

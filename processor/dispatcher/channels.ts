@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { unseal } from '../../shared/auth/secret-box.ts';
 import type { Database } from '../../shared/db/database.ts';
-import type { ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
+import type { ClaimedDelivery } from '../store/deliveries.store.ts';
 import type { Mailer } from '../../shared/mail/mailer.ts';
 import { signedHeaders, signingKey, type WebhookEvent } from '../../shared/notify/webhook-event.ts';
 import {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { recordAndClaim, type ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
+import { destinationKey, recordAndClaim, type ClaimedDelivery } from '../store/deliveries.store.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { isSucceeded, OutcomeRecorder, successRecord, type Finished } from './outcome-recorder.ts';
 
@@ -34,6 +34,8 @@ export interface DeliveryCycleOptions {
   random: () => number;
   /** Deliveries one claim takes at most; another is taken when the local queue is down to half of it. */
   claimBatch: number;
+  /** Deliveries to one destination held at once (claimed or being sent): a receiver that never answers holds no more. */
+  perDestination: number;
   leaseMs: number;
   stopping: () => boolean;
   /** The poll interval's wait (after a failed claim). */
@@ -67,6 +69,8 @@ export class DeliveryCycle {
   private endLinger: (() => void) | undefined;
   /** Senders with an empty queue, waiting for the next claim. */
   private waiters: (() => void)[] = [];
+  /** Deliveries held per destination (queued here or being sent), until their outcome is added or they are let go. */
+  private readonly held = new Map<string, number>();
 
   constructor(o: DeliveryCycleOptions) {
     this.o = o;
@@ -85,8 +89,17 @@ export class DeliveryCycle {
     return this.o.wakes() !== this.wakesAtClaim;
   }
 
+  /** A claimed delivery taken from the queue will not be sent here (its claim is let go): its destination is freed. */
+  letGo(d: ClaimedDelivery): void {
+    const key = destinationKey(d);
+    const n = (this.held.get(key) ?? 0) - 1;
+    if (n > 0) this.held.set(key, n);
+    else this.held.delete(key);
+  }
+
   /** Queues one outcome; waits only while too many are unrecorded. */
   async add(f: Finished): Promise<void> {
+    this.letGo(f.d);
     this.pending.push(f);
     if (this.pending.length >= FULL_GROUP) this.endLinger?.();
     const run = this.run();
@@ -155,12 +168,17 @@ export class DeliveryCycle {
         now,
         limit,
         this.o.leaseMs,
+        { perDestination: this.o.perDestination, busy: [...this.held].map(([key, held]) => ({ key, held })) },
       );
       this.o.stats.statements++;
       if (succeeded.length > 0) this.recorder.countSucceeded(succeeded, written);
       if (claimed.length > 0) this.o.stats.claims++;
       const claimedAt = now.getTime();
-      for (const d of claimed) this.queue.push({ d, claimedAt, claim });
+      for (const d of claimed) {
+        this.queue.push({ d, claimedAt, claim });
+        const key = destinationKey(d);
+        this.held.set(key, (this.held.get(key) ?? 0) + 1);
+      }
     } catch (err) {
       this.o.log.warn(
         { err: (err as Error).message, deliveries: succeeded.length, claiming: limit > 0 },

@@ -4,7 +4,7 @@ import { recordPartitionHealth } from '../store/partition-health.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { releaseClaims, type ClaimedDelivery } from '../../shared/db/queries/deliveries.queries.ts';
+import { releaseClaims, type ClaimedDelivery } from '../store/deliveries.store.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS } from '../../shared/net/outbound.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
@@ -23,6 +23,11 @@ import { CLAIM_LEASE_MS, isGone } from './retry-policy.ts';
 
 /** Deliveries one dispatcher sends at once (each waits on a remote server; the database work per send is small). */
 const SEND_CONCURRENCY = 32;
+/**
+ * Deliveries to one destination (webhook endpoint, Slack or PagerDuty target, email address) one dispatcher holds
+ * at once: a receiver that never answers ties up this many senders until their deadline, never all of them.
+ */
+const PER_DESTINATION = SEND_CONCURRENCY / 4;
 /** Deliveries one claim takes at most: two rounds of senders, so a claim per 32 sends or fewer. */
 const CLAIM_BATCH = 2 * SEND_CONCURRENCY;
 /**
@@ -99,6 +104,7 @@ export class Dispatcher {
       now: this.o.now,
       random: this.o.random,
       claimBatch: CLAIM_BATCH,
+      perDestination: PER_DESTINATION,
       leaseMs: CLAIM_LEASE_MS,
       stopping: () => this.abort.signal.aborted,
       idle: () => this.idle(),
@@ -185,7 +191,10 @@ export class Dispatcher {
         }
         // NOTE: a claim held locally past LOCAL_HOLD_MS could outlive its lease during the send, and another
         // dispatcher could then send it too: leave it, it comes due again when its lease ends.
-        if (this.o.now() - next.claimedAt > LOCAL_HOLD_MS) continue;
+        if (this.o.now() - next.claimedAt > LOCAL_HOLD_MS) {
+          cycle.letGo(next.d);
+          continue;
+        }
         await this.deliver(next.d, next.claim);
       }
     };

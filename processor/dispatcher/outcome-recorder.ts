@@ -7,7 +7,7 @@ import {
   recordAttempts,
   type AttemptRecord,
   type ClaimedDelivery,
-} from '../../shared/db/queries/deliveries.queries.ts';
+} from '../store/deliveries.store.ts';
 import { openDegradation } from '../../shared/db/queries/degradation.queries.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { SendResult } from './channels.ts';

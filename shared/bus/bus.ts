@@ -1,6 +1,6 @@
 /**
- * The stream every role talks through. Two implementations share this interface: NATS JetStream
- * (production, durable) and an in-process bus (the embedded single-process default).
+ * The stream every role talks through. NATS JetStream (server mode), the in-process bus with its log on disk (the
+ * embedded single-process default: durable-bus.ts) and the in-process bus alone (tests) share this interface.
  */
 export interface BusMessage {
   readonly subject: string;
@@ -80,7 +80,7 @@ export interface StreamSpec {
 }
 
 export interface Bus {
-  readonly kind: 'jetstream' | 'memory';
+  readonly kind: 'jetstream' | 'log' | 'memory';
   /** Creates streams and consumers if missing (idempotent). */
   ensureStream(spec: StreamSpec): Promise<void>;
   ensureConsumer(spec: ConsumerSpec): Promise<BusConsumer>;

@@ -11,7 +11,7 @@ import {
 } from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
 
-interface Stored {
+export interface Stored {
   seq: number;
   subject: string;
   data: Uint8Array;
@@ -27,7 +27,7 @@ interface Inflight {
   outstanding: boolean;
 }
 
-interface StreamState {
+export interface StreamState {
   spec: StreamSpec;
   /** messages[i].seq === base + i */
   messages: Stored[];
@@ -39,7 +39,7 @@ interface StreamState {
   consumers: ConsumerState[];
 }
 
-interface ConsumerState {
+export interface ConsumerState {
   spec: ConsumerSpec;
   /** Next stream sequence to look at for first delivery. */
   cursor: number;
@@ -47,17 +47,18 @@ interface ConsumerState {
 }
 
 /**
- * In-process bus for the embedded single-process default: same semantics as our JetStream use
- * (msg-id dedup window, durable pull consumers with explicit ack, nak delay, ack-wait redelivery,
- * max deliver). It lives in memory, so unprocessed messages do not survive a crash of the process.
+ * In-process bus: same semantics as our JetStream use (msg-id dedup window, durable pull consumers with explicit
+ * ack, nak delay, ack-wait redelivery, max deliver). It lives in memory, so unprocessed messages do not survive the
+ * process: the embedded default runs its subclass DurableBus (durable-bus.ts), which logs every message to disk
+ * before its publish resolves; this one serves tests and tools that need no durability.
  */
 export class MemoryBus implements Bus {
-  readonly kind = 'memory' as const;
-  private readonly streams = new Map<string, StreamState>();
+  readonly kind: Bus['kind'] = 'memory';
+  protected readonly streams = new Map<string, StreamState>();
   private waiters = new Set<() => void>();
   private readonly listeners = new Map<string, Set<(data: Uint8Array) => void>>();
   private closed = false;
-  private readonly now: () => number;
+  protected readonly now: () => number;
 
   private readonly memoryBudgetBytes: number;
 
@@ -86,7 +87,7 @@ export class MemoryBus implements Bus {
     if (!stream) throw new Error(`stream ${spec.stream} not found`);
     let state = stream.consumers.find((c) => c.spec.name === spec.name);
     if (!state) {
-      state = { spec, cursor: stream.base, inflight: new Map() };
+      state = { spec, cursor: Math.max(stream.base, this.startCursor(spec)), inflight: new Map() };
       stream.consumers.push(state);
     }
     const st = state;
@@ -151,7 +152,57 @@ export class MemoryBus implements Bus {
       this.dropOldest(stream);
     stream.dedup.set(msgId, { seq, at: now });
     this.wake();
+    await this.persist(stream.spec.name, { seq, subject, data, at: now }, msgId);
     return { duplicate: false, seq };
+  }
+
+  /**
+   * Where a consumer created now starts: the first message the stream holds. DurableBus starts a consumer it knew
+   * before a restart at the first message it had not acknowledged.
+   */
+  protected startCursor(_spec: ConsumerSpec): number {
+    return 0;
+  }
+
+  /** Resolves once the message is durable: at once here (memory only); DurableBus logs it to disk first. */
+  protected persist(_stream: string, _msg: Stored, _msgId: string): Promise<void> | undefined {
+    return undefined;
+  }
+
+  /**
+   * Puts back messages stored before a restart (DurableBus's replay), in sequence order, before anything is published:
+   * the stream continues at `nextSeq`; `seen` are the message ids still inside the duplicate window.
+   */
+  protected restore(
+    streamName: string,
+    messages: readonly Stored[],
+    nextSeq: number,
+    seen: ReadonlyArray<[string, { seq: number; at: number }]>,
+  ): void {
+    const stream = this.streams.get(streamName);
+    if (!stream || stream.nextSeq !== 1) throw new Error(`stream ${streamName} cannot be restored after use`);
+    stream.base = messages.length ? messages[0].seq : nextSeq;
+    stream.nextSeq = nextSeq;
+    for (const m of messages) {
+      stream.messages.push(m);
+      stream.bytes += m.data.byteLength + m.subject.length;
+    }
+    for (const [id, e] of seen) stream.dedup.set(id, e);
+  }
+
+  /**
+   * The first sequence each consumer has not acknowledged (delivered and unacked, or not yet delivered): what a
+   * restart must deliver again.
+   */
+  protected ackFloors(): Array<{ stream: string; consumer: string; floor: number }> {
+    const out: Array<{ stream: string; consumer: string; floor: number }> = [];
+    for (const [name, stream] of this.streams)
+      for (const c of stream.consumers) {
+        let floor = Math.max(c.cursor, stream.base);
+        for (const seq of c.inflight.keys()) floor = Math.min(floor, seq);
+        out.push({ stream: name, consumer: c.spec.name, floor });
+      }
+    return out;
   }
 
   async broadcast(subject: string, data: Uint8Array): Promise<void> {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../database.ts';
-import { createTestDatabase } from '../../testing/database.ts';
-import { insertOrg } from '../../tenancy/provision.ts';
-import { claimDueDeliveries, recordAndClaim, type AttemptRecord } from './deliveries.queries.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { createTestDatabase } from '../../shared/testing/database.ts';
+import { insertOrg } from '../../shared/tenancy/provision.ts';
+import { claimDueDeliveries, recordAndClaim, type AttemptRecord } from './deliveries.store.ts';
 
 const LEASE_MS = 60_000;
 
@@ -20,7 +20,7 @@ test('recordAndClaim: one statement records the finished attempts and claims the
     await db.destroy();
     await scratch.drop();
   });
-  const { migrateToLatest } = await import('../migrator.ts');
+  const { migrateToLatest } = await import('../../shared/db/migrator.ts');
   await migrateToLatest(db);
   const orgId = await insertOrg(db, { name: 'o' });
   const endpointId = randomUUID();

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { sql, type KyselyPlugin } from 'kysely';
+import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
+import { createTestDatabase } from '../../shared/testing/database.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { seedAlertScale } from '../../ops/testing/alert-scale.ts';
+import { AlertEvaluator } from './alert-evaluator.ts';
+
+let handle: DatabaseHandle;
+let drop: () => Promise<void>;
+test.before(async () => {
+  const d = await createTestDatabase('alerteval');
+  drop = d.drop;
+  handle = await openDatabase({ url: d.url, dataDir: '' });
+});
+test.after.always(async () => {
+  await handle?.close();
+  await drop?.();
+});
+
+const HOUR = 3600_000;
+const log = createLogger('silent');
+
+async function newSite(): Promise<string> {
+  const orgId = randomUUID();
+  const siteId = randomUUID();
+  await handle.db.insertInto('orgs').values({ id: orgId, name: 'o' }).execute();
+  await handle.db.insertInto('sites').values({ id: siteId, org_id: orgId, name: 's', url: 'https://s.test' }).execute();
+  return siteId;
+}
+
+/** Counts the statements sent through the Kysely instance it is plugged into. */
+function statementCounter(): KyselyPlugin & { n: number } {
+  return {
+    n: 0,
+    transformQuery(args) {
+      this.n++;
+      return args.node;
+    },
+    async transformResult(args) {
+      return args.result;
+    },
+  };
+}
+
+test('the alert tick sends the same number of statements for 30 pages as for 300 (set-based, not per rule and page)', async (t) => {
+  const now = Date.now();
+  const counts: number[] = [];
+  for (const pages of [30, 300]) {
+    const siteId = await newSite();
+    await seedAlertScale(handle.db, { siteId, pages, hours: 48, now });
+    const counter = statementCounter();
+    const evaluator = new AlertEvaluator({ log });
+    t.is(await evaluator.tick(handle.db.withPlugin(counter), [siteId], now), 0, 'quiet pages fire nothing');
+    counts.push(counter.n);
+    const states = await handle.db
+      .selectFrom('alert_rule_states')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .innerJoin('alert_rules', 'alert_rules.id', 'alert_rule_states.rule_id')
+      .where('alert_rules.site_id', '=', siteId)
+      .executeTakeFirstOrThrow();
+    t.is(Number(states.n), pages * 7, 'every (rule, page) pair was evaluated and its state stored');
+  }
+  t.is(counts[0], counts[1], `statements: ${counts.join(' vs ')}`);
+});
+
+test('the anomaly baseline is the same hour of past weeks: a page that leaves its band fires, once, on the second tick', async (t) => {
+  const siteId = await newSite();
+  const now = Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000;
+  // 9 weeks of steady hours (score 20-29 by page), anomaly's band half-width at least 10 points.
+  await seedAlertScale(handle.db, { siteId, pages: 5, hours: 9 * 168, now, thresholds: { anomaly: 10 } });
+  // The current hour of /scale-3 jumps to 90; its same hour of past weeks says 23.
+  await sql`update page_scores set score = 90 where site_id = ${siteId} and page = '/scale-3'
+            and window_start = ${new Date(Math.floor(now / HOUR) * HOUR)}`.execute(handle.db);
+  const evaluator = new AlertEvaluator({ log });
+  await evaluator.tick(handle.db, [siteId], now);
+  await evaluator.tick(handle.db, [siteId], now + 5 * 60_000);
+  await evaluator.tick(handle.db, [siteId], now + 10 * 60_000);
+  const alerts = await handle.db
+    .selectFrom('alerts')
+    .select(['page', 'trigger_type', 'details'])
+    .where('site_id', '=', siteId)
+    .where('trigger_type', '=', 'anomaly')
+    .execute();
+  t.deepEqual(
+    alerts.map((a) => a.page),
+    ['/scale-3'],
+  );
+  t.regex(String(alerts[0].details.summary), /band|baseline|median/i);
+});
