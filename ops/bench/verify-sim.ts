@@ -13,15 +13,16 @@ import { rng } from './workload.ts';
 import {
   BEFORE_WINDOW_MS,
   LOOKS,
-  bucketSize,
+  dispersionOf,
   dueLook,
+  floorDispersion,
   fixPValue,
   fixResult,
   holm,
-  rateVariance,
   regressionPValue,
   regressionResult,
   type Bucket,
+  type Diurnal,
   type IssueCounts,
 } from '../../shared/domain/deploy-verification.ts';
 
@@ -35,9 +36,12 @@ export const BASE_RATE = 0.03;
 export const QUIET_RATE = BASE_RATE * 0.2;
 /** How long before the deploy a closed issue was resolved (its quiet period, the regression test's before window). */
 export const QUIET_HOURS = 72;
-/** Hour-to-hour rate noise: Gamma(shape 4) with mean 1 (coefficient of variation 0.5)... */
-export const GAMMA_SHAPE = 4;
-/** ...and rage-click storms: this share of hours runs at BURST_FACTOR times the rate. */
+/**
+ * Hour-to-hour rate noise beyond the cycles and storms, as a coefficient of variation (Gamma noise with mean 1): none
+ * by default (the issue's traffic: cycles and bursts); `--hour-noise 0.5` is the harsher model of earlier benches.
+ */
+export const HOUR_NOISE_CV = 0;
+/** Rage-click storms: this share of hours runs at BURST_FACTOR times the rate. */
 export const BURST_SHARE = 0.03;
 export const BURST_FACTOR = 4;
 /** Day/night amplitude of the exposure, and the diurnal swing of the friction rate itself. */
@@ -89,8 +93,9 @@ export function poisson(r: () => number, lambda: number): number {
   return Math.max(0, Math.round(lambda + Math.sqrt(lambda) * normal(r)));
 }
 
-/** Gamma(shape, 1/shape) for integer shape: mean 1. */
+/** Gamma(shape, 1/shape) for integer shape: mean 1 (shape 0: no noise). */
 function gammaMeanOne(r: () => number, shape: number): number {
+  if (shape === 0) return 1;
   let s = 0;
   for (let i = 0; i < shape; i++) s -= Math.log(1 - r());
   return s / shape;
@@ -106,10 +111,14 @@ export function exposure(level: number, hourOfWeek: number): number {
   return level * day * week;
 }
 
-/** The hour's rate multiplier: Gamma noise × the diurnal swing of the rate × BURST_FACTOR in a burst hour. */
-export function rateFactor(r: () => number, hourOfWeek: number): number {
+/**
+ * The hour's rate multiplier: Gamma noise of coefficient of variation `noiseCv` × the diurnal swing of the rate ×
+ * BURST_FACTOR in a burst hour.
+ */
+export function rateFactor(r: () => number, hourOfWeek: number, noiseCv = HOUR_NOISE_CV): number {
   const swing = 1 + DIURNAL_RATE * Math.sin((2 * Math.PI * (hourOfDay(hourOfWeek) - 12)) / 24);
-  return gammaMeanOne(r, GAMMA_SHAPE) * swing * (r() < BURST_SHARE ? BURST_FACTOR : 1);
+  const shape = noiseCv > 0 ? Math.max(1, Math.round(1 / (noiseCv * noiseCv))) : 0;
+  return gammaMeanOne(r, shape) * swing * (r() < BURST_SHARE ? BURST_FACTOR : 1);
 }
 
 /**
@@ -156,7 +165,13 @@ export function beforeRate(kind: Kind, h: number): number {
  * A page around a deploy at hour-of-week `phase`: the page-sessions of each before hour and after slice, and each
  * issue's affected sessions among them (at most one per session, as the tests count them).
  */
-export function simulatePage(r: () => number, kinds: readonly Kind[], level: number, phase: number) {
+export function simulatePage(
+  r: () => number,
+  kinds: readonly Kind[],
+  level: number,
+  phase: number,
+  noiseCv = HOUR_NOISE_CV,
+) {
   const beforeSessions = Array.from({ length: BEFORE_HOURS }, (_, h) =>
     poisson(r, exposure(level, phase - BEFORE_HOURS + h)),
   );
@@ -166,13 +181,18 @@ export function simulatePage(r: () => number, kinds: readonly Kind[], level: num
   const issues: SimIssue[] = kinds.map((kind) => {
     const before = beforeSessions.map((n, h) => ({
       sessions: n,
-      affected: Math.min(n, poisson(r, n * beforeRate(kind, h) * rateFactor(r, phase - BEFORE_HOURS + h))),
+      affected: Math.min(n, poisson(r, n * beforeRate(kind, h) * rateFactor(r, phase - BEFORE_HOURS + h, noiseCv))),
+      hour: phase - BEFORE_HOURS + h,
     }));
     const factors = new Map<number, number>();
     const after = SLICES.map((s, i) => {
-      if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour));
+      if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour, noiseCv));
       const n = afterSessions[i];
-      return { sessions: n, affected: Math.min(n, poisson(r, n * kind.after * factors.get(s.hour)!)) };
+      return {
+        sessions: n,
+        affected: Math.min(n, poisson(r, n * kind.after * factors.get(s.hour)!)),
+        hour: phase + s.hour,
+      };
     });
     return { kind, before, after };
   });
@@ -187,17 +207,20 @@ const total = (b: readonly Bucket[]) => ({
   affected: b.reduce((s, x) => s + x.affected, 0),
 });
 
-/** Before buckets (the quiet period for a regression) and after slices `[from, to)` merged by hour, as the processor counts them. */
-function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: number): IssueCounts {
-  const byHour = new Map<number, Bucket>();
+/** After slices `[from, to)` merged by hour, as the processor counts them. */
+function byHour(issue: SimIssue, from: number, to: number): Bucket[] {
+  const hours = new Map<number, Bucket>();
   for (let i = from; i < to; i++) {
-    const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
-    byHour.set(SLICES[i].hour, {
-      sessions: h.sessions + issue.after[i].sessions,
-      affected: h.affected + issue.after[i].affected,
-    });
+    const x = issue.after[i];
+    const h = hours.get(SLICES[i].hour) ?? { sessions: 0, affected: 0, hour: x.hour };
+    hours.set(SLICES[i].hour, { sessions: h.sessions + x.sessions, affected: h.affected + x.affected, hour: x.hour });
   }
-  const after = [...byHour.values()];
+  return [...hours.values()];
+}
+
+/** Before buckets (the quiet period for a regression) and after slices `[from, to)`, counted as the processor does. */
+function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: number, cycle?: Diurnal): IssueCounts {
+  const after = byHour(issue, from, to);
   const b = total(before);
   const a = total(after);
   return {
@@ -205,15 +228,7 @@ function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: nu
     affectedBefore: b.affected,
     sessionsAfter: a.sessions,
     affectedAfter: a.affected,
-    dispersion: {
-      rateVariance: rateVariance(before),
-      beforeBucket: bucketSize(before.map((x) => x.sessions)),
-      afterBucket: bucketSize(after.map((x) => x.sessions)),
-    },
-    afterPeak: after.reduce<Bucket | undefined>(
-      (m, x) => (m === undefined || x.affected > m.affected ? x : m),
-      undefined,
-    ),
+    ...dispersionOf(before, after, cycle),
   };
 }
 
@@ -232,20 +247,11 @@ export function countsAt(issue: SimIssue, slices: number): IssueCounts {
  * to the verification (by hour), after is the traffic since, up to `slices`.
  */
 export function countsSinceFix(issue: SimIssue, verifiedSlices: number, slices: number): IssueCounts {
-  const byHour = new Map<number, Bucket>();
-  for (let i = 0; i < verifiedSlices; i++) {
-    const h = byHour.get(SLICES[i].hour) ?? { sessions: 0, affected: 0 };
-    byHour.set(SLICES[i].hour, {
-      sessions: h.sessions + issue.after[i].sessions,
-      affected: h.affected + issue.after[i].affected,
-    });
-  }
-  const c = counts([...byHour.values()], issue, verifiedSlices, slices);
-  // A day or so of hours estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
-  return {
-    ...c,
-    dispersion: { ...c.dispersion!, rateVariance: Math.max(c.dispersion!.rateVariance, rateVariance(issue.before)) },
-  };
+  // Hours, not days, before: the week before the deploy (168 hours) gives the daily cycle and bounds the rate
+  // variances from below.
+  const week = dispersionOf(issue.before, []).dispersion;
+  const c = counts(byHour(issue, 0, verifiedSlices), issue, verifiedSlices, slices, week.diurnal);
+  return { ...c, dispersion: floorDispersion(c.dispersion!, week) };
 }
 
 export interface LookOutcome {
@@ -316,9 +322,9 @@ export function runDeploy(
 }
 
 /** One simulated deploy for one issue of `kind` at `level` page-sessions per hour, at a random hour of the week. */
-export function simulate(r: () => number, kind: Kind, level: number) {
+export function simulate(r: () => number, kind: Kind, level: number, noiseCv = HOUR_NOISE_CV) {
   const phase = Math.floor(r() * 168);
-  return runDeploy(simulatePage(r, [kind], level, phase).issues)[0];
+  return runDeploy(simulatePage(r, [kind], level, phase, noiseCv).issues)[0];
 }
 
 /** Each (kind, level) cell of the bench draws from its own generator, so a cell's figures do not depend on the others. */
@@ -334,6 +340,7 @@ export function catchRate(
   kind: Kind,
   level: number,
   n: number,
+  noiseCv = HOUR_NOISE_CV,
 ): { by24h: number; byLast: number; times: number[]; regressedAfterFix: number } {
   const r = cellRng(seed, kind, level);
   let by24h = 0;
@@ -341,7 +348,7 @@ export function catchRate(
   let regressedAfterFix = 0;
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
-    const s = simulate(r, kind, level);
+    const s = simulate(r, kind, level, noiseCv);
     if (s.regressedAfterFixAtMs !== null) regressedAfterFix++;
     if (s.decidedAtMs !== null) {
       byLast++;
@@ -364,6 +371,7 @@ export function manyIssuesNoop(
   issues: number,
   n: number,
   ratio = 1,
+  noiseCv = HOUR_NOISE_CV,
 ): { holm: number; uncorrected: number } {
   const r = rng(seed * 7_919 + level + Math.round(ratio * 1000));
   const noop = { ...KINDS.find((k) => k.id === 'noop')!, after: BASE_RATE * ratio } as unknown as Kind;
@@ -375,6 +383,7 @@ export function manyIssuesNoop(
       Array.from({ length: issues }, () => noop),
       level,
       Math.floor(r() * 168),
+      noiseCv,
     );
     if (runDeploy(page.issues).some((x) => x.decidedAtMs !== null)) anyHolm++;
     if (page.issues.some((x) => runDeploy([x])[0].decidedAtMs !== null)) anyAlone++;
@@ -397,6 +406,7 @@ export function powerCeiling(
   tickMs: number,
   alpha: number,
   n: number,
+  noiseCv = HOUR_NOISE_CV,
 ): number {
   const r = rng(seed * 31 + level + tickMs / 60_000);
   const slices = SLICES.filter((s) => s.toMs <= tickMs);
@@ -406,7 +416,7 @@ export function powerCeiling(
     let sessions = 0;
     let affected = 0;
     for (const s of slices) {
-      if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour));
+      if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour, noiseCv));
       const k = poisson(r, (exposure(level, phase + s.hour) * (s.toMs - s.fromMs)) / HOUR_MS);
       sessions += k;
       affected += poisson(r, k * rate * factors.get(s.hour)!);

@@ -16,7 +16,7 @@ import {
   BURST_SHARE,
   DIURNAL_EXPOSURE,
   DIURNAL_RATE,
-  GAMMA_SHAPE,
+  HOUR_NOISE_CV,
   HOUR_MS,
   KINDS,
   LEVELS,
@@ -34,8 +34,14 @@ import { runPipelineBench } from './verify-pipeline.ts';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-async function runPureBench(values: { deploys?: string; seed?: string; issues?: string }): Promise<void> {
+async function runPureBench(values: {
+  deploys?: string;
+  seed?: string;
+  issues?: string;
+  'hour-noise'?: string;
+}): Promise<void> {
   const n = Number(values.deploys ?? 1000);
+  const noise = Number(values['hour-noise'] ?? HOUR_NOISE_CV);
   const seed = Number(values.seed ?? 42);
   const many = Number(values.issues ?? 20);
   const progress = new Progress('verify', KINDS.length * LEVELS.length + LEVELS.length);
@@ -48,7 +54,7 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   );
   for (const kind of KINDS) {
     for (const level of LEVELS) {
-      const c = catchRate(seed, kind, level, n);
+      const c = catchRate(seed, kind, level, n, noise);
       cells.set(`${kind.id}:${level}`, c);
       lines.push(
         `  ${kind.name.padEnd(38)} ${String(level).padStart(5)} │ ${pct(c.by24h).padStart(15)} │ ${pct(c.byLast).padStart(6)} │ ${showTime(quantileMs(c.times, n, 0.5)).padStart(25)} ${showTime(quantileMs(c.times, n, 0.9)).padStart(7)}${kind.test === 'fix' ? ` ${''.padStart(28)} │ ${pct(c.regressedAfterFix).padStart(6)}` : ''}`,
@@ -60,8 +66,8 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   const manyRes = new Map<number, { holm: number; uncorrected: number }>();
   const manyN = Math.max(50, Math.round(n / 4));
   for (const level of LEVELS) {
-    const m = manyIssuesNoop(seed, level, many, manyN);
-    const half = manyIssuesNoop(seed, level, many, manyN, 0.5);
+    const m = manyIssuesNoop(seed, level, many, manyN, 1, noise);
+    const half = manyIssuesNoop(seed, level, many, manyN, 0.5, noise);
     manyRes.set(level, m);
     manyRes.set(-level, half);
     manyLines.push(
@@ -73,7 +79,7 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
   const out: string[] = [
     `deploy verification quality: ${n} simulated deploys per kind and traffic level (seed ${seed}), ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `traffic: hourly Poisson page-sessions with a day/night cycle (×${1 - DIURNAL_EXPOSURE} to ×${1 + DIURNAL_EXPOSURE}) and weekends at ${WEEKEND}x; affected sessions Poisson with an hourly`,
-    `  Gamma(${GAMMA_SHAPE}) rate factor, a ±${DIURNAL_RATE * 100}% diurnal swing of the rate and ${BURST_SHARE * 100}% burst hours at ${BURST_FACTOR}x; each deploy at a random hour of the week`,
+    `  factor: ${noise > 0 ? `Gamma noise (coefficient of variation ${noise}) × ` : ''}a ±${DIURNAL_RATE * 100}% diurnal swing of the rate and ${BURST_SHARE * 100}% burst hours at ${BURST_FACTOR}x; each deploy at a random hour of the week`,
     `  ('opened by a storm': the before window's last ${STORM_HOURS} h at ${STORM_FACTOR}x, then back to its mean)`,
     ...lines,
     `\ndeploys over ${many} open issues on one page (${manyN} deploys per level): share of deploys that verified any of them, the issues`,
@@ -137,7 +143,7 @@ async function runPureBench(values: { deploys?: string; seed?: string; issues?: 
       const row = LOOK_TICKS.filter((l) => ['1h', '4h', '24h'].includes(l.name)).map((l) => {
         const prev = LOOK_TICKS[LOOK_TICKS.indexOf(l) - 1];
         const alpha = alphaSpent(l.afterMs) - alphaSpent(prev.afterMs);
-        return `${l.name} ${pct(powerCeiling(seed, kind, level, l.tickMs, alpha, 4000)).padStart(6)} (α ${alpha.toFixed(4)})`;
+        return `${l.name} ${pct(powerCeiling(seed, kind, level, l.tickMs, alpha, 4000, noise)).padStart(6)} (α ${alpha.toFixed(4)})`;
       });
       ceilings.push(`  ${kind.name.padEnd(16)} ${String(level).padStart(5)} ps/h │ ${row.join(' │ ')}`);
     }
@@ -160,6 +166,7 @@ export async function runBench(args: string[]): Promise<void> {
       pipeline: { type: 'boolean' },
       'per-kind': { type: 'string' },
       levels: { type: 'string' },
+      'hour-noise': { type: 'string' },
     },
   });
   if (values.pipeline) {

@@ -8,7 +8,6 @@ import {
   afterReady,
   afterWindowEnd,
   environmentOf,
-  bucketSize,
   chooseCohort,
   chooseControl,
   concurrentPValue,
@@ -16,14 +15,16 @@ import {
   VERIFIED_MAX_RATE_RATIO,
   type Control,
   type Stratum,
+  dispersionOf,
   dueLook,
   fixPValue,
+  floorDispersion,
   fixResult,
   holm,
-  rateVariance,
   regressionPValue,
   regressionResult,
   type Bucket,
+  type Diurnal,
   type IssueCounts,
 } from '../../shared/domain/deploy-verification.ts';
 import { round1 } from '../../shared/domain/score-summary.ts';
@@ -163,16 +164,24 @@ function bucketsOf(sessions: Map<number, number> | undefined, affected: Affected
   return [...(sessions ?? new Map<number, number>()).entries()].map(([hour, n]) => ({
     sessions: n,
     affected: Math.min(n, affected?.hourly.get(hour)?.size ?? 0),
+    hour,
   }));
 }
 
 export type LookCounts = IssueCounts & { signalsBefore: number; signalsAfter: number };
 
 /**
- * Counts of each issue in two scopes, with the dispersion of its test: the hourly rate variance estimated from the
- * before window's hourly buckets, each window's bucket size, and the after window's peak hour.
+ * Counts of each issue in two scopes, with the dispersion model of its test from both windows' hourly buckets
+ * (dispersionOf: the before window's daily cycle, rate variance and calm hours, each window's weighted exposure and
+ * bucket size, the after window's peak hour).
  */
-async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficScope, after: TrafficScope) {
+async function countsFor(
+  db: Db,
+  issues: readonly LookIssue[],
+  before: TrafficScope,
+  after: TrafficScope,
+  cycle?: Diurnal,
+) {
   const pages = [...new Set(issues.map((i) => i.page))];
   const [sb, sa, hb, ha, ab, aa] = await Promise.all([
     pageSessionCounts(db, before, pages),
@@ -192,15 +201,7 @@ async function countsFor(db: Db, issues: readonly LookIssue[], before: TrafficSc
       affectedAfter: aa.get(clusterKey(i))?.sessions.size ?? 0,
       signalsBefore: ab.get(clusterKey(i))?.signals ?? 0,
       signalsAfter: aa.get(clusterKey(i))?.signals ?? 0,
-      dispersion: {
-        rateVariance: rateVariance(beforeBuckets),
-        beforeBucket: bucketSize(beforeBuckets.map((b) => b.sessions)),
-        afterBucket: bucketSize(afterBuckets.map((b) => b.sessions)),
-      },
-      afterPeak: afterBuckets.reduce<Bucket | undefined>(
-        (m, b) => (m === undefined || b.affected > m.affected ? b : m),
-        undefined,
-      ),
+      ...dispersionOf(beforeBuckets, afterBuckets, cycle),
     };
   };
 }
@@ -418,16 +419,8 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     const resolved = i.resolved_at!.getTime();
     if (resolved >= recorded) {
       // Verified by this deploy: the issue-level test since the fix. Before is the new release's traffic up to the
-      // verification (the residual rate the fix test measured), after is its traffic since. A day or so of hours
-      // estimates the rate variance poorly: the week before the deploy (168 hours) bounds it from below.
-      const c = (
-        await countsFor(
-          trx,
-          [i],
-          { ...after, to: Math.max(after.from, resolved) },
-          { ...after, from: Math.max(after.from, resolved) },
-        )
-      )(i);
+      // verification (the residual rate the fix test measured), after is its traffic since. Hours, not days, before:
+      // the week before the deploy (168 hours) gives the daily cycle and bounds the rate variances from below.
       const week = (
         await countsFor(
           trx,
@@ -436,13 +429,16 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
           after,
         )
       )(i);
-      const since = {
-        ...c,
-        dispersion: {
-          ...c.dispersion!,
-          rateVariance: Math.max(c.dispersion!.rateVariance, week.dispersion!.rateVariance),
-        },
-      };
+      const c = (
+        await countsFor(
+          trx,
+          [i],
+          { ...after, to: Math.max(after.from, resolved) },
+          { ...after, from: Math.max(after.from, resolved) },
+          week.dispersion!.diurnal,
+        )
+      )(i);
+      const since = { ...c, dispersion: floorDispersion(c.dispersion!, week.dispersion!) };
       // The old version is the unfixed one here: no concurrent control for the test since the fix.
       cs.push(decideComparison(i, since, null, 'regression'));
       continue;

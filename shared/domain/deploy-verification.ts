@@ -76,7 +76,7 @@ const HORIZON_MS = LOOKS[LOOKS.length - 1].afterMs;
  * 5-minute look may spend 0.0011) while the day-scale looks, where most issues decide, keep most of α.
  */
 export function alphaSpent(elapsedMs: number, alpha = ALPHA): number {
-  return alpha * Math.sqrt(Math.min(1, Math.max(0, elapsedMs) / HORIZON_MS));
+  return alpha * Math.min(1, Math.max(0, elapsedMs) / HORIZON_MS) ** 0.25;
 }
 
 /**
@@ -203,24 +203,95 @@ export function poissonRateTest(
 export interface Bucket {
   sessions: number;
   affected: number;
+  /** The bucket's hour, counted from the epoch (its hour of day places it in the daily cycle); absent: unknown. */
+  hour?: number;
 }
 
 /**
- * The hour-to-hour variance of an issue's rate beyond Poisson, from the before window's hourly buckets: the
- * negative-binomial (NB2) scale c of "affected in an hour ~ Poisson(n_h · r · M_h), Var(M_h) = c". With
- * μ_h = n_h · r̂ (r̂ = Σx / Σn), the method-of-moments estimate is c = Σ[(x_h − μ_h)² − μ_h] / Σ μ_h², floored at 0
- * (never bolder than Poisson). 0 when there is no affected session or fewer than 2 buckets with traffic.
+ * The daily cycle of an issue's rate: at hour of day h (UTC) the rate is r × (1 + sin·sin(2πh/24) + cos·cos(2πh/24)).
+ * Zero coefficients: no cycle (or none shown by the data). `variance` is the estimate's sampling variance per
+ * coefficient: the tests add it to the after window's (a cycle fitted on a week is known only so well).
  */
-export function rateVariance(buckets: readonly Bucket[]): number {
-  const used = buckets.filter((b) => b.sessions > 0);
+export interface Diurnal {
+  sin: number;
+  cos: number;
+  variance: number;
+}
+const FLAT: Diurnal = { sin: 0, cos: 0, variance: 0 };
+
+/** The cycle's rate multiplier at `hour` (hours since the epoch); 1 when the hour is unknown. Never below 0.1. */
+export function diurnalFactor(d: Diurnal, hour: number | undefined): number {
+  if (hour === undefined) return 1;
+  const a = (2 * Math.PI * (((hour % 24) + 24) % 24)) / 24;
+  return Math.max(0.1, 1 + d.sin * Math.sin(a) + d.cos * Math.cos(a));
+}
+
+/**
+ * The daily cycle of an issue's rate from a window's hourly buckets: one 24-hour harmonic fitted by Poisson-weighted
+ * least squares to x_h / (n_h · r̂) on the calm hours (calmHours of a first fit on every hour: a storm would pull the
+ * cycle toward its hour), then shrunk toward no cycle by its own noise (factor max(0, 1 − 2·se²/amplitude²), se² =
+ * φ·tr(G⁻¹)/2 with G the fit's Gram matrix and φ the hours' dispersion): a cycle the data cannot show is not applied.
+ * Flat with fewer than 24 hours of known hour.
+ */
+export function diurnalProfile(buckets: readonly Bucket[]): Diurnal {
+  const first = harmonicFit(buckets);
+  return first === FLAT ? FLAT : harmonicFit(calmHours(buckets, first));
+}
+
+function harmonicFit(buckets: readonly Bucket[]): Diurnal {
+  const used = buckets.filter((b) => b.sessions > 0 && b.hour !== undefined);
   const n = used.reduce((s, b) => s + b.sessions, 0);
+  const x = used.reduce((s, b) => s + b.affected, 0);
+  if (used.length < 24 || x === 0) return FLAT;
+  const r = x / n;
+  let ss = 0;
+  let sc = 0;
+  let cc = 0;
+  let ys = 0;
+  let yc = 0;
+  for (const b of used) {
+    const a = (2 * Math.PI * (((b.hour! % 24) + 24) % 24)) / 24;
+    const s = Math.sin(a);
+    const c = Math.cos(a);
+    const mu = b.sessions * r;
+    ss += mu * s * s;
+    sc += mu * s * c;
+    cc += mu * c * c;
+    ys += (b.affected - mu) * s;
+    yc += (b.affected - mu) * c;
+  }
+  const det = ss * cc - sc * sc;
+  if (det <= 0) return FLAT;
+  const sin = (ys * cc - yc * sc) / det;
+  const cos = (yc * ss - ys * sc) / det;
+  const phi = windowDispersion(rateVariance(used), r, bucketSize(used.map((b) => b.sessions)));
+  const se2 = phi * ((ss + cc) / (2 * det));
+  const amp2 = sin * sin + cos * cos;
+  const shrink = amp2 === 0 ? 0 : Math.max(0, 1 - (2 * se2) / amp2);
+  return shrink === 0 ? FLAT : { sin: sin * shrink, cos: cos * shrink, variance: se2 };
+}
+
+/** Σ n_h · f(h): a window's page-sessions weighted by the daily cycle (the exposure the tests compare). */
+export const cycleExposure = (buckets: readonly Bucket[], d: Diurnal): number =>
+  buckets.reduce((s, b) => s + b.sessions * diurnalFactor(d, b.hour), 0);
+
+/**
+ * The hour-to-hour variance of an issue's rate beyond Poisson, from a window's hourly buckets: the
+ * negative-binomial (NB2) scale c of "affected in an hour ~ Poisson(n_h · r · f_h · M_h), Var(M_h) = c", f_h the
+ * daily cycle's factor. With μ_h = n_h · f_h · r̂ (r̂ = Σx / Σn·f), the method-of-moments estimate is
+ * c = Σ[(x_h − μ_h)² − μ_h] / Σ μ_h², floored at 0 (never bolder than Poisson). 0 when there is no affected session or
+ * fewer than 2 buckets with traffic.
+ */
+export function rateVariance(buckets: readonly Bucket[], d: Diurnal = FLAT): number {
+  const used = buckets.filter((b) => b.sessions > 0);
+  const n = cycleExposure(used, d);
   const x = used.reduce((s, b) => s + b.affected, 0);
   if (used.length < 2 || x === 0) return 0;
   const r = x / n;
   let num = 0;
   let den = 0;
   for (const b of used) {
-    const mu = b.sessions * r;
+    const mu = b.sessions * diurnalFactor(d, b.hour) * r;
     num += (b.affected - mu) ** 2 - mu;
     den += mu * mu;
   }
@@ -240,6 +311,118 @@ export function bucketSize(sessions: readonly number[]): number {
 export const windowDispersion = (c: number, rate: number, size: number): number =>
   1 + Math.max(0, c) * Math.max(0, rate) * Math.max(0, size);
 
+/** A storm hour stands this many standard deviations above its expected count (and at least STORM_MIN_EXCESS above it). */
+export const STORM_Z = 3.5;
+export const STORM_MIN_EXCESS = 3;
+
+/**
+ * The before window without its storm hours: the hours whose affected count stands more than STORM_Z standard
+ * deviations (of the NB model fitted to the remaining hours) and STORM_MIN_EXCESS sessions above its expected count,
+ * found by refitting until no hour changes side (at most 10 rounds; the first round against Poisson alone, so storms
+ * cannot hide behind the variance they cause). A storm only ever adds affected sessions, so
+ * the calm hours' rate and variance describe the low side of an hour's count: what a fix test needs.
+ */
+export function calmHours(buckets: readonly Bucket[], d: Diurnal): Bucket[] {
+  let calm = buckets.filter((b) => b.sessions > 0);
+  for (let round = 0; round < 10; round++) {
+    const n = cycleExposure(calm, d);
+    const x = calm.reduce((s, b) => s + b.affected, 0);
+    if (n === 0 || x === 0) break;
+    const r = x / n;
+    // The first round assumes no extra variance: storms would inflate it and hide themselves.
+    const c = round === 0 ? 0 : rateVariance(calm, d);
+    const next = buckets.filter((b) => {
+      if (b.sessions <= 0) return false;
+      const mu = b.sessions * diurnalFactor(d, b.hour) * r;
+      return !(b.affected - mu > STORM_MIN_EXCESS && b.affected - mu > STORM_Z * Math.sqrt(mu + c * mu * mu));
+    });
+    if (next.length === calm.length) break;
+    calm = next;
+  }
+  return calm;
+}
+
+/** The overdispersion model of one issue's test (see IssueCounts.dispersion). */
+export interface Dispersion {
+  /** c of the before window, every hour (storms included) around its daily cycle. */
+  rateVariance: number;
+  /** Bucket sizes (bucketSize) of the before and after windows' hourly page-sessions. */
+  beforeBucket: number;
+  afterBucket: number;
+  /** The daily cycle fitted on the before window, and each window's page-sessions weighted by it (cycleExposure). */
+  diurnal?: Diurnal;
+  beforeExposure?: number;
+  afterExposure?: number;
+  /** The before window without its storm hours (calmHours): affected sessions, weighted exposure, c and bucket size. */
+  calm?: { affected: number; exposure: number; rateVariance: number; bucket: number };
+  /**
+   * The after window without its peak hour and without the hours that stand out as storms against the rest of it
+   * (calmHours of the after window, at its own rate): what a regression must show in. A regression lifts every
+   * hour, a storm one or two.
+   */
+  afterCalm?: { sessions: number; affected: number; exposure: number; bucket: number };
+}
+
+/**
+ * The dispersion model of a test from its windows' hourly buckets: the daily cycle and c of the before window, its
+ * calm hours, each window's weighted exposure and bucket size; and the after window's peak hour. `cycle` replaces
+ * the before window's daily cycle when that window is too short to show one (the test since a fix: hours, not days).
+ */
+export function dispersionOf(
+  before: readonly Bucket[],
+  after: readonly Bucket[],
+  cycle?: Diurnal,
+): { dispersion: Dispersion; afterPeak: Bucket | undefined } {
+  const diurnal = cycle ?? diurnalProfile(before);
+  const calm = calmHours(before, diurnal);
+  const afterPeak = after.reduce<Bucket | undefined>(
+    (m, b) => (m === undefined || b.affected > m.affected ? b : m),
+    undefined,
+  );
+  const afterCalm = calmHours(
+    after.filter((b) => b !== afterPeak),
+    diurnal,
+  );
+  return {
+    dispersion: {
+      rateVariance: rateVariance(before, diurnal),
+      beforeBucket: bucketSize(before.map((b) => b.sessions)),
+      afterBucket: bucketSize(after.map((b) => b.sessions)),
+      diurnal,
+      beforeExposure: cycleExposure(before, diurnal),
+      afterExposure: cycleExposure(after, diurnal),
+      calm: {
+        affected: calm.reduce((s, b) => s + b.affected, 0),
+        exposure: cycleExposure(calm, diurnal),
+        rateVariance: rateVariance(calm, diurnal),
+        bucket: bucketSize(calm.map((b) => b.sessions)),
+      },
+      afterCalm: {
+        sessions: afterCalm.reduce((s, b) => s + b.sessions, 0),
+        affected: afterCalm.reduce((s, b) => s + b.affected, 0),
+        exposure: cycleExposure(afterCalm, diurnal),
+        bucket: bucketSize(afterCalm.map((b) => b.sessions)),
+      },
+    },
+    afterPeak,
+  };
+}
+
+/**
+ * A test since a fix has a day or so of hours before it, which estimates the rate variance poorly: the week before
+ * the deploy (168 hours) bounds both variances from below.
+ */
+export function floorDispersion(d: Dispersion, week: Dispersion): Dispersion {
+  return {
+    ...d,
+    rateVariance: Math.max(d.rateVariance, week.rateVariance),
+    calm: d.calm && {
+      ...d.calm,
+      rateVariance: Math.max(d.calm.rateVariance, week.calm?.rateVariance ?? week.rateVariance),
+    },
+  };
+}
+
 /** Counts of one issue's cluster before and after a deploy. */
 export interface IssueCounts {
   /** Distinct page-sessions (sessions that viewed the issue's page) in the window: the exposure. */
@@ -252,7 +435,7 @@ export interface IssueCounts {
    * Overdispersion: the hourly rate variance c (rateVariance of the before window) and each window's bucket size
    * (bucketSize of its hourly page-sessions). Absent: Poisson (φ = 1 on both sides).
    */
-  dispersion?: { rateVariance: number; beforeBucket: number; afterBucket: number };
+  dispersion?: Dispersion;
   /**
    * The after window's hourly bucket with the most affected sessions. A regression must hold without it: one burst
    * hour (a rage-click storm) looks exactly like a rise, so a rise seen in a single hour is not yet a regression.
@@ -271,14 +454,22 @@ export function rateRatio(c: IssueCounts): number {
   return after / before;
 }
 
-/** φ before and φ after of a test whose null is "rate after = ratio × rate before". */
+/**
+ * φ of the after window at rate `rate` with hourly rate variance `c`, plus the daily cycle's uncertainty: a relative
+ * error of variance v in the cycle's factor adds v·μ² to the variance of a count of mean μ, so v·μ to φ.
+ */
+function afterDispersion(d: Dispersion, c: number, rate: number, size: number, exposure: number): number {
+  return windowDispersion(c, rate, size) + (d.diurnal?.variance ?? 0) * Math.max(0, rate) * exposure;
+}
+
+/** φ before and φ after of a test whose null is "rate after = ratio × rate before", every before hour counted. */
 export function dispersions(c: IssueCounts, ratio: number): { before: number; after: number } {
   if (!c.dispersion || c.sessionsBefore <= 0) return { before: 1, after: 1 };
-  const r = c.affectedBefore / c.sessionsBefore;
   const d = c.dispersion;
+  const r = c.affectedBefore / (d.beforeExposure ?? c.sessionsBefore);
   return {
     before: windowDispersion(d.rateVariance, r, d.beforeBucket),
-    after: windowDispersion(d.rateVariance, ratio * r, d.afterBucket),
+    after: afterDispersion(d, d.rateVariance, ratio * r, d.afterBucket, d.afterExposure ?? c.sessionsAfter),
   };
 }
 
@@ -286,11 +477,31 @@ export function dispersions(c: IssueCounts, ratio: number): { before: number; af
  * The fix test of one open issue: its one-sided p-value against "the rate fell by less than half", or null
  * (insufficient_data) when there is nothing to test: no page-session before or after (zero exposure is never
  * evidence), or fewer than MIN_EXPECTED_AFFECTED affected sessions expected after if nothing changed (with fewer,
- * even zero cannot prove a fix).
+ * even zero cannot prove a fix). With the dispersion model, before is the before window's calm hours (a storm only
+ * ever adds sessions, so an issue opened by one is compared with its usual rate, not its storm) and both windows'
+ * page-sessions are weighted by the daily cycle (a fix deployed in the evening is not the evening's usual dip).
  */
 export function fixPValue(c: IssueCounts): number | null {
-  const expected = c.sessionsBefore > 0 ? (c.affectedBefore / c.sessionsBefore) * c.sessionsAfter : 0;
-  if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0 || expected < MIN_EXPECTED_AFFECTED) return null;
+  if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0) return null;
+  const d = c.dispersion;
+  if (d?.calm && d.afterExposure !== undefined) {
+    const { affected, exposure, rateVariance: cv, bucket } = d.calm;
+    if (exposure <= 0 || d.afterExposure <= 0) return null;
+    const r = affected / exposure;
+    if (r * d.afterExposure < MIN_EXPECTED_AFFECTED) return null;
+    return poissonRateTest(
+      affected,
+      exposure,
+      c.affectedAfter,
+      d.afterExposure,
+      'decrease',
+      VERIFIED_MAX_RATE_RATIO,
+      windowDispersion(cv, r, bucket),
+      afterDispersion(d, cv, VERIFIED_MAX_RATE_RATIO * r, d.afterBucket, d.afterExposure),
+    );
+  }
+  const expected = (c.affectedBefore / c.sessionsBefore) * c.sessionsAfter;
+  if (expected < MIN_EXPECTED_AFFECTED) return null;
   const phi = dispersions(c, VERIFIED_MAX_RATE_RATIO);
   return poissonRateTest(
     c.affectedBefore,
@@ -306,23 +517,47 @@ export function fixPValue(c: IssueCounts): number | null {
 
 /**
  * The regression test of one closed issue (before = its quiet period): its one-sided p-value against "the rate did
- * not rise above the quiet rate" (the larger of the p-values with and without the after window's peak hour, when it
- * is given), or null (insufficient_data) when no page-session was seen in the quiet period or after it (zero
- * exposure is never evidence: without a quiet rate there is nothing to have risen from), or when all the after
- * traffic is in the peak hour.
+ * not rise above the quiet rate", or null (insufficient_data) when no page-session was seen in the quiet period or
+ * after it (zero exposure is never evidence: without a quiet rate there is nothing to have risen from), or when all
+ * the after traffic is in the peak hour. With the peak hour given, the larger of two p-values: the whole after window
+ * with every before hour's variance (storms included), and the after window without its peak hour with the calm
+ * hours' variance (one storm hour looks exactly like a rise, so a rise seen in a single hour is not yet a regression;
+ * without that hour, the rest need not carry the storms' variance). Page-sessions are weighted by the daily cycle.
  */
 export function regressionPValue(c: IssueCounts): number | null {
   if (c.sessionsAfter <= 0 || c.sessionsBefore <= 0) return null;
+  const d = c.dispersion;
+  const n1 = d?.beforeExposure ?? c.sessionsBefore;
+  const n2 = d?.afterExposure ?? c.sessionsAfter;
   const phi = dispersions(c, 1);
-  const test = (x2: number, n2: number) =>
-    poissonRateTest(c.affectedBefore, c.sessionsBefore, x2, n2, 'increase', 1, phi.before, phi.after);
-  if (!c.afterPeak) return test(c.affectedAfter, c.sessionsAfter);
+  const full = poissonRateTest(c.affectedBefore, n1, c.affectedAfter, n2, 'increase', 1, phi.before, phi.after);
+  if (d?.afterCalm) {
+    // Without its peak and storm hours: nothing left (the rise is all in one hour) is no decision yet.
+    const a = d.afterCalm;
+    if (a.sessions <= 0 || a.exposure <= 0) return null;
+    const r = c.affectedBefore / n1;
+    const restPhi = afterDispersion(d, d.calm?.rateVariance ?? d.rateVariance, r, a.bucket, a.exposure);
+    return Math.max(
+      full,
+      poissonRateTest(c.affectedBefore, n1, a.affected, a.exposure, 'increase', 1, phi.before, restPhi),
+    );
+  }
+  if (!c.afterPeak) return full;
   // Without its peak hour: nothing left (the rise is all in one hour) is no decision yet.
   const rest = c.sessionsAfter - c.afterPeak.sessions;
   if (rest <= 0) return null;
   return Math.max(
-    test(c.affectedAfter, c.sessionsAfter),
-    test(Math.max(0, c.affectedAfter - c.afterPeak.affected), rest),
+    full,
+    poissonRateTest(
+      c.affectedBefore,
+      n1,
+      Math.max(0, c.affectedAfter - c.afterPeak.affected),
+      rest,
+      'increase',
+      1,
+      phi.before,
+      phi.after,
+    ),
   );
 }
 
