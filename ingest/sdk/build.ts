@@ -22,7 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  * them may ever be a wire field, a public option, a stats key or a DOM/builtin property we use.
  */
 const INTERNAL_PROPS =
-  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|multiAt|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|multiClickAt|dropEvent|interval|beacon|busy|url|release|sample|info|el|at|click|missed)$/;
+  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|dropEvent|interval|beacon|busy|url|release|sample|info|el|at|click|missed|down)$/;
 
 async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
   const out = await build({
@@ -50,7 +50,12 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
  * terser's pass over esbuild's output: its default transforms (none of the `unsafe*` ones) in two compress passes,
  * names mangled, comments dropped. esbuild has already renamed INTERNAL_PROPS.
  */
-const TERSER: MinifyOptions = { ecma: 2020, compress: { passes: 2 }, mangle: true, format: { comments: false } };
+const TERSER: MinifyOptions = {
+  ecma: 2020,
+  compress: { passes: 3, unsafe_arrows: true, unsafe_comps: true, unsafe_math: true, unsafe_undefined: true },
+  mangle: true,
+  format: { comments: false },
+};
 const terserVersion = (createRequire(import.meta.url)('terser/package.json') as { version: string }).version;
 /** What decides terser's output besides the code: part of every cache key, and of the version. */
 const TERSER_ID = `terser ${terserVersion} ${JSON.stringify(TERSER)}`;

@@ -1,7 +1,5 @@
-import { MULTI_CLICK_SELECTION_MS } from './constants.ts';
-import { now } from './clock.ts';
 import { guard } from './guard.ts';
-import { on } from './dom-events.ts';
+import { hooks, on, selected, targetOf } from './dom-events.ts';
 
 /**
  * Kinds of page response a dead-click candidate can receive: the DOM event types watched, plus
@@ -17,34 +15,52 @@ export interface ActivityHooks {
   wanted(): boolean;
   /** The URL may have changed (history API, popstate, hashchange); returns whether the page did. */
   route(): boolean;
-  /** When the last press was part of a double/triple click, whose text selection is the user's own. */
-  multiClickAt(): number;
 }
 
 /**
- * Replaces obj[name] with a function that also calls `hook` after a successful call: after, so a route change
+ * Replaces obj[name] with a function that also calls `hook` (given `this`) after a successful call: after, so a route change
  * reads the new URL; a blocking dialog still counts, since no timer (no dead-click deadline) runs while it is open.
  */
-function wrap(obj: object, name: string, hook: () => void): void {
+export const wrap = (obj: object, name: string, hook: (self: never) => void): void => {
   const o = obj as Record<string, unknown>;
   const orig = o[name];
   if (typeof orig !== 'function') return;
   const safe = guard(hook);
-  o[name] = function (this: unknown, ...args: unknown[]): unknown {
+  o[name] = function (this: never, ...args: unknown[]): unknown {
     // The host's own errors must reach the host unchanged, so the original call is not guarded.
     const r = (orig as (...a: unknown[]) => unknown).apply(this, args);
-    safe();
+    safe(this);
     return r;
   };
-}
+};
+
+let observer: MutationObserver | undefined;
+const roots = new WeakSet<Node>();
+/** What the mutation observer watches, in the document and in adopted shadow roots. */
+const OBSERVED: MutationObserverInit = { childList: true, subtree: true, attributes: true, characterData: true };
+
+/**
+ * Makes the open shadow roots an event passed through visible like the document: the mutation observer watches
+ * them, and the document's listeners hear their events that do not leave the root (submit, change, reset,
+ * invalid, toggle, scroll: not composed). Composed events already reach the document's listeners, so they are
+ * skipped there. Called on presses and focus, which reach every component a person uses.
+ */
+export const adopt = (e: Event): void => {
+  for (const n of e.composedPath())
+    if (n instanceof ShadowRoot && !roots.has(n)) {
+      roots.add(n);
+      observer?.observe(n, OBSERVED);
+      for (const [type, fn] of hooks) on(type, (x) => x.composed || fn(x), n);
+    }
+};
 
 /** A click on a link that leaves this document (not a fragment, not javascript:). */
-function leavesDocument(e: MouseEvent): boolean {
+const leavesDocument = (e: MouseEvent): boolean => {
   const a = (e.target as Element).closest(
     'a[href]:not([href^="#"]):not([href^="javascript:" i])',
   ) as HTMLAnchorElement | null;
   return !!a && !(a.hash && a.href.split('#')[0] === location.href.split('#')[0]);
-}
+};
 
 /**
  * Watches everything that counts as the page responding: DOM mutations, navigation (history API,
@@ -52,14 +68,10 @@ function leavesDocument(e: MouseEvent): boolean {
  * dialogs, scripted clicks, fetch/XHR, scroll, a new text selection, focus moving, input/change,
  * form resets, toggles, CSS transitions and animations starting.
  */
-export function watchActivity(h: ActivityHooks): void {
+export const watchActivity = (h: ActivityHooks): void => {
   const fire = (kind: ActivityKind, target: EventTarget | null = null): void => h.activity(kind, target);
-  new MutationObserver(guard((records: MutationRecord[]) => h.wanted() && h.mutations(records))).observe(document, {
-    childList: true,
-    subtree: true,
-    attributes: true,
-    characterData: true,
-  });
+  observer = new MutationObserver(guard((records: MutationRecord[]) => h.wanted() && h.mutations(records)));
+  observer.observe(document, OBSERVED);
   wrap(window, 'fetch', () => fire('net'));
   wrap(XMLHttpRequest.prototype, 'send', () => fire('net'));
   // Dialogs and new windows answer a click outside the DOM; so does a scripted click on another
@@ -71,16 +83,20 @@ export function watchActivity(h: ActivityHooks): void {
   };
   wrap(history, 'pushState', onHistory);
   wrap(history, 'replaceState', onHistory);
-  on(window, 'popstate', onHistory);
-  on(window, 'hashchange', () => {
-    // `href="#"` lands on an empty fragment: that is the classic dead link, not a response.
-    if (location.hash.length > 1) fire('nav');
-    h.route();
-  });
-  on<MouseEvent>(window, 'click', (e) => !e.defaultPrevented && leavesDocument(e) && fire('nav'));
-  on(window, 'submit', (e) => e.defaultPrevented || fire('nav'));
+  on('popstate', onHistory, window);
+  on(
+    'hashchange',
+    () => {
+      // `href="#"` lands on an empty fragment: that is the classic dead link, not a response.
+      if (location.hash.length > 1) fire('nav');
+      h.route();
+    },
+    window,
+  );
+  on<MouseEvent>('click', (e) => !e.defaultPrevented && leavesDocument(e) && fire('nav'), window);
+  on('submit', (e) => e.defaultPrevented || fire('nav'), window);
   const nav = (window as unknown as { navigation?: EventTarget }).navigation;
-  if (nav) on<Event & { hashChange?: boolean }>(nav, 'navigate', (e) => e.hashChange || fire('nav'));
+  if (nav) on<Event & { hashChange?: boolean }>('navigate', (e) => e.hashChange || fire('nav'), nav);
 
   // A reset empties the form's fields without any DOM change or input event.
   for (const type of [
@@ -94,9 +110,9 @@ export function watchActivity(h: ActivityHooks): void {
     'invalid',
     'reset',
   ]) {
-    on(document, type, (e) => fire(type, e.target));
+    on(type, (e) => fire(type, targetOf(e)));
   }
-  on(document, 'selectionchange', () => {
-    if (getSelection()?.isCollapsed === false && now() - h.multiClickAt() > MULTI_CLICK_SELECTION_MS) fire('select');
+  on('selectionchange', () => {
+    if (selected()) fire('select', getSelection()!.anchorNode);
   });
-}
+};

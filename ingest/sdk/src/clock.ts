@@ -1,4 +1,4 @@
 /** Monotonic milliseconds for detection windows: wall-clock jumps must not open or close a window. */
-export function now(): number {
+export const now = (): number => {
   return performance.now();
-}
+};

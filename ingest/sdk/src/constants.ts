@@ -11,11 +11,16 @@ export const RAGE_MAX_GAP_MS = 1000;
 /** Largest distance from the previous click, in CSS px (PostHog: 30; Datadog: 100). */
 export const RAGE_MAX_DISTANCE_PX = 30;
 
+/** A burst's click answered by a change anywhere within this time was answered by its own handler. */
+export const RAGE_SYNC_ANSWER_MS = 50;
+
+// --- rage_click and dead_click ---
+/** A click this far from where its press went down ends a drag, not a click (OS drag thresholds are 4-10 px). */
+export const DRAG_MIN_PX = 10;
+
 // --- dead_click ---
 /** How long a click on something interactive may go without any response (Datadog 100 ms, PostHog 2.5 s, Sentry 7 s). */
 export const DEAD_WINDOW_MS = 2000;
-/** A selection made within this time of a double/triple-click press is the user's own doing, not a page response. */
-export const MULTI_CLICK_SELECTION_MS = 600;
 
 // --- disabled_element_attempt ---
 /** Repeated presses on the same disabled element within this gap are one attempt. */

@@ -4,6 +4,9 @@
  */
 export type Point = Pick<MouseEvent, 'clientX' | 'clientY' | 'pageX' | 'pageY'>;
 
+/** How far apart two pointer positions are, in CSS px. */
+export const distance = (a: Point, b: Point): number => Math.hypot(a.clientX - b.clientX, a.clientY - b.clientY);
+
 export interface Coords {
   x?: number;
   y?: number;
@@ -14,13 +17,13 @@ export interface Coords {
 }
 
 /** Scales `v` over `size` to 0..1000; undefined when the size is unknown (zero) or v is not a number. */
-export function scale(v: number, size: number): number | undefined {
+export const scale = (v: number, size: number): number | undefined => {
   if (!(size > 0) || !Number.isFinite(v)) return undefined;
   return Math.min(1000, Math.max(0, Math.round((v / size) * 1000)));
-}
+};
 
 /** Element-relative (x,y), viewport (vx,vy) and document (px,py) coordinates of a point. */
-export function coordsFor(el: Element, p: Point): Coords {
+export const coordsFor = (el: Element, p: Point): Coords => {
   const r = el.getBoundingClientRect();
   const de = document.documentElement;
   // An undefined axis (zero-size element) is left out by JSON.stringify.
@@ -32,4 +35,4 @@ export function coordsFor(el: Element, p: Point): Coords {
     px: scale(p.pageX, Math.max(de.scrollWidth, innerWidth)),
     py: scale(p.pageY, Math.max(de.scrollHeight, innerHeight)),
   };
-}
+};

@@ -1,4 +1,5 @@
 import { coordsFor, type Point } from './coords.ts';
+import { hostOf } from './dom-events.ts';
 import { guard } from './guard.ts';
 import { uuid } from './ids.ts';
 import { labelFor } from './label.ts';
@@ -14,27 +15,29 @@ export const state = {
   transport: null as Transport | null,
   /** The current page (see pagePath); events carry the page they happened on. */
   page: '',
-  ignore: [] as string[],
+  /** Selectors of opted-out regions: the attribute, then init's `ignore`, then the remote config's. */
+  ignore: ['[data-friction-ignore]'],
   /** From identify(): goes into every batch's context.anonymous_id. */
   anon: undefined as string | undefined,
 };
 
 export type Draft = Omit<WireEvent, 'id' | 'ts' | 'page'>;
 
-/** Elements the site opted out: `data-friction-ignore` on it or an ancestor, or an `ignore` selector. */
-export function ignored(el: Element): boolean {
-  return (
-    !!el.closest('[data-friction-ignore]') ||
-    state.ignore.some((s) => {
-      try {
-        return !!el.closest(s);
-      } catch {
-        // A selector that does not parse matches nothing; it must not cost the other rules.
-        return false;
-      }
-    })
-  );
-}
+/**
+ * Elements the site opted out: `data-friction-ignore` on it or an ancestor, or an `ignore` selector; an element
+ * inside a shadow root is also ignored when its host is.
+ */
+export const ignored = (el: Element | null | undefined): boolean =>
+  !!el &&
+  (state.ignore.some((s) => {
+    try {
+      return !!el.closest(s);
+    } catch {
+      // A selector that does not parse matches nothing; it must not cost the other rules.
+      return false;
+    }
+  }) ||
+    ignored(hostOf(el)));
 
 /** A conversion's value when the contract takes it (a number, 0..1e12); undefined is left out of the JSON. */
 export const amount = (v: unknown): number | undefined => (typeof v == 'number' && v >= 0 && v <= 1e12 ? v : undefined);
@@ -43,14 +46,14 @@ export const amount = (v: unknown): number | undefined => (typeof v == 'number' 
 export const stamp = (d: Draft, page = state.page): WireEvent => ({ id: uuid(), ts: Date.now(), page, ...d });
 
 /** Stamps an event and queues it under the current session. */
-export function emit(d: Draft, page?: string): void {
+export const emit = (d: Draft, page?: string): void => {
   state.transport?.push(touch().i, stamp(d, page));
-}
+};
 
 /** An element's identity in a signal: selector, label and, given a pointer position, coordinates. */
 export type Identity = Pick<WireEvent, 'selector' | 'label' | 'x' | 'y' | 'vx' | 'vy' | 'px' | 'py'>;
 
-export function describe(el: Element, point?: Point): Identity {
+export const describe = (el: Element, point?: Point): Identity => {
   // Each part guarded on its own: a signal without coordinates or a label still tells the story.
   const d: Identity = (point && guard(coordsFor)(el, point)) || {};
   const sel = guard(selectorFor)(el);
@@ -58,7 +61,7 @@ export function describe(el: Element, point?: Point): Identity {
   if (sel) d.selector = sel;
   if (label) d.label = scrub(label);
   return d;
-}
+};
 
 /** What a detector knows about a signal; the element's identity is derived here unless given. */
 export interface SignalInit {
@@ -72,9 +75,9 @@ export interface SignalInit {
   page?: string;
 }
 
-export function signal(name: string, init: SignalInit = {}): void {
+export const signal = (name: string, init: SignalInit = {}): void => {
   const { el } = init;
-  if (el && ignored(el)) return;
+  if (ignored(el)) return;
   const d: Draft = { type: 'signal', signal: name, ...(init.known || (el ? describe(el, init.point) : {})) };
   const meta = cleanMeta(init.meta);
   if (meta) {
@@ -83,4 +86,4 @@ export function signal(name: string, init: SignalInit = {}): void {
     d.meta = meta;
   }
   emit(d, init.page);
-}
+};

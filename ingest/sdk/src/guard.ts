@@ -5,7 +5,7 @@
  */
 export const health = { errors: 0, lastError: '' as unknown };
 
-export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R | undefined {
+export const guard = <A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R | undefined) => {
   return function (this: unknown, ...args: A): R | undefined {
     try {
       return fn.apply(this, args);
@@ -16,4 +16,4 @@ export function guard<A extends unknown[], R>(fn: (...args: A) => R): (...args: 
       return undefined;
     }
   };
-}
+};

@@ -10,7 +10,7 @@ const INTERACTIVE =
  * custom widgets tell users "click me", and it is inherited, so the run's top is the widget).
  * `tabindex` alone is not enough: scrollable regions carry tabindex=0 for keyboard users.
  */
-export function interactiveFor(target: Element): Element | null {
+export const interactiveFor = (target: Element): Element | null => {
   let found = target.closest(INTERACTIVE);
   if (found) return found;
   for (
@@ -21,7 +21,7 @@ export function interactiveFor(target: Element): Element | null {
     found = cur;
   }
   return found;
-}
+};
 
 /**
  * The disabled control a press landed on: `disabled` (also via a disabled fieldset) or aria-disabled.
@@ -32,15 +32,14 @@ export function interactiveFor(target: Element): Element | null {
  */
 export const disabledFor = (target: Element, e?: MouseEvent): Element | null =>
   target.closest('button:disabled,input:disabled,select:disabled,textarea:disabled,[aria-disabled=true]') ||
-  (e &&
-    Array.from(target.children).find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
+  (e && [...target.children].find((c) => c.matches(':disabled,.disabled,[aria-disabled=true]') && within(c, e))) ||
   null;
 
 /** Whether the pointer is inside the element's box. */
-function within(el: Element, e: MouseEvent): boolean {
+const within = (el: Element, e: MouseEvent): boolean => {
   const r = el.getBoundingClientRect();
   return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
-}
+};
 
 /**
  * A node with nothing to read or see in it: a span or div with no text, image or icon (ripples and
@@ -59,16 +58,14 @@ const bare = (n: Node): boolean =>
  */
 export const decorative = (r: MutationRecord, el: Element): boolean =>
   el.contains(r.target) &&
-  (r.type == 'childList'
-    ? Array.from(r.addedNodes).concat(Array.from(r.removedNodes)).every(bare)
-    : r.target != el && bare(r.target));
+  (r.type == 'childList' ? [...r.addedNodes, ...r.removedNodes].every(bare) : r.target != el && bare(r.target));
 
 /**
  * A modal's backdrop: the ::backdrop of a <dialog> (the click lands on the dialog, outside its box),
  * an element named like one, or an unnamed full-screen fixed layer that holds a dialog. Clicking it
  * is how people dismiss modals, whether or not this modal listens.
  */
-export function isBackdrop(target: Element, e: MouseEvent): boolean {
+export const isBackdrop = (target: Element, e: MouseEvent): boolean => {
   // Cheapest tests first: geometry forces a layout, which an ordinary click must not pay for.
   const r = (): DOMRect => target.getBoundingClientRect();
   if (target instanceof HTMLDialogElement) return !within(target, e);
@@ -79,7 +76,7 @@ export function isBackdrop(target: Element, e: MouseEvent): boolean {
       r().width >= innerWidth * 0.9 &&
       r().height >= innerHeight * 0.9)
   );
-}
+};
 
 /**
  * Targets whose response happens outside the page (pickers, other apps), is the caret itself, or is a
@@ -87,7 +84,7 @@ export function isBackdrop(target: Element, e: MouseEvent): boolean {
  * media, embedded frames, and labels of file inputs, checkboxes and radios (toggling one on and off is
  * not rage; a click on the label of a working one is answered by its change event anyway).
  */
-function outsideResponse(el: Element, target: Element): boolean {
+const outsideResponse = (el: Element, target: Element): boolean => {
   const label = target.closest('label');
   const control = label?.control;
   return (
@@ -96,13 +93,13 @@ function outsideResponse(el: Element, target: Element): boolean {
     !!target.closest('canvas,video,audio') ||
     (control instanceof HTMLInputElement && /^(file|checkbox|radio)$/.test(control.type))
   );
-}
+};
 
 /**
  * dead_click exclusions: new-tab and named-window links, downloads, mailto/tel, modifier clicks
  * (open in new tab), the targets of outsideResponse, and modal backdrops.
  */
-export function deadExcluded(el: Element, target: Element, e: MouseEvent): boolean {
+export const deadExcluded = (el: Element, target: Element, e: MouseEvent): boolean => {
   const t = el.getAttribute('target');
   return (
     e.ctrlKey ||
@@ -115,21 +112,16 @@ export function deadExcluded(el: Element, target: Element, e: MouseEvent): boole
     outsideResponse(el, target) ||
     isBackdrop(target, e)
   );
-}
-
-/**
- * Captions (any case, anywhere in the accessible name) of controls meant to be clicked many times in a
- * row: steppers, pagers, carousels. "Go to next page", "Next slide", "Slide right", "Show 10 more".
- */
-const REPEATABLE =
-  /^([-+−–›»‹«→←<>]|\d+)$|\b(plus|minus|(in|de)cre(ase|ment)|(add|remove) one|next|prev(ious)?|older|newer|(load|show|see|view)( \d+)? more|page \d+|slide)\b/i;
+};
 
 /**
  * rage_click exclusions: controls whose whole point is repeated clicking (toggles, steppers,
- * pagination, carousels), the targets of outsideResponse (caret placement, drawing, games).
+ * pagination, carousels), the targets of outsideResponse (caret placement, drawing, games). Controls
+ * recognised only by their caption ("Next", "Show 10 more") need no rule: their answers are seen wherever
+ * they land (see rage.ts rageMutations).
  */
-export function rageExcluded(el: Element, target: Element, label: string | undefined): boolean {
-  const p = el.parentElement;
+export const rageExcluded = (el: Element, target: Element): boolean => {
+  const p = el.parentNode as ParentNode | null;
   return (
     outsideResponse(el, target) ||
     el.matches(
@@ -138,7 +130,6 @@ export function rageExcluded(el: Element, target: Element, label: string | undef
     !!el.closest(
       '[role=spinbutton],[class*=paginat i],[class*=pager i],[class*=carousel i],[aria-roledescription*=carousel i],[rel=next],[rel=prev],[aria-label*=pag i]',
     ) ||
-    !!p?.querySelector('input[type=number],[role=spinbutton]') ||
-    (!!label && REPEATABLE.test(label))
+    !!p?.querySelector('input[type=number],[role=spinbutton]')
   );
-}
+};

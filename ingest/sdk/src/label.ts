@@ -7,7 +7,7 @@ const tidy = (s: string | null | undefined): string => (s || '').replace(/\s+/g,
  * container never builds a megabyte string. Skips scripts, styles and anything editable: what a
  * user typed must never leave the page.
  */
-export function textOf(el: Element): string {
+export const textOf = (el: Element): string => {
   let out = '';
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n && out.length < 2 * MAX_LABEL_CHARS; n = walker.nextNode()) {
@@ -15,13 +15,13 @@ export function textOf(el: Element): string {
     if (!p.closest('script,style,textarea,noscript,[contenteditable]')) out += ` ${n.nodeValue}`;
   }
   return tidy(out);
-}
+};
 
 /**
  * A short accessible name: aria-label, a field's <label>, placeholder or name, title, alt, then
  * the element's own text. Never a field's value (only the author-written caption of a button input).
  */
-export function labelFor(el: Element): string | undefined {
+export const labelFor = (el: Element): string | undefined => {
   const a = (n: string): string => tidy(el.getAttribute(n));
   const field = el.matches('input,select,textarea');
   const labels = (el as HTMLInputElement).labels;
@@ -35,4 +35,4 @@ export function labelFor(el: Element): string | undefined {
     (!field && el.localName !== 'form' && textOf(el)) ||
     undefined
   );
-}
+};

@@ -10,7 +10,7 @@ const plain = (v: unknown): boolean =>
  * cut to 256); nested objects, arrays, functions and cycles are dropped, and the result must
  * serialize to ≤ 2048 chars or it is replaced by `{ truncated: true }`.
  */
-export function cleanMeta(m: unknown): Meta | undefined {
+export const cleanMeta = (m: unknown): Meta | undefined => {
   if (!m || typeof m !== 'object') return undefined;
   const out: Meta = {};
   for (const k of Object.keys(m).slice(0, 32)) {
@@ -18,4 +18,4 @@ export function cleanMeta(m: unknown): Meta | undefined {
     if (plain(v)) out[k.slice(0, 64)] = clip(v);
   }
   return JSON.stringify(out).length <= MAX_META_JSON_CHARS ? out : { truncated: true };
-}
+};

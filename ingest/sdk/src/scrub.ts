@@ -8,14 +8,14 @@ import { on } from './dom-events.ts';
  */
 const typed = new Map<EventTarget, string>();
 
-export function watchTyping(): void {
-  on(document, 'input', (e) => {
+export const watchTyping = (): void => {
+  on('input', (e) => {
     const t = e.target as HTMLInputElement;
     // Checkboxes and radios carry the author's values, not the visitor's words.
     if (e.isTrusted && typeof t.value == 'string' && !/^(checkbox|radio)$/.test(t.type))
       typed.set(t, t.value.trim().toLowerCase());
   });
-}
+};
 
 /**
  * Free text made safe to send: every value the visitor typed (3 characters or more, in any case),
@@ -23,7 +23,7 @@ export function watchTyping(): void {
  * also when grouped by spaces, dots or dashes) and, unless `quoted` is false, quoted strings
  * (`reading 'SPRING15'`) become `…`.
  */
-export function scrub(s: string, quoted = true): string {
+export const scrub = (s: string, quoted = true): string => {
   typed.forEach((v) => {
     // Each replacement shortens s (v has 3+ characters, `…` one), so this ends.
     for (let i; v.length > 2 && (i = s.toLowerCase().indexOf(v)) >= 0; )
@@ -31,4 +31,4 @@ export function scrub(s: string, quoted = true): string {
   });
   s = s.replace(/\S+@\S+|\d([ .-]?\d){4,}/g, '…');
   return quoted ? s.replace(/(^|\W)(["'`])[^"'`]*["'`]/g, '$1…') : s;
-}
+};

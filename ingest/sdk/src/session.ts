@@ -18,7 +18,7 @@ export interface SessionState {
 const KEY = 'friction.session';
 let mem: SessionState | null = null;
 
-function load(): SessionState | null {
+const load = (): SessionState | null => {
   try {
     // getItem gives null for a missing key, which JSON.parse reads as null.
     const s = JSON.parse(sessionStorage.getItem(KEY)!) as SessionState | null;
@@ -27,42 +27,42 @@ function load(): SessionState | null {
     // Storage disabled (privacy mode, sandboxed iframe) or tampered with: keep the session in memory.
     return null;
   }
-}
+};
 
-function save(s: SessionState): void {
+const save = (s: SessionState): void => {
   mem = s;
   try {
     sessionStorage.setItem(KEY, JSON.stringify(s));
   } catch {
     // Quota or storage disabled: the in-memory copy still serves this page.
   }
-}
+};
 
 /**
  * The current session, renewed after 30 minutes without events; every call counts as activity.
  * The anonymous id and an opt-out outlive a session renewal: they belong to the visitor, not the visit.
  */
-export function touch(t = Date.now()): SessionState {
+export const touch = (t = Date.now()): SessionState => {
   let s = mem || load();
   // A new session keeps the visitor's fields (anonymous id, opt-out) and nothing of the visit (l is set below).
   if (!s || t - s.l > SESSION_IDLE_MS) s = { ...s, i: uuid(), h: [] } as SessionState;
   s.l = t;
   save(s);
   return s;
-}
+};
 
 /** Records a page view for loop detection. A reload (same path again) is not a new step. */
-export function pushPage(path: string, t = Date.now()): SessionState {
+export const pushPage = (path: string, t = Date.now()): SessionState => {
   const s = touch(t);
   const last = s.h[s.h.length - 1];
   if (!last || last[0] !== path) s.h.push([path, t]);
   s.h = s.h.slice(-NAV_HISTORY_MAX);
   save(s);
   return s;
-}
+};
 
-export function update(fn: (s: SessionState) => void): void {
+export const update = (fn: (s: SessionState) => void): void => {
   const s = touch();
   fn(s);
   save(s);
-}
+};

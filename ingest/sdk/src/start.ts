@@ -1,15 +1,17 @@
 import { actions } from './actions.ts';
-import { watchActivity } from './activity.ts';
+import { adopt, watchActivity } from './activity.ts';
 import { now } from './clock.ts';
+import { distance } from './coords.ts';
+import { DRAG_MIN_PX } from './constants.ts';
 import { batchContext, landing } from './context.ts';
 import { ignored, state } from './core.ts';
 import { deadActivity, deadClick, deadMutations, deadPending, deadReset } from './detectors/dead.ts';
 import { disabledPress } from './detectors/disabled.ts';
 import { errorMutations, errorsWatching, watchErrors } from './detectors/errors.ts';
-import { fieldOf, formsClick, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
+import { fieldOf, formsClick, formsShortcut, formsLeave, formsNetwork, watchForms } from './detectors/forms.ts';
 import { conversionTarget, pageLoaded, routeChanged } from './detectors/navigation.ts';
 import { rageActive, rageClick, rageEnd, rageMutations } from './detectors/rage.ts';
-import { on } from './dom-events.ts';
+import { on, targetOf } from './dom-events.ts';
 import { guard } from './guard.ts';
 import { interactiveFor } from './interactive.ts';
 import { watchTyping } from './scrub.ts';
@@ -29,43 +31,50 @@ export interface Settings {
 }
 
 /** Routes every trusted press and click to the detectors that need it, resolving the click target once. */
-function watchPointer(): void {
-  on<PointerEvent>(document, 'pointerdown', (e) => {
-    if (!e.isTrusted || !(e.target instanceof Element)) return;
+const watchPointer = (): void => {
+  on<PointerEvent>('pointerdown', (e) => {
+    const target = targetOf(e);
+    adopt(e);
+    if (!e.isTrusted || !target) return;
     actions.seq++;
     actions.at = now();
+    actions.down = e;
     // Provisional: an error thrown by the page while it handles this press belongs to this element.
-    actions.click = { el: e.target, t: actions.at };
-    disabledPress(e, e.target);
+    actions.click = { el: target, t: actions.at };
+    disabledPress(e, target);
   });
-  on<MouseEvent>(document, 'mousedown', (e) => {
-    if (e.detail > 1) actions.multiAt = now();
-  });
-  on<KeyboardEvent>(document, 'keydown', (e) => {
+  on('focusin', adopt);
+  on<KeyboardEvent>('keydown', (e) => {
     if (!e.isTrusted || (e.key !== 'Enter' && e.key !== ' ')) return;
     actions.seq++;
     actions.at = now();
+    const f = e.key === 'Enter' && fieldOf(targetOf(e));
+    if (!f) return;
     // Enter in a form field submits it: native validation may answer with a bubble.
-    if (e.key === 'Enter' && fieldOf(e.target)) actions.submitAt = now();
+    actions.submitAt = now();
+    if (e.ctrlKey || e.metaKey) formsShortcut(f);
   });
-  on<MouseEvent>(document, 'click', (e) => {
-    const target = e.target;
+  on<MouseEvent>('click', (e) => {
+    const target = targetOf(e);
+    const d = actions.down;
     // Scripted clicks (element.click(), dispatchEvent) are the page talking to itself, not a user.
-    if (!e.isTrusted || e.button !== 0 || !(target instanceof Element)) return;
+    if (!e.isTrusted || e.button !== 0 || !target) return;
     const el = interactiveFor(target);
     actions.click = { el: el || target, t: now() };
     formsClick(target);
     conversionTarget(target);
-    if (ignored(target)) return;
+    // The click that ends a drag (the pointer moved from where it was pressed) is not a click on anything;
+    // keyboard activations (detail 0) had no press.
+    if (ignored(target) || (e.detail && d && distance(e, d) > DRAG_MIN_PX)) return;
     rageClick(e, target, el);
     deadClick(e, target, el);
   });
-}
+};
 
 /** Wires the detectors and the transport. Called once, for a sampled-in session. */
-export function start(o: Settings): void {
+export const start = (o: Settings): void => {
   const base = { ...landing(), ...o.context };
-  state.ignore = o.ignore;
+  state.ignore = state.ignore.concat(o.ignore);
   // Bound now, before the activity watcher wraps window.fetch: our own requests are not page activity.
   const f = window.fetch.bind(window);
   const t = (state.transport = createTransport({
@@ -113,20 +122,23 @@ export function start(o: Settings): void {
       errorMutations(records);
     },
     route: routeChanged,
-    multiClickAt: () => actions.multiAt,
   });
   for (const w of [watchPointer, watchErrors, watchForms, watchTyping]) guard(w)();
   const beacon = (): void => {
     // A session the remote config sampled out has no transport left.
     state.transport?.beacon();
   };
-  on<PageTransitionEvent>(window, 'pagehide', () => {
-    rageEnd();
-    deadReset();
-    formsLeave(false);
-    beacon();
-  });
-  on<PageTransitionEvent>(window, 'pageshow', (e) => e.persisted && pageLoaded());
-  on(document, 'visibilitychange', () => document.visibilityState === 'hidden' && beacon());
+  on<PageTransitionEvent>(
+    'pagehide',
+    () => {
+      rageEnd();
+      deadReset();
+      formsLeave(false);
+      beacon();
+    },
+    window,
+  );
+  on<PageTransitionEvent>('pageshow', (e) => e.persisted && pageLoaded(), window);
+  on('visibilitychange', () => document.visibilityState === 'hidden' && beacon());
   guard(pageLoaded)(o.conversions);
-}
+};

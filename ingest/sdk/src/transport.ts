@@ -39,20 +39,20 @@ export interface TransportOptions {
  * Retry-After in ms; null when absent or unreadable. Ingest sends delta-seconds; the HTTP-date form
  * is read as absent (plain backoff), which is safe, just not as precise.
  */
-export function parseRetryAfter(h: string | null): number | null {
+export const parseRetryAfter = (h: string | null): number | null => {
   const n = h ? +h : NaN;
   return n >= 0 ? n * 1000 : null;
-}
+};
 
 /**
  * Wait before attempt `attempt + 1`: the server's Retry-After when it gave one (plus up to 10% so
  * clients told the same number do not return in lockstep), else 1 s doubling to 30 s, half jittered.
  */
-export function retryDelay(attempt: number, retryAfterMs: number | null, rand = Math.random()): number {
+export const retryDelay = (attempt: number, retryAfterMs: number | null, rand = Math.random()): number => {
   if (retryAfterMs !== null) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) * (1 + rand / 10);
   const base = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (attempt - 1));
   return base / 2 + (rand * base) / 2;
-}
+};
 
 /** 429 and the gateway/unavailable 5xx are transient; network failures (status 0) too. */
 const retriable = (status: number): boolean => /^(0|429|50[234])$/.test(status as unknown as string);
@@ -64,7 +64,7 @@ export type Transport = ReturnType<typeof createTransport>;
  * retries, which is the backpressure), a bounded queue that drops the oldest, and a beacon at pagehide.
  * A closure rather than a class: its private names then minify, which the 8 KB budget needs.
  */
-export function createTransport(o: TransportOptions) {
+export const createTransport = (o: TransportOptions) => {
   const queue: Item[] = [];
   const n = { sent: 0, batches: 0, dropped: 0, retries: 0, rejected: 0 };
   let batch: Batch | null = null;
@@ -91,7 +91,7 @@ export function createTransport(o: TransportOptions) {
   const soon = (): number =>
     queue.some((i) => i.e.type === 'signal') ? Math.min(o.interval, SIGNAL_FLUSH_MS) : o.interval;
 
-  function take(): Batch | null {
+  const take = (): Batch | null => {
     if (!queue.length) return null;
     const s = queue[0].s;
     const events: WireEvent[] = [];
@@ -102,7 +102,7 @@ export function createTransport(o: TransportOptions) {
       reported = n.dropped;
     }
     return { id: uuid(), s, events, attempt: 0 };
-  }
+  };
 
   const body = (b: Batch, withKey: boolean): string => {
     const out: WireBatch = {
@@ -116,7 +116,7 @@ export function createTransport(o: TransportOptions) {
     return JSON.stringify(out);
   };
 
-  function send(b: Batch): void {
+  const send = (b: Batch): void => {
     b.attempt++;
     const done = guard((status: number, retryAfter: string | null) => settle(b, status, retryAfter));
     // A fetch that throws at once (a broken polyfill) is a network failure like any other.
@@ -133,9 +133,9 @@ export function createTransport(o: TransportOptions) {
       (r) => done(r.status, r.headers.get('Retry-After')),
       () => done(0, null),
     );
-  }
+  };
 
-  function settle(b: Batch, status: number, retryAfter: string | null): void {
+  const settle = (b: Batch, status: number, retryAfter: string | null): void => {
     // A beacon at pagehide may have taken this batch over; its late answer changes nothing.
     if (batch !== b) return;
     const count = b.events.length;
@@ -156,10 +156,10 @@ export function createTransport(o: TransportOptions) {
     // A full batch, or a flush() still asked for, goes on the next tick; the rest waits as push() would.
     if (queue.length) later(queue.length >= BATCH_MAX_EVENTS || wanted ? 0 : soon());
     else wanted = false;
-  }
+  };
 
   /** Sends the next batch unless one is already out; `all` keeps sending until the queue is empty. */
-  function flush(all: boolean): void {
+  const flush = (all: boolean): void => {
     clearTimeout(timer);
     timer = undefined;
     if (all) wanted = true;
@@ -167,7 +167,7 @@ export function createTransport(o: TransportOptions) {
     batch = take();
     if (batch) send(batch);
     else wanted = false;
-  }
+  };
 
   return {
     /** Counters and state for stats(). */
@@ -214,4 +214,4 @@ export function createTransport(o: TransportOptions) {
       }
     },
   };
-}
+};

@@ -11,7 +11,7 @@ let last: { el: Element; t: number } | null = null;
  * none` (Bootstrap) is found under the pointer from its parent's press (see disabledFor). Repeats on
  * the same element within DISABLED_REPEAT_MS are one attempt.
  */
-export function disabledPress(e: PointerEvent, target: Element): void {
+export const disabledPress = (e: PointerEvent, target: Element): void => {
   if (e.button !== 0) return;
   const el = disabledFor(target, e);
   if (!el) return;
@@ -27,4 +27,4 @@ export function disabledPress(e: PointerEvent, target: Element): void {
         ? 'aria-disabled'
         : 'class';
   signal('disabled_element_attempt', { el, point: e, meta: { how } });
-}
+};

@@ -2,7 +2,8 @@ import { actions } from '../actions.ts';
 import { now } from '../clock.ts';
 import { ERROR_CLICK_ATTRIBUTION_MS, FORM_RESTART_MIN_CLEARED } from '../constants.ts';
 import { describe, signal, state, type Identity } from '../core.ts';
-import { on } from '../dom-events.ts';
+import { wrap } from '../activity.ts';
+import { on, targetOf } from '../dom-events.ts';
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
 
@@ -39,25 +40,25 @@ const stateOf = (t: EventTarget | null): FormState | undefined => forms.get(t as
 /** Sent, and no error shown or thrown since: the app empties such a form for the next entry ("add another"). */
 const sentOk = (st: FormState): boolean => actions.errorAt < st.sentAt;
 
-function sent(st: FormState | undefined | false | null): void {
+const sent = (st: FormState | undefined | false | null): void => {
   if (st) {
     st.sentAt = now();
   }
-}
+};
 
 /**
  * Filled fields found empty again (by the user, a script or a re-render): enough of them arm a
  * restart, unless the form was sent successfully since (then it is simply ready for the next entry).
  */
-function checkRestart(st: FormState): void {
-  const cleared = Array.from(st.filled).filter(isEmpty);
+const checkRestart = (st: FormState): void => {
+  const cleared = [...st.filled].filter(isEmpty);
   if (cleared.length < FORM_RESTART_MIN_CLEARED) return;
   if (!sentOk(st)) st.restart = { how: 'cleared', cleared: cleared.length };
   for (const f of cleared) st.filled.delete(f);
-}
+};
 
-function onInput(e: Event): void {
-  const f = fieldOf(e.target);
+const onInput = (e: Event): void => {
+  const f = fieldOf(targetOf(e));
   const form = f && formOf(f);
   if (!e.isTrusted || !form) return;
   let st = forms.get(form);
@@ -86,13 +87,13 @@ function onInput(e: Event): void {
     st.restart = null;
     st.sentAt = 0;
   }
-}
+};
 
 /**
  * form_abandon: a started form (a field filled by the user) that was not submitted when the page
  * is left, or, on an SPA route change, when the form is gone from the page.
  */
-export function formsLeave(onlyRemoved: boolean): void {
+export const formsLeave = (onlyRemoved: boolean): void => {
   forms.forEach((st, form) => {
     if (st.sentAt || st.done || !st.filled.size || (onlyRemoved && form.isConnected)) return;
     st.done = true;
@@ -103,35 +104,41 @@ export function formsLeave(onlyRemoved: boolean): void {
       meta: { fields: st.filled.size, last_field: st.lastField },
     });
   });
-}
+};
 
 /** A click inside a started form, remembered so a request right after it counts as the form being sent. */
-export function formsClick(target: Element): void {
+export const formsClick = (target: Element): void => {
   const form = target.closest(FORM);
   if (form && forms.has(form)) lastFormClick = { form, t: now() };
   if (target.closest('[type=submit],form button:not([type])')) actions.submitAt = now();
-}
+};
+
+/** Ctrl/Cmd+Enter in a form's field: how chat and comment boxes send. */
+export const formsShortcut = (f: Field): void => sent(stateOf(formOf(f)));
 
 /** SPA forms often send with fetch from a plain button; a request right after a click in the form is a submit. */
-export function formsNetwork(): void {
+export const formsNetwork = (): void => {
   sent(lastFormClick && now() - lastFormClick.t <= ERROR_CLICK_ATTRIBUTION_MS && forms.get(lastFormClick.form));
-}
+};
 
-export function watchForms(): void {
-  on(document, 'input', onInput);
-  on(document, 'change', onInput);
-  on(document, 'focusin', (e) => {
-    const f = fieldOf(e.target);
+export const watchForms = (): void => {
+  on('input', onInput);
+  on('change', onInput);
+  on('focusin', (e) => {
+    const f = fieldOf(targetOf(e));
     const st = f && stateOf(formOf(f));
     if (st) checkRestart(st);
   });
-  on(document, 'submit', (e) => sent(stateOf(e.target)));
+  on('submit', (e) => sent(stateOf(e.target)));
+  // Sent without a submit event: by script (form.submit()), or by the Ctrl/Cmd+Enter of chat and comment boxes.
+  // (formsShortcut).
+  wrap(HTMLFormElement.prototype, 'submit', (form: HTMLFormElement) => sent(stateOf(form)));
   // `reset` fires before the fields are reset, so every filled field counts as cleared. After a
   // successful send it is the app making room for the next entry, not the user starting over.
-  on(document, 'reset', (e) => {
+  on('reset', (e) => {
     const st = stateOf(e.target);
     if (!st || !st.filled.size) return;
     if (!sentOk(st)) st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
   });
-}
+};

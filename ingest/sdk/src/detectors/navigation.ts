@@ -17,16 +17,16 @@ export const routesPending = (): number => settling;
 const pageMatches = (pattern: string, path: string): boolean =>
   pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
 
-function conversion(rule: ConversionRule, selector?: string): void {
+const conversion = (rule: ConversionRule, selector?: string): void => {
   emit({
     type: 'conversion',
     name: String(rule.name || 'conversion').slice(0, 128),
     selector,
     value: amount(rule.value),
   });
-}
+};
 
-function pageView(spa: boolean, reload: boolean): void {
+const pageView = (spa: boolean, reload: boolean): void => {
   emit({ type: 'page_view', meta: spa ? { spa } : undefined });
   const t = Date.now();
   const loop = findLoop(pushPage(state.page, t).h, t);
@@ -47,13 +47,13 @@ function pageView(spa: boolean, reload: boolean): void {
       }
     }
   }
-}
+};
 
 /**
  * A page view for a document load (`conversions` given, at init) or a back/forward-cache restore
  * (a page view without a new load).
  */
-export function pageLoaded(conversions?: ConversionRule[]): void {
+export const pageLoaded = (conversions?: ConversionRule[]): void => {
   state.page = pagePath();
   let reload = false;
   if (conversions) {
@@ -62,10 +62,10 @@ export function pageLoaded(conversions?: ConversionRule[]): void {
     reload = nav?.type === 'reload';
   }
   pageView(false, reload);
-}
+};
 
 /** The URL changed inside the document; a new path (or hash route) is a page view. */
-export function routeChanged(): boolean {
+export const routeChanged = (): boolean => {
   const p = pagePath();
   if (p === state.page) return false;
   state.page = p;
@@ -81,10 +81,10 @@ export function routeChanged(): boolean {
     FORM_ROUTE_SETTLE_MS,
   );
   return true;
-}
+};
 
 /** A click on (or inside) an element matching a conversion rule's selector. */
-export function conversionTarget(target: Element): void {
+export const conversionTarget = (target: Element): void => {
   for (const r of rules) {
     try {
       if (target.closest(r.selector!)) conversion(r, r.selector!.slice(0, 512));
@@ -92,4 +92,4 @@ export function conversionTarget(target: Element): void {
       // A rule without a selector, or with one that does not parse, must not stop the other rules.
     }
   }
-}
+};
