@@ -13,6 +13,7 @@ import { rng } from './workload.ts';
 import {
   BEFORE_WINDOW_MS,
   LOOKS,
+  beforeModel,
   dispersionOf,
   dueLook,
   floorDispersion,
@@ -21,6 +22,7 @@ import {
   holm,
   regressionPValue,
   regressionResult,
+  type BeforeModel,
   type Bucket,
   type Diurnal,
   type IssueCounts,
@@ -111,12 +113,16 @@ export function exposure(level: number, hourOfWeek: number): number {
   return level * day * week;
 }
 
+/** The diurnal swing of the friction rate in hour `hourOfWeek`. */
+const diurnalSwing = (hourOfWeek: number) =>
+  1 + DIURNAL_RATE * Math.sin((2 * Math.PI * (hourOfDay(hourOfWeek) - 12)) / 24);
+
 /**
  * The hour's rate multiplier: Gamma noise of coefficient of variation `noiseCv` × the diurnal swing of the rate ×
  * BURST_FACTOR in a burst hour.
  */
 export function rateFactor(r: () => number, hourOfWeek: number, noiseCv = HOUR_NOISE_CV): number {
-  const swing = 1 + DIURNAL_RATE * Math.sin((2 * Math.PI * (hourOfDay(hourOfWeek) - 12)) / 24);
+  const swing = diurnalSwing(hourOfWeek);
   const shape = noiseCv > 0 ? Math.max(1, Math.round(1 / (noiseCv * noiseCv))) : 0;
   return gammaMeanOne(r, shape) * swing * (r() < BURST_SHARE ? BURST_FACTOR : 1);
 }
@@ -219,7 +225,14 @@ function byHour(issue: SimIssue, from: number, to: number): Bucket[] {
 }
 
 /** Before buckets (the quiet period for a regression) and after slices `[from, to)`, counted as the processor does. */
-function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: number, cycle?: Diurnal): IssueCounts {
+function counts(
+  before: readonly Bucket[],
+  issue: SimIssue,
+  from: number,
+  to: number,
+  cycle?: Diurnal,
+  model?: BeforeModel,
+): IssueCounts {
   const after = byHour(issue, from, to);
   const b = total(before);
   const a = total(after);
@@ -228,18 +241,27 @@ function counts(before: readonly Bucket[], issue: SimIssue, from: number, to: nu
     affectedBefore: b.affected,
     sessionsAfter: a.sessions,
     affectedAfter: a.affected,
-    ...dispersionOf(before, after, cycle),
+    ...dispersionOf(before, after, cycle, model),
   };
+}
+
+/** Each issue's before window and its model, computed once: the before window does not change from look to look. */
+const beforeOf = new WeakMap<SimIssue, { before: Bucket[]; model: BeforeModel; week: BeforeModel }>();
+function beforeWindow(issue: SimIssue) {
+  let b = beforeOf.get(issue);
+  if (!b) {
+    const before = issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before;
+    const week = beforeModel(issue.before);
+    b = { before, model: issue.kind.test === 'regression' ? beforeModel(before) : week, week };
+    beforeOf.set(issue, b);
+  }
+  return b;
 }
 
 /** Counts at a look that has seen the first `slices` after slices. */
 export function countsAt(issue: SimIssue, slices: number): IssueCounts {
-  return counts(
-    issue.kind.test === 'regression' ? issue.before.slice(BEFORE_HOURS - QUIET_HOURS) : issue.before,
-    issue,
-    0,
-    slices,
-  );
+  const { before, model } = beforeWindow(issue);
+  return counts(before, issue, 0, slices, undefined, model);
 }
 
 /**
@@ -249,7 +271,7 @@ export function countsAt(issue: SimIssue, slices: number): IssueCounts {
 export function countsSinceFix(issue: SimIssue, verifiedSlices: number, slices: number): IssueCounts {
   // Hours, not days, before: the week before the deploy (168 hours) gives the daily cycle and bounds the rate
   // variances from below.
-  const week = dispersionOf(issue.before, []).dispersion;
+  const { week } = beforeWindow(issue);
   const c = counts(byHour(issue, 0, verifiedSlices), issue, verifiedSlices, slices, week.diurnal);
   return { ...c, dispersion: floorDispersion(c.dispersion!, week) };
 }
@@ -392,12 +414,13 @@ export function manyIssuesNoop(
 }
 
 /**
- * The power ceiling of a look: the share of deploys of `kind` that the best test of its after count could decide,
- * knowing the before rate and the traffic model exactly (no estimate of either). Its null is the kind's boundary
- * (for a fix: half the before rate; for a regression: the quiet rate), simulated `n` times to find the count the
- * look's `alpha` allows, then the kind's own after rate simulated `n` times against it. The hourly rate factor is
- * shared by every session of an hour, so no amount of traffic within one hour averages it away: this is what
- * bounds how early a decision can come without a concurrent control.
+ * The power ceiling of a look: the share of deploys of `kind` that a test of its after count could decide, knowing
+ * the before rate and the traffic model exactly (no estimate of either; the count is divided by its expectation
+ * under the known cycles, so the hour of the deploy tells nothing more). Its null is the kind's boundary (for a fix:
+ * half the before rate; for a regression: the quiet rate), simulated `n` times to find the ratio the look's `alpha`
+ * allows, then the kind's own after rate simulated `n` times against it. A storm hour is shared by every session of
+ * the hour, so no amount of traffic within one hour tells a 3× rise from a 4× storm: this is what bounds how early a
+ * regression can be decided without a concurrent control.
  */
 export function powerCeiling(
   seed: number,
@@ -413,24 +436,25 @@ export function powerCeiling(
   const rateOf = (rate: number) => {
     const phase = Math.floor(r() * 168);
     const factors = new Map<number, number>();
-    let sessions = 0;
+    let expected = 0;
     let affected = 0;
     for (const s of slices) {
       if (!factors.has(s.hour)) factors.set(s.hour, rateFactor(r, phase + s.hour, noiseCv));
       const k = poisson(r, (exposure(level, phase + s.hour) * (s.toMs - s.fromMs)) / HOUR_MS);
-      sessions += k;
+      expected += k * rate * diurnalSwing(phase + s.hour);
       affected += poisson(r, k * rate * factors.get(s.hour)!);
     }
-    return sessions > 0 ? affected / sessions : 0;
+    return expected > 0 ? affected / expected : 0;
   };
   const fix = kind.test === 'fix';
   const boundary = fix ? kind.before * 0.5 : kind.before;
-  // Under the null, the rates a decision would need (the lowest for a fix, the highest for a regression).
+  // Under the null, the counts over their expectation a decision would need (the lowest for a fix, the highest for
+  // a regression); the kind's own counts are measured against the null's expectation too.
   const nul = Array.from({ length: n }, () => rateOf(boundary)).sort((a, b) => (fix ? a - b : b - a));
   const cut = nul[Math.floor(alpha * n)];
   let decided = 0;
   for (let i = 0; i < n; i++) {
-    const x = rateOf(kind.after);
+    const x = (rateOf(kind.after) * kind.after) / boundary;
     if (fix ? x < cut : x > cut) decided++;
   }
   return decided / n;
