@@ -1,8 +1,9 @@
+import { eventually } from '../shared/testing/eventually.ts';
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { startTestStack } from './testing/stack.ts';
-import { eventually } from './testing/sdk-batch.ts';
+
 import { workerCount } from './processor-workers.ts';
 
 test('--workers auto is every core but one, at least one; anything but a whole number is refused', (t) => {
@@ -44,7 +45,7 @@ test('friction processor --workers 2 runs two processors that split the partitio
   const split = await eventually(async () => {
     const o = await owners();
     return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
-  }, 90_000);
+  }, { timeoutMs: 90_000 });
   t.is(split.length, 2);
   parent.kill('SIGTERM');
   t.is(await exited, 0);

@@ -9,6 +9,7 @@
  * share each) before the backlog is published, so the drain measures consuming, not rebalancing.
  * Environment: BENCH_EVENTS (40000), BENCH_WORKERS (1,2,4), BENCH_LEASE_TTL_MS (2000).
  */
+import { freePort } from '../../shared/testing/processes.ts';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
@@ -20,7 +21,7 @@ import { topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { leaseBucketName } from '../../shared/bus/topology.ts';
-import { freePort } from '../../shared/testing/nats-server.ts';
+
 import { SiteProfile } from './workload.ts';
 import { committedEvents } from './drain.ts';
 import { measuredCopyFloor } from './copy-floor.ts';

@@ -2,13 +2,14 @@
  * The chaos suite's own services (issue 32): a private nats-server, PostgreSQL (initdb/pg_ctl) and redis-server on
  * free ports, so scenarios may kill, pause and restart them; ingest and processors as separate processes of the CLI.
  */
+import { freePort } from '../../shared/testing/processes.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, startPrivateNats } from '../../shared/testing/nats-server.ts';
+import { startPrivateNats } from '../../shared/testing/nats-server.ts';
 import { startPrivatePostgres } from '../../shared/testing/postgres-server.ts';
 
 const CLI = fileURLToPath(new URL('../cli.ts', import.meta.url));

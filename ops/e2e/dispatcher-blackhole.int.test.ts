@@ -1,11 +1,13 @@
+import { eventually } from '../../shared/testing/eventually.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
-import { apiClient } from '../testing/manage-client.ts';
+
 import { startTestStack } from '../testing/stack.ts';
-import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { startReceiver } from '../testing/webhook-receiver.ts';
 
 /**
  * Issue 31, item 6: a webhook receiver that accepts requests and never answers holds a few of the dispatcher's
@@ -65,9 +67,9 @@ test('a black-holed endpoint holds at most its share of senders; a healthy endpo
   };
   await publish('issue.created', 80);
   // The black hole has its requests open (the senders it may hold are taken) before the healthy deliveries queue.
-  await eventually(async () => open > 0, 30_000, 'the black hole holds requests');
+  await eventually(async () => open > 0, { timeoutMs: 30_000, what: 'the black hole holds requests' });
   await publish('issue.updated', 20);
-  await eventually(async () => healthy.received.length === 20, 60_000, 'every healthy delivery arrived');
+  await eventually(async () => healthy.received.length === 20, { timeoutMs: 60_000, what: 'every healthy delivery arrived' });
   const healthyDoneAt = performance.now();
   t.true(
     firstEndedAt === undefined || healthyDoneAt < firstEndedAt,

@@ -7,6 +7,9 @@
  * answered 202 must be stored once, every recorded deploy's webhook must have arrived.
  * Used by ops/e2e/embedded-restart.int.test.ts and `npm run bench -- restart`.
  */
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -14,8 +17,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase } from '../../shared/db/connection.ts';
-import { freePort } from '../../shared/testing/nats-server.ts';
-import { eventually, postJson, sdkBatch } from './sdk-batch.ts';
+
+import { sdkBatch } from './sdk-batch.ts';
 
 export type Stop = 'SIGTERM' | 'SIGKILL';
 

@@ -1,8 +1,10 @@
+import { eventually } from '../../shared/testing/eventually.ts';
+import { postJson } from '../../shared/testing/http-client.ts';
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
-import { eventually, postJson, sdkBatch } from '../../ops/testing/sdk-batch.ts';
+import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
 import { claimPartition, fencedBulk, PartitionFencedError } from './fence.ts';
 
 /** A processor as its own OS process (leases on the real NATS), so the test can SIGKILL it. */
@@ -49,7 +51,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   const shared = await eventually(async () => {
     const o = await owners();
     return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   t.deepEqual(
     shared.map((r) => r.n),
     [8, 8],
@@ -82,7 +84,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
       });
     }
   })();
-  await eventually(async () => (await stored()).n > 500, 60_000, 50);
+  await eventually(async () => (await stored()).n > 500, { timeoutMs: 60_000, stepMs: 50 });
   // The site's partition belongs to one of the two: kill whichever it is, then the other must take all 16.
   const { owner } = (
     await sql<{
@@ -98,7 +100,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   await eventually(async () => {
     const o = await owners();
     return o.length === 1 && o[0].n === 16 && o[0].owner.includes(`-${survivor.pid}-`);
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   const takeoverMs = Date.now() - killedAt;
   t.log(`takeover of the killed processor's 8 partitions: ${takeoverMs} ms (lease TTL 2000 ms)`);
   // Lease TTL 2 s: expiry (≤ 2 s), noticed within a beat (0.5 s), rebuild; generous for a busy machine.

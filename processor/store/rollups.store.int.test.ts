@@ -97,7 +97,7 @@ function batchesOf(siteId: string, seed: number): EventBatchMessage[] {
 }
 
 /** The processor's batch write with nothing derived beyond sessions and the rollup (scores and issues are not read here). */
-const deriveNothing: FreshEventsSink = { write: async () => () => {} };
+const deriveNothing: FreshEventsSink = { stage: async () => () => {} };
 
 const FILTER_SETS: ExploreFilter[][] = [
   [],
