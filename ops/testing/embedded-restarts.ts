@@ -121,8 +121,7 @@ export async function runRestartRounds(o: {
         if (p.exitCode !== null || p.signalCode !== null) throw new Error(`friction start exited (${p.exitCode})`);
         return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
       },
-      120_000,
-      50,
+      { timeoutMs: 120_000, stepMs: 50 },
     );
     return JSON.parse(readFileSync(join(o.dataDir, 'credentials.json'), 'utf8')) as {
       org_id: string;
@@ -178,8 +177,7 @@ export async function runRestartRounds(o: {
       async () =>
         (await metric(base, 'friction_processor_lag_messages')) === 0 &&
         [...deployed].every((v) => receiver.versions.has(v)),
-      o.drainTimeoutMs ?? 120_000,
-      200,
+      { timeoutMs: o.drainTimeoutMs ?? 120_000, stepMs: 200 },
     ).catch(() => undefined);
     // Webhooks that did not arrive are counted below, not thrown.
     const last = proc!;

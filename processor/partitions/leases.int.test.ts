@@ -114,8 +114,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
       const s = await stored();
       return s.n === accepted ? s : undefined;
     },
-    60_000,
-    200,
+    { timeoutMs: 60_000, stepMs: 200 },
   );
   t.is(final.n, accepted, 'stored = accepted');
   t.is(final.d, final.n, 'no event stored twice');
