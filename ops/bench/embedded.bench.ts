@@ -270,7 +270,8 @@ export async function runBench(): Promise<void> {
         existsSync(credsFile)
           ? (JSON.parse(readFileSync(credsFile, 'utf8')) as { publishable_key: string })
           : undefined,
-      60_000,
+      // The first start creates and migrates the embedded database: minutes on a loaded machine.
+      240_000,
     );
     process.stderr.write(`friction start (embedded) ready in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     const ingestUrl = `${baseUrl}/v1/ingest`;

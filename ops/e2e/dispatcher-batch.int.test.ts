@@ -110,7 +110,8 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
   // Batched: a claim feeds up to 64 sends and a write records what finished meanwhile (one at a time took 360+).
   const { claims, recordWrites, statements, sent } = stack.dispatcher!.stats;
   t.is(sent, 2 * N + goneRequests);
-  t.true(claims <= all.length / 16, `${claims} claims`);
+  // A claim takes at most 8 deliveries per destination (the per-destination cap): 24 of these three endpoints' at most.
+  t.true(claims <= all.length / 8, `${claims} claims`);
   t.true(recordWrites <= all.length / 2, `${recordWrites} record writes`);
   // A cycle is one statement for its successes and claim, plus a transaction for its failures when it has some
   // (one at a time took three statements per delivery).
@@ -162,7 +163,8 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
       id,
     );
   }
-  await eventually(async () => requests >= 32, 30_000, '32 sends under way');
+  // One endpoint holds at most 8 senders (the per-destination cap).
+  await eventually(async () => requests >= 8, 30_000, '8 sends under way');
   const stopping = stack.dispatcher!.stop();
   while (held.length > 0) held.shift()!();
   await stopping;
@@ -175,7 +177,7 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
   const succeeded = rows.filter((d) => d.status === 'succeeded');
   t.is(succeeded.length, requests, 'each request sent is recorded');
   const rest = rows.filter((d) => d.status !== 'succeeded');
-  t.true(rest.length >= N - 32 - 32, `${rest.length} not sent`);
+  t.true(rest.length >= N - 8 - 8, `${rest.length} not sent`);
   t.true(
     rest.every((d) => d.status === 'pending' && d.attempts === 0 && d.next_attempt_at.getTime() === clock),
     'unsent deliveries are due now, not at the end of a lease',
