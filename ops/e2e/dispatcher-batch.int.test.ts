@@ -6,19 +6,10 @@ import { newId } from '../../shared/ids.ts';
 import { apiClient } from '../testing/manage-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 import { eventually, startReceiver } from '../testing/webhook-receiver.ts';
+import { fixedClockDispatcher } from '../testing/dispatcher-stack.ts';
 
 test('batched records: deliveries of 60 events to a healthy, a failing and a gone endpoint are recorded in a few statements, each outcome exactly as one at a time would be', async (t) => {
-  const clock = Math.floor(Date.now() / 1000) * 1000; // fixed: no retry comes due during the test
-  const stack = await startTestStack({
-    processor: false,
-    dispatcher: true,
-    now: () => clock,
-    random: () => 0.5,
-    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-  });
-  t.teardown(() => stack.stop());
-  const api = apiClient(stack.baseUrl);
-  const { tenant } = stack;
+  const { clock, stack, tenant, api, publishIssues } = await fixedClockDispatcher(t); // no retry comes due
   const db = stack.infra.database.db;
   const rx = await startReceiver(({ path }) => ({ status: path === '/ok' ? 204 : path === '/fail' ? 500 : 410 }));
   t.teardown(() => rx.close());
@@ -32,14 +23,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
     endpoint[path] = r.body.data.endpoint.id;
   }
   const N = 60;
-  for (let i = 0; i < N; i++) {
-    const id = `issue.created:batch-${i}:${newId()}`;
-    await stack.infra.bus.publish(
-      stack.infra.topology.notifySubject('issue.created'),
-      encode({ event: 'issue.created', notification_id: id, issue: { id: newId(), site_id: tenant.siteId, n: i } }),
-      id,
-    );
-  }
+  await publishIssues('issue.created', N, 'batch');
   const deliveries = () => db.selectFrom('notification_deliveries').selectAll().execute();
   // Every notification fanned out (the healthy endpoint has all its deliveries: a fan-out queues all of an event's
   // at once; the gone endpoint gets none once it is disabled) and every delivery attempted once or given up.
@@ -122,17 +106,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
 });
 
 test('a dispatcher stopping hands back what it claimed but did not send: due at once, nothing lost, nothing sent twice', async (t) => {
-  const clock = Math.floor(Date.now() / 1000) * 1000;
-  const stack = await startTestStack({
-    processor: false,
-    dispatcher: true,
-    now: () => clock,
-    random: () => 0.5,
-    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-  });
-  t.teardown(() => stack.stop());
-  const api = apiClient(stack.baseUrl);
-  const { tenant } = stack;
+  const { clock, stack, tenant, api, publishIssues } = await fixedClockDispatcher(t);
   const db = stack.infra.database.db;
   // A slow receiver: every answer waits until the test lets it go, so the dispatcher stops with sends under way.
   const held: (() => void)[] = [];
@@ -155,14 +129,7 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
     201,
   );
   const N = 50;
-  for (let i = 0; i < N; i++) {
-    const id = `issue.created:stop-${i}:${newId()}`;
-    await stack.infra.bus.publish(
-      stack.infra.topology.notifySubject('issue.created'),
-      encode({ event: 'issue.created', notification_id: id, issue: { id: newId(), site_id: tenant.siteId, n: i } }),
-      id,
-    );
-  }
+  await publishIssues('issue.created', N, 'stop');
   // One endpoint holds at most 8 senders (the per-destination cap).
   await eventually(async () => requests >= 8, 30_000, '8 sends under way');
   const stopping = stack.dispatcher!.stop();
