@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- embedded`: the embedded default as a user runs it. `friction start` (PGlite + TimescaleDB,
- * in-process bus and limiter) starts in a fresh data dir as a child process; SDK-sized batches (one session, two
+ * the in-process bus logged to disk, in-process limiter) starts in a fresh data dir as a child process; SDK-sized batches (one session, two
  * events, the SDK's shape from workload.ts) are sent open-loop at a target rate; printed: the achieved rate, p50/p99
  * latency, events stored per second end to end (the processor's committed-events counter on /metrics, over the
  * same window) and the backlog left at the end, beside a floor measured in the same run: a bare node:http handler
