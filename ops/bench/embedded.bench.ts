@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- embedded`: the embedded default as a user runs it. `friction start` (PGlite + TimescaleDB,
- * in-process bus and limiter) starts in a fresh data dir as a child process; SDK-sized batches (one session, two
+ * the in-process bus logged to disk, in-process limiter) starts in a fresh data dir as a child process; SDK-sized batches (one session, two
  * events, the SDK's shape from workload.ts) are sent open-loop at a target rate; printed: the achieved rate, p50/p99
  * latency, events stored per second end to end (the processor's committed-events counter on /metrics, over the
  * same window) and the backlog left at the end, beside a floor measured in the same run: a bare node:http handler
@@ -270,7 +270,8 @@ export async function runBench(): Promise<void> {
         existsSync(credsFile)
           ? (JSON.parse(readFileSync(credsFile, 'utf8')) as { publishable_key: string })
           : undefined,
-      60_000,
+      // The first start creates and migrates the embedded database: minutes on a loaded machine.
+      240_000,
     );
     process.stderr.write(`friction start (embedded) ready in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     const ingestUrl = `${baseUrl}/v1/ingest`;

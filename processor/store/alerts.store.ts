@@ -149,23 +149,34 @@ export async function anomalySamples(
 ): Promise<Map<string, AnomalySamples>> {
   const out = new Map<string, AnomalySamples>();
   if (latest.length === 0) return out;
-  const { rows } = await sql<{ page: string; score: number; sessions: number; weekly: boolean }>`
+  // One row per page, its samples as arrays: a row per sample (32 per page) cost more to send and parse than to read.
+  const { rows } = await sql<{
+    page: string;
+    weekly_scores: number[] | null;
+    weekly_sessions: number[] | null;
+    day_scores: number[] | null;
+    day_sessions: number[] | null;
+  }>`
     with cur as (
-      select * from unnest(${latest.map((l) => l.page)}::text[], ${latest.map((l) => l.windowStart.toISOString())}::timestamptz[]) as c(page, ws))
-    select c.page, s.score, s.sessions, false as weekly
-    from cur c join page_scores s
-      on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
-      and s.window_start >= c.ws - interval '1 day' and s.window_start < c.ws
-    union all
-    select c.page, s.score, s.sessions, true as weekly
-    from cur c cross join generate_series(1, ${weeks}::int) as k(n) join page_scores s
-      on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
-      and s.window_start = c.ws - k.n * interval '7 days'`.execute(db);
-  for (const r of rows) {
-    let o = out.get(r.page);
-    if (!o) out.set(r.page, (o = { weekly: [], last24h: [] }));
-    (r.weekly ? o.weekly : o.last24h).push({ score: Number(r.score), sessions: r.sessions });
-  }
+      select * from unnest(${latest.map((l) => l.page)}::text[], ${latest.map((l) => l.windowStart.toISOString())}::timestamptz[]) as c(page, ws)),
+    samples as (
+      select c.page, s.score, s.sessions, false as weekly
+      from cur c join page_scores s
+        on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
+        and s.window_start >= c.ws - interval '1 day' and s.window_start < c.ws
+      union all
+      select c.page, s.score, s.sessions, true as weekly
+      from cur c cross join generate_series(1, ${weeks}::int) as k(n) join page_scores s
+        on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
+        and s.window_start = c.ws - k.n * interval '7 days')
+    select page,
+      array_agg(score) filter (where weekly) as weekly_scores, array_agg(sessions) filter (where weekly) as weekly_sessions,
+      array_agg(score) filter (where not weekly) as day_scores, array_agg(sessions) filter (where not weekly) as day_sessions
+    from samples group by page`.execute(db);
+  const zip = (scores: number[] | null, sessions: number[] | null) =>
+    (scores ?? []).map((score, i) => ({ score: Number(score), sessions: sessions![i]! }));
+  for (const r of rows)
+    out.set(r.page, { weekly: zip(r.weekly_scores, r.weekly_sessions), last24h: zip(r.day_scores, r.day_sessions) });
   return out;
 }
 

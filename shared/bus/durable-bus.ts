@@ -176,7 +176,7 @@ export class DurableBus extends MemoryBus {
   override async close(): Promise<void> {
     await super.close();
     clearInterval(this.timer);
-    while (this.writing) await this.writing;
+    while (this.writing !== null) await this.writing;
     this.checkpoint();
     await this.current.fh.close().catch(() => {});
   }

@@ -27,7 +27,7 @@ interface Inflight {
   outstanding: boolean;
 }
 
-export interface StreamState {
+interface StreamState {
   spec: StreamSpec;
   /** messages[i].seq === base + i */
   messages: Stored[];
@@ -39,7 +39,7 @@ export interface StreamState {
   consumers: ConsumerState[];
 }
 
-export interface ConsumerState {
+interface ConsumerState {
   spec: ConsumerSpec;
   /** Next stream sequence to look at for first delivery. */
   cursor: number;
