@@ -1,5 +1,4 @@
 import { eventually } from '../../shared/testing/eventually.ts';
-import { apiClient } from '../../shared/testing/http-client.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
