@@ -8,6 +8,7 @@ import { clusterWindowStart } from './engine/time.ts';
 import { ScoreKeeper } from './scoring/score-keeper.ts';
 import { IssueKeeper } from './issues/issue-keeper.ts';
 import { environmentWhere } from '../shared/db/environment.ts';
+import { engineEventOf } from './store/engine-rows.ts';
 import type { Environment } from '../shared/domain/deploy-verification.ts';
 
 export interface RecomputeReport {
@@ -35,17 +36,7 @@ export async function loadEngineRows(
     .where('type', 'in', ['page_view', 'signal'])
     .where(environmentWhere(environment))
     .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    siteId,
-    sessionId: r.session_id,
-    type: r.type as 'page_view' | 'signal',
-    ts: new Date(r.ts).getTime(),
-    page: r.page,
-    signal: r.signal ?? undefined,
-    selector: r.selector ?? undefined,
-    label: r.label ?? undefined,
-  }));
+  return rows.map((r) => engineEventOf(siteId, r));
 }
 
 /** Compares what is stored with a from-scratch recomputation over the raw rows. */

@@ -37,24 +37,18 @@
  */
 
 export { applySignals, commitClusterUpdate, evictClusters } from './cluster-commit.ts';
-export type { ClusterDay, DayPatch } from './cluster-days.ts';
-export { EVIDENCE_SESSIONS, topEvidence, type EvidenceSession, type SessionDay } from './cluster-evidence.ts';
-export { clusterKeyOf, foldSignals, type ClusterPatch, type ClusterUpdate, type ElementPatch } from './cluster-fold.ts';
+export { topEvidence, type EvidenceSession, type SessionDay } from './cluster-evidence.ts';
+export { clusterKeyOf, foldSignals, type ClusterUpdate } from './cluster-fold.ts';
 export {
-  Cluster,
-  ClusterIndex,
   clusterKeyString,
   createClusterState,
   getCluster,
-  getElement,
   isLater,
   siteClusters,
   siteElements,
   type ClusterKey,
   type ClusterState,
-  type ElementClusters,
   type Latest,
-  type PageElements,
 } from './cluster-model.ts';
 export {
   ClusterReader,

@@ -100,6 +100,16 @@ export interface IssueDraft {
   readonly evidence: readonly EvidenceSession[];
 }
 
+/** The severity of a cluster's summary on a page with `pageSessions` sessions (24 h). */
+const summarySeverity = (summary: ClusterSummary, pageSessions: number, now: number): number =>
+  issueSeverity({
+    signalType: summary.key.signalType,
+    pageSessions,
+    windowAffectedSessions: summary.windowAffectedSessions,
+    lastSignalAt: summary.lastSignalAt,
+    now,
+  });
+
 /** The issue a cluster summary stands for, with severity at `now` (threshold not checked: see `opensIssue`). */
 export function draftIssue(summary: ClusterSummary, pageSessions: number, now: number): IssueDraft {
   const text = issueText({
@@ -119,13 +129,7 @@ export function draftIssue(summary: ClusterSummary, pageSessions: number, now: n
     hypothesis: text.hypothesis,
     signalCount: summary.signalCount,
     affectedSessions: summary.affectedSessions,
-    severity: issueSeverity({
-      signalType: summary.key.signalType,
-      pageSessions,
-      windowAffectedSessions: summary.windowAffectedSessions,
-      lastSignalAt: summary.lastSignalAt,
-      now,
-    }),
+    severity: summarySeverity(summary, pageSessions, now),
     firstSignalAt: summary.firstSignalAt,
     lastSignalAt: summary.lastSignalAt,
     evidence: summary.evidence,
@@ -233,13 +237,7 @@ export function decideIssue(input: DecideInput): IssueDecision {
           label: summary.label ?? existing.label,
           signalCount: summary.signalCount,
           affectedSessions: summary.affectedSessions,
-          severity: issueSeverity({
-            signalType: summary.key.signalType,
-            pageSessions,
-            windowAffectedSessions: summary.windowAffectedSessions,
-            lastSignalAt: summary.lastSignalAt,
-            now,
-          }),
+          severity: summarySeverity(summary, pageSessions, now),
           lastSignalAt: Math.max(existing.lastSignalAt ?? -Infinity, summary.lastSignalAt),
           evidence: summary.evidence,
         };

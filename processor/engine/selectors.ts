@@ -26,8 +26,15 @@ const DROPPED_CLASS = [
 const CSS_MODULE_CLASS = /^(.+__)(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{5}$/;
 const DROPPED_ATTRIBUTE = [/^\[\s*data-v-[a-f0-9]{6,}\s*\]$/, /^\[\s*_ng(content|host)-[^\]]+\]$/];
 
-/** Splits `s` at top-level (outside quotes, brackets and parentheses) positions where `isCut` says so. */
-function splitTopLevel(s: string, isCut: (ch: string) => boolean): { parts: string[]; cuts: string[] } {
+/**
+ * Walks `s` outside quotes and escapes and splits it into parts where `at` says so: `at` sees each such character
+ * with the bracket/parenthesis depth before it; 'cut' ends the part there and drops the character (kept in
+ * `cuts`), 'start' ends the part before it and starts the next one with it.
+ */
+function splitSelector(
+  s: string,
+  at: (ch: string, i: number, depth: number) => 'cut' | 'start' | null,
+): { parts: string[]; cuts: string[] } {
   const parts: string[] = [];
   const cuts: string[] = [];
   let current = '';
@@ -44,50 +51,36 @@ function splitTopLevel(s: string, isCut: (ch: string) => boolean): { parts: stri
       current += ch;
       continue;
     }
-    if (ch === '"' || ch === "'") quote = ch;
-    else if (ch === '[' || ch === '(') depth++;
-    else if (ch === ']' || ch === ')') depth = Math.max(0, depth - 1);
-    if (depth === 0 && quote === null && isCut(ch)) {
-      parts.push(current);
-      cuts.push(ch);
-      current = '';
+    if (ch === '"' || ch === "'") {
+      quote = ch;
+      current += ch;
       continue;
     }
-    current += ch;
+    const split = at(ch, i, depth);
+    if (ch === '[' || ch === '(') depth++;
+    else if (ch === ']' || ch === ')') depth = Math.max(0, depth - 1);
+    if (split === null) current += ch;
+    else {
+      parts.push(current);
+      if (split === 'cut') {
+        cuts.push(ch);
+        current = '';
+      } else current = ch;
+    }
   }
   parts.push(current);
   return { parts, cuts };
 }
 
+/** Splits `s` at top-level (outside quotes, brackets and parentheses) characters `isCut` names, dropping them. */
+const splitTopLevel = (s: string, isCut: (ch: string) => boolean) =>
+  splitSelector(s, (ch, _i, depth) => (depth === 0 && isCut(ch) ? 'cut' : null));
+
 /** Splits a compound selector (`button.primary[type=submit]:hover`) into its simple selectors. */
-function simpleSelectors(compound: string): string[] {
-  const out: string[] = [];
-  let current = '';
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < compound.length; i++) {
-    const ch = compound[i] as string;
-    if (ch === '\\' && i + 1 < compound.length) {
-      current += ch + compound[++i];
-      continue;
-    }
-    if (quote !== null) {
-      if (ch === quote) quote = null;
-      current += ch;
-      continue;
-    }
-    if (ch === '"' || ch === "'") quote = ch;
-    else if (depth === 0 && (ch === '.' || ch === '#' || ch === '[' || (ch === ':' && compound[i - 1] !== ':'))) {
-      if (current !== '') out.push(current);
-      current = '';
-    }
-    if (ch === '[' || ch === '(') depth++;
-    else if (ch === ']' || ch === ')') depth = Math.max(0, depth - 1);
-    current += ch;
-  }
-  if (current !== '') out.push(current);
-  return out;
-}
+const simpleSelectors = (compound: string): string[] =>
+  splitSelector(compound, (ch, i, depth) =>
+    depth === 0 && (ch === '.' || ch === '#' || ch === '[' || (ch === ':' && compound[i - 1] !== ':')) ? 'start' : null,
+  ).parts.filter((p) => p !== '');
 
 function canonicalSimple(simple: string): string | null {
   if (simple.startsWith('.')) {

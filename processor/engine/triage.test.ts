@@ -1,5 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { ISSUE_STATUSES } from '../../shared/domain/issue-status.ts';
 import { issueSeverity, type IssueStatus } from './clustering.ts';
 import { T0 } from './fixtures.test-support.ts';
 import { issueText } from './issue-text.ts';
@@ -181,15 +182,7 @@ test('severity decays overnight for an issue that went quiet', (t) => {
   t.like(a, { kind: 'refresh', changes: { severity: 0 } });
 });
 
-const statusArb = fc.constantFrom<IssueStatus>(
-  'open',
-  'triaged',
-  'in_progress',
-  'verified',
-  'resolved',
-  'ignored',
-  'regressed',
-);
+const statusArb = fc.constantFrom<IssueStatus>(...ISSUE_STATUSES);
 const triageIssueArb = fc.record({
   selector: fc.constantFrom('#a', 'li:nth-child(1)', 'li:nth-child(2)', 'button.css-1ab2c3', 'button.css-9zz8y7', ''),
   signalType: fc.constantFrom('rage_click', 'dead_click'),

@@ -18,6 +18,19 @@ test.before(async () => {
 });
 test.after.always(() => close?.());
 
+/** The notify streams, and a consumer of every notification on them. */
+async function notifyConsumer(bus: MemoryBus | JetStreamBus, topo: ReturnType<typeof topology>) {
+  await ensureStreams(bus, topo);
+  return bus.ensureConsumer({
+    stream: topo.notifyStream,
+    name: 'test',
+    filterSubject: topo.allNotifyFilter,
+    maxDeliver: -1,
+    ackWaitMs: 30_000,
+    maxAckPending: 1000,
+  });
+}
+
 const msg = (aggregate: string, n: number) => ({
   kind: 'issue.updated',
   aggregate,
@@ -32,15 +45,7 @@ test.serial(
     await sql`delete from outbox`.execute(db);
     const bus = new MemoryBus();
     const topo = topology('', 1);
-    await ensureStreams(bus, topo);
-    const consumer = await bus.ensureConsumer({
-      stream: topo.notifyStream,
-      name: 'test',
-      filterSubject: topo.allNotifyFilter,
-      maxDeliver: -1,
-      ackWaitMs: 30_000,
-      maxAckPending: 1000,
-    });
+    const consumer = await notifyConsumer(bus, topo);
     const failing = new Set<string>();
     const publish = bus.publish.bind(bus);
     bus.publish = async (subject, data, id) => {
@@ -114,15 +119,7 @@ test.serial(
       await bus.deleteStream(topo.eventsStream);
       await bus.close();
     });
-    await ensureStreams(bus, topo);
-    const consumer = await bus.ensureConsumer({
-      stream: topo.notifyStream,
-      name: 'test',
-      filterSubject: topo.allNotifyFilter,
-      maxDeliver: -1,
-      ackWaitMs: 30_000,
-      maxAckPending: 1000,
-    });
+    const consumer = await notifyConsumer(bus, topo);
     // The NATS server's max_payload is 1 MiB by default: this row can never be published, whatever is retried.
     await enqueueOutbox(db, [{ ...msg('D', 1), payload: { big: 'x'.repeat(2 * 1024 * 1024) } }, msg('D', 2)]);
     const relay = new OutboxRelay({ db, bus, topology: topo, log: createLogger('silent') });

@@ -24,6 +24,18 @@ interface Row {
 type Mode = 'csv' | 'array';
 type Column = readonly [name: string, type: string, mode: Mode, value: (r: Row) => string | number | null];
 
+/** The element and position columns `events` and `signals` share, in their insert order. */
+const ELEMENT_COLUMNS: readonly Column[] = [
+  ['selector', 'text', 'array', (r) => r.event.selector ?? null],
+  ['label', 'text', 'array', (r) => r.event.label ?? null],
+  ['x', 'smallint', 'csv', (r) => r.event.x ?? null],
+  ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
+  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null],
+  ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
+  ['px', 'smallint', 'csv', (r) => r.event.px ?? null],
+  ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+];
+
 /**
  * Columns of `events` in insert order, with how each travels in the multi-row fallback: `csv` columns never contain
  * a comma (uuids, ISO timestamps, numbers) and go as one comma-joined string split by `string_to_array`, which
@@ -39,14 +51,7 @@ const EVENT_COLUMNS: readonly Column[] = [
   ['page', 'text', 'array', (r) => r.event.page],
   ['signal', 'text', 'array', (r) => r.event.signal ?? null],
   ['name', 'text', 'array', (r) => r.event.name ?? null],
-  ['selector', 'text', 'array', (r) => r.event.selector ?? null],
-  ['label', 'text', 'array', (r) => r.event.label ?? null],
-  ['x', 'smallint', 'csv', (r) => r.event.x ?? null],
-  ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
-  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null],
-  ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
-  ['px', 'smallint', 'csv', (r) => r.event.px ?? null],
-  ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ...ELEMENT_COLUMNS,
   ['value', 'float8', 'csv', (r) => r.event.value ?? null],
   ['meta', 'jsonb', 'array', (r) => (r.event.meta ? JSON.stringify(r.event.meta) : null)],
   ['device', 'text', 'csv', (r) => r.batch.context.device],
@@ -63,14 +68,7 @@ const SIGNAL_COLUMNS: readonly Column[] = [
   ['session_id', 'text', 'array', (r) => r.batch.session_id],
   ['page', 'text', 'array', (r) => r.event.page],
   ['signal_type', 'text', 'array', (r) => r.event.signal ?? 'unknown'],
-  ['selector', 'text', 'array', (r) => r.event.selector ?? null],
-  ['label', 'text', 'array', (r) => r.event.label ?? null],
-  ['x', 'smallint', 'csv', (r) => r.event.x ?? null],
-  ['y', 'smallint', 'csv', (r) => r.event.y ?? null],
-  ['vx', 'smallint', 'csv', (r) => r.event.vx ?? null],
-  ['vy', 'smallint', 'csv', (r) => r.event.vy ?? null],
-  ['px', 'smallint', 'csv', (r) => r.event.px ?? null],
-  ['py', 'smallint', 'csv', (r) => r.event.py ?? null],
+  ...ELEMENT_COLUMNS,
   ['device', 'text', 'csv', (r) => r.batch.context.device],
   ['environment', 'text', 'csv', (r) => environmentOf(r.batch.context.environment)],
 ];
@@ -160,6 +158,7 @@ async function insertNew(tx: BulkTransaction, rows: readonly Row[]): Promise<Row
     if (!byKey.has(key)) byKey.set(key, r);
   }
   const unique = [...byKey.values()];
+  // Raw: insert from unnest(column arrays) of the hot path (csv columns split by string_to_array), which kysely cannot type.
   const { rows: inserted } = await sql<{ site_id: string; id: string; ts_ms: number }>`
     insert into events (${sql.raw(names(EVENT_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(EVENT_COLUMNS, unique)})
     on conflict do nothing

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { cursorTs, keysetPages, tsKey, type TsCursor } from './keyset-pages.ts';
+import { keysetPages, pageAfter, tsKey } from './keyset-pages.ts';
 import type { EvidenceRow, IssueRow } from '../../shared/db/tables/issues.table.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ClusterKey, EvidenceSession, IssueDraft, IssueRecord, IssueStatus } from '../engine/clustering.ts';
@@ -209,14 +209,7 @@ export async function* loadSignalEvents(
         .where('site_id', '=', siteId)
         .where('environment', '=', environment)
         .where('ts', '>=', new Date(since))
-        .$if(after !== undefined, (q) =>
-          q.where((eb) =>
-            eb(eb.refTuple('ts', 'event_id'), '>', eb.tuple(cursorTs(after as TsCursor), (after as TsCursor).id)),
-          ),
-        )
-        .orderBy('ts')
-        .orderBy('event_id')
-        .limit(chunkRows)
+        .$call((q) => pageAfter(q, 'event_id', after, chunkRows))
         .execute(),
     (r) => r.event_id,
   );

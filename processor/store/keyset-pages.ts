@@ -1,13 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 
 /** Where a keyset read stopped: the last row's `ts` as text (microseconds kept: a Date would round them) and id. */
 export interface TsCursor {
   ts: string;
   id: string;
 }
-
-/** The cursor's `ts` as a timestamptz again, for the `(ts, id) > (…)` condition of the next page. */
-export const cursorTs = (after: TsCursor) => sql<Date>`${after.ts}::timestamptz`;
 
 /** `ts` as text, selected as `ts_key`: what the cursor keeps. */
 export const tsKey = () => sql<string>`ts::text`.as('ts_key');
@@ -31,3 +28,18 @@ export async function* keysetPages<R extends { ts_key: string }>(
     after = { ts: last.ts_key, id: idOf(last) };
   }
 }
+
+/** `q` narrowed to the rows after `after` in (ts, `idColumn`) order, `chunkRows` of them: one page of `keysetPages`. */
+export const pageAfter = <DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  idColumn: string,
+  after: TsCursor | undefined,
+  chunkRows: number,
+): SelectQueryBuilder<DB, TB, O> =>
+  q
+    .$if(after !== undefined, (p) =>
+      p.where(sql<boolean>`(ts, ${sql.ref(idColumn)}) > (${sql`${after?.ts}::timestamptz`}, ${after?.id})`),
+    )
+    .orderBy(sql.ref('ts'))
+    .orderBy(sql.ref(idColumn))
+    .limit(chunkRows);

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { cursorTs, keysetPages, tsKey, type TsCursor } from './keyset-pages.ts';
+import { engineEventOf } from './engine-rows.ts';
+import { keysetPages, pageAfter, tsKey } from './keyset-pages.ts';
 import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 
@@ -128,28 +129,12 @@ export async function* loadWindowEvents(
         .where('ts', '>=', new Date(since))
         .where('type', 'in', ['page_view', 'signal'])
         .$if(environment !== 'any', (q) => q.where(environmentWhere(environment as Environment)))
-        .$if(after !== undefined, (q) =>
-          q.where((eb) =>
-            eb(eb.refTuple('ts', 'id'), '>', eb.tuple(cursorTs(after as TsCursor), (after as TsCursor).id)),
-          ),
-        )
-        .orderBy('ts')
-        .orderBy('id')
-        .limit(chunkRows)
+        .$call((q) => pageAfter(q, 'id', after, chunkRows))
         .execute(),
     (r) => r.id,
   );
   for await (const rows of pages)
-    yield rows.map((r) => ({
-      id: r.id,
-      siteId,
-      sessionId: r.session_id,
-      type: r.type as 'page_view' | 'signal',
-      ts: new Date(r.ts).getTime(),
-      page: r.page,
-      signal: r.signal ?? undefined,
-      environment: environmentOf(r.environment),
-    }));
+    yield rows.map((r) => ({ ...engineEventOf(siteId, r), environment: environmentOf(r.environment) }));
 }
 
 /** Rows per page of the start-up rebuild reads. */

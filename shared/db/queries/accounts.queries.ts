@@ -87,6 +87,7 @@ export async function loadMemberContext(
   orgId: string,
   sessionId: string,
 ): Promise<MemberContext | null> {
+  // Raw: the member's site ids as array(subquery) in the same round trip; kysely's builder has no array constructor.
   const { rows } = await sql<{ email: string; role: string; site_ids: string[] | null; session_expires_at: Date }>`
     select u.email, m.role, us.expires_at as session_expires_at,
            array(select s.id::text from sites s where s.org_id = m.org_id and s.deleted_at is null) as site_ids

@@ -16,6 +16,7 @@ export interface OrgUsage {
 
 /** The org's plan, limits and usage; null when the org does not exist. */
 export async function orgUsage(db: Db, orgId: string, since: Date): Promise<OrgUsage | null> {
+  // Raw: the org row and its usage counts as correlated scalar subqueries, one statement (one round trip).
   const { rows } = await sql<{
     plan: string;
     site_limit: number | null;

@@ -3,7 +3,19 @@ import type { Timestamp, Json } from './columns.ts';
 
 // Stored events, their signals and sessions (the ingest hot path, written by COPY).
 
-export interface EventTable {
+/** The element an event or signal concerns and where (page and viewport coordinates): columns of both tables. */
+interface ElementColumns {
+  selector: string | null;
+  label: string | null;
+  x: number | null;
+  y: number | null;
+  vx: number | null;
+  vy: number | null;
+  px: number | null;
+  py: number | null;
+}
+
+export interface EventTable extends ElementColumns {
   site_id: string;
   id: string;
   ts: Timestamp;
@@ -13,14 +25,6 @@ export interface EventTable {
   page: string;
   signal: string | null;
   name: string | null;
-  selector: string | null;
-  label: string | null;
-  x: number | null;
-  y: number | null;
-  vx: number | null;
-  vy: number | null;
-  px: number | null;
-  py: number | null;
   value: number | null;
   meta: Json | null;
   device: string;
@@ -29,7 +33,7 @@ export interface EventTable {
   environment: string | null;
 }
 
-export interface SignalTable {
+export interface SignalTable extends ElementColumns {
   site_id: string;
   /** 'production' or 'staging' (migration 0100). */
   environment: Generated<'production' | 'staging'>;
@@ -38,14 +42,6 @@ export interface SignalTable {
   session_id: string;
   page: string;
   signal_type: string;
-  selector: string | null;
-  label: string | null;
-  x: number | null;
-  y: number | null;
-  vx: number | null;
-  vy: number | null;
-  px: number | null;
-  py: number | null;
   device: string;
 }
 
