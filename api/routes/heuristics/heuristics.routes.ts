@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
 import { READ_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { SiteQuerySchema } from '../scores/scores.schema.ts';
+import { SiteReadQuerySchema } from '../../http/common.schema.ts';
 
 const HeuristicsResponseSchema = z.object({
   heuristics: z.array(
@@ -28,7 +28,7 @@ export function heuristicRoutes(table: RouteTable): RouteTable {
     summary: 'The signal catalog',
     access: READ_ACCESS,
     siteQuery: true,
-    query: SiteQuerySchema,
+    query: SiteReadQuerySchema,
     response: HeuristicsResponseSchema,
     handler: async () =>
       ({

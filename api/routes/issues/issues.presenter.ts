@@ -1,12 +1,6 @@
 import type { IssueRow } from './issues.queries.ts';
 import type { IssueDto } from './issues.schema.ts';
 
-/**
- * Session ids as the spec shows them (`ses_` prefix). SDK session ids are opaque strings; the prefix is added
- * for display and stripped again where a session id is taken as input.
- */
-export const presentSessionId = (id: string): string => (id.startsWith('ses_') ? id : `ses_${id}`);
-
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const round1 = (v: number) => Math.round(v * 10) / 10;
 

@@ -21,7 +21,8 @@ import {
   updateIssueFields,
   type IssueRecord,
 } from './issues.queries.ts';
-import { presentIssue, presentSessionId } from './issues.presenter.ts';
+import { presentIssue } from './issues.presenter.ts';
+import { presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../deploys/deploys.queries.ts';
 import { presentVerification } from '../deploys/deploys.presenter.ts';

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { revenueConfig } from '../revenue/revenue.queries.ts';
-import { InsightsQuerySchema, InsightsResponseSchema } from '../revenue/revenue.schema.ts';
+import { revenueConfig } from './revenue.queries.ts';
+import { InsightsQuerySchema, InsightsResponseSchema } from './revenue.schema.ts';
 import { rankInsights, withRates, MIN_GROUP_SESSIONS } from './insights.ts';
 import { confusedVersusCalm } from './insights.queries.ts';
 

@@ -1,0 +1,5 @@
+/**
+ * Session ids as the spec shows them (`ses_` prefix). SDK session ids are opaque strings; the prefix is added
+ * for display and stripped again where a session id is taken as input.
+ */
+export const presentSessionId = (id: string): string => (id.startsWith('ses_') ? id : `ses_${id}`);
