@@ -5,7 +5,15 @@ import { InternalError, NotFoundError } from '../../shared/errors.ts';
 import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
-import { requireOrg, requireRole, requireSite, type AccessRule, type AuthState, type Principal } from './auth.ts';
+import {
+  READ_ACCESS,
+  requireOrg,
+  requireRole,
+  requireSite,
+  type AccessRule,
+  type AuthState,
+  type Principal,
+} from './auth.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
 /** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
@@ -86,6 +94,13 @@ export class RouteTable {
       [this.auth(spec.access)],
       spec.access,
     );
+  }
+
+  /** A read route: GET, any role or a key that may read, the query's `site_id` as its tenancy. */
+  read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'>,
+  ): this {
+    return this.add({ ...spec, method: 'get', access: READ_ACCESS, siteQuery: true });
   }
 
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */

@@ -1,5 +1,5 @@
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from './alerts.presenter.ts';
@@ -22,15 +22,12 @@ const STAGING_HAS_NONE =
 
 /** `/v1/query/alerts` (and the short form `/v1/alerts`) and `/v1/query/alerts/:alert_id`: a site's alerts, newest first. */
 export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/alerts',
     shortForm: { path: '/v1/alerts', summary: 'Alerts of a site (short form)', description: STAGING_HAS_NONE },
     tag: 'alerts',
     summary: 'Alerts of a site, newest first',
     description: STAGING_HAS_NONE,
-    access: READ_ACCESS,
-    siteQuery: true,
     query: AlertListQuerySchema,
     response: AlertListResponseSchema,
     async handler(_ctx, { query: q }) {
@@ -38,13 +35,10 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset };
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: AlertDetailQuerySchema,
     // A malformed id is answered like a missing one, as for issues.
     params: idParam('alert_id'),

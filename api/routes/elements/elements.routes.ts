@@ -1,20 +1,16 @@
 import { presentElement } from './elements.presenter.ts';
 import { listElements } from './elements.queries.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { ElementListResponseSchema, ElementsQuerySchema } from './elements.schema.ts';
 
 /** `/v1/query/elements` and the short form `/v1/elements`. */
 export function elementRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/elements',
     shortForm: { path: '/v1/elements', summary: 'Elements with the most friction (short form)' },
     tag: 'elements',
     summary: 'Elements with the most friction',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: ElementsQuerySchema,
     response: ElementListResponseSchema,
     async handler(_ctx, { query }) {

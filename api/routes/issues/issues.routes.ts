@@ -1,7 +1,7 @@
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
@@ -67,14 +67,11 @@ export async function issueDetail(
 
 /** `/v1/query/issues`, `/v1/query/issues/:issue_id` and their short forms `/v1/issues`, `/v1/issues/:id`. */
 export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/issues',
     shortForm: { path: '/v1/issues', summary: 'UX issues of a site (short form)' },
     tag: 'issues',
     summary: 'UX issues of a site, ranked',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: IssueListQuerySchema,
     response: IssueListResponseSchema,
     async handler(_ctx, { query }) {
@@ -82,15 +79,12 @@ export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { issues: rows.map(presentIssue), total, limit: query.limit, offset: query.offset };
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/issues/:issue_id',
     shortForm: { path: '/v1/issues/:issue_id', summary: 'One issue (short form)' },
     tag: 'issues',
     summary: 'One issue with its evidence sessions and history',
     description: '404 for an issue of another site, or of another environment than environment (default production).',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: IssueDetailQuerySchema,
     // A malformed id is answered like a missing one: ids are not worth a different error.
     params: idParam('issue_id'),

@@ -1,5 +1,4 @@
 import { tracking, siteRecommendations } from './recommendations.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { presentRevenue, presentRevenueOff } from './revenue.presenter.ts';
@@ -13,15 +12,12 @@ import {
 
 /** `/v1/query/revenue`, `/v1/query/recommendations` and their short forms `/v1/revenue`, `/v1/recommendations`. */
 export function revenueRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/revenue',
     shortForm: { path: '/v1/revenue', summary: 'Revenue at risk (short form; the same shape)' },
     tag: 'revenue',
     summary:
       'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: RevenueQuerySchema,
     response: RevenueResponseSchema,
     async handler(_ctx, { query: { site_id, environment } }) {
@@ -36,16 +32,13 @@ export function revenueRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       );
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/recommendations',
     shortForm: { path: '/v1/recommendations', summary: 'Ranked fixes (short form; the same shape)' },
     tag: 'revenue',
     summary:
       "Ranked fixes, one per active issue: the catalog's fix made specific to the element and page, its impact and the issue it closes",
     description: 'Ranked by revenue at risk when revenue tracking is wired, then severity, then affected sessions.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: RecommendationsQuerySchema,
     response: RecommendationsResponseSchema,
     handler: async (_ctx, { query: q }) => siteRecommendations(deps.db, q.site_id, q.environment, deps.now(), q.limit),

@@ -1,6 +1,5 @@
 import { siteScores } from './site-scores.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { SiteReadQuerySchema } from '../../http/common.schema.ts';
@@ -13,13 +12,10 @@ import { activeIssueCountsByPage, listCurrentPageScores } from './scores.queries
  * Both read one environment (`environment`, default production).
  */
 export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/scores',
     tag: 'scores',
     summary: "The site's overall score and trend, and each page's current score",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: SiteReadQuerySchema,
     response: ScoresResponseSchema,
     async handler(_ctx, { query }) {
@@ -28,13 +24,10 @@ export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { ...site, site };
     },
   });
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/scores',
     tag: 'scores',
     summary: "Each page's current score with top_signal, issue_count and updated_at (short form)",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: SiteReadQuerySchema,
     response: ShortScoresResponseSchema,
     async handler(_ctx, { query }) {
