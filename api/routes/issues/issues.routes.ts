@@ -137,51 +137,53 @@ function issueUpdatedByPerson(
   };
 }
 
+const ISSUE_PATCH =
+  'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change sends an issue.updated event (webhooks) once it committed, through the same outbox as the processor changes, in order with the other events of the issue.';
+
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const [method, path, param] of [
-    ['patch', '/v1/manage/issues/:issue_id', 'issue_id'],
-    ['post', '/v1/issues/:issue_id', 'issue_id'],
-  ] as const) {
-    table.add({
-      method,
-      path,
-      tag: 'issues',
-      summary: `Set an issue's status, note, assignee, frozen flag or severity${method === 'post' ? ' (short form)' : ''}`,
-      description:
-        'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change sends an issue.updated event (webhooks) once it committed, through the same outbox as the processor changes, in order with the other events of the issue.',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-      params: idParam(param),
-      notFound: NOT_FOUND,
-      body: IssuePatchSchema,
-      response: IssueSchema,
-      async handler(_ctx, { params, body, principal, guard }) {
-        const id = (params as Record<string, string>)[param];
-        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
-          const before = await findIssueForUpdate(trx, id);
-          guard.site(before?.site_id, NOT_FOUND);
-          if (before!.merged_into)
-            throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
-          const changes = diff(before!, body);
-          if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
-          const now = deps.now();
-          const after = await updateIssueFields(trx, id, body, now);
-          await insertApiIssueUpdate(trx, id, changes, principal.label);
-          await audit(trx, principal, {
-            orgId: before!.org_id,
-            siteId: after.site_id,
-            action: 'issue.update',
-            targetType: 'issue',
-            targetId: id,
-            summary: { changes },
-          });
-          await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
-          return { presented: presentIssue(after), queued: true };
+  return table.add({
+    method: 'patch',
+    path: '/v1/manage/issues/:issue_id',
+    tag: 'issues',
+    summary: "Set an issue's status, note, assignee, frozen flag or severity",
+    shortForm: {
+      method: 'post',
+      path: '/v1/issues/:issue_id',
+      summary: "Set an issue's status, note, assignee, frozen flag or severity (short form)",
+      description: ISSUE_PATCH,
+    },
+    description: ISSUE_PATCH,
+    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+    params: idParam('issue_id'),
+    notFound: NOT_FOUND,
+    body: IssuePatchSchema,
+    response: IssueSchema,
+    async handler(_ctx, { params, body, principal, guard }) {
+      const id = params.issue_id;
+      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+        const before = await findIssueForUpdate(trx, id);
+        guard.site(before?.site_id, NOT_FOUND);
+        if (before!.merged_into)
+          throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
+        const changes = diff(before!, body);
+        if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
+        const now = deps.now();
+        const after = await updateIssueFields(trx, id, body, now);
+        await insertApiIssueUpdate(trx, id, changes, principal.label);
+        await audit(trx, principal, {
+          orgId: before!.org_id,
+          siteId: after.site_id,
+          action: 'issue.update',
+          targetType: 'issue',
+          targetId: id,
+          summary: { changes },
         });
-        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-        return presented;
-      },
-    });
-  }
-  return table;
+        await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
+        return { presented: presentIssue(after), queued: true };
+      });
+      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+      return presented;
+    },
+  });
 }
