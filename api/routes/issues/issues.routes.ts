@@ -22,7 +22,7 @@ import {
   type IssueRecord,
 } from './issues.queries.ts';
 import { presentIssue } from './issues.presenter.ts';
-import { presentSessionId } from '../../http/present.ts';
+import { isoOrNull, presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../deploys/deploys.queries.ts';
 import { presentVerification } from '../deploys/deploys.presenter.ts';
@@ -31,7 +31,6 @@ import { newId } from '../../../shared/ids.ts';
 import { audit, diff } from '../../http/audit.ts';
 
 const NOT_FOUND = 'issue not found';
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** One issue of the site and environment with its evidence sessions, verification history and changes; undefined when missing. */
 export async function issueDetail(
@@ -46,12 +45,12 @@ export async function issueDetail(
   return {
     ...presentIssue(issue),
     hypothesis: issue.hypothesis,
-    first_signal_at: iso(issue.first_signal_at),
-    resolved_at: iso(issue.resolved_at),
+    first_signal_at: isoOrNull(issue.first_signal_at),
+    resolved_at: isoOrNull(issue.resolved_at),
     sessions: sessions.map((s) => ({
       id: presentSessionId(s.session_id),
       signals: s.signals,
-      timestamp: iso(s.last_signal_at),
+      timestamp: isoOrNull(s.last_signal_at),
     })),
     introduced_by_deploy: issue.introduced_by_deploy,
     verifications: (await issueVerifications(db, issue.id)).map(presentVerification),
@@ -60,7 +59,7 @@ export async function issueDetail(
       kind: u.kind,
       changes: u.changes,
       reason: u.reason,
-      at: iso(u.created_at),
+      at: isoOrNull(u.created_at),
     })),
   };
 }
