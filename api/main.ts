@@ -14,7 +14,7 @@ import { heatmapRoutes } from './routes/heatmaps/heatmaps.routes.ts';
 import { journeyRoutes } from './routes/journeys/journeys.routes.ts';
 import { exportRoutes } from './routes/export/export.routes.ts';
 import { revenueRoutes } from './routes/revenue/revenue.routes.ts';
-import { insightRoutes } from './routes/insights/insights.routes.ts';
+import { insightRoutes } from './routes/revenue/insights.routes.ts';
 import { deployReadRoutes } from './routes/deploys/deploys.routes.ts';
 import { screenshotRoutes } from './routes/screenshots/screenshots.routes.ts';
 import { ScreenshotCapturer, screenshotsEnabled } from './routes/screenshots/capturer.ts';

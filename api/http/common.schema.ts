@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from '../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../shared/contracts/environment.ts';
 import { urlCredentialProblem } from '../../shared/auth/redact.ts';
 
 /** An absolute http(s) URL of at most 2048 characters, carrying no credentials (they would be stored and shown in the clear). */
@@ -15,6 +16,8 @@ export const HttpUrlSchema = z
 // org-scoped list is not an error. Bodies stay strict.
 export const OrgQuerySchema = z.object({ org_id: Uuid() });
 export const SiteQuerySchema = z.object({ site_id: Uuid() });
+/** A read route's site and environment (default production). */
+export const SiteReadQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 
 /** A PATCH body must change something. */
 export const nonEmpty = <T extends object>(v: T): boolean => Object.values(v).some((x) => x !== undefined);
@@ -28,3 +31,23 @@ export const Timestamp = z.iso.datetime();
 
 /** Body of a successful DELETE (the spec leaves it unspecified). */
 export const DeletedSchema = z.object({ id: Uuid(), deleted: z.literal(true) });
+
+/** Text of a query parameter: PostgreSQL text cannot hold NUL, so one is a 400 here rather than a database error. */
+export const QueryText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+
+/** A page path as stored (ingest normalises pages to their path). */
+export const PagePath = QueryText(2048).describe('page path, e.g. /checkout');
+
+/** Spec bounds: trends and insights `days` 1 to 90, default 7. */
+export const DaysParam = z.coerce.number().int().min(1).max(90).default(7).describe('days of history, 1-90');
+
+/** Lowercased at the boundary: emails compare case-insensitively everywhere. */
+export const EmailSchema = z
+  .email()
+  .max(254)
+  .transform((e) => e.trim().toLowerCase());

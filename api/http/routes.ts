@@ -5,7 +5,15 @@ import { InternalError, NotFoundError } from '../../shared/errors.ts';
 import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
-import { requireOrg, requireRole, requireSite, type AccessRule, type AuthState, type Principal } from './auth.ts';
+import {
+  READ_ACCESS,
+  requireOrg,
+  requireRole,
+  requireSite,
+  type AccessRule,
+  type AuthState,
+  type Principal,
+} from './auth.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 
 /** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
@@ -55,8 +63,11 @@ export interface RouteSpec<
    * the path id, so a foreign site answers 404 'site not found' whatever else the request holds.
    */
   siteQuery?: boolean;
-  /** The spec's short form of the same route (`/v1/issues` beside `/v1/query/issues`): same handler, own summary. */
-  shortForm?: { path: string; summary: string; description?: string };
+  /**
+   * The spec's short form of the same route (`/v1/issues` beside `/v1/query/issues`; POST `/v1/alerts/:id` beside
+   * PATCH `/v1/manage/alerts/:id`): same handler, own summary, the route's method unless it names one.
+   */
+  shortForm?: { path: string; summary: string; description?: string; method?: Exclude<HttpMethod, 'put'> };
   /** Content type of a body the handler writes itself (a CSV stream, a PNG): not wrapped in the envelope. */
   contentType?: string;
   handler(ctx: Koa.Context, input: RouteInput<Infer<P>, Infer<Q>, Infer<B>>): Promise<unknown>;
@@ -88,6 +99,13 @@ export class RouteTable {
     );
   }
 
+  /** A read route: GET, any role or a key that may read, the query's `site_id` as its tenancy. */
+  read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'>,
+  ): this {
+    return this.add({ ...spec, method: 'get', access: READ_ACCESS, siteQuery: true });
+  }
+
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */
   addPublic<
     P extends z.ZodObject | undefined = undefined,
@@ -103,13 +121,13 @@ export class RouteTable {
     before: Koa.Middleware[],
     access: AccessRule | null,
   ): this {
-    const paths: { path: string; summary: string; description?: string }[] = [
+    const paths: { path: string; summary: string; description?: string; method?: Exclude<HttpMethod, 'put'> }[] = [
       { path: spec.path, summary: spec.summary, description: spec.description },
     ];
     if (spec.shortForm) paths.push(spec.shortForm);
     for (const p of paths)
       this.docs.push({
-        method: spec.method,
+        method: p.method ?? spec.method,
         path: p.path,
         tag: spec.tag,
         summary: p.summary,
@@ -173,7 +191,7 @@ export class RouteTable {
       ctx.status = spec.status ?? 200;
       ctx.body = ok(data);
     };
-    for (const p of paths) this.router[spec.method](p.path, ...before, handle);
+    for (const p of paths) this.router[p.method ?? spec.method](p.path, ...before, handle);
     return this;
   }
 }

@@ -1,3 +1,4 @@
+import { isoOrNull } from '../../http/present.ts';
 import type { z } from 'zod';
 import type { AlertSchema } from './alerts.schema.ts';
 import type { AlertRow } from './alerts.queries.ts';
@@ -5,7 +6,6 @@ import type { AlertStatus } from './alert-transitions.ts';
 
 /** An alert as every route answers it (read list and detail, status changes). */
 export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {
-  const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
     id: a.id,
     site_id: a.site_id,
@@ -17,8 +17,8 @@ export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {
     score_after: a.score_after,
     status: a.status as AlertStatus,
     triggered_at: a.triggered_at.toISOString(),
-    acknowledged_at: iso(a.acknowledged_at),
-    resolved_at: iso(a.resolved_at),
+    acknowledged_at: isoOrNull(a.acknowledged_at),
+    resolved_at: isoOrNull(a.resolved_at),
     resolved_reason: a.resolved_reason,
     updated_at: a.updated_at.toISOString(),
   };

@@ -1,5 +1,5 @@
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from './alerts.presenter.ts';
@@ -22,15 +22,12 @@ const STAGING_HAS_NONE =
 
 /** `/v1/query/alerts` (and the short form `/v1/alerts`) and `/v1/query/alerts/:alert_id`: a site's alerts, newest first. */
 export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/alerts',
     shortForm: { path: '/v1/alerts', summary: 'Alerts of a site (short form)', description: STAGING_HAS_NONE },
     tag: 'alerts',
     summary: 'Alerts of a site, newest first',
     description: STAGING_HAS_NONE,
-    access: READ_ACCESS,
-    siteQuery: true,
     query: AlertListQuerySchema,
     response: AlertListResponseSchema,
     async handler(_ctx, { query: q }) {
@@ -38,13 +35,10 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset };
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: AlertDetailQuerySchema,
     // A malformed id is answered like a missing one, as for issues.
     params: idParam('alert_id'),
@@ -58,64 +52,66 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   });
 }
 
+const ALERT_PATCH =
+  'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. Acknowledged and resolved send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email) once the change committed, through the outbox, in order with the other events of the alert; investigating is recorded in the audit log only.';
+
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const [method, path, param] of [
-    ['patch', '/v1/manage/alerts/:alert_id', 'alert_id'],
-    ['post', '/v1/alerts/:alert_id', 'alert_id'],
-  ] as const) {
-    table.add({
-      method,
-      path,
-      tag: 'alerts',
-      summary: `Acknowledge, investigate or resolve an alert${method === 'post' ? ' (short form)' : ''}`,
-      description:
-        'Forward only (fired → acknowledged → investigating → resolved, steps may be skipped); going back or reopening a resolved alert is 409 conflict; repeating the current status changes nothing. Acknowledged and resolved send alert.acknowledged / alert.resolved events (webhooks, Slack, PagerDuty, email) once the change committed, through the outbox, in order with the other events of the alert; investigating is recorded in the audit log only.',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-      params: idParam(param),
-      notFound: NOT_FOUND,
-      body: AlertPatchSchema,
-      response: AlertSchema,
-      async handler(_ctx, { params, body, principal, guard }) {
-        const id = (params as Record<string, string>)[param];
-        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
-          const before = await findAlertForUpdate(trx, id);
-          guard.site(before?.site_id, NOT_FOUND);
-          const from = before!.status as AlertStatus;
-          const t = alertTransition(from, body.status);
-          if (t.kind === 'refused') throw new ConflictError(t.reason);
-          if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
-          const now = deps.now();
-          const after = await setAlertStatus(trx, id, {
-            status: body.status,
-            resolvedReason: body.resolved_reason ?? null,
-            now,
-          });
-          await audit(trx, principal, {
-            orgId: before!.org_id,
-            siteId: after.site_id,
-            action: 'alert.update',
-            targetType: 'alert',
-            targetId: id,
-            summary: {
-              changes: {
-                status: { from, to: body.status },
-                ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
-              },
-            },
-          });
-          // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
-          // transaction: published after the commit (never for a change that rolled back), in order per alert.
-          if (body.status === 'acknowledged' || body.status === 'resolved') {
-            await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
-            return { presented: presentAlert(after), queued: true };
-          }
-          return { presented: presentAlert(after), queued: false };
+  return table.add({
+    method: 'patch',
+    path: '/v1/manage/alerts/:alert_id',
+    tag: 'alerts',
+    summary: 'Acknowledge, investigate or resolve an alert',
+    shortForm: {
+      method: 'post',
+      path: '/v1/alerts/:alert_id',
+      summary: 'Acknowledge, investigate or resolve an alert (short form)',
+      description: ALERT_PATCH,
+    },
+    description: ALERT_PATCH,
+    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+    params: idParam('alert_id'),
+    notFound: NOT_FOUND,
+    body: AlertPatchSchema,
+    response: AlertSchema,
+    async handler(_ctx, { params, body, principal, guard }) {
+      const id = params.alert_id;
+      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+        const before = await findAlertForUpdate(trx, id);
+        guard.site(before?.site_id, NOT_FOUND);
+        const from = before!.status as AlertStatus;
+        const t = alertTransition(from, body.status);
+        if (t.kind === 'refused') throw new ConflictError(t.reason);
+        if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
+        const now = deps.now();
+        const after = await setAlertStatus(trx, id, {
+          status: body.status,
+          resolvedReason: body.resolved_reason ?? null,
+          now,
         });
-        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-        return presented;
-      },
-    });
-  }
-  return table;
+        await audit(trx, principal, {
+          orgId: before!.org_id,
+          siteId: after.site_id,
+          action: 'alert.update',
+          targetType: 'alert',
+          targetId: id,
+          summary: {
+            changes: {
+              status: { from, to: body.status },
+              ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
+            },
+          },
+        });
+        // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
+        // transaction: published after the commit (never for a change that rolled back), in order per alert.
+        if (body.status === 'acknowledged' || body.status === 'resolved') {
+          await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
+          return { presented: presentAlert(after), queued: true };
+        }
+        return { presented: presentAlert(after), queued: false };
+      });
+      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+      return presented;
+    },
+  });
 }

@@ -3,17 +3,6 @@ import type { Database } from '../../../shared/db/database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function findOrg(
-  db: Db,
-  orgId: string,
-): Promise<{ id: string; name: string; plan: string; trial_ends_at: Date | null } | undefined> {
-  return db
-    .selectFrom('orgs')
-    .select(['id', 'name', 'plan', 'trial_ends_at'])
-    .where('id', '=', orgId)
-    .executeTakeFirst();
-}
-
 /** Every org the user is a member of (where a failed sign-in to the account is audited). */
 export async function membershipOrgIds(db: Db, userId: string): Promise<string[]> {
   return (await db.selectFrom('memberships').select('org_id').where('user_id', '=', userId).execute()).map(

@@ -25,7 +25,6 @@ import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
-  findOrg,
   findPendingInvitation,
   findPendingVerification,
   hasMembership,
@@ -34,6 +33,7 @@ import {
   markInvitationAccepted,
   markVerificationUsed,
 } from './auth.queries.ts';
+import { findOrg } from '../../../shared/db/queries/accounts.queries.ts';
 import {
   AcceptInviteBodySchema,
   ForgotPasswordBodySchema,

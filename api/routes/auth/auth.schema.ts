@@ -1,12 +1,7 @@
+import { EmailSchema } from '../../http/common.schema.ts';
 import { z } from 'zod';
 import { SELF_SERVE_PLANS } from '../../../shared/tenancy/plans.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-
-/** Lowercased at the boundary: emails compare case-insensitively everywhere. */
-export const EmailSchema = z
-  .email()
-  .max(254)
-  .transform((e) => e.trim().toLowerCase());
 /** 8 to 256 characters: long passphrases welcome, megabyte "passwords" (scrypt input) refused. */
 export const PasswordSchema = z.string().min(8).max(256);
 

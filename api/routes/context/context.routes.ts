@@ -6,8 +6,8 @@ import type { RouteTable } from '../../http/routes.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import { listDeploys } from '../deploys/deploys.queries.ts';
 import { presentDeploy } from '../deploys/deploys.presenter.ts';
-import { siteRecommendations } from '../revenue/revenue.routes.ts';
-import { siteScores } from '../scores/scores.routes.ts';
+import { siteRecommendations } from '../revenue/recommendations.ts';
+import { siteScores } from '../scores/site-scores.ts';
 import { activeAlerts, activeIssues } from './context.queries.ts';
 import { presentContext } from './context.presenter.ts';
 import {

@@ -1,3 +1,4 @@
+import { isoOrNull } from '../../http/present.ts';
 import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
@@ -6,8 +7,6 @@ import { listDeliveryLog } from '../../../shared/db/queries/deliveries.queries.t
 import { DEGRADATION_KINDS, listDegradation } from '../../../shared/db/queries/degradation.queries.ts';
 import { ADMIN_ROLES, ALL_ROLES, READ_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export const DeliveryLogQuerySchema = z.object({
   org_id: Uuid(),
@@ -79,7 +78,7 @@ export function deliveryRoutes(table: RouteTable, deps: { db: Kysely<Database>; 
           channel: r.channel as 'webhook',
           status: r.status as 'pending',
           at: r.at.toISOString(),
-          next_attempt_at: iso(r.next_attempt_at),
+          next_attempt_at: isoOrNull(r.next_attempt_at),
         })),
       };
     },
@@ -111,7 +110,7 @@ export function deliveryRoutes(table: RouteTable, deps: { db: Kysely<Database>; 
           message: r.message,
           active: r.recovered_at === null,
           started_at: r.started_at.toISOString(),
-          recovered_at: iso(r.recovered_at),
+          recovered_at: isoOrNull(r.recovered_at),
           details: r.details,
         })),
       };

@@ -11,7 +11,7 @@ import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import type Koa from 'koa';
-import { EDITOR_ROLES, MANAGE_SCOPES, READ_ACCESS, type Principal } from '../../http/auth.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES, type Principal } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
@@ -168,15 +168,12 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
 
 /** `/v1/query/deploys`, `/v1/query/deploys/:deploy_id` and the short forms `/v1/deploys`, `/v1/deploys/:deploy_id`. */
 export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/deploys',
     shortForm: { path: '/v1/deploys', summary: 'Deploys of a site (short form)' },
     tag: 'deploys',
     summary:
       'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: DeployListQuerySchema,
     response: DeployListSchema,
     async handler(_ctx, { query: q }) {
@@ -184,14 +181,11 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
       return { deploys: rows.map((r) => presentDeploy(r, related)), total, limit: q.limit, offset: q.offset };
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/deploys/:deploy_id',
     shortForm: { path: '/v1/deploys/:deploy_id', summary: 'One deploy (short form)' },
     tag: 'deploys',
     summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: DeployDetailQuerySchema,
     params: idParam('deploy_id'),
     notFound: DEPLOY_NOT_FOUND,

@@ -1,3 +1,6 @@
+import { pageParams } from '../../../shared/http/pagination.ts';
+import { Uuid } from '../../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { z } from 'zod';
 import { Timestamp } from '../../http/common.schema.ts';
 
@@ -30,3 +33,10 @@ export const PageElementSchema = ElementSchema.pick({
 }).meta({ id: 'PageElement' });
 
 export const ElementListResponseSchema = z.object({ elements: z.array(ElementSchema), total: z.number().int() });
+
+export const ElementsQuerySchema = z.object({
+  site_id: Uuid(),
+  environment: EnvironmentParam,
+  page: z.string().min(1).max(2048).optional(),
+  ...pageParams({ max: 500, default: 50 }),
+});

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../../../shared/logger.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { EXPORT_HEADER, presentExportRow } from './export.presenter.ts';
@@ -15,16 +14,13 @@ import { ExportQuerySchema, type ExportQuery } from './export.schema.ts';
  * (the client sees a truncated transfer, never a CSV that looks complete).
  */
 export function exportRoutes(table: RouteTable, deps: ReadDeps & { log?: Logger }): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/export/events.csv',
     shortForm: { path: '/v1/export/events.csv', summary: 'Events as CSV (short form; the same file)' },
     tag: 'export',
     summary: "The site's events as RFC 4180 CSV with a header row, oldest first, streamed",
     description:
       "Columns: id, ts, session_id, type, page, signal, name, selector, label, x, y, vx, vy, px, py (fractions 0..1), value, device, source, app_version, environment, meta (JSON). Text starting with = + - @ (or a tab or CR) is prefixed with '. Content-Disposition names the file.",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: ExportQuerySchema,
     contentType: 'text/csv',
     handler: (ctx, { query }) => streamCsv(ctx, deps, query),

@@ -1,4 +1,3 @@
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { presentElementHeatmap, presentPageHeatmap } from './heatmaps.presenter.ts';
@@ -13,16 +12,13 @@ import { representativeSample } from './sample.ts';
 
 /** `/v1/query/element-heatmap` and `/v1/query/page-heatmap`. A page or element without signals has no points (200). */
 export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/element-heatmap',
     tag: 'heatmaps',
     summary:
       "At most 300 points (rx, ry 0..1, signal) representing the element's latest 800 rage, dead and disabled-element clicks",
     description:
       "Points keep each signal type's share and are spread evenly over time; count is the number of signals they represent.",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: ElementHeatmapQuerySchema,
     response: ElementHeatmapResponseSchema,
     async handler(_ctx, { query: q }) {
@@ -31,15 +27,12 @@ export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return presentElementHeatmap(q.page, q.selector, recent.length, points);
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/page-heatmap',
     tag: 'heatmaps',
     summary: 'At most 500 page points (vx, vy, px/py when sent, signal, el when known) over the last 30 days',
     description:
       'device=mobile includes tablets; omitted means every device. count is the number of signals the points were drawn from (every k-th in time order).',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: PageHeatmapQuerySchema,
     response: PageHeatmapResponseSchema,
     async handler(_ctx, { query: q }) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-import { PagePath, QueryText } from '../pages/page.schema.ts';
+import { PagePath, QueryText } from '../../http/common.schema.ts';
 
 export const ElementHeatmapQuerySchema = z.object({
   site_id: Uuid(),

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { SiteQuerySchema } from '../scores/scores.schema.ts';
+import { SiteReadQuerySchema } from '../../http/common.schema.ts';
 
 const HeuristicsResponseSchema = z.object({
   heuristics: z.array(
@@ -21,14 +20,11 @@ const HeuristicsResponseSchema = z.object({
 
 /** `GET /v1/query/heuristics`: the signal catalog (every type the engine weighs, and what to do about it). */
 export function heuristicRoutes(table: RouteTable): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/heuristics',
     tag: 'heuristics',
     summary: 'The signal catalog',
-    access: READ_ACCESS,
-    siteQuery: true,
-    query: SiteQuerySchema,
+    query: SiteReadQuerySchema,
     response: HeuristicsResponseSchema,
     handler: async () =>
       ({

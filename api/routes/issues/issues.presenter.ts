@@ -1,13 +1,7 @@
+import { isoOrNull } from '../../http/present.ts';
 import type { IssueRow } from './issues.queries.ts';
 import type { IssueDto } from './issues.schema.ts';
 
-/**
- * Session ids as the spec shows them (`ses_` prefix). SDK session ids are opaque strings; the prefix is added
- * for display and stripped again where a session id is taken as input.
- */
-export const presentSessionId = (id: string): string => (id.startsWith('ses_') ? id : `ses_${id}`);
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** Closed, and the live rule saw it signalling again since this closure (a mark older than resolved_at is an earlier closure's). */
@@ -41,8 +35,8 @@ export function presentIssue(r: IssueRow): IssueDto {
     assigned_to: r.assigned_to,
     frozen: r.frozen,
     merged_into: r.merged_into,
-    last_signal_at: iso(r.last_signal_at),
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
+    last_signal_at: isoOrNull(r.last_signal_at),
+    created_at: isoOrNull(r.created_at),
+    updated_at: isoOrNull(r.updated_at),
   };
 }

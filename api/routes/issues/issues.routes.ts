@@ -1,7 +1,7 @@
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { READ_ACCESS, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
@@ -21,7 +21,8 @@ import {
   updateIssueFields,
   type IssueRecord,
 } from './issues.queries.ts';
-import { presentIssue, presentSessionId } from './issues.presenter.ts';
+import { presentIssue } from './issues.presenter.ts';
+import { isoOrNull, presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../deploys/deploys.queries.ts';
 import { presentVerification } from '../deploys/deploys.presenter.ts';
@@ -30,7 +31,6 @@ import { newId } from '../../../shared/ids.ts';
 import { audit, diff } from '../../http/audit.ts';
 
 const NOT_FOUND = 'issue not found';
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** One issue of the site and environment with its evidence sessions, verification history and changes; undefined when missing. */
 export async function issueDetail(
@@ -45,12 +45,12 @@ export async function issueDetail(
   return {
     ...presentIssue(issue),
     hypothesis: issue.hypothesis,
-    first_signal_at: iso(issue.first_signal_at),
-    resolved_at: iso(issue.resolved_at),
+    first_signal_at: isoOrNull(issue.first_signal_at),
+    resolved_at: isoOrNull(issue.resolved_at),
     sessions: sessions.map((s) => ({
       id: presentSessionId(s.session_id),
       signals: s.signals,
-      timestamp: iso(s.last_signal_at),
+      timestamp: isoOrNull(s.last_signal_at),
     })),
     introduced_by_deploy: issue.introduced_by_deploy,
     verifications: (await issueVerifications(db, issue.id)).map(presentVerification),
@@ -59,21 +59,18 @@ export async function issueDetail(
       kind: u.kind,
       changes: u.changes,
       reason: u.reason,
-      at: iso(u.created_at),
+      at: isoOrNull(u.created_at),
     })),
   };
 }
 
 /** `/v1/query/issues`, `/v1/query/issues/:issue_id` and their short forms `/v1/issues`, `/v1/issues/:id`. */
 export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/issues',
     shortForm: { path: '/v1/issues', summary: 'UX issues of a site (short form)' },
     tag: 'issues',
     summary: 'UX issues of a site, ranked',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: IssueListQuerySchema,
     response: IssueListResponseSchema,
     async handler(_ctx, { query }) {
@@ -81,15 +78,12 @@ export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { issues: rows.map(presentIssue), total, limit: query.limit, offset: query.offset };
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/issues/:issue_id',
     shortForm: { path: '/v1/issues/:issue_id', summary: 'One issue (short form)' },
     tag: 'issues',
     summary: 'One issue with its evidence sessions and history',
     description: '404 for an issue of another site, or of another environment than environment (default production).',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: IssueDetailQuerySchema,
     // A malformed id is answered like a missing one: ids are not worth a different error.
     params: idParam('issue_id'),
@@ -142,51 +136,53 @@ function issueUpdatedByPerson(
   };
 }
 
+const ISSUE_PATCH =
+  'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change sends an issue.updated event (webhooks) once it committed, through the same outbox as the processor changes, in order with the other events of the issue.';
+
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const [method, path, param] of [
-    ['patch', '/v1/manage/issues/:issue_id', 'issue_id'],
-    ['post', '/v1/issues/:issue_id', 'issue_id'],
-  ] as const) {
-    table.add({
-      method,
-      path,
-      tag: 'issues',
-      summary: `Set an issue's status, note, assignee, frozen flag or severity${method === 'post' ? ' (short form)' : ''}`,
-      description:
-        'Any of the six statuses may be set from any status, `regressed` included (a person triaging a regression). Refused: setting `regressed` (400: only the engine sets it after a deploy) and any change to an issue the triage merged into another (409: change the issue it was merged into). A change sends an issue.updated event (webhooks) once it committed, through the same outbox as the processor changes, in order with the other events of the issue.',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-      params: idParam(param),
-      notFound: NOT_FOUND,
-      body: IssuePatchSchema,
-      response: IssueSchema,
-      async handler(_ctx, { params, body, principal, guard }) {
-        const id = (params as Record<string, string>)[param];
-        const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
-          const before = await findIssueForUpdate(trx, id);
-          guard.site(before?.site_id, NOT_FOUND);
-          if (before!.merged_into)
-            throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
-          const changes = diff(before!, body);
-          if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
-          const now = deps.now();
-          const after = await updateIssueFields(trx, id, body, now);
-          await insertApiIssueUpdate(trx, id, changes, principal.label);
-          await audit(trx, principal, {
-            orgId: before!.org_id,
-            siteId: after.site_id,
-            action: 'issue.update',
-            targetType: 'issue',
-            targetId: id,
-            summary: { changes },
-          });
-          await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
-          return { presented: presentIssue(after), queued: true };
+  return table.add({
+    method: 'patch',
+    path: '/v1/manage/issues/:issue_id',
+    tag: 'issues',
+    summary: "Set an issue's status, note, assignee, frozen flag or severity",
+    shortForm: {
+      method: 'post',
+      path: '/v1/issues/:issue_id',
+      summary: "Set an issue's status, note, assignee, frozen flag or severity (short form)",
+      description: ISSUE_PATCH,
+    },
+    description: ISSUE_PATCH,
+    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+    params: idParam('issue_id'),
+    notFound: NOT_FOUND,
+    body: IssuePatchSchema,
+    response: IssueSchema,
+    async handler(_ctx, { params, body, principal, guard }) {
+      const id = params.issue_id;
+      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+        const before = await findIssueForUpdate(trx, id);
+        guard.site(before?.site_id, NOT_FOUND);
+        if (before!.merged_into)
+          throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
+        const changes = diff(before!, body);
+        if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
+        const now = deps.now();
+        const after = await updateIssueFields(trx, id, body, now);
+        await insertApiIssueUpdate(trx, id, changes, principal.label);
+        await audit(trx, principal, {
+          orgId: before!.org_id,
+          siteId: after.site_id,
+          action: 'issue.update',
+          targetType: 'issue',
+          targetId: id,
+          summary: { changes },
         });
-        if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-        return presented;
-      },
-    });
-  }
-  return table;
+        await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
+        return { presented: presentIssue(after), queued: true };
+      });
+      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
+      return presented;
+    },
+  });
 }

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { FlowsResponseSchema, JourneysResponseSchema } from './journeys.schema.ts';
-import { presentSessionId } from '../issues/issues.presenter.ts';
+import { presentSessionId } from '../../http/present.ts';
 import type { JourneyEdge } from './journey-edges.ts';
 import { FLOW_MAX_SESSIONS, FLOW_WINDOW_DAYS, JOURNEY_WINDOW_DAYS } from './journeys.queries.ts';
 

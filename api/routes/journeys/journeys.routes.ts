@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { signalWeight } from '../../../shared/domain/signal-catalog.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { journeyFrictionEdges } from './journey-edges.ts';
@@ -31,29 +30,23 @@ export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at:
 
 /** `/v1/query/journeys/friction`, `/v1/query/flows` and the short form `/v1/flows`. */
 export function journeyRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/journeys/friction',
     tag: 'journeys',
     summary:
       'Navigation edges weighted by the edge-decorator signals on their source or destination page; at most 100 edges, 5 examples each',
     description:
       'Sessions analysed: the limit most recently active sessions of the last 30 days with a qualifying signal. friction_weight sums weight x confidence (meta.confidence, 1 when absent) to one decimal; edges below min_friction_weight are removed, then sorted heaviest first.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: JourneyQuerySchema,
     response: JourneysResponseSchema,
     handler: async (_ctx, { query }) => journeyFriction(deps.db, query, deps.now()),
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/flows',
     shortForm: { path: '/v1/flows', summary: 'Navigation flows (short form; the same shape)' },
     tag: 'journeys',
     summary:
       'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: FlowsQuerySchema,
     response: FlowsResponseSchema,
     handler: async (_ctx, { query }) =>

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, UnavailableError } from '../../../shared/errors.ts';
 import { invitationMail } from '../../../shared/mail/account-mail.ts';
-import { findOrg } from '../auth/auth.queries.ts';
+import { findOrg } from '../../../shared/db/queries/accounts.queries.ts';
 import { hashApiKey, newId, randomToken } from '../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, OWNER_ROLES, type Principal } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INVITABLE_ROLES, ROLES } from '../../../shared/tenancy/accounts.ts';
-import { EmailSchema } from '../auth/auth.schema.ts';
+import { EmailSchema } from '../../http/common.schema.ts';
 import { Timestamp } from '../../http/common.schema.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { presentAlert } from '../alerts/alerts.presenter.ts';
-import { presentElement } from '../elements/elements.routes.ts';
+import { presentElement } from '../elements/elements.presenter.ts';
 import { presentIssue } from '../issues/issues.presenter.ts';
 import type { IssueRow } from '../issues/issues.queries.ts';
 import type { AlertRow } from '../alerts/alerts.queries.ts';

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { listElements } from '../elements/elements.routes.ts';
+import { listElements } from '../elements/elements.queries.ts';
 import { listIssuesOfPage } from '../issues/issues.queries.ts';
 import type { AlertRow } from '../alerts/alerts.queries.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { pageBudget } from './budget.ts';
@@ -84,16 +83,13 @@ async function compared(
  * A page the site never scored (in the `environment` read, default production) is 404, like a resource of another site.
  */
 export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/page',
     shortForm: { path: '/v1/page', summary: 'One page (short form; the same shape)' },
     tag: 'pages',
     summary:
       'One page: score, trend, 30 days of score_history, open issues, elements, budget, recent deploys, active alerts',
     description: '404 when the site never scored the page.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: PageQuerySchema,
     response: PageResponseSchema,
     async handler(_ctx, { query }) {
@@ -102,16 +98,13 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return view;
     },
   });
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/trends',
     shortForm: { path: '/v1/trends', summary: 'Daily scores (short form; the same shape)' },
     tag: 'pages',
     summary: 'Daily scores of a page, or of the site when page is omitted, over the last days (1-90, default 7)',
     description:
       "The array is sent twice, as history and as data (the short form's name). Days without traffic are absent.",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: TrendsQuerySchema,
     response: TrendsResponseSchema,
     async handler(_ctx, { query: q }) {
@@ -125,15 +118,12 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return presentTrends(q.page ?? null, q.days, history);
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/compare',
     shortForm: { path: '/v1/compare', summary: 'Two pages side by side (short form; the same shape)' },
     tag: 'pages',
     summary:
       'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: CompareQuerySchema,
     response: CompareResponseSchema,
     async handler(_ctx, { query: q }) {

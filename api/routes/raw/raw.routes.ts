@@ -1,6 +1,5 @@
 import { ValidationError } from '../../../shared/errors.ts';
 import type { z } from 'zod';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { rawRows, tableColumns } from './raw.queries.ts';
@@ -20,16 +19,13 @@ const DEFAULT_SORT: Record<RawTable, string> = {
 
 /** `GET /v1/query/raw` and the short form `/v1/raw`: a site's rows of one table, as stored. */
 export function rawRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/raw',
     shortForm: { path: '/v1/raw', summary: "A site's rows of one table (short form)" },
     tag: 'raw',
     summary: "A site's rows of one table, as stored",
     description:
       "Rows of one environment (default production; events and sessions without one are production's); table=alerts has production's only, so environment=staging lists none there.",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: RawQuerySchema,
     response: RawResponseSchema,
     async handler(_ctx, { query: q }) {

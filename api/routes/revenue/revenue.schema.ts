@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-import { DaysParam } from '../pages/page.schema.ts';
+import { DaysParam } from '../../http/common.schema.ts';
 
 export const RevenueQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 export const RecommendationsQuerySchema = z.object({

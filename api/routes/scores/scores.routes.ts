@@ -1,33 +1,10 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import { baselineScore, overallScore, round1, scoreTrend } from '../../../shared/domain/score-summary.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
+import { siteScores } from './site-scores.ts';
+import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { ScoresResponseSchema, ShortScoresResponseSchema, SiteQuerySchema } from './scores.schema.ts';
-import { activeIssueCountsByPage, listCurrentPageScores, siteDailyScores } from './scores.queries.ts';
-import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-
-/** The site object of `/query/scores`: overall score and trend against the 7-day baseline, every page worst first. */
-export async function siteScores(db: Kysely<Database>, site_id: string, environment: Environment, at: Date) {
-  const [pages, history] = await Promise.all([
-    listCurrentPageScores(db, site_id, environment, at),
-    siteDailyScores(db, site_id, environment, at),
-  ]);
-  const baseline = baselineScore(history, at.toISOString().slice(0, 10));
-  const overall = overallScore(pages);
-  return {
-    site_id,
-    overall_score: overall,
-    overall_trend: scoreTrend(overall, baseline),
-    pages: pages.map((p) => ({
-      page: p.page,
-      score: round1(p.score),
-      trend: p.trend as 'up' | 'down' | 'stable',
-      dominant_signal: p.dominant_signal,
-    })),
-  };
-}
+import { SiteReadQuerySchema } from '../../http/common.schema.ts';
+import { ScoresResponseSchema, ShortScoresResponseSchema } from './scores.schema.ts';
+import { activeIssueCountsByPage, listCurrentPageScores } from './scores.queries.ts';
 
 /**
  * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form
@@ -35,14 +12,11 @@ export async function siteScores(db: Kysely<Database>, site_id: string, environm
  * Both read one environment (`environment`, default production).
  */
 export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/scores',
     tag: 'scores',
     summary: "The site's overall score and trend, and each page's current score",
-    access: READ_ACCESS,
-    siteQuery: true,
-    query: SiteQuerySchema,
+    query: SiteReadQuerySchema,
     response: ScoresResponseSchema,
     async handler(_ctx, { query }) {
       const site = await siteScores(deps.db, query.site_id, query.environment, deps.now());
@@ -50,14 +24,11 @@ export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return { ...site, site };
     },
   });
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/scores',
     tag: 'scores',
     summary: "Each page's current score with top_signal, issue_count and updated_at (short form)",
-    access: READ_ACCESS,
-    siteQuery: true,
-    query: SiteQuerySchema,
+    query: SiteReadQuerySchema,
     response: ShortScoresResponseSchema,
     async handler(_ctx, { query }) {
       const [pages, issues] = await Promise.all([

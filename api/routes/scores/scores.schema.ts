@@ -1,8 +1,5 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-
-export const SiteQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 
 export const Trend = z.enum(['up', 'down', 'stable']);
 export const Score = z.number().min(0).max(100).describe('confusion score, 0-100, one decimal');

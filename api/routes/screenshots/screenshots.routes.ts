@@ -1,5 +1,4 @@
 import { NotFoundError } from '../../../shared/errors.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import type { ScreenshotCapturer } from './capturer.ts';
@@ -19,16 +18,13 @@ export interface ScreenshotDeps extends ReadDeps {
  * `/v1/query/page-screenshot/image` (the PNG, same auth).
  */
 export function screenshotRoutes(table: RouteTable, deps: ScreenshotDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/query/page-screenshot',
     tag: 'heatmaps',
     summary:
       'A viewport screenshot of the page (site URL + page) on desktop or mobile: { screenshot: { page, device, width, height, captured_at, image_url } }, or { screenshot: null, reason }',
     description:
       'Never waits for a capture: the first request answers null with reason capturing and queues one in the background. reason is disabled (capture off), capturing, not_captured (cached=1 and none stored), limit_reached (SCREENSHOTS_PER_SITE_PER_DAY), refused (the URL or a redirect reaches a forbidden address) or render_failed (error status, timeout, crash). A capture older than a day is answered and refreshed; a failure is retried after an hour.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: ScreenshotQuerySchema,
     response: ScreenshotResponseSchema,
     async handler(_ctx, { query: q }) {
@@ -48,14 +44,11 @@ export function screenshotRoutes(table: RouteTable, deps: ScreenshotDeps): Route
       );
     },
   });
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/page-screenshot/image',
     tag: 'heatmaps',
     summary: 'The stored PNG of a page screenshot (the image_url of /query/page-screenshot)',
     description: '404 when no successful capture is stored.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: ScreenshotImageQuerySchema,
     contentType: 'image/png',
     async handler(ctx, { query: q }) {

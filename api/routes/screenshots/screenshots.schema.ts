@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { PagePath } from '../pages/page.schema.ts';
+import { PagePath } from '../../http/common.schema.ts';
 
 export const SCREENSHOT_DEVICES = ['desktop', 'mobile'] as const;
 export type ScreenshotDevice = (typeof SCREENSHOT_DEVICES)[number];

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { SessionResponseSchema } from './session.schema.ts';
-import { presentSessionId } from '../issues/issues.presenter.ts';
+import { presentSessionId } from '../../http/present.ts';
 import { SESSION_TIMELINE_MAX_EVENTS, type TimelineRow } from './session.queries.ts';
 
 /**

@@ -1,5 +1,4 @@
 import { NotFoundError } from '../../../shared/errors.ts';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { presentSession } from './session.presenter.ts';
@@ -8,15 +7,12 @@ import { SessionQuerySchema, SessionResponseSchema } from './session.schema.ts';
 
 /** `/v1/query/session` and the short form `/v1/session`: one session's page views and signals in order; unknown → 404. */
 export function sessionRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/session',
     shortForm: { path: '/v1/session', summary: "One session's timeline (short form; the same shape)" },
     tag: 'sessions',
     summary: "One session's page views and signals in order (each event has occurred_at and timestamp)",
     description: '404 for an unknown session. At most 5000 events; truncated says when there were more.',
-    access: READ_ACCESS,
-    siteQuery: true,
     query: SessionQuerySchema,
     response: SessionResponseSchema,
     async handler(_ctx, { query: q }) {

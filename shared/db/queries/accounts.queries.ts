@@ -143,3 +143,14 @@ export async function claimUnverifiedUser(db: Db, userId: string, passwordHash: 
     .where('revoked_at', 'is', null)
     .execute();
 }
+
+export async function findOrg(
+  db: Db,
+  orgId: string,
+): Promise<{ id: string; name: string; plan: string; trial_ends_at: Date | null } | undefined> {
+  return db
+    .selectFrom('orgs')
+    .select(['id', 'name', 'plan', 'trial_ends_at'])
+    .where('id', '=', orgId)
+    .executeTakeFirst();
+}

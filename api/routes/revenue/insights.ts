@@ -1,4 +1,4 @@
-import { percent, rate } from '../revenue/conversion.ts';
+import { percent, rate } from './conversion.ts';
 import type { GroupRow } from './insights.queries.ts';
 
 /** Fewest sessions in each group (confused and calm) for a page or source to produce an insight. */

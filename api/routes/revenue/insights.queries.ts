@@ -3,7 +3,7 @@ import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { conversionMatcher } from '../revenue/conversion.ts';
+import { conversionMatcher } from './conversion.ts';
 
 const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
 

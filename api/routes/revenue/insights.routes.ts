@@ -1,22 +1,18 @@
 import type { z } from 'zod';
-import { READ_ACCESS } from '../../http/auth.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { revenueConfig } from '../revenue/revenue.queries.ts';
-import { InsightsQuerySchema, InsightsResponseSchema } from '../revenue/revenue.schema.ts';
+import { revenueConfig } from './revenue.queries.ts';
+import { InsightsQuerySchema, InsightsResponseSchema } from './revenue.schema.ts';
 import { rankInsights, withRates, MIN_GROUP_SESSIONS } from './insights.ts';
 import { confusedVersusCalm } from './insights.queries.ts';
 
 /** `/v1/query/insights`: confused versus calm sessions' conversion by page and source, with ranked insights. */
 export function insightRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
-  return table.add({
-    method: 'get',
+  return table.read({
     path: '/v1/query/insights',
     tag: 'revenue',
     summary:
       "Confused versus calm sessions' conversion by page and traffic source over days (1-90, default 7), with ranked insight sentences; empty with the reason without a conversion event",
-    access: READ_ACCESS,
-    siteQuery: true,
     query: InsightsQuerySchema,
     response: InsightsResponseSchema,
     async handler(_ctx, { query: q }) {

@@ -1,0 +1,21 @@
+import type { listElements } from './elements.queries.ts';
+import type { z } from 'zod';
+import type { ElementSchema } from './elements.schema.ts';
+
+/** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
+export function presentElement(
+  r: Awaited<ReturnType<typeof listElements>>['rows'][number],
+): z.output<typeof ElementSchema> {
+  return {
+    page: r.page,
+    selector: r.selector,
+    label: r.label,
+    signals: (typeof r.signals === 'string' ? JSON.parse(r.signals) : r.signals) as Record<string, number>,
+    signal_count: r.signal_count,
+    friction_score: Math.round(r.friction_score * 10) / 10,
+    dominant_signal: r.dominant_signal,
+    affected_users: r.affected_users,
+    recommendation: r.recommendation,
+    last_signal_at: new Date(r.last_signal_at).toISOString(),
+  };
+}
