@@ -16,6 +16,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { dashboardRouter } from '../../api/dashboard/dashboard.routes.ts';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { startSession } from '../../shared/auth/sessions.ts';
+import { insertAlertRow } from '../testing/alert-row.ts';
 
 let stack: TestStack;
 let https: TestStack;
@@ -37,25 +38,11 @@ test.after.always(async () => {
 });
 
 async function insertAlert(s: TestStack, siteId: string): Promise<string> {
-  const id = crypto.randomUUID();
-  await s.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id,
-      site_id: siteId,
-      rule_id: null,
-      rule_name: 'spike',
-      page: '/checkout',
-      trigger_type: 'spike',
-      score_before: 10,
-      score_after: 60,
-      triggered_at: new Date(),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
-  return id;
+  return insertAlertRow(s.infra.database.db, siteId, {
+    rule_name: 'spike',
+    score_before: 10,
+    score_after: 60,
+  });
 }
 
 /** Signs in for a cookie session: the Set-Cookie lines and a Cookie header carrying them. */
