@@ -99,8 +99,9 @@ function variablesRead(): Set<string> {
   };
   for (const dir of ['shared', 'ingest', 'processor', 'api', 'ops', 'cli', 'ci'])
     if (existsSync(path.join(root, dir))) walk(path.join(root, dir));
-  // GitHub sets INPUT_* and GITHUB_* for every action, and PATH and USER are the shell's: not ours to document.
-  for (const n of [...names]) if (/^(INPUT_|GITHUB_)/.test(n) || n === 'PATH' || n === 'USER') names.delete(n);
+  // GitHub sets INPUT_* and GITHUB_* for every action, and PATH, HOME and USER are the shell's: not ours to document.
+  for (const n of [...names])
+    if (/^(INPUT_|GITHUB_)/.test(n) || n === 'PATH' || n === 'HOME' || n === 'USER') names.delete(n);
   return names;
 }
 

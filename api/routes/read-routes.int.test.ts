@@ -2,6 +2,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { insertAlertRow } from '../../ops/testing/alert-row.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -12,26 +13,10 @@ test.after.always(async () => {
 });
 
 async function insertAlert(siteId: string, status: string, minutesAgo: number): Promise<string> {
-  const id = randomUUID();
-  await stack.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id,
-      site_id: siteId,
-      rule_id: null,
-      rule_name: 'spike on /checkout',
-      page: '/checkout',
-      trigger_type: 'spike',
-      score_before: 20,
-      score_after: 55,
-      status,
-      triggered_at: new Date(Date.now() - minutesAgo * 60_000),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
-  return id;
+  return insertAlertRow(stack.infra.database.db, siteId, {
+    status,
+    triggered_at: new Date(Date.now() - minutesAgo * 60_000),
+  });
 }
 
 test("GET /v1/query/alerts lists a site's alerts newest first, filters by status, bounds limit; /v1/alerts is the short form", async (t) => {

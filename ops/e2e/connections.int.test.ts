@@ -64,7 +64,7 @@ async function flood(
 ): Promise<{ result: { attempted: number; open: number; refused: number }; stop(): void }> {
   const url = new URL(baseUrl);
   const child = spawnRole(
-    ['ops/testing/idle-flood.ts'],
+    [new URL('../testing/idle-flood.ts', import.meta.url).pathname],
     { HOST: url.hostname, PORT: url.port, LOCAL: '127.0.0.2', COUNT: String(FLOOD) },
     { stdin: 'pipe', stdout: 'pipe' },
   );

@@ -17,6 +17,7 @@ import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { startReceiver, type Receiver } from '../testing/webhook-receiver.ts';
+import { insertAlertRow } from '../testing/alert-row.ts';
 
 const ARTIFACTS = path.join(import.meta.dirname, '..', '..', '.artifacts', 'dashboard');
 
@@ -481,23 +482,13 @@ test.serial(
     });
     let navigations = 0;
     page.on('framenavigated', () => navigations++);
-    await stack.infra.database.db
-      .insertInto('alerts')
-      .values({
-        id: crypto.randomUUID(),
-        site_id: stack.tenant.siteId,
-        rule_id: null,
-        rule_name: 'Signup budget broken',
-        page: '/signup',
-        trigger_type: 'budget',
-        score_before: 30,
-        score_after: 49,
-        triggered_at: new Date(),
-        acknowledged_at: null,
-        resolved_at: null,
-        resolved_reason: null,
-      })
-      .execute();
+    await insertAlertRow(stack.infra.database.db, stack.tenant.siteId, {
+      rule_name: 'Signup budget broken',
+      page: '/signup',
+      trigger_type: 'budget',
+      score_before: 30,
+      score_after: 49,
+    });
     await page.getByRole('link', { name: 'Signup budget broken' }).waitFor();
     // A degradation of the organization appears as a banner the same way.
     await stack.infra.database.db

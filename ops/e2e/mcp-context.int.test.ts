@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
 import { CONTEXT_BUDGET_BYTES } from '../../api/routes/context/context.schema.ts';
+import { insertAlertRow } from '../testing/alert-row.ts';
 
 const GUIDE_LIMIT = 6;
 let stack: TestStack;
@@ -126,25 +127,17 @@ async function seedLists(tenant: TestTenant): Promise<void> {
     .returning('id')
     .executeTakeFirstOrThrow();
   for (let i = 0; i < 7; i++) {
-    await db
-      .insertInto('alerts')
-      .values({
-        id: randomUUID(),
-        site_id: tenant.siteId,
-        rule_id: i < 3 ? rule.id : null,
-        rule_name: `r${i}`,
-        page: `/page-${i}`,
-        trigger_type: 'spike',
-        score_before: 10,
-        score_after: 40,
-        details: '{}',
-        triggered_at: new Date(now.getTime() - i * 60_000),
-        acknowledged_at: null,
-        resolved_at: i === 6 ? now : null,
-        resolved_reason: null,
-        ...(i === 6 ? { status: 'resolved' } : i === 1 ? { status: 'acknowledged' } : {}),
-      })
-      .execute();
+    await insertAlertRow(db, tenant.siteId, {
+      rule_id: i < 3 ? rule.id : null,
+      rule_name: `r${i}`,
+      page: `/page-${i}`,
+      score_before: 10,
+      score_after: 40,
+      details: '{}',
+      triggered_at: new Date(now.getTime() - i * 60_000),
+      resolved_at: i === 6 ? now : null,
+      ...(i === 6 ? { status: 'resolved' } : i === 1 ? { status: 'acknowledged' } : {}),
+    });
   }
 }
 

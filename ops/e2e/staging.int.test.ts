@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
@@ -7,6 +6,7 @@ import { sendSessions, spread, allEventsStored } from '../testing/session-traffi
 import { recomputeSiteCommand } from '../../processor/recompute-site.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FrictionEngineSink } from '../../processor/engine-sink.ts';
+import { insertAlertRow } from '../testing/alert-row.ts';
 
 /**
  * Staging as a full environment (issue 14, item 2): staging traffic is folded into its own scores, issues and
@@ -195,24 +195,14 @@ test("environment is production or staging on every read route (400 naming it ot
     t.not((await getJson(`${stack.baseUrl}${r}&environment=production`, auth)).status, 400, r);
   }
   // Alert rules watch production only: a production alert is listed for production and never for staging.
-  await stack.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id: randomUUID(),
-      site_id: tenant.siteId,
-      rule_id: null,
-      rule_name: 'budget',
-      page: '/x',
-      trigger_type: 'budget',
-      score_before: 0,
-      score_after: 50,
-      status: 'fired',
-      triggered_at: new Date(),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
+  await insertAlertRow(stack.infra.database.db, tenant.siteId, {
+    rule_name: 'budget',
+    page: '/x',
+    trigger_type: 'budget',
+    score_before: 0,
+    score_after: 50,
+    status: 'fired',
+  });
   for (const [r, list] of [
     [`/v1/query/alerts?${q}`, 'alerts'],
     [`/v1/alerts?${q}`, 'alerts'],

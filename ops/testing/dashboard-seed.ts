@@ -8,6 +8,7 @@ import { DEMO_ELEMENTS, runDemo } from '../demo.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import type { TestStack } from './stack.ts';
+import { insertAlertRow } from './alert-row.ts';
 
 /** The shop the demo traffic describes, as pages a browser can render for the screenshot capturer. */
 export async function serveShop(): Promise<{ url: string; close(): Promise<void> }> {
@@ -84,22 +85,11 @@ export async function seedDashboard(
     deployIds.push(r.body.data.id ?? r.body.data.deploy?.id);
   }
   const alertId = crypto.randomUUID();
-  await stack.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id: alertId,
-      site_id: t.siteId,
-      rule_id: null,
-      rule_name: 'Checkout score spike',
-      page: '/checkout',
-      trigger_type: 'spike',
-      score_before: 21.5,
-      score_after: 63.2,
-      triggered_at: new Date(),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
+  await insertAlertRow(stack.infra.database.db, t.siteId, {
+    id: alertId,
+    rule_name: 'Checkout score spike',
+    score_before: 21.5,
+    score_after: 63.2,
+  });
   return { pages: scored.pages, issueIds: scored.issues, alertId, deployIds };
 }

@@ -9,6 +9,7 @@ import type { TestStack, TestTenant } from './stack.ts';
 import { issueApiKey, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember } from '../../shared/tenancy/accounts.ts';
 import { opsRouter } from '../../shared/http/ops-routes.ts';
+import { insertAlertRow } from './alert-row.ts';
 
 export interface Fixtures {
   orgId: string;
@@ -84,23 +85,9 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     },
     async alertId() {
       const id = track(randomUUID());
-      await db
-        .insertInto('alerts')
-        .values({
-          id,
-          site_id: tenant.siteId,
-          rule_id: null,
-          rule_name: 'spike on /checkout',
-          page: '/checkout',
-          trigger_type: 'spike',
-          score_before: 20,
-          score_after: 55,
-          triggered_at: new Date(),
-          acknowledged_at: null,
-          resolved_at: null,
-          resolved_reason: null,
-        })
-        .execute();
+      await insertAlertRow(db, tenant.siteId, {
+        id,
+      });
       return id;
     },
     async issueId() {

@@ -8,6 +8,7 @@ import type { Database } from '../../shared/db/database.ts';
 import { visitorJourney } from '../demo.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
+import { insertAlertRow } from './alert-row.ts';
 
 export interface SeededSite {
   pass: { id: string; version: string };
@@ -143,23 +144,13 @@ export async function seedMcpSite(o: {
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await o.db
-    .insertInto('alerts')
-    .values({
-      id: randomUUID(),
-      site_id: o.siteId,
-      rule_id: rule.id,
-      rule_name: 'checkout spike',
-      page: '/checkout',
-      trigger_type: 'spike',
-      score_before: 28,
-      score_after: 53,
-      details: JSON.stringify({}),
-      triggered_at: new Date(now - 100 * 60_000),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
+  await insertAlertRow(o.db, o.siteId, {
+    rule_id: rule.id,
+    rule_name: 'checkout spike',
+    score_before: 28,
+    score_after: 53,
+    details: JSON.stringify({}),
+    triggered_at: new Date(now - 100 * 60_000),
+  });
   return { pass, fail, issueId: issue.id, page: page.page };
 }

@@ -5,6 +5,7 @@ import { startTestStack, type TestStack, type TestTenant } from '../../../ops/te
 import { sdkBatch } from '../../../ops/testing/sdk-batch.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../../shared/testing/http-client.ts';
+import { insertAlertRow } from '../../../ops/testing/alert-row.ts';
 
 let stack: TestStack;
 /** The processor's clock runs this far behind: score_history is dated by the processor's day, not the event's. */
@@ -61,42 +62,22 @@ test('GET /v1/query/page answers score, trend, 30 days of history, issues, eleme
   );
   t.is(rule.status, 201);
   const alertId = randomUUID();
-  await stack.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id: alertId,
-      site_id: tenant.siteId,
-      rule_id: null,
-      rule_name: 'budget',
-      page: '/checkout',
-      trigger_type: 'budget',
-      score_before: 0,
-      score_after: 50,
-      status: 'fired',
-      triggered_at: new Date(),
-      acknowledged_at: null,
-      resolved_at: null,
-      resolved_reason: null,
-    })
-    .execute();
-  await stack.infra.database.db
-    .insertInto('alerts')
-    .values({
-      id: randomUUID(),
-      site_id: tenant.siteId,
-      rule_id: null,
-      rule_name: 'old',
-      page: '/checkout',
-      trigger_type: 'spike',
-      score_before: 0,
-      score_after: 50,
-      status: 'resolved',
-      triggered_at: new Date(),
-      acknowledged_at: null,
-      resolved_at: new Date(),
-      resolved_reason: 'fixed',
-    })
-    .execute();
+  await insertAlertRow(stack.infra.database.db, tenant.siteId, {
+    id: alertId,
+    rule_name: 'budget',
+    trigger_type: 'budget',
+    score_before: 0,
+    score_after: 50,
+    status: 'fired',
+  });
+  await insertAlertRow(stack.infra.database.db, tenant.siteId, {
+    rule_name: 'old',
+    score_before: 0,
+    score_after: 50,
+    status: 'resolved',
+    resolved_at: new Date(),
+    resolved_reason: 'fixed',
+  });
   const page = await eventually(async () => {
     const r = await getJson(`${stack.baseUrl}/v1/query/page?site_id=${tenant.siteId}&page=/checkout`, auth);
     return r.body.data?.elements.length > 0 ? r : undefined;
