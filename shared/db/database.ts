@@ -153,6 +153,16 @@ export interface ExploreSessionBucketTable {
   dwell_ms: number;
 }
 
+/** Per site, environment, page and session: its last view of the page (migration 0222; the page route's 7-day viewers). */
+export interface PageViewerTable {
+  site_id: string;
+  /** 'production' or 'staging'. */
+  environment: string;
+  page: string;
+  session_id: string;
+  last_view_at: Timestamp;
+}
+
 export interface PageScoreTable {
   site_id: string;
   /** 'production' or 'staging' (migration 0100). */
@@ -677,6 +687,7 @@ export interface Database {
   sessions: SessionTable;
   explore_session_state: ExploreSessionStateTable;
   explore_session_buckets: ExploreSessionBucketTable;
+  page_viewers: PageViewerTable;
   page_scores: PageScoreTable;
   score_history: ScoreHistoryTable;
   dead_letters: DeadLetterTable;
