@@ -5,7 +5,6 @@ import { listElements } from '../elements/elements.routes.ts';
 import { listIssuesOfPage } from '../issues/issues.queries.ts';
 import type { AlertRow } from '../manage/alerts/alerts.queries.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { environmentWhere } from '../../../shared/db/environment.ts';
 
 const DAY_MS = 86_400_000;
 

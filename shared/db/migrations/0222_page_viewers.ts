@@ -19,6 +19,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       last_view_at timestamptz not null,
       constraint page_viewers_pkey primary key (site_id, environment, page, session_id)
     )`.execute(db);
+  // The backfill reads every stored row (10M events: a minute or more on a busy machine), longer than the pool's
+  // per-statement timeout; lifted for this migration's transaction only.
+  await sql`select set_config('statement_timeout', '0', true)`.execute(db);
   await rebuildPageViewers(db);
   await sql`create index page_viewers_recent_idx on page_viewers (site_id, environment, page, last_view_at)`.execute(
     db,
