@@ -20,7 +20,7 @@ import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../processor/engine/confusion-score.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
-import { rebuildSessionRollups } from '../shared/db/session-rollups.ts';
+import { rebuildPageViewers, rebuildSessionRollups } from '../shared/db/session-rollups.ts';
 
 const DAY = 86_400_000;
 
@@ -590,9 +590,11 @@ export async function writeDemoData(
   if (handle.kind === 'postgres')
     await sql`analyze events; analyze signals; analyze sessions; analyze score_history`.execute(handle.db);
   const derivedAt = performance.now();
-  // The Explorer's session rollup, which the processor keeps batch by batch: rebuilt from the rows just written.
+  // The rollups the processor keeps batch by batch (the Explorer's sessions, the pages' viewers): rebuilt from the
+  // rows just written.
   await rebuildSessionRollups(handle.db, site);
-  if (handle.kind === 'postgres') await sql`analyze explore_session_buckets`.execute(handle.db);
+  await rebuildPageViewers(handle.db, site);
+  if (handle.kind === 'postgres') await sql`analyze explore_session_buckets; analyze page_viewers`.execute(handle.db);
   // Current scores, issues and elements: the processor's own recompute over the stored rows.
   const r = await recomputeSiteCommand(handle.db, site, now, true, log);
   log.info(

@@ -8,7 +8,7 @@ import { insertDeadLetter } from './store/dead-letters.store.ts';
 import { storeEvents, type StoredEvent } from './store/events.store.ts';
 import type { RunBulkTransaction } from '../shared/db/bulk.ts';
 import { sessionDeltas, upsertSessions } from './store/sessions.store.ts';
-import { rollUpSessions } from './store/rollups.store.ts';
+import { writeRollups } from './store/rollups.store.ts';
 import type { TickGate } from './tick-gate.ts';
 
 /**
@@ -128,7 +128,7 @@ export async function storeBatch(
       const unfolded = doubts.committedUnfolded(batches, fresh);
       if (fresh.length === 0 && unfolded.length === 0) return { fresh, unfolded, apply: undefined };
       if (fresh.length > 0) await upsertSessions(trx, sessionDeltas(fresh, batches));
-      await rollUpSessions(trx, fresh);
+      await writeRollups(trx, fresh);
       return { fresh, unfolded, apply: await sink.stage(trx, unfolded.length === 0 ? fresh : [...fresh, ...unfolded]) };
     });
   } catch (err) {

@@ -11,6 +11,8 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { prng } from '../../ops/demo-data.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
+import { pageActivity } from '../../api/routes/pages/page.queries.ts';
+import { environmentWhere } from '../../shared/db/environment.ts';
 import { answerQuery, exploreScope, type ExploreRequest } from '../../api/routes/explore/explore.engine.ts';
 import { measureGroups, measureTotal } from '../../api/routes/explore/explore.queries.ts';
 import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
@@ -20,7 +22,8 @@ import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../events.consu
 // Rollup = raw: batches go through the processor's batch write (events, sessions, the session rollup), some of them
 // twice (a redelivery), some late (an earlier event moves a session's start hour); then every rollup-backed Explorer
 // measure must equal the same question asked of the raw sessions and events, on PostgreSQL (COPY path) and on the
-// embedded database (insert path). Erasure and retention must take their sessions out of the rollup too.
+// embedded database (insert path). Erasure and retention must take their sessions out of the rollup too; the page
+// route's 7-day viewers (page_viewers) are held to the raw page views the same way.
 
 // Each database by name; the PostgreSQL scratch database is dropped after.
 const handles = new Map<'postgres' | 'pglite', DatabaseHandle>();
@@ -153,6 +156,30 @@ async function assertRollupEqualsRaw(
   return nonEmpty;
 }
 
+/** The page route's 7-day viewers of every page (read from page_viewers) against the raw page views. */
+async function assertViewersEqualRaw(
+  t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
+  db: Kysely<Database>,
+  siteId: string,
+) {
+  for (const environment of ['production', 'staging'] as const) {
+    for (const days of [1, 7]) {
+      const now = new Date(NOW - (7 - days) * 24 * HOUR);
+      for (const page of PAGES) {
+        const raw = await sql<{ n: number }>`
+          select count(distinct session_id)::int as n from events
+          where site_id = ${siteId} and ${environmentWhere(environment)} and page = ${page} and type = 'page_view'
+            and ts >= ${new Date(now.getTime() - 7 * 24 * HOUR)}`.execute(db);
+        t.deepEqual(
+          (await pageActivity(db, siteId, environment, page, now)).sessions,
+          raw.rows[0].n,
+          `${environment} ${page} ${days}`,
+        );
+      }
+    }
+  }
+}
+
 const hoursOf = async (db: Kysely<Database>, siteId: string) =>
   (
     await sql<Record<string, unknown>>`
@@ -164,7 +191,7 @@ const hoursOf = async (db: Kysely<Database>, siteId: string) =>
   ).rows;
 
 for (const name of ['postgres', 'pglite'] as const) {
-  test(`${name}: every rollup-backed Explorer measure equals the raw answer, after redelivery, erasure and retention`, async (t) => {
+  test(`${name}: every rollup-backed Explorer measure and the page viewers equal the raw answer, after redelivery, erasure and retention`, async (t) => {
     const h = handles.get(name)!;
     const orgId = await insertOrg(h.db, { name: 'rollups' });
     const { siteId } = await provisionSite(h.db, { orgId, name: 'rollups', url: 'https://rollups.example' });
@@ -179,16 +206,19 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.deepEqual(await hoursOf(h.db, siteId), before, 'a redelivered batch moves nothing');
 
     t.true((await assertRollupEqualsRaw(t, h.db, siteId)) > 40, 'the comparisons cover sessions');
+    await assertViewersEqualRaw(t, h.db, siteId);
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
 
     await h.db.transaction().execute((trx) => eraseSessions(trx, siteId, ['s1', 's2', 's3', 's5', 's8']));
     await assertRollupEqualsRaw(t, h.db, siteId);
+    await assertViewersEqualRaw(t, h.db, siteId);
 
     await h.db.updateTable('sites').set({ retention_days: 31 }).where('id', '=', siteId).execute();
     t.true((await applySiteRetention(h.db, [siteId], new Date(NOW))) > 0, 'retention deleted old sessions');
     await assertRollupEqualsRaw(t, h.db, siteId);
+    await assertViewersEqualRaw(t, h.db, siteId);
     const afterRetention = await hoursOf(h.db, siteId);
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), afterRetention);

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { CONFUSING_SIGNALS } from '../../shared/domain/session-summary.ts';
+import { environmentOf } from '../../shared/domain/deploy-verification.ts';
 import type { StoredEvent } from './events.store.ts';
 
 /**
@@ -100,8 +101,17 @@ function fold(deltas: Map<string, BucketDelta>, c: Contribution, sign: 1 | -1): 
   }
 }
 
-/** Moves the contribution of every session these fresh events touched (after `upsertSessions` in the same transaction). */
-export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
+/**
+ * The rollups of the events this batch transaction stored for the first time, after `upsertSessions` in the same
+ * transaction: the Explorer's session rollup and the pages' viewers.
+ */
+export async function writeRollups(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
+  await rollUpSessions(trx, fresh);
+  await rollUpPageViewers(trx, fresh);
+}
+
+/** Moves the contribution of every session these fresh events touched. */
+async function rollUpSessions(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
   if (fresh.length === 0) return;
   const touched = new Map<string, { siteId: string; sessionId: string; confusedNow: boolean }>();
   for (const e of fresh) {
@@ -210,4 +220,29 @@ export async function rollUpSessions(trx: Transaction<Database>, fresh: readonly
       page_views = excluded.page_views, dwell_ms = excluded.dwell_ms, last_seen_at = excluded.last_seen_at`.execute(
     trx,
   );
+}
+
+/**
+ * Each session's last view of each page (`page_viewers`, migration 0222), from the page views this transaction stored
+ * for the first time: a redelivered view is not fresh, and a view older than the one kept changes nothing.
+ */
+async function rollUpPageViewers(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
+  const last = new Map<string, [siteId: string, environment: string, page: string, sessionId: string, ts: number]>();
+  for (const e of fresh) {
+    if (e.type !== 'page_view') continue;
+    const environment = environmentOf(e.environment);
+    const k = `${e.siteId}\u0000${environment}\u0000${e.page}\u0000${e.sessionId}`;
+    const seen = last.get(k);
+    if (!seen) last.set(k, [e.siteId, environment, e.page, e.sessionId, e.ts]);
+    else if (e.ts > seen[4]) seen[4] = e.ts;
+  }
+  if (last.size === 0) return;
+  // Rows in key order: batches of one page's viewers lock them in one order (see the session rollup above).
+  await sql`
+    insert into page_viewers as v (site_id, environment, page, session_id, last_view_at)
+    select (r->>0)::uuid, r->>1, r->>2, r->>3, to_timestamp((r->>4)::float8 / 1000)
+    from jsonb_array_elements(${JSON.stringify([...last.values()])}::jsonb) as r
+    order by r->>0, r->>1, r->>2, r->>3
+    on conflict (site_id, environment, page, session_id) do update set
+      last_view_at = greatest(v.last_view_at, excluded.last_view_at)`.execute(trx);
 }

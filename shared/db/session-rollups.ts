@@ -40,12 +40,26 @@ export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): P
   }
 }
 
+/**
+ * Rebuilds `page_viewers` (migration 0222) from the stored page views: of one site, or of every site. The backfill
+ * of views stored before it existed or around the processor (`friction demo`).
+ */
+export async function rebuildPageViewers(db: Kysely<any>, siteId?: string): Promise<void> {
+  const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
+  await sql`delete from page_viewers v where ${site('v')}`.execute(db);
+  await sql`
+    insert into page_viewers (site_id, environment, page, session_id, last_view_at)
+    select e.site_id, case when e.environment = 'staging' then 'staging' else 'production' end, e.page, e.session_id, max(e.ts)
+    from events e where ${site('e')} and e.type = 'page_view'
+    group by 1, 2, 3, 4`.execute(db);
+}
+
 /** The UTC day or hour a session's start hour falls in, as the rollup's `bucket`. */
 export const bucketOf = (grain: 'day' | 'hour', hour: RawBuilder<unknown>) =>
   grain === 'hour' ? hour : sql`date_bin('1 day', ${hour}, timestamptz '2000-01-01 00:00:00+00')`;
 
 /**
- * Takes the contribution of sessions out of the rollup before they are deleted (privacy erasure by id, or retention
+ * Takes sessions out of the rollups (the Explorer's, and the pages' viewers) before they are deleted (privacy erasure by id, or retention
  * by last activity), so the rollup keeps answering what the remaining raw rows answer.
  */
 export async function forgetSessionRollups(
@@ -57,6 +71,11 @@ export async function forgetSessionRollups(
     'ids' in which
       ? sql`t.site_id = ${siteId} and t.session_id = any(${[...which.ids]}::text[])`
       : sql`t.site_id = ${siteId} and t.last_seen_at < ${which.lastSeenBefore}`;
+  await sql`delete from page_viewers v where ${
+    'ids' in which
+      ? sql`v.site_id = ${siteId} and v.session_id = any(${[...which.ids]}::text[])`
+      : sql`v.site_id = ${siteId} and v.last_view_at < ${which.lastSeenBefore}`
+  }`.execute(db);
   // NOTE: raw SQL: one statement deletes the states and subtracts their sums from their hours (a data-modifying CTE).
   await sql`
     with gone as (delete from explore_session_state t where ${where} returning t.*),

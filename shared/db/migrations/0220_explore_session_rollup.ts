@@ -44,6 +44,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       dwell_ms double precision not null,
       constraint explore_measure_by_bucket_key primary key (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced)
     )`.execute(db);
+  // The backfill reads every stored row (10M events: a minute or more on a busy machine), longer than the pool's
+  // per-statement timeout; lifted for this migration's transaction only.
+  await sql`select set_config('statement_timeout', '0', true)`.execute(db);
   await rebuildSessionRollups(db);
 }
 

@@ -24,6 +24,7 @@ import * as m0181 from './0181_retire_commands_stream.ts';
 import * as m0182 from './0182_delivery_order.ts';
 import * as m0220 from './0220_explore_session_rollup.ts';
 import * as m0221 from './0221_score_history_site_days.ts';
+import * as m0222 from './0222_page_viewers.ts';
 import * as m0250 from './0250_partition_leases.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
@@ -53,5 +54,6 @@ export const migrations: Record<string, Migration> = {
   '0182_delivery_order': m0182,
   '0220_explore_session_rollup': m0220,
   '0221_score_history_site_days': m0221,
+  '0222_page_viewers': m0222,
   '0250_partition_leases': m0250,
 };
