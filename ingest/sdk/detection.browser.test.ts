@@ -6,6 +6,7 @@
 import test from 'ava';
 import { build } from 'esbuild';
 import { IngestBatchSchema } from '../../shared/contracts/ingest.ts';
+import { HARDER_SCENARIOS } from './fixtures/harder-scenarios.ts';
 import { SCENARIOS, SITE_CONFIG, TYPED_SECRETS } from './fixtures/scenarios.ts';
 import { judge, describeExpected, describeSignals } from './testing/expect.ts';
 import { limiter } from './testing/limit.ts';
@@ -21,7 +22,7 @@ test.before(async () => {
 
 test.after.always(() => closeEnv(env));
 
-for (const [i, scenario] of SCENARIOS.entries()) {
+for (const [i, scenario] of [...SCENARIOS, ...HARDER_SCENARIOS].entries()) {
   test(`${scenario.friction ? 'friction' : 'non-friction'}: ${scenario.name}`, async (t) => {
     const r = await run(() => visit(env, scenario, { seed: 1000 + i }));
 

@@ -5,8 +5,9 @@
  * viewport), and prints per-signal recall, false positives on the non-friction set, and the main
  * thread time the SDK adds to a click (measured with and without the SDK on the same page).
  *
- * Options: --runs N (5), --seed N (1), --concurrency N (3), --clicks N (300 per measuring round).
- * Targets (issue 5): recall ≥ 0.95 for every signal, 0 false positives. Missing them sets exit code 1.
+ * Options: --runs N (5), --seed N (1), --concurrency N (3), --clicks N (300 per measuring round), --device desktop|phone|tablet
+ * (one device only; default all three: every scenario on each, touch scenarios on their own device).
+ * Targets (issue 29): recall ≥ 0.97 for every signal on every device, 0 false positives. Missing them sets exit code 1.
  */
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 import path from 'node:path';
@@ -14,10 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { buildSdk } from '../../ingest/sdk/build.ts';
+import { HARDER_SCENARIOS } from '../../ingest/sdk/fixtures/harder-scenarios.ts';
 import {
-  SCENARIOS,
+  SCENARIOS as FIRST_SCENARIOS,
   SIGNAL_TYPES,
   SITE_CONFIG,
+  type Device,
   type Scenario,
   type SignalType,
 } from '../../ingest/sdk/fixtures/scenarios.ts';
@@ -29,7 +32,14 @@ import { limiter } from '../../ingest/sdk/testing/limit.ts';
 import { newKey, openContext, settle, visit, type Env } from '../../ingest/sdk/testing/run-visit.ts';
 import { Progress } from './progress.ts';
 
-const RECALL_TARGET = 0.95;
+/** Issue 29: ≥ 0.97 for every signal, on every device. */
+const RECALL_TARGET = 0.97;
+/** Main-thread cost per click before issue 29's changes, as measured then: the figure not to exceed. */
+const BEFORE = { dispatch: 0.29, script: 0.33 };
+const SCENARIOS = [...FIRST_SCENARIOS, ...HARDER_SCENARIOS];
+const DEVICES: Device[] = ['desktop', 'phone', 'tablet'];
+/** The scenarios a device runs: every scenario without a device of its own, and its own touch scenarios. */
+const forDevice = (d: Device): Scenario[] => SCENARIOS.filter((s) => (s.device ?? d) === d);
 const BUDGET = 8 * 1024;
 /** Each run uses the next viewport, so coordinates and layout-dependent rules see more than one screen. */
 const VIEWPORTS = [
@@ -63,7 +73,13 @@ interface Detection {
   failures: string[];
 }
 
-async function runScenarios(env: Env, runs: number, seed: number, concurrency: number): Promise<Detection> {
+async function runScenarios(
+  env: Env,
+  device: Device,
+  runs: number,
+  seed: number,
+  concurrency: number,
+): Promise<Detection> {
   const d: Detection = {
     tally: new Map(SIGNAL_TYPES.map((s) => [s, { expected: 0, detected: 0 }])),
     falsePositives: [],
@@ -73,16 +89,21 @@ async function runScenarios(env: Env, runs: number, seed: number, concurrency: n
     failures: [],
   };
   const jobs: { s: Scenario; run: number; i: number }[] = [];
-  for (let run = 0; run < runs; run++) SCENARIOS.forEach((s, i) => jobs.push({ s, run, i }));
-  const progress = new Progress('sdk: scenarios', jobs.length);
+  for (let run = 0; run < runs; run++) forDevice(device).forEach((s, i) => jobs.push({ s, run, i }));
+  const progress = new Progress(`sdk: scenarios on ${device}`, jobs.length);
   const limit = limiter(concurrency);
   let done = 0;
   await Promise.all(
     jobs.map(({ s, run, i }) =>
       limit(async () => {
-        const where = `${s.name} (run ${run + 1})`;
+        const where = `${s.name} (${device}, run ${run + 1})`;
         try {
-          const r = await visit(env, s, { seed: seed + run * 1000 + i, viewport: VIEWPORTS[run % VIEWPORTS.length] });
+          // Desktop varies its viewport per run; phone and tablet keep their screen.
+          const r = await visit(env, s, {
+            seed: seed + run * 1000 + i,
+            device,
+            viewport: device === 'desktop' ? VIEWPORTS[run % VIEWPORTS.length] : undefined,
+          });
           const j = judge(s, r.signals, r.visitor.clicks);
           for (const x of s.expected) d.tally.get(x.signal)!.expected++;
           for (const f of j.found) {
@@ -237,7 +258,17 @@ export async function runBench(args: string[]): Promise<void> {
   const [capture, fixtures, browser] = await Promise.all([startCapture(), startFixtures(sdk), launchChromium()]);
   const env: Env = { capture, fixtures, browser };
   try {
-    const detection = await runScenarios(env, runs, seed, concurrency);
+    const only = args.includes('--device') ? [args[args.indexOf('--device') + 1] as Device] : DEVICES;
+    const byDevice = new Map<Device, Detection>();
+    for (const d of only) byDevice.set(d, await runScenarios(env, d, runs, seed, concurrency));
+    const all = [...byDevice.values()];
+    const detection: Omit<Detection, 'tally'> = {
+      falsePositives: all.flatMap((x) => x.falsePositives),
+      extras: all.flatMap((x) => x.extras),
+      misses: all.flatMap((x) => x.misses),
+      problems: all.flatMap((x) => x.problems),
+      failures: all.flatMap((x) => x.failures),
+    };
 
     const rounds = 3;
     const progress = new Progress('sdk: click cost', rounds * 2);
@@ -265,24 +296,32 @@ export async function runBench(args: string[]): Promise<void> {
       `  size      raw ${kb(size.raw)} · minified ${kb(size.min)} · gzip ${kb(size.gzip)} (${size.gzip} B, budget ${BUDGET} B ${size.gzip <= BUDGET ? '✓' : '✗'}) · brotli ${kb(size.brotli)}`,
     );
     out.push(
-      `  scenarios ${SCENARIOS.length} labeled (${friction} friction, ${SCENARIOS.length - friction} non-friction) × ${runs} runs, seed ${seed}`,
+      `  scenarios ${SCENARIOS.length} labeled (${friction} friction, ${SCENARIOS.length - friction} non-friction; touch ones on their own device) × ${runs} runs, seed ${seed}`,
     );
-    out.push('');
-    out.push(`  ${'signal'.padEnd(26)} ${'expected'.padStart(8)} ${'detected'.padStart(8)} ${'recall'.padStart(7)}`);
     let ok = size.gzip <= BUDGET;
-    for (const [signal, t] of detection.tally) {
-      const recall = t.detected / t.expected;
-      const pass = !t.expected || recall >= RECALL_TARGET;
-      ok &&= pass;
-      const shown = t.expected ? recall.toFixed(3) : 'n/a';
+    for (const [device, d] of byDevice) {
+      const n = forDevice(device);
+      out.push('');
       out.push(
-        `  ${signal.padEnd(26)} ${String(t.expected).padStart(8)} ${String(t.detected).padStart(8)} ${shown.padStart(7)}  ${pass ? '✓' : `✗ (target ≥ ${RECALL_TARGET})`}`,
+        `  ${device}: ${n.length} scenarios × ${runs} runs; false positives ${d.falsePositives.length} ${d.falsePositives.length ? '✗ (target 0)' : '✓'}`,
       );
+      out.push(
+        `    ${'signal'.padEnd(26)} ${'expected'.padStart(8)} ${'detected'.padStart(8)} ${'recall'.padStart(7)}`,
+      );
+      for (const [signal, t] of d.tally) {
+        const recall = t.detected / t.expected;
+        const pass = !t.expected || recall >= RECALL_TARGET;
+        ok &&= pass;
+        const shown = t.expected ? recall.toFixed(3) : 'n/a';
+        out.push(
+          `    ${signal.padEnd(26)} ${String(t.expected).padStart(8)} ${String(t.detected).padStart(8)} ${shown.padStart(7)}  ${pass ? '✓' : `✗ (target ≥ ${RECALL_TARGET})`}`,
+        );
+      }
     }
     ok &&= detection.falsePositives.length === 0;
     out.push('');
     out.push(
-      `  false positives on the non-friction set: ${detection.falsePositives.length} ${detection.falsePositives.length ? '✗ (target 0)' : '✓'}`,
+      `  false positives on the non-friction set, all devices: ${detection.falsePositives.length} ${detection.falsePositives.length ? '✗ (target 0)' : '✓'}`,
     );
     out.push(`  unexpected extra signals in friction scenarios: ${detection.extras.length}`);
     out.push(`  wrong details (meta, coordinates) on detected signals: ${detection.problems.length}`);
@@ -295,6 +334,9 @@ export async function runBench(args: string[]): Promise<void> {
     );
     out.push(
       `    script          ${add('script')} ms   (CDP ScriptDuration: all JavaScript, timers and observers included)`,
+    );
+    out.push(
+      `    before issue 29 (README): +${BEFORE.dispatch} ms dispatch, +${BEFORE.script} ms script; now ${add('dispatch')} and ${add('script')}`,
     );
     out.push(`    long tasks (>50 ms) while clicking with the SDK: ${Math.max(...withSdk.map((x) => x.longTasks))}`);
     out.push(

@@ -41,16 +41,16 @@ const OBSERVED: MutationObserverInit = { childList: true, subtree: true, attribu
 
 /**
  * Makes the open shadow roots an event passed through visible like the document: the mutation observer watches
- * them, and the document's listeners hear their events that do not leave the root (submit, change, reset,
- * invalid, toggle, scroll: not composed). Composed events already reach the document's listeners, so they are
- * skipped there. Called on presses and focus, which reach every component a person uses.
+ * them, and the document's listeners hear their events that do not leave the root (change, reset, invalid,
+ * toggle, scroll; submit too, though Chromium calls it composed). Events that do reach the document were heard
+ * there first (capture runs from the top), so they are skipped. Called on presses and focus, which reach every component a person uses.
  */
 export const adopt = (e: Event): void => {
   for (const n of e.composedPath())
     if (n instanceof ShadowRoot && !roots.has(n)) {
       roots.add(n);
       observer?.observe(n, OBSERVED);
-      for (const [type, fn] of hooks) on(type, (x) => x.composed || fn(x), n);
+      for (const [type, fn] of hooks) on(type, (x) => x.composedPath().includes(document) || fn(x), n);
     }
 };
 

@@ -11,9 +11,6 @@ export const RAGE_MAX_GAP_MS = 1000;
 /** Largest distance from the previous click, in CSS px (PostHog: 30; Datadog: 100). */
 export const RAGE_MAX_DISTANCE_PX = 30;
 
-/** A burst's click answered by a change anywhere within this time was answered by its own handler. */
-export const RAGE_SYNC_ANSWER_MS = 50;
-
 // --- rage_click and dead_click ---
 /** A click this far from where its press went down ends a drag, not a click (OS drag thresholds are 4-10 px). */
 export const DRAG_MIN_PX = 10;

@@ -12,6 +12,13 @@ import { fileURLToPath } from 'node:url';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
+const modules = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules');
+/** Library modules the fixtures load, by URL. */
+const VENDOR: Record<string, string> = {
+  '/vendor/preact.mjs': 'preact/dist/preact.mjs',
+  '/vendor/preact-hooks.mjs': 'preact/hooks/dist/hooks.mjs',
+};
+
 /** How long /slow.html and /api/slow take to answer: longer than the dead-click window, on purpose. */
 export const SLOW_PAGE_MS = 2500;
 
@@ -67,6 +74,13 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
       if (p === '/sdk.js' || p === '/friction.mjs') {
         res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
         res.end(p === '/sdk.js' ? sdk.iife : sdk.esm);
+        return;
+      }
+      // Preact from npm, served as the site's own modules (the Preact fixture imports them through an import map).
+      const vendor = VENDOR[p];
+      if (vendor) {
+        res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+        res.end(await readFile(path.join(modules, vendor)));
         return;
       }
       if (p === '/api/slow') {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { IngestBatch } from '../../../shared/contracts/ingest.ts';
-import { SITE_CONFIG, type Scenario } from '../fixtures/scenarios.ts';
+import { SITE_CONFIG, type Device, type Scenario } from '../fixtures/scenarios.ts';
 import { startCapture, type Capture } from './capture-server.ts';
 import { sdkCookie, startFixtures, type Fixtures } from './fixture-server.ts';
 import { buildSdk } from '../build.ts';
@@ -93,18 +93,29 @@ export async function settle(page: Page, timeout = 20_000): Promise<SdkStats> {
   return (await handle.jsonValue()) as SdkStats;
 }
 
+/** Browser context options per device: phone and tablet are touch devices with mobile viewports. */
+export const DEVICES: Record<Device, BrowserContextOptions> = {
+  desktop: { viewport: { width: 1280, height: 720 } },
+  phone: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 },
+  tablet: { viewport: { width: 820, height: 1180 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+};
+
 export interface VisitOptions {
   /** Seeds the visitor's jitter (where in an element it clicks, pauses between clicks, typing speed). */
   seed: number;
   /** Short by default so visits end quickly; the transport tests cover the real default. */
   flushInterval?: number;
   viewport?: { width: number; height: number };
+  /** The device to visit with, unless the scenario names its own; desktop by default. */
+  device?: Device;
 }
 
 export async function visit(env: Env, scenario: Scenario, o: VisitOptions): Promise<VisitResult> {
   const key = newKey();
+  const device = DEVICES[scenario.device ?? o.device ?? 'desktop'];
   const context = await openContext(env, key, { ...SITE_CONFIG, flushInterval: o.flushInterval ?? 250 }, false, {
-    viewport: o.viewport ?? { width: 1280, height: 720 },
+    ...device,
+    viewport: (!scenario.device && o.viewport) || device.viewport,
   });
   const pageErrors: string[] = [];
   const watch = (p: Page): void => {

@@ -85,7 +85,7 @@ export class Visitor {
     await this.page.waitForTimeout(this.between(min, max));
   }
 
-  private async target(selector: string, rx?: number, ry?: number): Promise<ClickRecord> {
+  async target(selector: string, rx?: number, ry?: number): Promise<ClickRecord> {
     const loc = this.page.locator(selector).first();
     await loc.scrollIntoViewIfNeeded();
     await this.frames();
@@ -122,6 +122,44 @@ export class Visitor {
   async multiClick(selector: string, count: 2 | 3): Promise<void> {
     const rec = await this.target(selector);
     await this.page.mouse.click(rec.cx, rec.cy, { clickCount: count, delay: 20 });
+  }
+
+  /**
+   * Taps `selector` with a finger: touchStart and touchEnd through CDP (Input.dispatchTouchEvent), which Chromium
+   * turns into pointer, mouse and click events as it does for a real touch screen. `gaps` are the pauses after
+   * each tap but the last, ms.
+   */
+  async tap(selector: string, gaps: number[] = []): Promise<ClickRecord> {
+    const rec = await this.target(selector);
+    if (!this.clicks.has(selector)) this.clicks.set(selector, rec);
+    const cdp = await this.page.context().newCDPSession(this.page);
+    for (let i = 0; i <= gaps.length; i++) {
+      const x = rec.cx + this.between(-2, 2);
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y: rec.cy }] });
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+      if (i < gaps.length) await this.page.waitForTimeout(gaps[i]);
+    }
+    await cdp.detach();
+    return rec;
+  }
+
+  /** Presses `key` on the focused `selector`, `times` times, with pauses between. */
+  async press(selector: string, key: string, times = 1, gap: [number, number] = [120, 300]): Promise<void> {
+    await this.page.focus(selector);
+    for (let i = 0; i < times; i++) {
+      await this.page.keyboard.press(key);
+      if (i < times - 1) await this.pause(gap[0], gap[1]);
+    }
+  }
+
+  /** Drags `from` with the mouse and drops it on `to`, moving in steps as a hand does. */
+  async drag(from: string, to: string): Promise<void> {
+    const a = await this.target(from);
+    const b = await this.target(to);
+    await this.page.mouse.move(a.cx, a.cy);
+    await this.page.mouse.down();
+    await this.page.mouse.move(b.cx, b.cy, { steps: 12 });
+    await this.page.mouse.up();
   }
 
   /** Clicks a link (or submit button) and waits for the next page's SDK. */

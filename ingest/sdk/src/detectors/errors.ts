@@ -20,11 +20,10 @@ let shown = new Set<Element>();
 let validated = -1;
 
 /**
- * Error messages: role=alert, and a role=status that is marked as an error (class `…error…` or
- * `data-type="error"`): several toast libraries give every toast role=status, and most of those are news
- * ("Saved", "Added to cart"), not errors.
+ * Error messages: role=alert, and a role=status whose class says error (`toast--error`, `Toastify__toast--error`):
+ * several toast libraries give every toast role=status, and most of those are news ("Saved"), not errors.
  */
-const ALERT = '[role=alert],[role=status][class*=error i],[role=status][data-type=error]';
+const ALERT = '[role=alert],[role=status][class*=error i]';
 /** Alerts that announce success or information are not errors, even though they use role=alert. */
 const NOT_ERROR = /success|info|notice|saved|confirm/i;
 

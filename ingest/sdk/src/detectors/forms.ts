@@ -129,14 +129,14 @@ export const watchForms = (): void => {
     const st = f && stateOf(formOf(f));
     if (st) checkRestart(st);
   });
-  on('submit', (e) => sent(stateOf(e.target)));
+  on('submit', (e) => sent(stateOf(targetOf(e))));
   // Sent without a submit event: by script (form.submit()), or by the Ctrl/Cmd+Enter of chat and comment boxes.
   // (formsShortcut).
   wrap(HTMLFormElement.prototype, 'submit', (form: HTMLFormElement) => sent(stateOf(form)));
   // `reset` fires before the fields are reset, so every filled field counts as cleared. After a
   // successful send it is the app making room for the next entry, not the user starting over.
   on('reset', (e) => {
-    const st = stateOf(e.target);
+    const st = stateOf(targetOf(e));
     if (!st || !st.filled.size) return;
     if (!sentOk(st)) st.restart = { how: 'reset', cleared: st.filled.size };
     st.filled.clear();
