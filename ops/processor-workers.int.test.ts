@@ -42,10 +42,13 @@ test('friction processor --workers 2 runs two processors that split the partitio
         n: number;
       }>`select owner, count(*)::int as n from partition_leases group by owner`.execute(stack.infra.database.db)
     ).rows;
-  const split = await eventually(async () => {
-    const o = await owners();
-    return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
-  }, { timeoutMs: 90_000 });
+  const split = await eventually(
+    async () => {
+      const o = await owners();
+      return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
   t.is(split.length, 2);
   parent.kill('SIGTERM');
   t.is(await exited, 0);

@@ -41,7 +41,10 @@ test('a black-holed endpoint holds at most its share of senders; a healthy endpo
   // The black hole has its requests open (the senders it may hold are taken) before the healthy deliveries queue.
   await eventually(async () => open > 0, { timeoutMs: 30_000, what: 'the black hole holds requests' });
   await publishIssues('issue.updated', 20, 'healthy');
-  await eventually(async () => healthy.received.length === 20, { timeoutMs: 60_000, what: 'every healthy delivery arrived' });
+  await eventually(async () => healthy.received.length === 20, {
+    timeoutMs: 60_000,
+    what: 'every healthy delivery arrived',
+  });
   // 80 sends of 10 s, 8 at a time: the black hole still holds senders while the healthy endpoint is served.
   t.true(open > 0, 'the healthy endpoint was served while the black-holed sends were waiting for their deadline');
   t.true(mostOpen <= 8, `the black hole held at most 8 senders (held ${mostOpen})`);

@@ -48,10 +48,13 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
       }>`select owner, count(*)::int as n from partition_leases group by owner order by owner`.execute(db)
     ).rows;
   // Both processors hold a fair share (8 + 8): each claimed its partitions' epochs in the database.
-  const shared = await eventually(async () => {
-    const o = await owners();
-    return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
-  }, { timeoutMs: 60_000 });
+  const shared = await eventually(
+    async () => {
+      const o = await owners();
+      return o.length === 2 && o.every((r) => r.n === 8) ? o : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
   t.deepEqual(
     shared.map((r) => r.n),
     [8, 8],
@@ -97,10 +100,13 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   const killedAt = Date.now();
   await kill(victim);
   const survivor = procs.find((p) => p !== victim)!;
-  await eventually(async () => {
-    const o = await owners();
-    return o.length === 1 && o[0].n === 16 && o[0].owner.includes(`-${survivor.pid}-`);
-  }, { timeoutMs: 60_000 });
+  await eventually(
+    async () => {
+      const o = await owners();
+      return o.length === 1 && o[0].n === 16 && o[0].owner.includes(`-${survivor.pid}-`);
+    },
+    { timeoutMs: 60_000 },
+  );
   const takeoverMs = Date.now() - killedAt;
   t.log(`takeover of the killed processor's 8 partitions: ${takeoverMs} ms (lease TTL 2000 ms)`);
   // Lease TTL 2 s: expiry (≤ 2 s), noticed within a beat (0.5 s), rebuild; generous for a busy machine.
