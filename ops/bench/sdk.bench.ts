@@ -336,7 +336,7 @@ export async function runBench(args: string[]): Promise<void> {
       `    script          ${add('script')} ms   (CDP ScriptDuration: all JavaScript, timers and observers included)`,
     );
     out.push(
-      `    before issue 29 (README): +${BEFORE.dispatch} ms dispatch, +${BEFORE.script} ms script; now ${add('dispatch')} and ${add('script')}`,
+      `    before issue 29 (as measured then): +${BEFORE.dispatch} ms dispatch, +${BEFORE.script} ms script; now ${add('dispatch')} and ${add('script')}`,
     );
     out.push(`    long tasks (>50 ms) while clicking with the SDK: ${Math.max(...withSdk.map((x) => x.longTasks))}`);
     out.push(
