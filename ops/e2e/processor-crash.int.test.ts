@@ -1,23 +1,8 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { kill, spawnProcessor } from '../testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
 import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
-
-/** The processor as its own OS process, so the test can SIGKILL it mid-stream. */
-function spawnProcessor(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PROCESSOR_BATCH_MESSAGES: '50' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
-  });
 
 test('the processor SIGKILLed mid-stream several times and restarted stores exactly what was accepted', async (t) => {
   const stack = await startTestStack({ processor: false });

@@ -1,24 +1,9 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { kill, spawnProcessor } from '../../ops/testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
 import { eventually, postJson, sdkBatch } from '../../ops/testing/sdk-batch.ts';
 import { claimPartition, fencedBulk, PartitionFencedError } from './fence.ts';
-
-/** A processor as its own OS process (leases on the real NATS), so the test can SIGKILL it. */
-function spawnProcessor(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PROCESSOR_BATCH_MESSAGES: '50' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
-  });
 
 test('two processors share the 16 partitions by lease; one SIGKILLed, the other takes them over and stored = accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
