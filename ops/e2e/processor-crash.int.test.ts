@@ -1,5 +1,5 @@
 import test from 'ava';
-import { kill, spawnProcessor } from '../testing/processor-process.ts';
+import { assertStoredExactlyOnce, kill, spawnProcessor } from '../testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
 import { eventually, postJson, sdkBatch } from '../testing/sdk-batch.ts';
@@ -74,22 +74,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   await sender;
 
   const accepted = acceptedIds.size;
-  const final = await eventually(
-    async () => {
-      const s = await stored();
-      return s.n === accepted ? s : undefined;
-    },
-    60_000,
-    200,
-  );
-  t.is(final.n, accepted, 'stored = accepted');
-  t.is(final.d, final.n, 'no event stored twice');
-  const sessions = await sql<{
-    total: number;
-  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
-    db,
-  );
-  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+  await assertStoredExactlyOnce(t, db, stack.tenant.siteId, accepted);
   const pages = await sql<{
     n: number;
   }>`select count(distinct page)::int as n from page_scores where site_id = ${stack.tenant.siteId}`.execute(db);

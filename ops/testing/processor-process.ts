@@ -1,5 +1,9 @@
 /** Test-only: the processor as its own OS process, so a test can SIGKILL it mid-stream. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { ExecutionContext } from 'ava';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
+import { eventually } from './sdk-batch.ts';
 
 export function spawnProcessor(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
@@ -15,3 +19,36 @@ export const kill = (p: ChildProcess) =>
     p.once('exit', () => resolve());
     p.kill('SIGKILL');
   });
+
+/**
+ * Waits until the site's stored events reach `accepted`, then checks each was stored once and counted once in the
+ * session counters: what a processor crash or takeover must leave behind.
+ */
+export async function assertStoredExactlyOnce(
+  t: ExecutionContext,
+  db: Kysely<Database>,
+  siteId: string,
+  accepted: number,
+): Promise<void> {
+  const stored = async () =>
+    (
+      await sql<{
+        n: number;
+        d: number;
+      }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${siteId}`.execute(db)
+    ).rows[0];
+  const final = await eventually(
+    async () => {
+      const s = await stored();
+      return s.n === accepted ? s : undefined;
+    },
+    60_000,
+    200,
+  );
+  t.is(final.n, accepted, 'stored = accepted');
+  t.is(final.d, final.n, 'no event stored twice');
+  const sessions = await sql<{
+    total: number;
+  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${siteId}`.execute(db);
+  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+}

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { kill, spawnProcessor } from '../../ops/testing/processor-process.ts';
+import { assertStoredExactlyOnce, kill, spawnProcessor } from '../../ops/testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
 import { eventually, postJson, sdkBatch } from '../../ops/testing/sdk-batch.ts';
@@ -92,22 +92,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   sending = false;
   await sender;
   const accepted = acceptedIds.size;
-  const final = await eventually(
-    async () => {
-      const s = await stored();
-      return s.n === accepted ? s : undefined;
-    },
-    60_000,
-    200,
-  );
-  t.is(final.n, accepted, 'stored = accepted');
-  t.is(final.d, final.n, 'no event stored twice');
-  const sessions = await sql<{
-    total: number;
-  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
-    db,
-  );
-  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+  await assertStoredExactlyOnce(t, db, stack.tenant.siteId, accepted);
 });
 
 test("a stale owner's write is refused: a batch fenced at an older epoch rolls back, the new owner's commits", async (t) => {
