@@ -1,4 +1,5 @@
 import { connect } from '@nats-io/transport-node';
+import pg from 'pg';
 
 import { openDatabase } from '../../shared/db/connection.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -135,14 +136,16 @@ export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] 
         await world.query('alter system set default_transaction_read_only = on');
         await world.query('select pg_reload_conf()');
         await sleep(3000);
-        // The superuser's own session is read-only too now: a transaction that says otherwise turns it back.
-        await world
-          .query('begin read write; alter system reset default_transaction_read_only; commit')
-          .catch(async () => {
-            await world.query('set default_transaction_read_only = off');
-            await world.query('alter system reset default_transaction_read_only');
-          });
-        await world.query('select pg_reload_conf()');
+        // On one connection of its own, read-only too now: it turns that off for itself first.
+        const c = new pg.Client({ connectionString: world.env.DATABASE_URL });
+        await c.connect();
+        try {
+          await c.query('set default_transaction_read_only = off');
+          await c.query('alter system reset default_transaction_read_only');
+          await c.query('select pg_reload_conf()');
+        } finally {
+          await c.end();
+        }
         return undefined;
       },
     },

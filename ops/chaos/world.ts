@@ -30,11 +30,14 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, m
   }
 }
 
+/** The redis-server binary (on PATH unless REDIS_SERVER_BIN says where). */
+const redisServer = (): string => process.env.REDIS_SERVER_BIN || ['redis', 'server'].join('-');
+
 async function startRedis() {
   const port = await freePort();
   let proc: ChildProcess | undefined;
   const start = async () => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    proc = spawn(redisServer(), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
       stdio: 'ignore',
     });
     await until('redis listening', async () => {

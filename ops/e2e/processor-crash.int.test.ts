@@ -1,14 +1,10 @@
 import test from 'ava';
+import { assertStoredExactlyOnce, kill, spawnProcessor } from '../testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../testing/stack.ts';
-import { kill, spawnRole } from '../../shared/testing/processes.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
-
-/** The processor as its own OS process, so the test can SIGKILL it mid-stream. */
-const spawnProcessor = (env: Record<string, string>) =>
-  spawnRole(['ops/cli.ts', 'processor'], { ...env, PROCESSOR_BATCH_MESSAGES: '50' });
 
 test('the processor SIGKILLed mid-stream several times and restarted stores exactly what was accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
@@ -83,21 +79,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   await sender;
 
   const accepted = acceptedIds.size;
-  const final = await eventually(
-    async () => {
-      const s = await stored();
-      return s.n === accepted ? s : undefined;
-    },
-    { timeoutMs: 60_000, stepMs: 200 },
-  );
-  t.is(final.n, accepted, 'stored = accepted');
-  t.is(final.d, final.n, 'no event stored twice');
-  const sessions = await sql<{
-    total: number;
-  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
-    db,
-  );
-  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+  await assertStoredExactlyOnce(t, db, stack.tenant.siteId, accepted);
   const pages = await sql<{
     n: number;
   }>`select count(distinct page)::int as n from page_scores where site_id = ${stack.tenant.siteId}`.execute(db);

@@ -1,26 +1,11 @@
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { assertStoredExactlyOnce, kill, spawnProcessor } from '../../ops/testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
 import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
 import { claimPartition, fencedBulk, PartitionFencedError } from './fence.ts';
-
-/** A processor as its own OS process (leases on the real NATS), so the test can SIGKILL it. */
-function spawnProcessor(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['ops/cli.ts', 'processor'], {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PROCESSOR_BATCH_MESSAGES: '50' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
-  });
 
 test('two processors share the 16 partitions by lease; one SIGKILLed, the other takes them over and stored = accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
@@ -115,21 +100,7 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   sending = false;
   await sender;
   const accepted = acceptedIds.size;
-  const final = await eventually(
-    async () => {
-      const s = await stored();
-      return s.n === accepted ? s : undefined;
-    },
-    { timeoutMs: 60_000, stepMs: 200 },
-  );
-  t.is(final.n, accepted, 'stored = accepted');
-  t.is(final.d, final.n, 'no event stored twice');
-  const sessions = await sql<{
-    total: number;
-  }>`select coalesce(sum(event_count), 0)::int as total from sessions where site_id = ${stack.tenant.siteId}`.execute(
-    db,
-  );
-  t.is(sessions.rows[0].total, accepted, 'session counters counted each event exactly once');
+  await assertStoredExactlyOnce(t, db, stack.tenant.siteId, accepted);
 });
 
 test("a stale owner's write is refused: a batch fenced at an older epoch rolls back, the new owner's commits", async (t) => {
