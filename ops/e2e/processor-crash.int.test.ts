@@ -20,7 +20,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
   };
   let proc = spawnProcessor(env);
   t.teardown(async () => {
-    await kill(proc, 'SIGKILL');
+    await kill(proc);
     await stack.stop();
   });
   const db = stack.infra.database.db;
@@ -72,7 +72,7 @@ test('the processor SIGKILLed mid-stream several times and restarted stores exac
       stepMs: 50,
     });
     await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
-    await kill(proc, 'SIGKILL');
+    await kill(proc);
     proc = spawnProcessor(env);
   }
   sending = false;
