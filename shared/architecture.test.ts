@@ -61,7 +61,8 @@ test('shared/testing is imported only by tests and test tooling', (t) => {
         rel.startsWith('shared/testing/') ||
         rel.startsWith('ops/testing/') ||
         rel === 'ops/test-with-services.ts' ||
-        rel.startsWith('ops/bench/')
+        rel.startsWith('ops/bench/') ||
+        rel.startsWith('ops/chaos/')
       )
         continue;
       for (const spec of imports(file)) {

@@ -41,7 +41,8 @@ test('a dead thread fails the waiting and later queries with a retriable error, 
   t.regex((await lite.lost).message, /embedded database thread is gone/);
   const t0 = performance.now();
   await t.throwsAsync(lite.query('select 1'), { message: /gone/ });
-  t.true(performance.now() - t0 < 100);
+  // At once, not after a timeout: well under a second even with the other core busy (a timeout would be 30 s).
+  t.true(performance.now() - t0 < 2000);
   await lite.close();
 });
 

@@ -17,7 +17,7 @@ import { answerQuery, exploreScope, type ExploreRequest } from '../../api/routes
 import { measureGroups, measureTotal } from '../../api/routes/explore/explore.queries.ts';
 import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/routes/explore/explore.schema.ts';
-import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../events.consumer.ts';
+import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
 
 // Rollup = raw: batches go through the processor's batch write (events, sessions, the session rollup), some of them
 // twice (a redelivery), some late (an earlier event moves a session's start hour); then every rollup-backed Explorer
