@@ -49,7 +49,7 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
 /**
  * terser's pass over esbuild's output: three compress passes, names mangled, comments dropped. esbuild has already
  * renamed INTERNAL_PROPS. Of the `unsafe*` transforms only three that hold for this code: arrows (no function uses
- * `this` or `arguments`), math (integer arithmetic on small numbers) and `void 0` for undefined. Never `unsafe_comps`:
+ * `this` or `arguments`), math (reordered products: float rounding only, harmless for delays and coordinates) and `void 0` for undefined. Never `unsafe_comps`:
  * it turns `n >= 0 ? a : b` into `n < 0 ? b : a`, which is wrong for NaN (an absent Retry-After then meant no backoff;
  * transport.browser.test.ts caught it).
  */
