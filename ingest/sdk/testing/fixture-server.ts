@@ -38,7 +38,9 @@ const bundleReact = async (): Promise<string> => {
     format: 'esm',
     write: false,
     logLevel: 'silent',
-    define: { 'process.env.NODE_ENV': '"production"' },
+    // Minified for the browser, esbuild defines NODE_ENV as production: React's production build, as sites ship it.
+    platform: 'browser',
+    minify: true,
   });
   return out.outputFiles[0].text;
 };
