@@ -5,6 +5,7 @@
  * `{ key, endpoint, config?, esm? }`; without the cookie the page has no SDK at all.
  */
 import { readFile } from 'node:fs/promises';
+import { build } from 'esbuild';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -17,6 +18,31 @@ const modules = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const VENDOR: Record<string, string> = {
   '/vendor/preact.mjs': 'preact/dist/preact.mjs',
   '/vendor/preact-hooks.mjs': 'preact/hooks/dist/hooks.mjs',
+};
+
+/**
+ * React from npm for the React fixture. React 19's package ships CommonJS only (no browser ESM or UMD
+ * build), so the site's own bundle is made the way a React site makes it: esbuild, production mode, one
+ * module that both `react` and `react-dom/client` map to in the page's import map (two bundles would
+ * carry two copies of React, and hooks break across copies). Built once per process, on first request.
+ */
+let react: Promise<string> | undefined;
+const bundleReact = async (): Promise<string> => {
+  const out = await build({
+    stdin: {
+      contents: "export { createElement, useState } from 'react'; export { createRoot } from 'react-dom/client';",
+      resolveDir: modules,
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'esm',
+    write: false,
+    logLevel: 'silent',
+    // Minified for the browser, esbuild defines NODE_ENV as production: React's production build, as sites ship it.
+    platform: 'browser',
+    minify: true,
+  });
+  return out.outputFiles[0].text;
 };
 
 /** How long /slow.html and /api/slow take to answer: longer than the dead-click window, on purpose. */
@@ -76,11 +102,20 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
         res.end(p === '/sdk.js' ? sdk.iife : sdk.esm);
         return;
       }
-      // Preact from npm, served as the site's own modules (the Preact fixture imports them through an import map).
+      // Preact from npm (ESM in the package), served as the site's own modules (the Preact fixture imports them through an import map).
       const vendor = VENDOR[p];
       if (vendor) {
         res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' });
         res.end(await readFile(path.join(modules, vendor)));
+        return;
+      }
+      if (p === '/vendor/react.mjs') {
+        react ??= bundleReact();
+        const code = await react.catch((e: unknown) => {
+          react = undefined;
+          throw e;
+        });
+        res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(code);
         return;
       }
       if (p === '/api/slow') {
