@@ -204,9 +204,24 @@ export class DurableBus extends MemoryBus {
           this.current.bytes += p.buf.byteLength;
           this.current.segment.lastSeq.set(p.stream, p.seq);
           this.durableNext.set(p.stream, p.seq + 1);
-          p.resolve();
         }
-        if (this.current.bytes >= this.segmentBytes) await this.roll();
+        // Roll before answering: a publisher that has its answer sees the log as it stays (no segment appears later).
+        if (this.current.bytes >= this.segmentBytes) {
+          try {
+            await this.roll();
+          } catch (err) {
+            // The group is durable in the old segment; what comes after cannot be written.
+            this.failure = err as Error;
+            this.log.error(
+              { err, dir: this.dir },
+              'bus log: cannot open a new segment; publishes are refused until restart',
+            );
+            const e = new UnavailableError(`the bus log cannot be written: ${(err as Error).message}`, 5);
+            for (const p of this.pending) p.reject(e);
+            this.pending = [];
+          }
+        }
+        for (const p of group) p.resolve();
       }
     } finally {
       this.writing = null;
