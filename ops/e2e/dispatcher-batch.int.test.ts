@@ -128,13 +128,15 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
   await publishIssues('issue.created', N, 'stop');
   // One endpoint holds at most 8 senders (the per-destination cap).
   await eventually(async () => requests >= 8, { timeoutMs: 30_000, what: '8 sends under way' });
-  const stopping = stack.dispatcher!.stop();
-  while (held.length > 0) held.shift()!();
-  await stopping;
+  // Fanned out before the stop: fan-out is the dispatcher's too, so an event it had not fanned out would wait for
+  // the next dispatcher, not be handed back (the cap of 8 senders makes the stop come early enough to see that).
   await eventually(async () => (await db.selectFrom('notification_deliveries').select('id').execute()).length === N, {
     timeoutMs: 30_000,
     what: 'every event fanned out',
   });
+  const stopping = stack.dispatcher!.stop();
+  while (held.length > 0) held.shift()!();
+  await stopping;
   const rows = await db.selectFrom('notification_deliveries').selectAll().execute();
   const succeeded = rows.filter((d) => d.status === 'succeeded');
   t.is(succeeded.length, requests, 'each request sent is recorded');
