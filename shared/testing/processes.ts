@@ -32,7 +32,9 @@ export interface RoleOptions {
 }
 
 function roleEnv(env: Env, clean: boolean | undefined): Env {
-  return clean ? { PATH: process.env.PATH, HOME: process.env.HOME, ...env } : { ...process.env, ...env };
+  // The compile cache (set by `npm test`) only spares the process compiling its modules again: not a setting.
+  const node = { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE };
+  return clean ? { PATH: process.env.PATH, HOME: process.env.HOME, ...node, ...env } : { ...process.env, ...env };
 }
 
 /**
