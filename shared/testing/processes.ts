@@ -17,8 +17,8 @@ type Env = Record<string, string | undefined>;
 
 export interface RoleOptions {
   /**
-   * Only PATH, HOME and `env` (nothing of the runner's environment leaks into the role: no service URL it would
-   * otherwise pick up). Default: the runner's environment plus `env`.
+   * Only PATH, HOME, NODE_COMPILE_CACHE and `env` (nothing of the runner's environment leaks into the role: no
+   * service URL it would otherwise pick up). Default: the runner's environment plus `env`.
    */
   clean?: boolean;
   /** `pipe` to write the process's stdin (default `ignore`). */
