@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 // Node 24 strips TypeScript types itself, so ava loads .ts test files as plain ES modules.
 // TEST_BROWSER=skip leaves out the Chromium suites (*.browser.test.ts); TEST_BROWSER=only runs just them.
 const all = '{shared,ingest,processor,api,ops,cli}/**/*.test.ts';
@@ -6,10 +8,38 @@ const choices = { '': [all], skip: [all, `!${browser}`], only: [browser] };
 const files = choices[process.env.TEST_BROWSER ?? ''];
 if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.stringify(process.env.TEST_BROWSER)}`);
 
+// Two files run at a time, taken in this order: the longest first (timed in a whole run, see docs/development.md),
+// so that none of them starts near the end and runs alone while the other slot has nothing left; a file that mostly
+// waits between two that keep a core busy. Every other file follows in ava's own order.
+const longestFirst = [
+  'ingest/sdk/detection.browser.test.ts',
+  'ops/e2e/processor-crash.int.test.ts',
+  'shared/domain/deploy-verification.test.ts',
+  'ops/e2e/security-round3.int.test.ts',
+  'ops/e2e/dashboard.browser.test.ts',
+  'ops/e2e/connections.int.test.ts',
+  'ops/e2e/deploy-overwhelming.int.test.ts',
+  'ops/e2e/failure-cause.int.test.ts',
+  'ops/e2e/embedded-restart.int.test.ts',
+  'processor/partitions/leases.int.test.ts',
+  'ingest/sdk/transport.browser.test.ts',
+  'shared/db/schema-types.int.test.ts',
+  'ops/e2e/explore-embedded.int.test.ts',
+  'ops/e2e/database-outage.int.test.ts',
+];
+const stale = longestFirst.filter((f) => !existsSync(new URL(f, import.meta.url)));
+if (stale.length) throw new Error(`ava.config.js lists test files that do not exist: ${stale.join(', ')}`);
+const rank = (file) => {
+  const i = longestFirst.findIndex((f) => file.endsWith(`/${f}`) || file === f);
+  return i === -1 ? longestFirst.length : i;
+};
+
 export default {
   files,
   extensions: { ts: 'module' },
   timeout: '120s',
   workerThreads: false,
   concurrency: 2,
+  // Array.prototype.sort is stable: the files not listed keep ava's order.
+  sortTestFiles: (a, b) => rank(a) - rank(b),
 };

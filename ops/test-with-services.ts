@@ -5,6 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { openDatabase } from '../shared/db/connection.ts';
 import { migrateToLatest } from '../shared/db/migrator.ts';
 import { dropTemplate, recreateTemplate } from '../shared/testing/database.ts';
@@ -61,6 +63,10 @@ const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', .
     TEST_NATS_URL: testServices.natsUrl,
     TEST_REDIS_URL: testServices.redisUrl,
     TEST_TEMPLATE_DATABASE: testServices.templateDatabase,
+    // Every test file is a process of its own and many start roles as processes: each would strip the types of and
+    // compile the same few hundred modules again. Node's compile cache keeps both on disk, keyed by the source's hash
+    // (an edited file is compiled afresh), and shortens every start after the first by about a second.
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(tmpdir(), 'friction-node-compile-cache'),
     // Workers must run the same pinned Node as this script.
     PATH: `${process.cwd()}/node_modules/.bin:${process.env.PATH}`,
   },

@@ -17,8 +17,8 @@ type Env = Record<string, string | undefined>;
 
 export interface RoleOptions {
   /**
-   * Only PATH, HOME and `env` (nothing of the runner's environment leaks into the role: no service URL it would
-   * otherwise pick up). Default: the runner's environment plus `env`.
+   * Only PATH, HOME, NODE_COMPILE_CACHE and `env` (nothing of the runner's environment leaks into the role: no
+   * service URL it would otherwise pick up). Default: the runner's environment plus `env`.
    */
   clean?: boolean;
   /** `pipe` to write the process's stdin (default `ignore`). */
@@ -32,7 +32,9 @@ export interface RoleOptions {
 }
 
 function roleEnv(env: Env, clean: boolean | undefined): Env {
-  return clean ? { PATH: process.env.PATH, HOME: process.env.HOME, ...env } : { ...process.env, ...env };
+  // The compile cache (set by `npm test`) only spares the process compiling its modules again: not a setting.
+  const node = { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE };
+  return clean ? { PATH: process.env.PATH, HOME: process.env.HOME, ...node, ...env } : { ...process.env, ...env };
 }
 
 /**
