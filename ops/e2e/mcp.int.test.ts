@@ -51,6 +51,14 @@ const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.
 const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
   (await c.callTool({ name, arguments: args })) as CallToolResult;
 
+/** A raw JSON-RPC `initialize` request (id 1) from the client `name`. */
+const initialize = (name: string) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } },
+  });
 /** A raw JSON-RPC POST (what a misbehaving client sends). */
 const rpc = (body: string, headers: Record<string, string> = {}) =>
   fetch(`${stack.baseUrl}/v1/mcp`, {
@@ -262,12 +270,7 @@ test('explore: the Explorer query through the tool answers as POST /v1/query/exp
 });
 
 test('credentials: no key 401 with WWW-Authenticate; publishable key 403; a secret key with query:read works; a key without a read scope 403', async (t) => {
-  const init = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-  });
+  const init = initialize('x');
   const none = await rpc(init, { authorization: '' });
   t.is(none.status, 401);
   t.regex(none.headers.get('www-authenticate') ?? '', /^Bearer realm="friction"/);
@@ -475,12 +478,7 @@ function runStdio(
 }
 
 test('stdio: env FRICTION_URL/FRICTION_KEY; stdout holds only JSON-RPC lines, even when the key is refused or the server is unreachable; usage errors exit 2 with stderr only', async (t) => {
-  const init = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-  });
+  const init = initialize('raw');
   const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   const ok = await runStdio([], { FRICTION_URL: stack.baseUrl, FRICTION_KEY: mcpKey }, [init, list]);
   t.is(ok.code, 0, ok.stderr);
