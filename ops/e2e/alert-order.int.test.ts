@@ -11,6 +11,7 @@ import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
 import { created } from '../../shared/testing/http-client.ts';
 import type { TestStack } from '../testing/stack.ts';
 import { clockedDispatcher } from '../testing/dispatcher-stack.ts';
+import { checkoutBudgetRule } from '../testing/alert-routing.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 
@@ -54,28 +55,12 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
     url: `${webhook.url}/in`,
     events: ['alert.triggered', 'alert.resolved'],
   });
-  await created(api, '/v1/manage/integrations', token, {
-    site_id: tenant.siteId,
-    provider: 'pagerduty',
-    config: { routing_key: 'R'.repeat(32) },
-  });
-  const rule = await api('POST', '/v1/manage/alert-rules', {
-    token,
-    body: {
-      site_id: tenant.siteId,
-      name: 'Checkout budget',
-      trigger_type: 'budget',
-      threshold: 0,
-      channels: ['webhook', 'pagerduty'],
-      config: {},
-    },
-  });
-  t.is(rule.status, 201, rule.text);
+  const ruleId = await checkoutBudgetRule(api, tenant, ['webhook', 'pagerduty'], { config: {} });
 
   const fired: Alert = {
     id: newId(),
     site_id: tenant.siteId,
-    rule_id: rule.body.data.id,
+    rule_id: ruleId,
     rule_name: 'Checkout budget',
     page: '/checkout',
     trigger_type: 'budget',

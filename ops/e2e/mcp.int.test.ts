@@ -25,15 +25,12 @@ test.before(async () => {
     publishableKey: tenant.publishableKey,
     tick: () => stack.tick(),
   });
-  mcpKey = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: tenant.orgId,
-      siteId: tenant.siteId,
-      type: 'mcp',
-      scopes: ['mcp:read'],
-    })
-  ).key;
+  mcpKey = (await keyOf(tenant)).key;
 });
+
+/** A new key of `t`'s site, an MCP key unless said otherwise. */
+const keyOf = (t: TestTenant, type: 'mcp' | 'secret' = 'mcp', scopes = ['mcp:read']) =>
+  issueApiKey(stack.infra.database.db, { orgId: t.orgId, siteId: t.siteId, type, scopes });
 test.after.always(async () => {
   await stack?.stop();
 });
@@ -276,14 +273,7 @@ test('credentials: no key 401 with WWW-Authenticate; publishable key 403; a secr
   t.regex(none.headers.get('www-authenticate') ?? '', /^Bearer realm="friction"/);
   const pub = await rpc(init, { authorization: `Bearer ${tenant.publishableKey}` });
   t.is(pub.status, 403);
-  const writeOnly = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: tenant.orgId,
-      siteId: tenant.siteId,
-      type: 'secret',
-      scopes: ['manage:write'],
-    })
-  ).key;
+  const writeOnly = (await keyOf(tenant, 'secret', ['manage:write'])).key;
   t.is((await rpc(init, { authorization: `Bearer ${writeOnly}` })).status, 403);
   const c = await connect(tenant.secretKey);
   t.falsy((await call(c, 'list_deploys')).isError);
@@ -333,14 +323,7 @@ test("another tenant's site, issue and deploy are not found, with the same messa
     { message: /site not found/ },
   );
   // The other tenant's own MCP key sees its site only.
-  const otherKey = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: other.orgId,
-      siteId: other.siteId,
-      type: 'mcp',
-      scopes: ['mcp:read'],
-    })
-  ).key;
+  const otherKey = (await keyOf(other)).key;
   const oc = await connect(otherKey);
   t.true((await call(oc, 'get_issue', { issue_id: seeded.issueId })).isError);
   t.like((await call(oc, 'list_issues')).structuredContent, { total: 1 });
@@ -383,12 +366,7 @@ test('protocol edges: GET and DELETE 405; malformed JSON and invalid JSON-RPC ge
 });
 
 test('each tool call writes one audit row: tool, key, site, duration; never the arguments', async (t) => {
-  const key = await issueApiKey(stack.infra.database.db, {
-    orgId: tenant.orgId,
-    siteId: tenant.siteId,
-    type: 'mcp',
-    scopes: ['mcp:read'],
-  });
+  const key = await keyOf(tenant);
   const c = await connect(key.key);
   await call(c, 'get_page', { page: '/secret-marker-page' });
   await call(c, 'list_deploys');
