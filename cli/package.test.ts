@@ -92,13 +92,19 @@ test("it runs on the machine's Node 20: --version, --help, a missing command is 
   t.is((await friction(['nonsense'])).code, 2);
 });
 
-test('deploy record and check against a running service: exit 0, 1 (WARN with --fail-on warn) and 2', async (t) => {
+/** A new tenant of the stack, and the environment that points the CLI at it. */
+async function newTenantEnv() {
   const tenant = await stack.newTenant();
   const env = {
     FRICTION_BASE_URL: stack.baseUrl,
     FRICTION_SECRET_KEY: tenant.secretKey,
     FRICTION_SITE_ID: tenant.siteId,
   };
+  return { tenant, env };
+}
+
+test('deploy record and check against a running service: exit 0, 1 (WARN with --fail-on warn) and 2', async (t) => {
+  const { tenant, env } = await newTenantEnv();
   const recorded = await friction(
     ['deploy', 'record', '--version', 'v-cli-1', '--commit', 'abc1234', '--idempotency-key', 'run-1'],
     env,
@@ -141,12 +147,7 @@ test('deploy record and check against a running service: exit 0, 1 (WARN with --
 });
 
 test('doctor: every check passes with the right key and site (0), a wrong key or site fails (1), no URL is usage (2)', async (t) => {
-  const tenant = await stack.newTenant();
-  const env = {
-    FRICTION_BASE_URL: stack.baseUrl,
-    FRICTION_SECRET_KEY: tenant.secretKey,
-    FRICTION_SITE_ID: tenant.siteId,
-  };
+  const { env } = await newTenantEnv();
   const good = await friction(['doctor'], env);
   t.is(good.code, 0, good.stdout + good.stderr);
   t.regex(

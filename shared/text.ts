@@ -43,6 +43,29 @@ function pathOf(frame: Frame | undefined, last?: string | number): string {
 }
 
 /**
+ * scanJson's step for one member of `frame`'s container: an unstorable string is the problem (or, with `replace`,
+ * rewritten in place); a nested container is pushed on `stack` to be walked.
+ */
+function scanMember<K extends string | number>(
+  container: Record<K, unknown>,
+  key: K,
+  frame: Frame,
+  stack: Frame[],
+  replace: boolean | undefined,
+): JsonProblem | undefined {
+  const item = container[key];
+  if (typeof item === 'string') {
+    if (SUSPECT.test(item) && hasUnstorableText(item)) {
+      if (!replace)
+        return { path: pathOf(frame, key), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
+      container[key] = toStorableText(item);
+    }
+  } else if (item !== null && typeof item === 'object')
+    stack.push({ value: item, depth: frame.depth + 1, parent: frame, key });
+  return undefined;
+}
+
+/**
  * Walks a parsed JSON value without recursion (a hostile body may nest thousands of levels, which would overflow
  * the stack of any recursive check, of `JSON.stringify`, or of the database's jsonb parser) and returns the first
  * problem: nesting deeper than `maxDepth` (the root container is level 1), or, unless `replace` is set, a string
@@ -63,15 +86,8 @@ export function scanJson(root: unknown, opts: { maxDepth: number; replace?: bool
     const v = frame.value as Record<string, unknown> | unknown[];
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        const item = v[i];
-        if (typeof item === 'string') {
-          if (SUSPECT.test(item) && hasUnstorableText(item)) {
-            if (!opts.replace)
-              return { path: pathOf(frame, i), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
-            v[i] = toStorableText(item);
-          }
-        } else if (item !== null && typeof item === 'object')
-          stack.push({ value: item, depth: frame.depth + 1, parent: frame, key: i });
+        const problem = scanMember(v, i, frame, stack, opts.replace);
+        if (problem) return problem;
       }
     } else {
       for (const k of Object.keys(v)) {
@@ -86,15 +102,8 @@ export function scanJson(root: unknown, opts: { maxDepth: number; replace?: bool
           v[key] = v[k];
           delete v[k];
         }
-        const item = v[key];
-        if (typeof item === 'string') {
-          if (SUSPECT.test(item) && hasUnstorableText(item)) {
-            if (!opts.replace)
-              return { path: pathOf(frame, key), message: 'contains a NUL character or an unpaired UTF-16 surrogate' };
-            v[key] = toStorableText(item);
-          }
-        } else if (item !== null && typeof item === 'object')
-          stack.push({ value: item, depth: frame.depth + 1, parent: frame, key });
+        const problem = scanMember(v, key, frame, stack, opts.replace);
+        if (problem) return problem;
       }
     }
   }

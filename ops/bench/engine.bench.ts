@@ -15,13 +15,11 @@
  * (1000000: the largest page of 1 and 2).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import { measuredCopyFloor } from './copy-floor.ts';
 import { buildHotPage, hotBatches, measureBatches, passRatio, seenSessions } from './engine-batch.ts';
-import { SiteProfile } from './workload.ts';
-import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { benchSites, sdkBacklog } from './workload.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { encode } from '../../shared/contracts/codec.ts';
 import { ensureStreams } from '../../shared/bus/topology.ts';
@@ -261,40 +259,18 @@ export async function runBench(args: string[]): Promise<void> {
   const { db, dbUrl, bus, prefix, children } = bench;
   const topo = topology(prefix, 4);
   try {
-    const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
-    const sites = await Promise.all(
-      Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
-    );
+    const { orgId, sites } = await benchSites(db, 8);
     await ensureStreams(bus, topo);
     const total = Number(process.env.BENCH_EVENTS ?? 100_000);
-    // SDK-shaped backlog: the large-site profile's mix and batch sizes (1-10 events) over 8 sites, 20k sessions.
-    const profile = new SiteProfile({ seed: 3 });
     const pub = new Progress('publish backlog', total);
     const now = Date.now();
     const messages: EventBatchMessage[] = [];
     let published = 0;
-    for (let b = 0; published < total; b++) {
-      const site = sites[b % sites.length].siteId;
-      const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), total - published), now);
-      const events = sdk.events.map((e) => ({
-        ...e,
-        id: randomUUID(),
-        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
-      }));
-      const msg = {
-        v: 1,
-        batch_id: randomUUID(),
-        org_id: orgId,
-        site_id: site,
-        received_at: now,
-        session_id: sdk.sessionId,
-        context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
-        events,
-      } as unknown as EventBatchMessage;
+    for (const msg of sdkBacklog({ orgId, siteIds: sites.map((s) => s.siteId), total, now })) {
       messages.push(msg);
-      await bus.publish(topo.eventSubject(site), encode(msg), msg.batch_id);
-      published += events.length;
-      if (b % 500 === 0) pub.update(published);
+      await bus.publish(topo.eventSubject(msg.site_id), encode(msg), msg.batch_id);
+      published += msg.events.length;
+      if (messages.length % 500 === 1) pub.update(published);
     }
     pub.done();
 

@@ -14,7 +14,6 @@
  */
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import { EventBatchMessageSchema, type EventBatchMessage } from '../../shared/contracts/ingest.ts';
@@ -22,14 +21,13 @@ import { encode, safeDecode } from '../../shared/contracts/codec.ts';
 import { partitionOf } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
 import { pgBulkTransactions } from '../../shared/db/bulk.ts';
-import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { PROCESSOR_BATCH_MESSAGES_DEFAULT } from '../../shared/config.ts';
 import { storeEvents } from '../../processor/store/events.store.ts';
 import { InDoubtEvents, storeBatch } from '../../processor/events.consumer.ts';
 import { FrictionEngineSink } from '../../processor/engine-sink.ts';
 import { AlertEvaluator } from '../../processor/alerts/alert-evaluator.ts';
-import { SiteProfile } from './workload.ts';
+import { benchSites, sdkBacklog } from './workload.ts';
 import { databaseCpuBetween, databaseCpuSeconds, openBenchEnvironment } from './harness.ts';
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -112,38 +110,16 @@ export async function runBench(): Promise<void> {
   const pool = new pg.Pool({ connectionString: dbUrl, max: partitions });
   if (process.env.BENCH_STATEMENTS === '1') profileStatements();
   try {
-    const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
-    const sites = await Promise.all(
-      Array.from({ length: 8 }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
-    );
-    // The engine bench's backlog: the large-site profile over 8 sites and 20k sessions, SDK-sized batches.
-    const profile = new SiteProfile({ seed: 3 });
+    const { orgId, sites } = await benchSites(db, 8);
     const now = Date.now();
     const perPartition = Array.from(
       { length: partitions },
       () => [] as { msg: EventBatchMessage; bytes: Uint8Array }[],
     );
     let events = 0;
-    for (let b = 0; events < total; b++) {
-      const site = sites[b % sites.length].siteId;
-      const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), total - events), now);
-      const evs = sdk.events.map((e) => ({
-        ...e,
-        id: randomUUID(),
-        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
-      }));
-      const msg = {
-        v: 1,
-        batch_id: randomUUID(),
-        org_id: orgId,
-        site_id: site,
-        received_at: now,
-        session_id: sdk.sessionId,
-        context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
-        events: evs,
-      } as unknown as EventBatchMessage;
-      perPartition[partitionOf(site, partitions)]!.push({ msg, bytes: encode(msg) });
-      events += evs.length;
+    for (const msg of sdkBacklog({ orgId, siteIds: sites.map((s) => s.siteId), total, now })) {
+      perPartition[partitionOf(msg.site_id, partitions)]!.push({ msg, bytes: encode(msg) });
+      events += msg.events.length;
     }
     const bulk = pgBulkTransactions(pool);
     const log = createLogger('silent');

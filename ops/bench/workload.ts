@@ -12,7 +12,12 @@
  * navigation_loop 5% (page-level: no element), form_restart 5%), conversion 5%, custom 15%. A batch that starts
  * a page starts with its page_view.
  */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { seeded } from '../../ingest/sdk/testing/visitor.ts';
+import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 
 export interface SdkEvent {
   id: string;
@@ -152,5 +157,47 @@ export class SiteProfile {
       else events.push({ id, type, ts, page });
     }
     return { sessionId, events };
+  }
+}
+
+/** An enterprise org with `count` sites (`s0`, `s1`, …) for a bench's traffic. */
+export async function benchSites(db: Kysely<Database>, count: number) {
+  const orgId = await insertOrg(db, { name: 'bench', plan: 'enterprise' });
+  const sites = await Promise.all(
+    Array.from({ length: count }, (_, s) => provisionSite(db, { orgId, name: `s${s}`, url: 'https://bench.example' })),
+  );
+  return { orgId, sites };
+}
+
+/**
+ * An SDK-shaped backlog of `total` events as the ingest role publishes it: the large-site profile (seed 3) over
+ * `siteIds` in turn and 20k sessions, SDK-sized batches (1-10 events), signals at (500, 500), all received at `now`.
+ */
+export function* sdkBacklog(o: {
+  orgId: string;
+  siteIds: readonly string[];
+  total: number;
+  now: number;
+}): Generator<EventBatchMessage> {
+  const profile = new SiteProfile({ seed: 3 });
+  let events = 0;
+  for (let b = 0; events < o.total; b++) {
+    const sdk = profile.batch(`bench-${b % 20_000}`, Math.min(profile.sdkSize(), o.total - events), o.now);
+    const msg = {
+      v: 1,
+      batch_id: randomUUID(),
+      org_id: o.orgId,
+      site_id: o.siteIds[b % o.siteIds.length]!,
+      received_at: o.now,
+      session_id: sdk.sessionId,
+      context: { device: 'desktop', viewport: { w: 1280, h: 800 } },
+      events: sdk.events.map((e) => ({
+        ...e,
+        id: randomUUID(),
+        ...(e.type === 'signal' ? { x: 500, y: 500 } : {}),
+      })),
+    } as unknown as EventBatchMessage;
+    events += msg.events.length;
+    yield msg;
   }
 }

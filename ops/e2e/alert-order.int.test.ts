@@ -8,8 +8,10 @@ import test from 'ava';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
 import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
-import { apiClient, created } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { created } from '../../shared/testing/http-client.ts';
+import type { TestStack } from '../testing/stack.ts';
+import { clockedDispatcher } from '../testing/dispatcher-stack.ts';
+import { checkoutBudgetRule } from '../testing/alert-routing.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 
@@ -42,49 +44,23 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
   };
   const webhook = await startReceiver(failFirstTrigger((b) => JSON.parse(b).type === 'alert.triggered'));
   const pd = await startReceiver(failFirstTrigger((b) => JSON.parse(b).event_action === 'trigger'));
-  let clock = Math.floor(Date.now() / 1000) * 1000;
-  const stack = await startTestStack({
-    processor: false,
-    dispatcher: true,
-    now: () => clock,
-    random: () => 0.5,
-    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', PAGERDUTY_EVENTS_URL: `${pd.url}/v2/enqueue` },
+  const { stack, tenant, api, now, advance } = await clockedDispatcher(t, {
+    PAGERDUTY_EVENTS_URL: `${pd.url}/v2/enqueue`,
   });
-  t.teardown(async () => {
-    await stack.stop();
-    await Promise.all([webhook.close(), pd.close()]);
-  });
+  t.teardown(() => Promise.all([webhook.close(), pd.close()]));
   const db = stack.infra.database.db;
-  const api = apiClient(stack.baseUrl);
-  const { tenant } = stack;
   const token = tenant.owner.token;
   await created(api, '/v1/manage/webhooks', token, {
     org_id: tenant.orgId,
     url: `${webhook.url}/in`,
     events: ['alert.triggered', 'alert.resolved'],
   });
-  await created(api, '/v1/manage/integrations', token, {
-    site_id: tenant.siteId,
-    provider: 'pagerduty',
-    config: { routing_key: 'R'.repeat(32) },
-  });
-  const rule = await api('POST', '/v1/manage/alert-rules', {
-    token,
-    body: {
-      site_id: tenant.siteId,
-      name: 'Checkout budget',
-      trigger_type: 'budget',
-      threshold: 0,
-      channels: ['webhook', 'pagerduty'],
-      config: {},
-    },
-  });
-  t.is(rule.status, 201, rule.text);
+  const ruleId = await checkoutBudgetRule(api, tenant, ['webhook', 'pagerduty'], { config: {} });
 
   const fired: Alert = {
     id: newId(),
     site_id: tenant.siteId,
-    rule_id: rule.body.data.id,
+    rule_id: ruleId,
     rule_name: 'Checkout budget',
     page: '/checkout',
     trigger_type: 'budget',
@@ -92,7 +68,7 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
     score_after: 80,
     status: 'fired',
     details: { summary: 'over budget' },
-    triggered_at: new Date(clock),
+    triggered_at: new Date(now()),
     acknowledged_at: null,
     resolved_at: null,
     resolved_reason: null,
@@ -108,18 +84,18 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
         .execute()
     ).length;
 
-  await publish(stack, 'alert.triggered', fired, clock);
+  await publish(stack, 'alert.triggered', fired, now());
   await eventually(async () => (await attempts('alert.triggered', 'failed')) === 2, {
     timeoutMs: 20_000,
     what: 'both first trigger attempts failed',
   });
   // Resolved while the trigger waits for its retry (5 s).
-  clock += 1000;
+  advance(1000);
   await publish(
     stack,
     'alert.resolved',
-    { ...fired, status: 'resolved', resolved_at: new Date(clock), resolved_reason: 'score back under budget' },
-    clock,
+    { ...fired, status: 'resolved', resolved_at: new Date(now()), resolved_reason: 'score back under budget' },
+    now(),
   );
   await eventually(
     async () =>
@@ -135,8 +111,7 @@ test('a trigger that fails first is retried, and the resolve queued meanwhile wa
   }
   t.is(await attempts('alert.resolved'), 0, 'the resolve waits for its trigger');
 
-  clock += 5000;
-  stack.dispatcher!.wake();
+  advance(5000);
   await eventually(
     async () => {
       stack.dispatcher!.wake();

@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { AddressInfo } from 'node:net';
 import { apiClient, created } from '../../shared/testing/http-client.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
+import { checkoutBudgetRule } from '../testing/alert-routing.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
@@ -67,24 +68,10 @@ test('a page over its budget fires an alert within seconds, delivered signed to 
     provider: 'slack',
     config: { webhook_url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
   });
-  await created(api, '/v1/manage/integrations', token, {
-    site_id: tenant.siteId,
-    provider: 'pagerduty',
-    config: { routing_key: 'R'.repeat(32) },
+  await checkoutBudgetRule(api, tenant, ['webhook', 'slack', 'pagerduty', 'email'], {
+    config: { page_pattern: '/checkout*' },
+    slack_channel: '#alerts',
   });
-  const rule = await api('POST', '/v1/manage/alert-rules', {
-    token,
-    body: {
-      site_id: tenant.siteId,
-      name: 'Checkout budget',
-      trigger_type: 'budget',
-      threshold: 0,
-      channels: ['webhook', 'slack', 'pagerduty', 'email'],
-      config: { page_pattern: '/checkout*' },
-      slack_channel: '#alerts',
-    },
-  });
-  t.is(rule.status, 201, rule.text);
   // A page outside the pattern stays quiet.
   await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch({ page: '/blog', events: 6 }), {
     authorization: `Bearer ${tenant.publishableKey}`,

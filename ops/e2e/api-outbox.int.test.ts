@@ -1,8 +1,8 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import type { BusConsumer } from '../../shared/bus/bus.ts';
 import { startPrivateNats } from '../../shared/testing/nats-server.ts';
 import { uniqueTestId } from '../../shared/testing/services.ts';
+import { notifyLog } from '../testing/notify-log.ts';
 import { apiClient } from '../../shared/testing/http-client.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
@@ -15,33 +15,7 @@ interface IssueUpdated {
   actor?: string;
 }
 
-/** Every issue.updated notification consumed so far (acked as read), accumulated across fetches. */
-function notificationLog(consumer: BusConsumer) {
-  const seen: IssueUpdated[] = [];
-  return {
-    seen,
-    async drain(): Promise<IssueUpdated[]> {
-      for (const m of await consumer.fetch(100, 200)) {
-        seen.push(JSON.parse(new TextDecoder().decode(m.data)) as IssueUpdated);
-        m.ack();
-      }
-      return seen;
-    },
-  };
-}
-
-async function issueNotifications(stack: TestStack) {
-  const topo = stack.infra.topology;
-  const consumer = await stack.infra.bus.ensureConsumer({
-    stream: topo.notifyStream,
-    name: `test-notify-${uniqueTestId()}`,
-    filterSubject: topo.notifySubject('issue.updated'),
-    maxDeliver: 1,
-    ackWaitMs: 30_000,
-    maxAckPending: 1000,
-  });
-  return notificationLog(consumer);
-}
+const issueNotifications = (stack: TestStack) => notifyLog<IssueUpdated>(stack, 'issue.updated');
 
 const statusOf = (c: IssueUpdated) => (c.changes as { status?: { to: string } }).status?.to;
 const about = (id: string) => (c: IssueUpdated) => c.issue.id === id;

@@ -107,35 +107,21 @@ test('bad option values and commands: one line naming the option, exit 1; every 
 });
 
 test('demo: unreachable URL and wrong key are one line and exit 1', async (t) => {
+  const demo = (baseUrl: string, key: string) =>
+    friction(['demo', '--sessions', '2', '--base-url', baseUrl, '--key', key]);
   const free = await listen();
   const port = (free.address() as { port: number }).port;
   free.close();
   oneClearLine(
     t,
-    await friction(['demo', '--sessions', '2', '--base-url', `http://127.0.0.1:${port}`, '--key', 'svc_pub_x']),
+    await demo(`http://127.0.0.1:${port}`, 'svc_pub_x'),
     new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/v1/ingest \\(--base-url\\): connection refused`),
   );
   const stack = await startTestStack({ processor: false });
   try {
-    const wrong = await friction([
-      'demo',
-      '--sessions',
-      '2',
-      '--base-url',
-      stack.baseUrl,
-      '--key',
-      'svc_pub_00000000000000000000000000000000',
-    ]);
+    const wrong = await demo(stack.baseUrl, 'svc_pub_00000000000000000000000000000000');
     oneClearLine(t, wrong, /refused the key svc_pub_0000… \(--key\): 401/);
-    const right = await friction([
-      'demo',
-      '--sessions',
-      '2',
-      '--base-url',
-      stack.baseUrl,
-      '--key',
-      stack.tenant.publishableKey,
-    ]);
+    const right = await demo(stack.baseUrl, stack.tenant.publishableKey);
     t.is(right.code, 0, right.stderr);
     t.regex(right.stdout, /sent 2 sessions/);
   } finally {

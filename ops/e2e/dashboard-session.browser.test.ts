@@ -47,6 +47,13 @@ async function insertAlert(s: TestStack, siteId: string): Promise<string> {
 }
 
 /** Signs in for a cookie session: the Set-Cookie lines and a Cookie header carrying them. */
+/** The alert's status as stored. */
+async function alertStatus(s: TestStack, id: string): Promise<string> {
+  return (
+    await s.infra.database.db.selectFrom('alerts').select('status').where('id', '=', id).executeTakeFirstOrThrow()
+  ).status;
+}
+
 async function cookieLogin(
   s: TestStack,
   t: TestTenant,
@@ -131,12 +138,7 @@ test("an unsafe request the cookie authenticates needs its own session's CSRF to
     403,
     'logout is an unsafe method too',
   );
-  const row = await stack.infra.database.db
-    .selectFrom('alerts')
-    .select('status')
-    .where('id', '=', alert)
-    .executeTakeFirstOrThrow();
-  t.is(row.status, 'fired');
+  t.is(await alertStatus(stack, alert), 'fired');
   t.is(
     (await send(stack, 'PATCH', path, { cookie: a.cookie, 'x-csrf-token': a.csrf }, { status: 'acknowledged' })).status,
     200,
@@ -193,12 +195,7 @@ test("a page on another site cannot act with the signed-in dashboard's cookie (C
   const attacker = await ctx.newPage();
   await attacker.goto(`http://localhost:${(evil.address() as AddressInfo).port}/`);
   await attacker.waitForURL(/\/v1\/auth\/logout/);
-  const row = await stack.infra.database.db
-    .selectFrom('alerts')
-    .select('status')
-    .where('id', '=', alert)
-    .executeTakeFirstOrThrow();
-  t.is(row.status, 'fired');
+  t.is(await alertStatus(stack, alert), 'fired');
   // Still signed in: the forged logout ended nothing.
   const still = await page.evaluate(() => fetch('/v1/auth/session').then((r) => r.status));
   t.is(still, 200);
@@ -281,12 +278,7 @@ test("another org's data answers 404 to the dashboard's own requests", async (t)
     { site: stack.tenant.siteId, alert: theirs },
   );
   t.deepEqual(answers, [404, 404, 404, 404]);
-  const row = await stack.infra.database.db
-    .selectFrom('alerts')
-    .select('status')
-    .where('id', '=', theirs)
-    .executeTakeFirstOrThrow();
-  t.is(row.status, 'fired');
+  t.is(await alertStatus(stack, theirs), 'fired');
   await ctx.close();
 });
 

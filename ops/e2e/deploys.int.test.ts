@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
+import { insertPageScoreRow } from '../testing/rows.ts';
 
 let stack: TestStack;
 test.before(async () => {
@@ -60,47 +61,10 @@ test('POST /v1/deploys records a deploy: 201, before set, after null; deploy.rec
 test("confusion_before is the site's current overall score for the environment", async (t) => {
   const tenant = await stack.newTenant();
   const db = stack.infra.database.db;
-  const now = new Date();
-  const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
-  for (const [page, score, sessions] of [
-    ['/a', 40, 30],
-    ['/b', 10, 10],
-  ] as const) {
-    await db
-      .insertInto('page_scores')
-      .values({
-        site_id: tenant.siteId,
-        page,
-        window_start: hour,
-        score,
-        friction: 1,
-        sessions,
-        page_views: sessions,
-        signal_count: 1,
-        dominant_signal: null,
-        trend: 'stable',
-        updated_at: now,
-      })
-      .execute();
-  }
+  await insertPageScoreRow(db, tenant.siteId, { page: '/a', score: 40, sessions: 30 });
+  await insertPageScoreRow(db, tenant.siteId, { page: '/b', score: 10, sessions: 10 });
   // Staging's own page scores: a staging deploy's before is staging's overall score, production's stay out of it.
-  await db
-    .insertInto('page_scores')
-    .values({
-      site_id: tenant.siteId,
-      environment: 'staging',
-      page: '/a',
-      window_start: hour,
-      score: 12.5,
-      friction: 1,
-      sessions: 40,
-      page_views: 40,
-      signal_count: 1,
-      dominant_signal: null,
-      trend: 'stable',
-      updated_at: now,
-    })
-    .execute();
+  await insertPageScoreRow(db, tenant.siteId, { environment: 'staging', page: '/a', score: 12.5, sessions: 40 });
   const prod = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '2.0.0' }, bearer(tenant.secretKey));
   t.is(prod.body.data.confusion_before, 32.5, '(40×30 + 10×10) / 40');
   const staging = await postJson(

@@ -7,10 +7,10 @@ import { newId } from '../../shared/ids.ts';
 import { apiClient, created } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
-import { fixedClockDispatcher } from '../testing/dispatcher-stack.ts';
+import { clockedDispatcher } from '../testing/dispatcher-stack.ts';
 
 test('batched records: deliveries of 60 events to a healthy, a failing and a gone endpoint are recorded in a few statements, each outcome exactly as one at a time would be', async (t) => {
-  const { clock, stack, tenant, api, publishIssues } = await fixedClockDispatcher(t); // no retry comes due
+  const { start, stack, tenant, api, publishIssues } = await clockedDispatcher(t); // no retry comes due
   const db = stack.infra.database.db;
   const rx = await startReceiver(({ path }) => ({ status: path === '/ok' ? 204 : path === '/fail' ? 500 : 410 }));
   t.teardown(() => rx.close());
@@ -52,7 +52,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
   // Failing: each waits for its retry 5 s later (jitter fixed at the middle), and the endpoint's streak counts all 60.
   t.true(
     of('/fail').every(
-      (d) => d.status === 'pending' && d.last_http_status === 500 && d.next_attempt_at.getTime() === clock + 5000,
+      (d) => d.status === 'pending' && d.last_http_status === 500 && d.next_attempt_at.getTime() === start + 5000,
     ),
   );
   const failing = await db
@@ -61,7 +61,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
     .where('id', '=', endpoint['/fail']!)
     .executeTakeFirstOrThrow();
   t.like(failing, { active: true, consecutive_failures: N });
-  t.is(failing.failing_since?.getTime(), clock);
+  t.is(failing.failing_since?.getTime(), start);
   // Gone: disabled at the first 410; only the sends already under way then (32 at once) reach it, each failed for
   // good; the rest, claimed before the disabling was stored, are given up unsent.
   const goneRequests = rx.received.filter((r) => r.path === '/gone').length;
@@ -106,7 +106,7 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
 });
 
 test('a dispatcher stopping hands back what it claimed but did not send: due at once, nothing lost, nothing sent twice', async (t) => {
-  const { clock, stack, tenant, api, publishIssues } = await fixedClockDispatcher(t);
+  const { start, stack, tenant, api, publishIssues } = await clockedDispatcher(t);
   const db = stack.infra.database.db;
   // A slow receiver: every answer waits until the test lets it go, so the dispatcher stops with sends under way.
   const held: (() => void)[] = [];
@@ -143,7 +143,7 @@ test('a dispatcher stopping hands back what it claimed but did not send: due at 
   const rest = rows.filter((d) => d.status !== 'succeeded');
   t.true(rest.length >= N - 8 - 8, `${rest.length} not sent`);
   t.true(
-    rest.every((d) => d.status === 'pending' && d.attempts === 0 && d.next_attempt_at.getTime() === clock),
+    rest.every((d) => d.status === 'pending' && d.attempts === 0 && d.next_attempt_at.getTime() === start),
     'unsent deliveries are due now, not at the end of a lease',
   );
 });

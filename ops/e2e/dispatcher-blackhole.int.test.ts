@@ -2,7 +2,7 @@ import { eventually } from '../../shared/testing/eventually.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { fixedClockDispatcher } from '../testing/dispatcher-stack.ts';
+import { clockedDispatcher } from '../testing/dispatcher-stack.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 
 /**
@@ -11,7 +11,7 @@ import { startReceiver } from '../testing/webhook-receiver.ts';
  * after 80 to the black hole, all arrive while it holds 8 senders at most (without the cap it held all 32).
  */
 test('a black-holed endpoint holds at most its share of senders; a healthy endpoint keeps receiving', async (t) => {
-  const { tenant, api, publishIssues } = await fixedClockDispatcher(t); // no retry comes due
+  const { tenant, api, publishIssues } = await clockedDispatcher(t); // no retry comes due
   let open = 0;
   let mostOpen = 0;
   const blackHole = createServer((req) => {

@@ -1,9 +1,11 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { encode } from '../../shared/contracts/codec.ts';
 import { newId } from '../../shared/ids.ts';
 import { apiClient } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import type { TestStack } from '../testing/stack.ts';
+import { clockedDispatcher } from '../testing/dispatcher-stack.ts';
+import { insertSessionRow } from '../testing/rows.ts';
 import { startReceiver } from '../testing/webhook-receiver.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 
@@ -23,20 +25,8 @@ async function publishNotification(
   return notificationId;
 }
 
-async function clockedStack() {
-  let clock = Math.floor(Date.now() / 1000) * 1000;
-  const start = clock;
-  const stack = await startTestStack({
-    processor: false,
-    dispatcher: true,
-    now: () => clock,
-    random: () => 0.5,
-    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-  });
-  const advance = (ms: number) => {
-    clock += ms;
-    stack.dispatcher!.wake();
-  };
+async function clockedStack(t: ExecutionContext) {
+  const { stack, start, now, advance } = await clockedDispatcher(t);
   /** Waits until `n` attempts are recorded (the receiver sees a request before its attempt is stored). */
   const attempts = (n: number) =>
     eventually(
@@ -51,12 +41,11 @@ async function clockedStack() {
         ) >= n,
       { timeoutMs: 20_000, what: `${n} attempts recorded` },
     );
-  return { stack, advance, attempts, start, now: () => clock };
+  return { stack, advance, attempts, start, now };
 }
 
 test('a receiver failing then recovering gets exactly one successful delivery, same webhook-id, every signature verifiable with standardwebhooks; the log shows each attempt', async (t) => {
-  const { stack, advance, attempts, start } = await clockedStack();
-  t.teardown(() => stack.stop());
+  const { stack, advance, attempts, start } = await clockedStack(t);
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const rx = await startReceiver(({ index }) =>
@@ -170,8 +159,7 @@ test('a receiver failing then recovering gets exactly one successful delivery, s
 });
 
 test('Retry-After longer than the schedule is honoured', async (t) => {
-  const { stack, advance, attempts } = await clockedStack();
-  t.teardown(() => stack.stop());
+  const { stack, advance, attempts } = await clockedStack(t);
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const rx = await startReceiver(({ index }) =>
@@ -193,8 +181,7 @@ test('Retry-After longer than the schedule is honoured', async (t) => {
 });
 
 test('410 Gone disables the endpoint at once: recorded on the endpoint, a degradation event, no retry; the test route sends a signed webhook.test', async (t) => {
-  const { stack, advance, attempts } = await clockedStack();
-  t.teardown(() => stack.stop());
+  const { stack, advance, attempts } = await clockedStack(t);
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   let gone = false;
@@ -256,8 +243,7 @@ test('410 Gone disables the endpoint at once: recorded on the endpoint, a degrad
 });
 
 test('20 failures in a row disable an endpoint only once they span 5 days', async (t) => {
-  const { stack, advance, attempts, start } = await clockedStack();
-  t.teardown(() => stack.stop());
+  const { stack, advance, attempts, start } = await clockedStack(t);
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const rx = await startReceiver(() => ({ status: 500 }));
@@ -294,8 +280,7 @@ test('20 failures in a row disable an endpoint only once they span 5 days', asyn
 });
 
 test('degradation: dead-lettered batches and an org over its session quota are recorded, then recovered; /query/degradation lists org and instance events', async (t) => {
-  const { stack, advance } = await clockedStack();
-  t.teardown(() => stack.stop());
+  const { stack, advance } = await clockedStack(t);
   const api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const db = stack.infra.database.db;
@@ -304,28 +289,7 @@ test('degradation: dead-lettered batches and an org over its session quota are r
     .values({ stream: 'EVENTS', subject: 'events.v1.0.x', stream_seq: 1, reason: 'poison: test', payload: '{}' })
     .execute();
   await db.updateTable('orgs').set({ session_limit: 0 }).where('id', '=', tenant.orgId).execute();
-  await db
-    .insertInto('sessions')
-    .values({
-      site_id: tenant.siteId,
-      id: 'over-1',
-      started_at: new Date(),
-      last_seen_at: new Date(),
-      device: 'desktop',
-      source: null,
-      referrer: null,
-      app_version: null,
-      environment: null,
-      anonymous_id: null,
-      first_page: '/',
-      last_page: '/',
-      event_count: 1,
-      page_views: 1,
-      signal_count: 0,
-      conversions: 0,
-      revenue: 0,
-    })
-    .execute();
+  await insertSessionRow(db, { siteId: tenant.siteId, id: 'over-1', page: '/', views: 1 });
   await stack.monitor!.check();
   const read = async () =>
     (await api('GET', `/v1/query/degradation?org_id=${tenant.orgId}`, { token: tenant.owner.token })).body.data

@@ -27,11 +27,20 @@ async function stackWithReplica(t: ExecutionContext) {
       authorization: `Bearer ${stack.tenant.publishableKey}`,
     });
   t.is((await send()).status, 202, 'the replica has now cached the key');
-  return { stack, send };
+  /** The replica's first answer with `status`: the change reaches it at once (well within its cache TTL). */
+  const sendUntil = (status: number) =>
+    eventually(
+      async () => {
+        const r = await send();
+        return r.status === status ? r : undefined;
+      },
+      { timeoutMs: 3000, stepMs: 50, what: `the replica answers ${status}` },
+    );
+  return { stack, send, sendUntil };
 }
 
 test('revoking a key stops a second ingest replica at once, not after its cache TTL', async (t) => {
-  const { stack, send } = await stackWithReplica(t);
+  const { stack, sendUntil } = await stackWithReplica(t);
 
   const keys = await fetch(`${stack.baseUrl}/v1/manage/keys?site_id=${stack.tenant.siteId}`, {
     headers: { authorization: `Bearer ${stack.tenant.owner.token}` },
@@ -44,18 +53,12 @@ test('revoking a key stops a second ingest replica at once, not after its cache 
     headers: { authorization: `Bearer ${stack.tenant.owner.token}` },
   });
   t.is(revoke.status, 200);
-  const refused = await eventually(
-    async () => {
-      const r = await send();
-      return r.status === 401 ? r : undefined;
-    },
-    { timeoutMs: 3000, stepMs: 50 },
-  );
+  const refused = await sendUntil(401);
   t.is(refused.body.error.code, 'unauthorized');
 });
 
 test('pausing a site makes every ingest replica refuse its batches at once (403); resuming lets them in', async (t) => {
-  const { stack, send } = await stackWithReplica(t);
+  const { stack, send, sendUntil } = await stackWithReplica(t);
   const patch = (status: string) =>
     fetch(`${stack.baseUrl}/v1/manage/site/${stack.tenant.siteId}`, {
       method: 'PATCH',
@@ -63,13 +66,7 @@ test('pausing a site makes every ingest replica refuse its batches at once (403)
       body: JSON.stringify({ status }),
     });
   t.is((await patch('paused')).status, 200);
-  const refused = await eventually(
-    async () => {
-      const r = await send();
-      return r.status === 403 ? r : undefined;
-    },
-    { timeoutMs: 3000, stepMs: 50 },
-  );
+  const refused = await sendUntil(403);
   t.is(refused.body.error.code, 'forbidden');
   t.regex(refused.body.error.message, /paused/);
   const direct = await postJson(`${stack.baseUrl}/v1/ingest`, sdkBatch(), {
@@ -83,7 +80,7 @@ test('pausing a site makes every ingest replica refuse its batches at once (403)
   t.is(scores.status, 200);
 
   t.is((await patch('degraded')).status, 200);
-  await eventually(async () => ((await send()).status === 202 ? true : undefined), { timeoutMs: 3000, stepMs: 50 });
+  await sendUntil(202);
   t.is((await patch('active')).status, 200);
   t.is((await send()).status, 202);
 });

@@ -8,6 +8,7 @@ import { eventually } from '../../shared/testing/eventually.ts';
 import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
 import { REQUESTS, tenantFixtures } from '../testing/manage-fixtures.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { notifyLog } from '../testing/notify-log.ts';
 
 let stack: TestStack;
 let api: ApiCall;
@@ -240,15 +241,7 @@ test.serial(
   async (t) => {
     const { tenant } = stack;
     const fx = tenantFixtures(stack, tenant);
-    const topo = stack.infra.topology;
-    const consumer = await stack.infra.bus.ensureConsumer({
-      stream: topo.notifyStream,
-      name: 'test-alert-events',
-      filterSubject: topo.notifySubject('alert.>'),
-      maxDeliver: 1,
-      ackWaitMs: 30_000,
-      maxAckPending: 100,
-    });
+    const notifications = await notifyLog<any>(stack, 'alert.>');
     const id = await fx.alertId();
     const set = (body: object, short = false) =>
       api(short ? 'POST' : 'PATCH', short ? `/v1/alerts/${id}` : `/v1/manage/alerts/${id}`, { token: owner, body });
@@ -267,19 +260,15 @@ test.serial(
     t.is((await set({ status: 'resolved' })).status, 200, 'repeating the current status is a harmless no-op');
     t.is((await set({ status: 'investigating' })).status, 409, 'a resolved alert stays resolved');
 
-    const events: any[] = [];
-    await eventually(
+    const events = await eventually(
       async () => {
-        for (const m of await consumer.fetch(10, 200)) {
-          events.push(JSON.parse(new TextDecoder().decode(m.data)));
-          m.ack();
-        }
-        return events.filter((e) => e.alert?.id === id).length >= 2;
+        const mine = (await notifications.drain()).filter((e) => e.alert?.id === id);
+        return mine.length >= 2 ? mine : undefined;
       },
       { timeoutMs: 20_000, stepMs: 10 },
     );
     t.deepEqual(
-      events.filter((e: any) => e.alert?.id === id).map((e: any) => [e.event, e.alert.status, e.alert.resolved_reason]),
+      events.map((e) => [e.event, e.alert.status, e.alert.resolved_reason]),
       [
         ['alert.acknowledged', 'acknowledged', null],
         ['alert.resolved', 'resolved', 'rolled back the deploy'],
@@ -334,24 +323,11 @@ test.serial(
       .execute();
     t.is(history.length, 7);
     t.true(history.every((h) => h.source === 'api'));
-    const topo = stack.infra.topology;
-    const consumer = await stack.infra.bus.ensureConsumer({
-      stream: topo.notifyStream,
-      name: 'test-issue-events',
-      filterSubject: topo.notifySubject('issue.updated'),
-      maxDeliver: 1,
-      ackWaitMs: 30_000,
-      maxAckPending: 100,
-    });
-    const updates: { changes: Record<string, unknown>; actor: string; issue: { id: string; status: string } }[] = [];
-    await eventually(
+    const notifications = await notifyLog<any>(stack, 'issue.updated');
+    const updates = await eventually(
       async () => {
-        for (const m of await consumer.fetch(50, 200)) {
-          const n = JSON.parse(new TextDecoder().decode(m.data));
-          if (n.issue?.id === id) updates.push(n);
-          m.ack();
-        }
-        return updates.length >= 7;
+        const mine = (await notifications.drain()).filter((n) => n.issue?.id === id);
+        return mine.length >= 7 ? mine : undefined;
       },
       { timeoutMs: 20_000, stepMs: 10 },
     );

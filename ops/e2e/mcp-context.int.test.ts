@@ -4,6 +4,7 @@ import { startTestStack, type TestStack, type TestTenant } from '../testing/stac
 import { getJson } from '../../shared/testing/http-client.ts';
 import { CONTEXT_BUDGET_BYTES } from '../../api/routes/context/context.schema.ts';
 import { insertAlertRow } from '../testing/alert-row.ts';
+import { insertIssueRow, insertPageScoreRow } from '../testing/rows.ts';
 
 const GUIDE_LIMIT = 6;
 let stack: TestStack;
@@ -23,74 +24,34 @@ const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
 async function seedLists(tenant: TestTenant): Promise<void> {
   const db = stack.infra.database.db;
   const now = new Date();
-  const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
   for (let i = 0; i < 12; i++) {
     const page = `/page-${i}`;
-    await db
-      .insertInto('page_scores')
-      .values({
-        site_id: tenant.siteId,
-        page,
-        window_start: hour,
-        score: 10 + i,
-        friction: 1,
-        sessions: 10,
-        page_views: 10,
-        signal_count: 1,
-        dominant_signal: 'dead_click',
-        trend: 'up',
-        updated_at: now,
-      })
-      .execute();
-    await db
-      .insertInto('ux_issues')
-      .values({
-        id: randomUUID(),
-        site_id: tenant.siteId,
-        page,
-        cluster_selector: `#b${i}`,
-        selector: `#b${i}`,
-        signal_type: 'dead_click',
-        label: null,
-        title: `Dead clicks on button ${i}`,
-        hypothesis: 'h',
-        signal_count: 5,
-        affected_sessions: 3 + i,
-        severity: 20 + i,
-        status: i === 0 ? 'regressed' : 'open',
-        note: null,
-        assigned_to: null,
-        merged_into: null,
-        first_signal_at: now,
-        last_signal_at: now,
-        resolved_at: null,
-      })
-      .execute();
+    await insertPageScoreRow(db, tenant.siteId, {
+      page,
+      score: 10 + i,
+      sessions: 10,
+      dominant_signal: 'dead_click',
+      trend: 'up',
+    });
+    await insertIssueRow(db, tenant.siteId, {
+      page,
+      selector: `#b${i}`,
+      title: `Dead clicks on button ${i}`,
+      affected_sessions: 3 + i,
+      severity: 20 + i,
+      status: i === 0 ? 'regressed' : 'open',
+    });
   }
-  await db
-    .insertInto('ux_issues')
-    .values({
-      id: randomUUID(),
-      site_id: tenant.siteId,
-      page: '/page-0',
-      cluster_selector: '#gone',
-      selector: '#gone',
-      signal_type: 'rage_click',
-      label: null,
-      title: 'Resolved one',
-      hypothesis: 'h',
-      signal_count: 5,
-      affected_sessions: 99,
-      severity: 99,
-      status: 'resolved',
-      note: null,
-      assigned_to: null,
-      merged_into: null,
-      first_signal_at: now,
-      last_signal_at: now,
-      resolved_at: now,
-    })
-    .execute();
+  await insertIssueRow(db, tenant.siteId, {
+    page: '/page-0',
+    selector: '#gone',
+    signal_type: 'rage_click',
+    title: 'Resolved one',
+    affected_sessions: 99,
+    severity: 99,
+    status: 'resolved',
+    resolved_at: now,
+  });
   for (let i = 0; i < 7; i++) {
     await db
       .insertInto('deploys')

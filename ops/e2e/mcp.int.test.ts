@@ -25,15 +25,12 @@ test.before(async () => {
     publishableKey: tenant.publishableKey,
     tick: () => stack.tick(),
   });
-  mcpKey = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: tenant.orgId,
-      siteId: tenant.siteId,
-      type: 'mcp',
-      scopes: ['mcp:read'],
-    })
-  ).key;
+  mcpKey = (await keyOf(tenant)).key;
 });
+
+/** A new key of `t`'s site, an MCP key unless said otherwise. */
+const keyOf = (t: TestTenant, type: 'mcp' | 'secret' = 'mcp', scopes = ['mcp:read']) =>
+  issueApiKey(stack.infra.database.db, { orgId: t.orgId, siteId: t.siteId, type, scopes });
 test.after.always(async () => {
   await stack?.stop();
 });
@@ -51,6 +48,14 @@ const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.
 const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
   (await c.callTool({ name, arguments: args })) as CallToolResult;
 
+/** A raw JSON-RPC `initialize` request (id 1) from the client `name`. */
+const initialize = (name: string) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } },
+  });
 /** A raw JSON-RPC POST (what a misbehaving client sends). */
 const rpc = (body: string, headers: Record<string, string> = {}) =>
   fetch(`${stack.baseUrl}/v1/mcp`, {
@@ -262,25 +267,13 @@ test('explore: the Explorer query through the tool answers as POST /v1/query/exp
 });
 
 test('credentials: no key 401 with WWW-Authenticate; publishable key 403; a secret key with query:read works; a key without a read scope 403', async (t) => {
-  const init = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-  });
+  const init = initialize('x');
   const none = await rpc(init, { authorization: '' });
   t.is(none.status, 401);
   t.regex(none.headers.get('www-authenticate') ?? '', /^Bearer realm="friction"/);
   const pub = await rpc(init, { authorization: `Bearer ${tenant.publishableKey}` });
   t.is(pub.status, 403);
-  const writeOnly = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: tenant.orgId,
-      siteId: tenant.siteId,
-      type: 'secret',
-      scopes: ['manage:write'],
-    })
-  ).key;
+  const writeOnly = (await keyOf(tenant, 'secret', ['manage:write'])).key;
   t.is((await rpc(init, { authorization: `Bearer ${writeOnly}` })).status, 403);
   const c = await connect(tenant.secretKey);
   t.falsy((await call(c, 'list_deploys')).isError);
@@ -330,14 +323,7 @@ test("another tenant's site, issue and deploy are not found, with the same messa
     { message: /site not found/ },
   );
   // The other tenant's own MCP key sees its site only.
-  const otherKey = (
-    await issueApiKey(stack.infra.database.db, {
-      orgId: other.orgId,
-      siteId: other.siteId,
-      type: 'mcp',
-      scopes: ['mcp:read'],
-    })
-  ).key;
+  const otherKey = (await keyOf(other)).key;
   const oc = await connect(otherKey);
   t.true((await call(oc, 'get_issue', { issue_id: seeded.issueId })).isError);
   t.like((await call(oc, 'list_issues')).structuredContent, { total: 1 });
@@ -380,12 +366,7 @@ test('protocol edges: GET and DELETE 405; malformed JSON and invalid JSON-RPC ge
 });
 
 test('each tool call writes one audit row: tool, key, site, duration; never the arguments', async (t) => {
-  const key = await issueApiKey(stack.infra.database.db, {
-    orgId: tenant.orgId,
-    siteId: tenant.siteId,
-    type: 'mcp',
-    scopes: ['mcp:read'],
-  });
+  const key = await keyOf(tenant);
   const c = await connect(key.key);
   await call(c, 'get_page', { page: '/secret-marker-page' });
   await call(c, 'list_deploys');
@@ -475,12 +456,7 @@ function runStdio(
 }
 
 test('stdio: env FRICTION_URL/FRICTION_KEY; stdout holds only JSON-RPC lines, even when the key is refused or the server is unreachable; usage errors exit 2 with stderr only', async (t) => {
-  const init = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-  });
+  const init = initialize('raw');
   const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   const ok = await runStdio([], { FRICTION_URL: stack.baseUrl, FRICTION_KEY: mcpKey }, [init, list]);
   t.is(ok.code, 0, ok.stderr);

@@ -76,35 +76,15 @@ test('with SMTP: the same 202 for known and unknown addresses; a single-use toke
 
   // Short-lived: a token past its 30 minutes is refused; a newer token spends the older one.
   const db = mailed.infra.database.db;
+  const resetWith = async (token: string, n: number) =>
+    (await api('POST', '/v1/auth/reset-password', { body: { token, new_password: `a brand new passphrase ${n}` } }))
+      .status;
   const stale = await issuePasswordReset(db, user.userId, new Date(Date.now() - 31 * 60_000));
-  t.is(
-    (
-      await api('POST', '/v1/auth/reset-password', {
-        body: { token: stale.token, new_password: 'a brand new passphrase 2' },
-      })
-    ).status,
-    404,
-    'expired',
-  );
+  t.is(await resetWith(stale.token, 2), 404, 'expired');
   const first = await issuePasswordReset(db, user.userId, new Date());
   const second = await issuePasswordReset(db, user.userId, new Date());
-  t.is(
-    (
-      await api('POST', '/v1/auth/reset-password', {
-        body: { token: first.token, new_password: 'a brand new passphrase 3' },
-      })
-    ).status,
-    404,
-    'superseded',
-  );
-  t.is(
-    (
-      await api('POST', '/v1/auth/reset-password', {
-        body: { token: second.token, new_password: 'a brand new passphrase 3' },
-      })
-    ).status,
-    200,
-  );
+  t.is(await resetWith(first.token, 3), 404, 'superseded');
+  t.is(await resetWith(second.token, 3), 200);
 });
 
 test('with SMTP: at most 5 reset mails per address per hour, whatever the number of requests', async (t) => {

@@ -19,24 +19,38 @@ test.after.always(async () => {
   await Promise.all([stack?.stop(), embedded?.stop()]);
 });
 
+/** A bound on what one org or site may hold, and how the test makes and deletes one thing it counts. */
+interface Bound {
+  what: string;
+  /** How many more fit. */
+  room: number;
+  /** POST here makes one; DELETE `${deletePath ?? path}/<id>` removes it. */
+  path: string;
+  deletePath?: string;
+  body: () => object;
+  /** The made thing's id in the POST's `data`. */
+  id: (data: any) => string;
+  /** The credential that makes them (default: the owner's, which also deletes them). */
+  createToken?: string;
+}
+
 /** Fills a bound, deletes everything it made, and fills it again: the bound counts only what still exists. */
-async function fillDeleteRefill(
-  t: import('ava').ExecutionContext,
-  what: string,
-  room: number,
-  create: () => Promise<{ status: number; id: string }>,
-  remove: (id: string) => Promise<number>,
-) {
+async function fillDeleteRefill(t: import('ava').ExecutionContext, token: string, b: Bound) {
+  const create = async () => {
+    const r = await api('POST', b.path, { token: b.createToken ?? token, body: b.body() });
+    return { status: r.status, id: b.id(r.body?.data) };
+  };
   for (let round = 0; round < 2; round++) {
     const made: string[] = [];
-    for (let i = 0; i < room; i++) {
+    for (let i = 0; i < b.room; i++) {
       const r = await create();
-      t.is(r.status, 201, `${what}: round ${round} #${i}`);
+      t.is(r.status, 201, `${b.what}: round ${round} #${i}`);
       made.push(r.id);
     }
     const over = await create();
-    t.is(over.status, 429, `${what}: one past the bound`);
-    for (const id of made) t.is(await remove(id), 200, `${what}: delete ${id}`);
+    t.is(over.status, 429, `${b.what}: one past the bound`);
+    for (const id of made)
+      t.is((await api('DELETE', `${b.deletePath ?? b.path}/${id}`, { token })).status, 200, `${b.what}: delete ${id}`);
   }
 }
 
@@ -49,80 +63,56 @@ test('N3: webhooks, keys, alert rules, invitations and sites each heal: fill, de
     body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['webhook:write'] },
   });
   t.is(hookKey.status, 201, hookKey.text);
-  await fillDeleteRefill(
-    t,
-    'webhooks',
-    50,
-    async () => {
-      const r = await api('POST', '/v1/manage/webhooks', {
-        token: hookKey.body.data.key,
-        body: { org_id: tenant.orgId, site_id: tenant.siteId, url: 'http://127.0.0.1:9/hook' },
-      });
-      return { status: r.status, id: r.body?.data?.endpoint?.id };
+  let n = 0;
+  const bounds: Bound[] = [
+    {
+      what: 'webhooks',
+      room: 50,
+      path: '/v1/manage/webhooks',
+      createToken: hookKey.body.data.key,
+      body: () => ({ org_id: tenant.orgId, site_id: tenant.siteId, url: 'http://127.0.0.1:9/hook' }),
+      id: (d) => d?.endpoint?.id,
     },
-    async (id) => (await api('DELETE', `/v1/manage/webhooks/${id}`, { token })).status,
-  );
+    // Keys: the site's own two plus the webhook key above count; 47 more fit.
+    {
+      what: 'keys',
+      room: 47,
+      path: '/v1/manage/keys',
+      body: () => ({ site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] }),
+      id: (d) => d?.id,
+    },
+    {
+      what: 'alert rules',
+      room: 200,
+      path: '/v1/manage/alert-rules',
+      body: () => ({
+        site_id: tenant.siteId,
+        name: 'Budget',
+        trigger_type: 'budget',
+        threshold: 0,
+        channels: ['webhook'],
+      }),
+      id: (d) => d?.id,
+    },
+    {
+      what: 'invitations',
+      room: 200,
+      path: '/v1/manage/members',
+      body: () => ({ org_id: tenant.orgId, email: `invitee-${++n}@test.example`, role: 'member' }),
+      id: (d) => d?.invitation?.id,
+    },
+    // Sites: the pro plan's 10, one of which the tenant has.
+    {
+      what: 'sites',
+      room: 9,
+      path: '/v1/manage/site',
+      body: () => ({ org_id: tenant.orgId, name: 'more', url: 'https://more.example' }),
+      id: (d) => d?.site?.id,
+    },
+  ];
+  for (const b of bounds) await fillDeleteRefill(t, token, b);
   const listed = await api('GET', `/v1/manage/webhooks?org_id=${tenant.orgId}`, { token });
   t.is(listed.status, 200);
-
-  // Keys: the site's own two plus the webhook key above count; 47 more fit.
-  await fillDeleteRefill(
-    t,
-    'keys',
-    47,
-    async () => {
-      const r = await api('POST', '/v1/manage/keys', {
-        token,
-        body: { site_id: tenant.siteId, key_type: 'secret', scopes: ['query:read'] },
-      });
-      return { status: r.status, id: r.body?.data?.id };
-    },
-    async (id) => (await api('DELETE', `/v1/manage/keys/${id}`, { token })).status,
-  );
-
-  await fillDeleteRefill(
-    t,
-    'alert rules',
-    200,
-    async () => {
-      const r = await api('POST', '/v1/manage/alert-rules', {
-        token,
-        body: { site_id: tenant.siteId, name: 'Budget', trigger_type: 'budget', threshold: 0, channels: ['webhook'] },
-      });
-      return { status: r.status, id: r.body?.data?.id };
-    },
-    async (id) => (await api('DELETE', `/v1/manage/alert-rules/${id}`, { token })).status,
-  );
-
-  let n = 0;
-  await fillDeleteRefill(
-    t,
-    'invitations',
-    200,
-    async () => {
-      const r = await api('POST', '/v1/manage/members', {
-        token,
-        body: { org_id: tenant.orgId, email: `invitee-${++n}@test.example`, role: 'member' },
-      });
-      return { status: r.status, id: r.body?.data?.invitation?.id };
-    },
-    async (id) => (await api('DELETE', `/v1/manage/members/${id}`, { token })).status,
-  );
-
-  // Sites: the pro plan's 10, one of which the tenant has.
-  await fillDeleteRefill(
-    t,
-    'sites',
-    9,
-    async () => {
-      const r = await api('POST', '/v1/manage/site', {
-        token,
-        body: { org_id: tenant.orgId, name: 'more', url: 'https://more.example' },
-      });
-      return { status: r.status, id: r.body?.data?.site?.id };
-    },
-    async (id) => (await api('DELETE', `/v1/manage/site/${id}`, { token })).status,
-  );
 });
 
 for (const kind of ['postgres', 'embedded'] as const) {

@@ -9,6 +9,7 @@ import { startTestStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { allEventsStored } from '../testing/session-traffic.ts';
+import { signalEvent } from '../testing/sdk-batch.ts';
 
 test('staging traffic never reaches production answers of journeys, flows, session, export, revenue, recommendations or insights', async (t) => {
   const stack = await startTestStack();
@@ -34,21 +35,7 @@ test('staging traffic never reaches production answers of journeys, flows, sessi
     const events: Record<string, unknown>[] = [
       { id: randomUUID(), type: 'page_view', ts: at(0), page: '/cart' },
       { id: randomUUID(), type: 'page_view', ts: at(1000), page: '/checkout' },
-      ...[0, 1, 2].map((k) => ({
-        id: randomUUID(),
-        type: 'signal',
-        ts: at(2000 + k),
-        page: '/checkout',
-        signal: 'rage_click',
-        selector: '#pay',
-        label: 'Pay now',
-        x: 500,
-        y: 250,
-        vx: 400,
-        vy: 300,
-        px: 400,
-        py: 120,
-      })),
+      ...[0, 1, 2].map((k) => signalEvent(ts + 2000 + k, '/checkout')),
       ...(i % 2 === 0 ? [{ id: randomUUID(), type: 'conversion', ts: at(5000), page: '/checkout', value: 100 }] : []),
     ];
     const r = await postJson(

@@ -10,6 +10,7 @@ import { issueApiKey, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember } from '../../shared/tenancy/accounts.ts';
 import { opsRouter } from '../../shared/http/ops-routes.ts';
 import { insertAlertRow } from './alert-row.ts';
+import { insertSessionRow } from './rows.ts';
 
 export interface Fixtures {
   orgId: string;
@@ -202,29 +203,7 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
     },
     async sessionId() {
       const id = track(`fx-${randomUUID()}`);
-      const now = new Date();
-      await db
-        .insertInto('sessions')
-        .values({
-          site_id: tenant.siteId,
-          id,
-          started_at: now,
-          last_seen_at: now,
-          device: 'desktop',
-          source: null,
-          referrer: null,
-          app_version: null,
-          environment: null,
-          anonymous_id: null,
-          first_page: '/checkout',
-          last_page: '/checkout',
-          event_count: 0,
-          page_views: 0,
-          signal_count: 0,
-          conversions: 0,
-          revenue: 0,
-        })
-        .execute();
+      await insertSessionRow(db, { siteId: tenant.siteId, id, page: '/checkout', views: 0 });
       return id;
     },
     async clearIntegrations() {

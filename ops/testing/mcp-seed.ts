@@ -9,6 +9,7 @@ import { visitorJourney } from '../demo.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { insertAlertRow } from './alert-row.ts';
+import { allEventsStored } from './session-traffic.ts';
 
 export interface SeededSite {
   pass: { id: string; version: string };
@@ -57,41 +58,32 @@ export async function seedMcpSite(o: {
 }): Promise<SeededSite> {
   const accepted = await sendDemoTraffic(o.baseUrl, o.publishableKey, o.sessions ?? 60);
   // Every accepted event stored first: tests compare two reads, which must not straddle a processor batch.
-  await eventually(
-    async () => {
-      const { n } = await o.db
-        .selectFrom('events')
-        .select((e) => e.fn.countAll<string>().as('n'))
-        .where('site_id', '=', o.siteId)
-        .executeTakeFirstOrThrow();
-      return Number(n) >= accepted || undefined;
-    },
-    { timeoutMs: 60_000, stepMs: 250 },
+  await allEventsStored(o.db, o.siteId, accepted);
+  /** `read`'s first answer after a scoring tick. */
+  const afterTicks = <T>(read: () => Promise<T | undefined>) =>
+    eventually(
+      async () => {
+        await o.tick();
+        return read();
+      },
+      { timeoutMs: 60_000, stepMs: 250 },
+    );
+  const issue = await afterTicks(() =>
+    o.db
+      .selectFrom('ux_issues')
+      .select(['id', 'page'])
+      .where('site_id', '=', o.siteId)
+      .where('status', '=', 'open')
+      .orderBy('severity', 'desc')
+      .executeTakeFirst(),
   );
-  const issue = await eventually(
-    async () => {
-      await o.tick();
-      return o.db
-        .selectFrom('ux_issues')
-        .select(['id', 'page'])
-        .where('site_id', '=', o.siteId)
-        .where('status', '=', 'open')
-        .orderBy('severity', 'desc')
-        .executeTakeFirst();
-    },
-    { timeoutMs: 60_000, stepMs: 250 },
-  );
-  const page = await eventually(
-    async () => {
-      await o.tick();
-      return o.db
-        .selectFrom('page_scores')
-        .select('page')
-        .where('site_id', '=', o.siteId)
-        .orderBy('score', 'desc')
-        .executeTakeFirst();
-    },
-    { timeoutMs: 60_000, stepMs: 250 },
+  const page = await afterTicks(() =>
+    o.db
+      .selectFrom('page_scores')
+      .select('page')
+      .where('site_id', '=', o.siteId)
+      .orderBy('score', 'desc')
+      .executeTakeFirst(),
   );
   const now = Date.now();
   const deploy = async (version: string, agoMs: number, before: number, after: number) => {

@@ -15,6 +15,30 @@ export interface BatchOptions {
   device?: 'desktop' | 'mobile' | 'tablet';
 }
 
+/** A signal on a button labelled "Pay now", with the pointer and viewport coordinates an SDK sends. */
+export function signalEvent(
+  ts: number,
+  page: string,
+  signal = 'rage_click',
+  selector = '#pay',
+): Record<string, unknown> {
+  return {
+    id: randomUUID(),
+    type: 'signal',
+    ts: new Date(ts).toISOString(),
+    page,
+    signal,
+    selector,
+    label: 'Pay now',
+    x: 500,
+    y: 250,
+    vx: 400,
+    vy: 300,
+    px: 400,
+    py: 120,
+  };
+}
+
 /** A page view followed by `events - 1` signals on one element, like an SDK flush after a struggle. */
 export function sdkBatch(o: BatchOptions = {}): {
   session_id: string;
@@ -28,23 +52,7 @@ export function sdkBatch(o: BatchOptions = {}): {
   const events: Record<string, unknown>[] = [
     { id: randomUUID(), type: 'page_view', ts: new Date(ts).toISOString(), page },
   ];
-  for (let i = 1; i < n; i++) {
-    events.push({
-      id: randomUUID(),
-      type: 'signal',
-      ts: new Date(ts + i).toISOString(),
-      page,
-      signal: o.signal ?? 'rage_click',
-      selector: o.selector ?? '#pay',
-      label: 'Pay now',
-      x: 500,
-      y: 250,
-      vx: 400,
-      vy: 300,
-      px: 400,
-      py: 120,
-    });
-  }
+  for (let i = 1; i < n; i++) events.push(signalEvent(ts + i, page, o.signal ?? 'rage_click', o.selector ?? '#pay'));
   return {
     session_id: o.sessionId ?? `ses-${randomUUID()}`,
     sent_at: new Date(o.sentAt ?? ts).toISOString(),

@@ -353,7 +353,30 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       at: now,
       control,
     });
-  const transition = (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
+  /**
+   * The results of one test over `issues` (`decided[k]` is issue k's comparison): p-values Holm-corrected together
+   * at the look's alpha, each result recorded.
+   */
+  const settle = <R extends string>(
+    issues: readonly LookIssue[],
+    decided: readonly { counts: LookCounts; pValue: number | null; control: Control }[],
+    test: 'fix' | 'regression',
+    resultOf: (c: LookCounts, pValue: number | null, significant: boolean) => R,
+  ) => {
+    const significant = holm(
+      decided.map((x) => x.pValue),
+      look.alpha,
+    );
+    return issues.map((i, k) => {
+      const { counts: c, pValue: p, control } = decided[k]!;
+      const result = resultOf(c, p, significant[k]!);
+      record(i, c, test, result, p, control);
+      return { i, c, p, result };
+    });
+  };
+  /** Moves `i` to `status`: its row now, and the history entry and notification written with the look. */
+  const transition = async (i: LookIssue, status: 'verified' | 'regressed', reason: string) => {
+    await setStatus(trx, i.id, status, now);
     history.push({
       issueId: i.id,
       source: 'deploy',
@@ -397,18 +420,12 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
     );
     const strataOf = control ? await strataFor(trx, open, after, control) : null;
     const decided = open.map((i) => decideComparison(i, counts(i), strataOf, 'fix'));
-    const ps = decided.map((x) => x.pValue);
-    const significant = holm(ps, look.alpha);
-    for (const [k, i] of open.entries()) {
-      const c = decided[k].counts;
-      const result = fixResult(c, ps[k], significant[k]);
-      record(i, c, 'fix', result, ps[k], decided[k].control);
+    for (const { i, c, p, result } of settle(open, decided, 'fix', fixResult)) {
       if (result === 'verified' && !i.frozen) {
-        await setStatus(trx, i.id, 'verified', now);
-        transition(
+        await transition(
           i,
           'verified',
-          `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${ps[k]!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`,
+          `deploy ${d.version}: affected sessions per page-session fell from ${c.affectedBefore}/${c.sessionsBefore} to ${c.affectedAfter}/${c.sessionsAfter} (p = ${p!.toExponential(2)}, look ${look.name}, ${open.length} open issue(s) tested)`,
         );
       }
     }
@@ -455,15 +472,9 @@ async function takeLook(trx: Transaction<Database>, d: DeployRow, nextAt: number
       ),
     );
   }
-  const ps = cs.map((x) => x.pValue);
-  const significant = holm(ps, look.alpha);
-  for (const [k, i] of closed.entries()) {
-    const c = cs[k].counts;
-    const result = regressionResult(c, ps[k], significant[k]);
-    record(i, c, 'regression', result, ps[k], cs[k].control);
+  for (const { i, c, result } of settle(closed, cs, 'regression', regressionResult)) {
     if (result === 'regressed' && i.status !== 'regressed' && !i.frozen) {
-      await setStatus(trx, i.id, 'regressed', now);
-      transition(
+      await transition(
         i,
         'regressed',
         `deploy ${d.version}: ${c.affectedAfter} of ${c.sessionsAfter} page-sessions affected after the deploy, ${c.affectedBefore} of ${c.sessionsBefore} in the quiet period before (look ${look.name})`,

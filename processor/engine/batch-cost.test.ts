@@ -35,26 +35,21 @@ import {
 
 const KEY = { siteId: 'site-1', page: '/hot', selector: '#buy', signalType: 'rage_click' } as const;
 
-/** A hot page with `sessions` sessions over the last day (views), a third of them rage-clicking #buy over the week. */
-function hotPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
+/**
+ * A page `/hot` of `sessions` sessions, each with a view in the last day and the signals `signalsOf` gives it, built
+ * in chunks of 10k and evicted at T0.
+ */
+function builtPage(
+  sessions: number,
+  signalsOf: (sid: string, i: number) => EngineEvent[],
+): { windows: WindowState; clusters: ClusterState } {
   const windows = createWindowState();
   const clusters = createClusterState();
   for (let from = 0; from < sessions; from += 10_000) {
     const chunk: EngineEvent[] = [];
     for (let i = from; i < Math.min(sessions, from + 10_000); i++) {
       const sid = `old-${i}`;
-      chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS));
-      if (i % 3 === 0) {
-        chunk.push(
-          sig(sid, '/hot', 'rage_click', T0 - (Math.floor(i / 3) % 7) * DAY_MS - (i % 20) * HOUR_MS, {
-            selector: '#buy',
-            label: 'Buy',
-          }),
-        );
-        // A second type on the same element, so the element's distinct sessions span two clusters.
-        if (i % 2 === 0)
-          chunk.push(sig(sid, '/hot', 'dead_click', T0 - (Math.floor(i / 6) % 5) * DAY_MS, { selector: '#buy' }));
-      }
+      chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS), ...signalsOf(sid, i));
     }
     applyEvents(windows, chunk);
     applySignals(clusters, chunk);
@@ -62,6 +57,21 @@ function hotPage(sessions: number): { windows: WindowState; clusters: ClusterSta
   evictWindows(windows, T0);
   evictClusters(clusters, T0);
   return { windows, clusters };
+}
+
+/** A hot page with `sessions` sessions over the last day (views), a third of them rage-clicking #buy over the week. */
+function hotPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
+  return builtPage(sessions, (sid, i) => {
+    if (i % 3 !== 0) return [];
+    const rage = sig(sid, '/hot', 'rage_click', T0 - (Math.floor(i / 3) % 7) * DAY_MS - (i % 20) * HOUR_MS, {
+      selector: '#buy',
+      label: 'Buy',
+    });
+    // A second type on the same element, so the element's distinct sessions span two clusters.
+    return i % 2 === 0
+      ? [rage, sig(sid, '/hot', 'dead_click', T0 - (Math.floor(i / 6) % 5) * DAY_MS, { selector: '#buy' })]
+      : [rage];
+  });
 }
 
 /** SDK-shaped batch: 10 returning sessions and 10 new ones, views and signals on the hot page. */
@@ -136,27 +146,12 @@ const tailSelector = (r: () => number): string => `#el-${Math.floor(TAIL_ELEMENT
  */
 function longTailPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
   const r = random(7);
-  const windows = createWindowState();
-  const clusters = createClusterState();
-  for (let from = 0; from < sessions; from += 10_000) {
-    const chunk: EngineEvent[] = [];
-    for (let i = from; i < Math.min(sessions, from + 10_000); i++) {
-      const sid = `old-${i}`;
-      chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS));
-      const type = TAIL_TYPES[Math.floor(r() * TAIL_TYPES.length)] as string;
-      chunk.push(
-        sig(sid, '/hot', type, T0 - (i % 7) * DAY_MS - (i % 20) * HOUR_MS, {
-          selector: tailSelector(r),
-          label: 'Tail',
-        }),
-      );
-    }
-    applyEvents(windows, chunk);
-    applySignals(clusters, chunk);
-  }
-  evictWindows(windows, T0);
-  evictClusters(clusters, T0);
-  return { windows, clusters };
+  return builtPage(sessions, (sid, i) => {
+    const type = TAIL_TYPES[Math.floor(r() * TAIL_TYPES.length)] as string;
+    return [
+      sig(sid, '/hot', type, T0 - (i % 7) * DAY_MS - (i % 20) * HOUR_MS, { selector: tailSelector(r), label: 'Tail' }),
+    ];
+  });
 }
 
 /** Batches of one session each (half returning, half new): a view, then signals on the tail. */

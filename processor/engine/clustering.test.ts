@@ -318,51 +318,30 @@ test('decide: an emptied cluster zeroes counts and severity but keeps the last s
 });
 
 test('decide: renewed activity on a resolved or verified issue marks it signalling again, once per closure, and never changes its status', (t) => {
-  for (const status of ['resolved', 'verified'] as const) {
-    const closed = record({ status, resolvedAt: T0 - 2 * DAY_MS });
-    const d = decideIssue({
+  /** The decision for `existing` at T0 when its cluster holds 64 signals, `since` sessions of them since it closed. */
+  const renewed = (existing: IssueRecord, since: number) =>
+    decideIssue({
       summary: fakeSummary({ signalCount: 64 }),
-      existing: closed,
+      existing,
       pageSessions: 100,
       now: T0,
-      sessionsSinceResolved: 3,
+      sessionsSinceResolved: since,
     });
+  for (const status of ['resolved', 'verified'] as const) {
+    const closed = record({ status, resolvedAt: T0 - 2 * DAY_MS });
+    const d = renewed(closed, 3);
     t.like(d, { action: 'update', changes: { signallingAgainAt: T0 }, notify: false });
     if (d.action === 'update')
       t.false('status' in d.changes, "regressed comes from a deploy look's test, not from 3 sessions");
-    const few = decideIssue({
-      summary: fakeSummary({ signalCount: 64 }),
-      existing: closed,
-      pageSessions: 100,
-      now: T0,
-      sessionsSinceResolved: 2,
-    });
+    const few = renewed(closed, 2);
     if (few.action === 'update') t.false('signallingAgainAt' in few.changes);
     // Already marked in this closure: not marked again; marked in an earlier closure: marked anew.
-    const marked = decideIssue({
-      summary: fakeSummary({ signalCount: 64 }),
-      existing: { ...closed, signallingAgainAt: T0 - DAY_MS },
-      pageSessions: 100,
-      now: T0,
-      sessionsSinceResolved: 30,
-    });
+    const marked = renewed({ ...closed, signallingAgainAt: T0 - DAY_MS }, 30);
     if (marked.action === 'update') t.false('signallingAgainAt' in marked.changes);
-    const earlier = decideIssue({
-      summary: fakeSummary({ signalCount: 64 }),
-      existing: { ...closed, signallingAgainAt: T0 - 3 * DAY_MS },
-      pageSessions: 100,
-      now: T0,
-      sessionsSinceResolved: 30,
-    });
+    const earlier = renewed({ ...closed, signallingAgainAt: T0 - 3 * DAY_MS }, 30);
     t.like(earlier, { action: 'update', changes: { signallingAgainAt: T0 } });
   }
-  const open = decideIssue({
-    summary: fakeSummary({ signalCount: 64 }),
-    existing: record({ status: 'open', resolvedAt: T0 - 2 * DAY_MS }),
-    pageSessions: 100,
-    now: T0,
-    sessionsSinceResolved: 30,
-  });
+  const open = renewed(record({ status: 'open', resolvedAt: T0 - 2 * DAY_MS }), 30);
   if (open.action === 'update')
     t.false('signallingAgainAt' in open.changes, 'an open issue is signalling, not signalling again');
 });

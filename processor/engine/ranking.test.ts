@@ -34,20 +34,23 @@ function script(): EngineEvent[] {
   const at = (): number => T0 - Math.floor(r() * 20 * HOUR_MS);
   const out: EngineEvent[] = [];
   const on = { siteId: SITE };
-  for (let i = 0; i < 120; i++) {
-    const s = `ses_checkout_${i}`;
-    const t = at();
-    out.push(view(s, '/checkout', t, on));
+  /** `n` sessions `ses_<name>_<i>`, each viewing `page` at a random time of the last 20 hours, then `then` adds its signals. */
+  const visits = (name: string, page: string, n: number, then: (i: number, s: string, t: number) => void) => {
+    for (let i = 0; i < n; i++) {
+      const s = `ses_${name}_${i}`;
+      const t = at();
+      out.push(view(s, page, t, on));
+      then(i, s, t);
+    }
+  };
+  visits('checkout', '/checkout', 120, (i, s, t) => {
     if (i < 45)
       for (let k = 0; k < 2 + (i % 2); k++)
         out.push(sig(s, '/checkout', 'rage_click', t + 1000 + k, { ...on, selector: PAY, label: 'Pay now' }));
     if (i >= 30 && i < 60)
       out.push(sig(s, '/checkout', 'dead_click', t + 500, { ...on, selector: PAY, label: 'Pay now' }));
-  }
-  for (let i = 0; i < 80; i++) {
-    const s = `ses_signup_${i}`;
-    const t = at();
-    out.push(view(s, '/signup', t, on));
+  });
+  visits('signup', '/signup', 80, (i, s, t) => {
     if (i < 25)
       for (let k = 0; k < 1 + (i % 2); k++)
         out.push(
@@ -57,7 +60,7 @@ function script(): EngineEvent[] {
             label: 'Create account',
           }),
         );
-  }
+  });
   const stray = [
     'article h2#intro',
     'article img.hero',
@@ -68,13 +71,10 @@ function script(): EngineEvent[] {
     'article figure',
   ];
   let strays = 0;
-  for (let i = 0; i < 2000; i++) {
-    const s = `ses_blog_${i}`;
-    const t = at();
-    out.push(view(s, '/blog', t, on));
+  visits('blog', '/blog', 2000, (i, s, t) => {
     if (i % 133 === 0)
       out.push(sig(s, '/blog', 'dead_click', t + 700, { ...on, selector: stray[strays++ % stray.length] }));
-  }
+  });
   out.push(view('ses_lonely', '/lonely', T0 - HOUR_MS, on));
   out.push(
     sig('ses_lonely', '/lonely', 'rage_click', T0 - HOUR_MS + 500, { ...on, selector: 'a.promo', label: 'Promo' }),

@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import type { Database } from '../../shared/db/database.ts';
-import { createTestDatabase } from '../../shared/testing/database.ts';
+import { loggedTestDatabase } from '../../shared/testing/database.ts';
 import { insertOrg } from '../../shared/tenancy/provision.ts';
 import { claimDueDeliveries, recordAndClaim, type AttemptRecord } from './deliveries.store.ts';
 
 const LEASE_MS = 60_000;
 
 test('recordAndClaim: one statement records the finished attempts and claims the due deliveries, never one it records', async (t) => {
-  const scratch = await createTestDatabase('deliveries_queries');
   let statements = 0;
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: scratch.url, max: 2 }) }),
-    log: (e) => void (e.level === 'query' && statements++),
-  });
-  t.teardown(async () => {
-    await db.destroy();
-    await scratch.drop();
-  });
-  const { migrateToLatest } = await import('../../shared/db/migrator.ts');
-  await migrateToLatest(db);
+  const db = await loggedTestDatabase(t, 'deliveries_queries', (e) => void (e.level === 'query' && statements++));
   const orgId = await insertOrg(db, { name: 'o' });
   const endpointId = randomUUID();
   await db

@@ -1,8 +1,5 @@
 import test from 'ava';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import type { Database } from '../db/database.ts';
-import { createTestDatabase } from '../testing/database.ts';
+import { loggedTestDatabase } from '../testing/database.ts';
 import { insertOrg, provisionSite } from '../tenancy/provision.ts';
 import { KeyResolver } from './key-resolver.ts';
 
@@ -18,20 +15,10 @@ const until = async (cond: () => boolean, what: string) => {
 };
 
 test('a key in the last fifth of its TTL is answered from the cache and refreshed in the background', async (t) => {
-  const scratch = await createTestDatabase('key_resolver');
   let reads = 0;
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: scratch.url, max: 2 }) }),
-    log: (e) => {
-      if (e.level === 'query' && /^\s*select/i.test(e.query.sql) && /api_keys/.test(e.query.sql)) reads++;
-    },
+  const db = await loggedTestDatabase(t, 'key_resolver', (e) => {
+    if (e.level === 'query' && /^\s*select/i.test(e.query.sql) && /api_keys/.test(e.query.sql)) reads++;
   });
-  t.teardown(async () => {
-    await db.destroy();
-    await scratch.drop();
-  });
-  const { migrateToLatest } = await import('../db/migrator.ts');
-  await migrateToLatest(db);
   const orgId = await insertOrg(db, { name: 'o' });
   const site = await provisionSite(db, { orgId, name: 's', url: 'https://s.example' });
   reads = 0;

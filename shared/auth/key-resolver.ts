@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findActiveKeyByHash, type KeyRecord } from '../db/queries/api-keys.queries.ts';
 import { hashApiKey, keyTypeOf, sameHash } from '../ids.ts';
+import { announceHint, listenForHints, type HintBus } from '../cache-hints.ts';
 
 /** Unknown keys are remembered briefly so a flood of bad keys cannot reach the database per request. */
 const NEGATIVE_TTL_MS = 5_000;
@@ -73,30 +74,15 @@ export class KeyResolver {
   }
 }
 
-/** The broadcast of revoked key hashes: every process's resolver drops them at once. */
-export interface RevocationBus {
-  broadcast(subject: string, data: Uint8Array): Promise<void>;
-  listen(subject: string, handler: (data: Uint8Array) => void): () => void;
-}
-
-/** Subscribes `resolver` to revocations; returns the unsubscribe function. */
-export function listenForRevocations(bus: RevocationBus, subject: string, resolver: KeyResolver): () => void {
-  return bus.listen(subject, (data) => {
-    try {
-      const { hashes } = JSON.parse(new TextDecoder().decode(data)) as { hashes?: unknown };
-      if (Array.isArray(hashes)) for (const h of hashes) if (typeof h === 'string') resolver.invalidateHash(h);
-    } catch {
-      /* a malformed hint changes nothing; the TTL still applies */
-    }
+/** Subscribes `resolver` to revocations (`{ hashes }`): every process's resolver drops them at once. */
+export function listenForRevocations(bus: HintBus, subject: string, resolver: KeyResolver): () => void {
+  return listenForHints(bus, subject, ({ hashes }) => {
+    if (Array.isArray(hashes)) for (const h of hashes) if (typeof h === 'string') resolver.invalidateHash(h);
   });
 }
 
 /** Announces revoked keys to every process (best effort: the cache TTL is the fallback). */
-export async function announceRevocation(
-  bus: RevocationBus,
-  subject: string,
-  hashes: readonly string[],
-): Promise<void> {
+export async function announceRevocation(bus: HintBus, subject: string, hashes: readonly string[]): Promise<void> {
   if (hashes.length === 0) return;
-  await bus.broadcast(subject, new TextEncoder().encode(JSON.stringify({ hashes }))).catch(() => {});
+  await announceHint(bus, subject, { hashes });
 }

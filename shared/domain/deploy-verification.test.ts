@@ -31,6 +31,8 @@ import {
   windowDispersion,
   type Bucket,
   type IssueCounts,
+  type RegressionResult,
+  type VerificationResult,
   verifyIssue,
   type VerdictInput,
 } from './deploy-verification.ts';
@@ -196,17 +198,16 @@ const counts = (sb: number, ab: number, sa: number, aa: number): IssueCounts => 
 });
 
 test('verification: a clear fix is verified, a partial fix or no change is not, and thin data is insufficient', (t) => {
-  t.is(verifyIssue(counts(10_000, 500, 2000, 10), 0.01).result, 'verified');
-  // Rate fell by 30 %: significant with this much data, but less than half, so not verified.
-  t.is(verifyIssue(counts(100_000, 5000, 20_000, 700), 0.01).result, 'not_verified');
-  t.is(verifyIssue(counts(10_000, 500, 2000, 100), 0.01).result, 'not_verified');
-  // Zero exposure is never evidence.
-  t.is(verifyIssue(counts(10_000, 500, 0, 0), 0.01).result, 'insufficient_data');
-  t.is(verifyIssue(counts(0, 0, 2000, 0), 0.01).result, 'insufficient_data');
-  // Rate fell to 45 %: halved, but not significantly below half with this little data.
-  t.is(verifyIssue(counts(4000, 400, 1000, 45), 0.01).result, 'not_verified');
-  // 4 expected after if nothing changed: even 0 cannot prove a fix.
-  t.is(verifyIssue(counts(10_000, 20, 2000, 0), 0.01).result, 'insufficient_data');
+  const cases: [IssueCounts, VerificationResult, string][] = [
+    [counts(10_000, 500, 2000, 10), 'verified', 'a clear fix'],
+    [counts(100_000, 5000, 20_000, 700), 'not_verified', 'rate fell by 30 %: significant, but less than half'],
+    [counts(10_000, 500, 2000, 100), 'not_verified', 'no change'],
+    [counts(10_000, 500, 0, 0), 'insufficient_data', 'zero exposure after is never evidence'],
+    [counts(0, 0, 2000, 0), 'insufficient_data', 'zero exposure before is never evidence'],
+    [counts(4000, 400, 1000, 45), 'not_verified', 'rate fell to 45 %: not significantly below half with this data'],
+    [counts(10_000, 20, 2000, 0), 'insufficient_data', '4 expected after if nothing changed: even 0 proves nothing'],
+  ];
+  for (const [c, result, why] of cases) t.is(verifyIssue(c, 0.01).result, result, why);
 });
 
 test('the overwhelming case decides at the first look: 40 of 60 sessions before, 0 of 300 after', (t) => {
@@ -286,16 +287,18 @@ test('property: verified implies significant and at least halved; more evidence 
 });
 
 test('regression: renewed activity after a quiet period regresses; a trickle, a small rise or no quiet traffic does not', (t) => {
-  t.is(checkRegression(counts(5000, 2, 2000, 30), 0.01).result, 'regressed');
-  t.is(checkRegression(counts(5000, 2, 2000, 2), 0.01).result, 'not_regressed');
-  t.is(checkRegression(counts(10_000, 100, 10_000, 120), 0.01).result, 'not_regressed');
-  t.is(checkRegression(counts(3600, 22, 1200, 20), 0.0068).result, 'regressed');
-  // Significantly up, but by less than the 1.5x floor: bursty traffic, not a regression.
-  t.is(checkRegression(counts(100_000, 1000, 100_000, 1400), 0.0068).result, 'not_regressed');
-  // No quiet-period traffic at all: no rate to have risen from, so no decision (zero exposure is never evidence).
-  t.is(checkRegression(counts(0, 0, 500, 3), 0.01).result, 'insufficient_data');
+  const cases: [IssueCounts, number, RegressionResult, string][] = [
+    [counts(5000, 2, 2000, 30), 0.01, 'regressed', 'renewed activity after a quiet period'],
+    [counts(5000, 2, 2000, 2), 0.01, 'not_regressed', 'a trickle'],
+    [counts(10_000, 100, 10_000, 120), 0.01, 'not_regressed', 'a small rise'],
+    [counts(3600, 22, 1200, 20), 0.0068, 'regressed', 'renewed activity, at a stricter alpha'],
+    [counts(100_000, 1000, 100_000, 1400), 0.0068, 'not_regressed', 'significantly up, but under the 1.5x floor'],
+    // No quiet-period traffic at all: no rate to have risen from, so no decision (zero exposure is never evidence).
+    [counts(0, 0, 500, 3), 0.01, 'insufficient_data', 'no quiet-period traffic'],
+    [counts(500, 3, 0, 0), 0.01, 'insufficient_data', 'no traffic after'],
+  ];
+  for (const [c, alpha, result, why] of cases) t.is(checkRegression(c, alpha).result, result, why);
   t.is(regressionPValue(counts(0, 0, 500, 30)), null);
-  t.is(checkRegression(counts(500, 3, 0, 0), 0.01).result, 'insufficient_data');
 });
 
 test('Holm: rejects in p-value order while p ≤ α/(m − j); insufficient data is no test; never fewer than Bonferroni', (t) => {

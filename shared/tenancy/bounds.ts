@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { SelectQueryBuilder, Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { QuotaExceededError } from './plans.ts';
 
@@ -37,41 +37,21 @@ export async function enforceBound(
   const count = async (): Promise<number> => {
     switch (what) {
       case 'api_keys':
-        return rows(
-          await trx
-            .selectFrom('api_keys')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where('site_id', '=', parentId)
-            .where('revoked_at', 'is', null)
-            .executeTakeFirstOrThrow(),
-        );
+        return countOf(trx.selectFrom('api_keys').where('site_id', '=', parentId).where('revoked_at', 'is', null));
       case 'alert_rules':
-        return rows(
-          await trx
-            .selectFrom('alert_rules')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where('site_id', '=', parentId)
-            .executeTakeFirstOrThrow(),
-        );
+        return countOf(trx.selectFrom('alert_rules').where('site_id', '=', parentId));
       case 'webhooks':
-        return rows(
-          await trx
-            .selectFrom('webhook_endpoints')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where('org_id', '=', parentId)
-            .where('deleted_at', 'is', null)
-            .executeTakeFirstOrThrow(),
+        return countOf(
+          trx.selectFrom('webhook_endpoints').where('org_id', '=', parentId).where('deleted_at', 'is', null),
         );
       case 'invitations':
-        return rows(
-          await trx
+        return countOf(
+          trx
             .selectFrom('invitations')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
             .where('org_id', '=', parentId)
             .where('accepted_at', 'is', null)
             .where('revoked_at', 'is', null)
-            .where('expires_at', '>', now)
-            .executeTakeFirstOrThrow(),
+            .where('expires_at', '>', now),
         );
     }
   };
@@ -83,4 +63,8 @@ export async function enforceBound(
     );
 }
 
-const rows = (r: { n: string | number | bigint }): number => Number(r.n);
+/** How many rows `q` selects. */
+async function countOf<TB extends keyof Database>(q: SelectQueryBuilder<Database, TB, object>): Promise<number> {
+  const r = await q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findSdkConfigs } from '../db/queries/sdk-config.queries.ts';
 import { DEFAULT_SDK_CONFIG, readSdkConfig, type SdkConfig } from './sdk-config.ts';
+import { announceHint, listenForHints, type HintBus } from '../cache-hints.ts';
 
 const MAX_SITES = 100_000;
 
@@ -67,25 +68,14 @@ export class SdkConfigCache {
   }
 }
 
-/** The broadcast of changed SDK configs: `{ site_id }`. */
-export interface ConfigBus {
-  broadcast(subject: string, data: Uint8Array): Promise<void>;
-  listen(subject: string, handler: (data: Uint8Array) => void): () => void;
-}
-
-/** Subscribes `cache` to config changes; returns the unsubscribe function. */
-export function listenForSdkConfigChanges(bus: ConfigBus, subject: string, cache: SdkConfigCache): () => void {
-  return bus.listen(subject, (data) => {
-    try {
-      const { site_id } = JSON.parse(new TextDecoder().decode(data)) as { site_id?: unknown };
-      if (typeof site_id === 'string') cache.invalidateSite(site_id);
-    } catch {
-      /* a malformed hint changes nothing; the TTL still applies */
-    }
+/** Subscribes `cache` to config changes (`{ site_id }`); returns the unsubscribe function. */
+export function listenForSdkConfigChanges(bus: HintBus, subject: string, cache: SdkConfigCache): () => void {
+  return listenForHints(bus, subject, ({ site_id }) => {
+    if (typeof site_id === 'string') cache.invalidateSite(site_id);
   });
 }
 
 /** Tells every process that a site's SDK config changed (best effort: the cache TTL is the fallback). */
-export async function announceSdkConfigChange(bus: ConfigBus, subject: string, siteId: string): Promise<void> {
-  await bus.broadcast(subject, new TextEncoder().encode(JSON.stringify({ site_id: siteId }))).catch(() => {});
+export async function announceSdkConfigChange(bus: HintBus, subject: string, siteId: string): Promise<void> {
+  await announceHint(bus, subject, { site_id: siteId });
 }

@@ -1,5 +1,8 @@
+import type { ExecutionContext } from 'ava';
+import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../db/connection.ts';
+import type { Database } from '../db/database.ts';
 import { testServices, uniqueTestId } from './services.ts';
 
 /** Destructive helpers refuse any database whose name lacks a `test` token (PostHog's guard). */
@@ -65,6 +68,27 @@ export async function withTestDatabase(
       await database.drop();
     },
   };
+}
+
+/**
+ * A migrated database of the test's own as a bare Kysely (two connections) that calls `log` with every query, for a
+ * test that counts statements; closed and dropped at the test's teardown.
+ */
+export async function loggedTestDatabase(
+  t: ExecutionContext,
+  label: string,
+  log: (e: LogEvent) => void,
+): Promise<Kysely<Database>> {
+  const database = await createTestDatabase(label);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }),
+    log,
+  });
+  t.teardown(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  return db;
 }
 
 /** Recreates the template database and migrates it (run once per test run, before the workers start). */
