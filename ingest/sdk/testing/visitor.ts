@@ -3,6 +3,7 @@
  * Chromium's input pipeline, as a person's would), with seeded jitter so the bench can vary where
  * and how fast people click.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 
 /** Where a click landed, recorded so tests can check the SDK's coordinates against it. */
@@ -31,6 +32,9 @@ export function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** How long a finger rests on the glass in a tap. */
+const TAP_HOLD_MS = 40;
 
 export interface ClickOptions {
   /** Fraction of the element's width/height to click at; random in 0.2..0.8 when omitted. */
@@ -85,6 +89,16 @@ export class Visitor {
     await this.page.waitForTimeout(this.between(min, max));
   }
 
+  /**
+   * Waits until `from` (a Date.now() taken when the previous input started) plus a pause in min..max ms. A
+   * repeated input is paced from when the previous one started, not from when its dispatch returned, so a busy
+   * machine's slow round trips to the browser do not add to the pauses the page sees.
+   */
+  async pauseFrom(from: number, min: number, max: number): Promise<void> {
+    const ms = from + this.between(min, max) - Date.now();
+    if (ms > 0) await sleep(ms);
+  }
+
   async target(selector: string, rx?: number, ry?: number): Promise<ClickRecord> {
     const loc = this.page.locator(selector).first();
     await loc.scrollIntoViewIfNeeded();
@@ -112,8 +126,9 @@ export class Visitor {
     const [gmin, gmax] = o.gap ?? [80, 250];
     for (let i = 0; i < times; i++) {
       const w = i && o.wobble ? o.wobble : 0;
+      const started = Date.now();
       await this.page.mouse.click(rec.cx + this.between(-w, w), rec.cy + this.between(-w, w));
-      if (i < times - 1) await this.pause(gmin, gmax);
+      if (i < times - 1) await this.pauseFrom(started, gmin, gmax);
     }
     return rec;
   }
@@ -128,27 +143,38 @@ export class Visitor {
    * Taps `selector` with a finger: touchStart and touchEnd through CDP (Input.dispatchTouchEvent), which Chromium
    * turns into pointer, mouse and click events as it does for a real touch screen. `gaps` are the pauses after
    * each tap but the last, ms.
+   *
+   * Each touch carries the time the finger made it, as a touch screen's events do: Chromium counts taps (a
+   * double-tap is click detail 1 then 2) from these timestamps, so a busy machine that delivers the touches late
+   * does not turn a double-tap into two single taps. The touches are never stamped later than they are sent.
    */
   async tap(selector: string, gaps: number[] = []): Promise<ClickRecord> {
     const rec = await this.target(selector);
     if (!this.clicks.has(selector)) this.clicks.set(selector, rec);
     const cdp = await this.page.context().newCDPSession(this.page);
+    const touch = async (at: number, type: 'touchStart' | 'touchEnd', x: number): Promise<void> => {
+      if (at > Date.now()) await sleep(at - Date.now());
+      const touchPoints = type === 'touchStart' ? [{ x, y: rec.cy }] : [];
+      await cdp.send('Input.dispatchTouchEvent', { type, touchPoints, timestamp: at / 1000 });
+    };
+    let at = Date.now();
     for (let i = 0; i <= gaps.length; i++) {
       const x = rec.cx + this.between(-2, 2);
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y: rec.cy }] });
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
-      if (i < gaps.length) await this.page.waitForTimeout(gaps[i]);
+      await touch(at, 'touchStart', x);
+      await touch(at + TAP_HOLD_MS, 'touchEnd', x);
+      at += TAP_HOLD_MS + (gaps[i] ?? 0);
     }
     await cdp.detach();
     return rec;
   }
 
-  /** Presses `key` on the focused `selector`, `times` times, with pauses between. */
+  /** Presses `key` on the focused `selector`, `times` times, with pauses between (paced as click's are). */
   async press(selector: string, key: string, times = 1, gap: [number, number] = [120, 300]): Promise<void> {
     await this.page.focus(selector);
     for (let i = 0; i < times; i++) {
+      const started = Date.now();
       await this.page.keyboard.press(key);
-      if (i < times - 1) await this.pause(gap[0], gap[1]);
+      if (i < times - 1) await this.pauseFrom(started, gap[0], gap[1]);
     }
   }
 
