@@ -106,19 +106,24 @@ test('the ESM build works like the script tag', async (t) => {
   }
 });
 
-/** selector.ts, label.ts and coords.ts bundled alone and run against hand-made DOM. */
-test('selectors, labels and coordinates in a real DOM', async (t) => {
+/** Some of the SDK's modules, bundled alone into a script that sets the global `name`. */
+async function bundled(contents: string, name: string): Promise<string> {
   const out = await build({
-    stdin: {
-      contents: `export { selectorFor } from './src/selector.ts'; export { labelFor } from './src/label.ts'; export { coordsFor } from './src/coords.ts';`,
-      resolveDir: import.meta.dirname,
-      loader: 'ts',
-    },
+    stdin: { contents, resolveDir: import.meta.dirname, loader: 'ts' },
     bundle: true,
     format: 'iife',
-    globalName: 'T',
+    globalName: name,
     write: false,
   });
+  return out.outputFiles[0].text;
+}
+
+/** selector.ts, label.ts and coords.ts bundled alone and run against hand-made DOM. */
+test('selectors, labels and coordinates in a real DOM', async (t) => {
+  const code = await bundled(
+    `export { selectorFor } from './src/selector.ts'; export { labelFor } from './src/label.ts'; export { coordsFor } from './src/coords.ts';`,
+    'T',
+  );
   const page = await env.browser.newPage();
   try {
     await page.setContent(`
@@ -134,7 +139,7 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
         <div contenteditable="true" id="ed">typed by the user</div>
         <div id="widgets"><span></span><span></span></div>
       </main>`);
-    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.addScriptTag({ content: code });
     const r = await page.evaluate(() => {
       const T = (
         window as unknown as {
@@ -197,23 +202,13 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
 
 /** scrub.ts bundled alone: what a visitor types, and personal-looking text, never survive it. */
 test('scrubbing free text of typed values, e-mails, numbers and quotes', async (t) => {
-  const out = await build({
-    stdin: {
-      contents: `export { scrub, watchTyping } from './src/scrub.ts';`,
-      resolveDir: import.meta.dirname,
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'iife',
-    globalName: 'S',
-    write: false,
-  });
+  const code = await bundled(`export { scrub, watchTyping } from './src/scrub.ts';`, 'S');
   const page = await env.browser.newPage();
   try {
     await page.setContent(
       '<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">',
     );
-    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.addScriptTag({ content: code });
     await page.evaluate(() => (window as unknown as { S: { watchTyping(): void } }).S.watchTyping());
     await page.type('#code', 'Spring15');
     await page.type('#note', '  private note  ');
