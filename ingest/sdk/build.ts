@@ -22,7 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  * them may ever be a wire field, a public option, a stats key or a DOM/builtin property we use.
  */
 const INTERNAL_PROPS =
-  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|dropEvent|interval|beacon|busy|url|release|sample|info|el|at|click|missed|down)$/;
+  /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|dropEvent|interval|beacon|busy|url|release|sample|info|el|at|click|missed|down|count)$/;
 
 async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
   const out = await build({
@@ -47,7 +47,8 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
 }
 
 /**
- * terser's pass over esbuild's output: three compress passes, names mangled, comments dropped. esbuild has already
+ * terser's pass over esbuild's output: three compress passes, function declarations hoisted (as JavaScript does
+ * anyway: only their place in the text changes), names mangled, comments dropped. esbuild has already
  * renamed INTERNAL_PROPS. Of the `unsafe*` transforms only three that hold for this code: arrows (no function uses
  * `this` or `arguments`), math (reordered products: float rounding only, harmless for delays and coordinates) and `void 0` for undefined. Never `unsafe_comps`:
  * it turns `n >= 0 ? a : b` into `n < 0 ? b : a`, which is wrong for NaN (an absent Retry-After then meant no backoff;
@@ -55,7 +56,7 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
  */
 const TERSER: MinifyOptions = {
   ecma: 2020,
-  compress: { passes: 3, unsafe_arrows: true, unsafe_math: true, unsafe_undefined: true },
+  compress: { passes: 3, hoist_funs: true, unsafe_arrows: true, unsafe_math: true, unsafe_undefined: true },
   mangle: true,
   format: { comments: false },
 };

@@ -106,19 +106,24 @@ test('the ESM build works like the script tag', async (t) => {
   }
 });
 
-/** selector.ts, label.ts and coords.ts bundled alone and run against hand-made DOM. */
-test('selectors, labels and coordinates in a real DOM', async (t) => {
+/** Some of the SDK's modules, bundled alone into a script that sets the global `name`. */
+async function bundled(contents: string, name: string): Promise<string> {
   const out = await build({
-    stdin: {
-      contents: `export { selectorFor } from './src/selector.ts'; export { labelFor } from './src/label.ts'; export { coordsFor } from './src/coords.ts';`,
-      resolveDir: import.meta.dirname,
-      loader: 'ts',
-    },
+    stdin: { contents, resolveDir: import.meta.dirname, loader: 'ts' },
     bundle: true,
     format: 'iife',
-    globalName: 'T',
+    globalName: name,
     write: false,
   });
+  return out.outputFiles[0].text;
+}
+
+/** selector.ts, label.ts and coords.ts bundled alone and run against hand-made DOM. */
+test('selectors, labels and coordinates in a real DOM', async (t) => {
+  const code = await bundled(
+    `export { selectorFor } from './src/selector.ts'; export { labelFor } from './src/label.ts'; export { coordsFor } from './src/coords.ts';`,
+    'T',
+  );
   const page = await env.browser.newPage();
   try {
     await page.setContent(`
@@ -132,8 +137,9 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
         <input type="submit" value="Send it">
         <div id="big" style="width:400px;height:200px;margin-top:20px">${'word '.repeat(5000)}</div>
         <div contenteditable="true" id="ed">typed by the user</div>
+        <div id="widgets"><span></span><span></span></div>
       </main>`);
-    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.addScriptTag({ content: code });
     const r = await page.evaluate(() => {
       const T = (
         window as unknown as {
@@ -147,7 +153,14 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
       const q = (s: string): Element => document.querySelector(s)!;
       const all = (s: string): Element[] => Array.from(document.querySelectorAll(s));
       const big = q('#big').getBoundingClientRect();
+      // Two components with the same button inside their open roots, the second holding a component of its own.
+      const [one, two] = all('#widgets > span').map((h) => h.attachShadow({ mode: 'open' }));
+      one.innerHTML = two.innerHTML = '<p><button id="save">Save</button></p><span id="in"></span>';
+      two.getElementById('in')!.attachShadow({ mode: 'open' }).innerHTML = '<i>deep</i>';
       return {
+        shadowOne: T.selectorFor(one.getElementById('save')!),
+        shadowTwo: T.selectorFor(two.getElementById('save')!),
+        shadowDeep: T.selectorFor(two.getElementById('in')!.shadowRoot!.querySelector('i')!),
         generated: T.selectorFor(all('button')[0]),
         ember: T.selectorFor(all('button')[1]),
         inTestId: T.selectorFor(q('[data-testid] button:nth-child(2)')),
@@ -173,6 +186,9 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
     t.is(r.aria, 'button[aria-label="Close \\"dialog\\""]');
     t.is(r.ariaUnique, 1, 'the quoted aria-label selector is valid CSS and unique');
     t.is(r.nested, 'a', 'the shortest unique path');
+    t.is(r.shadowOne, 'span:nth-of-type(1) #save', 'inside an open root: the host, then the path in the root');
+    t.is(r.shadowTwo, 'span:nth-of-type(2) #save', "another component's button is another element");
+    t.is(r.shadowDeep, 'span:nth-of-type(2) #in i', 'nested roots: each host in turn');
     t.is(r.pwLabel, 'Your password', 'a field is named by its label, never its value');
     t.is(r.submitLabel, 'Send it', 'a submit input is named by its caption');
     t.is(r.bigLabelLength, 80, 'labels are capped at 80 characters');
@@ -186,23 +202,13 @@ test('selectors, labels and coordinates in a real DOM', async (t) => {
 
 /** scrub.ts bundled alone: what a visitor types, and personal-looking text, never survive it. */
 test('scrubbing free text of typed values, e-mails, numbers and quotes', async (t) => {
-  const out = await build({
-    stdin: {
-      contents: `export { scrub, watchTyping } from './src/scrub.ts';`,
-      resolveDir: import.meta.dirname,
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'iife',
-    globalName: 'S',
-    write: false,
-  });
+  const code = await bundled(`export { scrub, watchTyping } from './src/scrub.ts';`, 'S');
   const page = await env.browser.newPage();
   try {
     await page.setContent(
       '<input id="code"><textarea id="note"></textarea><input id="box" type="checkbox" value="yes-please">',
     );
-    await page.addScriptTag({ content: out.outputFiles[0].text });
+    await page.addScriptTag({ content: code });
     await page.evaluate(() => (window as unknown as { S: { watchTyping(): void } }).S.watchTyping());
     await page.type('#code', 'Spring15');
     await page.type('#note', '  private note  ');

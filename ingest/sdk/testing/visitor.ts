@@ -3,6 +3,7 @@
  * Chromium's input pipeline, as a person's would), with seeded jitter so the bench can vary where
  * and how fast people click.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 
 /** Where a click landed, recorded so tests can check the SDK's coordinates against it. */
@@ -31,6 +32,10 @@ export function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** How long a finger rests on the glass in a tap, and a key stays down in a press. */
+const TAP_HOLD_MS = 40;
+const KEY_HOLD_MS = 30;
 
 export interface ClickOptions {
   /** Fraction of the element's width/height to click at; random in 0.2..0.8 when omitted. */
@@ -85,6 +90,16 @@ export class Visitor {
     await this.page.waitForTimeout(this.between(min, max));
   }
 
+  /**
+   * Waits until `from` (a Date.now() taken when the previous input started) plus a pause in min..max ms. A
+   * repeated input is paced from when the previous one started, not from when its dispatch returned, so a busy
+   * machine's slow round trips to the browser do not add to the pauses the page sees.
+   */
+  async pauseFrom(from: number, min: number, max: number): Promise<void> {
+    const ms = from + this.between(min, max) - Date.now();
+    if (ms > 0) await sleep(ms);
+  }
+
   async target(selector: string, rx?: number, ry?: number): Promise<ClickRecord> {
     const loc = this.page.locator(selector).first();
     await loc.scrollIntoViewIfNeeded();
@@ -112,8 +127,9 @@ export class Visitor {
     const [gmin, gmax] = o.gap ?? [80, 250];
     for (let i = 0; i < times; i++) {
       const w = i && o.wobble ? o.wobble : 0;
+      const started = Date.now();
       await this.page.mouse.click(rec.cx + this.between(-w, w), rec.cy + this.between(-w, w));
-      if (i < times - 1) await this.pause(gmin, gmax);
+      if (i < times - 1) await this.pauseFrom(started, gmin, gmax);
     }
     return rec;
   }
@@ -125,6 +141,30 @@ export class Visitor {
   }
 
   /**
+   * Sends CDP input events, `[ms after the first, method, params]`, all at once, each stamped with the time the
+   * person made it (`timestamp`) so that the last was made just now and the others the given times before it. This
+   * is how a device's input reaches a page whose main thread was busy: queued in order with the times it was made.
+   * Chromium counts taps from these times (a double-tap is click detail 1 then 2), and nothing is left to a busy
+   * machine's timers and round trips, which could otherwise spread a burst of taps by more than a second, or turn a
+   * double-tap into two single taps (both seen under load).
+   */
+  private async input(events: [number, string, Record<string, unknown>][]): Promise<void> {
+    const cdp = await this.page.context().newCDPSession(this.page);
+    try {
+      // The person takes that long: none of the times is from before the call (or the page).
+      await sleep(events[events.length - 1][0]);
+      const first = Date.now() - events[events.length - 1][0];
+      await Promise.all(
+        events.map(([ms, method, params]) =>
+          cdp.send(method as 'Input.dispatchTouchEvent', { ...params, timestamp: (first + ms) / 1000 } as never),
+        ),
+      );
+    } finally {
+      await cdp.detach();
+    }
+  }
+
+  /**
    * Taps `selector` with a finger: touchStart and touchEnd through CDP (Input.dispatchTouchEvent), which Chromium
    * turns into pointer, mouse and click events as it does for a real touch screen. `gaps` are the pauses after
    * each tap but the last, ms.
@@ -132,24 +172,30 @@ export class Visitor {
   async tap(selector: string, gaps: number[] = []): Promise<ClickRecord> {
     const rec = await this.target(selector);
     if (!this.clicks.has(selector)) this.clicks.set(selector, rec);
-    const cdp = await this.page.context().newCDPSession(this.page);
+    const plan: [number, string, Record<string, unknown>][] = [];
+    let at = 0;
     for (let i = 0; i <= gaps.length; i++) {
       const x = rec.cx + this.between(-2, 2);
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y: rec.cy }] });
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
-      if (i < gaps.length) await this.page.waitForTimeout(gaps[i]);
+      plan.push([at, 'Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y: rec.cy }] }]);
+      plan.push([at + TAP_HOLD_MS, 'Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] }]);
+      at += TAP_HOLD_MS + (gaps[i] ?? 0);
     }
-    await cdp.detach();
+    await this.input(plan);
     return rec;
   }
 
-  /** Presses `key` on the focused `selector`, `times` times, with pauses between. */
-  async press(selector: string, key: string, times = 1, gap: [number, number] = [120, 300]): Promise<void> {
+  /** Presses Enter on the focused `selector`, `times` times, with pauses between, sent as tap's touches are. */
+  async pressEnter(selector: string, times = 1, gap: [number, number] = [120, 300]): Promise<void> {
     await this.page.focus(selector);
+    const key = { key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13, nativeVirtualKeyCode: 13 };
+    const plan: [number, string, Record<string, unknown>][] = [];
+    let at = 0;
     for (let i = 0; i < times; i++) {
-      await this.page.keyboard.press(key);
-      if (i < times - 1) await this.pause(gap[0], gap[1]);
+      plan.push([at, 'Input.dispatchKeyEvent', { type: 'keyDown', text: '\r', unmodifiedText: '\r', ...key }]);
+      plan.push([at + KEY_HOLD_MS, 'Input.dispatchKeyEvent', { type: 'keyUp', ...key }]);
+      at += KEY_HOLD_MS + this.between(gap[0], gap[1]);
     }
+    await this.input(plan);
   }
 
   /** Drags `from` with the mouse and drops it on `to`, moving in steps as a hand does. */
