@@ -182,5 +182,8 @@ for (const name of Object.keys(backends)) {
       (await pagesToEvaluate(db, siteId, since)).sort(),
       raw.filter((r) => r.windowStart >= since.getTime()).map((r) => r.page),
     );
+    // Emptied with page_scores.
+    await sql`truncate page_scores`.execute(db);
+    t.deepEqual(await fromRollups(db, siteId, pages), []);
   });
 }

@@ -11,7 +11,7 @@ import { sql, type Kysely } from 'kysely';
  * writes them (the batch's upsert, the tick, a restore), in the writer's transaction. Each merge takes the stored row
  * (ON CONFLICT DO UPDATE locks it) and keeps what is newest. Exact with one writer of a page at a time (a site's
  * partition has one owner); the weekly samples are re-read from alert_page_week_hours at each write of the page.
- * page_scores rows are never deleted (a site's history goes with the site), so nothing else is needed.
+ * page_scores rows are never deleted one by one (a site's history stays with it); a TRUNCATE empties the rollups too.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create table alert_page_marks (
@@ -76,7 +76,7 @@ begin
   insert into alert_page_marks as m (site_id, page, first_start, latest_start, latest_score, latest_sessions,
                                      previous_start, previous_score, week_scores, week_sessions)
   select n1.site_id, n1.page, f.first_start, n1.window_start, n1.score, n1.sessions, n2.window_start, n2.score,
-         ws.scores, ws.sessions
+         coalesce(ws.scores, '{}'), coalesce(ws.sessions, '{}')
   from (select site_id, page, window_start, score, sessions,
                row_number() over (partition by site_id, page order by window_start desc) as rn
         from new_rows where environment = 'production') n1
@@ -86,7 +86,10 @@ begin
                     row_number() over (partition by site_id, page order by window_start desc) as rn
              from new_rows where environment = 'production') n2
     on n2.site_id = n1.site_id and n2.page = n1.page and n2.rn = 2
-  cross join lateral alert_week_samples(n1.site_id, n1.page, n1.window_start) ws
+  -- A page seen before gets its samples in DO UPDATE below, against its merged latest hour.
+  left join lateral (select x.scores, x.sessions from alert_week_samples(n1.site_id, n1.page, n1.window_start) x
+                     where not exists (select from alert_page_marks o where o.site_id = n1.site_id and o.page = n1.page)
+                    ) ws on true
   where n1.rn = 1
   on conflict (site_id, page) do update set
     first_start = least(m.first_start, excluded.first_start),
@@ -102,9 +105,16 @@ begin
                                        (m.previous_start, m.previous_score, 0)) as c(s, score, fresh)
       where c.s < greatest(m.latest_start, excluded.latest_start)
       order by c.s desc, c.fresh desc limit 1),
-    (week_scores, week_sessions) = (
-      select ws.scores, ws.sessions
-      from alert_week_samples(m.site_id, m.page, greatest(m.latest_start, excluded.latest_start)) ws);
+    -- The samples are hours before the latest: a statement that only rewrote the latest hour (a batch's usual
+    -- write) leaves them as they are.
+    week_scores = case when excluded.latest_start = m.latest_start and excluded.first_start = m.latest_start
+      then m.week_scores
+      else (select x.scores from alert_week_samples(m.site_id, m.page, greatest(m.latest_start, excluded.latest_start)) x)
+      end,
+    week_sessions = case when excluded.latest_start = m.latest_start and excluded.first_start = m.latest_start
+      then m.week_sessions
+      else (select x.sessions from alert_week_samples(m.site_id, m.page, greatest(m.latest_start, excluded.latest_start)) x)
+      end;
 
   return null;
 end
@@ -114,6 +124,15 @@ $fn$`.execute(db);
     referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
   await sql`create trigger page_scores_alert_rollups_update after update on page_scores
     referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
+  // page_scores emptied at once (a bench's reset, a restore): the rollups with it.
+  await sql`create function alert_page_rollups_truncate() returns trigger language plpgsql as $fn$
+begin
+  truncate alert_page_marks, alert_page_week_hours;
+  return null;
+end
+$fn$`.execute(db);
+  await sql`create trigger page_scores_alert_rollups_truncate after truncate on page_scores
+    for each statement execute function alert_page_rollups_truncate()`.execute(db);
 
   // What is already stored, once: every production row of page_scores is read (minutes on a big history), longer
   // than the pool's per-statement timeout; lifted for this migration's transaction only.
@@ -141,7 +160,9 @@ $fn$`.execute(db);
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop trigger if exists page_scores_alert_rollups_insert on page_scores`.execute(db);
   await sql`drop trigger if exists page_scores_alert_rollups_update on page_scores`.execute(db);
+  await sql`drop trigger if exists page_scores_alert_rollups_truncate on page_scores`.execute(db);
   await sql`drop function if exists alert_page_rollups()`.execute(db);
+  await sql`drop function if exists alert_page_rollups_truncate()`.execute(db);
   await sql`drop function if exists alert_week_samples(uuid, text, timestamptz)`.execute(db);
   await sql`drop table if exists alert_page_week_hours`.execute(db);
   await sql`drop table if exists alert_page_marks`.execute(db);
