@@ -11,20 +11,18 @@ import { pageObservations, pagesToEvaluate } from '../store/alerts.store.ts';
 // The rollups page_scores' trigger keeps (migration 0270) against the same facts computed from the raw rows, on both
 // databases, after writes of every shape the processor and an operator make: bulk inserts, upserts rewriting the
 // latest hour and older ones, plain updates, hours arriving out of order, staging rows, many pages per statement.
-const backends: Record<string, { handle?: DatabaseHandle; drop?: () => Promise<void> }> = { postgres: {}, pglite: {} };
+const BACKENDS = ['postgres', 'pglite'] as const;
+const opened = new Map<string, { handle: DatabaseHandle; drop?: () => Promise<void> }>();
 
 test.before(async () => {
   const scratch = await createTestDatabase('alert_rollups');
-  backends.postgres = { handle: await openDatabase({ url: scratch.url, dataDir: '' }), drop: scratch.drop };
-  const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  await migrateToLatest(lite.db);
-  backends.pglite = { handle: lite };
+  opened.set('postgres', { handle: await openDatabase({ url: scratch.url, dataDir: '' }), drop: scratch.drop });
+  const embedded = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
+  opened.set('pglite', { handle: embedded });
+  await migrateToLatest(embedded.db);
 });
 test.after.always(async () => {
-  for (const b of Object.values(backends)) {
-    await b.handle?.close();
-    await b.drop?.();
-  }
+  for (const { handle, drop } of opened.values()) await handle.close().then(() => drop?.());
 });
 
 const HOUR = 3600_000;
@@ -116,9 +114,9 @@ function random(seed: number): () => number {
   };
 }
 
-for (const name of Object.keys(backends)) {
+for (const name of BACKENDS) {
   test(`${name}: the kept latest/previous/first hours and anomaly samples equal those computed from page_scores`, async (t) => {
-    const db = backends[name]!.handle!.db;
+    const db = opened.get(name)!.handle.db;
     const siteId = randomUUID();
     const base = Math.floor(Date.now() / HOUR) * HOUR - 10 * 168 * HOUR;
     const pages = ['/a', '/b', '/c', '/d', '/thin'];
