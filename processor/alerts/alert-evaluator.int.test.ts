@@ -89,3 +89,55 @@ test('the anomaly baseline is the same hour of past weeks: a page that leaves it
   );
   t.regex(String(alerts[0].details.summary), /band|baseline|median/i);
 });
+
+test('a settled quiet pair is read as settled, not rewritten, and still fires when its condition comes', async (t) => {
+  const siteId = await newSite();
+  const now = Math.floor(Date.now() / HOUR) * HOUR + 60_000;
+  await seedAlertScale(handle.db, { siteId, pages: 3, hours: 48, now });
+  const evaluator = new AlertEvaluator({ log });
+  const states = () =>
+    handle.db
+      .selectFrom('alert_rule_states')
+      .innerJoin('alert_rules', 'alert_rules.id', 'alert_rule_states.rule_id')
+      .select(['alert_rules.trigger_type', 'alert_rule_states.page', 'recent', 'alert_rule_states.updated_at'])
+      .where('alert_rules.site_id', '=', siteId)
+      .execute();
+  // 21 quiet ticks, a minute apart: every state's flap window fills with clear results.
+  for (let i = 0; i < 21; i++) t.is(await evaluator.tick(handle.db, [siteId], now + i * 60_000), 0);
+  const settled = await states();
+  t.is(settled.length, 21);
+  t.true(settled.every((s) => s.recent === '0'.repeat(20)));
+  // One more quiet tick: nothing to write.
+  await evaluator.tick(handle.db, [siteId], now + 21 * 60_000);
+  t.deepEqual(
+    (await states()).map((s) => s.updated_at.getTime()).sort(),
+    settled.map((s) => s.updated_at.getTime()).sort(),
+    'no settled state rewritten',
+  );
+  // /scale-1 reaches 99: its budget (95) and new page (95: first seen 2 days ago) rules fire at once, as they would
+  // from any clear state.
+  await sql`update page_scores set score = 99 where site_id = ${siteId} and page = '/scale-1'
+            and window_start = ${new Date(Math.floor(now / HOUR) * HOUR)}`.execute(handle.db);
+  t.is(await evaluator.tick(handle.db, [siteId], now + 22 * 60_000), 2);
+  const alerts = await handle.db
+    .selectFrom('alerts')
+    .select(['page', 'trigger_type'])
+    .where('site_id', '=', siteId)
+    .orderBy('trigger_type')
+    .execute();
+  t.deepEqual(alerts, [
+    { page: '/scale-1', trigger_type: 'budget' },
+    { page: '/scale-1', trigger_type: 'new_page' },
+  ]);
+  const after = await states();
+  // /scale-1's spike (21 → 99 against the hour before) and anomaly (out of its rolling 24 h band) rules hold too, and
+  // wait for a second evaluation.
+  t.deepEqual(
+    after
+      .filter((s) => s.recent !== '0'.repeat(20))
+      .map((s) => `${s.page} ${s.trigger_type} ${s.recent}`)
+      .sort(),
+    ['anomaly', 'budget', 'new_page', 'spike'].map((trigger) => `/scale-1 ${trigger} ${'0'.repeat(19)}1`),
+    'the other pairs stay settled',
+  );
+});

@@ -7,28 +7,31 @@ import { alertNotification, type Alert } from '../../shared/notify/alert.ts';
 import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import {
   alertExists,
-  anomalySamples,
   coOccurrenceSessions,
   dailyScores,
   enabledRules,
   insertAlert,
   lastAlerts,
-  latestPageScores,
   lockSiteAlerts,
+  pageObservations,
   pagesToEvaluate,
   resolveAlert,
   ruleStates,
   saveRuleStates,
   type AlertRule,
+  type LastAlert,
   type StoredRuleState,
 } from '../store/alerts.store.ts';
 import {
+  ANOMALY_MIN_SESSIONS,
+  ANOMALY_MIN_WEEKS,
   conditionOf,
   FLAP_WINDOW,
   SCORE_FOLLOWING,
   step,
   TRIGGER_TYPES,
   type Condition,
+  type Decision,
   type PageObservation,
   type RuleState,
   type TriggerType,
@@ -36,15 +39,31 @@ import {
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
-/** Same-hour samples looked back for the anomaly baseline. */
-const ANOMALY_WEEKS = 8;
 /**
  * A tick evaluates a site's pages in transactions of this many pages: each holds the site's alert lock (which a batch
  * evaluating the site's score-following rules waits for) only as long as its chunk takes.
  */
 const TICK_CHUNK_PAGES = 2000;
 
-const pairKey = (ruleId: string, page: string) => `${ruleId}\u0000${page}`;
+/** A state whose whole flap window was clear, with no clock running: a clear result leaves it as it is. */
+const SETTLED_QUIET = '0'.repeat(FLAP_WINDOW);
+const settledState = (ruleId: string, page: string): StoredRuleState => ({
+  rule_id: ruleId,
+  page,
+  recent: SETTLED_QUIET,
+  consecutive: 0,
+  clear_since: null,
+  held_back_since: null,
+  held_back_reason: null,
+});
+const sameTime = (a: Date | null, b: Date | null) =>
+  a === null ? b === null : b !== null && a.getTime() === b.getTime();
+const sameState = (a: StoredRuleState, b: StoredRuleState) =>
+  a.recent === b.recent &&
+  a.consecutive === b.consecutive &&
+  sameTime(a.clear_since, b.clear_since) &&
+  sameTime(a.held_back_since, b.held_back_since) &&
+  a.held_back_reason === b.held_back_reason;
 
 /**
  * The processor side of alerting: gathers page observations from the stored scores and signals, runs the pure
@@ -149,72 +168,102 @@ export class AlertEvaluator {
     pages: readonly string[],
     now: number,
   ): Promise<number> {
-    const pairs = rules.flatMap((r) =>
-      pages.filter((p) => matchesPagePattern(r.page_pattern, p)).map((p) => ({ r, p })),
-    );
-    if (pairs.length === 0) return 0;
-    const triggers = new Set(pairs.map((x) => x.r.trigger_type));
-    const pairPages = [...new Set(pairs.map((x) => x.p))];
-    const ruleIds = [...new Set(pairs.map((x) => x.r.id))];
+    // Each rule with the pages it applies to (no pattern: all of them, the same array).
+    const byRule = rules
+      .map((r) => ({
+        r,
+        pages: r.page_pattern === null ? pages : pages.filter((p) => matchesPagePattern(r.page_pattern, p)),
+      }))
+      .filter((x) => x.pages.length > 0);
+    if (byRule.length === 0) return 0;
+    const triggers = new Set(byRule.map((x) => x.r.trigger_type));
+    const pairPages = byRule.some((x) => x.pages === pages) ? pages : [...new Set(byRule.flatMap((x) => x.pages))];
+    const ruleIds = byRule.map((x) => x.r.id);
     const obs = await this.observe(trx, siteId, pairPages, triggers, now);
-    const states = new Map(
-      (await ruleStates(trx, ruleIds, pairPages)).map((s) => [pairKey(s.rule_id, s.page), s] as const),
-    );
+    /** Rows by rule, then by page: no key string built per pair. */
+    const perRule = <T extends { rule_id: string; page: string }>(rows: readonly T[]) => {
+      const out = new Map<string, Map<string, T>>();
+      for (const row of rows)
+        (out.get(row.rule_id) ?? out.set(row.rule_id, new Map()).get(row.rule_id)!).set(row.page, row);
+      return out;
+    };
+    const stored = await ruleStates(trx, ruleIds, pairPages, SETTLED_QUIET);
+    const states = perRule(stored.rows);
     // An alert fired before the longest cooldown no longer holds any of these rules back: only open ones matter then.
     const longestCooldownMs = Math.max(...rules.map((r) => r.cooldown_minutes)) * 60_000;
-    const last = new Map(
-      (await lastAlerts(trx, ruleIds, pairPages, new Date(now - longestCooldownMs))).map(
-        (a) => [pairKey(a.rule_id, a.page), a] as const,
-      ),
-    );
+    const last = perRule(await lastAlerts(trx, ruleIds, pairPages, new Date(now - longestCooldownMs)));
     const writes: StoredRuleState[] = [];
     let n = 0;
-    for (const { r, p } of pairs) {
-      const o = obs.get(p);
-      if (!o) continue;
-      const cond = conditionOf(r.trigger_type, r.threshold, o, now);
-      const stored = states.get(pairKey(r.id, p));
-      const latest = last.get(pairKey(r.id, p));
-      const prior: RuleState = {
-        recent: [...(stored?.recent ?? '')].map((c) => c === '1'),
-        consecutive: stored?.consecutive ?? 0,
-        clearSince: stored?.clear_since?.getTime() ?? null,
-        heldBackSince: stored?.held_back_since?.getTime() ?? null,
-        activeAlertId: latest && latest.status !== 'resolved' ? latest.id : null,
-        lastFiredAt: latest ? latest.triggered_at.getTime() : null,
-      };
-      const { state, decision } = step(
-        { triggerType: r.trigger_type, cooldownMinutes: r.cooldown_minutes },
-        prior,
-        cond,
-        now,
-      );
-      let heldReason: string | null = null;
-      if (decision.kind === 'fire') {
-        await this.fire(trx, r, p, decision.condition, now);
-        n++;
-      } else if (decision.kind === 'resolve') {
-        await this.resolve(trx, decision.alertId, decision.reason, now);
-        n++;
-      } else if (decision.kind === 'held_back') {
-        heldReason = decision.reason;
-        this.log.info({ rule: r.id, page: p, reason: decision.reason }, 'alert held back');
+    for (const [i, { r, pages: rulePages }] of byRule.entries()) {
+      const ruleStatesOf = states.get(r.id);
+      const ruleLast = last.get(r.id);
+      for (const p of rulePages) {
+        const o = obs.get(p);
+        if (!o) continue;
+        const cond = conditionOf(r.trigger_type, r.threshold, o, now);
+        const latest = ruleLast?.get(p);
+        const settled = stored.settled.get(p)?.has(i) ?? false;
+        // Settled and still clear (step's fixed point: the same state, no decision): nothing to decide or write.
+        if (settled && !cond.holds && (!latest || latest.status === 'resolved')) continue;
+        const state = settled ? settledState(r.id, p) : ruleStatesOf?.get(p);
+        const decision = this.decide(r, p, cond, state, latest, now, writes);
+        if (decision.kind === 'fire') {
+          await this.fire(trx, r, p, decision.condition, now);
+          n++;
+        } else if (decision.kind === 'resolve') {
+          await this.resolve(trx, decision.alertId, decision.reason, now);
+          n++;
+        }
       }
-      writes.push({
-        rule_id: r.id,
-        page: p,
-        recent: state.recent
-          .slice(-FLAP_WINDOW)
-          .map((b) => (b ? '1' : '0'))
-          .join(''),
-        consecutive: state.consecutive,
-        clear_since: state.clearSince === null ? null : new Date(state.clearSince),
-        held_back_since: state.heldBackSince === null ? null : new Date(state.heldBackSince),
-        held_back_reason: state.heldBackSince === null ? null : (heldReason ?? stored?.held_back_reason ?? null),
-      });
     }
     await saveRuleStates(trx, writes, new Date(now));
     return n;
+  }
+
+  /** One (rule, page) step: its decision (for the caller to carry out) and, when it changed, its next state in `writes`. */
+  private decide(
+    r: AlertRule,
+    p: string,
+    cond: Condition,
+    stored: StoredRuleState | undefined,
+    latest: LastAlert | undefined,
+    now: number,
+    writes: StoredRuleState[],
+  ): Decision {
+    const prior: RuleState = {
+      recent: [...(stored?.recent ?? '')].map((c) => c === '1'),
+      consecutive: stored?.consecutive ?? 0,
+      clearSince: stored?.clear_since?.getTime() ?? null,
+      heldBackSince: stored?.held_back_since?.getTime() ?? null,
+      activeAlertId: latest && latest.status !== 'resolved' ? latest.id : null,
+      lastFiredAt: latest ? latest.triggered_at.getTime() : null,
+    };
+    const { state, decision } = step(
+      { triggerType: r.trigger_type, cooldownMinutes: r.cooldown_minutes },
+      prior,
+      cond,
+      now,
+    );
+    let heldReason: string | null = null;
+    if (decision.kind === 'held_back') {
+      heldReason = decision.reason;
+      this.log.info({ rule: r.id, page: p, reason: decision.reason }, 'alert held back');
+    }
+    const write: StoredRuleState = {
+      rule_id: r.id,
+      page: p,
+      recent: state.recent
+        .slice(-FLAP_WINDOW)
+        .map((b) => (b ? '1' : '0'))
+        .join(''),
+      consecutive: state.consecutive,
+      clear_since: state.clearSince === null ? null : new Date(state.clearSince),
+      held_back_since: state.heldBackSince === null ? null : new Date(state.heldBackSince),
+      held_back_reason: state.heldBackSince === null ? null : (heldReason ?? stored?.held_back_reason ?? null),
+    };
+    // A quiet pair's state settles (the last FLAP_WINDOW results all clear): nothing to send for it.
+    if (!stored || !sameState(stored, write)) writes.push(write);
+    return decision;
   }
 
   private async fire(
@@ -265,29 +314,22 @@ export class AlertEvaluator {
     triggers: ReadonlySet<TriggerType>,
     now: number,
   ): Promise<Map<string, PageObservation>> {
-    const latest = await latestPageScores(trx, siteId, pages);
+    const anomaly = triggers.has('anomaly') ? { minWeeks: ANOMALY_MIN_WEEKS, minSessions: ANOMALY_MIN_SESSIONS } : null;
     const out = new Map<string, PageObservation>();
-    for (const r of latest)
+    for (const r of await pageObservations(trx, siteId, pages, anomaly))
       out.set(r.page, {
         page: r.page,
         score: r.score,
         sessions: r.sessions,
         previousScore: r.previous,
-        firstSeenAt: r.firstSeen.getTime(),
+        firstSeenAt: r.firstSeen,
+        ...(anomaly && { sameHourPastWeeks: r.weekly, last24h: r.last24h }),
       });
     if (triggers.has('trend')) {
       const daily = await dailyScores(trx, siteId, pages, new Date(now - 4 * DAY).toISOString().slice(0, 10));
       for (const [page, scores] of daily) {
         const o = out.get(page);
         if (o) o.daily = scores;
-      }
-    }
-    if (triggers.has('anomaly')) {
-      const samples = await anomalySamples(trx, siteId, latest, ANOMALY_WEEKS);
-      for (const o of out.values()) {
-        const s = samples.get(o.page);
-        o.sameHourPastWeeks = s?.weekly ?? [];
-        o.last24h = s?.last24h ?? [];
       }
     }
     if (triggers.has('co_occurrence')) {

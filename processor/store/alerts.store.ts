@@ -7,9 +7,9 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * The alert evaluator's reads and writes (processor/alerts/alert-evaluator.ts). Every read is set-based: one statement
- * per site (or per rule set) over all its pages, each page's rows found by index seeks on page_scores' primary key
- * (site_id, environment, page, window_start) and bounded by time, so a tick costs the same per page whatever the
- * history holds. Rules watch the site's production only.
+ * per site (or per rule set) over all its pages, each page's facts one row of the rollups a trigger on page_scores
+ * keeps (alert_page_marks, alert_page_week_hours: migration 0270) or an index range bounded by time, so a tick costs
+ * the same per page whatever the history holds. Rules watch the site's production only.
  */
 
 export interface AlertRule {
@@ -38,14 +38,13 @@ export async function enabledRules(
     .execute()) as AlertRule[];
 }
 
-/** The pages a site's tick evaluates: scored in production since `since`, or with an alert not resolved yet. */
+/** The pages a site's tick evaluates, in order: scored in production since `since`, or with an alert not resolved yet. */
 export async function pagesToEvaluate(db: Db, siteId: string, since: Date): Promise<string[]> {
   const rows = await db
-    .selectFrom('page_scores')
+    .selectFrom('alert_page_marks')
     .select('page')
     .where('site_id', '=', siteId)
-    .where('environment', '=', 'production')
-    .where('window_start', '>=', since)
+    .where('latest_start', '>=', since)
     .union(
       db
         .selectFrom('alerts')
@@ -54,6 +53,7 @@ export async function pagesToEvaluate(db: Db, siteId: string, since: Date): Prom
         .where('status', '!=', 'resolved')
         .where('page', 'is not', null),
     )
+    .orderBy('page')
     .execute();
   return rows.map((r) => r.page);
 }
@@ -62,48 +62,79 @@ export interface PageNow {
   page: string;
   score: number;
   sessions: number;
-  windowStart: Date;
+  /** The latest hour's start, epoch ms. */
+  windowStart: number;
   /** The score of the hour before the latest (any age), null when the page has one hour. */
   previous: number | null;
-  firstSeen: Date;
+  /** The first hour's start, epoch ms. */
+  firstSeen: number;
+  /** With `anomaly`: the same hour of the week, 1 to 8 weeks before the latest hour, oldest first. */
+  weekly: { score: number; sessions: number }[];
+  /** With `anomaly`, and only while fewer than `minWeeks` weekly samples count: the hours of the 24 before the latest. */
+  last24h: { score: number; sessions: number }[];
 }
 
 /**
- * Each page's latest hour, the hour before it and its first hour: three index seeks per page, whatever its history.
- * NOTE: raw SQL: lateral joins over an unnested page list are beyond kysely's builder.
+ * What the tick needs of each page, one row per page from the rollups page_scores' trigger keeps (migration 0270):
+ * its latest hour, the hour before it, its first hour and, with `anomaly`, the anomaly baseline's samples: the same
+ * hour of the week over 8 weeks (kept in the row), and the 24 hours before the latest (one index range of page_scores)
+ * only for a page whose weekly samples are too few (fewer than `minWeeks` with at least `minSessions` sessions), the
+ * only pages whose band uses them. Pages never scored in production have no row.
+ * NOTE: raw SQL: a conditional lateral join and array unnesting are beyond kysely's builder.
  */
-export async function latestPageScores(db: Db, siteId: string, pages: readonly string[]): Promise<PageNow[]> {
+export async function pageObservations(
+  db: Db,
+  siteId: string,
+  pages: readonly string[],
+  anomaly: { minWeeks: number; minSessions: number } | null,
+): Promise<PageNow[]> {
   if (pages.length === 0) return [];
-  const { rows } = await sql<{
-    page: string;
-    score: number;
-    sessions: number;
-    window_start: Date;
-    previous: number | null;
-    first_seen: Date;
-  }>`
-    select p.page, cur.score, cur.sessions, cur.window_start, prev.score as previous, first.window_start as first_seen
-    from unnest(${[...pages]}::text[]) as p(page)
-    cross join lateral (
-      select score, sessions, window_start from page_scores s
-      where s.site_id = ${siteId} and s.environment = 'production' and s.page = p.page
-      order by window_start desc limit 1) cur
-    left join lateral (
-      select score from page_scores s
-      where s.site_id = ${siteId} and s.environment = 'production' and s.page = p.page and s.window_start < cur.window_start
-      order by window_start desc limit 1) prev on true
-    cross join lateral (
-      select window_start from page_scores s
-      where s.site_id = ${siteId} and s.environment = 'production' and s.page = p.page
-      order by window_start asc limit 1) first`.execute(db);
+  // Times as epoch ms (no date text to parse per row).
+  const { rows } = await (anomaly === null
+    ? sql<MarkRow>`select m.page, m.latest_score, m.latest_sessions, m.previous_score,
+        (extract(epoch from m.latest_start) * 1000)::float8 as latest_ms,
+        (extract(epoch from m.first_start) * 1000)::float8 as first_ms,
+        null::real[] as week_scores, null::int[] as week_sessions, null::real[] as day_scores, null::int[] as day_sessions
+      from alert_page_marks m where m.site_id = ${siteId} and m.page = any(${[...pages]}::text[])`
+    : sql<MarkRow>`select m.page, m.latest_score, m.latest_sessions, m.previous_score,
+        (extract(epoch from m.latest_start) * 1000)::float8 as latest_ms,
+        (extract(epoch from m.first_start) * 1000)::float8 as first_ms,
+        m.week_scores, m.week_sessions, d.day_scores, d.day_sessions
+      from alert_page_marks m
+      left join lateral (
+        select array_agg(s.score order by s.window_start) as day_scores,
+               array_agg(s.sessions order by s.window_start) as day_sessions
+        from page_scores s
+        where (select count(*) from unnest(m.week_sessions) as x(n) where x.n >= ${anomaly.minSessions}) < ${anomaly.minWeeks}
+          and s.site_id = m.site_id and s.environment = 'production' and s.page = m.page
+          and s.window_start >= m.latest_start - interval '1 day' and s.window_start < m.latest_start) d on true
+      where m.site_id = ${siteId} and m.page = any(${[...pages]}::text[])`
+  ).execute(db);
+  const zip = (scores: number[] | null, sessions: number[] | null) =>
+    (scores ?? []).map((score, i) => ({ score: Number(score), sessions: sessions![i]! }));
   return rows.map((r) => ({
     page: r.page,
-    score: Number(r.score),
-    sessions: r.sessions,
-    windowStart: new Date(r.window_start),
-    previous: r.previous === null ? null : Number(r.previous),
-    firstSeen: new Date(r.first_seen),
+    score: Number(r.latest_score),
+    sessions: r.latest_sessions,
+    windowStart: r.latest_ms,
+    previous: r.previous_score === null ? null : Number(r.previous_score),
+    firstSeen: r.first_ms,
+    weekly: zip(r.week_scores, r.week_sessions),
+    last24h: zip(r.day_scores, r.day_sessions),
   }));
+}
+
+interface MarkRow {
+  page: string;
+  latest_score: number;
+  latest_sessions: number;
+  previous_score: number | null;
+  latest_ms: number;
+  first_ms: number;
+  week_scores: number[] | null;
+  week_sessions: number[] | null;
+  day_scores: number[] | null;
+  day_sessions: number[] | null;
 }
 
 /** Daily production scores since `sinceDay` (YYYY-MM-DD), oldest first, per page (trend). */
@@ -126,57 +157,6 @@ export async function dailyScores(
     .orderBy('day')
     .execute();
   for (const r of rows) (out.get(r.page) ?? out.set(r.page, []).get(r.page)!).push(Number(r.score));
-  return out;
-}
-
-export interface AnomalySamples {
-  /** The same hour of the week, 1 to `weeks` weeks before the page's latest hour. */
-  weekly: { score: number; sessions: number }[];
-  /** The hours of the 24 before the latest. */
-  last24h: { score: number; sessions: number }[];
-}
-
-/**
- * The anomaly baseline's samples of each page, relative to its latest hour (`latest`): at most `weeks` + 23 rows per
- * page, each found by an index seek, instead of every hour of the lookback (pages × weeks × 168 rows read and scanned
- * per page: quadratic). NOTE: raw SQL: lateral joins and generate_series are beyond kysely's builder.
- */
-export async function anomalySamples(
-  db: Db,
-  siteId: string,
-  latest: readonly { page: string; windowStart: Date }[],
-  weeks: number,
-): Promise<Map<string, AnomalySamples>> {
-  const out = new Map<string, AnomalySamples>();
-  if (latest.length === 0) return out;
-  // One row per page, its samples as arrays: a row per sample (32 per page) cost more to send and parse than to read.
-  const { rows } = await sql<{
-    page: string;
-    weekly_scores: number[] | null;
-    weekly_sessions: number[] | null;
-    day_scores: number[] | null;
-    day_sessions: number[] | null;
-  }>`
-    with cur as (
-      select * from unnest(${latest.map((l) => l.page)}::text[], ${latest.map((l) => l.windowStart.toISOString())}::timestamptz[]) as c(page, ws)),
-    samples as (
-      select c.page, s.score, s.sessions, false as weekly
-      from cur c join page_scores s
-        on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
-        and s.window_start >= c.ws - interval '1 day' and s.window_start < c.ws
-      union all
-      select c.page, s.score, s.sessions, true as weekly
-      from cur c cross join generate_series(1, ${weeks}::int) as k(n) join page_scores s
-        on s.site_id = ${siteId} and s.environment = 'production' and s.page = c.page
-        and s.window_start = c.ws - k.n * interval '7 days')
-    select page,
-      array_agg(score) filter (where weekly) as weekly_scores, array_agg(sessions) filter (where weekly) as weekly_sessions,
-      array_agg(score) filter (where not weekly) as day_scores, array_agg(sessions) filter (where not weekly) as day_sessions
-    from samples group by page`.execute(db);
-  const zip = (scores: number[] | null, sessions: number[] | null) =>
-    (scores ?? []).map((score, i) => ({ score: Number(score), sessions: sessions![i]! }));
-  for (const r of rows)
-    out.set(r.page, { weekly: zip(r.weekly_scores, r.weekly_sessions), last24h: zip(r.day_scores, r.day_sessions) });
   return out;
 }
 
@@ -211,19 +191,36 @@ export interface StoredRuleState {
   held_back_reason: string | null;
 }
 
-/** The stored memory of these rules on these pages. */
+/**
+ * The stored memory of these rules on these pages. A settled state (`recent` is `settledRecent`, no clock running,
+ * not held back: what a quiet pair comes to) is only named, as the positions in `ruleIds` of its rules per page; the
+ * others come whole. A quiet site's states cost a row per page, not per (rule, page).
+ * NOTE: raw SQL: array_position per row grouped into arrays reads plainer than its builder form.
+ */
 export async function ruleStates(
   db: Db,
   ruleIds: readonly string[],
   pages: readonly string[],
-): Promise<StoredRuleState[]> {
-  if (ruleIds.length === 0 || pages.length === 0) return [];
-  return db
-    .selectFrom('alert_rule_states')
-    .select(['rule_id', 'page', 'recent', 'consecutive', 'clear_since', 'held_back_since', 'held_back_reason'])
-    .where('rule_id', 'in', [...new Set(ruleIds)])
-    .where('page', '=', (eb) => eb.fn.any(eb.val([...pages])))
-    .execute();
+  settledRecent: string,
+): Promise<{ settled: Map<string, Set<number>>; rows: StoredRuleState[] }> {
+  const settled = new Map<string, Set<number>>();
+  if (ruleIds.length === 0 || pages.length === 0) return { settled, rows: [] };
+  const isSettled = sql`(s.recent = ${settledRecent} and s.consecutive = 0 and s.clear_since is null
+    and s.held_back_since is null and s.held_back_reason is null)`;
+  // The pages as a join, bounded by their first and last (a tick's chunks are ranges of pages in order: each reads its
+  // range of the primary key (rule_id, page), not every state of the rules).
+  const scoped = sql`alert_rule_states s join (select unnest(${[...pages]}::text[]) as page) p on p.page = s.page
+    where s.rule_id = any(${[...ruleIds]}::uuid[])
+      and s.page >= (select min(page) from unnest(${[...pages]}::text[]) as b(page))
+      and s.page <= (select max(page) from unnest(${[...pages]}::text[]) as b(page))`;
+  const { rows: named } = await sql<{ page: string; rules: number[] }>`
+    select s.page, array_agg(array_position(${[...ruleIds]}::uuid[], s.rule_id) - 1) as rules
+    from ${scoped} and ${isSettled} group by s.page`.execute(db);
+  for (const r of named) settled.set(r.page, new Set(r.rules));
+  const { rows } = await sql<StoredRuleState>`
+    select s.rule_id, s.page, s.recent, s.consecutive, s.clear_since, s.held_back_since, s.held_back_reason
+    from ${scoped} and not ${isSettled}`.execute(db);
+  return { settled, rows };
 }
 
 /**

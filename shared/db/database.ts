@@ -6,7 +6,13 @@ import type {
   UserSessionTable,
   UserTable,
 } from './tables/accounts.table.ts';
-import type { AlertRuleStateTable, AlertRuleTable, AlertTable } from './tables/alerts.table.ts';
+import type {
+  AlertPageMarkTable,
+  AlertPageWeekHourTable,
+  AlertRuleStateTable,
+  AlertRuleTable,
+  AlertTable,
+} from './tables/alerts.table.ts';
 import type { AnnotationTable, AuditLogTable } from './tables/annotations.table.ts';
 import type {
   DeliveryAttemptTable,
@@ -77,6 +83,8 @@ export interface Database {
   delivery_attempts: DeliveryAttemptTable;
   degradation_events: DegradationEventTable;
   alert_rule_states: AlertRuleStateTable;
+  alert_page_marks: AlertPageMarkTable;
+  alert_page_week_hours: AlertPageWeekHourTable;
   page_screenshots: PageScreenshotTable;
   screenshot_quota: ScreenshotQuotaTable;
   explore_session_state: ExploreSessionStateTable;

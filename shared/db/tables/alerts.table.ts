@@ -57,3 +57,29 @@ export interface AlertRuleStateTable {
   held_back_reason: string | null;
   updated_at: Timestamp;
 }
+
+/** Kept by a trigger on page_scores (migration 0270): each production page's first, latest and previous hour. */
+export interface AlertPageMarkTable {
+  site_id: string;
+  page: string;
+  first_start: Timestamp;
+  latest_start: Timestamp;
+  latest_score: number;
+  latest_sessions: number;
+  previous_start: Timestamp | null;
+  previous_score: number | null;
+  /** The anomaly baseline's samples: the latest hour's hour of the week, 1 to 8 weeks before it, oldest first. */
+  week_scores: Generated<number[]>;
+  week_sessions: Generated<number[]>;
+}
+
+/** Kept by a trigger on page_scores (migration 0270): a page's newest 9 rows of one hour of the week, newest first. */
+export interface AlertPageWeekHourTable {
+  site_id: string;
+  page: string;
+  /** Hours since the epoch, mod 168. */
+  hour_of_week: number;
+  starts: Timestamp[];
+  scores: number[];
+  sessions: number[];
+}
