@@ -34,16 +34,20 @@ test('past the in-flight bound a request is refused with 503, Retry-After and th
   s.stop();
 });
 
-test('the delay share rises by 0.1 per late busy interval up to 0.95, falls by 0.05 per good one to 0, and refuses that share', (t) => {
+test('the delay share rises by 0.1 per bound of delay (at most 0.4) per late busy interval up to 0.95, falls by 0.05 per good one to 0, and refuses that share', (t) => {
   let r = 0.5;
   const s = new LoadShedder({ maxInflight: 1000, maxDelayMs: 50, log, random: () => r });
   s.stop(); // the test drives the control steps itself
-  s.adjust(200, 1);
+  s.adjust(60, 1);
   t.is(s.share, 0.1);
+  s.adjust(120, 1);
+  t.is(s.share, 0.3);
   // Late but mostly idle: another process made the loop late, refusing would not help.
-  s.adjust(200, 0.5);
-  t.is(s.share, 0.05);
-  for (let i = 0; i < 20; i++) s.adjust(200, 0.99);
+  s.adjust(5000, 0.5);
+  t.is(s.share, 0.25);
+  s.adjust(5000, 0.95);
+  t.is(s.share, 0.65);
+  for (let i = 0; i < 20; i++) s.adjust(60, 0.99);
   t.is(s.share, 0.95);
   r = 0.94;
   const err = refusal(() => s.admit());

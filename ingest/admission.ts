@@ -6,7 +6,10 @@ import type { Logger } from '../shared/logger.ts';
 
 /** How often the shed share is adjusted to the event loop's delay. */
 const STEP_MS = 250;
-/** Share of requests refused added per interval over the delay bound, and taken off per interval under it. */
+/**
+ * Share of requests refused added per interval over the delay bound (times how many bounds late the loop was, up to
+ * 4: a loop far behind reaches the share it needs within a second), and taken off per interval under it.
+ */
 const SHARE_UP = 0.1;
 const SHARE_DOWN = 0.05;
 /**
@@ -73,9 +76,9 @@ export interface ShedOptions {
  * - in flight: requests being served (waiting for the stream's ack, the key cache, the database) beyond
  *   `maxInflight`: each holds its body, so this bounds memory, and it catches a slow stream or database;
  * - delay: the event loop's delay, which grows as soon as the CPU cannot keep up (requests wait in socket buffers
- *   before the process even sees them). Every 250 ms the share of refused requests goes up by 0.1 while the delay is
- *   over `maxDelayMs` and the loop was busy at least 90 % of the interval (its own work, not another process, made
- *   it late), and down by 0.05 otherwise, so the process settles at the share it can afford.
+ *   before the process even sees them). Every 250 ms the share of refused requests goes up by 0.1 per multiple of
+ *   `maxDelayMs` the delay reached (up to 0.4) while the loop was busy at least 90 % of the interval (its own work,
+ *   not another process, made it late), and down by 0.05 otherwise, so the process settles at the share it can afford.
  * The SDK retries a 503 after Retry-After (1-5 s, longer as more is refused); nothing refused was accepted.
  */
 export class LoadShedder {
@@ -121,7 +124,8 @@ export class LoadShedder {
   adjust(delayMs: number, utilization: number): void {
     const before = this.shedShare;
     const overloaded = delayMs > this.o.maxDelayMs && utilization >= BUSY_UTILIZATION;
-    this.shedShare = overloaded ? Math.min(MAX_SHARE, before + SHARE_UP) : Math.max(0, before - SHARE_DOWN);
+    const up = SHARE_UP * Math.min(4, Math.floor(delayMs / this.o.maxDelayMs));
+    this.shedShare = overloaded ? Math.min(MAX_SHARE, before + up) : Math.max(0, before - SHARE_DOWN);
     // Rounded: repeated steps of 0.05 and 0.1 must reach 0 exactly.
     this.shedShare = Math.round(this.shedShare * 100) / 100;
     shareGauge.set(this.shedShare);

@@ -17,6 +17,9 @@ import { capacity, overload, startIngest } from './shed-run.ts';
 const EVENTS = 50;
 
 test('at twice the rate it serves, ingest refuses the excess with 503 + Retry-After; RSS and p99 stay bounded', async (t) => {
+  // Starting ingest (and its background SDK build), a warm-up, 5 s closed loop and 15 s open loop: on a loaded machine
+  // more than the suite's default 120 s.
+  t.timeout(300_000);
   const database = await createTestDatabase('shed');
   const prefix = `shed${randomUUID().slice(0, 8)}`;
   t.teardown(async () => {
