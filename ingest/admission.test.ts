@@ -34,19 +34,25 @@ test('past the in-flight bound a request is refused with 503, Retry-After and th
   s.stop();
 });
 
-test('the delay share rises by 0.1 per bound of delay (at most 0.4) per late busy interval up to 0.95, falls by 0.05 per good one to 0, and refuses that share', (t) => {
+test('the delay share rises by 0.1 per bound of delay (at most 0.4) per late busy interval from the second in a row, up to 0.95, falls by 0.05 per good one to 0, and refuses that share', (t) => {
   let r = 0.5;
   const s = new LoadShedder({ maxInflight: 1000, maxDelayMs: 50, log, random: () => r });
   s.stop(); // the test drives the control steps itself
-  s.adjust(60, 1);
-  t.is(s.share, 0.1);
-  s.adjust(120, 1);
-  t.is(s.share, 0.3);
-  // Late but mostly idle: another process made the loop late, refusing would not help.
-  s.adjust(5000, 0.5);
-  t.is(s.share, 0.25);
-  s.adjust(5000, 0.95);
-  t.is(s.share, 0.65);
+  // [delay ms, utilization, share after the step]
+  const steps: [number, number, number][] = [
+    [5000, 1, 0], // one late interval is a stall, not overload
+    [10, 1, 0],
+    [60, 1, 0],
+    [60, 1, 0.1], // the second in a row is: one bound late, +0.1
+    [120, 1, 0.3], // two bounds late, +0.2
+    [5000, 0.5, 0.25], // late but mostly idle: another process made the loop late, refusing would not help
+    [5000, 0.95, 0.25], // the first late one again leaves the share
+    [5000, 0.95, 0.65], // at most +0.4 a step
+  ];
+  for (const [delay, busy, share] of steps) {
+    s.adjust(delay, busy);
+    t.is(s.share, share, `after ${delay} ms at ${busy}`);
+  }
   for (let i = 0; i < 20; i++) s.adjust(60, 0.99);
   t.is(s.share, 0.95);
   r = 0.94;

@@ -71,14 +71,16 @@ export interface ShedOptions {
 
 /**
  * Load shedding for one ingest process: answers 503 with Retry-After before reading the body, so work beyond what the
- * process can serve costs next to nothing instead of queueing, and memory and latency stay bounded however much is
- * offered. Two signals:
+ * process can serve costs a fraction of serving it (docs/scale.md has the measured share) instead of queueing, and
+ * memory and latency stay bounded. Two signals:
  * - in flight: requests being served (waiting for the stream's ack, the key cache, the database) beyond
  *   `maxInflight`: each holds its body, so this bounds memory, and it catches a slow stream or database;
  * - delay: the event loop's delay, which grows as soon as the CPU cannot keep up (requests wait in socket buffers
  *   before the process even sees them). Every 250 ms the share of refused requests goes up by 0.1 per multiple of
- *   `maxDelayMs` the delay reached (up to 0.4) while the loop was busy at least 90 % of the interval (its own work,
- *   not another process, made it late), and down by 0.05 otherwise, so the process settles at the share it can afford.
+ *   `maxDelayMs` the delay reached (up to 0.4) once the loop was late and busy at least 90 % of the time (its own
+ *   work, not another process, made it late) for two intervals running (one is a stall, not overload, and leaves
+ *   the share), and down by 0.05 after an interval that was not late, so the process settles at the share it can
+ *   afford.
  * The SDK retries a 503 after Retry-After (1-5 s, longer as more is refused); nothing refused was accepted.
  */
 export class LoadShedder {
@@ -87,6 +89,7 @@ export class LoadShedder {
   private readonly now: () => number;
   private inflight = 0;
   private shedShare = 0;
+  private lateIntervals = 0;
   private readonly histogram: ReturnType<typeof monitorEventLoopDelay> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private elu: EventLoopUtilization | undefined;
@@ -123,9 +126,12 @@ export class LoadShedder {
    */
   adjust(delayMs: number, utilization: number): void {
     const before = this.shedShare;
-    const overloaded = delayMs > this.o.maxDelayMs && utilization >= BUSY_UTILIZATION;
+    const late = delayMs > this.o.maxDelayMs && utilization >= BUSY_UTILIZATION;
+    this.lateIntervals = late ? this.lateIntervals + 1 : 0;
+    // One late interval is a stall (a long collection, a synchronous build at start-up), not overload: it must last.
     const up = SHARE_UP * Math.min(4, Math.floor(delayMs / this.o.maxDelayMs));
-    this.shedShare = overloaded ? Math.min(MAX_SHARE, before + up) : Math.max(0, before - SHARE_DOWN);
+    if (this.lateIntervals >= 2) this.shedShare = Math.min(MAX_SHARE, before + up);
+    else if (!late) this.shedShare = Math.max(0, before - SHARE_DOWN);
     // Rounded: repeated steps of 0.05 and 0.1 must reach 0 exactly.
     this.shedShare = Math.round(this.shedShare * 100) / 100;
     shareGauge.set(this.shedShare);
