@@ -20,6 +20,7 @@ import { setRateLimitHeaders } from '../shared/http/rate-limit-headers.ts';
 import type { DirectAnswer, DirectHandler, DirectRequest, DirectRoute } from '../shared/http/direct-routes.ts';
 import { checkTimestamps, correctClockSkew, toBatchMessage } from './normalize-batch.ts';
 import { DEFAULT_ENVIRONMENT, ignoredSelector, type SdkConfig } from '../shared/tenancy/sdk-config.ts';
+import type { LoadShedder } from './admission.ts';
 
 export interface IngestDeps {
   keys: KeyResolver;
@@ -35,6 +36,8 @@ export interface IngestDeps {
   quota?: { enforce(orgId: string): Promise<void> };
   /** The site's SDK config (cached): signals on its ignore_selectors are dropped here too, for SDKs that loaded an older config. */
   sdkConfigs?: { get(siteId: string, environment: string): Promise<SdkConfig> };
+  /** Refuses requests beyond what this process can serve (503 + Retry-After) before any work: see admission.ts. */
+  shedder?: LoadShedder;
   now?: () => number;
 }
 
@@ -126,6 +129,8 @@ export function ingestHandler(deps: IngestDeps): DirectHandler {
   };
 
   return async (request, set) => {
+    // First of all: a refused request costs no body read, key lookup or parse.
+    const release = deps.shedder?.admit();
     try {
       return await accept(request, set);
     } catch (err) {
@@ -140,6 +145,8 @@ export function ingestHandler(deps: IngestDeps): DirectHandler {
           );
       }
       throw err;
+    } finally {
+      release?.();
     }
   };
 }

@@ -6,6 +6,7 @@ import type { DirectRoute } from '../shared/http/direct-routes.ts';
 import { sdkRouter } from './sdk.routes.ts';
 import { sdkConfigRouter } from './sdk-config.routes.ts';
 import { SessionQuota } from '../shared/tenancy/quota.ts';
+import { LoadShedder } from './admission.ts';
 
 /**
  * The ingest role: its routes and what it needs to be ready. Batches go to the stream; the database is read to
@@ -28,6 +29,11 @@ export function ingestRole(infra: Infra): {
     unauthPerMinute: infra.config.UNAUTH_RATE_LIMIT_PER_MIN,
     quota: new SessionQuota(infra.database.db, infra.config.QUOTA_CACHE_TTL_MS),
     sdkConfigs: infra.sdkConfigs,
+    shedder: new LoadShedder({
+      maxInflight: infra.config.INGEST_MAX_INFLIGHT,
+      maxDelayMs: infra.config.INGEST_SHED_DELAY_MS,
+      log: infra.log,
+    }),
   });
   return {
     // POST /v1/ingest is served directly (outside Koa's chain); the Koa route answers its other methods and variants.

@@ -7,7 +7,14 @@ import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.t
 import type { Logger } from '../shared/logger.ts';
 import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
 import { Counter } from 'prom-client';
-import { deadLetters, outboxBacklog, processorBatchDuration, processorLag, registry } from '../shared/http/metrics.ts';
+import {
+  deadLetters,
+  outboxBacklog,
+  processorBatchDuration,
+  processorLag,
+  processorLagSeconds,
+  registry,
+} from '../shared/http/metrics.ts';
 import type { TickGate } from './tick-gate.ts';
 import { recordPartitionHealth } from './store/partition-health.ts';
 
@@ -17,6 +24,9 @@ const processed = new Counter({
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
+
+/** A lag reading this recent serves the next gauge too. */
+const LAG_READING_MS = 200;
 
 export interface ProcessorOptions {
   db: Kysely<Database>;
@@ -77,11 +87,28 @@ export async function consumePartition(
     onDeadLetter: () => deadLetters.inc(),
     onHealth: recordPartitionHealth(o.db, o.log, consumer.name),
   });
+  // One read of the consumer's lag serves both gauges of a scrape (they are collected together).
+  let reading: { at: number; lag: ReturnType<Bus['consumerLag']> } | undefined;
+  const lag = () => {
+    const now = performance.now();
+    if (!reading || now - reading.at > LAG_READING_MS)
+      reading = { at: now, lag: o.bus.consumerLag(o.topology.eventsStream, consumer.name) };
+    return reading.lag;
+  };
+  const labels = { partition: String(p) };
   const unlisten = processorLag.add(async () => {
-    const { pending, ackPending } = await consumer.pending();
-    return [{ labels: { partition: String(p) }, value: pending + ackPending }];
+    const l = await lag();
+    return l ? [{ labels, value: l.messages }] : [];
   });
-  void loop.then(unlisten, unlisten);
+  const unlistenSeconds = processorLagSeconds.add(async () => {
+    const l = await lag();
+    return l ? [{ labels, value: (l.oldestAgeMs ?? 0) / 1000 }] : [];
+  });
+  const stopListening = () => {
+    unlisten();
+    unlistenSeconds();
+  };
+  void loop.then(stopListening, stopListening);
   return { loop };
 }
 

@@ -28,6 +28,35 @@ export interface OpenLoadResult {
   maxLateMs: number;
   /** CPU seconds the bench process used while sending (its share of a core says whether the sender was the limit). */
   senderCpuSeconds: number;
+  /** Answers by status, `+ Retry-After` when a 429 or 503 carried one (`0` is a network error). */
+  answers: Map<string, number>;
+}
+
+/**
+ * One request on `agent`; `done` gets its status (0 for a network error) and Retry-After once the answer is read.
+ */
+export function sendOne(
+  agent: http.Agent,
+  u: URL,
+  req: Request & { method?: 'GET' | 'POST'; headers: Record<string, string> },
+  done: (status: number, retryAfter?: string) => void,
+): void {
+  const cr = http.request(
+    {
+      agent,
+      host: u.hostname,
+      port: u.port,
+      path: req.path ?? `${u.pathname}${u.search}`,
+      method: req.method ?? 'POST',
+      headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) },
+    },
+    (res) => {
+      res.resume();
+      res.on('end', () => done(res.statusCode ?? 0, res.headers['retry-after']));
+    },
+  );
+  cr.on('error', () => done(0));
+  cr.end(req.body);
 }
 
 /** How often the sender wakes to send what fell due: short enough that a batch waits at most this long. */
@@ -76,6 +105,7 @@ export async function openLoad(o: {
     latenciesMs: [],
     maxLateMs: 0,
     senderCpuSeconds: 0,
+    answers: new Map(),
   };
   const started = performance.now();
   const cpu0 = process.cpuUsage();
@@ -92,7 +122,9 @@ export async function openLoad(o: {
     const w = o.windows?.at((t0 - windowStart) / 1000);
     inFlight++;
     r.sentBatches++;
-    const done = (status: number) => {
+    const done = (status: number, retryAfter?: string) => {
+      const kind = `${status}${(status === 429 || status === 503) && retryAfter ? ' + Retry-After' : ''}`;
+      r.answers.set(kind, (r.answers.get(kind) ?? 0) + 1);
       const t1 = performance.now();
       const ms = t1 - t0;
       r.latenciesMs.push(ms);
@@ -104,22 +136,7 @@ export async function openLoad(o: {
       } else r.failedBatches++;
       if (--inFlight === 0 && !sending) settle();
     };
-    const cr = http.request(
-      {
-        agent,
-        host: u.hostname,
-        port: u.port,
-        path: req.path ?? `${u.pathname}${u.search}`,
-        method: o.method ?? 'POST',
-        headers: { ...o.headers, 'content-length': Buffer.byteLength(req.body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => done(res.statusCode ?? 0));
-      },
-    );
-    cr.on('error', () => done(0));
-    cr.end(req.body);
+    sendOne(agent, u, { ...req, method: o.method, headers: o.headers }, done);
   };
 
   let exhausted = false;

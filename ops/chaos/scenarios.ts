@@ -6,6 +6,7 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { topology } from '../../shared/contracts/subjects.ts';
 import { Traffic } from './traffic.ts';
 import { killRole, until, type ChaosWorld, type Role } from './world.ts';
+import type { NatsCluster } from './nats-cluster.ts';
 
 /** One row of the chaos table. */
 export interface ChaosRow {
@@ -174,6 +175,41 @@ export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] 
       },
     },
   ];
+}
+
+/** The cast's settings for the three-node cluster: its own stream prefix, streams and lease bucket replicated 3 times. */
+export function clusterEnv(cluster: NatsCluster): Record<string, string> {
+  return { NATS_URL: cluster.url, STREAM_PREFIX: 'chaoscl', NATS_STREAM_REPLICAS: '3' };
+}
+
+export const CLUSTER_SCENARIO = 'three-node NATS cluster, the stream leader killed';
+
+/**
+ * A three-node NATS cluster loses the node that leads the EVENTS stream (SIGKILL) while traffic flows: the other two
+ * hold a quorum of the R3 stream and elect a new leader, and the roles' clients fail over to them. The node stays
+ * down until the row is counted.
+ */
+export function clusterScenario(cluster: NatsCluster): Scenario {
+  return {
+    name: CLUSTER_SCENARIO,
+    async fault() {
+      const nc = await connect({ servers: new URL(cluster.url).host });
+      let leader: string | undefined;
+      try {
+        const { jetstreamManager } = await import('@nats-io/jetstream');
+        leader = (await (await jetstreamManager(nc)).streams.info(topology('chaoscl', 16).eventsStream)).cluster
+          ?.leader;
+      } finally {
+        await nc.close();
+      }
+      const victim = cluster.nodes.find((n) => n.name === leader) ?? cluster.nodes[0]!;
+      const t0 = performance.now();
+      await victim.stop();
+      // Traffic goes on for a while on the two nodes left.
+      await sleep(3000);
+      return `node ${victim.name} (stream leader: ${leader ?? 'unknown'}) killed ${Math.round(performance.now() - t0)} ms before the fault ended; left down`;
+    },
+  };
 }
 
 /** Runs one scenario on its own site under steady traffic and returns its row. */

@@ -98,10 +98,11 @@ export async function startChaosWorld(opts: { leaseTtlMs?: number } = {}) {
   const db = new pg.Pool({ connectionString: postgres.url, max: 2 });
   db.on('error', () => {}); // the suite kills the server under it
   const roles: Role[] = [];
-  const spawnRole = async (role: 'ingest' | 'processor'): Promise<Role> => {
+  /** Starts a role on the suite's services; `extra` overrides settings (another NATS, another stream prefix). */
+  const spawnRole = async (role: 'ingest' | 'processor', extra: Record<string, string> = {}): Promise<Role> => {
     const port = await freePort();
     const proc = spawn(process.execPath, [CLI, role], {
-      env: { ...process.env, ...env, PORT: String(port) },
+      env: { ...process.env, ...env, ...extra, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const r = { proc, port };

@@ -354,6 +354,7 @@ test.serial(
     // What an operator watches: build, processor lag per partition, batch duration, dead letters, outbox backlog.
     t.regex(metrics, /^friction_build_info\{version="\d+\.\d+\.\d+",node="24\.[\d.]+"\} 1$/m);
     t.regex(metrics, /^friction_processor_lag_messages\{partition="0"\} \d+$/m);
+    t.regex(metrics, /^friction_processor_lag_seconds\{partition="0"\} [\d.e-]+$/m);
     t.regex(metrics, /^friction_processor_batch_duration_seconds_count \d+$/m);
     t.regex(metrics, /^friction_processor_dead_letters_total \d+$/m);
     t.regex(metrics, /^friction_outbox_backlog \d+$/m);

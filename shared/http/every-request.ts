@@ -24,12 +24,15 @@ export interface RequestRecord {
   path: string;
 }
 
-/** One metric and one log line per request (at the role's level; 5xx at error). */
+/**
+ * One metric and one log line per request (at the role's level; 5xx at error, except 503: a refusal with Retry-After
+ * whose cause the role logs once, such as ingest shedding load or the stream gone, not a line per refused request).
+ */
 export function requestRecorder(role: string, log: Logger, level: 'info' | 'debug'): (r: RequestRecord) => void {
   return (r) => {
     httpRequests.inc({ role, route: r.route, status: r.status });
     httpDuration.observe({ role, route: r.route }, r.ms / 1000);
-    const lineLevel = r.status >= 500 ? 'error' : level;
+    const lineLevel = r.status >= 500 && r.status !== 503 ? 'error' : level;
     if (log.isLevelEnabled(lineLevel))
       log[lineLevel](
         { request_id: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(r.ms * 10) / 10 },

@@ -78,6 +78,15 @@ export const processorLag = scrapeGauge(
   'Stream messages of a partition not yet committed by the processor (pending + ack pending)',
   ['partition'],
 );
+/**
+ * How far behind each owned partition is in time: the age of its oldest message not yet committed (0 when none).
+ * The `processor_lag` degradation event opens past PROCESSOR_LAG_DEGRADED_SECONDS (processor/dispatcher).
+ */
+export const processorLagSeconds = scrapeGauge(
+  'friction_processor_lag_seconds',
+  'Age in seconds of the oldest stream message of a partition not yet committed by the processor (0 when none)',
+  ['partition'],
+);
 /** Outbox rows written but not yet relayed to the NOTIFY stream. */
 export const outboxBacklog = scrapeGauge(
   'friction_outbox_backlog',
