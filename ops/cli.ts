@@ -413,6 +413,12 @@ export function cliProgram(): Command {
     .option('--pages <n>', 'with --events: distinct pages (a long tail)', wholeNumber(1, 100_000), 2000)
     .option('--site <uuid>', 'with --events: the site to write for; default a new organization and site')
     .option('--seed <n>', 'with --events: seed of the generator', wholeNumber(0, 2 ** 31), 1)
+    .option(
+      '--threads <n>',
+      'with --events on PostgreSQL: generator threads, each with its own COPY connections',
+      wholeNumber(1, 32),
+      4,
+    )
     .action(
       async (o: {
         sessions: number;
@@ -423,13 +429,14 @@ export function cliProgram(): Command {
         pages: number;
         site?: string;
         seed: number;
+        threads: number;
       }) => {
         if (o.events !== undefined) {
           const config = loadConfig();
           const { runDemoData } = await import('./demo-data.ts');
           await runDemoData(
             config,
-            { events: o.events, days: o.days, pages: o.pages, site: o.site, seed: o.seed },
+            { events: o.events, days: o.days, pages: o.pages, site: o.site, seed: o.seed, threads: o.threads },
             createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, { role: 'demo' }),
           );
           return;

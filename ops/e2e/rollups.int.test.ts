@@ -9,7 +9,7 @@ import { rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
-import { prng } from '../../ops/demo-data.ts';
+import { prng } from '../../ops/demo-generate.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
 import { pageActivity } from '../../api/routes/pages/page.queries.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';

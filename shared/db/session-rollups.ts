@@ -12,7 +12,6 @@ import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../domain/session-summary.ts';
  */
 export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): Promise<void> {
   const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
-  await sql`delete from explore_session_buckets r where ${site('r')}`.execute(db);
   await sql`delete from explore_session_state t where ${site('t')}`.execute(db);
   // NOTE: raw SQL: an INSERT ... SELECT over a grouped join, with the session's confusion read by one hash join on the
   // distinct (site, session) pairs of weighted signals (`signals` has no session index: a probe per session would scan).
@@ -29,6 +28,16 @@ export async function rebuildSessionRollups(db: Kysely<any>, siteId?: string): P
                where ${site('g')} and g.signal_type in (${sql.join(CONFUSING_SIGNALS)})) c
       on c.site_id = s.site_id and c.session_id = s.id
     where ${site('s')}`.execute(db);
+  await rebuildSessionBuckets(db, siteId);
+}
+
+/**
+ * Sums the Explorer's buckets (daily and hourly) from the session states: of one site, or of every site (the
+ * second half of the rebuild; `friction demo` writes the states itself and sums its buckets with this).
+ */
+export async function rebuildSessionBuckets(db: Kysely<any>, siteId?: string): Promise<void> {
+  const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
+  await sql`delete from explore_session_buckets r where ${site('r')}`.execute(db);
   for (const grain of ['day', 'hour'] as const) {
     await sql`
       insert into explore_session_buckets (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced,

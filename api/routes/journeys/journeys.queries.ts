@@ -27,33 +27,61 @@ export async function journeySessions(
   now: Date,
 ): Promise<{ id: string; events: PathEvent[] }[]> {
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
-  const sessions = await db
-    .selectFrom('sessions as s')
-    .select('s.id')
-    .where('s.site_id', '=', siteId)
-    .where('s.last_seen_at', '>=', since)
-    .where(environmentWhere(environment, 's.environment'))
-    // The session's signal events, found through events' (site, session, ts) index: `signals` has no session index,
-    // so probing it scanned the site's signals once per candidate session (3.6 s p95 at 100k events).
-    .where((eb) =>
-      eb.exists(
-        eb
+  // The most recently active sessions that stored a signal (`signal_count > 0`: necessary for a signal of `types`),
+  // newest first, a page at a time; each page's sessions with a signal of `types` in the window are found by one
+  // probe of events' (site, session, ts) index (`signals` has no session index). One EXISTS per session in a single
+  // statement planned as a semi-join over every session of the window (the planner cannot tell how many have such
+  // a signal): 4.5 s at 1M demo events for 102,793 probes, where the first 1,000 matches were among the newest.
+  const ids: string[] = [];
+  // Where the next page starts: the last session's activity in microseconds (exact, where a Date would round).
+  let after: { atMicros: string; id: string } | undefined;
+  for (let page = Math.max(limit, 100); ids.length < limit; page = Math.min(page * 2, 20_000)) {
+    const candidates = await db
+      .selectFrom('sessions as s')
+      .select(['s.id', sql<string>`(extract(epoch from s.last_seen_at) * 1000000)::bigint::text`.as('at_micros')])
+      .where('s.site_id', '=', siteId)
+      .where('s.last_seen_at', '>=', since)
+      .where('s.signal_count', '>', 0)
+      .where(environmentWhere(environment, 's.environment'))
+      .$if(after !== undefined, (qb) =>
+        qb.where((eb) => {
+          const at = sql<Date>`timestamptz 'epoch' + ${after!.atMicros}::bigint * interval '1 microsecond'`;
+          return eb.or([
+            eb('s.last_seen_at', '<', at),
+            eb.and([eb('s.last_seen_at', '=', at), eb('s.id', '>', after!.id)]),
+          ]);
+        }),
+      )
+      .orderBy('s.last_seen_at', 'desc')
+      .orderBy('s.id')
+      .limit(page)
+      .execute();
+    if (candidates.length === 0) break;
+    const matched = new Set(
+      (
+        await db
           .selectFrom('events as g')
-          .select(sql`1`.as('one'))
+          .select('g.session_id')
+          .distinct()
           .where('g.site_id', '=', siteId)
-          .whereRef('g.session_id', '=', 's.id')
+          .where(
+            'g.session_id',
+            'in',
+            candidates.map((c) => c.id),
+          )
           .where('g.ts', '>=', since)
           .where(environmentWhere(environment, 'g.environment'))
           .where('g.type', '=', 'signal')
-          .where('g.signal', 'in', [...types]),
-      ),
-    )
-    .orderBy('s.last_seen_at', 'desc')
-    .orderBy('s.id')
-    .limit(limit)
-    .execute();
-  if (sessions.length === 0) return [];
-  const ids = sessions.map((s) => s.id);
+          .where('g.signal', 'in', [...types])
+          .execute()
+      ).map((r) => r.session_id),
+    );
+    for (const c of candidates) if (matched.has(c.id) && ids.length < limit) ids.push(c.id);
+    if (candidates.length < page) break;
+    const last = candidates[candidates.length - 1];
+    after = { atMicros: last.at_micros, id: last.id };
+  }
+  if (ids.length === 0) return [];
   const rows = await db
     .selectFrom('events')
     .select([

@@ -26,6 +26,7 @@ import * as m0220 from './0220_explore_session_rollup.ts';
 import * as m0221 from './0221_score_history_site_days.ts';
 import * as m0222 from './0222_page_viewers.ts';
 import * as m0250 from './0250_partition_leases.ts';
+import * as m0260 from './0260_heatmap_indexes.ts';
 import * as m0270 from './0270_alert_page_rollups.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '0221_score_history_site_days': m0221,
   '0222_page_viewers': m0222,
   '0250_partition_leases': m0250,
+  '0260_heatmap_indexes': m0260,
   '0270_alert_page_rollups': m0270,
 };
