@@ -2,19 +2,19 @@ import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
 import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
-import { presentAlert } from './alerts.presenter.ts';
+import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
 import {
   AlertDetailQuerySchema,
   AlertListQuerySchema,
   AlertListResponseSchema,
-  AlertSchema,
   AlertPatchSchema,
 } from './alerts.schema.ts';
 import { announceOutboxRows, enqueueOutbox } from '../../../shared/notify/outbox.ts';
 import { alertNotification } from '../../../shared/notify/alert.ts';
 import { audit } from '../../http/audit.ts';
-import { alertTransition, type AlertStatus } from './alert-transitions.ts';
+import { alertTransition } from './alert-transitions.ts';
+import { AlertSchema, type AlertStatus } from '../../read-models/alerts.schema.ts';
 
 const NOT_FOUND = 'alert not found';
 const STAGING_HAS_NONE =

@@ -15,24 +15,16 @@ import { EDITOR_ROLES, MANAGE_SCOPES, type Principal } from '../../http/auth.ts'
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
-import { listCurrentPageScores } from '../scores/scores.queries.ts';
-import {
-  enqueueDeployRecorded,
-  findByIdempotencyKey,
-  findDeploy,
-  findSameVersion,
-  insertDeploy,
-  listDeploys,
-  lockSiteDeploys,
-  type DeployRow,
-} from './deploys.queries.ts';
-import { presentDeploy } from './deploys.presenter.ts';
+import { listCurrentPageScores } from '../../read-models/scores.queries.ts';
+import { enqueueDeployRecorded, findPriorDeploy, insertDeploy, lockSiteDeploys } from './deploys.queries.ts';
+import { findDeploy, listDeploys, type DeployRow } from '../../read-models/deploys.queries.ts';
+import { presentDeploy } from '../../read-models/deploys.presenter.ts';
+import { DeploySchema } from '../../read-models/deploys.schema.ts';
 import {
   DeployCreateSchema,
   DeployDetailQuerySchema,
   DeployListSchema,
   DeployListQuerySchema,
-  DeploySchema,
   IdempotencyKeySchema,
   type DeployCreate,
 } from './deploys.schema.ts';
@@ -98,7 +90,8 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         const { deploy, replayed } = await deps.db.transaction().execute(async (trx) => {
           await lockSiteDeploys(trx, siteId);
           if (key !== null) {
-            const prior = await findByIdempotencyKey(trx, siteId, key, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
+            const since = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+            const prior = await findPriorDeploy(trx, siteId, since, { idempotencyKey: key });
             if (prior) {
               if (prior.version !== body.version || prior.environment !== body.environment) {
                 throw new ConflictError(
@@ -108,13 +101,10 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
               return { deploy: prior, replayed: true };
             }
           }
-          const same = await findSameVersion(
-            trx,
-            siteId,
-            body.environment,
-            body.version,
-            new Date(now.getTime() - SAME_VERSION_WINDOW_MS),
-          );
+          const same = await findPriorDeploy(trx, siteId, new Date(now.getTime() - SAME_VERSION_WINDOW_MS), {
+            environment: body.environment,
+            version: body.version,
+          });
           if (same) return { deploy: same, replayed: true };
           const d: DeployRow = await insertDeploy(trx, {
             id: newId(),

@@ -11,21 +11,15 @@ import {
   IssueListQuerySchema,
   IssueListResponseSchema,
   IssuePatchSchema,
-  IssueSchema,
 } from './issues.schema.ts';
-import {
-  findIssue,
-  listIssues,
-  findIssueForUpdate,
-  insertApiIssueUpdate,
-  updateIssueFields,
-  type IssueRecord,
-} from './issues.queries.ts';
-import { presentIssue } from './issues.presenter.ts';
+import { IssueSchema } from '../../read-models/issues.schema.ts';
+import { findIssueForUpdate, insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
+import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { isoOrNull, presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
-import { issueVerifications } from '../deploys/deploys.queries.ts';
-import { presentVerification } from '../deploys/deploys.presenter.ts';
+import { issueVerifications } from '../../read-models/deploys.queries.ts';
+import { presentVerification } from '../../read-models/deploys.presenter.ts';
 import { announceOutboxRows, enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
 import { newId } from '../../../shared/ids.ts';
 import { audit, diff } from '../../http/audit.ts';

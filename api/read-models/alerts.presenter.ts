@@ -1,8 +1,10 @@
-import { isoOrNull } from '../../http/present.ts';
+import type { Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { AlertSchema } from './alerts.schema.ts';
-import type { AlertRow } from './alerts.queries.ts';
-import type { AlertStatus } from './alert-transitions.ts';
+import type { AlertTable } from '../../shared/db/tables/alerts.table.ts';
+import { isoOrNull } from '../http/present.ts';
+import type { AlertSchema, AlertStatus } from './alerts.schema.ts';
+
+export type AlertRow = Selectable<AlertTable>;
 
 /** An alert as every route answers it (read list and detail, status changes). */
 export function presentAlert(a: AlertRow): z.output<typeof AlertSchema> {
