@@ -6,6 +6,7 @@ import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import {
+  MANAGE_WRITE_ACCESS,
   READ_ACCESS,
   requireOrg,
   requireRole,
@@ -99,11 +100,14 @@ export class RouteTable {
     );
   }
 
-  /** A read route: GET, any role or a key that may read, the query's `site_id` as its tenancy. */
+  /**
+   * A read route: GET, the query's `site_id` as its tenancy; any role or a key that may read (READ_ACCESS) unless
+   * `access` names another rule (a management read, the guide surface).
+   */
   read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
-    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'>,
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'> & { access?: AccessRule },
   ): this {
-    return this.add({ ...spec, method: 'get', access: READ_ACCESS, siteQuery: true });
+    return this.add({ ...spec, method: 'get', access: spec.access ?? READ_ACCESS, siteQuery: true });
   }
 
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */
@@ -199,3 +203,29 @@ export class RouteTable {
 /** Path parameter schemas: a uuid, or the route's 404. */
 export const idParam = <K extends string>(name: K) =>
   z.object({ [name]: Uuid() } as Record<K, ReturnType<typeof Uuid>>);
+
+/**
+ * The declaration of a person's change to one object: PATCH `/v1/manage/<plural>/:<id>` and the spec's short form
+ * POST `/v1/<plural>/:<id>` (one description for both), an editor's write, a malformed id answered as `notFound`.
+ */
+export function objectChange<K extends string>(
+  plural: string,
+  id: K,
+  text: { summary: string; description: string; notFound: string },
+) {
+  return {
+    method: 'patch' as const,
+    path: `/v1/manage/${plural}/:${id}`,
+    summary: text.summary,
+    description: text.description,
+    shortForm: {
+      method: 'post' as const,
+      path: `/v1/${plural}/:${id}`,
+      summary: `${text.summary} (short form)`,
+      description: text.description,
+    },
+    access: MANAGE_WRITE_ACCESS,
+    params: idParam(id),
+    notFound: text.notFound,
+  };
+}

@@ -1,7 +1,6 @@
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
-import { idParam, type RouteTable } from '../../http/routes.ts';
+import { idParam, objectChange, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
 import {
@@ -10,7 +9,8 @@ import {
   AlertListResponseSchema,
   AlertPatchSchema,
 } from './alerts.schema.ts';
-import { announceOutboxRows, enqueueOutbox } from '../../../shared/notify/outbox.ts';
+import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
+import { writeWithOutbox } from '../../http/outbox.ts';
 import { alertNotification } from '../../../shared/notify/alert.ts';
 import { audit } from '../../http/audit.ts';
 import { alertTransition } from './alert-transitions.ts';
@@ -58,31 +58,23 @@ const ALERT_PATCH =
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   return table.add({
-    method: 'patch',
-    path: '/v1/manage/alerts/:alert_id',
-    tag: 'alerts',
-    summary: 'Acknowledge, investigate or resolve an alert',
-    shortForm: {
-      method: 'post',
-      path: '/v1/alerts/:alert_id',
-      summary: 'Acknowledge, investigate or resolve an alert (short form)',
+    ...objectChange('alerts', 'alert_id', {
+      summary: 'Acknowledge, investigate or resolve an alert',
       description: ALERT_PATCH,
-    },
-    description: ALERT_PATCH,
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-    params: idParam('alert_id'),
-    notFound: NOT_FOUND,
+      notFound: NOT_FOUND,
+    }),
+    tag: 'alerts',
     body: AlertPatchSchema,
     response: AlertSchema,
     async handler(_ctx, { params, body, principal, guard }) {
       const id = params.alert_id;
-      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+      return writeWithOutbox(deps, async (trx) => {
         const before = await findAlertForUpdate(trx, id);
         guard.site(before?.site_id, NOT_FOUND);
         const from = before!.status as AlertStatus;
         const t = alertTransition(from, body.status);
         if (t.kind === 'refused') throw new ConflictError(t.reason);
-        if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
+        if (t.kind === 'unchanged') return { answer: presentAlert(before!), queued: false };
         const now = deps.now();
         const after = await setAlertStatus(trx, id, {
           status: body.status,
@@ -106,12 +98,10 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         // transaction: published after the commit (never for a change that rolled back), in order per alert.
         if (body.status === 'acknowledged' || body.status === 'resolved') {
           await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
-          return { presented: presentAlert(after), queued: true };
+          return { answer: presentAlert(after), queued: true };
         }
-        return { presented: presentAlert(after), queued: false };
+        return { answer: presentAlert(after), queued: false };
       });
-      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-      return presented;
     },
   });
 }

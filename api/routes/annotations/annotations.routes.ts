@@ -1,7 +1,7 @@
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -28,7 +28,7 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
       tag: 'annotations',
       status: 201,
       summary: path === '/v1/annotations' ? 'Add an annotation (short form)' : 'Add an annotation',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      access: MANAGE_WRITE_ACCESS,
       body: AnnotationCreateSchema,
       response: AnnotationSchema,
       async handler(ctx, { body, principal, guard }) {
@@ -69,16 +69,14 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
     });
   }
 
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/manage/annotations',
     tag: 'annotations',
     summary: 'Annotations of a site, newest first',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: AnnotationListQuerySchema,
     response: AnnotationListSchema,
-    async handler(_ctx, { query, guard }) {
-      guard.site(query.site_id, 'site not found');
+    async handler(_ctx, { query }) {
       return {
         site_id: query.site_id,
         annotations: (await listAnnotations(deps.db, query.site_id, query.limit)).map(present),

@@ -75,24 +75,21 @@ const DESCRIPTION =
 
 /** `GET /v1/query/mcp/context` and its short form `GET /v1/mcp/context`. */
 export function contextRoutes(table: RouteTable, deps: ManageDeps, recommend: Recommend): RouteTable {
-  for (const path of ['/v1/query/mcp/context', '/v1/mcp/context']) {
-    table.add({
-      method: 'get',
-      path,
-      tag: 'mcp',
-      summary:
-        path === '/v1/mcp/context'
-          ? 'Site context for AI assistants (short form; the same shape)'
-          : 'Site context for AI assistants in one call',
+  return table.read({
+    path: '/v1/query/mcp/context',
+    shortForm: {
+      path: '/v1/mcp/context',
+      summary: 'Site context for AI assistants (short form; the same shape)',
       description: DESCRIPTION,
-      access: { surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES },
-      query: ContextQuerySchema,
-      response: SiteContextSchema,
-      async handler(_ctx, { query, guard }) {
-        guard.site(query.site_id, 'site not found');
-        return loadSiteContext(deps.db, query.site_id, query.environment, deps.now(), recommend);
-      },
-    });
-  }
-  return table;
+    },
+    tag: 'mcp',
+    summary: 'Site context for AI assistants in one call',
+    description: DESCRIPTION,
+    access: { surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES },
+    query: ContextQuerySchema,
+    response: SiteContextSchema,
+    async handler(_ctx, { query }) {
+      return loadSiteContext(deps.db, query.site_id, query.environment, deps.now(), recommend);
+    },
+  });
 }

@@ -11,7 +11,7 @@ import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import type Koa from 'koa';
-import { EDITOR_ROLES, MANAGE_SCOPES, type Principal } from '../../http/auth.ts';
+import { type Principal, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
@@ -72,7 +72,7 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       summary: path === '/v1/deploys' ? 'Record a deploy (short form, for CI)' : 'Record a deploy',
       description:
         'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      access: MANAGE_WRITE_ACCESS,
       body: DeployCreateSchema,
       response: DeploySchema,
       async handler(ctx, { body, principal, guard }) {

@@ -1,9 +1,8 @@
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
-import { idParam, type RouteTable } from '../../http/routes.ts';
+import { idParam, objectChange, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
 import {
   IssueDetailQuerySchema,
@@ -20,7 +19,8 @@ import { isoOrNull, presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
 import { issueVerifications } from '../../read-models/deploys.queries.ts';
 import { presentVerification } from '../../read-models/deploys.presenter.ts';
-import { announceOutboxRows, enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
+import { enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
+import { writeWithOutbox } from '../../http/outbox.ts';
 import { newId } from '../../../shared/ids.ts';
 import { audit, diff } from '../../http/audit.ts';
 
@@ -136,31 +136,23 @@ const ISSUE_PATCH =
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   return table.add({
-    method: 'patch',
-    path: '/v1/manage/issues/:issue_id',
-    tag: 'issues',
-    summary: "Set an issue's status, note, assignee, frozen flag or severity",
-    shortForm: {
-      method: 'post',
-      path: '/v1/issues/:issue_id',
-      summary: "Set an issue's status, note, assignee, frozen flag or severity (short form)",
+    ...objectChange('issues', 'issue_id', {
+      summary: "Set an issue's status, note, assignee, frozen flag or severity",
       description: ISSUE_PATCH,
-    },
-    description: ISSUE_PATCH,
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-    params: idParam('issue_id'),
-    notFound: NOT_FOUND,
+      notFound: NOT_FOUND,
+    }),
+    tag: 'issues',
     body: IssuePatchSchema,
     response: IssueSchema,
     async handler(_ctx, { params, body, principal, guard }) {
       const id = params.issue_id;
-      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
+      return writeWithOutbox(deps, async (trx) => {
         const before = await findIssueForUpdate(trx, id);
         guard.site(before?.site_id, NOT_FOUND);
         if (before!.merged_into)
           throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
         const changes = diff(before!, body);
-        if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
+        if (Object.keys(changes).length === 0) return { answer: presentIssue(before!), queued: false };
         const now = deps.now();
         const after = await updateIssueFields(trx, id, body, now);
         await insertApiIssueUpdate(trx, id, changes, principal.label);
@@ -173,10 +165,8 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           summary: { changes },
         });
         await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
-        return { presented: presentIssue(after), queued: true };
+        return { answer: presentIssue(after), queued: true };
       });
-      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-      return presented;
     },
   });
 }
