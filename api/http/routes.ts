@@ -6,7 +6,6 @@ import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import {
-  MANAGE_WRITE_ACCESS,
   READ_ACCESS,
   requireOrg,
   requireRole,
@@ -203,29 +202,3 @@ export class RouteTable {
 /** Path parameter schemas: a uuid, or the route's 404. */
 export const idParam = <K extends string>(name: K) =>
   z.object({ [name]: Uuid() } as Record<K, ReturnType<typeof Uuid>>);
-
-/**
- * The declaration of a person's change to one object: PATCH `/v1/manage/<plural>/:<id>` and the spec's short form
- * POST `/v1/<plural>/:<id>` (one description for both), an editor's write, a malformed id answered as `notFound`.
- */
-export function objectChange<K extends string>(
-  plural: string,
-  id: K,
-  text: { summary: string; description: string; notFound: string },
-) {
-  return {
-    method: 'patch' as const,
-    path: `/v1/manage/${plural}/:${id}`,
-    summary: text.summary,
-    description: text.description,
-    shortForm: {
-      method: 'post' as const,
-      path: `/v1/${plural}/:${id}`,
-      summary: `${text.summary} (short form)`,
-      description: text.description,
-    },
-    access: MANAGE_WRITE_ACCESS,
-    params: idParam(id),
-    notFound: text.notFound,
-  };
-}

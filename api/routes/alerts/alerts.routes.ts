@@ -1,6 +1,6 @@
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
-import { idParam, objectChange, type RouteTable } from '../../http/routes.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
 import {
@@ -10,9 +10,8 @@ import {
   AlertPatchSchema,
 } from './alerts.schema.ts';
 import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
-import { writeWithOutbox } from '../../http/outbox.ts';
+import { addObjectChange } from '../../http/object-change.ts';
 import { alertNotification } from '../../../shared/notify/alert.ts';
-import { audit } from '../../http/audit.ts';
 import { alertTransition } from './alert-transitions.ts';
 import { AlertSchema, type AlertStatus } from '../../read-models/alerts.schema.ts';
 
@@ -57,51 +56,39 @@ const ALERT_PATCH =
 
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  return table.add({
-    ...objectChange('alerts', 'alert_id', {
-      summary: 'Acknowledge, investigate or resolve an alert',
-      description: ALERT_PATCH,
-      notFound: NOT_FOUND,
-    }),
+  return addObjectChange(table, deps, {
+    plural: 'alerts',
+    id: 'alert_id',
+    target: 'alert',
     tag: 'alerts',
+    summary: 'Acknowledge, investigate or resolve an alert',
+    description: ALERT_PATCH,
+    notFound: NOT_FOUND,
     body: AlertPatchSchema,
     response: AlertSchema,
-    async handler(_ctx, { params, body, principal, guard }) {
-      const id = params.alert_id;
-      return writeWithOutbox(deps, async (trx) => {
-        const before = await findAlertForUpdate(trx, id);
-        guard.site(before?.site_id, NOT_FOUND);
-        const from = before!.status as AlertStatus;
-        const t = alertTransition(from, body.status);
-        if (t.kind === 'refused') throw new ConflictError(t.reason);
-        if (t.kind === 'unchanged') return { answer: presentAlert(before!), queued: false };
-        const now = deps.now();
-        const after = await setAlertStatus(trx, id, {
-          status: body.status,
-          resolvedReason: body.resolved_reason ?? null,
-          now,
-        });
-        await audit(trx, principal, {
-          orgId: before!.org_id,
-          siteId: after.site_id,
-          action: 'alert.update',
-          targetType: 'alert',
-          targetId: id,
-          summary: {
-            changes: {
-              status: { from, to: body.status },
-              ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
-            },
-          },
-        });
-        // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
-        // transaction: published after the commit (never for a change that rolled back), in order per alert.
-        if (body.status === 'acknowledged' || body.status === 'resolved') {
-          await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
-          return { answer: presentAlert(after), queued: true };
-        }
-        return { answer: presentAlert(after), queued: false };
+    lock: findAlertForUpdate,
+    async apply(trx, before, { id, body }) {
+      const from = before.status as AlertStatus;
+      const t = alertTransition(from, body.status);
+      if (t.kind === 'refused') throw new ConflictError(t.reason);
+      if (t.kind === 'unchanged') return { answer: presentAlert(before) };
+      const now = deps.now();
+      const after = await setAlertStatus(trx, id, {
+        status: body.status,
+        resolvedReason: body.resolved_reason ?? null,
+        now,
       });
+      const changes = {
+        status: { from, to: body.status },
+        ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
+      };
+      // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
+      // transaction: published after the commit (never for a change that rolled back), in order per alert.
+      if (body.status === 'acknowledged' || body.status === 'resolved') {
+        await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
+        return { answer: presentAlert(after), changes, queued: true };
+      }
+      return { answer: presentAlert(after), changes };
     },
   });
 }

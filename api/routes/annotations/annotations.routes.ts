@@ -1,5 +1,4 @@
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { ValidationError } from '../../../shared/errors.ts';
+import { targetSite } from '../../http/target-site.ts';
 import { newId } from '../../../shared/ids.ts';
 import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
@@ -34,17 +33,7 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
       async handler(ctx, { body, principal, guard }) {
         // The short form's body is only `message`: the site may also come from the query, the key, or the org's
         // only site.
-        const fromQuery = Uuid().safeParse(ctx.query.site_id);
-        const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
-        const siteId =
-          body.site_id ??
-          (fromQuery.success ? fromQuery.data : null) ??
-          (principal.kind === 'key' ? principal.siteId : onlySite);
-        if (!siteId) {
-          throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
-            { path: 'site_id', message: 'is required when the organization has several sites' },
-          ]);
-        }
+        const siteId = targetSite(ctx, body, principal);
         guard.site(siteId, 'site not found');
         return deps.db.transaction().execute(async (trx) => {
           const a = await insertAnnotation(trx, {

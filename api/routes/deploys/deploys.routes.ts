@@ -1,5 +1,5 @@
+import { targetSite } from '../../http/target-site.ts';
 import type { Kysely } from 'kysely';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import {
   DEFAULT_SPIKE_THRESHOLD,
@@ -10,8 +10,7 @@ import {
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import type Koa from 'koa';
-import { type Principal, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
+import { MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
@@ -26,26 +25,10 @@ import {
   DeployListSchema,
   DeployListQuerySchema,
   IdempotencyKeySchema,
-  type DeployCreate,
 } from './deploys.schema.ts';
 
 const DEPLOY_NOT_FOUND = 'deploy not found';
 const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
-
-/** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
-function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {
-  const fromQuery = Uuid().safeParse(ctx.query.site_id);
-  const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
-  const siteId =
-    body.site_id ??
-    (fromQuery.success ? fromQuery.data : null) ??
-    (principal.kind === 'key' ? principal.siteId : onlySite);
-  if (!siteId)
-    throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
-      { path: 'site_id', message: 'is required when the organization has several sites' },
-    ]);
-  return siteId;
-}
 
 /** The site's current overall score in an environment, from that environment's page scores (as /query/scores). */
 async function currentScore(

@@ -2,7 +2,7 @@ import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
-import { idParam, objectChange, type RouteTable } from '../../http/routes.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
 import {
   IssueDetailQuerySchema,
@@ -20,9 +20,9 @@ import { type Environment } from '../../../shared/domain/deploy-verification.ts'
 import { issueVerifications } from '../../read-models/deploys.queries.ts';
 import { presentVerification } from '../../read-models/deploys.presenter.ts';
 import { enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
-import { writeWithOutbox } from '../../http/outbox.ts';
+import { addObjectChange } from '../../http/object-change.ts';
 import { newId } from '../../../shared/ids.ts';
-import { audit, diff } from '../../http/audit.ts';
+import { diff } from '../../http/audit.ts';
 
 const NOT_FOUND = 'issue not found';
 
@@ -135,38 +135,27 @@ const ISSUE_PATCH =
 
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  return table.add({
-    ...objectChange('issues', 'issue_id', {
-      summary: "Set an issue's status, note, assignee, frozen flag or severity",
-      description: ISSUE_PATCH,
-      notFound: NOT_FOUND,
-    }),
+  return addObjectChange(table, deps, {
+    plural: 'issues',
+    id: 'issue_id',
+    target: 'issue',
     tag: 'issues',
+    summary: "Set an issue's status, note, assignee, frozen flag or severity",
+    description: ISSUE_PATCH,
+    notFound: NOT_FOUND,
     body: IssuePatchSchema,
     response: IssueSchema,
-    async handler(_ctx, { params, body, principal, guard }) {
-      const id = params.issue_id;
-      return writeWithOutbox(deps, async (trx) => {
-        const before = await findIssueForUpdate(trx, id);
-        guard.site(before?.site_id, NOT_FOUND);
-        if (before!.merged_into)
-          throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
-        const changes = diff(before!, body);
-        if (Object.keys(changes).length === 0) return { answer: presentIssue(before!), queued: false };
-        const now = deps.now();
-        const after = await updateIssueFields(trx, id, body, now);
-        await insertApiIssueUpdate(trx, id, changes, principal.label);
-        await audit(trx, principal, {
-          orgId: before!.org_id,
-          siteId: after.site_id,
-          action: 'issue.update',
-          targetType: 'issue',
-          targetId: id,
-          summary: { changes },
-        });
-        await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
-        return { answer: presentIssue(after), queued: true };
-      });
+    lock: findIssueForUpdate,
+    async apply(trx, before, { id, body, principal }) {
+      if (before.merged_into)
+        throw new ConflictError(`this issue was merged into ${before.merged_into}; change that issue instead`);
+      const changes = diff(before, body);
+      if (Object.keys(changes).length === 0) return { answer: presentIssue(before) };
+      const now = deps.now();
+      const after = await updateIssueFields(trx, id, body, now);
+      await insertApiIssueUpdate(trx, id, changes, principal.label);
+      await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
+      return { answer: presentIssue(after), changes, queued: true };
     },
   });
 }
