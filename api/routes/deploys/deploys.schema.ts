@@ -22,7 +22,6 @@ export const DeployCreateSchema = z.strictObject({
   url: HttpUrlSchema.optional(),
   description: z.string().trim().max(1000).regex(NO_NUL, 'must not contain NUL characters').optional(),
 });
-export type DeployCreate = z.infer<typeof DeployCreateSchema>;
 
 /** `Idempotency-Key` header: printable ASCII, 1-255 characters (what CI systems generate: uuids, run ids). */
 export const IdempotencyKeySchema = z
