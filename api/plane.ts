@@ -13,6 +13,7 @@ import { mcpRouteDocs } from './mcp/mcp.docs.ts';
 import { platformDocs } from './openapi/platform.docs.ts';
 import { auditRoutes } from './routes/audit/audit.routes.ts';
 import { contextRoutes } from './routes/context/context.routes.ts';
+import { siteRecommendations } from './routes/revenue/recommendations.ts';
 import { privacyRoutes } from './routes/privacy/privacy.routes.ts';
 import { deployRoutes } from './routes/deploys/deploys.routes.ts';
 import { authRoutes } from './routes/auth/auth.routes.ts';
@@ -133,9 +134,9 @@ export function managementPlane(infra: Infra, opts: { now?: () => Date } = {}): 
     annotationRoutes,
     usageRoutes,
     deployRoutes,
-    contextRoutes,
   ])
     add(table, deps);
+  contextRoutes(table, deps, siteRecommendations);
   auditRoutes(table, deps);
   privacyRoutes(table, deps);
   deliveryRoutes(table, deps);

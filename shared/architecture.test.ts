@@ -81,25 +81,12 @@ test('the architecture check itself catches a cross-role import', (t) => {
 });
 
 /**
- * The layering of `api/` (beside the role boundaries of architecture.test.ts): one folder per resource under
- * api/routes, route plumbing in api/http. A route folder is a leaf: it never imports another folder's routes, and
- * it reads another resource only where its answer embeds that resource (a page shows its issues), through that
- * resource's schema, queries or presenter. Those composing edges are listed here, so a new one is a decision
- * made in review rather than a neighbour copied; the folder graph has no cycle; api/http imports no route.
+ * The layering of `api/` (beside the role boundaries above): one folder per resource under api/routes, each a leaf
+ * that imports no other route folder. What several resources' answers embed (an issue, a deploy with its related
+ * issues and verdict, an alert, an element, a score) is read and shaped once in api/read-models, which any route
+ * folder may import; api/read-models and api/http (route plumbing) import no route folder.
  */
 const routesDir = join(root, 'api/routes');
-
-/** Folder → the resources its answers embed. */
-const COMPOSES: Record<string, readonly string[]> = {
-  // /query/page: the page's open issues, elements, recent deploys, active alerts, and its score.
-  pages: ['alerts', 'deploys', 'elements', 'issues', 'scores'],
-  // /query/mcp/context: scores, deploys and recommendations in one answer.
-  context: ['deploys', 'revenue', 'scores'],
-  // An issue's detail lists its verification records, which deploys write.
-  issues: ['deploys'],
-  // A recorded deploy keeps the site's score at that moment (confusion_before).
-  deploys: ['scores'],
-};
 
 function relativeImports(file: string): string[] {
   return imports(file)
@@ -113,95 +100,33 @@ function folderOf(path: string): string | null {
   return rel.startsWith('..') || !rel.includes('/') ? null : rel.split('/')[0];
 }
 
-interface Edge {
-  from: string;
-  to: string;
-  file: string;
-  target: string;
+/** Whether `file` importing `target` reaches into a route folder other than its own. */
+function crosses(file: string, target: string): boolean {
+  const to = folderOf(target);
+  return to !== null && to !== folderOf(file);
 }
 
-/** What breaks the layering among `edges`: a route module imported across folders, an edge not in `composes`. */
-function violations(edges: readonly Edge[], composes: Record<string, readonly string[]>): string[] {
-  const out: string[] = [];
-  for (const e of edges) {
-    if (e.target.endsWith('.routes.ts')) out.push(`${e.file} imports another folder's routes: ${e.target}`);
-    else if (!composes[e.from]?.includes(e.to)) out.push(`${e.file} imports ${e.target} (${e.from} → ${e.to})`);
-  }
-  return out;
-}
-
-/** A cycle among the folders of `edges`, as a path, or null. */
-function cycle(edges: readonly Edge[]): string[] | null {
-  const next = new Map<string, Set<string>>();
-  for (const e of edges) next.set(e.from, (next.get(e.from) ?? new Set()).add(e.to));
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (n: string): string[] | null => {
-    if (state.get(n) === 'open') return [...path.slice(path.indexOf(n)), n];
-    if (state.get(n) === 'done') return null;
-    state.set(n, 'open');
-    path.push(n);
-    for (const m of next.get(n) ?? []) {
-      const found = visit(m);
-      if (found) return found;
-    }
-    path.pop();
-    state.set(n, 'done');
-    return null;
-  };
-  for (const n of next.keys()) {
-    const found = visit(n);
-    if (found) return found;
-  }
-  return null;
-}
-
-function crossFolderEdges(): Edge[] {
-  const edges: Edge[] = [];
-  for (const file of tsFiles(routesDir)) {
-    const from = folderOf(file);
-    for (const target of relativeImports(file)) {
-      const to = folderOf(target);
-      if (from && to && from !== to)
-        edges.push({ from, to, file: relative(root, file), target: relative(root, target) });
-    }
-  }
-  return edges;
-}
-
-test('route folders import each other only where an answer embeds another resource, never its routes', (t) => {
-  t.deepEqual(violations(crossFolderEdges(), COMPOSES), []);
-});
-
-test('the folders under api/routes import each other without a cycle', (t) => {
-  t.is(cycle(crossFolderEdges()), null);
-});
-
-test('api/http (route plumbing) imports no route folder', (t) => {
-  const bad = tsFiles(join(root, 'api/http')).flatMap((file) =>
+function crossings(files: readonly string[]): string[] {
+  return files.flatMap((file) =>
     relativeImports(file)
-      .filter((target) => folderOf(target) !== null)
+      .filter((target) => crosses(file, target))
       .map((target) => `${relative(root, file)} imports ${relative(root, target)}`),
   );
-  t.deepEqual(bad, []);
+}
+
+test('no route folder imports another route folder', (t) => {
+  t.deepEqual(crossings(tsFiles(routesDir).filter((f) => folderOf(f) !== null)), []);
 });
 
-test('every folder named in COMPOSES exists, so a rename cannot leave a stale permission behind', (t) => {
-  const folders = new Set(readdirSync(routesDir).filter((n) => statSync(join(routesDir, n)).isDirectory()));
-  for (const [from, tos] of Object.entries(COMPOSES)) for (const f of [from, ...tos]) t.true(folders.has(f), f);
+test('api/read-models and api/http import no route folder', (t) => {
+  t.deepEqual(crossings([...tsFiles(join(root, 'api/read-models')), ...tsFiles(join(root, 'api/http'))]), []);
 });
 
-test('the checks catch a cross-folder import, an import of routes, and a cycle', (t) => {
-  const e = (from: string, to: string, target = `api/routes/${to}/${to}.queries.ts`): Edge => ({
-    from,
-    to,
-    file: `api/routes/${from}/${from}.routes.ts`,
-    target,
-  });
-  t.is(violations([e('alerts', 'issues')], COMPOSES).length, 1);
-  t.is(violations([e('pages', 'issues', 'api/routes/issues/issues.routes.ts')], COMPOSES).length, 1);
-  t.deepEqual(violations([e('pages', 'issues')], COMPOSES), []);
-  t.deepEqual(cycle([e('a', 'b'), e('b', 'c'), e('c', 'a')]), ['a', 'b', 'c', 'a']);
-  t.is(cycle([e('a', 'b'), e('b', 'c')]), null);
-  t.is(folderOf(join(routesDir, 'issues/issues.queries.ts')), 'issues');
+test('the layering check catches an import across route folders and allows one within a folder or into a layer', (t) => {
+  const r = (p: string) => join(routesDir, p);
+  t.true(crosses(r('pages/page.queries.ts'), r('issues/issues.queries.ts')));
+  t.true(crosses(join(root, 'api/read-models/issues.queries.ts'), r('issues/issues.schema.ts')));
+  t.false(crosses(r('pages/page.queries.ts'), r('pages/budget.ts')));
+  t.false(crosses(r('pages/page.queries.ts'), join(root, 'api/read-models/issues.queries.ts')));
+  t.is(folderOf(r('issues/issues.queries.ts')), 'issues');
 });

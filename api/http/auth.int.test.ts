@@ -12,6 +12,7 @@ import {
   UNAUTHENTICATED,
   servedRoutes,
   tenantFixtures,
+  tenantPrincipals,
   type Fixtures,
 } from '../../ops/testing/manage-fixtures.ts';
 import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
@@ -27,20 +28,14 @@ test.before(async () => {
   api = apiClient(stack.baseUrl);
   const { tenant } = stack;
   const db = stack.infra.database.db;
-  // Enterprise: no site limit in the way of the site routes' successes.
-  await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', tenant.orgId).execute();
+  // Enterprise (tenantPrincipals): no site limit in the way of the site routes' successes.
+  Object.assign(credentials, await tenantPrincipals(stack, tenant));
   fx = tenantFixtures(stack, tenant);
-  const key = async (type: 'secret' | 'mcp', scopes: string[]) =>
-    (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type, scopes })).key;
+  const key = async (scopes: string[]) =>
+    (await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes })).key;
   Object.assign(credentials, {
-    O: tenant.owner.token,
-    A: (await stack.newUser(tenant, 'admin')).token,
-    M: (await stack.newUser(tenant, 'member')).token,
-    V: (await stack.newUser(tenant, 'viewer')).token,
-    S: tenant.secretKey,
-    R: await key('secret', ['query:read']),
-    W: await key('secret', ['webhook:write']),
-    C: await key('mcp', ['mcp:read']),
+    R: await key(['query:read']),
+    W: await key(['webhook:write']),
     P: tenant.publishableKey,
   });
 });

@@ -77,6 +77,12 @@ export const MANAGE_SCOPES = ['manage:write'] as const;
 
 /** Every read route: any role, or a key that may read. */
 export const READ_ACCESS: AccessRule = { surface: 'read', scopes: READ_SCOPES, roles: ALL_ROLES };
+/** A management read: any role, or a key that may manage. */
+export const MANAGE_READ_ACCESS: AccessRule = { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES };
+/** An administrator's management write (owner, admin), or a key that may manage. */
+export const MANAGE_ADMIN_ACCESS: AccessRule = { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES };
+/** A management write: an editor (owner, admin, member), or a key that may manage. */
+export const MANAGE_WRITE_ACCESS: AccessRule = { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES };
 
 export interface AuthDeps {
   db: Kysely<Database>;

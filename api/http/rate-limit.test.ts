@@ -20,15 +20,19 @@ const key = (siteId: string): Principal => ({
   label: 'svc_sec_…',
 });
 
-test('guide surface: 200 requests per minute per site, counted apart for each site and apart from reads', async (t) => {
-  const limits = new SurfaceLimits(new MemoryRateLimiter(), {
+/** The surface limits with a memory limiter, the guide surface's budget `guidePerMin` and the others' defaults. */
+const surfaceLimits = (guidePerMin: number) =>
+  new SurfaceLimits(new MemoryRateLimiter(), {
     readPerMin: 100,
     managePerMin: 30,
-    guidePerMin: 200,
+    guidePerMin,
     authPerMin: 20,
     loginPerAccount: 10,
     unauthPerMin: 60,
   });
+
+test('guide surface: 200 requests per minute per site, counted apart for each site and apart from reads', async (t) => {
+  const limits = surfaceLimits(200);
   for (let i = 0; i < 200; i++) await limits.enforce(fakeCtx().ctx, 'guide', key('site-a'));
   const over = fakeCtx();
   const err = await t.throwsAsync(limits.enforce(over.ctx, 'guide', key('site-a')), { instanceOf: RateLimitedError });
@@ -41,14 +45,7 @@ test('guide surface: 200 requests per minute per site, counted apart for each si
 });
 
 test("a user's guide requests count against the site named in the query, when it is theirs", async (t) => {
-  const limits = new SurfaceLimits(new MemoryRateLimiter(), {
-    readPerMin: 100,
-    managePerMin: 30,
-    guidePerMin: 1,
-    authPerMin: 20,
-    loginPerAccount: 10,
-    unauthPerMin: 60,
-  });
+  const limits = surfaceLimits(1);
   const user: Principal = {
     kind: 'user',
     userId: 'u',

@@ -99,11 +99,14 @@ export class RouteTable {
     );
   }
 
-  /** A read route: GET, any role or a key that may read, the query's `site_id` as its tenancy. */
+  /**
+   * A read route: GET, the query's `site_id` as its tenancy; any role or a key that may read (READ_ACCESS) unless
+   * `access` names another rule (a management read, the guide surface).
+   */
   read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
-    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'>,
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'> & { access?: AccessRule },
   ): this {
-    return this.add({ ...spec, method: 'get', access: READ_ACCESS, siteQuery: true });
+    return this.add({ ...spec, method: 'get', access: spec.access ?? READ_ACCESS, siteQuery: true });
   }
 
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */

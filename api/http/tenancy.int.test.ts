@@ -1,7 +1,12 @@
 import test from 'ava';
-import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
-import { EXPECTED_ACCESS, REQUESTS, randomFixtures, tenantFixtures } from '../../ops/testing/manage-fixtures.ts';
+import {
+  EXPECTED_ACCESS,
+  REQUESTS,
+  randomFixtures,
+  tenantFixtures,
+  tenantPrincipals,
+} from '../../ops/testing/manage-fixtures.ts';
 import { startTestStack, type TestStack, type TestTenant } from '../../ops/testing/stack.ts';
 
 /**
@@ -19,16 +24,8 @@ test.before(async () => {
   api = apiClient(stack.baseUrl);
   a = stack.tenant;
   b = await stack.newTenant();
-  const db = stack.infra.database.db;
-  for (const t of [a, b]) await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', t.orgId).execute();
-  Object.assign(bCredentials, {
-    O: b.owner.token,
-    A: (await stack.newUser(b, 'admin')).token,
-    M: (await stack.newUser(b, 'member')).token,
-    V: (await stack.newUser(b, 'viewer')).token,
-    S: b.secretKey,
-    C: (await issueApiKey(db, { orgId: b.orgId, siteId: b.siteId, type: 'mcp', scopes: ['mcp:read'] })).key,
-  });
+  await stack.infra.database.db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', a.orgId).execute();
+  Object.assign(bCredentials, await tenantPrincipals(stack, b));
 });
 test.after.always(async () => {
   await stack?.stop();

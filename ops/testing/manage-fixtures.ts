@@ -479,6 +479,23 @@ export function servedRoutes(stack: TestStack): string[] {
  */
 const READ = 'OAMVSRC';
 export const PRINCIPAL_LETTERS = 'OAMVSRWCP';
+
+/**
+ * A tenant's principals by letter (PRINCIPAL_LETTERS), its org moved to the enterprise plan so no site limit gets in
+ * the way: O owner, A admin, M member, V viewer (user tokens); S its secret key, C an MCP key (mcp:read).
+ */
+export async function tenantPrincipals(stack: TestStack, t: TestTenant): Promise<Record<string, string>> {
+  const db = stack.infra.database.db;
+  await db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', t.orgId).execute();
+  return {
+    O: t.owner.token,
+    A: (await stack.newUser(t, 'admin')).token,
+    M: (await stack.newUser(t, 'member')).token,
+    V: (await stack.newUser(t, 'viewer')).token,
+    S: t.secretKey,
+    C: (await issueApiKey(db, { orgId: t.orgId, siteId: t.siteId, type: 'mcp', scopes: ['mcp:read'] })).key,
+  };
+}
 export const EXPECTED_ACCESS: Record<string, string> = {
   'GET /v1/query/scores': READ,
   'GET /v1/scores': READ,

@@ -1,5 +1,5 @@
 import './styles.css';
-import { render } from 'preact';
+import { render, type FunctionComponent } from 'preact';
 import { post, signedOut } from './api.ts';
 import { lazy } from './lazy.tsx';
 import { go, href, route } from './route.ts';
@@ -31,30 +31,22 @@ const NAV: [string, string][] = [
 ];
 const PUBLIC = new Set(['signin', 'signup', 'accept-invite', 'verify-email']);
 
+/** The screens of a site by route name; `issue` and `session` also take the id after the name. */
+const SCREENS: Record<string, FunctionComponent<{ site: string; id: string }>> = {
+  issues: IssuesScreen,
+  issue: IssueScreen,
+  session: SessionScreen,
+  page: PageScreen,
+  journeys: JourneysScreen,
+  explore: ExploreScreen,
+  deploys: DeploysScreen,
+  alerts: AlertsScreen,
+  settings: SettingsScreen,
+};
+
 function Screen({ name, site }: { name: string; site: string }) {
-  const p = route.value.parts;
-  switch (name) {
-    case 'issues':
-      return <IssuesScreen site={site} />;
-    case 'issue':
-      return <IssueScreen site={site} id={p[1] ?? ''} />;
-    case 'session':
-      return <SessionScreen site={site} id={p[1] ?? ''} />;
-    case 'page':
-      return <PageScreen site={site} />;
-    case 'journeys':
-      return <JourneysScreen site={site} />;
-    case 'explore':
-      return <ExploreScreen site={site} />;
-    case 'deploys':
-      return <DeploysScreen site={site} />;
-    case 'alerts':
-      return <AlertsScreen site={site} />;
-    case 'settings':
-      return <SettingsScreen site={site} />;
-    default:
-      return <OverviewScreen site={site} />;
-  }
+  const Shown = SCREENS[name] ?? OverviewScreen;
+  return <Shown site={site} id={route.value.parts[1] ?? ''} />;
 }
 
 async function signOut(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, post } from './api.ts';
+import { ApiError, del, post } from './api.ts';
+import type { Delivery } from './types.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -293,5 +294,77 @@ export function Table({ caption, head, children }: { caption: string; head: stri
         <tbody>{children}</tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * A form's submit: `run(act)` marks it busy, clears the last refusal and runs `act`; a refusal is kept to show,
+ * nothing is reset on failure.
+ */
+export function useSubmit(): {
+  busy: boolean;
+  err: Error | null;
+  onSubmit(act: () => Promise<unknown>): (e: Event) => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<Error | null>(null);
+  return {
+    busy,
+    err,
+    onSubmit: (act) => (e) => {
+      e.preventDefault();
+      setBusy(true);
+      setErr(null);
+      act().then(
+        () => setBusy(false),
+        (x: Error) => {
+          setBusy(false);
+          setErr(x);
+        },
+      );
+    },
+  };
+}
+
+/** A delete button: asks `question` first when given, then deletes `path` and calls `done`; a refusal goes to `failed`. */
+export function DeleteButton({
+  path,
+  label,
+  name,
+  question,
+  done,
+  failed,
+}: {
+  path: string;
+  label: string;
+  /** What is deleted, for screen readers ("Revoke" alone does not say what). */
+  name: string;
+  question?: string;
+  done: () => void;
+  failed?: (e: Error) => void;
+}) {
+  return (
+    <button
+      type="button"
+      class="danger"
+      onClick={() => {
+        if (question !== undefined && !confirm(question)) return;
+        del(path).then(done, failed);
+      }}
+    >
+      {label}
+      <span class="sr-only"> {name}</span>
+    </button>
+  );
+}
+
+/** A delivery's outcome in one cell: its status, the HTTP status and the error when there are. */
+export function DeliveryResult({ d }: { d: Pick<Delivery, 'status' | 'http_status' | 'error'> }) {
+  return (
+    <td>
+      {d.status}
+      {d.http_status ? ` (${d.http_status})` : ''}
+      {d.error ? `: ${d.error}` : ''}
+    </td>
   );
 }

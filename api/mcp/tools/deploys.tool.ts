@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
-import { findDeploy, findDeployByVersion, listDeploys } from '../../routes/deploys/deploys.queries.ts';
-import { presentDeploy } from '../../routes/deploys/deploys.presenter.ts';
+import { findDeploy, findDeployByVersion, listDeploys } from '../../read-models/deploys.queries.ts';
+import { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import { defineTool, envOf, environmentArg, limitArg, listMeta, siteArg, Count } from './tool.ts';
 
 const Verdict = z.enum(['PASS', 'WARN', 'FAIL']);

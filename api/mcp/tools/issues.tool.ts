@@ -3,8 +3,8 @@ import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { issueDetail } from '../../routes/issues/issues.routes.ts';
-import { listIssues } from '../../routes/issues/issues.queries.ts';
-import { presentIssue } from '../../routes/issues/issues.presenter.ts';
+import { listIssues } from '../../read-models/issues.queries.ts';
+import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { defineTool, envOf, environmentArg, limitArg, listMeta, siteArg, Count } from './tool.ts';
 
 const IssueBrief = z.object({

@@ -1,4 +1,5 @@
 import { loadSiteContext } from '../../routes/context/context.routes.ts';
+import { siteRecommendations } from '../../routes/revenue/recommendations.ts';
 import { SiteContextObject } from '../../routes/context/context.schema.ts';
 import { defineTool, envOf, environmentArg, siteArg } from './tool.ts';
 
@@ -10,7 +11,7 @@ export const siteContextTool = defineTool({
   input: { site_id: siteArg, environment: environmentArg },
   output: SiteContextObject,
   async run(c, a, siteId) {
-    const data = await loadSiteContext(c.db, siteId, envOf(a.environment), c.now());
+    const data = await loadSiteContext(c.db, siteId, envOf(a.environment), c.now(), siteRecommendations);
     const worst = data.pages.items[0];
     return {
       data,

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
@@ -73,18 +73,16 @@ function refuseEmailWithoutSmtp(deps: ManageDeps, channels: readonly string[] | 
 
 /** Alert rules under /v1/manage/alert-rules and the short forms POST /v1/alert-rules, PATCH and DELETE /v1/alert-rules/:id. */
 export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  const write = { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES } as const;
+  const write = MANAGE_WRITE_ACCESS;
 
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/manage/alert-rules',
     tag: 'alert-rules',
     summary: 'Alert rules of a site',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: SiteQuerySchema,
     response: AlertRuleListSchema,
-    async handler(_ctx, { query, guard }) {
-      guard.site(query.site_id, 'site not found');
+    async handler(_ctx, { query }) {
       const rules = await listAlertRules(deps.db, query.site_id);
       // Pages where a rule is held back for flapping (processor/alerts/rules.ts): the rule says so.
       const held =

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { ALERT_STATUSES, SETTABLE_ALERT_STATUSES, alertTransition } from './alert-transitions.ts';
+import { SETTABLE_ALERT_STATUSES, alertTransition } from './alert-transitions.ts';
+import { ALERT_STATUSES } from '../../read-models/alerts.schema.ts';
 
 test('the full transition table: forward moves change, repeats are no-ops, backward moves and reopening are refused', (t) => {
   const table: Record<string, Record<string, string>> = {};

@@ -1,3 +1,5 @@
+import type { AlertStatus } from '../../read-models/alerts.schema.ts';
+
 /**
  * Which alert status changes a person may make. An alert only moves forward: fired → acknowledged →
  * investigating → resolved, skipping steps allowed. Going back (investigating → acknowledged) would erase
@@ -5,8 +7,6 @@
  * (its own history, its own notifications). Repeating the current status changes nothing and is accepted,
  * so a retried request is harmless. `fired` is only ever set by the evaluator.
  */
-export const ALERT_STATUSES = ['fired', 'acknowledged', 'investigating', 'resolved'] as const;
-export type AlertStatus = (typeof ALERT_STATUSES)[number];
 export const SETTABLE_ALERT_STATUSES = ['acknowledged', 'investigating', 'resolved'] as const;
 export type SettableAlertStatus = (typeof SETTABLE_ALERT_STATUSES)[number];
 

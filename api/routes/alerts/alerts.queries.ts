@@ -1,6 +1,6 @@
-import { type Kysely, type Selectable, type Transaction } from 'kysely';
+import { type Kysely, type Transaction } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
-import type { AlertTable } from '../../../shared/db/tables/alerts.table.ts';
+import type { AlertRow } from '../../read-models/alerts.presenter.ts';
 import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
 import { type AlertListQuery } from './alerts.schema.ts';
 
@@ -28,8 +28,6 @@ export async function listAlerts(
 export async function findAlert(db: Kysely<Database>, siteId: string, id: string): Promise<AlertRow | undefined> {
   return db.selectFrom('alerts').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
 }
-
-export type AlertRow = Selectable<AlertTable>;
 
 /** An alert of a live site with its org, locked for the caller's transaction. */
 export async function findAlertForUpdate(

@@ -1,20 +1,19 @@
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
-import { presentAlert } from './alerts.presenter.ts';
+import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
 import {
   AlertDetailQuerySchema,
   AlertListQuerySchema,
   AlertListResponseSchema,
-  AlertSchema,
   AlertPatchSchema,
 } from './alerts.schema.ts';
-import { announceOutboxRows, enqueueOutbox } from '../../../shared/notify/outbox.ts';
+import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
+import { addObjectChange } from '../../http/object-change.ts';
 import { alertNotification } from '../../../shared/notify/alert.ts';
-import { audit } from '../../http/audit.ts';
-import { alertTransition, type AlertStatus } from './alert-transitions.ts';
+import { alertTransition } from './alert-transitions.ts';
+import { AlertSchema, type AlertStatus } from '../../read-models/alerts.schema.ts';
 
 const NOT_FOUND = 'alert not found';
 const STAGING_HAS_NONE =
@@ -57,61 +56,39 @@ const ALERT_PATCH =
 
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  return table.add({
-    method: 'patch',
-    path: '/v1/manage/alerts/:alert_id',
+  return addObjectChange(table, deps, {
+    plural: 'alerts',
+    id: 'alert_id',
+    target: 'alert',
     tag: 'alerts',
     summary: 'Acknowledge, investigate or resolve an alert',
-    shortForm: {
-      method: 'post',
-      path: '/v1/alerts/:alert_id',
-      summary: 'Acknowledge, investigate or resolve an alert (short form)',
-      description: ALERT_PATCH,
-    },
     description: ALERT_PATCH,
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-    params: idParam('alert_id'),
     notFound: NOT_FOUND,
     body: AlertPatchSchema,
     response: AlertSchema,
-    async handler(_ctx, { params, body, principal, guard }) {
-      const id = params.alert_id;
-      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
-        const before = await findAlertForUpdate(trx, id);
-        guard.site(before?.site_id, NOT_FOUND);
-        const from = before!.status as AlertStatus;
-        const t = alertTransition(from, body.status);
-        if (t.kind === 'refused') throw new ConflictError(t.reason);
-        if (t.kind === 'unchanged') return { presented: presentAlert(before!), queued: false };
-        const now = deps.now();
-        const after = await setAlertStatus(trx, id, {
-          status: body.status,
-          resolvedReason: body.resolved_reason ?? null,
-          now,
-        });
-        await audit(trx, principal, {
-          orgId: before!.org_id,
-          siteId: after.site_id,
-          action: 'alert.update',
-          targetType: 'alert',
-          targetId: id,
-          summary: {
-            changes: {
-              status: { from, to: body.status },
-              ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
-            },
-          },
-        });
-        // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
-        // transaction: published after the commit (never for a change that rolled back), in order per alert.
-        if (body.status === 'acknowledged' || body.status === 'resolved') {
-          await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
-          return { presented: presentAlert(after), queued: true };
-        }
-        return { presented: presentAlert(after), queued: false };
+    lock: findAlertForUpdate,
+    async apply(trx, before, { id, body }) {
+      const from = before.status as AlertStatus;
+      const t = alertTransition(from, body.status);
+      if (t.kind === 'refused') throw new ConflictError(t.reason);
+      if (t.kind === 'unchanged') return { answer: presentAlert(before) };
+      const now = deps.now();
+      const after = await setAlertStatus(trx, id, {
+        status: body.status,
+        resolvedReason: body.resolved_reason ?? null,
+        now,
       });
-      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-      return presented;
+      const changes = {
+        status: { from, to: body.status },
+        ...(body.resolved_reason ? { resolved_reason: { from: null, to: body.resolved_reason } } : {}),
+      };
+      // alert.acknowledged / alert.resolved reach webhooks and the rule's channels through the outbox, in this
+      // transaction: published after the commit (never for a change that rolled back), in order per alert.
+      if (body.status === 'acknowledged' || body.status === 'resolved') {
+        await enqueueOutbox(trx, [alertNotification(`alert.${body.status}`, after, now)]);
+        return { answer: presentAlert(after), changes, queued: true };
+      }
+      return { answer: presentAlert(after), changes };
     },
   });
 }

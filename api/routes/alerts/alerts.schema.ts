@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { pageParams } from '../../../shared/http/pagination.ts';
-import { ALERT_STATUSES, type AlertStatus, SETTABLE_ALERT_STATUSES } from './alert-transitions.ts';
-import { Timestamp } from '../../http/common.schema.ts';
+import { SETTABLE_ALERT_STATUSES } from './alert-transitions.ts';
+import { ALERT_STATUSES, AlertSchema, type AlertStatus } from '../../read-models/alerts.schema.ts';
 
 export const AlertListQuerySchema = z.object({
   site_id: Uuid(),
@@ -23,25 +23,6 @@ export const AlertListQuerySchema = z.object({
 export type AlertListQuery = z.infer<typeof AlertListQuerySchema>;
 
 export const AlertDetailQuerySchema = z.object({ site_id: Uuid() });
-
-export const AlertSchema = z
-  .object({
-    id: Uuid(),
-    site_id: Uuid(),
-    rule_id: Uuid().nullable(),
-    rule_name: z.string(),
-    page: z.string().nullable(),
-    trigger_type: z.string(),
-    score_before: z.number().nullable(),
-    score_after: z.number().nullable(),
-    status: z.enum(ALERT_STATUSES),
-    triggered_at: Timestamp,
-    acknowledged_at: Timestamp.nullable(),
-    resolved_at: Timestamp.nullable(),
-    resolved_reason: z.string().nullable(),
-    updated_at: Timestamp,
-  })
-  .meta({ id: 'Alert' });
 
 /** `/query/alerts` and `/v1/alerts`. */
 export const AlertListResponseSchema = z.object({

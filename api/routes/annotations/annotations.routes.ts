@@ -1,7 +1,6 @@
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { ValidationError } from '../../../shared/errors.ts';
+import { targetSite } from '../../http/target-site.ts';
 import { newId } from '../../../shared/ids.ts';
-import { ALL_ROLES, EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -28,23 +27,13 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
       tag: 'annotations',
       status: 201,
       summary: path === '/v1/annotations' ? 'Add an annotation (short form)' : 'Add an annotation',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      access: MANAGE_WRITE_ACCESS,
       body: AnnotationCreateSchema,
       response: AnnotationSchema,
       async handler(ctx, { body, principal, guard }) {
         // The short form's body is only `message`: the site may also come from the query, the key, or the org's
         // only site.
-        const fromQuery = Uuid().safeParse(ctx.query.site_id);
-        const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
-        const siteId =
-          body.site_id ??
-          (fromQuery.success ? fromQuery.data : null) ??
-          (principal.kind === 'key' ? principal.siteId : onlySite);
-        if (!siteId) {
-          throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
-            { path: 'site_id', message: 'is required when the organization has several sites' },
-          ]);
-        }
+        const siteId = targetSite(ctx, body, principal);
         guard.site(siteId, 'site not found');
         return deps.db.transaction().execute(async (trx) => {
           const a = await insertAnnotation(trx, {
@@ -69,16 +58,14 @@ export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTabl
     });
   }
 
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/manage/annotations',
     tag: 'annotations',
     summary: 'Annotations of a site, newest first',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: AnnotationListQuerySchema,
     response: AnnotationListSchema,
-    async handler(_ctx, { query, guard }) {
-      guard.site(query.site_id, 'site not found');
+    async handler(_ctx, { query }) {
       return {
         site_id: query.site_id,
         annotations: (await listAnnotations(deps.db, query.site_id, query.limit)).map(present),

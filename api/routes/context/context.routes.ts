@@ -4,12 +4,11 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 import { ALL_ROLES, READ_SCOPES } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import type { ManageDeps } from '../../http/deps.ts';
-import { listDeploys } from '../deploys/deploys.queries.ts';
-import { presentDeploy } from '../deploys/deploys.presenter.ts';
-import { siteRecommendations } from '../revenue/recommendations.ts';
-import { siteScores } from '../scores/site-scores.ts';
+import { listDeploys } from '../../read-models/deploys.queries.ts';
+import { presentDeploy } from '../../read-models/deploys.presenter.ts';
+import { siteScores } from '../../read-models/site-scores.ts';
 import { activeAlerts, activeIssues } from './context.queries.ts';
-import { presentContext } from './context.presenter.ts';
+import { presentContext, type ContextParts } from './context.presenter.ts';
 import {
   CONTEXT_BUDGET_BYTES,
   CONTEXT_CAPS,
@@ -18,6 +17,18 @@ import {
   SiteContextSchema,
   type SiteContext,
 } from './context.schema.ts';
+
+/**
+ * The site's best-ranked fixes and the count of all: revenue's ranking (api/routes/revenue/recommendations.ts),
+ * handed in by whoever wires the routes (the plane, the MCP tool), so this folder reads no other route folder.
+ */
+export type Recommend = (
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  at: Date,
+  limit: number,
+) => Promise<{ recommendations: ContextParts['recommendations']['rows']; total: number }>;
 
 /**
  * The site context for AI assistants in one read: worst pages, active issues, recent deploys with their verdicts, active
@@ -29,6 +40,7 @@ export async function loadSiteContext(
   siteId: string,
   environment: Environment,
   at: Date,
+  recommend: Recommend,
 ): Promise<SiteContext> {
   const [scores, issues, deploys, alerts, recommendations] = await Promise.all([
     siteScores(db, siteId, environment, at),
@@ -36,7 +48,7 @@ export async function loadSiteContext(
     listDeploys(db, { site_id: siteId, environment, limit: CONTEXT_CAPS.deploys, offset: 0 }),
     // Alert rules watch production only: a staging context has no alerts (as /query/alerts).
     environment === 'production' ? activeAlerts(db, siteId, CONTEXT_CAPS.alerts) : { rows: [], total: 0 },
-    siteRecommendations(db, siteId, environment, at, CONTEXT_CAPS.recommendations),
+    recommend(db, siteId, environment, at, CONTEXT_CAPS.recommendations),
   ]);
   return presentContext(
     {
@@ -62,25 +74,22 @@ const DESCRIPTION =
   'Guide surface: 200 requests per minute per site (GUIDE_RATE_LIMIT_PER_MIN), 429 with Retry-After past it.';
 
 /** `GET /v1/query/mcp/context` and its short form `GET /v1/mcp/context`. */
-export function contextRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const path of ['/v1/query/mcp/context', '/v1/mcp/context']) {
-    table.add({
-      method: 'get',
-      path,
-      tag: 'mcp',
-      summary:
-        path === '/v1/mcp/context'
-          ? 'Site context for AI assistants (short form; the same shape)'
-          : 'Site context for AI assistants in one call',
+export function contextRoutes(table: RouteTable, deps: ManageDeps, recommend: Recommend): RouteTable {
+  return table.read({
+    path: '/v1/query/mcp/context',
+    shortForm: {
+      path: '/v1/mcp/context',
+      summary: 'Site context for AI assistants (short form; the same shape)',
       description: DESCRIPTION,
-      access: { surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES },
-      query: ContextQuerySchema,
-      response: SiteContextSchema,
-      async handler(_ctx, { query, guard }) {
-        guard.site(query.site_id, 'site not found');
-        return loadSiteContext(deps.db, query.site_id, query.environment, deps.now());
-      },
-    });
-  }
-  return table;
+    },
+    tag: 'mcp',
+    summary: 'Site context for AI assistants in one call',
+    description: DESCRIPTION,
+    access: { surface: 'guide', scopes: READ_SCOPES, roles: ALL_ROLES },
+    query: ContextQuerySchema,
+    response: SiteContextSchema,
+    async handler(_ctx, { query }) {
+      return loadSiteContext(deps.db, query.site_id, query.environment, deps.now(), recommend);
+    },
+  });
 }

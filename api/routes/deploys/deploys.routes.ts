@@ -1,5 +1,5 @@
+import { targetSite } from '../../http/target-site.ts';
 import type { Kysely } from 'kysely';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
 import type { Database } from '../../../shared/db/database.ts';
 import {
   DEFAULT_SPIKE_THRESHOLD,
@@ -10,50 +10,25 @@ import {
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import type Koa from 'koa';
-import { EDITOR_ROLES, MANAGE_SCOPES, type Principal } from '../../http/auth.ts';
+import { MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
-import { listCurrentPageScores } from '../scores/scores.queries.ts';
-import {
-  enqueueDeployRecorded,
-  findByIdempotencyKey,
-  findDeploy,
-  findSameVersion,
-  insertDeploy,
-  listDeploys,
-  lockSiteDeploys,
-  type DeployRow,
-} from './deploys.queries.ts';
-import { presentDeploy } from './deploys.presenter.ts';
+import { listCurrentPageScores } from '../../read-models/scores.queries.ts';
+import { enqueueDeployRecorded, findPriorDeploy, insertDeploy, lockSiteDeploys } from './deploys.queries.ts';
+import { findDeploy, listDeploys, type DeployRow } from '../../read-models/deploys.queries.ts';
+import { presentDeploy } from '../../read-models/deploys.presenter.ts';
+import { DeploySchema } from '../../read-models/deploys.schema.ts';
 import {
   DeployCreateSchema,
   DeployDetailQuerySchema,
   DeployListSchema,
   DeployListQuerySchema,
-  DeploySchema,
   IdempotencyKeySchema,
-  type DeployCreate,
 } from './deploys.schema.ts';
 
 const DEPLOY_NOT_FOUND = 'deploy not found';
 const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
-
-/** The site a record call is for: the body's, the query's, the key's own, or the org's only site. */
-function targetSite(ctx: Koa.Context, body: DeployCreate, principal: Principal): string {
-  const fromQuery = Uuid().safeParse(ctx.query.site_id);
-  const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
-  const siteId =
-    body.site_id ??
-    (fromQuery.success ? fromQuery.data : null) ??
-    (principal.kind === 'key' ? principal.siteId : onlySite);
-  if (!siteId)
-    throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
-      { path: 'site_id', message: 'is required when the organization has several sites' },
-    ]);
-  return siteId;
-}
 
 /** The site's current overall score in an environment, from that environment's page scores (as /query/scores). */
 async function currentScore(
@@ -80,7 +55,7 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       summary: path === '/v1/deploys' ? 'Record a deploy (short form, for CI)' : 'Record a deploy',
       description:
         'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
-      access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
+      access: MANAGE_WRITE_ACCESS,
       body: DeployCreateSchema,
       response: DeploySchema,
       async handler(ctx, { body, principal, guard }) {
@@ -98,7 +73,8 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         const { deploy, replayed } = await deps.db.transaction().execute(async (trx) => {
           await lockSiteDeploys(trx, siteId);
           if (key !== null) {
-            const prior = await findByIdempotencyKey(trx, siteId, key, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
+            const since = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+            const prior = await findPriorDeploy(trx, siteId, since, { idempotencyKey: key });
             if (prior) {
               if (prior.version !== body.version || prior.environment !== body.environment) {
                 throw new ConflictError(
@@ -108,13 +84,10 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
               return { deploy: prior, replayed: true };
             }
           }
-          const same = await findSameVersion(
-            trx,
-            siteId,
-            body.environment,
-            body.version,
-            new Date(now.getTime() - SAME_VERSION_WINDOW_MS),
-          );
+          const same = await findPriorDeploy(trx, siteId, new Date(now.getTime() - SAME_VERSION_WINDOW_MS), {
+            environment: body.environment,
+            version: body.version,
+          });
           if (same) return { deploy: same, replayed: true };
           const d: DeployRow = await insertDeploy(trx, {
             id: newId(),

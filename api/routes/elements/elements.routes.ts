@@ -1,5 +1,5 @@
-import { presentElement } from './elements.presenter.ts';
-import { listElements } from './elements.queries.ts';
+import { presentElement } from '../../read-models/elements.presenter.ts';
+import { listElements } from '../../read-models/elements.queries.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { ElementListResponseSchema, ElementsQuerySchema } from './elements.schema.ts';

@@ -1,7 +1,7 @@
 import { seal } from '../../../shared/auth/secret-box.ts';
 import { ConflictError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS, MANAGE_ADMIN_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import { DeletedSchema } from '../../http/common.schema.ts';
@@ -35,14 +35,14 @@ const present = (i: IntegrationRow) => ({
 
 /** Integrations (slack, pagerduty, linear, github) per site: connect with a validated config, list, disconnect. */
 export function integrationRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  const write = { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES } as const;
+  const write = MANAGE_ADMIN_ACCESS;
 
   table.add({
     method: 'get',
     path: '/v1/manage/integrations',
     tag: 'integrations',
     summary: 'Connected integrations, by org_id or site_id (secrets never returned)',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: IntegrationListQuerySchema,
     response: IntegrationListSchema,
     async handler(_ctx, { query, principal, guard }) {

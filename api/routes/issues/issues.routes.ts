@@ -1,7 +1,6 @@
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
-import { EDITOR_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
@@ -11,24 +10,19 @@ import {
   IssueListQuerySchema,
   IssueListResponseSchema,
   IssuePatchSchema,
-  IssueSchema,
 } from './issues.schema.ts';
-import {
-  findIssue,
-  listIssues,
-  findIssueForUpdate,
-  insertApiIssueUpdate,
-  updateIssueFields,
-  type IssueRecord,
-} from './issues.queries.ts';
-import { presentIssue } from './issues.presenter.ts';
+import { IssueSchema } from '../../read-models/issues.schema.ts';
+import { findIssueForUpdate, insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
+import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { isoOrNull, presentSessionId } from '../../http/present.ts';
 import { type Environment } from '../../../shared/domain/deploy-verification.ts';
-import { issueVerifications } from '../deploys/deploys.queries.ts';
-import { presentVerification } from '../deploys/deploys.presenter.ts';
-import { announceOutboxRows, enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
+import { issueVerifications } from '../../read-models/deploys.queries.ts';
+import { presentVerification } from '../../read-models/deploys.presenter.ts';
+import { enqueueOutbox, type OutboxMessage } from '../../../shared/notify/outbox.ts';
+import { addObjectChange } from '../../http/object-change.ts';
 import { newId } from '../../../shared/ids.ts';
-import { audit, diff } from '../../http/audit.ts';
+import { diff } from '../../http/audit.ts';
 
 const NOT_FOUND = 'issue not found';
 
@@ -141,48 +135,27 @@ const ISSUE_PATCH =
 
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  return table.add({
-    method: 'patch',
-    path: '/v1/manage/issues/:issue_id',
+  return addObjectChange(table, deps, {
+    plural: 'issues',
+    id: 'issue_id',
+    target: 'issue',
     tag: 'issues',
     summary: "Set an issue's status, note, assignee, frozen flag or severity",
-    shortForm: {
-      method: 'post',
-      path: '/v1/issues/:issue_id',
-      summary: "Set an issue's status, note, assignee, frozen flag or severity (short form)",
-      description: ISSUE_PATCH,
-    },
     description: ISSUE_PATCH,
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: EDITOR_ROLES },
-    params: idParam('issue_id'),
     notFound: NOT_FOUND,
     body: IssuePatchSchema,
     response: IssueSchema,
-    async handler(_ctx, { params, body, principal, guard }) {
-      const id = params.issue_id;
-      const { presented, queued } = await deps.db.transaction().execute(async (trx) => {
-        const before = await findIssueForUpdate(trx, id);
-        guard.site(before?.site_id, NOT_FOUND);
-        if (before!.merged_into)
-          throw new ConflictError(`this issue was merged into ${before!.merged_into}; change that issue instead`);
-        const changes = diff(before!, body);
-        if (Object.keys(changes).length === 0) return { presented: presentIssue(before!), queued: false };
-        const now = deps.now();
-        const after = await updateIssueFields(trx, id, body, now);
-        await insertApiIssueUpdate(trx, id, changes, principal.label);
-        await audit(trx, principal, {
-          orgId: before!.org_id,
-          siteId: after.site_id,
-          action: 'issue.update',
-          targetType: 'issue',
-          targetId: id,
-          summary: { changes },
-        });
-        await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
-        return { presented: presentIssue(after), queued: true };
-      });
-      if (queued) announceOutboxRows(deps.bus, deps.topology.outboxQueuedSubject);
-      return presented;
+    lock: findIssueForUpdate,
+    async apply(trx, before, { id, body, principal }) {
+      if (before.merged_into)
+        throw new ConflictError(`this issue was merged into ${before.merged_into}; change that issue instead`);
+      const changes = diff(before, body);
+      if (Object.keys(changes).length === 0) return { answer: presentIssue(before) };
+      const now = deps.now();
+      const after = await updateIssueFields(trx, id, body, now);
+      await insertApiIssueUpdate(trx, id, changes, principal.label);
+      await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
+      return { answer: presentIssue(after), changes, queued: true };
     },
   });
 }

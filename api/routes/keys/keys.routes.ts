@@ -30,16 +30,14 @@ const present = (k: ApiKeyRow) => ({
 export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   const access = { surface: 'manage', scopes: [], roles: ADMIN_ROLES } as const;
 
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/manage/keys',
     tag: 'keys',
     summary: 'API keys of a site (revoked ones included, never the keys themselves)',
     access,
     query: SiteQuerySchema,
     response: ApiKeyListSchema,
-    async handler(_ctx, { query, guard }) {
-      guard.site(query.site_id, 'site not found');
+    async handler(_ctx, { query }) {
       return { site_id: query.site_id, keys: (await listKeys(deps.db, query.site_id)).map(present) };
     },
   });

@@ -1,12 +1,11 @@
 import type { z } from 'zod';
 import { round1 } from '../../../shared/domain/score-summary.ts';
-import { presentAlert } from '../alerts/alerts.presenter.ts';
-import { presentElement } from '../elements/elements.presenter.ts';
-import { presentIssue } from '../issues/issues.presenter.ts';
-import type { IssueRow } from '../issues/issues.queries.ts';
-import type { AlertRow } from '../alerts/alerts.queries.ts';
+import { presentAlert, type AlertRow } from '../../read-models/alerts.presenter.ts';
+import { presentElement } from '../../read-models/elements.presenter.ts';
+import { presentIssue } from '../../read-models/issues.presenter.ts';
+import type { IssueRow } from '../../read-models/issues.queries.ts';
 import type { PageBudget } from './budget.ts';
-import type { presentDeploy } from '../deploys/deploys.presenter.ts';
+import type { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import type { PageScoreNow } from './page.queries.ts';
 import type { CompareResponseSchema, PageResponseSchema, TrendsResponseSchema } from './page.schema.ts';
 

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { listElements } from '../elements/elements.queries.ts';
-import { listIssuesOfPage } from '../issues/issues.queries.ts';
-import type { AlertRow } from '../alerts/alerts.queries.ts';
+import { listElements } from '../../read-models/elements.queries.ts';
+import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
+import type { AlertRow } from '../../read-models/alerts.presenter.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 
 const DAY_MS = 86_400_000;

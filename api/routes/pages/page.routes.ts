@@ -5,8 +5,8 @@ import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { pageBudget } from './budget.ts';
-import { recentDeploys } from '../deploys/deploys.queries.ts';
-import { presentDeploy } from '../deploys/deploys.presenter.ts';
+import { recentDeploys } from '../../read-models/deploys.queries.ts';
+import { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
   activeAlertsOfPage,

@@ -2,12 +2,12 @@ import { PagePath, DaysParam } from '../../http/common.schema.ts';
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-import { DeploySchema } from '../deploys/deploys.schema.ts';
-import { PageElementSchema } from '../elements/elements.schema.ts';
-import { IssueSchema } from '../issues/issues.schema.ts';
-import { AlertSchema } from '../alerts/alerts.schema.ts';
+import { DeploySchema } from '../../read-models/deploys.schema.ts';
+import { PageElementSchema } from '../../read-models/elements.schema.ts';
+import { IssueSchema } from '../../read-models/issues.schema.ts';
+import { AlertSchema } from '../../read-models/alerts.schema.ts';
 import { Timestamp } from '../../http/common.schema.ts';
-import { Score, Trend } from '../scores/scores.schema.ts';
+import { Score, Trend } from '../../read-models/scores.schema.ts';
 
 export const PageQuerySchema = z.object({ site_id: Uuid(), page: PagePath, environment: EnvironmentParam });
 

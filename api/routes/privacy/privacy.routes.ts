@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ADMIN_ROLES } from '../../http/auth.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
+import { ADMIN_ROLES, type Principal } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -12,6 +14,28 @@ const ERASER = { surface: 'manage' as const, scopes: [], roles: ADMIN_ROLES };
 
 /** The audit entry names what was erased by a digest: the log must not keep the identifier it says was erased. */
 const digest = (id: string) => `sha256:${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
+
+/** Erases `sessions` of a site in one transaction, audited as privacy.erase of `target` named by its digest. */
+async function erase(
+  deps: ManageDeps,
+  principal: Principal,
+  siteId: string,
+  target: { type: string; id: string },
+  sessions: (trx: Transaction<Database>) => Promise<string[]>,
+) {
+  return deps.db.transaction().execute(async (trx) => {
+    const erased = await eraseSessions(trx, siteId, await sessions(trx));
+    await audit(trx, principal, {
+      orgId: principal.orgId,
+      siteId,
+      action: 'privacy.erase',
+      targetType: target.type,
+      targetId: digest(target.id),
+      summary: { ...erased },
+    });
+    return presentErasure(siteId, erased);
+  });
+}
 
 /** Erasure of an observed visitor's data (docs/privacy.md): by session id, or by the anonymous id given to identify(). */
 export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
@@ -29,18 +53,9 @@ export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');
-      return deps.db.transaction().execute(async (trx) => {
-        const erased = await eraseSessions(trx, query.site_id, [params.session_id]);
-        await audit(trx, principal, {
-          orgId: principal.orgId,
-          siteId: query.site_id,
-          action: 'privacy.erase',
-          targetType: 'session',
-          targetId: digest(params.session_id),
-          summary: { ...erased },
-        });
-        return presentErasure(query.site_id, erased);
-      });
+      return erase(deps, principal, query.site_id, { type: 'session', id: params.session_id }, async () => [
+        params.session_id,
+      ]);
     },
   });
   table.add({
@@ -56,22 +71,9 @@ export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');
-      return deps.db.transaction().execute(async (trx) => {
-        const erased = await eraseSessions(
-          trx,
-          query.site_id,
-          await sessionsOfAnonymousId(trx, query.site_id, params.anonymous_id),
-        );
-        await audit(trx, principal, {
-          orgId: principal.orgId,
-          siteId: query.site_id,
-          action: 'privacy.erase',
-          targetType: 'anonymous_id',
-          targetId: digest(params.anonymous_id),
-          summary: { ...erased },
-        });
-        return presentErasure(query.site_id, erased);
-      });
+      return erase(deps, principal, query.site_id, { type: 'anonymous_id', id: params.anonymous_id }, (trx) =>
+        sessionsOfAnonymousId(trx, query.site_id, params.anonymous_id),
+      );
     },
   });
   return table;

@@ -1,10 +1,10 @@
-import { siteScores } from './site-scores.ts';
+import { siteScores } from '../../read-models/site-scores.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { SiteReadQuerySchema } from '../../http/common.schema.ts';
 import { ScoresResponseSchema, ShortScoresResponseSchema } from './scores.schema.ts';
-import { activeIssueCountsByPage, listCurrentPageScores } from './scores.queries.ts';
+import { activeIssueCountsByPage, listCurrentPageScores } from '../../read-models/scores.queries.ts';
 
 /**
  * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form

@@ -190,19 +190,24 @@ export class ScreenshotCapturer {
     await saveScreenshot(this.opts.db, siteId, page, device, result);
   }
 
-  /** A page given as HTML, in the same browser and viewport; its requests still go through the egress proxy. */
-  private async renderHtml(html: string, device: ScreenshotDevice): Promise<Buffer> {
+  /** A context of the shared browser with the device's viewport: no service workers, no downloads. */
+  private async newContext(device: ScreenshotDevice, extra: { javaScriptEnabled?: boolean } = {}) {
     const vp = VIEWPORTS[device];
     const { browser } = await this.launch();
-    const context = await browser.newContext({
+    return browser.newContext({
       viewport: { width: vp.width, height: vp.height },
       isMobile: vp.isMobile,
       hasTouch: vp.isMobile,
       deviceScaleFactor: 1,
       serviceWorkers: 'block',
       acceptDownloads: false,
-      javaScriptEnabled: false,
+      ...extra,
     });
+  }
+
+  /** A page given as HTML, in the same browser and viewport; its requests still go through the egress proxy. */
+  private async renderHtml(html: string, device: ScreenshotDevice): Promise<Buffer> {
+    const context = await this.newContext(device, { javaScriptEnabled: false });
     try {
       const tab = await context.newPage();
       await tab.setContent(html, { waitUntil: 'load', timeout: this.opts.timeoutMs });
@@ -220,17 +225,8 @@ export class ScreenshotCapturer {
       if (err instanceof OutboundError && err.kind === 'refused') throw new CaptureFailed('refused', err.message);
       throw new CaptureFailed('render_failed', (err as Error).message);
     }
-    const vp = VIEWPORTS[device];
-    const { browser } = await this.launch();
     this.refusedHops = [];
-    const context = await browser.newContext({
-      viewport: { width: vp.width, height: vp.height },
-      isMobile: vp.isMobile,
-      hasTouch: vp.isMobile,
-      deviceScaleFactor: 1,
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-    });
+    const context = await this.newContext(device);
     let deadline: NodeJS.Timeout | undefined;
     try {
       // NOTE: no `context.route` or address backstop any more: every connection of the browser goes through the egress

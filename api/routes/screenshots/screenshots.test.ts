@@ -21,26 +21,11 @@ const row = (
 });
 
 test('decide: cached=1 never queues; off answers disabled; missing queues', (t) => {
-  t.deepEqual(decide(undefined, { cached: true, enabled: true, now }), {
-    answer: 'null',
-    reason: 'not_captured',
-    queue: false,
-  });
-  t.deepEqual(decide(undefined, { cached: false, enabled: false, now }), {
-    answer: 'null',
-    reason: 'disabled',
-    queue: false,
-  });
-  t.deepEqual(decide(undefined, { cached: false, enabled: true, now }), {
-    answer: 'null',
-    reason: 'capturing',
-    queue: true,
-  });
-  t.deepEqual(decide(undefined, { cached: true, enabled: false, now }), {
-    answer: 'null',
-    reason: 'not_captured',
-    queue: false,
-  });
+  const missing = (cached: boolean, enabled: boolean) => decide(undefined, { cached, enabled, now });
+  t.deepEqual(missing(true, true), { answer: 'null', reason: 'not_captured', queue: false });
+  t.deepEqual(missing(false, false), { answer: 'null', reason: 'disabled', queue: false });
+  t.deepEqual(missing(false, true), { answer: 'null', reason: 'capturing', queue: true });
+  t.deepEqual(missing(true, false), { answer: 'null', reason: 'not_captured', queue: false });
 });
 
 test('decide: a stored capture is answered, refreshed only when a day old and not cached', (t) => {

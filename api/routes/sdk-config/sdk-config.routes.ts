@@ -6,7 +6,7 @@ import {
   readSdkConfig as readConfig,
   type SdkConfig,
 } from '../../../shared/tenancy/sdk-config.ts';
-import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS, MANAGE_ADMIN_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit, diff } from '../../http/audit.ts';
 import { SiteQuerySchema } from '../../http/common.schema.ts';
@@ -27,16 +27,14 @@ import {
 
 /** The SDK config of each site environment. */
 export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  table.add({
-    method: 'get',
+  table.read({
     path: '/v1/manage/sdk-config',
     tag: 'sdk-config',
     summary: 'SDK config of every environment of a site',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: SiteQuerySchema,
     response: SdkConfigListSchema,
-    async handler(_ctx, { query, guard }) {
-      guard.site(query.site_id, 'site not found');
+    async handler(_ctx, { query }) {
       const rows = await listEnvironmentConfigs(deps.db, query.site_id);
       return {
         site_id: query.site_id,
@@ -56,7 +54,7 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
     summary: "Change an environment's SDK config (creates the environment if new)",
     description:
       'Fields: sample_rate (0-1), ignore_selectors (≤100 selectors of ≤512 chars), segment.app_version, revenue_config {enabled, currency, conversion_event}. Each field sent replaces the stored one; revenue_config and segment merge field by field. The site is site_id in the query or body (a site-scoped key may omit it).',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES },
+    access: MANAGE_ADMIN_ACCESS,
     params: SdkConfigParamsSchema,
     notFound: 'environment not found',
     query: SdkConfigPatchQuerySchema,

@@ -4,7 +4,7 @@ import { NotFoundError } from '../../../shared/errors.ts';
 import { limitsOf, monthStart, QuotaExceededError } from '../../../shared/tenancy/plans.ts';
 import { provisionSite } from '../../../shared/tenancy/provision.ts';
 import { DEFAULT_ENVIRONMENT } from '../../../shared/tenancy/sdk-config.ts';
-import { ADMIN_ROLES, ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { ADMIN_ROLES, MANAGE_READ_ACCESS, MANAGE_ADMIN_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit, diff } from '../../http/audit.ts';
 import { DeletedSchema, OrgQuerySchema } from '../../http/common.schema.ts';
@@ -35,7 +35,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     tag: 'sites',
     summary: 'Sites of the organization',
     description: 'A site-scoped key sees its own site only.',
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: OrgQuerySchema,
     response: SiteListSchema,
     async handler(_ctx, { query, principal, guard }) {
@@ -106,7 +106,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     tag: 'sites',
     summary:
       "Update a site's name, url or status (paused: ingest refuses its batches with 403 until it is active again)",
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ADMIN_ROLES },
+    access: MANAGE_ADMIN_ACCESS,
     params: SiteParamsSchema,
     notFound: NOT_FOUND,
     body: SitePatchSchema,

@@ -1,7 +1,7 @@
 import { orgUsage } from '../../../shared/db/queries/usage.queries.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { limitsOf, monthStart, nextMonthStart } from '../../../shared/tenancy/plans.ts';
-import { ALL_ROLES, MANAGE_SCOPES } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { OrgQuerySchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -14,7 +14,7 @@ export function usageRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     path: '/v1/manage/usage',
     tag: 'usage',
     summary: "Plan, limits and this month's sessions and sites",
-    access: { surface: 'manage', scopes: MANAGE_SCOPES, roles: ALL_ROLES },
+    access: MANAGE_READ_ACCESS,
     query: OrgQuerySchema,
     response: UsageSchema,
     async handler(_ctx, { query, guard }) {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, get, patch } from '../api.ts';
 import { me } from '../state.ts';
 import type { Alert, Delivery } from '../types.ts';
-import { ErrorNote, Field, Show, Table, fmtDate, fmtScore, useData } from '../ui.tsx';
+import { DeliveryResult, ErrorNote, Field, Show, Table, fmtDate, fmtScore, useData } from '../ui.tsx';
 
 /** Notifications about this alert: deliveries of alert events for its site from its firing on. */
 function Deliveries({ alert, all }: { alert: Alert; all: Delivery[] }) {
@@ -22,11 +22,7 @@ function Deliveries({ alert, all }: { alert: Alert; all: Delivery[] }) {
           <td>{d.channel}</td>
           <td>{d.target}</td>
           <td>{d.event_type}</td>
-          <td>
-            {d.status}
-            {d.http_status ? ` (${d.http_status})` : ''}
-            {d.error ? `: ${d.error}` : ''}
-          </td>
+          <DeliveryResult d={d} />
         </tr>
       ))}
     </Table>

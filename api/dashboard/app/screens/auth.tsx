@@ -2,7 +2,49 @@ import { useState } from 'preact/hooks';
 import { ApiError, post } from '../api.ts';
 import { go, href, route } from '../route.ts';
 import { loadSession } from '../state.ts';
-import { Field } from '../ui.tsx';
+import { ErrorNote, Field, useSubmit } from '../ui.tsx';
+
+type Input = { value: string; set: (v: string) => void };
+
+function EmailField({ value, set }: Input) {
+  return (
+    <Field label="Email">
+      <input
+        type="email"
+        name="email"
+        autoComplete="username"
+        required
+        value={value}
+        onInput={(e) => set(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
+
+/** The password of an account being signed in to (`current`), or the one being chosen (8 characters or more). */
+function PasswordField({ value, set, current, hint }: Input & { current?: boolean; hint?: string }) {
+  return (
+    <Field label="Password" hint={hint}>
+      <input
+        type="password"
+        name="password"
+        autoComplete={current ? 'current-password' : 'new-password'}
+        minLength={current ? undefined : 8}
+        required
+        value={value}
+        onInput={(e) => set(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
+
+function TokenField({ label, value, set }: Input & { label: string }) {
+  return (
+    <Field label={label}>
+      <input name="token" required value={value} onInput={(e) => set(e.currentTarget.value)} />
+    </Field>
+  );
+}
 
 function Form({
   title,
@@ -17,31 +59,13 @@ function Form({
   busyText: string;
   foot?: preact.ComponentChildren;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [err, setErr] = useState<string | null>(null);
+  const { busy, err, onSubmit } = useSubmit();
   return (
     <main id="main" class="auth">
       <h1>{title}</h1>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          setBusy(true);
-          setErr(null);
-          submit().then(
-            () => setBusy(false),
-            (x: Error) => {
-              setBusy(false);
-              setErr(x.message);
-            },
-          );
-        }}
-      >
+      <form onSubmit={onSubmit(submit)}>
         {children}
-        {err && (
-          <p class="error" role="alert">
-            {err}
-          </p>
-        )}
+        {err && <ErrorNote error={err} />}
         <button type="submit" disabled={busy}>
           {busy ? busyText : title}
         </button>
@@ -76,26 +100,8 @@ export function SignIn() {
         </p>
       }
     >
-      <Field label="Email">
-        <input
-          type="email"
-          name="email"
-          autoComplete="username"
-          required
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Password">
-        <input
-          type="password"
-          name="password"
-          autoComplete="current-password"
-          required
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-      </Field>
+      <EmailField value={email} set={setEmail} />
+      <PasswordField value={password} set={setPassword} current />
     </Form>
   );
 }
@@ -138,27 +144,8 @@ export function SignUp() {
         </p>
       }
     >
-      <Field label="Email">
-        <input
-          type="email"
-          name="email"
-          autoComplete="username"
-          required
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Password" hint="At least 8 characters.">
-        <input
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          minLength={8}
-          required
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-      </Field>
+      <EmailField value={email} set={setEmail} />
+      <PasswordField value={password} set={setPassword} hint="At least 8 characters." />
       <Field label="Organization name">
         <input name="org" required maxLength={120} value={org} onInput={(e) => setOrg(e.currentTarget.value)} />
       </Field>
@@ -178,23 +165,12 @@ export function AcceptInvite() {
         await signedIn();
       }}
     >
-      <Field label="Invitation token">
-        <input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-      </Field>
-      <Field
-        label="Password"
+      <TokenField label="Invitation token" value={token} set={setToken} />
+      <PasswordField
+        value={password}
+        set={setPassword}
         hint="Your password if you already have an account; otherwise the new account's (8 characters or more)."
-      >
-        <input
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          minLength={8}
-          required
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-      </Field>
+      />
     </Form>
   );
 }
@@ -210,9 +186,7 @@ export function VerifyEmail() {
         await signedIn();
       }}
     >
-      <Field label="Confirmation token">
-        <input name="token" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-      </Field>
+      <TokenField label="Confirmation token" value={token} set={setToken} />
     </Form>
   );
 }

@@ -169,6 +169,36 @@ function Labelled({
   );
 }
 
+/** A whole number typed as text, labelled, with the API's complaint about `path` beside it. */
+function NumberField({
+  label,
+  path,
+  errs,
+  value,
+  onValue,
+}: {
+  label: string;
+  path: string;
+  errs: Map<string, string>;
+  value: string;
+  onValue: (v: string) => void;
+}) {
+  return (
+    <Labelled label={label} path={path} errs={errs}>
+      {(d) => (
+        <input
+          type="number"
+          inputMode="numeric"
+          value={value}
+          aria-describedby={d}
+          aria-invalid={d ? true : undefined}
+          onInput={(e) => onValue(e.currentTarget.value)}
+        />
+      )}
+    </Labelled>
+  );
+}
+
 function Bars({ groups, unit, label }: { groups: Group[]; unit: string; label: string }) {
   const shown = groups.filter((g) => g.value !== null).slice(0, 15);
   if (shown.length === 0) return null;
@@ -335,18 +365,13 @@ export function ExploreScreen({ site }: { site: string }) {
               <option value="staging">staging</option>
             </select>
           </label>
-          <Labelled label="Window (days, 1-90)" path="window_days" errs={errs}>
-            {(d) => (
-              <input
-                type="number"
-                inputMode="numeric"
-                value={form.window}
-                aria-describedby={d}
-                aria-invalid={d ? true : undefined}
-                onInput={(e) => set({ window: e.currentTarget.value })}
-              />
-            )}
-          </Labelled>
+          <NumberField
+            label="Window (days, 1-90)"
+            path="window_days"
+            errs={errs}
+            value={form.window}
+            onValue={(window) => set({ window })}
+          />
         </div>
         <fieldset class="filters-set">
           <legend>
@@ -457,18 +482,13 @@ export function ExploreScreen({ site }: { site: string }) {
           </div>
           <div class="row">
             {form.mode === 'list' ? (
-              <Labelled label="Sessions to list (1-500)" path="output.limit" errs={errs}>
-                {(d) => (
-                  <input
-                    type="number"
-                    inputMode="numeric"
-                    value={form.limit}
-                    aria-describedby={d}
-                    aria-invalid={d ? true : undefined}
-                    onInput={(e) => set({ limit: e.currentTarget.value })}
-                  />
-                )}
-              </Labelled>
+              <NumberField
+                label="Sessions to list (1-500)"
+                path="output.limit"
+                errs={errs}
+                value={form.limit}
+                onValue={(limit) => set({ limit })}
+              />
             ) : (
               <>
                 <Labelled label="Metric" path="output.metric" errs={errs}>

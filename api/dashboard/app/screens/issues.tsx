@@ -6,6 +6,18 @@ import { ErrorNote, Field, ScoreBadge, Show, Sparkline, Table, fmtDate, fmtScore
 import { POLL_MS } from './overview.tsx';
 
 export const STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed'];
+
+function StatusOptions() {
+  return (
+    <>
+      {STATUSES.map((s) => (
+        <option key={s} value={s}>
+          {s.replace('_', ' ')}
+        </option>
+      ))}
+    </>
+  );
+}
 const TYPES = [
   'rage_click',
   'dead_click',
@@ -50,11 +62,7 @@ function TriageControls({ issue, onChange }: { issue: Issue; onChange: (next: Is
           onChange={(e) => apply({ status: e.currentTarget.value })}
           data-testid={`status-${id}`}
         >
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s.replace('_', ' ')}
-            </option>
-          ))}
+          <StatusOptions />
         </select>
       </Field>
       <form
@@ -134,11 +142,7 @@ export function IssuesScreen({ site }: { site: string }) {
         <Field label="Status">
           <select value={status} onChange={(e) => setFilter('status', e.currentTarget.value)}>
             <option value="all">all</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s.replace('_', ' ')}
-              </option>
-            ))}
+            <StatusOptions />
           </select>
         </Field>
         <Field label="Type">

@@ -1,10 +1,21 @@
 import { useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { del, get, patch, post } from '../api.ts';
+import { get, patch, post } from '../api.ts';
 import { href, route } from '../route.ts';
 import { loadSession, me, sites } from '../state.ts';
 import type { Delivery } from '../types.ts';
-import { CopyButton, ErrorNote, Field, Show, Table, fmtDate, useData } from '../ui.tsx';
+import {
+  CopyButton,
+  DeleteButton,
+  DeliveryResult,
+  ErrorNote,
+  Field,
+  Show,
+  Table,
+  fmtDate,
+  useData,
+  useSubmit,
+} from '../ui.tsx';
 
 const TABS: [string, string][] = [
   ['sites', 'Sites'],
@@ -27,24 +38,9 @@ function ActForm({
   act: () => Promise<unknown>;
   children: ComponentChildren;
 }) {
-  const [err, setErr] = useState<Error | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, err, onSubmit } = useSubmit();
   return (
-    <form
-      class="inline"
-      onSubmit={(e) => {
-        e.preventDefault();
-        setBusy(true);
-        setErr(null);
-        act().then(
-          () => setBusy(false),
-          (x: Error) => {
-            setBusy(false);
-            setErr(x);
-          },
-        );
-      }}
-    >
+    <form class="inline" onSubmit={onSubmit(act)}>
       {children}
       <button type="submit" disabled={busy}>
         {label}
@@ -157,17 +153,14 @@ function Keys({ site }: { site: string }) {
                   {k.revoked_at ? (
                     `revoked ${fmtDate(k.revoked_at)}`
                   ) : (
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => {
-                        if (!confirm(`Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`))
-                          return;
-                        del(`/v1/manage/keys/${k.id}`).then(l.reload, setErr);
-                      }}
-                    >
-                      Revoke<span class="sr-only"> {k.name ?? k.key_prefix}</span>
-                    </button>
+                    <DeleteButton
+                      path={`/v1/manage/keys/${k.id}`}
+                      label="Revoke"
+                      name={k.name ?? k.key_prefix}
+                      question={`Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`}
+                      done={l.reload}
+                      failed={setErr}
+                    />
                   )}
                 </td>
               </tr>
@@ -280,16 +273,14 @@ function Members() {
                   <td>{fmtDate(m.created_at)}</td>
                   <td>
                     {owner && m.user_id !== self && (
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() =>
-                          confirm(`Remove ${m.email} from the organization?`) &&
-                          del(`/v1/manage/members/${m.id}`).then(l.reload, setErr)
-                        }
-                      >
-                        Remove<span class="sr-only"> {m.email}</span>
-                      </button>
+                      <DeleteButton
+                        path={`/v1/manage/members/${m.id}`}
+                        label="Remove"
+                        name={m.email}
+                        question={`Remove ${m.email} from the organization?`}
+                        done={l.reload}
+                        failed={setErr}
+                      />
                     )}
                   </td>
                 </tr>
@@ -304,13 +295,12 @@ function Members() {
                     <td>{i.role}</td>
                     <td>{fmtDate(i.expires_at)}</td>
                     <td>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => del(`/v1/manage/members/${i.id}`).then(l.reload)}
-                      >
-                        Cancel<span class="sr-only"> invitation of {i.email}</span>
-                      </button>
+                      <DeleteButton
+                        path={`/v1/manage/members/${i.id}`}
+                        label="Cancel"
+                        name={`invitation of ${i.email}`}
+                        done={l.reload}
+                      />
                     </td>
                   </tr>
                 ))}
@@ -431,11 +421,7 @@ function Webhooks() {
                               <td>{fmtDate(x.at)}</td>
                               <td>{x.event_type}</td>
                               <td>{x.attempt}</td>
-                              <td>
-                                {x.status}
-                                {x.http_status ? ` (${x.http_status})` : ''}
-                                {x.error ? `: ${x.error}` : ''}
-                              </td>
+                              <DeliveryResult d={x} />
                             </tr>
                           ))}
                       </Table>
@@ -508,13 +494,12 @@ function Integrations({ site }: { site: string }) {
                   <td>{JSON.stringify(i.config)}</td>
                   <td>{i.secrets.join(', ')}</td>
                   <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => del(`/v1/manage/integrations/${i.id}`).then(l.reload)}
-                    >
-                      Disconnect<span class="sr-only"> {i.provider}</span>
-                    </button>
+                    <DeleteButton
+                      path={`/v1/manage/integrations/${i.id}`}
+                      label="Disconnect"
+                      name={i.provider}
+                      done={l.reload}
+                    />
                   </td>
                 </tr>
               ))}
@@ -600,16 +585,14 @@ function Rules({ site }: { site: string }) {
                     </label>
                   </td>
                   <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() =>
-                        confirm(`Delete the rule ${r.name}?`) &&
-                        del(`/v1/manage/alert-rules/${r.id}`).then(l.reload, setErr)
-                      }
-                    >
-                      Delete<span class="sr-only"> {r.name}</span>
-                    </button>
+                    <DeleteButton
+                      path={`/v1/manage/alert-rules/${r.id}`}
+                      label="Delete"
+                      name={r.name}
+                      question={`Delete the rule ${r.name}?`}
+                      done={l.reload}
+                      failed={setErr}
+                    />
                   </td>
                 </tr>
               ))}

@@ -1,4 +1,4 @@
-import { isoOrNull } from '../../http/present.ts';
+import { isoOrNull } from '../http/present.ts';
 import type { IssueRow } from './issues.queries.ts';
 import type { IssueDto } from './issues.schema.ts';
 

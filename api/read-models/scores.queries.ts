@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { ACTIVE_STATUSES } from '../../shared/domain/issue-status.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
 export interface CurrentPageScore {
   page: string;

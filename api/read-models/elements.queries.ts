@@ -1,14 +1,22 @@
 import { sql, type Kysely } from 'kysely';
-import type { z } from 'zod';
-import type { Database } from '../../../shared/db/database.ts';
-import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
-import type { ElementsQuerySchema } from './elements.schema.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { inOneSnapshot } from '../../shared/db/snapshot.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
+
+/** Which elements: a site's environment, optionally one page, a window of the list. */
+export interface ElementFilter {
+  site_id: string;
+  environment: Environment;
+  page?: string;
+  limit: number;
+  offset: number;
+}
 
 /**
  * Elements with friction signals in the last 7 days (written by the processor), most friction signals first as the
  * spec says ("top elements by friction signal count"); equal counts by friction score.
  */
-export async function listElements(db: Kysely<Database>, q: z.infer<typeof ElementsQuerySchema>) {
+export async function listElements(db: Kysely<Database>, q: ElementFilter) {
   // One snapshot: the page and its total agree while the processor rewrites elements.
   return inOneSnapshot(db, async (trx) => {
     const base = trx

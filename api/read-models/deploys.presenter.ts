@@ -1,4 +1,4 @@
-import { deployVerdict, isDecidingLook, type VerificationResult } from '../../../shared/domain/deploy-verification.ts';
+import { deployVerdict, isDecidingLook, type VerificationResult } from '../../shared/domain/deploy-verification.ts';
 import type { DeployRow, RelatedData, VerificationRow } from './deploys.queries.ts';
 
 const iso = (d: Date | string) => new Date(d).toISOString();

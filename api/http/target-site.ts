@@ -1,0 +1,22 @@
+import type Koa from 'koa';
+import { Uuid } from '../../shared/contracts/uuid.ts';
+import { ValidationError } from '../../shared/errors.ts';
+import type { Principal } from './auth.ts';
+
+/**
+ * The site a short-form write is for (a CI deploy call, an annotation whose body may be only its message): the
+ * body's `site_id`, else the query's, else the key's own site, else the org's only site; 400 when none says.
+ */
+export function targetSite(ctx: Koa.Context, body: { site_id?: string }, principal: Principal): string {
+  const fromQuery = Uuid().safeParse(ctx.query.site_id);
+  const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
+  const siteId =
+    body.site_id ??
+    (fromQuery.success ? fromQuery.data : null) ??
+    (principal.kind === 'key' ? principal.siteId : onlySite);
+  if (!siteId)
+    throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
+      { path: 'site_id', message: 'is required when the organization has several sites' },
+    ]);
+  return siteId;
+}
