@@ -26,6 +26,8 @@ export async function startIngest(services: Record<string, string>, env: Record<
     PORT: String(port),
     LOG_LEVEL: 'warn',
     INGEST_RATE_LIMIT_PER_MIN: '100000000',
+    // The product's default (spawnRole turns it off for other tests); a run's `env` may change it.
+    INGEST_SHED_DELAY_MS: '100',
     ...env,
   });
   const url = `http://127.0.0.1:${port}`;

@@ -44,7 +44,9 @@ function roleEnv(env: Env, clean: boolean | undefined): Env {
 export function spawnRole(args: string[], env: Env = {}, opts: RoleOptions = {}): ChildProcess {
   return spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
     cwd: repoRoot,
-    env: roleEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, opts.clean),
+    // Shedding on event-loop delay is off unless a test asks for it: two test files and their processes share two
+    // cores, so a role's loop runs late for reasons that say nothing of its own load (the in-flight bound stays).
+    env: roleEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_SHED_DELAY_MS: '0', ...env }, opts.clean),
     stdio: [opts.stdin ?? 'ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'inherit'],
   });
 }
