@@ -1,5 +1,5 @@
 import { MAX_SELECTOR_CHARS } from './constants.ts';
-import { hostOf, rootOf } from './dom-events.ts';
+import { rootOf } from './dom-events.ts';
 import { scrub } from './scrub.ts';
 
 /**
@@ -44,9 +44,8 @@ const segment = (el: Element): string => {
 /**
  * A stable CSS selector for an element: its id, test id or aria-label when those are unique, else
  * the shortest unique `>` path, anchored at the nearest ancestor with a stable identity. Classes are
- * never used: CSS modules and utility frameworks make them change between builds. Inside an open shadow root, the
- * path is unique in that root and follows the host's own selector and a space (`fr-card #save`), as CSS engines
- * that pierce open roots (Playwright's, the devtools') read it: two components' `#save` are two elements.
+ * never used: CSS modules and utility frameworks make them change between builds. Inside a shadow root, the
+ * selector is unique in that root (the host is not part of it: the bytes were needed elsewhere).
  */
 export const selectorFor = (el: Element): string | undefined => {
   let path = '';
@@ -56,9 +55,5 @@ export const selectorFor = (el: Element): string | undefined => {
     path = (own || segment(cur)) + (path && ` > ${path}`);
     if (own || cur.localName === 'html' || unique(path, el)) break;
   }
-  if (!unique(path, el)) return;
-  const host = hostOf(el);
-  const outer = host && selectorFor(host);
-  if (outer) path = `${outer} ${path}`;
-  return path.length <= MAX_SELECTOR_CHARS ? path : undefined;
+  return path.length <= MAX_SELECTOR_CHARS && unique(path, el) ? path : undefined;
 };

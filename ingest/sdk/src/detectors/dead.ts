@@ -8,7 +8,7 @@ import { deadExcluded, decorative, disabledFor } from '../interactive.ts';
 
 interface Candidate {
   el: Element;
-  count: number;
+  clicks: number;
   point: Point;
 }
 
@@ -25,8 +25,8 @@ export const deadPending = (): number => pending.length;
 export const deadClick = (e: MouseEvent, target: Element, el: Element | null): void => {
   if (!el || disabledFor(target, e) || deadExcluded(el, target, e)) return;
   const same = pending.find((c) => c.el === el);
-  if (same) return void same.count++;
-  const c: Candidate = { el, count: 1, point: e };
+  if (same) return void same.clicks++;
+  const c: Candidate = { el, clicks: 1, point: e };
   pending.push(c);
   // One timer per candidate: there are seldom more than one or two open at a time.
   setTimeout(
@@ -34,8 +34,8 @@ export const deadClick = (e: MouseEvent, target: Element, el: Element | null): v
       if (!pending.includes(c)) return;
       pending = pending.filter((x) => x !== c);
       // Two or three clicks that left text selected were a double or triple click to select it.
-      if (c.count > 1 && c.count <= RAGE_MIN_CLICKS && selected()) return;
-      signal('dead_click', { el, point: e, meta: { clicks: c.count, window_ms: DEAD_WINDOW_MS } });
+      if (c.clicks > 1 && c.clicks <= RAGE_MIN_CLICKS && selected()) return;
+      signal('dead_click', { el, point: e, meta: { clicks: c.clicks, window_ms: DEAD_WINDOW_MS } });
     }),
     DEAD_WINDOW_MS,
   );

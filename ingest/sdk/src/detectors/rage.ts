@@ -15,7 +15,7 @@ interface Burst {
   scope: Node;
   interactive: boolean;
   excluded: boolean;
-  count: number;
+  clicks: number;
   /** Whether some click got no local answer before the next click (or the burst's end). */
   missed: boolean;
   /** Whether the latest click has been answered yet. */
@@ -52,11 +52,11 @@ export const rageClick = (e: MouseEvent, target: Element, interactive: Element |
     if (!b.interactive && e.detail < b.at.detail && b.at.detail == 2) b.excluded = true;
     b.missed = b.missed || !b.current;
     b.current = false;
-    b.count++;
+    b.clicks++;
     b.last = t;
     b.at = e;
     // Identity is taken while the element is surely still there; the burst may outlive it.
-    if (b.count === RAGE_MIN_CLICKS && !b.excluded) {
+    if (b.clicks === RAGE_MIN_CLICKS && !b.excluded) {
       b.known = describe(el, b.start);
       b.excluded = rageExcluded(el, target);
     }
@@ -68,7 +68,7 @@ export const rageClick = (e: MouseEvent, target: Element, interactive: Element |
       interactive: !!interactive,
       // An opted-out element never gets here: start.ts drops clicks on ignored targets, and el is the target or its ancestor.
       excluded: !!disabledFor(target, e) || isBackdrop(target, e),
-      count: 1,
+      clicks: 1,
       missed: false,
       current: false,
       first: t,
@@ -116,8 +116,8 @@ export const rageEnd = (): void => {
   const b = burst;
   burst = null;
   clearTimeout(timer);
-  if (!b || b.count < RAGE_MIN_CLICKS || b.excluded) return;
+  if (!b || b.clicks < RAGE_MIN_CLICKS || b.excluded) return;
   if (b.current && !b.missed) return;
-  if (selected() && (!b.interactive || b.count <= RAGE_MIN_CLICKS)) return;
-  signal('rage_click', { el: b.el, known: b.known, meta: { clicks: b.count, ms: Math.round(b.last - b.first) } });
+  if (selected() && (!b.interactive || b.clicks <= RAGE_MIN_CLICKS)) return;
+  signal('rage_click', { el: b.el, known: b.known, meta: { clicks: b.clicks, ms: Math.round(b.last - b.first) } });
 };
