@@ -14,6 +14,7 @@ import { BinaryCopySink, Txt, uuidBytes, uuidText, type RowSink, type TableSpec 
 export const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
+/** mulberry32: small, fast, seedable. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -53,6 +54,15 @@ function weighted<T>(items: readonly (readonly [T, number])[], rnd: () => number
   };
 }
 
+/** The element and viewport coordinates events and signals both carry. */
+const COORDINATES = [
+  ['x', 'int2'],
+  ['y', 'int2'],
+  ['vx', 'int2'],
+  ['vy', 'int2'],
+  ['px', 'int2'],
+  ['py', 'int2'],
+] as const;
 export const EVENTS: TableSpec = {
   name: 'events',
   columns: [
@@ -67,12 +77,7 @@ export const EVENTS: TableSpec = {
     ['name', 'text'],
     ['selector', 'text'],
     ['label', 'text'],
-    ['x', 'int2'],
-    ['y', 'int2'],
-    ['vx', 'int2'],
-    ['vy', 'int2'],
-    ['px', 'int2'],
-    ['py', 'int2'],
+    ...COORDINATES,
     ['value', 'float8'],
     ['device', 'text'],
     ['source', 'text'],
@@ -91,12 +96,7 @@ export const SIGNALS: TableSpec = {
     ['signal_type', 'text'],
     ['selector', 'text'],
     ['label', 'text'],
-    ['x', 'int2'],
-    ['y', 'int2'],
-    ['vx', 'int2'],
-    ['vy', 'int2'],
-    ['px', 'int2'],
-    ['py', 'int2'],
+    ...COORDINATES,
     ['device', 'text'],
     ['environment', 'text'],
   ],

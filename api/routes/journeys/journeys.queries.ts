@@ -28,10 +28,11 @@ export async function journeySessions(
 ): Promise<{ id: string; events: PathEvent[] }[]> {
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
   // The most recently active sessions that stored a signal (`signal_count > 0`: necessary for a signal of `types`),
-  // newest first, a page at a time; each page's sessions with a signal of `types` in the window are found by one
-  // probe of events' (site, session, ts) index (`signals` has no session index). One EXISTS per session in a single
-  // statement planned as a semi-join over every session of the window (the planner cannot tell how many have such
-  // a signal): 4.5 s at 1M demo events for 102,793 probes, where the first 1,000 matches were among the newest.
+  // newest first, a page at a time (journeys_recent_sessions_idx); each page's sessions with a signal of `types` in
+  // the window are found by one probe of events' (site, session, ts) index (`signals` has no session index). One
+  // EXISTS per session in a single statement was planned as a semi-join over every session of the window (the
+  // planner cannot tell how many have such a signal): 4.5 s at 1M demo events for 102,793 probes, where the first
+  // 1,000 matches were among the newest.
   const ids: string[] = [];
   // Where the next page starts: the last session's activity in microseconds (exact, where a Date would round).
   let after: { atMicros: string; id: string } | undefined;
@@ -46,9 +47,10 @@ export async function journeySessions(
       .$if(after !== undefined, (qb) =>
         qb.where((eb) => {
           const at = sql<Date>`timestamptz 'epoch' + ${after!.atMicros}::bigint * interval '1 microsecond'`;
-          return eb.or([
-            eb('s.last_seen_at', '<', at),
-            eb.and([eb('s.last_seen_at', '=', at), eb('s.id', '>', after!.id)]),
+          // A range on the index (at or before), then the ties already read left out.
+          return eb.and([
+            eb('s.last_seen_at', '<=', at),
+            eb.or([eb('s.last_seen_at', '<', at), eb('s.id', '>', after!.id)]),
           ]);
         }),
       )

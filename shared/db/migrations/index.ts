@@ -27,6 +27,7 @@ import * as m0221 from './0221_score_history_site_days.ts';
 import * as m0222 from './0222_page_viewers.ts';
 import * as m0250 from './0250_partition_leases.ts';
 import * as m0260 from './0260_heatmap_indexes.ts';
+import * as m0261 from './0261_journeys_recent_sessions.ts';
 import * as m0270 from './0270_alert_page_rollups.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
@@ -59,5 +60,6 @@ export const migrations: Record<string, Migration> = {
   '0222_page_viewers': m0222,
   '0250_partition_leases': m0250,
   '0260_heatmap_indexes': m0260,
+  '0261_journeys_recent_sessions': m0261,
   '0270_alert_page_rollups': m0270,
 };
