@@ -10,21 +10,10 @@ import pg from 'pg';
 import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../shared/domain/session-summary.ts';
 import { SIGNAL_CATALOG } from '../shared/domain/signal-catalog.ts';
 import { BinaryCopySink, Txt, uuidBytes, uuidText, type RowSink, type TableSpec } from './demo-copy.ts';
+import { seeded } from '../shared/seeded-random.ts';
 
 export const DAY = 86_400_000;
 const HOUR = 3_600_000;
-
-/** mulberry32: small, fast, seedable. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A sampler of 0..n-1 with Zipf-like weights 1/(i+1)^s: a few popular items and a long tail. */
 function zipf(n: number, s: number, rnd: () => number): () => number {
@@ -292,7 +281,7 @@ export async function generateHours(
 ): Promise<Tallies> {
   // The models (pages, their elements, the pickers) draw from the run's seed; the sessions of an hour from the
   // hour's own generator, switched in below.
-  let current = prng(p.seed);
+  let current = seeded(p.seed);
   const rnd = () => current();
   const nPages = p.pages;
   const pickPage = zipf(nPages, 1.05, rnd);
@@ -381,7 +370,7 @@ export async function generateHours(
   const all = [events, signalSink, sessionSink, stateSink, viewerSink];
 
   for (const hour of hours) {
-    current = prng((Math.imul(p.seed, 0x9e3779b1) ^ Math.imul(hour.index + 1, 0x85ebca6b)) >>> 0);
+    current = seeded((Math.imul(p.seed, 0x9e3779b1) ^ Math.imul(hour.index + 1, 0x85ebca6b)) >>> 0);
     let left = hour.events;
     while (left > 0) {
       const s = tallies.sessions;

@@ -11,7 +11,8 @@ import { SCENARIOS, SITE_CONFIG, TYPED_SECRETS } from './fixtures/scenarios.ts';
 import { judge, describeExpected, describeSignals } from './testing/expect.ts';
 import { limiter } from './testing/limit.ts';
 import { closeEnv, newKey, openContext, settle, startEnv, visit, type Env } from './testing/run-visit.ts';
-import { Visitor, seeded } from './testing/visitor.ts';
+import { Visitor } from './testing/visitor.ts';
+import { seeded } from '../../shared/seeded-random.ts';
 
 let env: Env;
 const run = limiter(4);

@@ -18,7 +18,8 @@ import {
   type SdkStats,
   type SentEvent,
 } from './testing/run-visit.ts';
-import { seeded, Visitor } from './testing/visitor.ts';
+import { Visitor } from './testing/visitor.ts';
+import { seeded } from '../../shared/seeded-random.ts';
 
 let env: Env;
 const run = limiter(4);

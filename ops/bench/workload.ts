@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { seeded } from '../../ingest/sdk/testing/visitor.ts';
+import { seeded } from '../../shared/seeded-random.ts';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import type { Database } from '../../shared/db/database.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';

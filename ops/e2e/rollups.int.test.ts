@@ -9,7 +9,7 @@ import { rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
-import { prng } from '../../ops/demo-generate.ts';
+import { seeded } from '../../shared/seeded-random.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
 import { pageActivity } from '../../api/routes/pages/page.queries.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
@@ -51,7 +51,7 @@ const PAGES = ['/', '/cart', '/checkout'];
 
 /** Sessions over the last 40 days, each split into 1-4 batches whose context can differ (cohort moves). */
 function batchesOf(siteId: string, seed: number): EventBatchMessage[] {
-  const rnd = prng(seed); // the same batches on both databases
+  const rnd = seeded(seed); // the same batches on both databases
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
   const out: EventBatchMessage[] = [];
   for (let s = 0; s < 60; s++) {

@@ -8,7 +8,8 @@ import type { Browser } from 'playwright-core';
 import { buildSdk } from '../../ingest/sdk/build.ts';
 import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
 import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
-import { Visitor, seeded } from '../../ingest/sdk/testing/visitor.ts';
+import { Visitor } from '../../ingest/sdk/testing/visitor.ts';
+import { seeded } from '../../shared/seeded-random.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
 
 let stack: TestStack;

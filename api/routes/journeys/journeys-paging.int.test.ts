@@ -5,7 +5,7 @@ import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { migrateToLatest } from '../../../shared/db/migrator.ts';
 import { withTestDatabase } from '../../../shared/testing/database.ts';
-import { prng } from '../../../ops/demo-generate.ts';
+import { seeded } from '../../../shared/seeded-random.ts';
 import { journeySessions } from './journeys.queries.ts';
 
 // journeySessions reads sessions a page at a time (newest first, keyset on activity and id); the answer must be the
@@ -18,7 +18,7 @@ const SITE = '00000000-0000-4000-8000-000000000001';
 const TYPES = ['rage_click', 'dead_click'];
 
 async function fill(handle: DatabaseHandle) {
-  const rnd = prng(11);
+  const rnd = seeded(11);
   const sessions: Record<string, unknown>[] = [];
   const events: Record<string, unknown>[] = [];
   for (let i = 0; i < 900; i++) {

@@ -10,7 +10,8 @@ import { startCapture, type Capture } from './capture-server.ts';
 import { sdkCookie, startFixtures, type Fixtures } from './fixture-server.ts';
 import { buildSdk } from '../build.ts';
 import { launchChromium } from './browser.ts';
-import { seeded, Visitor } from './visitor.ts';
+import { Visitor } from './visitor.ts';
+import { seeded } from '../../../shared/seeded-random.ts';
 
 export type SentEvent = IngestBatch['events'][number];
 

@@ -21,18 +21,6 @@ export interface ClickRecord {
   vh: number;
 }
 
-/** mulberry32: a tiny seeded PRNG, so a bench run can be replayed exactly. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** How long a finger rests on the glass in a tap, and a key stays down in a press. */
 const TAP_HOLD_MS = 40;
 const KEY_HOLD_MS = 30;
