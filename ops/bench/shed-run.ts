@@ -1,7 +1,7 @@
 /**
  * Ingest at twice what it can serve (issue 32, load shedding): an ingest process of its own on the real stream, its
  * capacity measured first (closed loop, shedding off), then an open-loop run at a multiple of it. Shared by
- * `npm run bench -- shed` and its test (shed.int.test.ts). RSS is read from /proc while the run lasts.
+ * `npm run bench -- shed`. RSS is read from /proc while the run lasts.
  */
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
