@@ -1,6 +1,7 @@
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { CONTEXT_BUDGET_BYTES, CONTEXT_TEXT_MAX, type SiteContext } from './context.schema.ts';
+import type { RelatedIssueRow } from '../../read-models/deploys.queries.ts';
 
 /** `s` cut to `max` characters, ending in `…` when cut (free text must not blow the size budget). */
 export function clip(s: string, max = CONTEXT_TEXT_MAX): string {
@@ -55,15 +56,7 @@ export interface ContextParts {
   overall: { score: number; trend: 'up' | 'down' | 'stable' };
   pages: { page: string; score: number; trend: 'up' | 'down' | 'stable'; dominant_signal: string | null }[];
   issues: {
-    rows: {
-      id: string;
-      title: string;
-      page: string;
-      signal_type: string;
-      severity: number;
-      status: string;
-      affected_sessions: number;
-    }[];
+    rows: (RelatedIssueRow & { affected_sessions: number })[];
     total: number;
   };
   deploys: {
