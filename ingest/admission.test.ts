@@ -63,21 +63,21 @@ test('with no latency target the limit is INGEST_MAX_INFLIGHT: past it 503, Retr
   t.is(s.limit, 2);
 });
 
-test('latency over the target while the limit is in use lowers it by target / latency, at most halving it a step, never below 4', (t) => {
+test('latency over the target while the limit is in use and the loop busy lowers it by target / latency, at most halving it a step, never below 4', (t) => {
   const { s, clock } = shedder(256, 50);
   t.is(s.limit, 64, 'a process starts at 64 (at most the ceiling)');
   // 64 in flight, answered after 100 ms: twice the target, the limit halves.
   const { releases } = admitMany(s, 64);
   clock.t += 100;
   for (const r of releases) r();
-  t.is(s.step(), 100);
+  t.is(s.step(1), 100);
   t.is(s.limit, 32);
   // 32 in flight, answered after 62.5 ms: × 0.8.
   const second = admitMany(s, 40);
   t.is(second.refused, 8, 'past the limit the rest is refused');
   clock.t += 62.5;
   for (const r of second.releases) r();
-  s.step();
+  s.step(1);
   t.is(s.limit, 25);
   t.is(s.share, 0.2, 'the share refused over the step');
   // Far over the target: at most halved, and not below 4.
@@ -85,7 +85,7 @@ test('latency over the target while the limit is in use lowers it by target / la
     const { releases: rs } = admitMany(s, s.limit);
     clock.t += 5000;
     for (const r of rs) r();
-    s.step();
+    s.step(1);
   }
   t.is(s.limit, 4);
 });
@@ -94,7 +94,7 @@ test('the oldest request still in flight counts even when nothing was answered i
   const { s, clock } = shedder(256, 50);
   const { releases } = admitMany(s, 64);
   clock.t += 400;
-  t.is(s.step(), 400, 'nothing answered: the age of the oldest request is the signal');
+  t.is(s.step(1), 400, 'nothing answered: the age of the oldest request is the signal');
   t.is(s.limit, 32);
   for (const r of releases) r();
 });
@@ -104,7 +104,7 @@ test('a slow step at low load (under half the limit in flight) leaves the limit:
   const { releases } = admitMany(s, 10);
   clock.t += 500;
   for (const r of releases) r();
-  s.step();
+  s.step(1);
   t.is(s.limit, 64);
 });
 
@@ -114,7 +114,7 @@ test('under the target with the limit nearly reached it grows by 10 % a step up 
     const { releases, refused } = admitMany(s, s.limit + 10);
     clock.t += 5;
     for (const r of releases) r();
-    s.step();
+    s.step(1);
     return refused;
   };
   t.is(grow(), 10);
@@ -131,7 +131,7 @@ test('under the target with the limit nearly reached it grows by 10 % a step up 
   t.is(many.refused, 720);
   clock.t += 5;
   for (const r of releases) r();
-  s.step();
+  s.step(1);
   t.is(s.share, 0.9);
   t.like(
     refusal(() => {
@@ -148,7 +148,7 @@ test('an overload that passes: the limit comes back to what the load needs and n
     const { releases } = admitMany(s, 300);
     clock.t += 1000;
     for (const r of releases) r();
-    s.step();
+    s.step(1);
   }
   t.is(s.limit, 4);
   // Then 40 requests at a time answered within 5 ms: the limit climbs back past 40 and refusals stop.
@@ -158,8 +158,24 @@ test('an overload that passes: the limit comes back to what the load needs and n
     refused = step.refused;
     clock.t += 5;
     for (const r of step.releases) r();
-    s.step();
+    s.step(1);
   }
   t.is(refused, 0);
   t.true(s.limit >= 40, `limit ${s.limit}`);
+});
+
+test('latency over the target while the loop is mostly idle (the stream or the machine is slow, not this process) refuses nothing more: the limit grows towards INGEST_MAX_INFLIGHT if it is needed', (t) => {
+  const { s, clock } = shedder(100, 50);
+  const { releases, refused } = admitMany(s, 64);
+  t.is(refused, 0);
+  clock.t += 500;
+  for (const r of releases) r();
+  t.is(s.step(0.3), 500);
+  t.is(s.limit, 70);
+  // The same step with the loop busy is this process's overload.
+  const again = admitMany(s, 70);
+  clock.t += 500;
+  for (const r of again.releases) r();
+  s.step(0.95);
+  t.is(s.limit, 35);
 });

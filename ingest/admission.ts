@@ -1,3 +1,4 @@
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Counter, Gauge } from 'prom-client';
 import { AppError } from '../shared/errors.ts';
 import { registry } from '../shared/http/metrics.ts';
@@ -15,6 +16,13 @@ const MAX_DECREASE = 0.5;
 const INCREASE = 0.1;
 /** Latencies kept per step for its percentile; past it the newest are dropped (the percentile needs no more). */
 const SAMPLES_PER_STEP = 2048;
+/**
+ * Event-loop utilization (share of the step spent running callbacks, not waiting for I/O) from which latency over the
+ * target counts as this process's own overload. Below it the requests wait for something else (the stream, the
+ * database, a machine that gives the process little CPU): refusing would not make them faster, and the limit only
+ * bounds memory (it grows back to INGEST_MAX_INFLIGHT if requests need it).
+ */
+const BUSY_UTILIZATION = 0.85;
 /** While shedding, one summary log line at most this often. */
 const LOG_EVERY_MS = 10_000;
 
@@ -86,9 +94,11 @@ export interface ShedOptions {
  * Every 100 ms (the control step) the signal is the larger of the 90th percentile of the latencies of the requests
  * answered in the step and the age of the oldest request still in flight (a loop so far behind that nothing was
  * answered still shows). Over the target, while the limit was in use (at least half of it in flight at some point of
- * the step: a slow moment at low load refuses nothing), the limit is multiplied by target / signal (at most halved
- * a step, at least MIN_LIMIT); under it, while the limit was nearly reached (80 %), it grows by 10 %, up to
- * `maxInflight`. A gradient controller in the family of TCP Vegas and Netflix's concurrency-limits, with the latency
+ * the step: a slow moment at low load refuses nothing) and the event loop busy 85 % of the step or more (its own work
+ * made the requests slow, not the stream, the database or other processes on the machine), the limit is multiplied
+ * by target / signal (at most halved a step, at least MIN_LIMIT); otherwise, while the limit was nearly reached
+ * (80 %), it grows by 10 %, up to `maxInflight` (requests slow for another reason need more in flight, and the
+ * ceiling still bounds memory). A gradient controller in the family of TCP Vegas and Netflix's concurrency-limits, with the latency
  * target an operator can read instead of a minimum round trip (the stream's round trip varies with the machine's
  * load, and a target is what the p99 is judged against).
  * Retry-After is 1-5 s: 5 × the share refused over the last step, rounded up; the SDK keeps a refused batch and
@@ -110,6 +120,7 @@ export class LoadShedder {
   private lastShare = 0;
   private retryAfterSec = 1;
   private timer: NodeJS.Timeout | undefined;
+  private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private refusedSinceLog = 0;
   private lastLogAt = Number.NEGATIVE_INFINITY;
   private shedding = false;
@@ -136,10 +147,10 @@ export class LoadShedder {
   }
 
   /**
-   * One control step with what was measured since the last one (the timer calls it every 100 ms). Returns the
-   * latency signal it used (ms), for tests.
+   * One control step with what was measured since the last one (the timer calls it every 100 ms), and the event
+   * loop's utilization over the step (measured when not given). Returns the latency signal it used (ms), for tests.
    */
-  step(): number {
+  step(utilization = this.utilization()): number {
     const t = this.now();
     const answered = this.samples.subarray(0, this.sampleCount).sort();
     let signal = answered.length ? answered[Math.min(answered.length - 1, Math.floor(0.9 * answered.length))]! : 0;
@@ -148,9 +159,10 @@ export class LoadShedder {
     const before = this.currentLimit;
     const target = this.o.targetMs;
     if (target > 0) {
-      if (signal > target && this.peakInflight >= before / 2)
+      const ours = utilization >= BUSY_UTILIZATION;
+      if (signal > target && ours && this.peakInflight >= before / 2)
         this.currentLimit = Math.max(MIN_LIMIT, Math.floor(before * Math.max(MAX_DECREASE, target / signal)));
-      else if (signal <= target && this.peakInflight >= before * 0.8)
+      else if ((signal <= target || !ours) && this.peakInflight >= before * 0.8)
         this.currentLimit = Math.min(this.o.maxInflight, before + Math.max(1, Math.floor(before * INCREASE)));
     }
     const offered = this.admittedInStep + this.refusedInStep;
@@ -173,6 +185,13 @@ export class LoadShedder {
     this.admittedInStep = 0;
     this.refusedInStep = 0;
     return signal;
+  }
+
+  private utilization(): number {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, this.elu).utilization;
+    this.elu = now;
+    return u;
   }
 
   /**

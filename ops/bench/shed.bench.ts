@@ -1,9 +1,9 @@
 /**
  * `npm run bench -- shed`: ingest at half, once and twice what it can serve (issue 32, load shedding). An ingest
- * process on the real NATS and a scratch database; its capacity is measured first (closed loop, two sender threads,
- * 64 connections), then each multiple is offered open loop for BENCH_SECONDS (20) by sender threads of their own
- * (shed-sender.ts) to an ingest with the defaults, and twice the capacity once more to one with shedding off
- * (INGEST_LATENCY_TARGET_MS=0, INGEST_MAX_INFLIGHT past the connections). Printed per run: the target and achieved
+ * process on the real NATS and a scratch database, first with shedding off (INGEST_LATENCY_TARGET_MS=0,
+ * INGEST_MAX_INFLIGHT past the connections): its capacity measured closed loop (two sender threads, 64 connections),
+ * then twice that offered open loop for BENCH_SECONDS (20) by sender threads of their own (shed-sender.ts); then a
+ * fresh one with the defaults, offered each multiple of the same capacity. Printed per run: the target and achieved
  * rate with the sender's own lateness (issued after its scheduled time) and the wait for a free connection, the share
  * refused (429/503, and how many lacked Retry-After), the accepted requests' p50/p99 from their scheduled send time
  * (and the p99 of the last third: a latency still growing shows there), ingest RSS at the start and at most, and
@@ -51,11 +51,22 @@ export async function runBench(): Promise<void> {
     const rows: [string, ShedRow, string][] = [];
     let served = 0;
     {
-      const ingest = await startIngest(services, {});
+      // Capacity with shedding off: what the process serves flat out, nothing refused.
+      const ingest = await startIngest(services, { INGEST_LATENCY_TARGET_MS: '0', INGEST_MAX_INFLIGHT: '100000' });
       try {
         const t = { ingest, key, events, threads };
         served = await capacity(t, { seconds: 8, connections: 64 });
         say(`capacity ${fmt(served)} batches/s of ${events} events (load ${load()})`);
+        rows.push(['shedding off, 2×', await offer(t, { rate: 2 * served, seconds, connections }), load()]);
+      } finally {
+        await ingest.stop();
+      }
+    }
+    {
+      const ingest = await startIngest(services, {});
+      try {
+        const t = { ingest, key, events, threads };
+        await capacity(t, { seconds: 4, connections: 8 }); // a warm-up (the JIT, the key cache)
         for (const m of multiples) {
           rows.push([
             `shedding on (defaults), ${m}×`,
@@ -64,16 +75,6 @@ export async function runBench(): Promise<void> {
           ]);
           say(`${m}× done (load ${load()})`);
         }
-      } finally {
-        await ingest.stop();
-      }
-    }
-    {
-      const ingest = await startIngest(services, { INGEST_LATENCY_TARGET_MS: '0', INGEST_MAX_INFLIGHT: '100000' });
-      try {
-        const t = { ingest, key, events, threads };
-        await capacity(t, { seconds: 4, connections: 64 }); // a warm-up (the JIT, the key cache)
-        rows.push(['shedding off, 2×', await offer(t, { rate: 2 * served, seconds, connections }), load()]);
       } finally {
         await ingest.stop();
       }

@@ -54,7 +54,7 @@ test('at twice the rate it serves, ingest refuses the excess with 503 + Retry-Af
   const stored = async () => (await jsm.streams.info(`${prefix}_EVENTS`)).state.messages;
 
   const target = { ingest, key, events: EVENTS };
-  const served = await capacity(target, { seconds: 4, connections: 32 });
+  const served = await capacity(target, { seconds: 4, connections: 8 });
   const before = await stored();
   const half = await offer(target, { rate: served / 2, seconds: 8, connections: 512 });
   const double = await offer(target, { rate: 2 * served, seconds: 12, connections: 512 });
