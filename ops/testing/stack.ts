@@ -100,8 +100,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
       LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // Ingest in the test process shares its event loop with the processor, the API and the test itself: a busy
-      // moment there is not ingest's overload (shedding has its own tests: ingest/admission.test.ts and `npm run bench -- shed`).
-      INGEST_SHED_DELAY_MS: '0',
+      // moment there is not ingest's overload (shedding has its own tests: ingest/admission.test.ts and ops/bench/shed.int.test.ts).
+      INGEST_LATENCY_TARGET_MS: '0',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
       // Each stack its own secret: no secret file written into the working directory.
