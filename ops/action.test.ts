@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { parse } from 'yaml';
 import { buildCliBundle } from '../cli/build.ts';
-import { startTestStack, type TestStack } from './testing/stack.ts';
+import { useStack } from './testing/stack.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ciDir = path.join(root, 'ci');
@@ -22,11 +22,7 @@ interface Action {
 }
 const action = parse(readFileSync(path.join(ciDir, 'action.yml'), 'utf8')) as Action;
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-});
-test.after.always(() => stack?.stop());
+const stack = useStack(test, { processor: false });
 
 /** What the composite step does: the step's env with each `${{ inputs.x }}` replaced by the input or its default. */
 function stepEnv(inputs: Record<string, string>): Record<string, string> {

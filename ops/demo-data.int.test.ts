@@ -10,7 +10,7 @@ import type { Database } from '../shared/db/database.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 import { rebuildPageViewers, rebuildSessionRollups } from '../shared/db/session-rollups.ts';
 import { writeDemoData } from './demo-data.ts';
-import { startTestStack, type TestStack } from './testing/stack.ts';
+import { useStack } from './testing/stack.ts';
 import { getJson } from '../shared/testing/http-client.ts';
 
 const log = createLogger('silent');
@@ -66,13 +66,7 @@ async function assertConsistent(t: import('ava').ExecutionContext, db: Kysely<Da
   t.deepEqual(written, await rollups(), 'rollups as the rebuild derives them from the raw rows');
 }
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
 
 test('PostgreSQL (COPY): rows consistent with the processor, and every read route answers from them', async (t) => {
   const { db } = stack.infra.database;

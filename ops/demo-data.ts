@@ -17,7 +17,7 @@ import { newId } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../processor/engine/confusion-score.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
-import { rebuildSessionBuckets } from '../shared/db/session-rollups.ts';
+import { rebuildSessionBuckets, rebuildSessionKeys } from '../shared/db/session-rollups.ts';
 import { InsertSink } from './demo-copy.ts';
 import {
   DAY,
@@ -237,8 +237,12 @@ export async function writeDemoData(
   const derivedAt = performance.now();
   // The Explorer's buckets, summed from the session states written above (the processor keeps both batch by batch).
   await rebuildSessionBuckets(handle.db, site);
+  // The Explorer's session keys, from the stored events (not written beside the raw rows yet).
+  await rebuildSessionKeys(handle.db, site);
   if (handle.kind === 'postgres')
-    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers`.execute(handle.db);
+    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys`.execute(
+      handle.db,
+    );
   // Current scores, issues and elements: the processor's own recompute over the stored rows.
   const r = await recomputeSiteCommand(handle.db, site, now, true, log);
   log.info(

@@ -4,9 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../shared/contracts/ingest.ts';
-import type { DatabaseHandle } from '../shared/db/connection.ts';
 import type { RunBulkTransaction } from '../shared/db/bulk.ts';
-import { withTestDatabase } from '../shared/testing/database.ts';
+import { useTestDatabase } from '../shared/testing/database.ts';
 import { createLogger } from '../shared/logger.ts';
 import { recomputeSite } from './engine/recompute.ts';
 import { HOUR_MS, clusterWindowStart } from './engine/time.ts';
@@ -14,12 +13,7 @@ import { FrictionEngineSink } from './engine-sink.ts';
 import { InDoubtEvents, storeBatch } from './events.consumer.ts';
 import { loadEngineRows } from './recompute-site.ts';
 
-let handle: DatabaseHandle;
-let close: (() => Promise<void>) | undefined;
-test.before(async () => {
-  ({ handle, close } = await withTestDatabase('ackloss'));
-});
-test.after.always(() => close?.());
+const handle = useTestDatabase(test, 'ackloss');
 
 const NOW = Date.now();
 const log = createLogger('silent');

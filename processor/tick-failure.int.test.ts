@@ -2,8 +2,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../shared/contracts/ingest.ts';
-import type { DatabaseHandle } from '../shared/db/connection.ts';
-import { withTestDatabase } from '../shared/testing/database.ts';
+import { useTestDatabase } from '../shared/testing/database.ts';
 import { uniqueTestId } from '../shared/testing/services.ts';
 import { createLogger } from '../shared/logger.ts';
 import { recomputeSite } from './engine/recompute.ts';
@@ -13,12 +12,7 @@ import { InDoubtEvents, storeBatch } from './events.consumer.ts';
 import { loadEngineRows, recomputeSiteCommand } from './recompute-site.ts';
 import { TickGate } from './tick-gate.ts';
 
-let handle: DatabaseHandle;
-let close: (() => Promise<void>) | undefined;
-test.before(async () => {
-  ({ handle, close } = await withTestDatabase('tickfail'));
-});
-test.after.always(() => close?.());
+const handle = useTestDatabase(test, 'tickfail');
 
 const log = createLogger('silent');
 /** Never due in this test: the nightly triage is not what is tested here. */

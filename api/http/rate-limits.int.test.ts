@@ -4,9 +4,9 @@ import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { RedisRateLimiter } from '../../shared/limiter/redis-limiter.ts';
 import { testServices } from '../../shared/testing/services.ts';
-import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
-import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { startTestStack, useStack } from '../../ops/testing/stack.ts';
 
 /**
  * The spec's limits, as configured by default (ingest's 10,000 scaled down to 5: the same code path, per key);
@@ -20,15 +20,8 @@ const SPEC_LIMITS = {
   QUOTA_CACHE_TTL_MS: '0',
 };
 
-let stack: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  stack = await startTestStack({ processor: false, env: SPEC_LIMITS });
-  api = apiClient(stack.baseUrl);
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false, env: SPEC_LIMITS });
+const api = apiClient(stack);
 
 test("the defaults are the spec's limits", (t) => {
   const c = loadConfig({});

@@ -1,16 +1,9 @@
 import test from 'ava';
-import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
-import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
+import { useStack } from '../../ops/testing/stack.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
 
-let stack: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-  api = apiClient(stack.baseUrl);
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
+const api = apiClient(stack);
 
 test.serial(
   'signup → site → invite → accept → rules, webhooks, keys: every write answers and lands in the audit log',

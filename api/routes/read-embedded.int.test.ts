@@ -1,17 +1,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { useStack } from '../../ops/testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The new read routes on the embedded default (PGlite + TimescaleDB): their SQL runs there too.
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ embedded: true });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { embedded: true });
 
 test('every new read route answers on the embedded database, with ingested data', async (t) => {
   const { tenant } = stack;

@@ -1,16 +1,10 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { useStack } from '../../ops/testing/stack.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { insertAlertRow } from '../../ops/testing/alert-row.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
 
 async function insertAlert(siteId: string, status: string, minutesAgo: number): Promise<string> {
   return insertAlertRow(stack.infra.database.db, siteId, {

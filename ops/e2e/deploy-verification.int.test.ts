@@ -1,19 +1,13 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { type TestTenant, useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { allEventsStored, sendSessions, spread, type SessionSpec } from '../testing/session-traffic.ts';
 import { runFriction } from '../../shared/testing/processes.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack();
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test);
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,17 +1,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { startTestStack, useStack } from '../testing/stack.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { insertPageScoreRow } from '../testing/rows.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
 
 const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
 

@@ -1,18 +1,12 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The embedded default: PGlite with TimescaleDB, in-process bus and limiter. This is the hypertable path.
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ embedded: true });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { embedded: true });
 
 test.serial('migrations create hypertables with retention and compression policies on TimescaleDB', async (t) => {
   const db = stack.infra.database.db;

@@ -1,18 +1,12 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
 import { ingestSession, pageView, signalEvent, type Ev } from '../testing/session-traffic.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack();
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test);
 
 const view = (page: string): Ev => pageView(page);
 const sig = (page: string, signal: string, selector: string, label: string): Ev =>

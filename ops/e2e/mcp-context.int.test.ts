@@ -1,21 +1,15 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { type TestTenant, useStack } from '../testing/stack.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
 import { CONTEXT_BUDGET_BYTES } from '../../api/routes/context/context.schema.ts';
 import { insertAlertRow } from '../testing/alert-row.ts';
 import { insertIssueRow, insertPageScoreRow } from '../testing/rows.ts';
 
 const GUIDE_LIMIT = 6;
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({
-    processor: false,
-    env: { GUIDE_RATE_LIMIT_PER_MIN: String(GUIDE_LIMIT), MCP_ALLOWED_ORIGINS: '' },
-  });
-});
-test.after.always(async () => {
-  await stack?.stop();
+const stack = useStack(test, {
+  processor: false,
+  env: { GUIDE_RATE_LIMIT_PER_MIN: String(GUIDE_LIMIT), MCP_ALLOWED_ORIGINS: '' },
 });
 
 const bearer = (k: string) => ({ authorization: `Bearer ${k}` });

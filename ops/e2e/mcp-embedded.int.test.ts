@@ -1,17 +1,11 @@
 import test from 'ava';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ embedded: true, processor: false });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { embedded: true, processor: false });
 
 test('the embedded default (PGlite + TimescaleDB, one connection) serves the context route and the MCP tools, and writes their audit rows', async (t) => {
   const { tenant } = stack;

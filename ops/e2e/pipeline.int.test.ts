@@ -1,18 +1,12 @@
 import test from 'ava';
 import { gzipSync } from 'node:zlib';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ env: { INGEST_BODY_LIMIT_BYTES: String(64 * 1024) } });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { env: { INGEST_BODY_LIMIT_BYTES: String(64 * 1024) } });
 
 const ingest = (body: unknown, key = stack.tenant.publishableKey, headers: Record<string, string> = {}) =>
   postJson(`${stack.baseUrl}/v1/ingest`, body, { authorization: `Bearer ${key}`, ...headers });

@@ -2,18 +2,11 @@ import test from 'ava';
 import { TENANT_BOUNDS } from '../../shared/tenancy/bounds.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
 /** Issue 10 item 6 (concurrent duplicate writes never answer 500) and item 7's bounds on what a tenant creates. */
-let stack: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-  api = apiClient(stack.baseUrl);
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
+const api = apiClient(stack);
 
 test('identical invitations sent in parallel: every answer is 201 (the documented replacement), one invitation stays pending', async (t) => {
   const { tenant } = stack;

@@ -1,18 +1,11 @@
 import test from 'ava';
 import { loadConfig } from '../../shared/config.ts';
-import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { useStack } from '../testing/stack.ts';
 
 /** Issue 10 item 4: sessions end (logout, password change), tokens are short-lived and renewed. */
-let stack: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  stack = await startTestStack({ processor: false, env: { SESSION_MAX_SECONDS: '600' } });
-  api = apiClient(stack.baseUrl);
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false, env: { SESSION_MAX_SECONDS: '600' } });
+const api = apiClient(stack);
 
 const login = async (email: string, password: string) => {
   const res = await api('POST', '/v1/auth/login', { body: { email, password } });

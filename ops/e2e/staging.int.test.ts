@@ -1,5 +1,5 @@
 import test from 'ava';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { sendSessions, spread, allEventsStored } from '../testing/session-traffic.ts';
@@ -12,13 +12,7 @@ import { insertAlertRow } from '../testing/alert-row.ts';
  * Staging as a full environment (issue 14, item 2): staging traffic is folded into its own scores, issues and
  * elements, a staging deploy verifies staging's issues on staging traffic, and the read routes take `environment`.
  */
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack();
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test);
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,19 +1,13 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 // The processor's clock is injected: the test moves it forward to reach the nightly triage.
 const DAY = 86_400_000;
 let offset = 0;
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack({ now: () => Date.now() + offset, env: { TRIAGE_HOUR_UTC: '0' } });
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test, { now: () => Date.now() + offset, env: { TRIAGE_HOUR_UTC: '0' } });
 
 async function struggle(key: string, selector: string, sessions: number) {
   for (let i = 0; i < sessions; i++) {

@@ -23,6 +23,8 @@ import type { Dispatcher } from '../../processor/dispatcher/dispatcher.ts';
 import type { DegradationMonitor } from '../../processor/dispatcher/degradation-monitor.ts';
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
 import { connectionLimits } from '../../shared/http/connection-guard.ts';
+import { useResource } from '../../shared/testing/lifecycle.ts';
+import type { TestFn } from 'ava';
 
 export interface TestUser {
   userId: string;
@@ -182,4 +184,13 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       await database?.drop();
     },
   };
+}
+
+/** The stack the tests of a file share: started before them, stopped after them (see `useResource`). */
+export function useStack<C>(test: TestFn<C>, opts: StackOptions = {}): TestStack {
+  return useResource(
+    test,
+    () => startTestStack(opts),
+    (stack) => stack.stop(),
+  );
 }

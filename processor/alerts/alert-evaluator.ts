@@ -45,7 +45,11 @@ const DAY = 24 * HOUR;
  */
 const TICK_CHUNK_PAGES = 2000;
 
-/** A state whose whole flap window was clear, with no clock running: a clear result leaves it as it is. */
+/**
+ * A state whose remembered results were all clear, with no clock running: a clear result leaves it as it is. Stored
+ * runs of clear results of any length (from the pair's first evaluation on) are this state to the rules, which count
+ * only changes: a quiet pair is written once, when first evaluated, not at each of its first FLAP_WINDOW ticks.
+ */
 const SETTLED_QUIET = '0'.repeat(FLAP_WINDOW);
 const settledState = (ruleId: string, page: string): StoredRuleState => ({
   rule_id: ruleId,
@@ -187,7 +191,7 @@ export class AlertEvaluator {
         (out.get(row.rule_id) ?? out.set(row.rule_id, new Map()).get(row.rule_id)!).set(row.page, row);
       return out;
     };
-    const stored = await ruleStates(trx, ruleIds, pairPages, SETTLED_QUIET);
+    const stored = await ruleStates(trx, ruleIds, pairPages);
     const states = perRule(stored.rows);
     // An alert fired before the longest cooldown no longer holds any of these rules back: only open ones matter then.
     const longestCooldownMs = Math.max(...rules.map((r) => r.cooldown_minutes)) * 60_000;

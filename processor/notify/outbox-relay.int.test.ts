@@ -1,7 +1,6 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import type { DatabaseHandle } from '../../shared/db/connection.ts';
-import { withTestDatabase } from '../../shared/testing/database.ts';
+import { useTestDatabase } from '../../shared/testing/database.ts';
 import { MemoryBus } from '../../shared/bus/memory-bus.ts';
 import { JetStreamBus } from '../../shared/bus/jetstream-bus.ts';
 import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
@@ -11,12 +10,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { OUTBOX_MAX_ATTEMPTS, OutboxRelay } from './outbox-relay.ts';
 
-let handle: DatabaseHandle;
-let close: (() => Promise<void>) | undefined;
-test.before(async () => {
-  ({ handle, close } = await withTestDatabase('outbox'));
-});
-test.after.always(() => close?.());
+const handle = useTestDatabase(test, 'outbox');
 
 /** The notify streams, and a consumer of every notification on them. */
 async function notifyConsumer(bus: MemoryBus | JetStreamBus, topo: ReturnType<typeof topology>) {

@@ -192,20 +192,21 @@ export interface StoredRuleState {
 }
 
 /**
- * The stored memory of these rules on these pages. A settled state (`recent` is `settledRecent`, no clock running,
- * not held back: what a quiet pair comes to) is only named, as the positions in `ruleIds` of its rules per page; the
- * others come whole. A quiet site's states cost a row per page, not per (rule, page).
+ * The stored memory of these rules on these pages. A settled state (every result it remembers clear, at least one, no
+ * clock running, not held back: what a quiet pair comes to after its first evaluation) is only named, as the positions
+ * in `ruleIds` of its rules per page; the others come whole. A quiet site's states cost a row per page, not per
+ * (rule, page). Settled states of any length are one state to the rules: flapping counts changes, and a run of clear
+ * results has none whatever its length (rules.ts, `changes`).
  * NOTE: raw SQL: array_position per row grouped into arrays reads plainer than its builder form.
  */
 export async function ruleStates(
   db: Db,
   ruleIds: readonly string[],
   pages: readonly string[],
-  settledRecent: string,
 ): Promise<{ settled: Map<string, Set<number>>; rows: StoredRuleState[] }> {
   const settled = new Map<string, Set<number>>();
   if (ruleIds.length === 0 || pages.length === 0) return { settled, rows: [] };
-  const isSettled = sql`(s.recent = ${settledRecent} and s.consecutive = 0 and s.clear_since is null
+  const isSettled = sql`(s.recent <> '' and strpos(s.recent, '1') = 0 and s.consecutive = 0 and s.clear_since is null
     and s.held_back_since is null and s.held_back_reason is null)`;
   // The pages as a join, bounded by their first and last (a tick's chunks are ranges of pages in order: each reads its
   // range of the primary key (rule_id, page), not every state of the rules).

@@ -2,17 +2,11 @@ import test from 'ava';
 import { mkdtemp, readFile, stat, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DatabaseHandle } from '../db/connection.ts';
-import { withTestDatabase } from '../testing/database.ts';
+import { useTestDatabase } from '../testing/database.ts';
 import { InstanceKeys } from './instance-keys.ts';
 import { secretWeakness } from './instance-secret.ts';
 
-let handle: DatabaseHandle;
-let close: (() => Promise<void>) | undefined;
-test.before(async () => {
-  ({ handle, close } = await withTestDatabase('secret'));
-});
-test.after.always(() => close?.());
+const handle = useTestDatabase(test, 'secret');
 
 const rows = async () => handle.db.selectFrom('instance_secrets').selectAll().execute();
 const keysIn = (dir: string, secret?: string) =>

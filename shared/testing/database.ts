@@ -1,9 +1,10 @@
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../db/connection.ts';
 import type { Database } from '../db/database.ts';
 import { testServices, uniqueTestId } from './services.ts';
+import { useResource } from './lifecycle.ts';
 
 /** Destructive helpers refuse any database whose name lacks a `test` token (PostHog's guard). */
 function assertTestName(name: string): void {
@@ -68,6 +69,16 @@ export async function withTestDatabase(
       await database.drop();
     },
   };
+}
+
+/** The database handle the tests of a file share: created before them, closed and dropped after them. */
+export function useTestDatabase<C>(test: TestFn<C>, label = 'file'): DatabaseHandle {
+  let database: Awaited<ReturnType<typeof withTestDatabase>> | undefined;
+  return useResource(
+    test,
+    async () => (database = await withTestDatabase(label)).handle,
+    () => database?.close(),
+  );
 }
 
 /**

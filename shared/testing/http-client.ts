@@ -46,10 +46,10 @@ export const getJson = (url: string, headers: Record<string, string> = {}): Prom
 export const postJson = (url: string, body: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> =>
   request('POST', url, { body, headers });
 
-/** `call(method, path, options)` against one base URL. */
-export function apiClient(baseUrl: string) {
+/** `call(method, path, options)` against one base URL (a stack's, read at each call: it starts in a before hook). */
+export function apiClient(base: string | { baseUrl: string }) {
   return (method: Method, path: string, o: RequestOptions = {}): Promise<ApiResponse> =>
-    request(method, `${baseUrl}${path}`, o);
+    request(method, `${typeof base === 'string' ? base : base.baseUrl}${path}`, o);
 }
 export type ApiCall = ReturnType<typeof apiClient>;
 

@@ -29,22 +29,6 @@ export async function findAlert(db: Kysely<Database>, siteId: string, id: string
   return db.selectFrom('alerts').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
 }
 
-/** An alert of a live site with its org, locked for the caller's transaction. */
-export async function findAlertForUpdate(
-  trx: Transaction<Database>,
-  id: string,
-): Promise<(AlertRow & { org_id: string }) | undefined> {
-  return trx
-    .selectFrom('alerts as a')
-    .innerJoin('sites as s', 's.id', 'a.site_id')
-    .selectAll('a')
-    .select('s.org_id')
-    .where('a.id', '=', id)
-    .where('s.deleted_at', 'is', null)
-    .forUpdate('a')
-    .executeTakeFirst();
-}
-
 export async function setAlertStatus(
   trx: Transaction<Database>,
   id: string,

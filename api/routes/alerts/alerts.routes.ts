@@ -2,7 +2,8 @@ import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
-import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
+import { findAlert, listAlerts, setAlertStatus } from './alerts.queries.ts';
+import { lockSiteObject } from '../../http/site-object.queries.ts';
 import {
   AlertDetailQuerySchema,
   AlertListQuerySchema,
@@ -66,7 +67,7 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     notFound: NOT_FOUND,
     body: AlertPatchSchema,
     response: AlertSchema,
-    lock: findAlertForUpdate,
+    lock: (trx, id) => lockSiteObject(trx, 'alerts', id),
     async apply(trx, before, { id, body }) {
       const from = before.status as AlertStatus;
       const t = alertTransition(from, body.status);

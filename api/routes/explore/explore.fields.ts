@@ -80,6 +80,29 @@ function hasEvent(
   );
 }
 
+/**
+ * Whether the session had an event on a page (kind 'page'), or met a signal type (kind 'signal'), matching `cond`:
+ * from the session's keys (`explore_session_keys`, migration 0280), which hold exactly the distinct pages of its
+ * events and the types of its signal events. Written as EXISTS so the planner may turn it into a semi-join over
+ * `explore_sessions_with_key_idx` (the sessions having the key) rather than a probe per session of the window.
+ */
+function hasKey(
+  eb: S,
+  scope: ExploreScope,
+  kind: 'page' | 'signal',
+  cond: (key: RawBuilder<string>) => RawBuilder<SqlBool>,
+): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom('explore_session_keys as k')
+      .select(sql.lit(1).as('one'))
+      .where('k.site_id', '=', scope.siteId)
+      .whereRef('k.session_id', '=', 's.id')
+      .where('k.kind', '=', kind)
+      .where(() => cond(sql<string>`k.key`)),
+  );
+}
+
 const col = (e: RawBuilder<unknown>, name: string) => sql<string | null>`${e}.${sql.ref(name)}`;
 
 /** One filter as a predicate over the session row `s`. */
@@ -102,16 +125,15 @@ export function filterPredicate(eb: S, scope: ExploreScope, f: ExploreFilter): E
         ? eb.not(textMatch(sourceExpr(), 'is', f.value))
         : textMatch(sourceExpr(), f.op, f.value);
     case 'page':
-    case 'signal':
+    case 'signal': {
+      const op = f.op === 'is_not' ? 'is' : f.op;
+      const exists = hasKey(eb, scope, f.field, (k) => textMatch(k, op, f.value));
+      // is_not: the session has no such event at all (never viewed the page, never met the signal).
+      return f.op === 'is_not' ? eb.not(exists) : exists;
+    }
     case 'event_type': {
       const op = f.op === 'is_not' ? 'is' : f.op;
-      const match = (e: RawBuilder<unknown>): RawBuilder<SqlBool> =>
-        f.field === 'page'
-          ? textMatch(col(e, 'page'), op, f.value)
-          : f.field === 'event_type'
-            ? textMatch(col(e, 'type'), op, f.value)
-            : sql<SqlBool>`${col(e, 'type')} = 'signal' and ${textMatch(col(e, 'signal'), op, f.value)}`;
-      const exists = hasEvent(eb, scope, match);
+      const exists = hasEvent(eb, scope, (e) => textMatch(col(e, 'type'), op, f.value));
       // is_not: the session has no such event at all (never viewed the page, never met the signal).
       return f.op === 'is_not' ? eb.not(exists) : exists;
     }

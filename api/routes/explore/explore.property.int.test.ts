@@ -2,8 +2,7 @@ import test from 'ava';
 import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
-import type { DatabaseHandle } from '../../../shared/db/connection.ts';
-import { withTestDatabase } from '../../../shared/testing/database.ts';
+import { useTestDatabase } from '../../../shared/testing/database.ts';
 import { explore } from './explore.engine.ts';
 import { referenceExplore } from './explore.reference.ts';
 import { ExploreQuerySchema, FIELDS, GROUP_BYS, METRICS, type ExploreQuery } from './explore.schema.ts';
@@ -37,12 +36,7 @@ const TEXTS = [
   'direct',
 ];
 
-let handle: DatabaseHandle;
-let close: (() => Promise<void>) | undefined;
-test.before(async () => {
-  ({ handle, close } = await withTestDatabase('exploreprop'));
-});
-test.after.always(() => close?.());
+const handle = useTestDatabase(test, 'exploreprop');
 
 const sessionArb = fc.record({
   other: fc.boolean(),

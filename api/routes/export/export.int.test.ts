@@ -3,17 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startTestStack, type TestStack } from '../../../ops/testing/stack.ts';
+import { useStack } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../../shared/testing/http-client.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack();
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test);
 
 const eventRows = async (siteId: string) =>
   Number(

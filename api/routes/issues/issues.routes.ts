@@ -12,7 +12,8 @@ import {
   IssuePatchSchema,
 } from './issues.schema.ts';
 import { IssueSchema } from '../../read-models/issues.schema.ts';
-import { findIssueForUpdate, insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { lockSiteObject } from '../../http/site-object.queries.ts';
+import { insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
 import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { isoOrNull, presentSessionId } from '../../http/present.ts';
@@ -145,7 +146,7 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     notFound: NOT_FOUND,
     body: IssuePatchSchema,
     response: IssueSchema,
-    lock: findIssueForUpdate,
+    lock: (trx, id) => lockSiteObject(trx, 'ux_issues', id),
     async apply(trx, before, { id, body, principal }) {
       if (before.merged_into)
         throw new ConflictError(`this issue was merged into ${before.merged_into}; change that issue instead`);

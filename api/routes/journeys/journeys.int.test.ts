@@ -1,17 +1,11 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { type TestTenant, useStack } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
 import { getJson } from '../../../shared/testing/http-client.ts';
 import { ingestSession, pageView, signalEvent, siteRows, type Ev } from '../../../ops/testing/session-traffic.ts';
 
-let stack: TestStack;
-test.before(async () => {
-  stack = await startTestStack();
-});
-test.after.always(async () => {
-  await stack?.stop();
-});
+const stack = useStack(test);
 
 const sessionsStored = (siteId: string) => siteRows(stack.infra.database.db, 'sessions', siteId);
 const at = (ts: number) => new Date(ts).toISOString();

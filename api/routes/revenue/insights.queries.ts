@@ -2,10 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { conversionMatcher } from './conversion.ts';
-
-const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
+import { isConversion, WEIGHTED } from './revenue.queries.ts';
 
 export interface GroupRow {
   key: string;
@@ -13,11 +10,6 @@ export interface GroupRow {
   confused_converted: number;
   calm: number;
   calm_converted: number;
-}
-
-function isConversion(conversionEvent: string): RawBuilder<boolean> {
-  const m = conversionMatcher(conversionEvent);
-  return m.name === null ? sql<boolean>`type = 'conversion'` : sql<boolean>`(type = 'custom' and name = ${m.name})`;
 }
 
 /**
