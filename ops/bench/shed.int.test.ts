@@ -74,7 +74,7 @@ test('at twice the rate it serves, ingest keeps the accepted p99 and its RSS bou
   t.log(`2×: ${((double.refused / double.requests) * 100).toFixed(0)} % refused`);
   // Without shedding the queue grows all run and the last requests wait about half of it; with it, the accepted
   // requests' p99 at twice the load is within a multiple of the same process's p99 at half, plus the target.
-  const bound = 4 * half.acceptedP99 + 10 * TARGET_MS;
+  const bound = 4 * half.acceptedP99 + 20 * TARGET_MS;
   t.true(double.acceptedP99 <= bound, `p99 ${double.acceptedP99.toFixed(0)} ms, bound ${bound.toFixed(0)} ms`);
   t.true(
     double.rssMaxMb - double.rssStartMb < 150,
