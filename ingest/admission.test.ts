@@ -63,31 +63,34 @@ test('with no latency target the limit is INGEST_MAX_INFLIGHT: past it 503, Retr
   t.is(s.limit, 2);
 });
 
-test('latency over the target while the limit is in use and the loop busy lowers it by target / latency, at most halving it a step, never below 4', (t) => {
+/** One step in which `n` requests (at most the limit) are admitted and answered after `ms`, on a loop busy `busy`. */
+function slowStep(s: LoadShedder, clock: { t: number }, n: number, ms: number, busy = 1): number {
+  const { releases, refused } = admitMany(s, n);
+  clock.t += ms;
+  for (const r of releases) r();
+  s.step(busy);
+  return refused;
+}
+
+test('latency over the target on a busy loop for a second step running sets the limit to the requests in flight × target / latency (× 0.5 at the least), never below 4', (t) => {
   const { s, clock } = shedder(256, 50);
   t.is(s.limit, 64, 'a process starts at 64 (at most the ceiling)');
-  // 64 in flight, answered after 100 ms: twice the target, the limit halves.
-  const { releases } = admitMany(s, 64);
-  clock.t += 100;
-  for (const r of releases) r();
-  t.is(s.step(1), 100);
-  t.is(s.limit, 32);
-  // 32 in flight, answered after 62.5 ms: × 0.8.
-  const second = admitMany(s, 40);
-  t.is(second.refused, 8, 'past the limit the rest is refused');
-  clock.t += 62.5;
-  for (const r of second.releases) r();
-  s.step(1);
-  t.is(s.limit, 25);
+  slowStep(s, clock, 64, 100);
+  t.is(s.limit, 64, 'one step over is a stall');
+  slowStep(s, clock, 64, 100);
+  t.is(s.limit, 32, '64 in flight at twice the target: 32');
+  t.is(slowStep(s, clock, 40, 62.5), 8, 'past the limit the rest is refused');
+  t.is(s.limit, 25, '32 in flight at 1.25 × the target');
   t.is(s.share, 0.2, 'the share refused over the step');
-  // Far over the target: at most halved, and not below 4.
-  for (let i = 0; i < 10; i++) {
-    const { releases: rs } = admitMany(s, s.limit);
-    clock.t += 5000;
-    for (const r of rs) r();
-    s.step(1);
-  }
+  for (let i = 0; i < 10; i++) slowStep(s, clock, s.limit, 5000);
   t.is(s.limit, 4);
+});
+
+test('a slow process binds at once: the limit comes from the requests it had in flight, not from the limit it never reached', (t) => {
+  const { s, clock } = shedder(256, 50);
+  slowStep(s, clock, 10, 200);
+  slowStep(s, clock, 10, 200);
+  t.is(s.limit, 5);
 });
 
 test('the oldest request still in flight counts even when nothing was answered in the step', (t) => {
@@ -95,17 +98,10 @@ test('the oldest request still in flight counts even when nothing was answered i
   const { releases } = admitMany(s, 64);
   clock.t += 400;
   t.is(s.step(1), 400, 'nothing answered: the age of the oldest request is the signal');
+  clock.t += 100;
+  t.is(s.step(1), 500);
   t.is(s.limit, 32);
   for (const r of releases) r();
-});
-
-test('a slow step at low load (under half the limit in flight) leaves the limit: refusing would not make it faster', (t) => {
-  const { s, clock } = shedder(256, 50);
-  const { releases } = admitMany(s, 10);
-  clock.t += 500;
-  for (const r of releases) r();
-  s.step(1);
-  t.is(s.limit, 64);
 });
 
 test('under the target with the limit nearly reached it grows by 10 % a step up to INGEST_MAX_INFLIGHT; Retry-After follows the share refused', (t) => {
@@ -166,16 +162,12 @@ test('an overload that passes: the limit comes back to what the load needs and n
 
 test('latency over the target while the loop is mostly idle (the stream or the machine is slow, not this process) refuses nothing more: the limit grows towards INGEST_MAX_INFLIGHT if it is needed', (t) => {
   const { s, clock } = shedder(100, 50);
-  const { releases, refused } = admitMany(s, 64);
-  t.is(refused, 0);
-  clock.t += 500;
-  for (const r of releases) r();
-  t.is(s.step(0.3), 500);
+  t.is(slowStep(s, clock, 64, 500, 0.3), 0);
   t.is(s.limit, 70);
-  // The same step with the loop busy is this process's overload.
-  const again = admitMany(s, 70);
-  clock.t += 500;
-  for (const r of again.releases) r();
-  s.step(0.95);
-  t.is(s.limit, 35);
+  slowStep(s, clock, 64, 500, 0.3);
+  t.is(s.limit, 77);
+  // The same steps with the loop busy are this process's overload.
+  slowStep(s, clock, 77, 500);
+  slowStep(s, clock, 77, 500);
+  t.is(s.limit, 38);
 });

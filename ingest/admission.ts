@@ -93,12 +93,12 @@ export interface ShedOptions {
  * - each admitted request holds its body: the limit bounds memory whatever is offered.
  * Every 100 ms (the control step) the signal is the larger of the 90th percentile of the latencies of the requests
  * answered in the step and the age of the oldest request still in flight (a loop so far behind that nothing was
- * answered still shows). Over the target, while the limit was in use (at least half of it in flight at some point of
- * the step: a slow moment at low load refuses nothing) and the event loop busy 85 % of the step or more (its own work
- * made the requests slow, not the stream, the database or other processes on the machine), the limit is multiplied
- * by target / signal (at most halved a step, at least MIN_LIMIT); otherwise, while the limit was nearly reached
- * (80 %), it grows by 10 %, up to `maxInflight` (requests slow for another reason need more in flight, and the
- * ceiling still bounds memory). A gradient controller in the family of TCP Vegas and Netflix's concurrency-limits, with the latency
+ * answered still shows). Over the target with the event loop busy 85 % of the step or more (its own work made the
+ * requests slow, not the stream, the database or other processes on the machine) for the second step running (one
+ * is a stall, a long collection), the limit becomes the most requests in flight during the step × target / signal
+ * (× 0.5 at the least; never below MIN_LIMIT, never above the limit); otherwise, while the limit was nearly reached (80 %), it grows by
+ * 10 %, up to `maxInflight` (requests slow for another reason need more in flight, and the ceiling still bounds
+ * memory). A gradient controller in the family of TCP Vegas and Netflix's concurrency-limits, with the latency
  * target an operator can read instead of a minimum round trip (the stream's round trip varies with the machine's
  * load, and a target is what the p99 is judged against).
  * Retry-After is 1-5 s: 5 × the share refused over the last step, rounded up; the SDK keeps a refused batch and
@@ -115,6 +115,7 @@ export class LoadShedder {
   private readonly samples = new Float64Array(SAMPLES_PER_STEP);
   private sampleCount = 0;
   private peakInflight = 0;
+  private overSteps = 0;
   private admittedInStep = 0;
   private refusedInStep = 0;
   private lastShare = 0;
@@ -160,9 +161,17 @@ export class LoadShedder {
     const target = this.o.targetMs;
     if (target > 0) {
       const ours = utilization >= BUSY_UTILIZATION;
-      if (signal > target && ours && this.peakInflight >= before / 2)
-        this.currentLimit = Math.max(MIN_LIMIT, Math.floor(before * Math.max(MAX_DECREASE, target / signal)));
-      else if ((signal <= target || !ours) && this.peakInflight >= before * 0.8)
+      this.overSteps = signal > target && ours ? this.overSteps + 1 : 0;
+      // One step over is a stall (a long collection), not overload: it must last a second step. Then the limit is
+      // set from the requests actually in flight (Little's law: as many at the target latency as that many at the
+      // signal's), so a limit far above what a slow process ever had in flight binds at once.
+      if (this.overSteps >= 2) {
+        const basis = Math.min(before, Math.max(1, this.peakInflight));
+        this.currentLimit = Math.min(
+          before,
+          Math.max(MIN_LIMIT, Math.floor(basis * Math.max(MAX_DECREASE, target / signal))),
+        );
+      } else if (this.overSteps === 0 && this.peakInflight >= before * 0.8)
         this.currentLimit = Math.min(this.o.maxInflight, before + Math.max(1, Math.floor(before * INCREASE)));
     }
     const offered = this.admittedInStep + this.refusedInStep;
