@@ -75,18 +75,26 @@ test('a database outage longer than many ack waits pauses the loop: no message i
   t.deepEqual(await consumer.pending(), { pending: 0, ackPending: 0 });
 });
 
-test('poison is isolated by content: the others commit; a dead-letter insert that meets an outage is retried until stored', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 666 }, 'not json', { n: 3 }]);
+/**
+ * Runs the loop over `values` until `stored` and `dead` values are stored and dead-lettered; a batch holding the
+ * value `poison` fails with `err`, and the first `deadLetterFailures` dead-letter inserts meet an outage.
+ */
+async function runPoisoned(
+  values: unknown[],
+  poison: number,
+  err: Error,
+  want: { stored: number; dead: number },
+  deadLetterFailures = 0,
+) {
+  const { consumer } = await setup(values);
   const stored: number[] = [];
   const dead: string[] = [];
-  let deadLetterFailures = 2; // the dead-letter insert itself meets an outage first
   await runUntil(
     {
       consumer,
       probe: async () => true,
       handle: async (items) => {
-        if (items.some((i) => i.value.n === 666))
-          throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+        if (items.some((i) => i.value.n === poison)) throw err;
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (_m: BusMessage, reason: string) => {
@@ -94,7 +102,19 @@ test('poison is isolated by content: the others commit; a dead-letter insert tha
         dead.push(reason);
       },
     },
-    () => stored.length === 2 && dead.length === 2,
+    () => stored.length === want.stored && dead.length === want.dead,
+  );
+  return { consumer, stored, dead };
+}
+
+test('poison is isolated by content: the others commit; a dead-letter insert that meets an outage is retried until stored', async (t) => {
+  // The dead-letter insert itself meets an outage first, twice.
+  const { consumer, stored, dead } = await runPoisoned(
+    [{ n: 1 }, { n: 666 }, 'not json', { n: 3 }],
+    666,
+    Object.assign(new Error('invalid byte sequence'), { code: '22021' }),
+    { stored: 2, dead: 2 },
+    2,
   );
   t.deepEqual(stored.sort(), [1, 3]);
   t.is(dead.length, 2);
@@ -104,21 +124,11 @@ test('poison is isolated by content: the others commit; a dead-letter insert tha
 });
 
 test('a failure that looks transient but repeats while the database answers is isolated, not retried forever', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 2 }]);
-  const stored: number[] = [];
-  const dead: string[] = [];
-  await runUntil(
-    {
-      consumer,
-      probe: async () => true,
-      handle: async (items) => {
-        if (items.some((i) => i.value.n === 2))
-          throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
-        for (const i of items) stored.push(i.value.n);
-      },
-      deadLetter: async (_m, reason) => void dead.push(reason),
-    },
-    () => stored.length === 1 && dead.length === 1,
+  const { stored, dead } = await runPoisoned(
+    [{ n: 1 }, { n: 2 }],
+    2,
+    Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    { stored: 1, dead: 1 },
   );
   t.deepEqual(stored, [1]);
   t.is(dead.length, 1);
