@@ -60,6 +60,7 @@ test('shared/testing is imported only by tests and test tooling', (t) => {
         rel.endsWith('.test.ts') ||
         rel.startsWith('shared/testing/') ||
         rel.startsWith('ops/testing/') ||
+        rel.startsWith('ingest/sdk/testing/') ||
         rel === 'ops/test-with-services.ts' ||
         rel.startsWith('ops/bench/') ||
         rel.startsWith('ops/chaos/')

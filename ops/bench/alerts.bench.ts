@@ -31,6 +31,7 @@ import { openBenchEnvironment, processCpuSeconds } from './harness.ts';
 import { percentile } from './load.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { benchAlertTick } from './alert-tick.ts';
+import { insertWebhookEndpointRow } from '../testing/rows.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const RATE = Number(process.env.BENCH_ALERT_RATE ?? 5000);
@@ -61,21 +62,7 @@ export async function runBench(): Promise<void> {
     const site = await provisionSite(db, { orgId, name: 'bench', url: 'https://bench.example' });
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const sealKey = await new InstanceKeys(db, config).sealKey();
-    const endpointId = randomUUID();
-    await db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: endpointId,
-        org_id: orgId,
-        site_id: null,
-        url: rxUrl,
-        description: null,
-        events: ['alert.triggered'],
-        active: true,
-        secret_sealed: seal(sealKey, secret),
-        deleted_at: null,
-      })
-      .execute();
+    const endpointId = await insertWebhookEndpointRow(db, orgId, rxUrl, { secret_sealed: seal(sealKey, secret) });
     await db
       .insertInto('alert_rules')
       .values({

@@ -92,3 +92,29 @@ export async function insertIssueRow(
     })
     .execute();
 }
+
+/** An active org-wide webhook endpoint for `alert.triggered` at `url`; `more` sets the other columns. Resolves to its id. */
+export async function insertWebhookEndpointRow(
+  db: Db,
+  orgId: string,
+  url: string,
+  more: Partial<Insertable<Database['webhook_endpoints']>> = {},
+): Promise<string> {
+  const id = randomUUID();
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id,
+      org_id: orgId,
+      site_id: null,
+      url,
+      description: null,
+      events: ['alert.triggered'],
+      active: true,
+      secret_sealed: 'sealed',
+      deleted_at: null,
+      ...more,
+    })
+    .execute();
+  return id;
+}

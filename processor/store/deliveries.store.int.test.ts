@@ -3,6 +3,7 @@ import test from 'ava';
 import { loggedTestDatabase } from '../../shared/testing/database.ts';
 import { insertOrg } from '../../shared/tenancy/provision.ts';
 import { claimDueDeliveries, recordAndClaim, type AttemptRecord } from './deliveries.store.ts';
+import { insertWebhookEndpointRow } from '../../ops/testing/rows.ts';
 
 const LEASE_MS = 60_000;
 
@@ -10,23 +11,10 @@ test('recordAndClaim: one statement records the finished attempts and claims the
   let statements = 0;
   const db = await loggedTestDatabase(t, 'deliveries_queries', (e) => void (e.level === 'query' && statements++));
   const orgId = await insertOrg(db, { name: 'o' });
-  const endpointId = randomUUID();
-  await db
-    .insertInto('webhook_endpoints')
-    .values({
-      id: endpointId,
-      org_id: orgId,
-      site_id: null,
-      url: 'https://hooks.example/in',
-      description: null,
-      events: ['alert.triggered'],
-      active: true,
-      secret_sealed: 'sealed',
-      deleted_at: null,
-      consecutive_failures: 3,
-      failing_since: new Date(0),
-    })
-    .execute();
+  const endpointId = await insertWebhookEndpointRow(db, orgId, 'https://hooks.example/in', {
+    consecutive_failures: 3,
+    failing_since: new Date(0),
+  });
   const t0 = new Date(Date.UTC(2026, 0, 1));
   const ids = Array.from({ length: 6 }, () => randomUUID());
   await db
