@@ -101,6 +101,22 @@ export interface DemoOptions {
   key?: string;
 }
 
+const DEVICES = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
+
+/** The `s`-th demo visitor as one SDK batch: a journey that started in the last 20 minutes; devices and sources rotate. */
+export function demoBatch(s: number) {
+  return {
+    session_id: `demo-${randomUUID()}`,
+    sent_at: new Date().toISOString(),
+    context: {
+      device: DEVICES[s % DEVICES.length],
+      viewport: { w: 1280, h: 800 },
+      source: ['google', 'newsletter', 'direct'][s % 3],
+    },
+    events: visitorJourney(Date.now() - 20 * 60_000 + rand(15 * 60_000)),
+  };
+}
+
 export async function runDemo(config: Config, o: DemoOptions): Promise<void> {
   let baseUrl = o.baseUrl;
   let key = o.key;
@@ -118,19 +134,9 @@ export async function runDemo(config: Config, o: DemoOptions): Promise<void> {
   const progress = new Progress('demo traffic', sessions);
   let events = 0;
   let failed = 0;
-  const devices = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
   for (let s = 0; s < sessions; s++) {
-    const journey = visitorJourney(Date.now() - 20 * 60_000 + rand(15 * 60_000));
-    const body = {
-      session_id: `demo-${randomUUID()}`,
-      sent_at: new Date().toISOString(),
-      context: {
-        device: devices[s % devices.length],
-        viewport: { w: 1280, h: 800 },
-        source: ['google', 'newsletter', 'direct'][s % 3],
-      },
-      events: journey,
-    };
+    const body = demoBatch(s);
+    const journey = body.events;
     const res = await fetch(`${baseUrl}/v1/ingest`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -19,7 +19,6 @@ import { sql } from 'kysely';
 import type { AddressInfo } from 'node:net';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { seal } from '../../shared/auth/secret-box.ts';
-import { loadConfig } from '../../shared/config.ts';
 import { closeInfra, openInfra } from '../../shared/infra.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventBody, eventIdOf, signedHeaders, signingKey } from '../../shared/notify/webhook-event.ts';
@@ -53,20 +52,7 @@ export async function runBench(): Promise<void> {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const rxUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: bench.dbUrl,
-      NATS_URL,
-      STREAM_PREFIX: bench.prefix,
-      LOG_LEVEL: 'warn',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      INGEST_RATE_LIMIT_PER_MIN: '100000000',
-      PROCESSOR_FETCH_EXPIRES_MS: '200',
-    },
-  );
+  const config = bench.config({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
   const log = createLogger('warn');
   const infra = await openInfra(config, log);
   const db = infra.database.db;

@@ -75,6 +75,7 @@ export async function openBenchEnvironment(natsUrl: string) {
   const { migrateToLatest } = await import('../../shared/db/migrator.ts');
   const { JetStreamBus } = await import('../../shared/bus/jetstream-bus.ts');
   const { createLogger } = await import('../../shared/logger.ts');
+  const { loadConfig } = await import('../../shared/config.ts');
   const id = randomUUID().slice(0, 8);
   const dbName = `friction_bench_${id}`;
   await admin(`create database ${dbName}`);
@@ -90,6 +91,22 @@ export async function openBenchEnvironment(natsUrl: string) {
     bus,
     prefix,
     children,
+    /** The config of roles run in the bench's process against this environment, ingest's rate limit out of the way; `env` over it. */
+    config: (env: Record<string, string> = {}) =>
+      loadConfig(
+        {},
+        {
+          DATABASE_URL: dbUrl,
+          NATS_URL: natsUrl,
+          STREAM_PREFIX: prefix,
+          LOG_LEVEL: 'warn',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          INGEST_RATE_LIMIT_PER_MIN: '100000000',
+          PROCESSOR_FETCH_EXPIRES_MS: '200',
+          ...env,
+        },
+      ),
     async close() {
       for (const c of children) await kill(c);
       for (const s of ['EVENTS', 'COMMANDS', 'NOTIFY', 'RAW']) await bus.deleteStream(`${prefix}_${s}`).catch(() => {});

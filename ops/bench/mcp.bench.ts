@@ -12,7 +12,6 @@
  */
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { loadConfig } from '../../shared/config.ts';
 import { closeInfra, openInfra } from '../../shared/infra.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { insertOrg, issueApiKey, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -61,21 +60,7 @@ function line(label: string, r: OpenLoadResult): { p50: number; p95: number; p99
 
 export async function runBench(): Promise<void> {
   const bench = await openBenchEnvironment(NATS_URL);
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: bench.dbUrl,
-      NATS_URL,
-      STREAM_PREFIX: bench.prefix,
-      LOG_LEVEL: 'warn',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      INGEST_RATE_LIMIT_PER_MIN: '100000000',
-      READ_RATE_LIMIT_PER_MIN: '100000000',
-      GUIDE_RATE_LIMIT_PER_MIN: '100000000',
-      PROCESSOR_FETCH_EXPIRES_MS: '200',
-    },
-  );
+  const config = bench.config({ READ_RATE_LIMIT_PER_MIN: '100000000', GUIDE_RATE_LIMIT_PER_MIN: '100000000' });
   const log = createLogger('warn');
   const infra = await openInfra(config, log);
   const db = infra.database.db;
@@ -111,50 +96,34 @@ export async function runBench(): Promise<void> {
       `load: open loop, ${RATE} requests/s per row for ${SECONDS} s, up to ${MAX_IN_FLIGHT} in flight (concurrent clients), keep-alive; REST then MCP per row\n\n`,
     );
 
+    // Each row: what it is, the REST path, the MCP tool and its arguments, and whether the p95 target applies.
+    const row = (name: string, rest: string, tool: string, args: Record<string, unknown>, targeted: boolean): Row => ({
+      name,
+      rest,
+      tool,
+      args,
+      targeted,
+    });
     const rows: Row[] = [
-      { name: 'site context', rest: `/v1/query/mcp/context?${q}`, tool: 'get_site_context', args: {}, targeted: true },
-      {
-        name: 'list issues',
-        rest: `/v1/query/issues?${q}&limit=20`,
-        tool: 'list_issues',
-        args: { limit: 20 },
-        targeted: false,
-      },
-      {
-        name: 'get issue',
-        rest: `/v1/query/issues/${seeded.issueId}?${q}`,
-        tool: 'get_issue',
-        args: { issue_id: seeded.issueId },
-        targeted: true,
-      },
-      {
-        name: 'get page (tool adds the heatmap sample)',
-        rest: `/v1/query/page?${q}&page=${encodeURIComponent(seeded.page)}`,
-        tool: 'get_page',
-        args: { page: seeded.page },
-        targeted: true,
-      },
-      {
-        name: 'list deploys',
-        rest: `/v1/query/deploys?${q}&limit=10`,
-        tool: 'list_deploys',
-        args: { limit: 10 },
-        targeted: true,
-      },
-      {
-        name: 'check deploy',
-        rest: `/v1/query/deploys/${seeded.fail.id}?${q}`,
-        tool: 'check_deploy',
-        args: { deploy: seeded.fail.version },
-        targeted: true,
-      },
-      {
-        name: 'friction journeys',
-        rest: `/v1/query/journeys/friction?${q}`,
-        tool: 'friction_journeys',
-        args: { limit: 10 },
-        targeted: false,
-      },
+      row('site context', `/v1/query/mcp/context?${q}`, 'get_site_context', {}, true),
+      row('list issues', `/v1/query/issues?${q}&limit=20`, 'list_issues', { limit: 20 }, false),
+      row('get issue', `/v1/query/issues/${seeded.issueId}?${q}`, 'get_issue', { issue_id: seeded.issueId }, true),
+      row(
+        'get page (tool adds the heatmap sample)',
+        `/v1/query/page?${q}&page=${encodeURIComponent(seeded.page)}`,
+        'get_page',
+        { page: seeded.page },
+        true,
+      ),
+      row('list deploys', `/v1/query/deploys?${q}&limit=10`, 'list_deploys', { limit: 10 }, true),
+      row(
+        'check deploy',
+        `/v1/query/deploys/${seeded.fail.id}?${q}`,
+        'check_deploy',
+        { deploy: seeded.fail.version },
+        true,
+      ),
+      row('friction journeys', `/v1/query/journeys/friction?${q}`, 'friction_journeys', { limit: 10 }, false),
     ];
     const auth = { authorization: `Bearer ${mcpKey}` };
     const mcpHeaders = {

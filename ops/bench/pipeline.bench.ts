@@ -24,15 +24,7 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { freePort } from '../../shared/testing/processes.ts';
 import { STREAM_LIMITS } from '../../shared/bus/topology.ts';
 import { Progress } from './progress.ts';
-import {
-  databaseCpuBetween,
-  databaseCpuSeconds,
-  openBenchEnvironment,
-  processCpuSeconds,
-  spawnRole,
-  stop,
-  waitReady,
-} from './harness.ts';
+import * as harness from './harness.ts';
 import { openLoad, percentile, type OpenLoadResult, type Request } from './load.ts';
 import { backlogVerdict, rateVerdict, targetLine, WindowSet, windowRows, type Sample } from './open-loop.ts';
 import { committedEvents, measureDrain } from './drain.ts';
@@ -160,19 +152,19 @@ async function ingestPhase(
   const warmRun = await openLoad({ ...options, next: cursor(warm, sites) });
   const total = measured.reduce((n, p) => n + p.events.length, 0);
   const progress = new Progress(label, total);
-  const cpu0 = processCpuSeconds(pid);
+  const cpu0 = harness.processCpuSeconds(pid);
   const run = await openLoad({
     ...options,
     next: cursor(measured, sites),
     onTick: (_, r) => progress.update(r.offeredEvents, `${fmt(r.acceptedEvents)} accepted`),
   });
   progress.done(`${fmt(run.acceptedEvents)} accepted`);
-  const cpuPerBatch = (processCpuSeconds(pid) - cpu0) / Math.max(1, run.acceptedBatches + run.failedBatches);
+  const cpuPerBatch = (harness.processCpuSeconds(pid) - cpu0) / Math.max(1, run.acceptedBatches + run.failedBatches);
   return { warm: warmRun, run, cpuPerBatch, rate: run.acceptedEvents / run.seconds };
 }
 
 export async function runBench(_args: string[]): Promise<void> {
-  const bench = await openBenchEnvironment(NATS_URL);
+  const bench = await harness.openBenchEnvironment(NATS_URL);
   const { db, dbUrl, bus, prefix, children } = bench;
   const lines: string[] = [];
   const say = (s = '') => lines.push(s);
@@ -209,7 +201,7 @@ export async function runBench(_args: string[]): Promise<void> {
       maxAgeMs: 3600_000,
       ...STREAM_LIMITS.events,
     });
-    const raw = spawnRole(['ops/bench/raw-ingest-server.ts'], { NATS_URL, RAW_SUBJECT: rawSubject });
+    const raw = harness.spawnRole(['ops/bench/raw-ingest-server.ts'], { NATS_URL, RAW_SUBJECT: rawSubject });
     children.push(raw);
     const rawPort: number = await new Promise((resolve) =>
       createInterface({ input: raw.stdout! }).once('line', (l) => resolve(JSON.parse(l).port)),
@@ -222,7 +214,7 @@ export async function runBench(_args: string[]): Promise<void> {
       batches,
       sites,
     );
-    await stop(raw);
+    await harness.stop(raw);
     await bus.deleteStream(`${prefix}_RAW`);
 
     // 2a / 3a. The storage floors: the same rows through the processor's own COPY path and parallelism. Both run on
@@ -254,15 +246,15 @@ export async function runBench(_args: string[]): Promise<void> {
       // The spec's 10,000 requests/minute per key would cap this bench at 167 requests/s; the limiter still runs.
       INGEST_RATE_LIMIT_PER_MIN: '100000000',
     };
-    const ingest = spawnRole(['ops/cli.ts', 'ingest'], { ...roleEnv, PORT: String(ingestPort) });
+    const ingest = harness.spawnRole(['ops/cli.ts', 'ingest'], { ...roleEnv, PORT: String(ingestPort) });
     children.push(ingest);
-    await waitReady(`http://127.0.0.1:${ingestPort}/readyz`, 120_000);
+    await harness.waitReady(`http://127.0.0.1:${ingestPort}/readyz`, 120_000);
     const ingestUrl = `http://127.0.0.1:${ingestPort}/v1/ingest`;
     const ingestPhaseResult = await ingestPhase('friction ingest', ingestUrl, ingest.pid, warmIngest, batches, sites);
 
     // 2b. The processor drains that backlog (warm-up batches included).
     const expected = ingestPhaseResult.warm.acceptedEvents + ingestPhaseResult.run.acceptedEvents;
-    const processor = spawnRole(['ops/cli.ts', 'processor'], { ...roleEnv, PORT: String(processorPort) });
+    const processor = harness.spawnRole(['ops/cli.ts', 'processor'], { ...roleEnv, PORT: String(processorPort) });
     children.push(processor);
     const drainRate = await measureDrain(processorPort, expected);
     const metricsUrl = `http://127.0.0.1:${processorPort}/metrics`;
@@ -466,9 +458,9 @@ function printTable(rows: string[][], say: (s: string) => void): void {
 async function waitIdle(pid: number | undefined): Promise<void> {
   const until = performance.now() + 30_000;
   while (performance.now() < until) {
-    const c0 = processCpuSeconds(pid);
+    const c0 = harness.processCpuSeconds(pid);
     await new Promise((r) => setTimeout(r, 500));
-    if (processCpuSeconds(pid) - c0 < 0.025) return;
+    if (harness.processCpuSeconds(pid) - c0 < 0.025) return;
   }
 }
 
@@ -490,9 +482,9 @@ async function sustainedPhase(o: {
   const samples: Sample[] = [];
   const progress = new Progress(`sustained @${fmt(SUSTAINED_RATE)}/s`, SUSTAINED_SECONDS);
   const committed0 = await committedEvents(o.metricsUrl);
-  const ingestCpu0 = processCpuSeconds(o.ingestPid);
-  const processorCpu0 = processCpuSeconds(o.processorPid);
-  const dbCpu0 = await databaseCpuSeconds(o.db);
+  const ingestCpu0 = harness.processCpuSeconds(o.ingestPid);
+  const processorCpu0 = harness.processCpuSeconds(o.processorPid);
+  const dbCpu0 = await harness.databaseCpuSeconds(o.db);
   let cpu = { ingest: 0, processor: 0, database: 0 };
   const t0 = performance.now();
   let sending = true;
@@ -506,9 +498,9 @@ async function sustainedPhase(o: {
       samples.push({ elapsedSeconds: (performance.now() - t0) / 1000, stored, accepted: windows.acceptedEvents() });
     }
     cpu = {
-      ingest: processCpuSeconds(o.ingestPid) - ingestCpu0,
-      processor: processCpuSeconds(o.processorPid) - processorCpu0,
-      database: databaseCpuBetween(dbCpu0, await databaseCpuSeconds(o.db)),
+      ingest: harness.processCpuSeconds(o.ingestPid) - ingestCpu0,
+      processor: harness.processCpuSeconds(o.processorPid) - processorCpu0,
+      database: harness.databaseCpuBetween(dbCpu0, await harness.databaseCpuSeconds(o.db)),
     };
   })();
   const load = openLoad({

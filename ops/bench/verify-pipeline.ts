@@ -33,6 +33,7 @@ import {
   quantileMs,
   showTime,
 } from './verify-sim.ts';
+import { recordDeployAt } from '../testing/session-traffic.ts';
 
 const DAY_MS = 24 * HOUR_MS;
 const PAGE = '/checkout';
@@ -224,18 +225,13 @@ async function runLevel(
   }
 
   // The deploy, through the API as CI records it, then moved to its place on the timeline.
-  const rec = await postJson(
-    `${stack.baseUrl}/v1/deploys`,
+  const deployId = await recordDeployAt(
+    stack.baseUrl,
+    db,
+    tenant.secretKey,
     { version: 'v2', description: `verify bench, ${level} ps/h` },
-    auth,
+    deployAt,
   );
-  if (rec.status !== 201) throw new Error(`POST /v1/deploys ${rec.status}: ${JSON.stringify(rec.body)}`);
-  const deployId: string = rec.body.data.id;
-  await db
-    .updateTable('deploys')
-    .set({ recorded_at: new Date(deployAt) })
-    .where('id', '=', deployId)
-    .execute();
 
   // After (sessions on the new version): the slices up to each look's tick, then the clock moves there and the processor ticks.
   const slices = afterSlices();

@@ -10,6 +10,7 @@
  * functions on the very same counts.
  */
 import { rng } from './workload.ts';
+import { poisson } from '../../shared/seeded-random.ts';
 import {
   BEFORE_WINDOW_MS,
   LOOKS,
@@ -74,26 +75,6 @@ export type Kind = (typeof KINDS)[number];
 
 /** The benches' seeded generator (mulberry32), so runs are repeatable; re-exported for the pipeline mode. */
 export { rng };
-
-function normal(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-}
-
-/** Poisson(λ): Knuth's product method below 30, a rounded normal above (the simulation's noise, not the test's). */
-export function poisson(r: () => number, lambda: number): number {
-  if (lambda <= 0) return 0;
-  if (lambda < 30) {
-    const l = Math.exp(-lambda);
-    let k = 0;
-    let p = 1;
-    do {
-      k++;
-      p *= r();
-    } while (p > l);
-    return k - 1;
-  }
-  return Math.max(0, Math.round(lambda + Math.sqrt(lambda) * normal(r)));
-}
 
 /** Gamma(shape, 1/shape) for integer shape: mean 1 (shape 0: no noise). */
 function gammaMeanOne(r: () => number, shape: number): number {

@@ -1,8 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { startTestStack, type StackOptions, type TestStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { sendSessions, spread, allEventsStored, siteRows } from '../testing/session-traffic.ts';
+import { sendSessions, spread, siteRows, trafficSite } from '../testing/session-traffic.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -17,42 +16,18 @@ const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
  */
 async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now: number }, agoMs = HOUR) {
   const tenant = await stack.newTenant();
-  const db = stack.infra.database.db;
-  const auth = { authorization: `Bearer ${tenant.secretKey}` };
-  const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+  const site = trafficSite(stack, tenant);
+  const { db, read } = site;
   // The deploy `agoMs` ago on the wall clock (ingest takes past events), the processor's clock moved along it.
   const D = Math.floor((Date.now() - agoMs) / MIN) * MIN;
   clock.now = D - MIN;
-  let sent = await sendSessions(
-    stack.baseUrl,
-    tenant.publishableKey,
-    spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })),
-  );
-  await allEventsStored(db, tenant.siteId, sent);
-  const pay = await eventually(
-    async () =>
-      (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
-        (i: { selector: string }) => i.selector === '#pay',
-      ),
-    { timeoutMs: 30_000 },
-  );
+  await site.send(spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 3 === 0 ? [] : [PAY] })));
+  const pay = await site.issueOn('#pay');
   t.is(pay.status, 'open');
 
-  const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'fix-pay' }, auth);
-  t.is(rec.status, 201);
-  const id: string = rec.body.data.id;
-  await db
-    .updateTable('deploys')
-    .set({ recorded_at: new Date(D) })
-    .where('id', '=', id)
-    .execute();
+  const id = await site.deployAt('fix-pay', D);
   // 300 sessions from 5 minutes after the deploy (the grace of a time-window cohort), over 6.5 minutes, none rage-clicking.
-  sent += await sendSessions(
-    stack.baseUrl,
-    tenant.publishableKey,
-    spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})),
-  );
-  await allEventsStored(db, tenant.siteId, sent);
+  await site.send(spread(300, D + 5 * MIN, D + 11 * MIN + 30_000, () => ({})));
   const deploy = () => read(`/v1/query/deploys/${id}?site_id=${tenant.siteId}`);
 
   // The cycle at 9 minutes: the after data spans 4 minutes, no look is taken, the verdict waits.
@@ -108,36 +83,30 @@ async function overwhelming(t: ExecutionContext, stack: TestStack, clock: { now:
   return { tenant, pay, id, D, deploy, read };
 }
 
-test.serial(
-  'the overwhelming fix is verified within two scoring cycles and the deploy passes, on PostgreSQL',
-  async (t) => {
-    const clock = { now: Date.now() };
-    const stack = await startTestStack({ now: () => clock.now });
-    try {
-      await overwhelming(t, stack, clock);
-    } finally {
-      await stack.stop();
-    }
-  },
-);
-
-test.serial(
-  'the overwhelming fix is verified within two scoring cycles and the deploy passes, on the embedded default',
-  async (t) => {
-    const clock = { now: Date.now() };
-    const stack = await startTestStack({ embedded: true, now: () => clock.now });
-    try {
-      await overwhelming(t, stack, clock);
-    } finally {
-      await stack.stop();
-    }
-  },
-);
-
-test.serial('a verified issue that comes back is caught by the test since its fix, and the deploy fails', async (t) => {
+/** Runs `body` on a stack of its own whose processor reads `clock` (the test moves it), then stops the stack. */
+async function withClockedStack(
+  opts: StackOptions,
+  body: (stack: TestStack, clock: { now: number }) => Promise<void>,
+): Promise<void> {
   const clock = { now: Date.now() };
-  const stack = await startTestStack({ now: () => clock.now });
+  const stack = await startTestStack({ ...opts, now: () => clock.now });
   try {
+    await body(stack, clock);
+  } finally {
+    await stack.stop();
+  }
+}
+
+for (const [name, opts] of [
+  ['PostgreSQL', {}],
+  ['the embedded default', { embedded: true }],
+] as const)
+  test.serial(`the overwhelming fix is verified within two scoring cycles and the deploy passes, on ${name}`, (t) =>
+    withClockedStack(opts, (stack, clock) => overwhelming(t, stack, clock).then(() => undefined)),
+  );
+
+test.serial('a verified issue that comes back is caught by the test since its fix, and the deploy fails', (t) =>
+  withClockedStack({}, async (stack, clock) => {
     const { tenant, pay, id, D, deploy, read } = await overwhelming(t, stack, clock, 5 * HOUR);
     // From an hour after the deploy, the Pay button is back in 40 % of the sessions, for three hours.
     const before = await siteRows(stack.infra.database.db, 'events', tenant.siteId);
@@ -182,50 +151,28 @@ test.serial('a verified issue that comes back is caught by the test since its fi
         (r: { issue_id: string; relation: string }) => r.issue_id === pay.id && r.relation === 'regressed',
       ),
     );
-  } finally {
-    await stack.stop();
-  }
-});
+  }),
+);
 
 test.serial(
   'with version-tagged sessions, the old version still in use is the concurrent control, and the record says so',
-  async (t) => {
-    const clock = { now: Date.now() };
-    const stack = await startTestStack({ now: () => clock.now });
-    try {
+  (t) =>
+    withClockedStack({}, async (stack, clock) => {
       const tenant = await stack.newTenant();
-      const db = stack.infra.database.db;
-      const auth = { authorization: `Bearer ${tenant.secretKey}` };
-      const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+      const site = trafficSite(stack, tenant);
+      const { read } = site;
       const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
       clock.now = D - MIN;
-      let sent = await sendSessions(
-        stack.baseUrl,
-        tenant.publishableKey,
+      await site.send(
         spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
       );
-      await allEventsStored(db, tenant.siteId, sent);
-      const pay = await eventually(
-        async () =>
-          (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
-            (i: { selector: string }) => i.selector === '#pay',
-          ),
-        { timeoutMs: 30_000 },
-      );
-      const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: 'v2' }, auth);
-      t.is(rec.status, 201);
-      const id: string = rec.body.data.id;
-      await db
-        .updateTable('deploys')
-        .set({ recorded_at: new Date(D) })
-        .where('id', '=', id)
-        .execute();
+      const pay = await site.issueOn('#pay');
+      const id = await site.deployAt('v2', D);
       // The same minutes after the deploy: 300 sessions on v2 without the problem, 60 open tabs still on v1 with it.
-      sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
+      await site.send([
         ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
         ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
       ]);
-      await allEventsStored(db, tenant.siteId, sent);
       clock.now = D + 9 * MIN;
       await stack.tick();
       const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
@@ -249,57 +196,29 @@ test.serial(
         d.related_issues.find((r: { issue_id: string }) => r.issue_id === pay.id),
         { relation: 'verified', record: { control: 'concurrent' } },
       );
-    } finally {
-      await stack.stop();
-    }
-  },
+    }),
 );
 
 test.serial(
   'a site that deploys again within minutes still gets its fix verified: the fix test reaches past the next deploy',
-  async (t) => {
-    const clock = { now: Date.now() };
-    const stack = await startTestStack({ now: () => clock.now });
-    try {
+  (t) =>
+    withClockedStack({}, async (stack, clock) => {
       const tenant = await stack.newTenant();
-      const db = stack.infra.database.db;
-      const auth = { authorization: `Bearer ${tenant.secretKey}` };
-      const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+      const site = trafficSite(stack, tenant, 120_000);
+      const { read } = site;
       const D = Math.floor((Date.now() - 5 * HOUR) / MIN) * MIN;
       clock.now = D - MIN;
       // A quarter of 600 sessions over the week before rage on Pay: an ordinary issue, not an overwhelming one.
-      let sent = await sendSessions(
-        stack.baseUrl,
-        tenant.publishableKey,
-        spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })),
-      );
-      await allEventsStored(db, tenant.siteId, sent, 120_000);
-      const pay = await eventually(
-        async () =>
-          (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
-            (i: { selector: string }) => i.selector === '#pay',
-          ),
-        { timeoutMs: 30_000 },
-      );
-      const record = async (version: string, at: number) => {
-        const r = await postJson(`${stack.baseUrl}/v1/deploys`, { version }, auth);
-        t.is(r.status, 201);
-        await db
-          .updateTable('deploys')
-          .set({ recorded_at: new Date(at) })
-          .where('id', '=', r.body.data.id)
-          .execute();
-        return r.body.data.id as string;
-      };
-      const fix = await record('fix', D);
+      await site.send(spread(600, D - 6 * 24 * HOUR, D - 10 * MIN, (i) => ({ signals: i % 4 === 0 ? [PAY] : [] })));
+      const pay = await site.issueOn('#pay');
+      const fix = await site.deployAt('fix', D);
       // The next deploys 20 and 40 minutes later: the fixing deploy's own window holds 30 sessions.
-      await record('next-1', D + 20 * MIN);
-      await record('next-2', D + 40 * MIN);
-      sent += await sendSessions(stack.baseUrl, tenant.publishableKey, [
+      await site.deployAt('next-1', D + 20 * MIN);
+      await site.deployAt('next-2', D + 40 * MIN);
+      await site.send([
         ...spread(30, D + 6 * MIN, D + 19 * MIN, () => ({})),
         ...spread(400, D + 21 * MIN, D + 3 * HOUR + 50 * MIN, () => ({})),
       ]);
-      await allEventsStored(db, tenant.siteId, sent, 120_000);
       clock.now = D + 4 * HOUR + MIN;
       await stack.tick();
       const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);
@@ -310,8 +229,5 @@ test.serial(
         ),
         { look: '4h', sessions_after: 430, affected_sessions_after: 0 },
       );
-    } finally {
-      await stack.stop();
-    }
-  },
+    }),
 );

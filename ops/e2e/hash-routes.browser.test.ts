@@ -5,32 +5,19 @@
  * page it is on and a route's query string (`#/search?q=…`) never reaches the store.
  */
 import test from 'ava';
-import type { Browser } from 'playwright-core';
-import { buildSdk } from '../../ingest/sdk/build.ts';
 import { SITE_CONFIG } from '../../ingest/sdk/fixtures/scenarios.ts';
-import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
-import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
+import { useChromium } from '../../ingest/sdk/testing/browser.ts';
+import { sdkCookie, useFixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { settle } from '../../ingest/sdk/testing/run-visit.ts';
 import { Visitor } from '../../ingest/sdk/testing/visitor.ts';
 import { seeded } from '../../shared/seeded-random.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
-let stack: TestStack;
-let browser: Browser;
-let fixtures: Fixtures;
-
-test.before(async () => {
-  const sdk = await buildSdk();
-  [stack, browser, fixtures] = await Promise.all([startTestStack(), launchChromium(), startFixtures(sdk)]);
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await fixtures?.close();
-  await stack?.stop();
-});
+const stack = useStack(test);
+const browser = useChromium(test);
+const fixtures = useFixtures(test);
 
 test('hash-routed views are separate pages in the read API; anchors and route queries are not', async (t) => {
   const { tenant } = stack;

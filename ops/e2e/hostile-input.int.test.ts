@@ -1,10 +1,11 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { type TestStack } from '../testing/stack.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { apiClient } from '../../shared/testing/http-client.ts';
+import { useStack } from '../testing/stack.ts';
 
 // Hostile input at the edge: what ingest answers 202 to must always be stored, and nothing answers 500. Run on the
 // PostgreSQL server and on the embedded PGlite (where a deeply nested jsonb used to crash the database itself).
@@ -15,14 +16,7 @@ const nested = (levels: number): unknown => {
   return v;
 };
 
-const stacks: Record<string, TestStack> = {};
-test.before(async () => {
-  stacks.postgres = await startTestStack();
-  stacks.embedded = await startTestStack({ embedded: true });
-});
-test.after.always(async () => {
-  await Promise.all(Object.values(stacks).map((s) => s?.stop()));
-});
+const stacks: Record<string, TestStack> = { postgres: useStack(test), embedded: useStack(test, { embedded: true }) };
 
 for (const kind of ['postgres', 'embedded'] as const) {
   test(`${kind}: meta nested past 8 levels or thousands deep is a 400 naming the field; NUL and lone surrogates are stored as U+FFFD`, async (t) => {

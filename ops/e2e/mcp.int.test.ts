@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { type TestTenant } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import { seedMcpSite, type SeededSite } from '../testing/mcp-seed.ts';
@@ -9,14 +9,14 @@ import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { spawnRole } from '../../shared/testing/processes.ts';
 import { Client, StdioClientTransport, StreamableHTTPClientTransport, type CallToolResult } from '../../api/mcp/sdk.ts';
 import { runDeployCommand, type CliIo } from '../deploy-cli.ts';
+import { useStack } from '../testing/stack.ts';
 
-let stack: TestStack;
+const stack = useStack(test, { env: { MCP_ALLOWED_ORIGINS: 'https://app.example' } });
 let tenant: TestTenant;
 let seeded: SeededSite;
 let mcpKey: string;
 
-test.before(async () => {
-  stack = await startTestStack({ env: { MCP_ALLOWED_ORIGINS: 'https://app.example' } });
+test.serial.before(async () => {
   tenant = stack.tenant;
   seeded = await seedMcpSite({
     baseUrl: stack.baseUrl,
@@ -31,9 +31,6 @@ test.before(async () => {
 /** A new key of `t`'s site, an MCP key unless said otherwise. */
 const keyOf = (t: TestTenant, type: 'mcp' | 'secret' = 'mcp', scopes = ['mcp:read']) =>
   issueApiKey(stack.infra.database.db, { orgId: t.orgId, siteId: t.siteId, type, scopes });
-test.after.always(async () => {
-  await stack?.stop();
-});
 
 async function connect(key: string): Promise<Client> {
   const client = new Client({ name: 'friction-test', version: '1.0.0' });

@@ -4,7 +4,6 @@ import { sql, type Kysely } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -18,6 +17,7 @@ import { measureGroups, measureTotal } from '../../api/routes/explore/explore.qu
 import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/routes/explore/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 
 // Rollup = raw: batches go through the processor's batch write (events, sessions, the session rollup), some of them
 // twice (a redelivery), some late (an earlier event moves a session's start hour); then every rollup-backed Explorer
@@ -33,9 +33,7 @@ test.before(async () => {
   const scratch = await createTestDatabase('rollups_store');
   dropPostgres = scratch.drop;
   handles.set('postgres', await openDatabase({ url: scratch.url, dataDir: '' }));
-  const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  await migrateToLatest(lite.db);
-  handles.set('pglite', lite);
+  handles.set('pglite', await openEmbeddedTestDatabase());
 });
 test.after.always(async () => {
   for (const h of handles.values()) await h.close();

@@ -4,32 +4,20 @@
  * config is changed with PATCH /v1/manage/sdk-config/production and the next visitor's SDK must follow it.
  */
 import test from 'ava';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildSdk } from '../../ingest/sdk/build.ts';
-import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
-import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { useChromium } from '../../ingest/sdk/testing/browser.ts';
+import { sdkCookie, useFixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { Visitor } from '../../ingest/sdk/testing/visitor.ts';
 import { seeded } from '../../shared/seeded-random.ts';
 import type { IngestBatch } from '../../shared/contracts/ingest.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../testing/stack.ts';
+import { type TestTenant } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
-let stack: TestStack;
-let browser: Browser;
-let fixtures: Fixtures;
-let sdk: Awaited<ReturnType<typeof buildSdk>>;
-
-test.before(async () => {
-  sdk = await buildSdk();
-  [stack, browser, fixtures] = await Promise.all([startTestStack(), launchChromium(), startFixtures(sdk)]);
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await fixtures?.close();
-  await stack?.stop();
-});
+const stack = useStack(test);
+const browser = useChromium(test);
+const fixtures = useFixtures(test);
 
 const RAGE = { times: 4, gap: [70, 200] as [number, number], wobble: 4 };
 
@@ -54,7 +42,7 @@ interface Visit {
 /** A fresh browser (its own HTTP cache) on the fixture site, with the snippet a site pastes: no data-endpoint. */
 async function visit(tenant: TestTenant, seed: number, config: Record<string, unknown> = {}): Promise<Visit> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  const src = `${stack.baseUrl}/v1/sdk.js?v=${sdk.version}`;
+  const src = `${stack.baseUrl}/v1/sdk.js?v=${fixtures.sdk.version}`;
   await context.addCookies([
     { name: 'friction', value: sdkCookie({ key: tenant.publishableKey, src, config }), url: fixtures.url },
   ]);

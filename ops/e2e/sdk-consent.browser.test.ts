@@ -4,30 +4,15 @@
  * resumes recording from the next page load.
  */
 import test from 'ava';
-import type { Browser } from 'playwright-core';
-import { buildSdk } from '../../ingest/sdk/build.ts';
-import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
-import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
+import { useChromium } from '../../ingest/sdk/testing/browser.ts';
+import { sdkCookie, useFixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { Visitor } from '../../ingest/sdk/testing/visitor.ts';
 import { seeded } from '../../shared/seeded-random.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
-let stack: TestStack;
-let browser: Browser;
-let fixtures: Fixtures;
-test.before(async () => {
-  const sdk = await buildSdk();
-  [stack, browser, fixtures] = await Promise.all([
-    startTestStack({ processor: false }),
-    launchChromium(),
-    startFixtures(sdk),
-  ]);
-});
-test.after.always(async () => {
-  await browser?.close();
-  await fixtures?.close();
-  await stack?.stop();
-});
+const stack = useStack(test, { processor: false });
+const browser = useChromium(test);
+const fixtures = useFixtures(test);
 
 type F = { optOut(): void; optIn(): void; flush(): void; stats(): { sampled: boolean; queued: number } };
 

@@ -14,12 +14,11 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import test from 'ava';
-import type { Browser, BrowserContext, Request } from 'playwright-core';
-import { buildSdk } from '../../ingest/sdk/build.ts';
+import type { BrowserContext, Request } from 'playwright-core';
 import { SCENARIOS, SITE_CONFIG, type Scenario } from '../../ingest/sdk/fixtures/scenarios.ts';
-import { launchChromium } from '../../ingest/sdk/testing/browser.ts';
+import { useChromium } from '../../ingest/sdk/testing/browser.ts';
 import { coordinateProblem, describeExpected, describeSignals, judge } from '../../ingest/sdk/testing/expect.ts';
-import { sdkCookie, startFixtures, type Fixtures } from '../../ingest/sdk/testing/fixture-server.ts';
+import { sdkCookie, useFixtures } from '../../ingest/sdk/testing/fixture-server.ts';
 import { settle, type SentEvent } from '../../ingest/sdk/testing/run-visit.ts';
 import { Visitor, type ClickRecord } from '../../ingest/sdk/testing/visitor.ts';
 import { seeded } from '../../shared/seeded-random.ts';
@@ -27,7 +26,7 @@ import type { IngestBatch } from '../../shared/contracts/ingest.ts';
 import { MIN_ISSUE_SESSIONS, MIN_ISSUE_SIGNALS } from '../../processor/engine/clustering.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
 const scenario = (name: string): Scenario => {
   const s = SCENARIOS.find((x) => x.name === name);
@@ -71,21 +70,9 @@ for (const s of FRICTION)
       (EXPECTED_ISSUES.get(key(x.page, x.signal, x.selector)) ?? 0) + VISITORS,
     );
 
-let stack: TestStack;
-let browser: Browser;
-let fixtures: Fixtures;
-let sdk: Awaited<ReturnType<typeof buildSdk>>;
-
-test.before(async () => {
-  sdk = await buildSdk();
-  [stack, browser, fixtures] = await Promise.all([startTestStack(), launchChromium(), startFixtures(sdk)]);
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await fixtures?.close();
-  await stack?.stop();
-});
+const stack = useStack(test);
+const browser = useChromium(test);
+const fixtures = useFixtures(test);
 
 /** A GET with the raw (possibly compressed) body: fetch would decode it and hide what was sent. */
 function rawGet(
@@ -110,26 +97,26 @@ test('GET /v1/sdk.js and /v1/sdk.mjs serve the build, cached by version, compres
   const plain = await rawGet(js, { 'accept-encoding': 'identity' });
   t.is(plain.status, 200);
   t.is(plain.headers['content-type'], 'text/javascript; charset=utf-8');
-  t.is(plain.body.toString('utf8'), sdk.iife);
-  t.is(plain.headers.etag, `"${sdk.version}"`, 'a strong ETag from the build version');
+  t.is(plain.body.toString('utf8'), fixtures.sdk.iife);
+  t.is(plain.headers.etag, `"${fixtures.sdk.version}"`, 'a strong ETag from the build version');
   t.is(plain.headers['cache-control'], 'public, max-age=300', 'an unversioned tag picks up a new build within minutes');
   t.is(plain.headers['access-control-allow-origin'], '*');
   t.is(plain.headers['content-encoding'], undefined);
 
-  const pinned = await rawGet(`${js}?v=${sdk.version}`, { 'accept-encoding': 'identity' });
+  const pinned = await rawGet(`${js}?v=${fixtures.sdk.version}`, { 'accept-encoding': 'identity' });
   t.is(
     pinned.headers['cache-control'],
     'public, max-age=31536000, immutable',
     'the versioned URL can only ever mean these bytes',
   );
-  t.is(pinned.body.toString('utf8'), sdk.iife);
+  t.is(pinned.body.toString('utf8'), fixtures.sdk.iife);
   const stale = await rawGet(`${js}?v=0.0.1-00000000`, { 'accept-encoding': 'identity' });
   t.is(stale.headers['cache-control'], 'public, max-age=300', "another version is not pinned to this build's bytes");
 
-  const revalidated = await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': `"${sdk.version}"` });
+  const revalidated = await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': `"${fixtures.sdk.version}"` });
   t.is(revalidated.status, 304);
   t.is(revalidated.body.length, 0);
-  t.is(revalidated.headers.etag, `"${sdk.version}"`);
+  t.is(revalidated.headers.etag, `"${fixtures.sdk.version}"`);
   t.is(revalidated.headers['cache-control'], 'public, max-age=300', 'a 304 renews the cache lifetime');
   t.is(
     (await rawGet(js, { 'accept-encoding': 'identity', 'if-none-match': '"0.0.1-00000000"' })).status,
@@ -141,18 +128,18 @@ test('GET /v1/sdk.js and /v1/sdk.mjs serve the build, cached by version, compres
   const br = await rawGet(js, { 'accept-encoding': 'gzip, deflate, br' });
   t.is(br.headers['content-encoding'], 'br');
   t.is(br.headers.vary, 'Accept-Encoding');
-  t.is(brotliDecompressSync(br.body).toString('utf8'), sdk.iife);
+  t.is(brotliDecompressSync(br.body).toString('utf8'), fixtures.sdk.iife);
   t.true(br.body.length <= 8 * 1024, `${br.body.length} B`);
   t.not(br.headers.etag, plain.headers.etag, 'different bytes, different strong ETag');
   const gz = await rawGet(js, { 'accept-encoding': 'gzip' });
   t.is(gz.headers['content-encoding'], 'gzip');
-  t.is(gunzipSync(gz.body).toString('utf8'), sdk.iife);
+  t.is(gunzipSync(gz.body).toString('utf8'), fixtures.sdk.iife);
   t.is((await rawGet(js, { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag! })).status, 304);
 
-  const mjs = await rawGet(`${stack.baseUrl}/v1/sdk.mjs?v=${sdk.version}`, { 'accept-encoding': 'identity' });
+  const mjs = await rawGet(`${stack.baseUrl}/v1/sdk.mjs?v=${fixtures.sdk.version}`, { 'accept-encoding': 'identity' });
   t.is(mjs.status, 200);
   t.is(mjs.headers['content-type'], 'text/javascript; charset=utf-8');
-  t.is(mjs.body.toString('utf8'), sdk.esm);
+  t.is(mjs.body.toString('utf8'), fixtures.sdk.esm);
   t.is(mjs.headers['cache-control'], 'public, max-age=31536000, immutable');
   t.is(mjs.headers['access-control-allow-origin'], '*', 'a cross-origin `import` needs CORS');
 });
@@ -208,7 +195,7 @@ interface VisitorRun {
 async function visitor(index: number, ingestOrigin: string, publishableKey: string): Promise<VisitorRun> {
   const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   // The snippet a site pastes: the versioned URL, the key, no endpoint (the script's own origin).
-  const src = `${ingestOrigin}/v1/sdk.js?v=${sdk.version}`;
+  const src = `${ingestOrigin}/v1/sdk.js?v=${fixtures.sdk.version}`;
   await context.addCookies([
     {
       name: 'friction',
@@ -273,7 +260,7 @@ test("visitors in Chromium, SDK from the service: the broken elements become iss
 
   // The page ran the service's build, and the SDK saw exactly what phase 1 expects of each scenario.
   for (const r of runs) {
-    t.is(r.sdkVersion, sdk.version, `visitor ${r.index} runs the build ingest serves`);
+    t.is(r.sdkVersion, fixtures.sdk.version, `visitor ${r.index} runs the build ingest serves`);
     t.deepEqual(r.pageErrors, [], `visitor ${r.index}: no page error`);
     t.truthy(r.sessionId, `visitor ${r.index} has a session`);
     for (const { scenario: s, signals, clicks } of r.perScenario) {

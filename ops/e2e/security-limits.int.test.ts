@@ -1,6 +1,6 @@
 import test from 'ava';
 import { apiClient } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { useStack } from '../testing/stack.ts';
 
 /**
  * Issue 10 items 1 and 7: who the per-IP limits count against (trusted proxies only), the per-account sign-in
@@ -8,19 +8,10 @@ import { startTestStack, type TestStack } from '../testing/stack.ts';
  */
 const LIMITS = { AUTH_RATE_LIMIT_PER_MIN: '5', LOGIN_ATTEMPTS_PER_ACCOUNT: '3', UNAUTH_RATE_LIMIT_PER_MIN: '10' };
 
-let direct: TestStack;
-let proxied: TestStack;
-test.before(async () => {
-  [direct, proxied] = await Promise.all([
-    startTestStack({ processor: false, env: LIMITS }),
-    startTestStack({
-      processor: false,
-      env: { ...LIMITS, TRUSTED_PROXIES: '127.0.0.1,::1', METRICS_TOKEN: 'metrics-token-0123456789' },
-    }),
-  ]);
-});
-test.after.always(async () => {
-  await Promise.all([direct?.stop(), proxied?.stop()]);
+const direct = useStack(test, { processor: false, env: LIMITS });
+const proxied = useStack(test, {
+  processor: false,
+  env: { ...LIMITS, TRUSTED_PROXIES: '127.0.0.1,::1', METRICS_TOKEN: 'metrics-token-0123456789' },
 });
 
 let n = 0;

@@ -1,23 +1,13 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { useStack } from '../testing/stack.ts';
 
 /** Issue 30: limits that heal (N3), the last 500s (N5), sign-ins audited (N6). */
-let stack: TestStack;
-let embedded: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
-  [stack, embedded] = await Promise.all([
-    startTestStack({ processor: false, env }),
-    startTestStack({ processor: false, embedded: true, env }),
-  ]);
-  api = apiClient(stack.baseUrl);
-});
-test.after.always(async () => {
-  await Promise.all([stack?.stop(), embedded?.stop()]);
-});
+const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
+const stack = useStack(test, { processor: false, env });
+const embedded = useStack(test, { processor: false, embedded: true, env });
+const api = apiClient(stack);
 
 /** A bound on what one org or site may hold, and how the test makes and deletes one thing it counts. */
 interface Bound {

@@ -1,21 +1,16 @@
 import test from 'ava';
-import { apiClient, type ApiCall } from '../../shared/testing/http-client.ts';
-import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { apiClient } from '../../shared/testing/http-client.ts';
+import { useStack } from '../testing/stack.ts';
 
 /** Issue 10 item 5: no credentials in stored URLs, no secret in the audit log. */
-let stack: TestStack;
-let api: ApiCall;
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-  api = apiClient(stack.baseUrl);
+const stack = useStack(test, { processor: false });
+const api = apiClient(stack);
+test.serial.before(async () => {
   await stack.infra.database.db
     .updateTable('orgs')
     .set({ plan: 'enterprise' })
     .where('id', '=', stack.tenant.orgId)
     .execute();
-});
-test.after.always(async () => {
-  await stack?.stop();
 });
 
 test('webhook and site URLs with credentials are refused with a 400 naming the field', async (t) => {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { visitorJourney } from '../demo.ts';
+import { demoBatch } from '../demo.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { insertAlertRow } from './alert-row.ts';
@@ -20,23 +20,11 @@ export interface SeededSite {
   page: string;
 }
 
-/** Sends `sessions` demo visitor journeys to `baseUrl`'s ingest with `publishableKey`. */
-/** Sends the sessions; resolves to the number of events ingest accepted. */
+/** Sends `sessions` demo visitors to `baseUrl`'s ingest with `publishableKey`; resolves to the events it accepted. */
 export async function sendDemoTraffic(baseUrl: string, publishableKey: string, sessions: number): Promise<number> {
   let accepted = 0;
-  const devices = ['desktop', 'desktop', 'mobile', 'tablet'] as const;
   for (let s = 0; s < sessions; s++) {
-    const body = {
-      session_id: `demo-${randomUUID()}`,
-      sent_at: new Date().toISOString(),
-      context: {
-        device: devices[s % devices.length],
-        viewport: { w: 1280, h: 800 },
-        source: ['google', 'newsletter', 'direct'][s % 3],
-      },
-      events: visitorJourney(Date.now() - 20 * 60_000 + Math.floor(Math.random() * 15 * 60_000)),
-    };
-    const r = await postJson(`${baseUrl}/v1/ingest`, body, { authorization: `Bearer ${publishableKey}` });
+    const r = await postJson(`${baseUrl}/v1/ingest`, demoBatch(s), { authorization: `Bearer ${publishableKey}` });
     if (r.status !== 202) throw new Error(`ingest answered ${r.status}: ${JSON.stringify(r.body)}`);
     accepted += (r.body as { data: { accepted: number } }).data.accepted;
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
-import { postJson } from '../../shared/testing/http-client.ts';
+import { getJson, postJson } from '../../shared/testing/http-client.ts';
 
 /** One simulated visit: a page view at `at`, then its signals a second later. */
 export interface SessionSpec {
@@ -99,3 +99,57 @@ export async function siteRows(
 /** Waits until the site has stored `sent` events (the processor has consumed everything sent). */
 export const allEventsStored = (db: Kysely<Database>, siteId: string, sent: number, timeoutMs = 60_000) =>
   eventually(async () => (await siteRows(db, 'events', siteId)) === sent, { timeoutMs, stepMs: 200 });
+
+/**
+ * Records a deploy through the API as CI does, then moves its recording to `at`: tests and benches play days of
+ * traffic in seconds. Resolves to the deploy's id; throws unless the API answers 201.
+ */
+export async function recordDeployAt(
+  baseUrl: string,
+  db: Kysely<Database>,
+  secretKey: string,
+  body: { version: string; description?: string },
+  at: number,
+): Promise<string> {
+  const rec = await postJson(`${baseUrl}/v1/deploys`, body, { authorization: `Bearer ${secretKey}` });
+  if (rec.status !== 201) throw new Error(`POST /v1/deploys ${rec.status}: ${rec.text}`);
+  const id: string = rec.body.data.id;
+  await db
+    .updateTable('deploys')
+    .set({ recorded_at: new Date(at) })
+    .where('id', '=', id)
+    .execute();
+  return id;
+}
+
+/**
+ * A tenant's site as the deploy tests drive it: sessions through ingest (each `send` waits until everything sent
+ * so far is stored), reads of the query API's `data`, the issue on a selector once it is open, deploys at a time.
+ */
+export function trafficSite(
+  stack: { baseUrl: string; infra: { database: { db: Kysely<Database> } } },
+  tenant: { siteId: string; publishableKey: string; secretKey: string },
+  storeTimeoutMs?: number,
+) {
+  const db = stack.infra.database.db;
+  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const read = async (path: string) => (await getJson(`${stack.baseUrl}${path}`, auth)).body.data;
+  let sent = 0;
+  return {
+    db,
+    read,
+    async send(sessions: readonly SessionSpec[]): Promise<void> {
+      sent += await sendSessions(stack.baseUrl, tenant.publishableKey, sessions);
+      await allEventsStored(db, tenant.siteId, sent, storeTimeoutMs);
+    },
+    issueOn: (selector: string) =>
+      eventually(
+        async () =>
+          (await read(`/v1/query/issues?site_id=${tenant.siteId}`)).issues.find(
+            (i: { selector: string }) => i.selector === selector,
+          ),
+        { timeoutMs: 30_000 },
+      ),
+    deployAt: (version: string, at: number) => recordDeployAt(stack.baseUrl, db, tenant.secretKey, { version }, at),
+  };
+}

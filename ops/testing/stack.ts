@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { openInfra, closeInfra, type Infra } from '../../shared/infra.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
+import { embeddedTemplate } from '../../shared/testing/embedded-template.ts';
 import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
@@ -113,6 +114,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const infra = await openInfra(config, log, {
     migrate: opts.embedded === true || opts.databaseUrl !== undefined,
     embeddedPath: opts.embedded ? 'memory://' : undefined,
+    // A copy of the migrated template, as the PostgreSQL database above is: not a new database migrated again.
+    embeddedSeed: opts.embedded ? await embeddedTemplate() : undefined,
   });
   const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {

@@ -1,31 +1,11 @@
 import test from 'ava';
-import {
-  ClusterReader,
-  applySignals,
-  commitClusterUpdate,
-  createClusterState,
-  evictClusters,
-  foldSignals,
-  getCluster,
-  siteClusters,
-  summarizeCluster,
-  type ClusterState,
-} from './cluster-state.ts';
+import * as clusterState from './cluster-state.ts';
 import { MIN_ISSUE_SESSIONS } from './clustering.ts';
 import type { EngineEvent } from './events.ts';
 import { T0, sig, view } from './fixtures.test-support.ts';
 import { work } from './last-seen.ts';
 import { DAY_MS, HOUR_MS } from './time.ts';
-import {
-  applyEvents,
-  commitWindowUpdate,
-  createWindowState,
-  evictWindows,
-  foldEvents,
-  getPageWindow,
-  readStagedPage,
-  type WindowState,
-} from './windows.ts';
+import * as pageWindows from './windows.ts';
 
 /**
  * The cost of one batch must not grow with the sessions already in the window. Timing cannot show that on a busy
@@ -42,25 +22,25 @@ const KEY = { siteId: 'site-1', page: '/hot', selector: '#buy', signalType: 'rag
 function builtPage(
   sessions: number,
   signalsOf: (sid: string, i: number) => EngineEvent[],
-): { windows: WindowState; clusters: ClusterState } {
-  const windows = createWindowState();
-  const clusters = createClusterState();
+): { windows: pageWindows.WindowState; clusters: clusterState.ClusterState } {
+  const windows = pageWindows.createWindowState();
+  const clusters = clusterState.createClusterState();
   for (let from = 0; from < sessions; from += 10_000) {
     const chunk: EngineEvent[] = [];
     for (let i = from; i < Math.min(sessions, from + 10_000); i++) {
       const sid = `old-${i}`;
       chunk.push(view(sid, '/hot', T0 - (i % 23) * HOUR_MS), ...signalsOf(sid, i));
     }
-    applyEvents(windows, chunk);
-    applySignals(clusters, chunk);
+    pageWindows.applyEvents(windows, chunk);
+    clusterState.applySignals(clusters, chunk);
   }
-  evictWindows(windows, T0);
-  evictClusters(clusters, T0);
+  pageWindows.evictWindows(windows, T0);
+  clusterState.evictClusters(clusters, T0);
   return { windows, clusters };
 }
 
 /** A hot page with `sessions` sessions over the last day (views), a third of them rage-clicking #buy over the week. */
-function hotPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
+function hotPage(sessions: number): { windows: pageWindows.WindowState; clusters: clusterState.ClusterState } {
   return builtPage(sessions, (sid, i) => {
     if (i % 3 !== 0) return [];
     const rage = sig(sid, '/hot', 'rage_click', T0 - (Math.floor(i / 3) % 7) * DAY_MS - (i % 20) * HOUR_MS, {
@@ -85,33 +65,39 @@ function batch(): EngineEvent[] {
 }
 
 /** The steps of what the processor does with one batch: fold, staged reads for the transaction, commit. */
-function stepsOfOneBatch(state: { windows: WindowState; clusters: ClusterState }): number {
+function stepsOfOneBatch(state: { windows: pageWindows.WindowState; clusters: clusterState.ClusterState }): number {
   const before = work.steps;
   processBatch(state, batch());
   return work.steps - before;
 }
 
-function processBatch(state: { windows: WindowState; clusters: ClusterState }, events: readonly EngineEvent[]): void {
-  const wu = foldEvents(state.windows, events);
-  for (const p of wu.pages) readStagedPage(state.windows, p, T0);
-  const cu = foldSignals(state.clusters, events);
-  const reader = new ClusterReader(state.clusters, cu);
+function processBatch(
+  state: { windows: pageWindows.WindowState; clusters: clusterState.ClusterState },
+  events: readonly EngineEvent[],
+): void {
+  const wu = pageWindows.foldEvents(state.windows, events);
+  for (const p of wu.pages) pageWindows.readStagedPage(state.windows, p, T0);
+  const cu = clusterState.foldSignals(state.clusters, events);
+  const reader = new clusterState.ClusterReader(state.clusters, cu);
   for (const c of cu.clusters) {
     reader.summary(c.key, T0);
     // As the processor asks it: is MIN_ISSUE_SESSIONS reached since the issue was resolved?
     reader.activeSince(c.key, T0 - 2 * DAY_MS + 1234, T0, MIN_ISSUE_SESSIONS);
   }
   for (const e of cu.elements) reader.elementParts(e.siteId, e.page, e.selector, T0);
-  commitWindowUpdate(state.windows, wu);
-  commitClusterUpdate(state.clusters, cu);
+  pageWindows.commitWindowUpdate(state.windows, wu);
+  clusterState.commitClusterUpdate(state.clusters, cu);
 }
 
 test('a batch takes the same work on a page with 1k, 10k or 100k sessions (counted, not timed)', (t) => {
   const steps = [1_000, 10_000, 100_000].map((n) => {
     const state = hotPage(n);
     t.is(
-      readStagedPage(state.windows, { siteId: 'site-1', page: '/hot', hours: new Map(), sessions: new Map() }, T0)
-        .sessions,
+      pageWindows.readStagedPage(
+        state.windows,
+        { siteId: 'site-1', page: '/hot', hours: new Map(), sessions: new Map() },
+        T0,
+      ).sessions,
       n,
       'the page holds the sessions',
     );
@@ -144,7 +130,7 @@ const tailSelector = (r: () => number): string => `#el-${Math.floor(TAIL_ELEMENT
  * A hot page of `sessions` sessions, each with a view in the last day and a signal on a long tail of elements over
  * the week: with more sessions, more of the tail's clusters and elements outgrow their small form.
  */
-function longTailPage(sessions: number): { windows: WindowState; clusters: ClusterState } {
+function longTailPage(sessions: number): { windows: pageWindows.WindowState; clusters: clusterState.ClusterState } {
   const r = random(7);
   return builtPage(sessions, (sid, i) => {
     const type = TAIL_TYPES[Math.floor(r() * TAIL_TYPES.length)] as string;
@@ -170,7 +156,10 @@ function tailBatches(count: number, size: () => number, existing: number): Engin
 }
 
 /** Mean steps per batch of what the processor does with each (fold, staged reads, commit). */
-function meanSteps(state: { windows: WindowState; clusters: ClusterState }, batches: readonly EngineEvent[][]): number {
+function meanSteps(
+  state: { windows: pageWindows.WindowState; clusters: clusterState.ClusterState },
+  batches: readonly EngineEvent[][],
+): number {
   const before = work.steps;
   for (const events of batches) processBatch(state, events);
   return (work.steps - before) / batches.length;
@@ -183,7 +172,7 @@ test('on a long tail, SDK-sized and 20-event batches take flat work (within 1.5x
   const sdk = () => 1 + Math.floor(9 * sdkSize() ** 2.5);
   const steps = sizes.map((n) => {
     const state = longTailPage(n);
-    const large = siteClusters(state.clusters, 'site-1').filter((c) => c.index?.isLarge).length;
+    const large = clusterState.siteClusters(state.clusters, 'site-1').filter((c) => c.index?.isLarge).length;
     return {
       n,
       large,
@@ -215,7 +204,7 @@ test('the counter sees a scan: evidence read while a day outside the window is s
     const { clusters } = hotPage(n);
     const later = T0 + DAY_MS; // a day has left the window but no eviction ran
     const before = work.steps;
-    summarizeCluster(getCluster(clusters, KEY), later);
+    clusterState.summarizeCluster(clusterState.getCluster(clusters, KEY), later);
     return work.steps - before;
   });
   t.true((steps[1] as number) > 5 * (steps[0] as number), `the scan must show in the count (${steps.join(' → ')})`);
@@ -223,12 +212,12 @@ test('the counter sees a scan: evidence read while a day outside the window is s
 
 test('a commit changes the page and cluster in place: nothing is copied per batch', (t) => {
   const state = hotPage(2_000);
-  const page = getPageWindow(state.windows, 'site-1', '/hot');
-  const cluster = getCluster(state.clusters, KEY);
+  const page = pageWindows.getPageWindow(state.windows, 'site-1', '/hot');
+  const cluster = clusterState.getCluster(state.clusters, KEY);
   const index = cluster?.index;
   stepsOfOneBatch(state);
   t.truthy(index, 'a cluster of that size has its own index');
-  t.is(getPageWindow(state.windows, 'site-1', '/hot'), page);
-  t.is(getCluster(state.clusters, KEY), cluster);
-  t.is(getCluster(state.clusters, KEY)?.index, index);
+  t.is(pageWindows.getPageWindow(state.windows, 'site-1', '/hot'), page);
+  t.is(clusterState.getCluster(state.clusters, KEY), cluster);
+  t.is(clusterState.getCluster(state.clusters, KEY)?.index, index);
 });

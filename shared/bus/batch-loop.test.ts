@@ -1,6 +1,7 @@
 import test from 'ava';
 import { z } from 'zod';
 import { MemoryBus } from './memory-bus.ts';
+import { testConsumer, testStream } from './bus.test-support.ts';
 import { runBatchLoop, type Delivered } from './batch-loop.ts';
 import { createLogger } from '../logger.ts';
 import type { BusMessage } from './bus.ts';
@@ -11,23 +12,8 @@ const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'
 
 async function setup(values: unknown[]) {
   const bus = new MemoryBus();
-  await bus.ensureStream({
-    name: 'S',
-    subjects: ['x.>'],
-    duplicateWindowMs: 60_000,
-    maxAgeMs: 60_000,
-    maxMsgs: 1000,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
-  const consumer = await bus.ensureConsumer({
-    stream: 'S',
-    name: 'c',
-    filterSubject: 'x.>',
-    maxDeliver: -1,
-    ackWaitMs: 300,
-    maxAckPending: 100,
-  });
+  await testStream(bus, 'S', 'x', { duplicateWindowMs: 60_000 });
+  const consumer = await testConsumer(bus, 'S', 'c', 'x.>', { ackWaitMs: 300 });
   for (const [i, v] of values.entries())
     await bus.publish('x.1', typeof v === 'string' ? new TextEncoder().encode(v) : enc(v), `m${i}`);
   return { bus, consumer };
@@ -89,18 +75,26 @@ test('a database outage longer than many ack waits pauses the loop: no message i
   t.deepEqual(await consumer.pending(), { pending: 0, ackPending: 0 });
 });
 
-test('poison is isolated by content: the others commit; a dead-letter insert that meets an outage is retried until stored', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 666 }, 'not json', { n: 3 }]);
+/**
+ * Runs the loop over `values` until `stored` and `dead` values are stored and dead-lettered; a batch holding the
+ * value `poison` fails with `err`, and the first `deadLetterFailures` dead-letter inserts meet an outage.
+ */
+async function runPoisoned(
+  values: unknown[],
+  poison: number,
+  err: Error,
+  want: { stored: number; dead: number },
+  deadLetterFailures = 0,
+) {
+  const { consumer } = await setup(values);
   const stored: number[] = [];
   const dead: string[] = [];
-  let deadLetterFailures = 2; // the dead-letter insert itself meets an outage first
   await runUntil(
     {
       consumer,
       probe: async () => true,
       handle: async (items) => {
-        if (items.some((i) => i.value.n === 666))
-          throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+        if (items.some((i) => i.value.n === poison)) throw err;
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (_m: BusMessage, reason: string) => {
@@ -108,7 +102,19 @@ test('poison is isolated by content: the others commit; a dead-letter insert tha
         dead.push(reason);
       },
     },
-    () => stored.length === 2 && dead.length === 2,
+    () => stored.length === want.stored && dead.length === want.dead,
+  );
+  return { consumer, stored, dead };
+}
+
+test('poison is isolated by content: the others commit; a dead-letter insert that meets an outage is retried until stored', async (t) => {
+  // The dead-letter insert itself meets an outage first, twice.
+  const { consumer, stored, dead } = await runPoisoned(
+    [{ n: 1 }, { n: 666 }, 'not json', { n: 3 }],
+    666,
+    Object.assign(new Error('invalid byte sequence'), { code: '22021' }),
+    { stored: 2, dead: 2 },
+    2,
   );
   t.deepEqual(stored.sort(), [1, 3]);
   t.is(dead.length, 2);
@@ -118,29 +124,29 @@ test('poison is isolated by content: the others commit; a dead-letter insert tha
 });
 
 test('a failure that looks transient but repeats while the database answers is isolated, not retried forever', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 2 }]);
-  const stored: number[] = [];
-  const dead: string[] = [];
-  await runUntil(
-    {
-      consumer,
-      probe: async () => true,
-      handle: async (items) => {
-        if (items.some((i) => i.value.n === 2))
-          throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
-        for (const i of items) stored.push(i.value.n);
-      },
-      deadLetter: async (_m, reason) => void dead.push(reason),
-    },
-    () => stored.length === 1 && dead.length === 1,
+  const { stored, dead } = await runPoisoned(
+    [{ n: 1 }, { n: 2 }],
+    2,
+    Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    { stored: 1, dead: 1 },
   );
   t.deepEqual(stored, [1]);
   t.is(dead.length, 1);
 });
 
-test('a schema fault (undefined column) pauses the partition and reports it; nothing is isolated or dead-lettered', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 2 }, { n: 3 }]);
-  let migrated = false;
+/**
+ * Runs the loop over `values` until `want` of them are stored; a batch fails with what `fault(items, healed)` returns
+ * (stored when it returns nothing), and the fault heals `healAfterMs` after the partition pauses. Resolves to the
+ * values stored, the sequence numbers dead-lettered and the health reports.
+ */
+async function runHealing(
+  values: unknown[],
+  want: number,
+  healAfterMs: number,
+  fault: (items: readonly Delivered<{ n: number }>[], healed: boolean) => Error | undefined,
+) {
+  const { consumer } = await setup(values);
+  let healed = false;
   const stored: number[] = [];
   const dead: number[] = [];
   const health: string[] = [];
@@ -150,18 +156,25 @@ test('a schema fault (undefined column) pauses the partition and reports it; not
       probe: async () => true,
       onHealth: (h) => {
         health.push(h.state);
-        if (h.state === 'paused') setTimeout(() => (migrated = true), 300);
+        if (h.state === 'paused') setTimeout(() => (healed = true), healAfterMs);
       },
       handle: async (items) => {
-        if (!migrated)
-          throw Object.assign(new Error('column "signal_count" of relation "sessions" does not exist'), {
-            code: '42703',
-          });
+        const err = fault(items, healed);
+        if (err) throw err;
         for (const i of items) stored.push(i.value.n);
       },
       deadLetter: async (m) => void dead.push(m.seq),
     },
-    () => stored.length === 3,
+    () => stored.length === want,
+  );
+  return { stored, dead, health };
+}
+
+test('a schema fault (undefined column) pauses the partition and reports it; nothing is isolated or dead-lettered', async (t) => {
+  const { stored, dead, health } = await runHealing([{ n: 1 }, { n: 2 }, { n: 3 }], 3, 300, (_, migrated) =>
+    migrated
+      ? undefined
+      : Object.assign(new Error('column "signal_count" of relation "sessions" does not exist'), { code: '42703' }),
   );
   t.deepEqual(dead, []);
   t.deepEqual(stored.sort(), [1, 2, 3]);
@@ -169,27 +182,10 @@ test('a schema fault (undefined column) pauses the partition and reports it; not
 });
 
 test('the poison breaker: after 3 messages in a row failed alone, the rest are held; one going through proves the partition healthy and only what still fails is dead-lettered', async (t) => {
-  const { consumer } = await setup([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 6 }, { n: 7 }]);
-  let broken = true;
-  const stored: number[] = [];
-  const dead: number[] = [];
-  const health: string[] = [];
-  await runUntil(
-    {
-      consumer,
-      probe: async () => true,
-      onHealth: (h) => {
-        health.push(h.state);
-        if (h.state === 'paused') setTimeout(() => (broken = false), 200);
-      },
-      handle: async (items) => {
-        // n=5 is real poison; everything else fails only while `broken`.
-        if (broken || items.some((i) => i.value.n === 5)) throw new Error('rejected');
-        for (const i of items) stored.push(i.value.n);
-      },
-      deadLetter: async (m) => void dead.push(m.seq),
-    },
-    () => stored.length === 3,
+  const values = [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }, { n: 6 }, { n: 7 }];
+  // n=5 is real poison; everything else fails only until the fault heals.
+  const { stored, dead, health } = await runHealing(values, 3, 200, (items, healed) =>
+    !healed || items.some((i) => i.value.n === 5) ? new Error('rejected') : undefined,
   );
   t.deepEqual(dead, [1, 2, 3, 5], '3 before the breaker opened, then n=5 once another message went through');
   t.deepEqual(stored.sort(), [4, 6, 7]);

@@ -13,16 +13,8 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsM
 import { nanos } from '@nats-io/nats-core';
 import { AppError, UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import {
-  DEFAULT_BATCH_WINDOW_MS,
-  type Bus,
-  type BusConsumer,
-  type BusMessage,
-  type ConsumerLag,
-  type ConsumerSpec,
-  type PublishResult,
-  type StreamSpec,
-} from './bus.ts';
+import { DEFAULT_BATCH_WINDOW_MS } from './bus.ts';
+import type { Bus, BusConsumer, BusMessage, ConsumerLag, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
 
 /** How long ingest waits for the stream's PubAck before answering 503. */
 const PUBLISH_TIMEOUT_MS = 3000;

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { MemoryBus } from './memory-bus.ts';
+import { testConsumer, testStream } from './bus.test-support.ts';
 import { subjectMatches } from './subject-match.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -7,23 +8,8 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 async function setup(now = { t: 0 }) {
   const bus = new MemoryBus({ now: () => now.t });
-  await bus.ensureStream({
-    name: 'EVENTS',
-    subjects: ['events.v1.>'],
-    duplicateWindowMs: 1000,
-    maxAgeMs: 60_000,
-    maxMsgs: 1000,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
-  const c0 = await bus.ensureConsumer({
-    stream: 'EVENTS',
-    name: 'p0',
-    filterSubject: 'events.v1.0.>',
-    maxDeliver: 3,
-    ackWaitMs: 500,
-    maxAckPending: 100,
-  });
+  await testStream(bus, 'EVENTS', 'events.v1');
+  const c0 = await testConsumer(bus, 'EVENTS', 'p0', 'events.v1.0.>', { maxDeliver: 3, ackWaitMs: 500 });
   return { bus, c0, now };
 }
 
@@ -78,23 +64,8 @@ test('unacked messages come back after the ack wait, until max deliver', async (
 
 test('fetch waits for a publish up to its expiry', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({
-    name: 'S',
-    subjects: ['x.>'],
-    duplicateWindowMs: 1000,
-    maxAgeMs: 60_000,
-    maxMsgs: 1000,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
-  const c = await bus.ensureConsumer({
-    stream: 'S',
-    name: 'c',
-    filterSubject: 'x.>',
-    maxDeliver: 3,
-    ackWaitMs: 1000,
-    maxAckPending: 10,
-  });
+  await testStream(bus, 'S', 'x');
+  const c = await testConsumer(bus, 'S', 'c', 'x.>', { maxDeliver: 3, maxAckPending: 10 });
   const pending = c.fetch(5, 2000);
   setTimeout(() => void bus.publish('x.1', enc('late'), 'l'), 50);
   t.deepEqual(
@@ -109,74 +80,29 @@ test('fetch waits for a publish up to its expiry', async (t) => {
 test('a stream nobody consumes keeps at most its limits: age, count and bytes, oldest dropped first', async (t) => {
   const now = { t: 0 };
   const bus = new MemoryBus({ now: () => now.t });
-  await bus.ensureStream({
-    name: 'N',
-    subjects: ['n.>'],
-    duplicateWindowMs: 10,
-    maxAgeMs: 1000,
-    maxMsgs: 3,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
+  await testStream(bus, 'N', 'n', { duplicateWindowMs: 10, maxAgeMs: 1000, maxMsgs: 3 });
   for (let i = 0; i < 10; i++) await bus.publish('n.x', enc(`m${i}`), `id${i}`);
-  const c = await bus.ensureConsumer({
-    stream: 'N',
-    name: 'late',
-    filterSubject: 'n.>',
-    maxDeliver: -1,
-    ackWaitMs: 1000,
-    maxAckPending: 100,
-  });
+  const c = await testConsumer(bus, 'N', 'late', 'n.>');
   t.deepEqual(
     (await c.fetch(10, 0)).map((m) => dec(m.data)),
     ['m7', 'm8', 'm9'],
     'count limit',
   );
 
-  await bus.ensureStream({
-    name: 'B',
-    subjects: ['b.>'],
-    duplicateWindowMs: 10,
-    maxAgeMs: 1000,
-    maxMsgs: 1000,
-    maxBytes: 3 * (100 + 3),
-    discard: 'old',
-  });
+  await testStream(bus, 'B', 'b', { duplicateWindowMs: 10, maxAgeMs: 1000, maxBytes: 3 * (100 + 3) });
   for (let i = 0; i < 10; i++) await bus.publish('b.x', new Uint8Array(100).fill(i), `b${i}`);
-  const b = await bus.ensureConsumer({
-    stream: 'B',
-    name: 'late',
-    filterSubject: 'b.>',
-    maxDeliver: -1,
-    ackWaitMs: 1000,
-    maxAckPending: 100,
-  });
+  const b = await testConsumer(bus, 'B', 'late', 'b.>');
   t.deepEqual(
     (await b.fetch(10, 0)).map((m) => m.data[0]),
     [7, 8, 9],
     'byte limit',
   );
 
-  await bus.ensureStream({
-    name: 'A',
-    subjects: ['a.>'],
-    duplicateWindowMs: 10,
-    maxAgeMs: 1000,
-    maxMsgs: 1000,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
+  await testStream(bus, 'A', 'a', { duplicateWindowMs: 10, maxAgeMs: 1000 });
   await bus.publish('a.x', enc('old'), 'a0');
   now.t = 1500;
   await bus.publish('a.x', enc('new'), 'a1');
-  const a = await bus.ensureConsumer({
-    stream: 'A',
-    name: 'late',
-    filterSubject: 'a.>',
-    maxDeliver: -1,
-    ackWaitMs: 1000,
-    maxAckPending: 100,
-  });
+  const a = await testConsumer(bus, 'A', 'late', 'a.>');
   t.deepEqual(
     (await a.fetch(10, 0)).map((m) => dec(m.data)),
     ['new'],
@@ -186,23 +112,8 @@ test('a stream nobody consumes keeps at most its limits: age, count and bytes, o
 
 test('a full stream with discard "new" refuses the publish (503) and keeps every message it accepted', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({
-    name: 'E',
-    subjects: ['e.>'],
-    duplicateWindowMs: 60_000,
-    maxAgeMs: 60_000,
-    maxMsgs: 2,
-    maxBytes: 1_000_000,
-    discard: 'new',
-  });
-  const c = await bus.ensureConsumer({
-    stream: 'E',
-    name: 'p',
-    filterSubject: 'e.>',
-    maxDeliver: -1,
-    ackWaitMs: 1000,
-    maxAckPending: 100,
-  });
+  await testStream(bus, 'E', 'e', { duplicateWindowMs: 60_000, maxMsgs: 2, discard: 'new' });
+  const c = await testConsumer(bus, 'E', 'p', 'e.>');
   await bus.publish('e.x', enc('1'), '1');
   await bus.publish('e.x', enc('2'), '2');
   const err = await t.throwsAsync(bus.publish('e.x', enc('3'), '3'));
@@ -222,15 +133,7 @@ test('a full stream with discard "new" refuses the publish (503) and keeps every
 
 test('a stream without a byte limit is capped by the memory budget: unconsumed events beyond it are refused, not dropped', async (t) => {
   const bus = new MemoryBus({ memoryBudgetBytes: 3 * (10 + 3) });
-  await bus.ensureStream({
-    name: 'E',
-    subjects: ['e.>'],
-    duplicateWindowMs: 60_000,
-    maxAgeMs: 60_000,
-    maxMsgs: -1,
-    maxBytes: -1,
-    discard: 'new',
-  });
+  await testStream(bus, 'E', 'e', { duplicateWindowMs: 60_000, maxMsgs: -1, maxBytes: -1, discard: 'new' });
   for (let i = 0; i < 3; i++) await bus.publish('e.x', new Uint8Array(10), `m${i}`);
   await t.throwsAsync(bus.publish('e.x', new Uint8Array(10), 'm3'));
 });
@@ -259,23 +162,8 @@ test('consumer lag: uncommitted messages of the consumer and the age of the olde
 
 test('a batch takes what arrives within its window after the first message, then ends', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureStream({
-    name: 'S',
-    subjects: ['x.>'],
-    duplicateWindowMs: 1000,
-    maxAgeMs: 60_000,
-    maxMsgs: 1000,
-    maxBytes: 1_000_000,
-    discard: 'old',
-  });
-  const c = await bus.ensureConsumer({
-    stream: 'S',
-    name: 'c',
-    filterSubject: 'x.>',
-    maxDeliver: 3,
-    ackWaitMs: 10_000,
-    maxAckPending: 10,
-  });
+  await testStream(bus, 'S', 'x');
+  const c = await testConsumer(bus, 'S', 'c', 'x.>', { maxDeliver: 3, ackWaitMs: 10_000, maxAckPending: 10 });
   await bus.publish('x.1', enc('a'), 'a');
   const started = performance.now();
   const batch = c.fetch(10, 1000, 1000);

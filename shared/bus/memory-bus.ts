@@ -1,14 +1,6 @@
 import { UnavailableError } from '../errors.ts';
-import {
-  DEFAULT_BATCH_WINDOW_MS,
-  type Bus,
-  type BusConsumer,
-  type BusMessage,
-  type ConsumerLag,
-  type ConsumerSpec,
-  type PublishResult,
-  type StreamSpec,
-} from './bus.ts';
+import { DEFAULT_BATCH_WINDOW_MS } from './bus.ts';
+import type { Bus, BusConsumer, BusMessage, ConsumerLag, ConsumerSpec, PublishResult, StreamSpec } from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
 
 export interface Stored {

@@ -83,8 +83,7 @@ function hasEvent(
 /**
  * Whether the session had an event on a page (kind 'page'), or met a signal type (kind 'signal'), matching `cond`:
  * from the session's keys (`explore_session_keys`, migration 0280), which hold exactly the distinct pages of its
- * events and the types of its signal events. Written as EXISTS so the planner may turn it into a semi-join over
- * `explore_sessions_with_key_idx` (the sessions having the key) rather than a probe per session of the window.
+ * events and the types of its signal events: one probe of its primary key (site, session, kind) per session.
  */
 function hasKey(
   eb: S,
@@ -99,7 +98,11 @@ function hasKey(
       .where('k.site_id', '=', scope.siteId)
       .whereRef('k.session_id', '=', 's.id')
       .where('k.kind', '=', kind)
-      .where(() => cond(sql<string>`k.key`)),
+      .where(() => cond(sql<string>`k.key`))
+      // OFFSET 0 keeps this a per-session probe (a subplan): pulled up into a semi-join, a planner that believed
+      // the window one row (tables not analyzed yet) scanned every key of the site once per session instead, the
+      // session only a join filter (over 60 s for 3,000 sessions with a \`contains\` filter).
+      .offset(0),
   );
 }
 

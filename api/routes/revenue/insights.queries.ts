@@ -32,8 +32,10 @@ export async function confusedVersusCalm(
     ), confused as (
       select distinct session_id from signals where site_id = ${siteId} and environment = ${environment} and ts >= ${since} and signal_type in (${sql.join(WEIGHTED)})
     ), pv as (
-      select distinct e.page, e.session_id from events e join s on s.id = e.session_id
-      where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since} and ${environmentWhere(environment, 'e.environment')}
+      -- A session viewed the page since \`since\` exactly when its last view of it is since then: page_viewers (migration
+      -- 0222, kept by the processor with the events) instead of every page view of the period in events.
+      select v.page, v.session_id from page_viewers v join s on s.id = v.session_id
+      where v.site_id = ${siteId} and v.environment = ${environment} and v.last_view_at >= ${since}
     )`;
   const groups = (key: RawBuilder<unknown>, from: RawBuilder<unknown>, session: RawBuilder<unknown>) =>
     sql<GroupRow>`

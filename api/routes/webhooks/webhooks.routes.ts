@@ -9,6 +9,8 @@ import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import { assertOutboundUrl } from '../../http/outbound-url.ts';
+import { OrgOrSiteQuerySchema } from '../../http/common.schema.ts';
+import { listedSite } from '../../http/target-site.ts';
 import { recoverDegradation } from '../../../shared/db/queries/degradation.queries.ts';
 import {
   findWebhookForUpdate,
@@ -22,7 +24,6 @@ import {
   WebhookCreatedSchema,
   WebhookCreateSchema,
   WebhookEndpointSchema,
-  WebhookListQuerySchema,
   WebhookListSchema,
   WebhookPatchSchema,
   WebhookTestSchema,
@@ -82,12 +83,10 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     description:
       "By site_id: the site's endpoints and the org-wide ones (a key: only its site's). Signing secrets are never returned.",
     access: { surface: 'manage', scopes: SCOPES, roles: ALL_ROLES },
-    query: WebhookListQuerySchema,
+    query: OrgOrSiteQuerySchema,
     response: WebhookListSchema,
     async handler(_ctx, { query, principal, guard }) {
-      if (query.site_id) guard.site(query.site_id, 'site not found');
-      if (query.org_id) guard.org(query.org_id, 'organization not found');
-      const siteId = principal.kind === 'key' ? (principal.siteId ?? query.site_id) : query.site_id;
+      const siteId = listedSite(query, principal, guard);
       return {
         endpoints: (await listWebhooks(deps.db, principal.orgId, { siteId, onlySite: principal.kind === 'key' })).map(
           presentWebhook,

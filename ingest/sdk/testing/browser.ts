@@ -1,4 +1,6 @@
 import { chromium, type Browser } from 'playwright-core';
+import type { TestFn } from 'ava';
+import { useResource } from '../../../shared/testing/lifecycle.ts';
 
 /** Debian's chromium package (installed by .ci/run); override with CHROMIUM_PATH. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -18,4 +20,9 @@ export function launchChromium(): Promise<Browser> {
       '--disable-quic',
     ],
   });
+}
+
+/** The Chromium the tests of a file share: launched before them, closed after them. */
+export function useChromium<C>(test: TestFn<C>): Browser {
+  return useResource(test, launchChromium, (browser) => browser.close());
 }

@@ -10,6 +10,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestFn } from 'ava';
+import { useResource } from '../../../shared/testing/lifecycle.ts';
+import { buildSdk } from '../build.ts';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
@@ -90,6 +93,18 @@ function readCookie(header: string | undefined): SdkCookie | null {
 export interface Fixtures {
   url: string;
   close(): Promise<void>;
+}
+
+/** The fixture site the tests of a file share, serving a fresh build of the SDK (`sdk`, for its version). */
+export function useFixtures<C>(test: TestFn<C>): Fixtures & { sdk: Awaited<ReturnType<typeof buildSdk>> } {
+  return useResource(
+    test,
+    async () => {
+      const sdk = await buildSdk();
+      return Object.assign(await startFixtures(sdk), { sdk });
+    },
+    (fixtures) => fixtures.close(),
+  );
 }
 
 export async function startFixtures(sdk: { iife: string; esm: string }): Promise<Fixtures> {
