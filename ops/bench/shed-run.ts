@@ -76,27 +76,37 @@ async function senders<T>(t: Target, job: Omit<SenderJob, 'url' | 'headers' | 'b
     url: `${t.ingest.url}/v1/ingest`,
     headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
     bodies: bodies(t.events),
-    // Time for the threads to start before the first request falls due.
-    startAt: performance.timeOrigin + performance.now() + 500,
   };
+  const workers = Array.from({ length: threads }, (_, k) => {
+    const data: Omit<SenderJob, 'startAt'> = {
+      ...shared,
+      ...job,
+      rate: job.rate / threads,
+      connections: Math.max(1, Math.round(job.connections / threads)),
+      offsetMs: job.rate > 0 ? (k * 1000) / job.rate : 0,
+    };
+    const w = new Worker(new URL('./shed-sender.ts', import.meta.url), { workerData: data });
+    const ready = new Promise<void>((resolve, reject) => {
+      w.once('message', () => resolve());
+      w.once('error', reject);
+    });
+    return { w, ready };
+  });
+  await Promise.all(workers.map((x) => x.ready));
+  // Every thread loaded: the first request falls due a moment after all of them have the start.
+  const startAt = performance.timeOrigin + performance.now() + 50;
   return Promise.all(
-    Array.from({ length: threads }, (_, k) => {
-      const data: SenderJob = {
-        ...shared,
-        ...job,
-        rate: job.rate / threads,
-        connections: Math.max(1, Math.round(job.connections / threads)),
-        offsetMs: job.rate > 0 ? (k * 1000) / job.rate : 0,
-      };
-      const w = new Worker(new URL('./shed-sender.ts', import.meta.url), { workerData: data });
-      return new Promise<T>((resolve, reject) => {
-        w.once('message', (m: T) => {
-          resolve(m);
-          void w.terminate();
-        });
-        w.once('error', reject);
-      });
-    }),
+    workers.map(
+      ({ w }) =>
+        new Promise<T>((resolve, reject) => {
+          w.once('message', (m: T) => {
+            resolve(m);
+            void w.terminate();
+          });
+          w.once('error', reject);
+          w.postMessage(startAt);
+        }),
+    ),
   );
 }
 

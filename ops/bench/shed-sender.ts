@@ -22,7 +22,7 @@ export interface SenderJob {
   seconds: number;
   /** Keep-alive connections of this thread; a request with none free waits for one (`socket - issued`). */
   connections: number;
-  /** The common start, performance.timeOrigin + performance.now() (ms). */
+  /** The common start, performance.timeOrigin + performance.now() (ms), sent once every thread is ready. */
   startAt: number;
   /**
    * `closed`: no schedule; each connection sends its next request when the last is answered, for `seconds` from the
@@ -140,7 +140,12 @@ function run(job: SenderJob): Promise<SenderResult> {
 
 if (parentPort) {
   const port = parentPort;
-  const job = workerData as SenderJob;
+  // Ready once loaded; the start comes when every thread is (a thread slow to start is not a late sender).
+  const startAt = await new Promise<number>((resolve) => {
+    port.once('message', resolve);
+    port.postMessage('ready');
+  });
+  const job = { ...(workerData as Omit<SenderJob, 'startAt'>), startAt };
   if (job.closed) port.postMessage(await closedLoop(job));
   else {
     const result = await run(job);
