@@ -6,8 +6,9 @@
  * session states, the pages' viewers) go through binary COPY on PostgreSQL, in worker threads with connections of their own
  * (multi-row inserts on the embedded database, which has no COPY; ops/demo-copy.ts, ops/demo-generate.ts); the daily score history is
  * folded while generating, with the engine's own score formula; the Explorer's buckets are summed from the session
- * states in SQL; current page scores, issues and elements are derived afterwards by the processor's recompute path
- * (`friction recompute --write`), so every read route answers from rows the processor would have written.
+ * states in SQL; current page scores, issues and elements are derived afterwards set-based from the raw rows
+ * (processor/derive-site.ts, the same rows as `friction recompute --write`), so every read route answers from rows the
+ * processor would have written. Into an empty database the COPY runs without secondary indexes (ops/demo-indexes.ts).
  */
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
@@ -80,7 +81,7 @@ interface HistoryColumns {
 
 /**
  * Writes `events` events (and the sessions, signals, score history, deploys and the session rollups they imply) for
- * `siteId`, then derives the site's current scores, issues and elements with the processor's recompute.
+ * `siteId`, then derives the site's current scores, issues and elements from them (processor/derive-site.ts).
  */
 export async function writeDemoData(
   handle: DatabaseHandle,

@@ -160,7 +160,7 @@ for (const name of Object.keys(backends)) {
     await writeDemoData(
       handle!,
       url,
-      { events: name === 'postgres' ? 20_000 : 3000, siteId, days: 8, pages: 40, seed: 5, now: NOW },
+      { events: name === 'postgres' ? 8000 : 3000, siteId, days: 8, pages: 40, seed: 5, now: NOW },
       log,
     );
     await addOddSignals(db, siteId);

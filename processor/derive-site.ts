@@ -36,7 +36,7 @@ const JS_WHITESPACE =
   '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
 
 /** What the steps share: the site, the instant, the environment, and what earlier steps derived. */
-export interface DeriveContext {
+interface DeriveContext {
   readonly siteId: string;
   readonly environment: Environment;
   readonly now: number;
@@ -47,7 +47,7 @@ export interface DeriveContext {
 }
 
 /** One derived table: how its rows come from the raw rows. Steps run in order in one transaction. */
-export interface DeriveStep {
+interface DeriveStep {
   readonly table: string;
   /** Writes the table's rows for the context's site and environment; returns how many. */
   readonly run: (trx: Transaction<Database>, ctx: DeriveContext) => Promise<number>;
@@ -292,7 +292,7 @@ const elements: DeriveStep = {
 };
 
 /** The derived tables in the order they are written (a later step may read what an earlier one derived). */
-export const DERIVE_STEPS: readonly DeriveStep[] = [pageScores, issues, elements];
+const DERIVE_STEPS: readonly DeriveStep[] = [pageScores, issues, elements];
 
 /** Whether the site already has issues or elements in the environment (then only the processor's recompute re-decides them). */
 export async function hasDerivedRows(db: Db, siteId: string, environment: Environment): Promise<boolean> {
