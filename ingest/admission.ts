@@ -1,31 +1,34 @@
-import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Counter, Gauge } from 'prom-client';
 import { AppError } from '../shared/errors.ts';
 import { registry } from '../shared/http/metrics.ts';
 import type { Logger } from '../shared/logger.ts';
 
-/** How often the shed share is adjusted to the event loop's delay. */
-const STEP_MS = 250;
+/** How often the limit is adjusted to the latency of the requests it admitted. */
+const STEP_MS = 100;
+/** The limit never falls below this: a few requests always go through, and they are what shows overload has passed. */
+const MIN_LIMIT = 4;
+/** The limit a process starts with (at most INGEST_MAX_INFLIGHT): a burst at start-up cannot queue hundreds at once. */
+const INITIAL_LIMIT = 64;
+/** A decrease at most halves the limit in one step (a single sample far over the target must not empty it). */
+const MAX_DECREASE = 0.5;
+/** Growth per step while the limit was used and latency was under the target: 10 % (at least one request). */
+const INCREASE = 0.1;
+/** Latencies kept per step for its percentile; past it the newest are dropped (the percentile needs no more). */
+const SAMPLES_PER_STEP = 2048;
 /**
- * Share of requests refused added per interval over the delay bound (times how many bounds late the loop was, up to
- * 4: a loop far behind reaches the share it needs within a second), and taken off per interval under it.
+ * Event-loop utilization (share of the step spent running callbacks, not waiting for I/O) from which latency over the
+ * target counts as this process's own overload. Below it the requests wait for something else (the stream, the
+ * database, a machine that gives the process little CPU): refusing would not make them faster, and the limit only
+ * bounds memory (it grows back to INGEST_MAX_INFLIGHT if requests need it).
  */
-const SHARE_UP = 0.1;
-const SHARE_DOWN = 0.05;
-/**
- * Event-loop utilization (share of the interval spent working, not waiting for I/O) from which a late loop counts as
- * this process's own overload. Below it the delay comes from elsewhere (other processes on the machine, a pause):
- * refusing requests would not make the loop any earlier.
- */
-const BUSY_UTILIZATION = 0.9;
-/** Some requests always go through: they are what shows the overload has passed. */
-const MAX_SHARE = 0.95;
+const BUSY_UTILIZATION = 0.85;
 /** While shedding, one summary log line at most this often. */
 const LOG_EVERY_MS = 10_000;
 
 const shed = new Counter({
   name: 'friction_ingest_shed_total',
-  help: 'Ingest requests refused with 503 and Retry-After before any work, by reason (inflight: the in-flight bound; delay: the event-loop delay bound)',
+  help: 'Ingest requests refused with 503 and Retry-After before any work because the adaptive in-flight limit was reached',
   labelNames: ['reason'] as const,
   registers: [registry],
 });
@@ -34,9 +37,14 @@ const inflightGauge = new Gauge({
   help: 'Ingest requests being served by this process',
   registers: [registry],
 });
+const limitGauge = new Gauge({
+  name: 'friction_ingest_inflight_limit',
+  help: 'Ingest requests this process serves at once right now (adaptive: lowered while their latency is over INGEST_LATENCY_TARGET_MS)',
+  registers: [registry],
+});
 const shareGauge = new Gauge({
   name: 'friction_ingest_shed_share',
-  help: 'Share of new ingest requests this process refuses because its event loop is late (0-0.95)',
+  help: 'Share of ingest requests refused over the last 100 ms control step (0-1)',
   registers: [registry],
 });
 
@@ -44,103 +52,155 @@ const shareGauge = new Gauge({
  * The refusals, made once each: a refused request must cost next to nothing, and a new Error captures a stack trace
  * (measured: a third of the refusal's own CPU). They are read, never changed, by the error path.
  */
-const refusals = new Map<string, AppError>();
-function refusal(reason: 'inflight' | 'delay', retryAfterSec: number): AppError {
-  const key = `${reason} ${retryAfterSec}`;
-  let err = refusals.get(key);
+const refusals = new Map<number, AppError>();
+function refusal(retryAfterSec: number): AppError {
+  let err = refusals.get(retryAfterSec);
   if (!err) {
     err = new AppError('unavailable', 503, 'ingest is overloaded; retry after the Retry-After delay', {
       retryAfterSec,
       retriable: true,
-      details: { reason },
+      details: { reason: 'overloaded' },
     });
-    refusals.set(key, err);
+    refusals.set(retryAfterSec, err);
   }
   return err;
 }
 
 export interface ShedOptions {
-  /** Requests served at once at most (INGEST_MAX_INFLIGHT); the next one is refused at once. */
+  /** Requests served at once at most (INGEST_MAX_INFLIGHT): the adaptive limit's ceiling, and the fixed one with no target. */
   maxInflight: number;
-  /** Event-loop delay (90th percentile over 250 ms) above which a growing share of requests is refused (INGEST_SHED_DELAY_MS); 0: never by delay. */
-  maxDelayMs: number;
+  /**
+   * Latency of admitted requests (ms, admission to answer: 90th percentile per 100 ms, or the oldest one still in
+   * flight) the limit is kept under (INGEST_LATENCY_TARGET_MS); 0: the limit stays at `maxInflight`.
+   */
+  targetMs: number;
   log: Logger;
-  random?: () => number;
   now?: () => number;
+  /** Whether the control steps run on a timer (default true; tests drive `step` themselves). */
+  timer?: boolean;
 }
 
 /**
- * Load shedding for one ingest process: answers 503 with Retry-After before reading the body, so work beyond what the
- * process can serve costs a fraction of serving it (docs/scale.md has the measured share) instead of queueing, and
- * memory and latency stay bounded. Two signals:
- * - in flight: requests being served (waiting for the stream's ack, the key cache, the database) beyond
- *   `maxInflight`: each holds its body, so this bounds memory, and it catches a slow stream or database;
- * - delay: the event loop's delay, which grows as soon as the CPU cannot keep up (requests wait in socket buffers
- *   before the process even sees them). Every 250 ms the share of refused requests goes up by 0.1 per multiple of
- *   `maxDelayMs` the delay reached (up to 0.4) once the loop was late and busy at least 90 % of the time (its own
- *   work, not another process, made it late) for two intervals running (one is a stall, not overload, and leaves
- *   the share), and down by 0.05 after an interval that was not late, so the process settles at the share it can
- *   afford.
- * The SDK retries a 503 after Retry-After (1-5 s, longer as more is refused); nothing refused was accepted.
+ * Load shedding for one ingest process by an adaptive in-flight limit: a request arriving while `limit` requests are
+ * being served is answered 503 with Retry-After before its body is read, at a fraction of serving it
+ * (docs/scale.md has the measured share). Why a limit on requests in flight, adjusted to their latency:
+ * - an admitted request waits for the stream's acknowledgement, read by the same event loop as every new request, so
+ *   when the process is short of CPU (or the stream or database is slow) its latency grows: that latency is the
+ *   queue, measured where it forms, and every request's, not a timer's;
+ * - by Little's law the requests served per second are at most `limit / latency`: lowering the limit while latency
+ *   is over the target lowers the work admitted until the loop keeps up, and refusals are cheap enough that what is
+ *   left over for them does not make it late again;
+ * - each admitted request holds its body: the limit bounds memory whatever is offered.
+ * Every 100 ms (the control step) the signal is the larger of the 90th percentile of the latencies of the requests
+ * answered in the step and the age of the oldest request still in flight (a loop so far behind that nothing was
+ * answered still shows). Over the target with the event loop busy 85 % of the step or more (its own work made the
+ * requests slow, not the stream, the database or other processes on the machine) for the second step running (one
+ * is a stall, a long collection), the limit becomes the most requests in flight during the step × target / signal
+ * (× 0.5 at the least; never below MIN_LIMIT, never above the limit); otherwise, while the limit was nearly reached (80 %), it grows by
+ * 10 %, up to `maxInflight` (requests slow for another reason need more in flight, and the ceiling still bounds
+ * memory). A gradient controller in the family of TCP Vegas and Netflix's concurrency-limits, with the latency
+ * target an operator can read instead of a minimum round trip (the stream's round trip varies with the machine's
+ * load, and a target is what the p99 is judged against).
+ * Retry-After is 1-5 s: 5 × the share refused over the last step, rounded up; the SDK keeps a refused batch and
+ * sends it again after it. Nothing refused was accepted.
  */
 export class LoadShedder {
   private readonly o: ShedOptions;
-  private readonly random: () => number;
   private readonly now: () => number;
   private inflight = 0;
-  private shedShare = 0;
-  private lateIntervals = 0;
-  private readonly histogram: ReturnType<typeof monitorEventLoopDelay> | undefined;
+  private currentLimit: number;
+  /** Start times of the requests in flight, by admission order (a Map iterates in insertion order: the first is the oldest). */
+  private readonly started = new Map<number, number>();
+  private nextId = 0;
+  private readonly samples = new Float64Array(SAMPLES_PER_STEP);
+  private sampleCount = 0;
+  private peakInflight = 0;
+  private overSteps = 0;
+  private admittedInStep = 0;
+  private refusedInStep = 0;
+  private lastShare = 0;
+  private retryAfterSec = 1;
   private timer: NodeJS.Timeout | undefined;
-  private elu: EventLoopUtilization | undefined;
+  private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private refusedSinceLog = 0;
-  private lastLogAt = 0;
+  private lastLogAt = Number.NEGATIVE_INFINITY;
+  private shedding = false;
 
   constructor(o: ShedOptions) {
     this.o = o;
-    this.random = o.random ?? Math.random;
-    this.now = o.now ?? Date.now;
-    if (o.maxDelayMs > 0) {
-      this.histogram = monitorEventLoopDelay({ resolution: 10 });
-      this.histogram.enable();
-      this.elu = performance.eventLoopUtilization();
-      this.timer = setInterval(() => {
-        const now = performance.eventLoopUtilization();
-        const busy = performance.eventLoopUtilization(now, this.elu).utilization;
-        this.elu = now;
-        this.adjust(this.histogram!.percentile(90) / 1e6, busy);
-        this.histogram!.reset();
-      }, STEP_MS);
+    this.now = o.now ?? (() => performance.now());
+    this.currentLimit = o.targetMs > 0 ? Math.min(o.maxInflight, INITIAL_LIMIT) : o.maxInflight;
+    limitGauge.set(this.currentLimit);
+    if (o.targetMs > 0 && o.timer !== false) {
+      this.timer = setInterval(() => this.step(), STEP_MS);
       this.timer.unref();
     }
   }
 
-  /** The share of new requests refused for delay right now. */
+  /** Requests admitted at once right now. */
+  get limit(): number {
+    return this.currentLimit;
+  }
+
+  /** Share of the requests refused over the last control step. */
   get share(): number {
-    return this.shedShare;
+    return this.lastShare;
   }
 
   /**
-   * One step of the share's control with what the last interval measured: the loop's delay (ms) and its utilization
-   * (0-1). The timer calls it.
+   * One control step with what was measured since the last one (the timer calls it every 100 ms), and the event
+   * loop's utilization over the step (measured when not given). Returns the latency signal it used (ms), for tests.
    */
-  adjust(delayMs: number, utilization: number): void {
-    const before = this.shedShare;
-    const late = delayMs > this.o.maxDelayMs && utilization >= BUSY_UTILIZATION;
-    this.lateIntervals = late ? this.lateIntervals + 1 : 0;
-    // One late interval is a stall (a long collection, a synchronous build at start-up), not overload: it must last.
-    const up = SHARE_UP * Math.min(4, Math.floor(delayMs / this.o.maxDelayMs));
-    if (this.lateIntervals >= 2) this.shedShare = Math.min(MAX_SHARE, before + up);
-    else if (!late) this.shedShare = Math.max(0, before - SHARE_DOWN);
-    // Rounded: repeated steps of 0.05 and 0.1 must reach 0 exactly.
-    this.shedShare = Math.round(this.shedShare * 100) / 100;
-    shareGauge.set(this.shedShare);
-    if (before === 0 && this.shedShare > 0)
+  step(utilization = this.utilization()): number {
+    const t = this.now();
+    const answered = this.samples.subarray(0, this.sampleCount).sort();
+    let signal = answered.length ? answered[Math.min(answered.length - 1, Math.floor(0.9 * answered.length))]! : 0;
+    const oldest = this.started.values().next();
+    if (!oldest.done) signal = Math.max(signal, t - oldest.value);
+    const before = this.currentLimit;
+    const target = this.o.targetMs;
+    if (target > 0) {
+      const ours = utilization >= BUSY_UTILIZATION;
+      this.overSteps = signal > target && ours ? this.overSteps + 1 : 0;
+      // One step over is a stall (a long collection), not overload: it must last a second step. Then the limit is
+      // set from the requests actually in flight (Little's law: as many at the target latency as that many at the
+      // signal's), so a limit far above what a slow process ever had in flight binds at once.
+      if (this.overSteps >= 2) {
+        const basis = Math.min(before, Math.max(1, this.peakInflight));
+        this.currentLimit = Math.min(
+          before,
+          Math.max(MIN_LIMIT, Math.floor(basis * Math.max(MAX_DECREASE, target / signal))),
+        );
+      } else if (this.overSteps === 0 && this.peakInflight >= before * 0.8)
+        this.currentLimit = Math.min(this.o.maxInflight, before + Math.max(1, Math.floor(before * INCREASE)));
+    }
+    const offered = this.admittedInStep + this.refusedInStep;
+    this.lastShare = offered ? this.refusedInStep / offered : 0;
+    this.retryAfterSec = Math.min(5, Math.max(1, Math.ceil(this.lastShare * 5)));
+    limitGauge.set(this.currentLimit);
+    shareGauge.set(this.lastShare);
+    if (!this.shedding && this.refusedInStep > 0) {
+      this.shedding = true;
       this.o.log.warn(
-        { delay_ms: Math.round(delayMs), bound_ms: this.o.maxDelayMs, utilization, inflight: this.inflight },
+        { latency_ms: Math.round(signal), target_ms: target, limit: this.currentLimit, refused_share: this.lastShare },
         'ingest overloaded: shedding load (503 with Retry-After)',
       );
-    else if (before > 0 && this.shedShare === 0) this.o.log.info({}, 'ingest no longer shedding load');
+    } else if (this.shedding && this.refusedInStep === 0 && this.currentLimit >= before) {
+      this.shedding = false;
+      this.o.log.info({ limit: this.currentLimit }, 'ingest no longer shedding load');
+    }
+    this.sampleCount = 0;
+    this.peakInflight = this.inflight;
+    this.admittedInStep = 0;
+    this.refusedInStep = 0;
+    return signal;
+  }
+
+  private utilization(): number {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, this.elu).utilization;
+    this.elu = now;
+    return u;
   }
 
   /**
@@ -148,31 +208,36 @@ export class LoadShedder {
    * request is answered.
    */
   admit(): () => void {
-    let reason: 'inflight' | 'delay' | undefined;
-    if (this.inflight >= this.o.maxInflight) reason = 'inflight';
-    else if (this.shedShare > 0 && this.random() < this.shedShare) reason = 'delay';
-    if (reason) {
-      shed.inc({ reason });
-      this.noteRefused(reason);
-      throw refusal(reason, Math.max(1, Math.ceil(this.shedShare * 5)));
+    if (this.inflight >= this.currentLimit) {
+      this.refusedInStep++;
+      shed.inc({ reason: 'limit' });
+      this.noteRefused();
+      throw refusal(this.retryAfterSec);
     }
+    const id = this.nextId++;
+    const t0 = this.now();
+    this.started.set(id, t0);
     this.inflight++;
+    this.admittedInStep++;
+    if (this.inflight > this.peakInflight) this.peakInflight = this.inflight;
     inflightGauge.set(this.inflight);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.started.delete(id);
       this.inflight--;
       inflightGauge.set(this.inflight);
+      if (this.sampleCount < SAMPLES_PER_STEP) this.samples[this.sampleCount++] = this.now() - t0;
     };
   }
 
-  private noteRefused(reason: string): void {
+  private noteRefused(): void {
     this.refusedSinceLog++;
     const t = this.now();
     if (t - this.lastLogAt < LOG_EVERY_MS) return;
     this.o.log.warn(
-      { refused: this.refusedSinceLog, reason, share: this.shedShare, inflight: this.inflight },
+      { refused: this.refusedSinceLog, limit: this.currentLimit, inflight: this.inflight },
       'ingest shedding load',
     );
     this.lastLogAt = t;
@@ -181,6 +246,5 @@ export class LoadShedder {
 
   stop(): void {
     clearInterval(this.timer);
-    this.histogram?.disable();
   }
 }

@@ -31,7 +31,7 @@ export function ingestRole(infra: Infra): {
     sdkConfigs: infra.sdkConfigs,
     shedder: new LoadShedder({
       maxInflight: infra.config.INGEST_MAX_INFLIGHT,
-      maxDelayMs: infra.config.INGEST_SHED_DELAY_MS,
+      targetMs: infra.config.INGEST_LATENCY_TARGET_MS,
       log: infra.log,
     }),
   });

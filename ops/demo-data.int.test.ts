@@ -1,7 +1,5 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { openDatabase } from '../shared/db/connection.ts';
-import { migrateToLatest } from '../shared/db/migrator.ts';
 import { SIGNAL_CATALOG } from '../shared/domain/signal-catalog.ts';
 import { createLogger } from '../shared/logger.ts';
 import { insertOrg, provisionSite } from '../shared/tenancy/provision.ts';
@@ -12,6 +10,7 @@ import { rebuildPageViewers, rebuildSessionRollups } from '../shared/db/session-
 import { writeDemoData } from './demo-data.ts';
 import { useStack } from './testing/stack.ts';
 import { getJson } from '../shared/testing/http-client.ts';
+import { openEmbeddedTestDatabase } from '../shared/testing/embedded-template.ts';
 
 const log = createLogger('silent');
 
@@ -140,9 +139,8 @@ test('PostgreSQL (COPY): rows consistent with the processor, and every read rout
 });
 
 test('embedded database (inserts): the same rows', async (t) => {
-  const handle = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
+  const handle = await openEmbeddedTestDatabase();
   try {
-    await migrateToLatest(handle.db);
     const orgId = await insertOrg(handle.db, { name: 'demo' });
     const { siteId } = await provisionSite(handle.db, { orgId, name: 'demo', url: 'https://shop.example' });
     const r = await writeDemoData(handle, undefined, { events: 3000, siteId, pages: 50, seed: 3 }, log);

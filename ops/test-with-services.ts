@@ -1,6 +1,7 @@
 /**
- * `npm test`: checks the real services, migrates a template database once, then runs ava with the
- * service URLs in the environment. Every test file clones its own database from the template.
+ * `npm test`: checks the real services, migrates a template database once (and makes the embedded one's dump when
+ * missing), then runs ava with the service URLs in the environment. Every test file clones its own database from
+ * the template.
  * Prints a closing line "tests: N passed, N failed" for CI.
  */
 import { spawn } from 'node:child_process';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { openDatabase } from '../shared/db/connection.ts';
 import { migrateToLatest } from '../shared/db/migrator.ts';
 import { dropTemplate, recreateTemplate } from '../shared/testing/database.ts';
+import { embeddedTemplate } from '../shared/testing/embedded-template.ts';
 import { testServices } from '../shared/testing/services.ts';
 import { dockerAnswers, startServiceContainers, type ServiceName } from '../shared/testing/containers.ts';
 
@@ -48,11 +50,15 @@ if (down.length > 0 && containerable.length === down.length && (await dockerAnsw
   process.exit(1);
 }
 
-await recreateTemplate(async (url) => {
-  const h = await openDatabase({ url, dataDir: '' });
-  await migrateToLatest(h.db);
-  await h.close();
-});
+// Both templates at once: the embedded one is made only when its migrations or PGlite changed since the last run.
+await Promise.all([
+  recreateTemplate(async (url) => {
+    const h = await openDatabase({ url, dataDir: '' });
+    await migrateToLatest(h.db);
+    await h.close();
+  }),
+  embeddedTemplate(),
+]);
 
 const args = process.argv.slice(2);
 const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...args], {

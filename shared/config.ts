@@ -110,13 +110,17 @@ export const EnvSchema = z.object({
   TRIAGE_HOUR_UTC: int(3, 0, 23),
   INGEST_RATE_LIMIT_PER_MIN: int(10_000, 1),
   INGEST_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
-  /** Ingest requests one process serves at once; past it, 503 with Retry-After before the body is read. */
+  /**
+   * Ingest requests one process serves at once at most; past it, 503 with Retry-After before the body is read. The
+   * ceiling of the adaptive limit (INGEST_LATENCY_TARGET_MS), and the limit itself when that is 0.
+   */
   INGEST_MAX_INFLIGHT: int(256, 1),
   /**
-   * Event-loop delay (ms, 90th percentile over 250 ms) past which ingest refuses a growing share of requests with 503
-   * and Retry-After (load shedding: ingest/admission.ts); 0 turns this signal off (the in-flight bound stays).
+   * Latency (ms, admission to answer, 90th percentile per 100 ms) ingest keeps its admitted requests under by lowering
+   * how many it serves at once and refusing the rest with 503 and Retry-After (load shedding: ingest/admission.ts);
+   * 0: a fixed limit of INGEST_MAX_INFLIGHT.
    */
-  INGEST_SHED_DELAY_MS: int(100, 0),
+  INGEST_LATENCY_TARGET_MS: int(50, 0),
   KEY_CACHE_TTL_MS: int(30_000, 0),
   /** How long ingest trusts a cached SDK config (changes are also broadcast to every replica). */
   SDK_CONFIG_CACHE_TTL_MS: int(30_000, 0),

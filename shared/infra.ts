@@ -131,7 +131,7 @@ export interface Infra {
 export async function openInfra(
   config: Config,
   log: Logger,
-  opts: { migrate: boolean; embeddedPath?: string } = { migrate: false },
+  opts: { migrate: boolean; embeddedPath?: string; embeddedSeed?: string } = { migrate: false },
 ): Promise<Infra> {
   const database = await timed(
     log,
@@ -141,6 +141,7 @@ export async function openInfra(
         url: config.DATABASE_URL,
         dataDir: config.FRICTION_DATA_DIR,
         embeddedPath: opts.embeddedPath,
+        embeddedSeed: opts.embeddedSeed,
         connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
         statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
         preparedStatements: config.DATABASE_PREPARED_STATEMENTS,

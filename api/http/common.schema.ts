@@ -16,6 +16,13 @@ export const HttpUrlSchema = z
 // org-scoped list is not an error. Bodies stay strict.
 export const OrgQuerySchema = z.object({ org_id: Uuid() });
 export const SiteQuerySchema = z.object({ site_id: Uuid() });
+/** A list of an org's objects or of one site's (org_id, site_id or both). */
+export const OrgOrSiteQuerySchema = z
+  .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
+  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, {
+    path: ['org_id'],
+    error: 'org_id or site_id is required',
+  });
 /** A read route's site and environment (default production). */
 export const SiteReadQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
 

@@ -52,7 +52,10 @@ export interface RouteSpec<
   description?: string;
   access: AccessRule;
   params?: P;
-  /** Answer for a malformed path id: the same 404 as a missing object, so ids cannot be probed by shape. */
+  /**
+   * Answer for a malformed path id: the same 404 as a missing object, so ids cannot be probed by shape. A read
+   * route also answers it when its handler finds nothing.
+   */
   notFound?: string;
   query?: Q;
   body?: B;
@@ -101,12 +104,35 @@ export class RouteTable {
 
   /**
    * A read route: GET, the query's `site_id` as its tenancy; any role or a key that may read (READ_ACCESS) unless
-   * `access` names another rule (a management read, the guide surface).
+   * `access` names another rule (a management read, the guide surface). Its short form, when it has one, is the
+   * same path without `/query` (`/v1/query/issues` → `/v1/issues`). With `notFound`, a handler that finds nothing
+   * (answers undefined) is answered 404 with that message, the same as a malformed path id.
    */
   read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
-    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body'> & { access?: AccessRule },
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body' | 'shortForm'> & {
+      access?: AccessRule;
+      shortForm?: string | { summary: string; description?: string };
+    },
   ): this {
-    return this.add({ ...spec, method: 'get', access: spec.access ?? READ_ACCESS, siteQuery: true });
+    const { shortForm, handler } = spec;
+    return this.add({
+      ...spec,
+      method: 'get',
+      access: spec.access ?? READ_ACCESS,
+      siteQuery: true,
+      shortForm:
+        shortForm === undefined
+          ? undefined
+          : {
+              path: spec.path.replace(/^\/v1\/query\//, '/v1/'),
+              ...(typeof shortForm === 'string' ? { summary: shortForm } : shortForm),
+            },
+      async handler(ctx, input) {
+        const data = await handler(ctx, input);
+        if (data === undefined && spec.notFound !== undefined) throw new NotFoundError(spec.notFound);
+        return data;
+      },
+    });
   }
 
   /** A route anyone may call (signup, login): `before` holds its own protection, such as a per-IP limit. */

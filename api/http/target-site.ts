@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { Uuid } from '../../shared/contracts/uuid.ts';
 import { ValidationError } from '../../shared/errors.ts';
 import type { Principal } from './auth.ts';
+import type { Guard } from './routes.ts';
 
 /**
  * The site a short-form write is for (a CI deploy call, an annotation whose body may be only its message): the
@@ -19,4 +20,18 @@ export function targetSite(ctx: Koa.Context, body: { site_id?: string }, princip
       { path: 'site_id', message: 'is required when the organization has several sites' },
     ]);
   return siteId;
+}
+
+/**
+ * The tenancy of a list by org_id or site_id (webhooks, integrations): each id given is checked, and the site listed
+ * is the query's, or for a key bound to a site always its own.
+ */
+export function listedSite(
+  query: { org_id?: string; site_id?: string },
+  principal: Principal,
+  guard: Guard,
+): string | undefined {
+  if (query.site_id) guard.site(query.site_id, 'site not found');
+  if (query.org_id) guard.org(query.org_id, 'organization not found');
+  return principal.kind === 'key' ? (principal.siteId ?? query.site_id) : query.site_id;
 }

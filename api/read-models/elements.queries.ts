@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { inOneSnapshot } from '../../shared/db/snapshot.ts';
+import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
 /** Which elements: a site's environment, optionally one page, a window of the list. */
@@ -17,34 +17,34 @@ export interface ElementFilter {
  * spec says ("top elements by friction signal count"); equal counts by friction score.
  */
 export async function listElements(db: Kysely<Database>, q: ElementFilter) {
-  // One snapshot: the page and its total agree while the processor rewrites elements.
-  return inOneSnapshot(db, async (trx) => {
-    const base = trx
-      .selectFrom('page_elements')
-      .where('site_id', '=', q.site_id)
-      .where('environment', '=', q.environment)
-      .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!));
-    const rows = await base
-      .select([
-        'page',
-        'selector',
-        'label',
-        'signals',
-        'signal_count',
-        'friction_score',
-        'dominant_signal',
-        'affected_users',
-        'recommendation',
-        'last_signal_at',
-      ])
-      .orderBy('signal_count', 'desc')
-      .orderBy('friction_score', 'desc')
-      .orderBy('page')
-      .orderBy('cluster_selector')
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    const total = await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-    return { rows, total: total.n };
-  });
+  return pageWithTotal(
+    db,
+    (trx) =>
+      trx
+        .selectFrom('page_elements')
+        .where('site_id', '=', q.site_id)
+        .where('environment', '=', q.environment)
+        .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!)),
+    (base) =>
+      base
+        .select([
+          'page',
+          'selector',
+          'label',
+          'signals',
+          'signal_count',
+          'friction_score',
+          'dominant_signal',
+          'affected_users',
+          'recommendation',
+          'last_signal_at',
+        ])
+        .orderBy('signal_count', 'desc')
+        .orderBy('friction_score', 'desc')
+        .orderBy('page')
+        .orderBy('cluster_selector')
+        .limit(q.limit)
+        .offset(q.offset)
+        .execute(),
+  );
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { type Database } from '../../shared/db/database.ts';
-import { inOneSnapshot } from '../../shared/db/snapshot.ts';
+import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
 
@@ -40,24 +40,25 @@ export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
 
 /** Issues of a site, most severe first, with the total matching the filter (both from one snapshot). */
 export async function listIssues(db: Kysely<Database>, q: IssueFilter) {
-  return inOneSnapshot(db, async (trx) => {
-    const base = trx
-      .selectFrom('ux_issues')
-      .where('site_id', '=', q.site_id)
-      .where('environment', '=', q.environment)
-      .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
-    const rows = await base
-      .select(LIST_COLUMNS)
-      .orderBy('severity', 'desc')
-      .orderBy('affected_sessions', 'desc')
-      .orderBy('signal_count', 'desc')
-      .orderBy('id')
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    const total = await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-    return { rows, total: total.n };
-  });
+  return pageWithTotal(
+    db,
+    (trx) =>
+      trx
+        .selectFrom('ux_issues')
+        .where('site_id', '=', q.site_id)
+        .where('environment', '=', q.environment)
+        .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!)),
+    (base) =>
+      base
+        .select(LIST_COLUMNS)
+        .orderBy('severity', 'desc')
+        .orderBy('affected_sessions', 'desc')
+        .orderBy('signal_count', 'desc')
+        .orderBy('id')
+        .limit(q.limit)
+        .offset(q.offset)
+        .execute(),
+  );
 }
 
 /** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */

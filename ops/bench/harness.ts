@@ -1,7 +1,7 @@
 /** Bench plumbing shared by the benchmarks: scratch databases and role processes. */
 import type { ChildProcess } from 'node:child_process';
 import { kill, spawnRole as spawnProcess } from '../../shared/testing/processes.ts';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
@@ -34,13 +34,33 @@ export function spawnRole(args: string[], env: Record<string, string>): ChildPro
  * CPU seconds (user + system) a process has used so far, from /proc (Linux; NaN elsewhere). Read around a load
  * run it gives CPU per request, which is steadier than throughput on a machine the load generator shares.
  */
-export function processCpuSeconds(pid: number | undefined): number {
+export function processCpuSeconds(pid: number | undefined, file = `/proc/${pid}/stat`): number {
   try {
     // Fields after the parenthesized command name; utime and stime are the 12th and 13th of them, in clock ticks.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return Number.NaN;
+  }
+}
+
+/**
+ * A process's CPU seconds so far split by thread (Linux; NaN elsewhere): its main thread (for Node, the JavaScript
+ * thread, with the garbage collector's pauses) and every other thread (V8's concurrent compilers and collector
+ * helpers, libuv's pool).
+ */
+export function threadCpuSeconds(pid: number | undefined): { main: number; helpers: number } {
+  try {
+    let main = 0;
+    let helpers = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const s = processCpuSeconds(Number(tid), `/proc/${pid}/task/${tid}/stat`);
+      if (tid === String(pid)) main += s;
+      else if (Number.isFinite(s)) helpers += s;
+    }
+    return { main, helpers };
+  } catch {
+    return { main: Number.NaN, helpers: Number.NaN };
   }
 }
 
@@ -78,7 +98,10 @@ export async function openBenchEnvironment(natsUrl: string) {
   const { loadConfig } = await import('../../shared/config.ts');
   const id = randomUUID().slice(0, 8);
   const dbName = `friction_bench_${id}`;
-  await admin(`create database ${dbName}`);
+  // BENCH_TEMPLATE_DATABASE: a copy of a database seeded before (a bench whose seeding outlasts its run on a busy
+  // machine: the alerts bench's tick part at 10,000 pages × 8 weeks); migrated on top like a fresh one.
+  const template = process.env.BENCH_TEMPLATE_DATABASE;
+  await admin(`create database ${dbName}${template ? ` template ${template}` : ''}`);
   const dbUrl = withDb(ADMIN_URL, dbName);
   const handle = await openDatabase({ url: dbUrl, dataDir: '' });
   const bus = await JetStreamBus.connect(natsUrl, createLogger('silent'));

@@ -211,3 +211,99 @@ export function targetLine(o: {
         : `not met${o.why ? ` (${o.why})` : ''}`;
   return `target: ${o.target}  measured: ${o.measured}${ratio}  ${verdict}`;
 }
+
+/** What an open-loop sender recorded per request, ms after the run's start (shed-sender.ts fills them). */
+export interface SendColumns {
+  /** When the request fell due: its latency counts from here. */
+  scheduled: Float64Array;
+  /** When the sender thread issued it (later than `scheduled` when the sender fell behind). */
+  issued: Float64Array;
+  /** When it got a connection (later than `issued` when every connection was busy with an earlier request). */
+  socket: Float64Array;
+  answered: Float64Array;
+  /** HTTP status, 0 for a network error. */
+  status: Int16Array;
+  /** 1 when the answer carried Retry-After. */
+  retryAfter: Uint8Array;
+}
+
+export interface SendSummary {
+  requests: number;
+  targetRate: number;
+  /** Requests issued per second, from the first falling due to the last issued. */
+  achievedRate: number;
+  /** The sender's own lateness, issued - scheduled: p99 and most, ms. */
+  senderLateP99: number;
+  senderLateMax: number;
+  /** Waiting for a free connection, socket - issued, p99 ms (the server answering slower than connections allow). */
+  connectionWaitP99: number;
+  accepted: number;
+  /** 429 and 503 answers, and how many of them had no Retry-After. */
+  refused: number;
+  refusedWithoutRetryAfter: number;
+  /** Anything else (network errors as status 0), by status. */
+  other: Map<number, number>;
+  /** Accepted requests' latency from their scheduled send time, ms. */
+  acceptedP50: number;
+  acceptedP99: number;
+  /** The same, of requests that fell due in the last third of the run (a latency still growing shows here). */
+  acceptedP99LastThird: number;
+  /** Accepted requests' time from being issued to the answer (the sender's lateness left out), p99 ms. */
+  acceptedServerP99: number;
+}
+
+/** One summary of every sender thread's columns, for a run of `seconds` at `targetRate` requests/s in all. */
+export function summarizeSends(parts: readonly SendColumns[], targetRate: number, seconds: number): SendSummary {
+  const late: number[] = [];
+  const wait: number[] = [];
+  const acc: number[] = [];
+  const accLast: number[] = [];
+  const accServer: number[] = [];
+  const other = new Map<number, number>();
+  let accepted = 0;
+  let refused = 0;
+  let refusedWithoutRetryAfter = 0;
+  let firstDue = Number.POSITIVE_INFINITY;
+  let lastIssued = 0;
+  let requests = 0;
+  for (const p of parts) {
+    for (let i = 0; i < p.status.length; i++) {
+      requests++;
+      const due = p.scheduled[i]!;
+      firstDue = Math.min(firstDue, due);
+      lastIssued = Math.max(lastIssued, p.issued[i]!);
+      late.push(p.issued[i]! - due);
+      // A request that failed before it had a connection has no socket time.
+      if (p.socket[i]! >= p.issued[i]!) wait.push(p.socket[i]! - p.issued[i]!);
+      const status = p.status[i]!;
+      if (status === 202) {
+        accepted++;
+        const ms = p.answered[i]! - due;
+        acc.push(ms);
+        if (due >= (seconds * 1000 * 2) / 3) accLast.push(ms);
+        accServer.push(p.answered[i]! - p.issued[i]!);
+      } else if (status === 429 || status === 503) {
+        refused++;
+        if (!p.retryAfter[i]) refusedWithoutRetryAfter++;
+      } else other.set(status, (other.get(status) ?? 0) + 1);
+    }
+  }
+  // One request's worth of time added: n requests at rate r span (n - 1) / r from the first to the last.
+  const span = requests ? (lastIssued - firstDue) / 1000 + 1 / targetRate : 1;
+  return {
+    requests,
+    targetRate,
+    achievedRate: requests / span,
+    senderLateP99: percentile(late, 99),
+    senderLateMax: late.reduce((m, v) => Math.max(m, v), 0),
+    connectionWaitP99: percentile(wait, 99),
+    accepted,
+    refused,
+    refusedWithoutRetryAfter,
+    other,
+    acceptedP50: percentile(acc, 50),
+    acceptedP99: percentile(acc, 99),
+    acceptedP99LastThird: percentile(accLast, 99),
+    acceptedServerP99: percentile(accServer, 99),
+  };
+}

@@ -6,10 +6,12 @@
  * floor. Then the takeover: one of two workers is SIGKILLed and the time until the other holds every partition is
  * printed against its bound, twice the lease TTL plus the rebuild.
  * Each round starts from empty tables and fresh consumers; the workers are started and their leases settle (a fair
- * share each) before the backlog is published, so the drain measures consuming, not rebalancing.
- * Each round's workers first drain a warm-up backlog (BENCH_WARM_UP_EVENTS, 8000; not measured): the JIT compiling
- * a fresh process's hot paths is a cost per worker, which would otherwise raise the CPU per event the more workers
- * share the same measured backlog.
+ * share each), then they drain a warm-up backlog (BENCH_WARM_UP_EVENTS, 8000; not measured: the JIT compiling a
+ * fresh process's hot paths is a cost per worker). Then the workers are stopped (SIGSTOP, the drain rounds' lease TTL
+ * long enough to outlast it), the measured backlog is published, and they are continued: the drain measures consuming
+ * the same whole backlog in every round, without the publisher on the cores and without the batch sizes depending on
+ * how fast it published. Per row also the workers' CPU split between their JavaScript threads and their other threads
+ * (V8's compilers and collector helpers), and the events per batch transaction.
  * Environment: BENCH_EVENTS (40000), BENCH_WORKERS (1,2,4), BENCH_LEASE_TTL_MS (10000, the default lease TTL).
  */
 import { freePort } from '../../shared/testing/processes.ts';
@@ -31,7 +33,7 @@ import {
   databaseCpuBetween,
   databaseCpuSeconds,
   openBenchEnvironment,
-  processCpuSeconds,
+  threadCpuSeconds,
   spawnRole,
   stop,
   waitReady,
@@ -39,6 +41,8 @@ import {
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const PARTITIONS = 16;
+/** The drain rounds' lease TTL: the workers are stopped while the backlog is published, longer than 80 % of 10 s may take. */
+const DRAIN_LEASE_TTL_MS = 60_000;
 const WARM_UP_EVENTS = Number(process.env.BENCH_WARM_UP_EVENTS ?? 8000);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const say = (line: string) => process.stderr.write(`scale: ${line}\n`);
@@ -47,7 +51,12 @@ interface Row {
   workers: number;
   rate: number;
   workerUs: number;
+  /** Of workerUs: the workers' JavaScript threads, and their other threads (V8's compilers and collector helpers). */
+  jsUs: number;
+  helperUs: number;
   databaseUs: number;
+  /** Events per batch transaction. */
+  perTransaction: number;
 }
 
 async function emptyTables(db: Kysely<Database>): Promise<void> {
@@ -63,6 +72,9 @@ const owners = async (db: Kysely<Database>) =>
       n: number;
     }>`select owner, count(*)::int as n from partition_leases group by owner`.execute(db)
   ).rows;
+
+const writerTransactions = async (db: Kysely<Database>) =>
+  (await sql<{ n: number }>`select count(distinct xmin::text)::int as n from events`.execute(db)).rows[0].n;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000, every = 50): Promise<T> {
   const deadline = Date.now() + ms;
@@ -135,11 +147,15 @@ export async function runBench(): Promise<void> {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
     };
-    const startWorkers = async (n: number) => {
+    const startWorkers = async (n: number, leaseTtlMs = ttlMs) => {
       const workers: { proc: ChildProcess; port: number }[] = [];
       for (let i = 0; i < n; i++) {
         const port = await freePort();
-        const proc = spawnRole(['ops/cli.ts', 'processor'], { ...env, PORT: String(port) });
+        const proc = spawnRole(['ops/cli.ts', 'processor'], {
+          ...env,
+          PROCESSOR_LEASE_TTL_MS: String(leaseTtlMs),
+          PORT: String(port),
+        });
         proc.stdout?.pipe(process.stderr); // warnings and errors of the workers (LOG_LEVEL=warn)
         bench.children.push(proc);
         workers.push({ proc, port });
@@ -182,24 +198,42 @@ export async function runBench(): Promise<void> {
     for (const n of counts) {
       await resetStream();
       say(`${n} workers: starting, waiting for a fair share each`);
-      const workers = await startWorkers(n);
+      const workers = await startWorkers(n, DRAIN_LEASE_TTL_MS);
       say(`${n} workers: warming up on ${warmUp.events} events`);
       await publishBacklog(warmUp.messages);
       await until(`${n} workers drain the warm-up`, drained, 10 * 60_000, 100);
-      say(`${n} workers: draining`);
-      const cpu0 = workers.map((w) => processCpuSeconds(w.proc.pid));
-      const dbCpu0 = await databaseCpuSeconds(db);
-      const t0 = performance.now();
+      // The backlog is published while the workers are stopped (SIGSTOP), then they drain it: every round's
+      // partitions see the same whole backlog, in fetches as large as PROCESSOR_BATCH_MESSAGES allows, and the
+      // publisher does not compete with the drain for the cores.
+      for (const w of workers) w.proc.kill('SIGSTOP');
+      const p0 = performance.now();
       await publishBacklog();
+      const published = (performance.now() - p0) / 1000;
+      say(`${n} workers: published in ${published.toFixed(1)} s; draining`);
+      const tx0 = await writerTransactions(db);
+      const cpu0 = workers.map((w) => threadCpuSeconds(w.proc.pid));
+      const dbCpu0 = await databaseCpuSeconds(db);
+      const mono0 = process.hrtime.bigint() / 1000n;
+      const t0 = performance.now();
+      for (const w of workers) w.proc.kill('SIGCONT');
       await until(`${n} workers drain ${events} events`, drained, 10 * 60_000, 100);
       const seconds = (performance.now() - t0) / 1000;
-      const workerCpu = workers.reduce((s, w, i) => s + processCpuSeconds(w.proc.pid) - cpu0[i], 0);
+      const cpu1 = workers.map((w) => threadCpuSeconds(w.proc.pid));
+      const mono1 = process.hrtime.bigint() / 1000n;
       const dbCpu = databaseCpuBetween(dbCpu0, await databaseCpuSeconds(db));
+      const transactions = (await writerTransactions(db)) - tx0;
+      // The profiles' clock is the monotonic one: this window selects the drain in a --cpu-prof profile.
+      if (process.env.BENCH_PROFILE_DIR) say(`${n} workers: drain window ${mono0}-${mono1} µs (monotonic clock)`);
+      const sum = (k: 'main' | 'helpers') => cpu1.reduce((s, c, i) => s + c[k] - cpu0[i][k], 0);
+      const us = (cpuSeconds: number) => (cpuSeconds * 1e6) / events;
       rows.push({
         workers: n,
         rate: events / seconds,
-        workerUs: (workerCpu * 1e6) / events,
-        databaseUs: (dbCpu * 1e6) / events,
+        workerUs: us(sum('main') + sum('helpers')),
+        jsUs: us(sum('main')),
+        helperUs: us(sum('helpers')),
+        databaseUs: us(dbCpu),
+        perTransaction: events / Math.max(1, transactions),
       });
       await Promise.all(workers.map((w) => stop(w.proc)));
     }
@@ -215,11 +249,11 @@ export async function runBench(): Promise<void> {
       `  COPY floor: ${fmt(floor.rate)} events/s, ${floor.cpuUsPerEvent.client.toFixed(1)} + ${floor.cpuUsPerEvent.database.toFixed(1)} µs/event (client + database)\n`,
     );
     process.stdout.write(
-      '  workers  events/s  × one  worker µs/event  database µs/event  database CPU share  × floor\n',
+      '  workers  events/s  × one  worker µs/event (JS thread + helpers)  database µs/event  database CPU share  events/transaction  × floor\n',
     );
     for (const r of rows)
       process.stdout.write(
-        `  ${String(r.workers).padStart(7)}  ${fmt(r.rate).padStart(8)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${r.workerUs.toFixed(1).padStart(15)}  ${r.databaseUs.toFixed(1).padStart(17)}  ${`${Math.round((100 * r.databaseUs) / (r.workerUs + r.databaseUs))} %`.padStart(18)}  ${(r.rate / floor.rate).toFixed(2).padStart(7)}\n`,
+        `  ${String(r.workers).padStart(7)}  ${fmt(r.rate).padStart(8)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${`${r.workerUs.toFixed(1)} (${r.jsUs.toFixed(1)} + ${r.helperUs.toFixed(1)})`.padStart(37)}  ${r.databaseUs.toFixed(1).padStart(17)}  ${`${Math.round((100 * r.databaseUs) / (r.workerUs + r.databaseUs))} %`.padStart(18)}  ${fmt(r.perTransaction).padStart(18)}  ${(r.rate / floor.rate).toFixed(2).padStart(7)}\n`,
       );
     // Takeover: two workers, one SIGKILLed; the survivor must hold all 16 within 2 × TTL + its rebuild.
     await resetStream();

@@ -1,16 +1,19 @@
 /**
- * Ingest at twice what it can serve (issue 32, load shedding): an ingest process of its own on the real stream, its
- * capacity measured first (closed loop, shedding off), then an open-loop run at a multiple of it. Shared by
- * `npm run bench -- shed`. RSS is read from /proc while the run lasts.
+ * Ingest at a multiple of what it can serve (issue 32, load shedding): an ingest process of its own on the real
+ * stream; its capacity measured closed loop, then open-loop runs at fractions and multiples of it. The senders are
+ * worker threads (shed-sender.ts), each with its share of the rate and its own connections, and every latency counts
+ * from the request's scheduled send time, so a sender that cannot keep up shows as its own lateness, apart from
+ * ingest's time. Shared by `npm run bench -- shed` and ops/bench/shed.int.test.ts. RSS is read from /proc.
  */
 import type { ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { EnvSchema } from '../../shared/config.ts';
 import { freePort, kill, spawnRole, waitReady } from '../../shared/testing/processes.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
-import { openLoad, percentile, sendOne, type Request } from './load.ts';
 import { processCpuSeconds } from './harness.ts';
-import { WindowSet } from './open-loop.ts';
+import { summarizeSends, type SendSummary } from './open-loop.ts';
+import type { SenderJob, SenderResult } from './shed-sender.ts';
 
 export interface IngestUnderTest {
   url: string;
@@ -26,8 +29,10 @@ export async function startIngest(services: Record<string, string>, env: Record<
     PORT: String(port),
     LOG_LEVEL: 'warn',
     INGEST_RATE_LIMIT_PER_MIN: '100000000',
-    // The product's default (spawnRole turns it off for other tests); a run's `env` may change it.
-    INGEST_SHED_DELAY_MS: '100',
+    // The product's defaults (spawnRole turns the latency target off for other tests); a run's `env` may change them.
+    INGEST_LATENCY_TARGET_MS: String(EnvSchema.shape.INGEST_LATENCY_TARGET_MS.parse(undefined)),
+    // The senders are one address holding many connections, as a load balancer would.
+    MAX_CONNECTIONS_PER_IP: '0',
     ...env,
   });
   const url = `http://127.0.0.1:${port}`;
@@ -48,113 +53,100 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-/** SDK batches of `events` events, a pool of `n` reused in turn (a repeat is a duplicate batch: the same work for ingest). */
-function workload(events: number, n = 4000): () => Request {
-  const bodies = Array.from({ length: n }, (_, i) =>
-    JSON.stringify(sdkBatch({ events, sessionId: `shed-${i % 500}`, page: `/p${i % 20}`, sentAt: Date.now() })),
+/** SDK batches of `events` events as JSON objects without a batch_id (the senders give each request its own). */
+function bodies(events: number, n = 500): string[] {
+  return Array.from({ length: n }, (_, i) =>
+    JSON.stringify(sdkBatch({ events, sessionId: `shed-${i}`, page: `/p${i % 20}`, sentAt: Date.now() })),
   );
-  let i = 0;
-  return () => ({ body: bodies[i++ % n]!, events });
 }
 
-export interface ShedRow {
-  offeredRate: number;
-  /** Batches answered 202 per second. */
-  acceptedRate: number;
-  /** Answers by status (`503 + Retry-After`, …). */
-  answers: Map<string, number>;
-  /** Share of the answered batches refused with 429/503. */
-  shedShare: number;
-  /** Batches the sender could not send (its in-flight bound reached: the server too slow to answer). */
-  dropped: number;
-  p50: number;
-  p99: number;
-  /** p99 of the answers to requests sent in the last third of the run: a latency that grows shows here. */
-  p99Late: number;
+/** What a sender thread is given besides its share: where, with which key, and the common start. */
+interface Target {
+  ingest: IngestUnderTest;
+  key: string;
+  events: number;
+  /** Sender threads (default 2). */
+  threads?: number;
+}
+
+/** Runs `threads` sender threads on `job` (each its share of rate and connections) and returns what each posted. */
+async function senders<T>(t: Target, job: Omit<SenderJob, 'url' | 'headers' | 'bodies' | 'startAt' | 'offsetMs'>) {
+  const threads = t.threads ?? 2;
+  const shared = {
+    url: `${t.ingest.url}/v1/ingest`,
+    headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+    bodies: bodies(t.events),
+  };
+  const workers = Array.from({ length: threads }, (_, k) => {
+    const data: Omit<SenderJob, 'startAt'> = {
+      ...shared,
+      ...job,
+      rate: job.rate / threads,
+      connections: Math.max(1, Math.round(job.connections / threads)),
+      offsetMs: job.rate > 0 ? (k * 1000) / job.rate : 0,
+    };
+    const w = new Worker(new URL('./shed-sender.ts', import.meta.url), { workerData: data });
+    const ready = new Promise<void>((resolve, reject) => {
+      w.once('message', () => resolve());
+      w.once('error', reject);
+    });
+    return { w, ready };
+  });
+  await Promise.all(workers.map((x) => x.ready));
+  // Every thread loaded: the first request falls due a moment after all of them have the start.
+  const startAt = performance.timeOrigin + performance.now() + 50;
+  return Promise.all(
+    workers.map(
+      ({ w }) =>
+        new Promise<T>((resolve, reject) => {
+          w.once('message', (m: T) => {
+            resolve(m);
+            void w.terminate();
+          });
+          w.once('error', reject);
+          w.postMessage(startAt);
+        }),
+    ),
+  );
+}
+
+/**
+ * Closed loop: `connections` connections, each sending its next batch when the last is answered, for `seconds`, after
+ * as long again to warm up (the JIT, the key cache): the batches/s ingest serves.
+ */
+export async function capacity(t: Target, o: { seconds: number; connections: number }): Promise<number> {
+  const job = { rate: 0, seconds: o.seconds, connections: o.connections, closed: true };
+  await senders<number>(t, job);
+  const accepted = await senders<number>(t, job);
+  return accepted.reduce((a, b) => a + b, 0) / o.seconds;
+}
+
+export interface ShedRow extends SendSummary {
   rssStartMb: number;
   rssMaxMb: number;
   /** Ingest CPU over the run, seconds per second. */
   ingestCores: number;
-  /** The sender's own lateness at most (ms) and its CPU (cores): a starved sender inflates every latency. */
-  senderLateMs: number;
+  /** The sender threads' CPU over the run, seconds per second. */
   senderCores: number;
 }
 
-/**
- * Closed loop: `connections` senders, each sending its next batch when the last is answered, for `seconds`, after
- * as long again to warm up (the JIT, the key cache): the batches/s ingest serves.
- */
-export async function capacity(
-  ingest: IngestUnderTest,
-  key: string,
-  o: { events: number; seconds: number; connections: number },
-): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: o.connections });
-  const u = new URL(`${ingest.url}/v1/ingest`);
-  const next = workload(o.events);
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const post = (req: Request) => new Promise<number>((resolve) => sendOne(agent, u, { ...req, headers }, resolve));
-  const closedLoop = async () => {
-    const until = performance.now() + o.seconds * 1000;
-    let accepted = 0;
-    await Promise.all(
-      Array.from({ length: o.connections }, async () => {
-        while (performance.now() < until) if ((await post(next())) === 202) accepted++;
-      }),
-    );
-    return accepted / o.seconds;
-  };
-  try {
-    await closedLoop();
-    return await closedLoop();
-  } finally {
-    agent.destroy();
-  }
-}
-
-/** Open loop at `rate` batches/s for `seconds`; RSS sampled every 200 ms. */
-export async function overload(
-  ingest: IngestUnderTest,
-  key: string,
-  o: { events: number; rate: number; seconds: number; connections: number; maxInFlight: number },
-): Promise<ShedRow> {
-  const pid = ingest.proc.pid;
+/** Open loop at `rate` batches/s for `seconds` over `connections` connections in all; RSS sampled every 100 ms. */
+export async function offer(t: Target, o: { rate: number; seconds: number; connections: number }): Promise<ShedRow> {
+  const pid = t.ingest.proc.pid;
   const rssStartMb = rssMb(pid);
   let rssMaxMb = rssStartMb;
-  const sampler = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, rssMb(pid))), 200);
+  const sampler = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, rssMb(pid))), 100);
   const cpu0 = processCpuSeconds(pid);
-  // Three windows: the last one's latencies say whether latency was still growing at the end.
-  const thirds = new WindowSet(o.seconds / 3);
   const started = performance.now();
-  const next = workload(o.events);
-  const r = await openLoad({
-    url: `${ingest.url}/v1/ingest`,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    okStatus: 202,
-    eventsPerSecond: o.rate * o.events,
-    next,
-    seconds: o.seconds,
-    maxInFlight: o.maxInFlight,
-    connections: o.connections,
-    windows: thirds,
-  });
+  const parts = await senders<SenderResult>(t, { rate: o.rate, seconds: o.seconds, connections: o.connections });
   clearInterval(sampler);
   rssMaxMb = Math.max(rssMaxMb, rssMb(pid));
-  const answered = r.acceptedBatches + r.failedBatches;
-  const refused = [...r.answers].filter(([k]) => /^(429|503)/.test(k)).reduce((n, [, v]) => n + v, 0);
+  const elapsed = (performance.now() - started) / 1000;
   return {
-    offeredRate: r.offeredBatches / r.seconds,
-    acceptedRate: r.acceptedBatches / r.seconds,
-    answers: r.answers,
-    shedShare: answered ? refused / answered : 0,
-    dropped: r.droppedBatches,
-    p50: percentile(r.latenciesMs, 50),
-    p99: percentile(r.latenciesMs, 99),
-    p99Late: percentile(thirds.list[2]?.latenciesMs ?? [], 99),
+    ...summarizeSends(parts, o.rate, o.seconds),
     rssStartMb,
     rssMaxMb,
-    ingestCores: (processCpuSeconds(pid) - cpu0) / ((performance.now() - started) / 1000),
-    senderLateMs: r.maxLateMs,
-    senderCores: r.senderCpuSeconds / r.seconds,
+    ingestCores: (processCpuSeconds(pid) - cpu0) / elapsed,
+    senderCores: parts.reduce((n, p) => n + p.cpuSeconds, 0) / o.seconds,
   };
 }

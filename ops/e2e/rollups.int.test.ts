@@ -4,7 +4,6 @@ import { sql, type Kysely } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
@@ -18,12 +17,14 @@ import { measureGroups, measureTotal } from '../../api/routes/explore/explore.qu
 import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/routes/explore/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 
 // Rollup = raw: batches go through the processor's batch write (events, sessions, the session rollup), some of them
 // twice (a redelivery), some late (an earlier event moves a session's start hour); then every rollup-backed Explorer
 // measure must equal the same question asked of the raw sessions and events, on PostgreSQL (COPY path) and on the
 // embedded database (insert path). Erasure and retention must take their sessions out of the rollup too; the page
-// route's 7-day viewers (page_viewers) are held to the raw page views the same way.
+// route's 7-day viewers (page_viewers) are held to the raw page views the same way, and the Explorer's session keys
+// (explore_session_keys) to each session's distinct pages and signal types.
 
 // Each database by name; the PostgreSQL scratch database is dropped after.
 const handles = new Map<'postgres' | 'pglite', DatabaseHandle>();
@@ -32,9 +33,7 @@ test.before(async () => {
   const scratch = await createTestDatabase('rollups_store');
   dropPostgres = scratch.drop;
   handles.set('postgres', await openDatabase({ url: scratch.url, dataDir: '' }));
-  const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  await migrateToLatest(lite.db);
-  handles.set('pglite', lite);
+  handles.set('pglite', await openEmbeddedTestDatabase());
 });
 test.after.always(async () => {
   for (const h of handles.values()) await h.close();
@@ -180,6 +179,28 @@ async function assertViewersEqualRaw(
   }
 }
 
+/**
+ * The Explorer's session keys (explore_session_keys) against each session's distinct pages and signal types read from
+ * its raw events; how many keys there are.
+ */
+async function assertKeysEqualRaw(
+  t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
+  db: Kysely<Database>,
+  siteId: string,
+): Promise<number> {
+  const kept = await sql<Record<string, string>>`
+    select session_id, kind, key from explore_session_keys where site_id = ${siteId}
+    order by session_id collate "C", kind, key collate "C"`.execute(db);
+  const raw = await sql<Record<string, string>>`
+    select session_id, kind, key from (
+      select session_id, 'page' as kind, page as key from events where site_id = ${siteId}
+      union
+      select session_id, 'signal', signal from events where site_id = ${siteId} and type = 'signal' and signal is not null) k
+    order by session_id collate "C", kind, key collate "C"`.execute(db);
+  t.deepEqual(kept.rows, raw.rows, 'session keys');
+  return kept.rows.length;
+}
+
 const hoursOf = async (db: Kysely<Database>, siteId: string) =>
   (
     await sql<Record<string, unknown>>`
@@ -207,6 +228,7 @@ for (const name of ['postgres', 'pglite'] as const) {
 
     t.true((await assertRollupEqualsRaw(t, h.db, siteId)) > 40, 'the comparisons cover sessions');
     await assertViewersEqualRaw(t, h.db, siteId);
+    t.true((await assertKeysEqualRaw(t, h.db, siteId)) > 100, 'the sessions have pages and signals');
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
@@ -214,11 +236,13 @@ for (const name of ['postgres', 'pglite'] as const) {
     await h.db.transaction().execute((trx) => eraseSessions(trx, siteId, ['s1', 's2', 's3', 's5', 's8']));
     await assertRollupEqualsRaw(t, h.db, siteId);
     await assertViewersEqualRaw(t, h.db, siteId);
+    await assertKeysEqualRaw(t, h.db, siteId);
 
     await h.db.updateTable('sites').set({ retention_days: 31 }).where('id', '=', siteId).execute();
     t.true((await applySiteRetention(h.db, [siteId], new Date(NOW))) > 0, 'retention deleted old sessions');
     await assertRollupEqualsRaw(t, h.db, siteId);
     await assertViewersEqualRaw(t, h.db, siteId);
+    await assertKeysEqualRaw(t, h.db, siteId);
     const afterRetention = await hoursOf(h.db, siteId);
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), afterRetention);

@@ -9,7 +9,8 @@ import { startTestStack } from '../testing/stack.ts';
 import { tenantFixtures } from '../testing/manage-fixtures.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { runSiteTriage } from '../../processor/issues/triage-job.ts';
-import { findIssueForUpdate, updateIssueFields } from '../../api/routes/issues/issues.queries.ts';
+import { updateIssueFields } from '../../api/routes/issues/issues.queries.ts';
+import { lockSiteObject } from '../../api/http/site-object.queries.ts';
 
 const DAY = 86_400_000;
 
@@ -33,7 +34,7 @@ test('a PATCH committing while the triage runs keeps its status: the triage plan
   let commit!: () => void;
   const held = new Promise<void>((r) => (commit = r));
   const patch = db.transaction().execute(async (trx) => {
-    await findIssueForUpdate(trx, id);
+    await lockSiteObject(trx, 'ux_issues', id);
     await updateIssueFields(trx, id, { status: 'in_progress' }, new Date(now));
     await held;
   });

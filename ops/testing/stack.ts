@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { openInfra, closeInfra, type Infra } from '../../shared/infra.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
+import { embeddedTemplate } from '../../shared/testing/embedded-template.ts';
 import { testServices, uniqueTestId } from '../../shared/testing/services.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createMember, type Role } from '../../shared/tenancy/accounts.ts';
@@ -100,8 +101,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
       LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
       // Ingest in the test process shares its event loop with the processor, the API and the test itself: a busy
-      // moment there is not ingest's overload (shedding has its own tests: ingest/admission.test.ts and `npm run bench -- shed`).
-      INGEST_SHED_DELAY_MS: '0',
+      // moment there is not ingest's overload (shedding has its own tests: ingest/admission.test.ts and ops/bench/shed.int.test.ts).
+      INGEST_LATENCY_TARGET_MS: '0',
       // The cheapest scrypt cost: tests create many users, and the cost is irrelevant to what they check.
       PASSWORD_SCRYPT_N: '1024',
       // Each stack its own secret: no secret file written into the working directory.
@@ -113,6 +114,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
   const infra = await openInfra(config, log, {
     migrate: opts.embedded === true || opts.databaseUrl !== undefined,
     embeddedPath: opts.embedded ? 'memory://' : undefined,
+    // A copy of the migrated template, as the PostgreSQL database above is: not a new database migrated again.
+    embeddedSeed: opts.embedded ? await embeddedTemplate() : undefined,
   });
   const instanceKeys = new InstanceKeys(infra.database.db, config);
   const newUser = async (tenant: Pick<TestTenant, 'orgId'>, role: Role): Promise<TestUser> => {

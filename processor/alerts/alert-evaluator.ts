@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { matchesPagePattern } from '../../shared/domain/page-pattern.ts';
@@ -18,6 +19,7 @@ import {
   resolveAlert,
   ruleStates,
   saveRuleStates,
+  forgetRuleStates,
   type AlertRule,
   type LastAlert,
   type StoredRuleState,
@@ -44,18 +46,31 @@ const DAY = 24 * HOUR;
  * evaluating the site's score-following rules waits for) only as long as its chunk takes.
  */
 const TICK_CHUNK_PAGES = 2000;
+/** Pairs decided between two turns of the event loop (a few ms of work). */
+const YIELD_EVERY_PAIRS = 2000;
 
-/** A state whose whole flap window was clear, with no clock running: a clear result leaves it as it is. */
-const SETTLED_QUIET = '0'.repeat(FLAP_WINDOW);
-const settledState = (ruleId: string, page: string): StoredRuleState => ({
+/**
+ * A quiet pair: every result it remembers clear, no clock running, not held back. It is not stored: a (rule, page)
+ * without a row is quiet, including one never evaluated (it counts as clear before its first evaluation), and a clear
+ * result leaves a quiet pair quiet (step's fixed point). Runs of clear results of any length are one state to the
+ * rules, which count only changes (rules.ts), so the one clear result here stands for all of them. A quiet site's
+ * tick therefore reads no states and writes none, its first included.
+ */
+const quietState = (ruleId: string, page: string): StoredRuleState => ({
   rule_id: ruleId,
   page,
-  recent: SETTLED_QUIET,
+  recent: '0',
   consecutive: 0,
   clear_since: null,
   held_back_since: null,
   held_back_reason: null,
 });
+const isQuiet = (s: StoredRuleState) =>
+  s.consecutive === 0 &&
+  s.clear_since === null &&
+  s.held_back_since === null &&
+  s.held_back_reason === null &&
+  /^0+$/.test(s.recent);
 const sameTime = (a: Date | null, b: Date | null) =>
   a === null ? b === null : b !== null && a.getTime() === b.getTime();
 const sameState = (a: StoredRuleState, b: StoredRuleState) =>
@@ -187,26 +202,33 @@ export class AlertEvaluator {
         (out.get(row.rule_id) ?? out.set(row.rule_id, new Map()).get(row.rule_id)!).set(row.page, row);
       return out;
     };
-    const stored = await ruleStates(trx, ruleIds, pairPages, SETTLED_QUIET);
-    const states = perRule(stored.rows);
+    const states = perRule(await ruleStates(trx, ruleIds, pairPages));
     // An alert fired before the longest cooldown no longer holds any of these rules back: only open ones matter then.
     const longestCooldownMs = Math.max(...rules.map((r) => r.cooldown_minutes)) * 60_000;
     const last = perRule(await lastAlerts(trx, ruleIds, pairPages, new Date(now - longestCooldownMs)));
     const writes: StoredRuleState[] = [];
+    const quieted: StoredRuleState[] = [];
     let n = 0;
-    for (const [i, { r, pages: rulePages }] of byRule.entries()) {
+    let pairs = 0;
+    for (const { r, pages: rulePages } of byRule) {
       const ruleStatesOf = states.get(r.id);
       const ruleLast = last.get(r.id);
       for (const p of rulePages) {
+        // The thread is the batches' and ingest's too: a chunk's 14,000 pairs give it back now and then.
+        if (++pairs % YIELD_EVERY_PAIRS === 0) await yieldToEventLoop();
         const o = obs.get(p);
         if (!o) continue;
         const cond = conditionOf(r.trigger_type, r.threshold, o, now);
         const latest = ruleLast?.get(p);
-        const settled = stored.settled.get(p)?.has(i) ?? false;
-        // Settled and still clear (step's fixed point: the same state, no decision): nothing to decide or write.
-        if (settled && !cond.holds && (!latest || latest.status === 'resolved')) continue;
-        const state = settled ? settledState(r.id, p) : ruleStatesOf?.get(p);
-        const decision = this.decide(r, p, cond, state, latest, now, writes);
+        const stored = ruleStatesOf?.get(p);
+        // Quiet and still clear, no alert open (step's fixed point: the same state, no decision): nothing to do.
+        if (!stored && !cond.holds && (!latest || latest.status === 'resolved')) continue;
+        const next = this.decide(r, p, cond, stored ?? quietState(r.id, p), latest, now);
+        // A quiet pair's row goes (it reads as quiet without one); a changed one is written.
+        if (isQuiet(next.state)) {
+          if (stored) quieted.push(stored);
+        } else if (!stored || !sameState(stored, next.state)) writes.push(next.state);
+        const { decision } = next;
         if (decision.kind === 'fire') {
           await this.fire(trx, r, p, decision.condition, now);
           n++;
@@ -217,24 +239,24 @@ export class AlertEvaluator {
       }
     }
     await saveRuleStates(trx, writes, new Date(now));
+    await forgetRuleStates(trx, quieted);
     return n;
   }
 
-  /** One (rule, page) step: its decision (for the caller to carry out) and, when it changed, its next state in `writes`. */
+  /** One (rule, page) step from its stored state: its decision (for the caller to carry out) and its next state. */
   private decide(
     r: AlertRule,
     p: string,
     cond: Condition,
-    stored: StoredRuleState | undefined,
+    stored: StoredRuleState,
     latest: LastAlert | undefined,
     now: number,
-    writes: StoredRuleState[],
-  ): Decision {
+  ): { decision: Decision; state: StoredRuleState } {
     const prior: RuleState = {
-      recent: [...(stored?.recent ?? '')].map((c) => c === '1'),
-      consecutive: stored?.consecutive ?? 0,
-      clearSince: stored?.clear_since?.getTime() ?? null,
-      heldBackSince: stored?.held_back_since?.getTime() ?? null,
+      recent: [...stored.recent].map((c) => c === '1'),
+      consecutive: stored.consecutive,
+      clearSince: stored.clear_since?.getTime() ?? null,
+      heldBackSince: stored.held_back_since?.getTime() ?? null,
       activeAlertId: latest && latest.status !== 'resolved' ? latest.id : null,
       lastFiredAt: latest ? latest.triggered_at.getTime() : null,
     };
@@ -259,11 +281,9 @@ export class AlertEvaluator {
       consecutive: state.consecutive,
       clear_since: state.clearSince === null ? null : new Date(state.clearSince),
       held_back_since: state.heldBackSince === null ? null : new Date(state.heldBackSince),
-      held_back_reason: state.heldBackSince === null ? null : (heldReason ?? stored?.held_back_reason ?? null),
+      held_back_reason: state.heldBackSince === null ? null : (heldReason ?? stored.held_back_reason),
     };
-    // A quiet pair's state settles (the last FLAP_WINDOW results all clear): nothing to send for it.
-    if (!stored || !sameState(stored, write)) writes.push(write);
-    return decision;
+    return { decision, state: write };
   }
 
   private async fire(

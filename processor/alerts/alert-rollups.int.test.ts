@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import * as rollupsMigration from '../../shared/db/migrations/0270_alert_page_rollups.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { pageObservations, pagesToEvaluate } from '../store/alerts.store.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 
 // The rollups page_scores' trigger keeps (migration 0270) against the same facts computed from the raw rows, on both
 // databases, after writes of every shape the processor and an operator make: bulk inserts, upserts rewriting the
@@ -17,9 +17,7 @@ const opened = new Map<string, { handle: DatabaseHandle; drop?: () => Promise<vo
 test.before(async () => {
   const scratch = await createTestDatabase('alert_rollups');
   opened.set('postgres', { handle: await openDatabase({ url: scratch.url, dataDir: '' }), drop: scratch.drop });
-  const embedded = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  opened.set('pglite', { handle: embedded });
-  await migrateToLatest(embedded.db);
+  opened.set('pglite', { handle: await openEmbeddedTestDatabase() });
 });
 test.after.always(async () => {
   for (const { handle, drop } of opened.values()) await handle.close().then(() => drop?.());

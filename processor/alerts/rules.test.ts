@@ -4,6 +4,7 @@ import {
   AUTO_RESOLVE_MS,
   changes,
   conditionOf,
+  FLAP_WINDOW,
   initialState,
   NEW_PAGE_MS,
   RESOLVED_REASON,
@@ -231,6 +232,34 @@ test('property: never two fires of one rule and page within the cooldown, never 
           if (changes(state.recent) >= 4 && r.decision.kind === 'fire') return false;
         }
         return true;
+      },
+    ),
+  );
+  t.pass();
+});
+
+test('property: runs of clear results of any length are one state (the evaluator stores a quiet pair once)', (t) => {
+  // The evaluator treats a stored state of k ≥ 1 clear results (no clock, no alert) as settled and leaves it as it is
+  // on a clear result: from 0^a and 0^b the same conditions must decide the same, whatever comes.
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 40 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.array(fc.boolean(), { maxLength: 60 }),
+      fc.constantFrom(...TRIGGER_TYPES),
+      (a, b, holds, trig) => {
+        const run = (k: number) => {
+          let state = { ...initialState(), recent: Array<boolean>(Math.min(k, FLAP_WINDOW)).fill(false) };
+          return holds.map((h, i) => {
+            const now = T0 + i * MIN;
+            const c = { holds: h, scoreBefore: null, scoreAfter: 1, summary: '' };
+            const r = step({ triggerType: trig, cooldownMinutes: 0 }, state, c, now);
+            state = r.state;
+            if (r.decision.kind === 'fire') state = { ...state, activeAlertId: `a${i}` };
+            return `${r.decision.kind} ${changes(state.recent)} ${state.consecutive} ${state.heldBackSince}`;
+          });
+        };
+        return run(a).join() === run(b).join();
       },
     ),
   );

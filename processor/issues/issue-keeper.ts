@@ -43,7 +43,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type PageSessions = (siteId: string, page: string) => number;
 
 /** The issue fields published with issue.created / issue.updated (with its environment: staging issues notify too). */
-function issuePayload(
+export function issuePayload(
   id: string,
   environment: Environment,
   f: {

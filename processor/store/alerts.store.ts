@@ -192,35 +192,23 @@ export interface StoredRuleState {
 }
 
 /**
- * The stored memory of these rules on these pages. A settled state (`recent` is `settledRecent`, no clock running,
- * not held back: what a quiet pair comes to) is only named, as the positions in `ruleIds` of its rules per page; the
- * others come whole. A quiet site's states cost a row per page, not per (rule, page).
- * NOTE: raw SQL: array_position per row grouped into arrays reads plainer than its builder form.
+ * The stored memory of these rules on these pages: only pairs that are not quiet have a row (alert-evaluator.ts), so a
+ * quiet site's tick reads none. The pages as a join, bounded by their first and last (a tick's chunks are ranges of
+ * pages in order: each reads its range of the primary key (rule_id, page), not every state of the rules).
  */
 export async function ruleStates(
   db: Db,
   ruleIds: readonly string[],
   pages: readonly string[],
-  settledRecent: string,
-): Promise<{ settled: Map<string, Set<number>>; rows: StoredRuleState[] }> {
-  const settled = new Map<string, Set<number>>();
-  if (ruleIds.length === 0 || pages.length === 0) return { settled, rows: [] };
-  const isSettled = sql`(s.recent = ${settledRecent} and s.consecutive = 0 and s.clear_since is null
-    and s.held_back_since is null and s.held_back_reason is null)`;
-  // The pages as a join, bounded by their first and last (a tick's chunks are ranges of pages in order: each reads its
-  // range of the primary key (rule_id, page), not every state of the rules).
-  const scoped = sql`alert_rule_states s join (select unnest(${[...pages]}::text[]) as page) p on p.page = s.page
-    where s.rule_id = any(${[...ruleIds]}::uuid[])
-      and s.page >= (select min(page) from unnest(${[...pages]}::text[]) as b(page))
-      and s.page <= (select max(page) from unnest(${[...pages]}::text[]) as b(page))`;
-  const { rows: named } = await sql<{ page: string; rules: number[] }>`
-    select s.page, array_agg(array_position(${[...ruleIds]}::uuid[], s.rule_id) - 1) as rules
-    from ${scoped} and ${isSettled} group by s.page`.execute(db);
-  for (const r of named) settled.set(r.page, new Set(r.rules));
+): Promise<StoredRuleState[]> {
+  if (ruleIds.length === 0 || pages.length === 0) return [];
   const { rows } = await sql<StoredRuleState>`
     select s.rule_id, s.page, s.recent, s.consecutive, s.clear_since, s.held_back_since, s.held_back_reason
-    from ${scoped} and not ${isSettled}`.execute(db);
-  return { settled, rows };
+    from alert_rule_states s join (select unnest(${[...pages]}::text[]) as page) p on p.page = s.page
+    where s.rule_id = any(${[...ruleIds]}::uuid[])
+      and s.page >= (select min(page) from unnest(${[...pages]}::text[]) as b(page))
+      and s.page <= (select max(page) from unnest(${[...pages]}::text[]) as b(page))`.execute(db);
+  return rows;
 }
 
 /**
@@ -245,6 +233,13 @@ export async function saveRuleStates(db: Db, rows: readonly StoredRuleState[], n
       is distinct from (excluded.recent, excluded.consecutive, excluded.clear_since, excluded.held_back_since, excluded.held_back_reason)`.execute(
     db,
   );
+}
+
+/** Deletes the rows of pairs that became quiet (no row reads as quiet). */
+export async function forgetRuleStates(db: Db, rows: readonly { rule_id: string; page: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`delete from alert_rule_states where (rule_id, page) in (
+    select * from unnest(${rows.map((r) => r.rule_id)}::uuid[], ${rows.map((r) => r.page)}::text[]))`.execute(db);
 }
 
 export interface LastAlert {

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { storeEvents } from './events.store.ts';
 import { loadWindowEvents } from './scores.store.ts';
 import { loadSignalEvents } from './issues.store.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 
 // The same store against both databases: PostgreSQL takes the COPY path (and its ON CONFLICT fallback when a
 // batch comes back), the embedded PGlite the multi-row insert path.
@@ -16,8 +16,7 @@ const backends: Record<string, { handle?: DatabaseHandle; drop?: () => Promise<v
 test.before(async () => {
   const scratch = await createTestDatabase('events_store');
   backends.postgres = { handle: await openDatabase({ url: scratch.url, dataDir: '' }), drop: scratch.drop };
-  const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  await migrateToLatest(lite.db);
+  const lite = await openEmbeddedTestDatabase();
   backends.pglite = { handle: lite };
 });
 test.after.always(async () => {

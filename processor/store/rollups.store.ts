@@ -103,10 +103,11 @@ function fold(deltas: Map<string, BucketDelta>, c: Contribution, sign: 1 | -1): 
 
 /**
  * The rollups of the events this batch transaction stored for the first time, after `upsertSessions` in the same
- * transaction: the Explorer's session rollup and the pages' viewers.
+ * transaction: the Explorer's session rollup and session keys, and the pages' viewers.
  */
 export async function writeRollups(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
   await rollUpSessions(trx, fresh);
+  await rollUpSessionKeys(trx, fresh);
   await rollUpPageViewers(trx, fresh);
 }
 
@@ -245,4 +246,29 @@ async function rollUpPageViewers(trx: Transaction<Database>, fresh: readonly Sto
     order by r->>0, r->>1, r->>2, r->>3
     on conflict (site_id, environment, page, session_id) do update set
       last_view_at = greatest(v.last_view_at, excluded.last_view_at)`.execute(trx);
+}
+
+/**
+ * Each session's distinct pages and signal types (`explore_session_keys`, migration 0280), from the events this
+ * transaction stored for the first time: a key already kept stays as it is (a set: nothing to count or move).
+ */
+async function rollUpSessionKeys(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
+  const keys = new Map<string, [siteId: string, sessionId: string, kind: 'page' | 'signal', key: string]>();
+  const add = (siteId: string, sessionId: string, kind: 'page' | 'signal', key: string) => {
+    const k = `${siteId}\u0000${sessionId}\u0000${kind}\u0000${key}`;
+    if (!keys.has(k)) keys.set(k, [siteId, sessionId, kind, key]);
+  };
+  for (const e of fresh) {
+    add(e.siteId, e.sessionId, 'page', e.page);
+    // As events.signal stores it: a signal event without a type names none.
+    if (e.type === 'signal' && e.signal != null) add(e.siteId, e.sessionId, 'signal', e.signal);
+  }
+  if (keys.size === 0) return;
+  // Rows in key order, as above: DO NOTHING locks no key already kept; two transactions adding one new key queue on it.
+  await sql`
+    insert into explore_session_keys (site_id, session_id, kind, key)
+    select (r->>0)::uuid, r->>1, r->>2, r->>3
+    from jsonb_array_elements(${JSON.stringify([...keys.values()])}::jsonb) as r
+    order by r->>0, r->>1, r->>2, r->>3
+    on conflict (site_id, session_id, kind, key) do nothing`.execute(trx);
 }

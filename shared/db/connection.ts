@@ -35,6 +35,8 @@ export async function openDatabase(opts: {
   dataDir: string;
   poolSize?: number;
   embeddedPath?: string;
+  /** Embedded, new database only: start it as a copy of this dump (PGliteThread.dump) instead of empty. */
+  embeddedSeed?: string;
   /** Pool checkout wait before failing (an unreachable server fails fast instead of hanging the caller). */
   connectTimeoutMs?: number;
   /** Server-side statement_timeout per connection; 0 disables. */
@@ -76,7 +78,7 @@ export async function openDatabase(opts: {
     release = lockDataDirectory(opts.dataDir);
   }
   // In its own thread: the WebAssembly database's CPU stays off the thread that answers HTTP and folds batches.
-  const lite = await PGliteThread.open(path).catch((err: unknown) => {
+  const lite = await PGliteThread.open(path, opts.embeddedSeed).catch((err: unknown) => {
     release();
     throw err;
   });

@@ -38,7 +38,7 @@ import type {
 } from './tables/tenancy.table.ts';
 import type { ExploreSessionStateTable, ExploreSessionBucketTable } from './tables/explore.table.ts';
 import type { PartitionLeaseTable } from './tables/partitions.table.ts';
-import type { PageViewerTable } from './tables/rollups.table.ts';
+import type { ExploreSessionKeyTable, PageViewerTable } from './tables/rollups.table.ts';
 
 /**
  * The one kysely Database type, assembled from the table files (tables/*.table.ts: one per feature, each with its column
@@ -91,4 +91,5 @@ export interface Database {
   explore_session_buckets: ExploreSessionBucketTable;
   partition_leases: PartitionLeaseTable;
   page_viewers: PageViewerTable;
+  explore_session_keys: ExploreSessionKeyTable;
 }

@@ -5,12 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGliteThread } from './pglite-thread.ts';
 import { isRetriable, isUniqueViolation } from '../errors.ts';
+import { embeddedTemplate } from '../testing/embedded-template.ts';
 
 // The embedded database in its worker thread: what crosses the boundary, and what happens when the thread dies.
 
 test('statements run in the thread: rows with their types, affected counts, SQLSTATE errors', async (t) => {
-  const lite = await PGliteThread.open('memory://');
+  // Seeded from the embedded template (a dump of a migrated database): it holds what the dump held.
+  const lite = await PGliteThread.open('memory://', await embeddedTemplate());
   t.teardown(() => lite.close());
+  const migrated = await lite.query<{ n: number }>('select count(*)::int as n from kysely_migration');
+  t.true(migrated.rows[0].n > 0);
   await lite.query('create table t (id int primary key, at timestamptz not null, body bytea)');
   const ins = await lite.query('insert into t values ($1, $2, $3), ($4, $5, $6)', [
     1,
@@ -32,7 +36,7 @@ test('statements run in the thread: rows with their types, affected counts, SQLS
 });
 
 test('a dead thread fails the waiting and later queries with a retriable error, and resolves lost', async (t) => {
-  const lite = await PGliteThread.open('memory://');
+  const lite = await PGliteThread.open('memory://', await embeddedTemplate());
   const waiting = lite.query('select pg_sleep(30)');
   await lite.kill();
   const err = await t.throwsAsync(waiting);

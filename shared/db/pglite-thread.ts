@@ -11,13 +11,18 @@ export interface WireError {
   [field: string]: string | number | undefined;
 }
 
-export type WorkerRequest = { type: 'query'; id: number; sql: string; params: unknown[] } | { type: 'close' };
+export type WorkerRequest =
+  | { type: 'query'; id: number; sql: string; params: unknown[] }
+  | { type: 'dump' }
+  | { type: 'close' };
 
 export type WorkerReply =
   | { type: 'ready' }
   | { type: 'failed'; error: WireError }
   | { type: 'result'; id: number; rows: unknown[]; affectedRows?: number }
   | { type: 'result'; id: number; error: WireError }
+  | { type: 'dumped'; data: Uint8Array }
+  | { type: 'dumped'; error: WireError }
   | { type: 'closed'; error?: WireError };
 
 const fromWire = (e: WireError): Error => Object.assign(new Error(e.message), e);
@@ -78,9 +83,12 @@ export class PGliteThread implements PGliteLike {
     worker.unref();
   }
 
-  /** Starts the thread and opens PGlite + TimescaleDB at `path` (a directory, or `memory://`). */
-  static async open(path: string): Promise<PGliteThread> {
-    const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), { workerData: { path } });
+  /**
+   * Starts the thread and opens PGlite + TimescaleDB at `path` (a directory, or `memory://`). `seed`, for a new
+   * database only, is a file dump() wrote: the database starts as a copy of it instead of an empty new one.
+   */
+  static async open(path: string, seed?: string): Promise<PGliteThread> {
+    const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), { workerData: { path, seed } });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (msg: WorkerReply) => {
         if (msg.type === 'ready') done(), resolve();
@@ -134,6 +142,26 @@ export class PGliteThread implements PGliteLike {
       if (reply?.error) throw fromWire(reply.error);
     })();
     return this.closing;
+  }
+
+  /**
+   * The whole database as an uncompressed tar of its data directory (PGlite's dumpDataDir), what open()'s `seed`
+   * reads: tests migrate one embedded database per run and start every other from its dump.
+   */
+  dump(): Promise<Uint8Array> {
+    if (this.gone) return Promise.reject(this.gone);
+    this.worker.ref();
+    return new Promise((resolve, reject) => {
+      const onMessage = (msg: WorkerReply) => {
+        if (msg.type !== 'dumped') return;
+        this.worker.off('message', onMessage);
+        if (this.pending.size === 0) this.idle();
+        if ('error' in msg) reject(fromWire(msg.error));
+        else resolve(msg.data);
+      };
+      this.worker.on('message', onMessage);
+      this.worker.postMessage({ type: 'dump' } satisfies WorkerRequest);
+    });
   }
 
   /** Ends the thread at once without closing the database: what a crash does (tests of that path). */

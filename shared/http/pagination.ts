@@ -10,3 +10,10 @@ export function pageParams(bounds: { max: number; default: number }) {
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
   };
 }
+
+/** The fields a paged list answers with beside its items (`{ <items>: [...], ...pageFields }`). */
+export const pageFields = {
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+};

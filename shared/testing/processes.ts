@@ -44,9 +44,12 @@ function roleEnv(env: Env, clean: boolean | undefined): Env {
 export function spawnRole(args: string[], env: Env = {}, opts: RoleOptions = {}): ChildProcess {
   return spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
     cwd: repoRoot,
-    // Shedding on event-loop delay is off unless a test asks for it: two test files and their processes share two
-    // cores, so a role's loop runs late for reasons that say nothing of its own load (the in-flight bound stays).
-    env: roleEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_SHED_DELAY_MS: '0', ...env }, opts.clean),
+    // Adaptive load shedding is off unless a test asks for it: two test files and their processes share two cores, so
+    // a role's requests are slow for reasons that say nothing of its own load (the fixed in-flight bound stays).
+    env: roleEnv(
+      { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_LATENCY_TARGET_MS: '0', ...env },
+      opts.clean,
+    ),
     stdio: [opts.stdin ?? 'ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'inherit'],
   });
 }

@@ -15,22 +15,6 @@ export async function listAlertRules(db: Db, siteId: string): Promise<AlertRuleR
     .execute();
 }
 
-/** The rule of a live site, locked for the caller's transaction. */
-export async function findAlertRuleForUpdate(
-  trx: Transaction<Database>,
-  id: string,
-): Promise<(AlertRuleRow & { org_id: string }) | undefined> {
-  return trx
-    .selectFrom('alert_rules as r')
-    .innerJoin('sites as s', 's.id', 'r.site_id')
-    .selectAll('r')
-    .select('s.org_id')
-    .where('r.id', '=', id)
-    .where('s.deleted_at', 'is', null)
-    .forUpdate('r')
-    .executeTakeFirst();
-}
-
 export async function insertAlertRule(
   trx: Transaction<Database>,
   row: Omit<AlertRuleRow, 'created_at' | 'updated_at' | 'last_fired_at'>,

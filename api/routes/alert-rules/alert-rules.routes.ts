@@ -2,13 +2,13 @@ import { NotFoundError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
+import { lockSiteObject } from '../../http/site-object.queries.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
 import { DeletedSchema, SiteQuerySchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteAlertRule,
-  findAlertRuleForUpdate,
   insertAlertRule,
   listAlertRules,
   updateAlertRule,
@@ -176,7 +176,7 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
         const id = (params as Record<string, string>)[param];
         refuseEmailWithoutSmtp(deps, body.channels);
         return deps.db.transaction().execute(async (trx) => {
-          const before = await findAlertRuleForUpdate(trx, id);
+          const before = await lockSiteObject(trx, 'alert_rules', id);
           guard.site(before?.site_id, NOT_FOUND);
           const set = patchColumns(body);
           const after = await updateAlertRule(trx, id, { ...set, updated_at: deps.now() });
@@ -205,7 +205,7 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       async handler(_ctx, { params, principal, guard }) {
         const id = (params as Record<string, string>)[param];
         await deps.db.transaction().execute(async (trx) => {
-          const rule = await findAlertRuleForUpdate(trx, id);
+          const rule = await lockSiteObject(trx, 'alert_rules', id);
           guard.site(rule?.site_id, NOT_FOUND);
           if (!rule) throw new NotFoundError(NOT_FOUND);
           await deleteAlertRule(trx, id);

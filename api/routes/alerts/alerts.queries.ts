@@ -1,7 +1,7 @@
 import { type Kysely, type Transaction } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import type { AlertRow } from '../../read-models/alerts.presenter.ts';
-import { inOneSnapshot } from '../../../shared/db/snapshot.ts';
+import { pageWithTotal } from '../../../shared/db/snapshot.ts';
 import { type AlertListQuery } from './alerts.schema.ts';
 
 /** A site's alerts, newest first, with the count of all that match (both from one snapshot). */
@@ -9,40 +9,20 @@ export async function listAlerts(
   db: Kysely<Database>,
   q: AlertListQuery,
 ): Promise<{ rows: AlertRow[]; total: number }> {
-  return inOneSnapshot(db, async (trx) => {
-    let base = trx.selectFrom('alerts').where('site_id', '=', q.site_id);
-    if (q.status) base = base.where('status', '=', q.status);
-    const rows = await base
-      .selectAll()
-      .orderBy('triggered_at', 'desc')
-      .orderBy('id')
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    const count = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    return { rows, total: Number(count.n) };
-  });
+  return pageWithTotal(
+    db,
+    (trx) =>
+      trx
+        .selectFrom('alerts')
+        .where('site_id', '=', q.site_id)
+        .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!)),
+    (base) => base.selectAll().orderBy('triggered_at', 'desc').orderBy('id').limit(q.limit).offset(q.offset).execute(),
+  );
 }
 
 /** One alert of the site, or undefined (missing, or another site's). */
 export async function findAlert(db: Kysely<Database>, siteId: string, id: string): Promise<AlertRow | undefined> {
   return db.selectFrom('alerts').selectAll().where('site_id', '=', siteId).where('id', '=', id).executeTakeFirst();
-}
-
-/** An alert of a live site with its org, locked for the caller's transaction. */
-export async function findAlertForUpdate(
-  trx: Transaction<Database>,
-  id: string,
-): Promise<(AlertRow & { org_id: string }) | undefined> {
-  return trx
-    .selectFrom('alerts as a')
-    .innerJoin('sites as s', 's.id', 'a.site_id')
-    .selectAll('a')
-    .select('s.org_id')
-    .where('a.id', '=', id)
-    .where('s.deleted_at', 'is', null)
-    .forUpdate('a')
-    .executeTakeFirst();
 }
 
 export async function setAlertStatus(

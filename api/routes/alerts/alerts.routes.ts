@@ -1,14 +1,11 @@
-import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
+import { SiteQuerySchema } from '../../http/common.schema.ts';
+import { ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
-import { findAlert, listAlerts, findAlertForUpdate, setAlertStatus } from './alerts.queries.ts';
-import {
-  AlertDetailQuerySchema,
-  AlertListQuerySchema,
-  AlertListResponseSchema,
-  AlertPatchSchema,
-} from './alerts.schema.ts';
+import { findAlert, listAlerts, setAlertStatus } from './alerts.queries.ts';
+import { lockSiteObject } from '../../http/site-object.queries.ts';
+import { AlertListQuerySchema, AlertListResponseSchema, AlertPatchSchema } from './alerts.schema.ts';
 import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
 import { addObjectChange } from '../../http/object-change.ts';
 import { alertNotification } from '../../../shared/notify/alert.ts';
@@ -23,7 +20,7 @@ const STAGING_HAS_NONE =
 export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   table.read({
     path: '/v1/query/alerts',
-    shortForm: { path: '/v1/alerts', summary: 'Alerts of a site (short form)', description: STAGING_HAS_NONE },
+    shortForm: { summary: 'Alerts of a site (short form)', description: STAGING_HAS_NONE },
     tag: 'alerts',
     summary: 'Alerts of a site, newest first',
     description: STAGING_HAS_NONE,
@@ -38,15 +35,14 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    query: AlertDetailQuerySchema,
+    query: SiteQuerySchema,
     // A malformed id is answered like a missing one, as for issues.
     params: idParam('alert_id'),
     notFound: NOT_FOUND,
     response: AlertSchema,
     async handler(_ctx, { query, params }) {
       const alert = await findAlert(deps.db, query.site_id, params.alert_id);
-      if (!alert) throw new NotFoundError(NOT_FOUND);
-      return presentAlert(alert);
+      return alert && presentAlert(alert);
     },
   });
 }
@@ -66,7 +62,7 @@ export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     notFound: NOT_FOUND,
     body: AlertPatchSchema,
     response: AlertSchema,
-    lock: findAlertForUpdate,
+    lock: (trx, id) => lockSiteObject(trx, 'alerts', id),
     async apply(trx, before, { id, body }) {
       const from = before.status as AlertStatus;
       const t = alertTransition(from, body.status);

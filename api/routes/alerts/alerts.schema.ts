@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { pageParams } from '../../../shared/http/pagination.ts';
+import { pageFields, pageParams } from '../../../shared/http/pagination.ts';
 import { SETTABLE_ALERT_STATUSES } from './alert-transitions.ts';
 import { ALERT_STATUSES, AlertSchema, type AlertStatus } from '../../read-models/alerts.schema.ts';
 
@@ -22,14 +22,10 @@ export const AlertListQuerySchema = z.object({
 });
 export type AlertListQuery = z.infer<typeof AlertListQuerySchema>;
 
-export const AlertDetailQuerySchema = z.object({ site_id: Uuid() });
-
 /** `/query/alerts` and `/v1/alerts`. */
 export const AlertListResponseSchema = z.object({
   alerts: z.array(AlertSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageFields,
 });
 
 export const AlertPatchSchema = z

@@ -21,19 +21,6 @@ export async function hasMembership(db: Db, userId: string, orgId: string): Prom
   );
 }
 
-/** A pending invitation by its token hash, locked for the accepting transaction. */
-export async function findPendingInvitation(trx: Transaction<Database>, tokenHash: string, now: Date) {
-  return trx
-    .selectFrom('invitations')
-    .select(['id', 'org_id', 'email', 'role'])
-    .where('token_hash', '=', tokenHash)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
 export async function markInvitationAccepted(trx: Transaction<Database>, id: string, now: Date): Promise<void> {
   await trx.updateTable('invitations').set({ accepted_at: now }).where('id', '=', id).execute();
 }

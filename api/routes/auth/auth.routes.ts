@@ -25,7 +25,6 @@ import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
-  findPendingInvitation,
   findPendingVerification,
   hasMembership,
   membershipOrgIds,
@@ -33,6 +32,7 @@ import {
   markInvitationAccepted,
   markVerificationUsed,
 } from './auth.queries.ts';
+import { findPendingInvitation } from '../../../shared/db/queries/invitations.queries.ts';
 import { findOrg } from '../../../shared/db/queries/accounts.queries.ts';
 import {
   AcceptInviteBodySchema,
@@ -335,7 +335,7 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
         // The token reached the invitee by mail only when SMTP is configured; otherwise whoever created it handed it on.
         const proves = deps.mailer !== null;
         const joined = await deps.db.transaction().execute(async (trx) => {
-          const invite = await findPendingInvitation(trx, hashApiKey(body.token), now);
+          const invite = await findPendingInvitation(trx, { tokenHash: hashApiKey(body.token) }, now);
           if (!invite) throw new NotFoundError('invitation not found, expired or already used');
           let user = await findUserByEmail(trx, invite.email);
           if (user && proves && !user.emailVerifiedAt) {

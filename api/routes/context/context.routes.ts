@@ -78,7 +78,6 @@ export function contextRoutes(table: RouteTable, deps: ManageDeps, recommend: Re
   return table.read({
     path: '/v1/query/mcp/context',
     shortForm: {
-      path: '/v1/mcp/context',
       summary: 'Site context for AI assistants (short form; the same shape)',
       description: DESCRIPTION,
     },

@@ -1,3 +1,4 @@
+import { SiteQuerySchema } from '../../http/common.schema.ts';
 import { targetSite } from '../../http/target-site.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
@@ -8,7 +9,7 @@ import {
   type Environment,
 } from '../../../shared/domain/deploy-verification.ts';
 import { overallScore } from '../../../shared/domain/score-summary.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../../../shared/errors.ts';
+import { ConflictError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
@@ -19,13 +20,7 @@ import { enqueueDeployRecorded, findPriorDeploy, insertDeploy, lockSiteDeploys }
 import { findDeploy, listDeploys, type DeployRow } from '../../read-models/deploys.queries.ts';
 import { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import { DeploySchema } from '../../read-models/deploys.schema.ts';
-import {
-  DeployCreateSchema,
-  DeployDetailQuerySchema,
-  DeployListSchema,
-  DeployListQuerySchema,
-  IdempotencyKeySchema,
-} from './deploys.schema.ts';
+import { DeployCreateSchema, DeployListSchema, DeployListQuerySchema, IdempotencyKeySchema } from './deploys.schema.ts';
 
 const DEPLOY_NOT_FOUND = 'deploy not found';
 const NO_RELATED = { records: [], introduced: [], spikeThreshold: DEFAULT_SPIKE_THRESHOLD };
@@ -143,7 +138,7 @@ export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
 export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   table.read({
     path: '/v1/query/deploys',
-    shortForm: { path: '/v1/deploys', summary: 'Deploys of a site (short form)' },
+    shortForm: 'Deploys of a site (short form)',
     tag: 'deploys',
     summary:
       'Deploys of a site and environment, newest first, with before/after scores, related issues, cohort and verdict',
@@ -156,17 +151,16 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
   });
   return table.read({
     path: '/v1/query/deploys/:deploy_id',
-    shortForm: { path: '/v1/deploys/:deploy_id', summary: 'One deploy (short form)' },
+    shortForm: 'One deploy (short form)',
     tag: 'deploys',
     summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
-    query: DeployDetailQuerySchema,
+    query: SiteQuerySchema,
     params: idParam('deploy_id'),
     notFound: DEPLOY_NOT_FOUND,
     response: DeploySchema,
     async handler(_ctx, { query, params }) {
       const found = await findDeploy(deps.db, query.site_id, params.deploy_id);
-      if (!found) throw new NotFoundError(DEPLOY_NOT_FOUND);
-      return presentDeploy(found.row, found.related);
+      return found && presentDeploy(found.row, found.related);
     },
   });
 }

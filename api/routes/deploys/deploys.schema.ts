@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { ENVIRONMENTS } from '../../../shared/domain/deploy-verification.ts';
-import { pageParams } from '../../../shared/http/pagination.ts';
+import { pageFields, pageParams } from '../../../shared/http/pagination.ts';
 import { HttpUrlSchema } from '../../http/common.schema.ts';
 import { DeploySchema } from '../../read-models/deploys.schema.ts';
 
@@ -33,11 +33,8 @@ export const DeployListQuerySchema = z.object({
   environment: z.enum(ENVIRONMENTS).default('production'),
   ...pageParams({ max: 100, default: 20 }),
 });
-export const DeployDetailQuerySchema = z.object({ site_id: Uuid() });
 
 export const DeployListSchema = z.object({
   deploys: z.array(DeploySchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageFields,
 });

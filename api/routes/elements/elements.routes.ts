@@ -8,7 +8,7 @@ import { ElementListResponseSchema, ElementsQuerySchema } from './elements.schem
 export function elementRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   return table.read({
     path: '/v1/query/elements',
-    shortForm: { path: '/v1/elements', summary: 'Elements with the most friction (short form)' },
+    shortForm: 'Elements with the most friction (short form)',
     tag: 'elements',
     summary: 'Elements with the most friction',
     query: ElementsQuerySchema,

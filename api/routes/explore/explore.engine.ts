@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { METRIC_SQL, type ExploreScope } from './explore.fields.ts';
-import { presentSession } from './explore.presenter.ts';
+import { answerFrame, presentSession } from './explore.presenter.ts';
 import {
   listMatchingSessions,
   measureGroups,
@@ -61,12 +61,7 @@ export async function explore(deps: ExploreEngineDeps, req: ExploreRequest): Pro
 export async function answerQuery(db: Kysely<Database>, req: ExploreRequest): Promise<ExploreAnswer> {
   const scope = exploreScope(req);
   const { query } = req;
-  const head = { site_id: req.siteId, environment: req.environment, query };
-  const meta = (truncated: boolean) => ({
-    truncated,
-    window: { days: query.window_days, from: scope.from.toISOString(), to: scope.to.toISOString() },
-    rows_scanned: null,
-  });
+  const { head, meta } = answerFrame(req, scope);
   const output = query.output;
   if (output.mode === 'list') {
     const rows = await listMatchingSessions(db, scope, query.filters, output.limit);

@@ -1,6 +1,7 @@
-import { CONFUSING_SIGNALS } from './explore.fields.ts';
+import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { CONFUSING_SIGNALS, type ExploreScope } from './explore.fields.ts';
 import type { SessionEventGroup, SessionRow } from './explore.queries.ts';
-import { EXPLORE_MAX_SESSION_PAGES, type ExploreSession } from './explore.schema.ts';
+import { EXPLORE_MAX_SESSION_PAGES, type ExploreQuery, type ExploreSession } from './explore.schema.ts';
 
 const CONFUSING = new Set(CONFUSING_SIGNALS);
 
@@ -38,5 +39,21 @@ export function presentSession(row: SessionRow, groups: readonly SessionEventGro
     source: row.source,
     device: row.device,
     app_version: row.app_version,
+  };
+}
+
+/** What every answer starts with (the request it answers) and its meta (the window; rows_scanned is the route's). */
+export function answerFrame(
+  req: { siteId: string; environment: Environment; query: ExploreQuery },
+  scope: ExploreScope,
+) {
+  const { query } = req;
+  return {
+    head: { site_id: req.siteId, environment: req.environment, query },
+    meta: (truncated: boolean) => ({
+      truncated,
+      window: { days: query.window_days, from: scope.from.toISOString(), to: scope.to.toISOString() },
+      rows_scanned: null,
+    }),
   };
 }

@@ -1,6 +1,6 @@
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { CONFUSING_SIGNALS, DIRECT_SOURCE, type ExploreScope } from './explore.fields.ts';
-import { byteOrder, presentSession } from './explore.presenter.ts';
+import { answerFrame, byteOrder, presentSession } from './explore.presenter.ts';
 import type { SessionEventGroup } from './explore.queries.ts';
 import {
   EXPLORE_MAX_GROUPS,
@@ -122,12 +122,7 @@ export function referenceExplore(
       s.started_at <= scope.to.getTime() &&
       query.filters.every((f) => passes(s, eventsOf.get(s.id) ?? [], f)),
   );
-  const head = { site_id: req.siteId, environment: req.environment, query };
-  const meta = (truncated: boolean) => ({
-    truncated,
-    window: { days: query.window_days, from: scope.from.toISOString(), to: scope.to.toISOString() },
-    rows_scanned: null,
-  });
+  const { head, meta } = answerFrame(req, scope);
   const output = query.output;
   if (output.mode === 'list') {
     const sorted = [...matching].sort((a, b) => b.started_at - a.started_at || byteOrder(a.id, b.id));

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { rebuildSessionRollups } from '../../../shared/db/session-rollups.ts';
+import { rebuildSessionKeys, rebuildSessionRollups } from '../../../shared/db/session-rollups.ts';
 import type { RefEvent, RefSession } from './explore.reference.ts';
 
 export interface TestEvent extends RefEvent {
@@ -123,8 +123,11 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
         .execute();
     }
   }
-  // The Explorer's session rollup, as the processor keeps it (rebuilt from the rows just written).
-  for (const siteId of new Set(data.sessions.map((s) => s.site_id))) await rebuildSessionRollups(db, siteId);
+  // The Explorer's session rollup and session keys, as the processor keeps them (rebuilt from the rows just written).
+  for (const siteId of new Set(data.sessions.map((s) => s.site_id))) {
+    await rebuildSessionRollups(db, siteId);
+    await rebuildSessionKeys(db, siteId);
+  }
 }
 
 /** Numbers compared to 9 significant digits: SQL and JS average floats in different orders. */

@@ -16,7 +16,7 @@ import { ExportQuerySchema, type ExportQuery } from './export.schema.ts';
 export function exportRoutes(table: RouteTable, deps: ReadDeps & { log?: Logger }): RouteTable {
   return table.read({
     path: '/v1/query/export/events.csv',
-    shortForm: { path: '/v1/export/events.csv', summary: 'Events as CSV (short form; the same file)' },
+    shortForm: 'Events as CSV (short form; the same file)',
     tag: 'export',
     summary: "The site's events as RFC 4180 CSV with a header row, oldest first, streamed",
     description:

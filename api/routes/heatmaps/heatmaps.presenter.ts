@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { PageHeatmapRow } from './heatmaps.queries.ts';
 import type { ElementHeatmapResponseSchema, PageHeatmapResponseSchema } from './heatmaps.schema.ts';
 /** Stored coordinates are integers 0..1000 (ingest converts the older offset-plus-size form); served as 0..1. */
 const unit = (v: number): number => v / 1000;
@@ -23,14 +24,7 @@ export function presentPageHeatmap(
   page: string,
   device: string | null,
   count: number,
-  points: {
-    signal_type: string;
-    vx: number;
-    vy: number;
-    px: number | null;
-    py: number | null;
-    selector: string | null;
-  }[],
+  points: Omit<PageHeatmapRow, 'total'>[],
 ): z.output<typeof PageHeatmapResponseSchema> {
   return {
     page,

@@ -4,34 +4,24 @@ import { newId } from '../../../shared/ids.ts';
 import { MANAGE_READ_ACCESS, MANAGE_ADMIN_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
-import { DeletedSchema } from '../../http/common.schema.ts';
+import { DeletedSchema, OrgOrSiteQuerySchema } from '../../http/common.schema.ts';
+import { listedSite } from '../../http/target-site.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteIntegration,
   findIntegrationForUpdate,
   insertIntegration,
   listIntegrations,
-  type IntegrationRow,
 } from './integrations.queries.ts';
+import { presentIntegration } from './integrations.presenter.ts';
 import {
   IntegrationCreateSchema,
-  IntegrationListQuerySchema,
   IntegrationListSchema,
   IntegrationSchema,
   SECRET_FIELDS,
 } from './integrations.schema.ts';
 
 const NOT_FOUND = 'integration not found';
-
-const present = (i: IntegrationRow) => ({
-  id: i.id,
-  site_id: i.site_id,
-  provider: i.provider,
-  config: i.config,
-  secrets: i.secret_fields,
-  created_at: i.created_at.toISOString(),
-  updated_at: i.updated_at.toISOString(),
-});
 
 /** Integrations (slack, pagerduty, linear, github) per site: connect with a validated config, list, disconnect. */
 export function integrationRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
@@ -43,13 +33,11 @@ export function integrationRoutes(table: RouteTable, deps: ManageDeps): RouteTab
     tag: 'integrations',
     summary: 'Connected integrations, by org_id or site_id (secrets never returned)',
     access: MANAGE_READ_ACCESS,
-    query: IntegrationListQuerySchema,
+    query: OrgOrSiteQuerySchema,
     response: IntegrationListSchema,
     async handler(_ctx, { query, principal, guard }) {
-      if (query.site_id) guard.site(query.site_id, 'site not found');
-      if (query.org_id) guard.org(query.org_id, 'organization not found');
-      const siteId = principal.kind === 'key' ? (principal.siteId ?? query.site_id) : query.site_id;
-      return { integrations: (await listIntegrations(deps.db, principal.orgId, siteId)).map(present) };
+      const siteId = listedSite(query, principal, guard);
+      return { integrations: (await listIntegrations(deps.db, principal.orgId, siteId)).map(presentIntegration) };
     },
   });
 
@@ -89,7 +77,7 @@ export function integrationRoutes(table: RouteTable, deps: ManageDeps): RouteTab
           targetId: row.id,
           summary: { provider: row.provider, config, secrets: secretNames },
         });
-        return present(row);
+        return presentIntegration(row);
       });
     },
   });

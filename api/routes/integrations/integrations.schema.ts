@@ -58,13 +58,6 @@ export const IntegrationCreateSchema = z.discriminatedUnion('provider', [
   z.strictObject({ site_id: Uuid(), provider: z.literal('github'), config: GithubConfigSchema }),
 ]);
 
-export const IntegrationListQuerySchema = z
-  .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
-  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, {
-    path: ['org_id'],
-    error: 'org_id or site_id is required',
-  });
-
 export const IntegrationSchema = z.object({
   id: Uuid(),
   site_id: Uuid(),

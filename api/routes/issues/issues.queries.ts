@@ -5,22 +5,6 @@ import type { UxIssueTable } from '../../../shared/db/tables/issues.table.ts';
 /** The whole row, as a write reads and returns it. */
 export type IssueRecord = Selectable<UxIssueTable>;
 
-/** An issue of a live site with its org, locked for the caller's transaction. */
-export async function findIssueForUpdate(
-  trx: Transaction<Database>,
-  id: string,
-): Promise<(IssueRecord & { org_id: string }) | undefined> {
-  return trx
-    .selectFrom('ux_issues as i')
-    .innerJoin('sites as s', 's.id', 'i.site_id')
-    .selectAll('i')
-    .select('s.org_id')
-    .where('i.id', '=', id)
-    .where('s.deleted_at', 'is', null)
-    .forUpdate('i')
-    .executeTakeFirst();
-}
-
 export async function updateIssueFields(
   trx: Transaction<Database>,
   id: string,

@@ -1,18 +1,14 @@
+import { SiteReadQuerySchema } from '../../http/common.schema.ts';
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
-import { NotFoundError, ConflictError } from '../../../shared/errors.ts';
+import { ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
-import {
-  IssueDetailQuerySchema,
-  IssueDetailSchema,
-  IssueListQuerySchema,
-  IssueListResponseSchema,
-  IssuePatchSchema,
-} from './issues.schema.ts';
+import { IssueDetailSchema, IssueListQuerySchema, IssueListResponseSchema, IssuePatchSchema } from './issues.schema.ts';
 import { IssueSchema } from '../../read-models/issues.schema.ts';
-import { findIssueForUpdate, insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { lockSiteObject } from '../../http/site-object.queries.ts';
+import { insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
 import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { isoOrNull, presentSessionId } from '../../http/present.ts';
@@ -62,7 +58,7 @@ export async function issueDetail(
 export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   table.read({
     path: '/v1/query/issues',
-    shortForm: { path: '/v1/issues', summary: 'UX issues of a site (short form)' },
+    shortForm: 'UX issues of a site (short form)',
     tag: 'issues',
     summary: 'UX issues of a site, ranked',
     query: IssueListQuerySchema,
@@ -74,20 +70,16 @@ export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   });
   return table.read({
     path: '/v1/query/issues/:issue_id',
-    shortForm: { path: '/v1/issues/:issue_id', summary: 'One issue (short form)' },
+    shortForm: 'One issue (short form)',
     tag: 'issues',
     summary: 'One issue with its evidence sessions and history',
     description: '404 for an issue of another site, or of another environment than environment (default production).',
-    query: IssueDetailQuerySchema,
+    query: SiteReadQuerySchema,
     // A malformed id is answered like a missing one: ids are not worth a different error.
     params: idParam('issue_id'),
     notFound: NOT_FOUND,
     response: IssueDetailSchema,
-    async handler(_ctx, { query, params }) {
-      const body = await issueDetail(deps.db, query.site_id, query.environment, params.issue_id);
-      if (!body) throw new NotFoundError(NOT_FOUND);
-      return body;
-    },
+    handler: (_ctx, { query, params }) => issueDetail(deps.db, query.site_id, query.environment, params.issue_id),
   });
 }
 
@@ -145,7 +137,7 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     notFound: NOT_FOUND,
     body: IssuePatchSchema,
     response: IssueSchema,
-    lock: findIssueForUpdate,
+    lock: (trx, id) => lockSiteObject(trx, 'ux_issues', id),
     async apply(trx, before, { id, body, principal }) {
       if (before.merged_into)
         throw new ConflictError(`this issue was merged into ${before.merged_into}; change that issue instead`);

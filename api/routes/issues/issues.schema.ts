@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageParams } from '../../../shared/http/pagination.ts';
+import { pageFields, pageParams } from '../../../shared/http/pagination.ts';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
 import { ISSUE_STATUSES } from '../../../shared/domain/issue-status.ts';
@@ -13,14 +13,9 @@ export const IssueListQuerySchema = z.object({
   ...pageParams({ max: 100, default: 20 }),
 });
 
-/** An issue of another environment than `environment` is answered 404, like one of another site. */
-export const IssueDetailQuerySchema = z.object({ site_id: Uuid(), environment: EnvironmentParam });
-
 export const IssueListResponseSchema = z.object({
   issues: z.array(IssueSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageFields,
 });
 
 export const IssueDetailSchema = IssueSchema.extend({

@@ -1,12 +1,12 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle } from '../../../shared/db/connection.ts';
+import type { DatabaseHandle } from '../../../shared/db/connection.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { migrateToLatest } from '../../../shared/db/migrator.ts';
 import { withTestDatabase } from '../../../shared/testing/database.ts';
 import { seeded } from '../../../shared/seeded-random.ts';
 import { journeySessions } from './journeys.queries.ts';
+import { openEmbeddedTestDatabase } from '../../../shared/testing/embedded-template.ts';
 
 // journeySessions reads sessions a page at a time (newest first, keyset on activity and id); the answer must be the
 // single statement it replaced: the `limit` most recently active sessions of the window with a signal of the types
@@ -102,9 +102,8 @@ for (const kind of ['postgres', 'pglite'] as const) {
   test(`${kind}: paged journey sessions equal the single statement, over ties and non-matching sessions`, async (t) => {
     t.timeout(180_000);
     const fixture = kind === 'postgres' ? await withTestDatabase('journeys_paging') : undefined;
-    const handle = fixture?.handle ?? (await openDatabase({ dataDir: '', embeddedPath: 'memory://' }));
+    const handle = fixture?.handle ?? (await openEmbeddedTestDatabase());
     try {
-      if (!fixture) await migrateToLatest(handle.db);
       await fill(handle);
       let exhausted = 0;
       let pages = 0;

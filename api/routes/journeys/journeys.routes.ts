@@ -43,7 +43,7 @@ export function journeyRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   });
   return table.read({
     path: '/v1/query/flows',
-    shortForm: { path: '/v1/flows', summary: 'Navigation flows (short form; the same shape)' },
+    shortForm: 'Navigation flows (short form; the same shape)',
     tag: 'journeys',
     summary:
       'Page-to-page navigation of the 1000 most recently active sessions of the last 7 days: edges (from, to, sessions, transitions; busiest 100) and pages (views, entries, exits; busiest 100)',

@@ -6,21 +6,11 @@ import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit } from '../../http/audit.ts';
 import { SiteQuerySchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
-import { findKey, listKeys, revokeKey, type ApiKeyRow } from './keys.queries.ts';
+import { findKey, listKeys, revokeKey } from './keys.queries.ts';
+import { presentKey } from './keys.presenter.ts';
 import { ApiKeyCreatedSchema, ApiKeyListSchema, ApiKeySchema, KeyCreateSchema } from './keys.schema.ts';
 
 const NOT_FOUND = 'API key not found';
-
-const present = (k: ApiKeyRow) => ({
-  id: k.id,
-  site_id: k.site_id,
-  key_type: k.key_type,
-  name: k.name,
-  key_prefix: k.key_prefix,
-  scopes: k.scopes,
-  created_at: k.created_at.toISOString(),
-  revoked_at: k.revoked_at?.toISOString() ?? null,
-});
 
 /**
  * API keys of a site. User tokens of owners and admins only: a key that could mint keys could outlive its
@@ -38,7 +28,7 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     query: SiteQuerySchema,
     response: ApiKeyListSchema,
     async handler(_ctx, { query }) {
-      return { site_id: query.site_id, keys: (await listKeys(deps.db, query.site_id)).map(present) };
+      return { site_id: query.site_id, keys: (await listKeys(deps.db, query.site_id)).map(presentKey) };
     },
   });
 
@@ -73,7 +63,7 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           targetId: issued.id,
           summary: { key_type: body.key_type, scopes: body.scopes, key_prefix: issued.prefix, name: body.name ?? null },
         });
-        return { ...present(row), key: issued.key };
+        return { ...presentKey(row), key: issued.key };
       });
     },
   });
@@ -106,7 +96,7 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       if (hash) await deps.forgetKeys([hash]);
       const row = await findKey(deps.db, params.id);
       if (!row) throw new NotFoundError(NOT_FOUND);
-      return present(row);
+      return presentKey(row);
     },
   });
   return table;

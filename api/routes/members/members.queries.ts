@@ -22,36 +22,12 @@ export async function listMembers(db: Db, orgId: string): Promise<MemberRow[]> {
   return memberQuery(db).where('m.org_id', '=', orgId).orderBy('m.created_at').orderBy('m.id').execute();
 }
 
-export async function listPendingInvitations(db: Db, orgId: string, now: Date) {
-  return db
-    .selectFrom('invitations')
-    .select(['id', 'email', 'role', 'created_at', 'expires_at'])
-    .where('org_id', '=', orgId)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .orderBy('created_at')
-    .execute();
-}
-
 export async function findMemberForUpdate(trx: Transaction<Database>, id: string): Promise<MemberRow | undefined> {
   return memberQuery(trx).where('m.id', '=', id).forUpdate('m').executeTakeFirst();
 }
 
 export async function findMemberByEmail(db: Db, orgId: string, email: string): Promise<MemberRow | undefined> {
   return memberQuery(db).where('m.org_id', '=', orgId).where('u.email', '=', email).executeTakeFirst();
-}
-
-export async function findPendingInvitationById(trx: Transaction<Database>, id: string, now: Date) {
-  return trx
-    .selectFrom('invitations')
-    .select(['id', 'org_id', 'email', 'role'])
-    .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .forUpdate()
-    .executeTakeFirst();
 }
 
 /** Revokes the email's pending invitation to the org, if any (a new invitation replaces it). */

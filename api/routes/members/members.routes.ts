@@ -12,15 +12,14 @@ import {
   deleteMember,
   findMemberByEmail,
   findMemberForUpdate,
-  findPendingInvitationById,
   insertInvitation,
   listMembers,
-  listPendingInvitations,
   lockOrgForInvitations,
   revokeInvitation,
   revokePendingInvitations,
   setMemberRole,
 } from './members.queries.ts';
+import { findPendingInvitation, listPendingInvitations } from '../../../shared/db/queries/invitations.queries.ts';
 import {
   InviteCreatedSchema,
   MemberInviteAliasSchema,
@@ -223,7 +222,7 @@ export function memberRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           });
           return;
         }
-        const invite = await findPendingInvitationById(trx, id, deps.now());
+        const invite = await findPendingInvitation(trx, { id }, deps.now());
         guard.org(invite?.org_id, NOT_FOUND);
         await revokeInvitation(trx, id, deps.now());
         await audit(trx, principal, {

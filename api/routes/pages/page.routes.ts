@@ -85,22 +85,19 @@ async function compared(
 export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   table.read({
     path: '/v1/query/page',
-    shortForm: { path: '/v1/page', summary: 'One page (short form; the same shape)' },
+    shortForm: 'One page (short form; the same shape)',
     tag: 'pages',
     summary:
       'One page: score, trend, 30 days of score_history, open issues, elements, budget, recent deploys, active alerts',
     description: '404 when the site never scored the page.',
     query: PageQuerySchema,
+    notFound: 'page not found',
     response: PageResponseSchema,
-    async handler(_ctx, { query }) {
-      const view = await pageView(deps.db, query.site_id, query.environment, query.page, deps.now());
-      if (!view) throw new NotFoundError('page not found');
-      return view;
-    },
+    handler: (_ctx, { query }) => pageView(deps.db, query.site_id, query.environment, query.page, deps.now()),
   });
   table.read({
     path: '/v1/query/trends',
-    shortForm: { path: '/v1/trends', summary: 'Daily scores (short form; the same shape)' },
+    shortForm: 'Daily scores (short form; the same shape)',
     tag: 'pages',
     summary: 'Daily scores of a page, or of the site when page is omitted, over the last days (1-90, default 7)',
     description:
@@ -120,7 +117,7 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   });
   return table.read({
     path: '/v1/query/compare',
-    shortForm: { path: '/v1/compare', summary: 'Two pages side by side (short form; the same shape)' },
+    shortForm: 'Two pages side by side (short form; the same shape)',
     tag: 'pages',
     summary:
       'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a',

@@ -1,3 +1,4 @@
+import { SiteQuerySchema } from '../../http/common.schema.ts';
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
@@ -7,7 +8,7 @@ import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import { presentErasure } from './privacy.presenter.ts';
 import { eraseSessions, sessionsOfAnonymousId } from './privacy.queries.ts';
-import { EraseQuerySchema, ErasedSchema, SessionParamsSchema, VisitorParamsSchema } from './privacy.schema.ts';
+import { ErasedSchema, SessionParamsSchema, VisitorParamsSchema } from './privacy.schema.ts';
 
 /** Owners and admins, signed in: an erasure cannot be undone, so no key may make one. */
 const ERASER = { surface: 'manage' as const, scopes: [], roles: ADMIN_ROLES };
@@ -49,7 +50,7 @@ export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       'Owner or admin user token. Answers what was deleted (zeros when nothing matched: the same answer whether or not the session existed). Audited as privacy.erase.',
     access: ERASER,
     params: SessionParamsSchema,
-    query: EraseQuerySchema,
+    query: SiteQuerySchema,
     response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');
@@ -67,7 +68,7 @@ export function privacyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     description: 'Owner or admin user token. Audited as privacy.erase.',
     access: ERASER,
     params: VisitorParamsSchema,
-    query: EraseQuerySchema,
+    query: SiteQuerySchema,
     response: ErasedSchema,
     async handler(_ctx, { params, query, principal, guard }) {
       guard.site(query.site_id, 'site not found');

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from '../../../shared/contracts/uuid.ts';
 
-export const EraseQuerySchema = z.object({ site_id: Uuid() });
 export const SessionParamsSchema = z.object({ session_id: z.string().min(1).max(128) });
 export const VisitorParamsSchema = z.object({ anonymous_id: z.string().min(1).max(128) });
 

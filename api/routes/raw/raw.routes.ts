@@ -21,7 +21,7 @@ const DEFAULT_SORT: Record<RawTable, string> = {
 export function rawRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   return table.read({
     path: '/v1/query/raw',
-    shortForm: { path: '/v1/raw', summary: "A site's rows of one table (short form)" },
+    shortForm: "A site's rows of one table (short form)",
     tag: 'raw',
     summary: "A site's rows of one table, as stored",
     description:

@@ -2,10 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
-import { conversionMatcher } from './conversion.ts';
-
-const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
+import { isConversion, WEIGHTED } from './revenue.queries.ts';
 
 export interface GroupRow {
   key: string;
@@ -13,11 +10,6 @@ export interface GroupRow {
   confused_converted: number;
   calm: number;
   calm_converted: number;
-}
-
-function isConversion(conversionEvent: string): RawBuilder<boolean> {
-  const m = conversionMatcher(conversionEvent);
-  return m.name === null ? sql<boolean>`type = 'conversion'` : sql<boolean>`(type = 'custom' and name = ${m.name})`;
 }
 
 /**
@@ -40,8 +32,10 @@ export async function confusedVersusCalm(
     ), confused as (
       select distinct session_id from signals where site_id = ${siteId} and environment = ${environment} and ts >= ${since} and signal_type in (${sql.join(WEIGHTED)})
     ), pv as (
-      select distinct e.page, e.session_id from events e join s on s.id = e.session_id
-      where e.site_id = ${siteId} and e.type = 'page_view' and e.ts >= ${since} and ${environmentWhere(environment, 'e.environment')}
+      -- A session viewed the page since \`since\` exactly when its last view of it is since then: page_viewers (migration
+      -- 0222, kept by the processor with the events) instead of every page view of the period in events.
+      select v.page, v.session_id from page_viewers v join s on s.id = v.session_id
+      where v.site_id = ${siteId} and v.environment = ${environment} and v.last_view_at >= ${since}
     )`;
   const groups = (key: RawBuilder<unknown>, from: RawBuilder<unknown>, session: RawBuilder<unknown>) =>
     sql<GroupRow>`

@@ -11,7 +11,7 @@ const DAY_MS = 86_400_000;
 /** Revenue at risk looks at the last 30 days (the events kept). */
 export const REVENUE_WINDOW_DAYS = 30;
 /** Signal types that weigh something: a session with one of them on a page was not calm there. */
-const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
+export const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
 
 /** The environment's revenue settings (defaults when never set). */
 export async function revenueConfig(
@@ -31,8 +31,8 @@ export async function revenueConfig(
   return { ...DEFAULT_SDK_CONFIG.revenue_config, ...(parsed.success ? parsed.data : {}) };
 }
 
-/** SQL condition for "this event is a conversion". */
-function isConversion(conversionEvent: string): RawBuilder<boolean> {
+/** SQL condition for "this event is a conversion" (revenue and insights). */
+export function isConversion(conversionEvent: string): RawBuilder<boolean> {
   const m = conversionMatcher(conversionEvent);
   return m.name === null ? sql<boolean>`type = 'conversion'` : sql<boolean>`(type = 'custom' and name = ${m.name})`;
 }

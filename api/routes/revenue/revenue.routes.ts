@@ -14,7 +14,7 @@ import {
 export function revenueRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   table.read({
     path: '/v1/query/revenue',
-    shortForm: { path: '/v1/revenue', summary: 'Revenue at risk (short form; the same shape)' },
+    shortForm: 'Revenue at risk (short form; the same shape)',
     tag: 'revenue',
     summary:
       'Revenue at risk across active issues over 30 days, with the method; enabled false and the reason when conversion tracking is not wired',
@@ -34,7 +34,7 @@ export function revenueRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   });
   return table.read({
     path: '/v1/query/recommendations',
-    shortForm: { path: '/v1/recommendations', summary: 'Ranked fixes (short form; the same shape)' },
+    shortForm: 'Ranked fixes (short form; the same shape)',
     tag: 'revenue',
     summary:
       "Ranked fixes, one per active issue: the catalog's fix made specific to the element and page, its impact and the issue it closes",

@@ -1,4 +1,3 @@
-import { NotFoundError } from '../../../shared/errors.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { presentSession } from './session.presenter.ts';
@@ -9,15 +8,16 @@ import { SessionQuerySchema, SessionResponseSchema } from './session.schema.ts';
 export function sessionRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
   return table.read({
     path: '/v1/query/session',
-    shortForm: { path: '/v1/session', summary: "One session's timeline (short form; the same shape)" },
+    shortForm: "One session's timeline (short form; the same shape)",
     tag: 'sessions',
     summary: "One session's page views and signals in order (each event has occurred_at and timestamp)",
     description: '404 for an unknown session. At most 5000 events; truncated says when there were more.',
     query: SessionQuerySchema,
+    notFound: 'session not found',
     response: SessionResponseSchema,
     async handler(_ctx, { query: q }) {
       const session = await findSession(deps.db, q.site_id, q.environment, q.session_id);
-      if (!session) throw new NotFoundError('session not found');
+      if (!session) return undefined;
       const rows = await sessionTimeline(deps.db, q.site_id, q.environment, session.id);
       // The first stored event can predate the session row's start when the SDK's clock is behind.
       const started = rows.length > 0 && rows[0].ts < session.started_at ? rows[0].ts : session.started_at;

@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../shared/db/database.ts';
 import { seal } from '../../../shared/auth/secret-box.ts';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../../shared/ids.ts';
@@ -7,6 +9,8 @@ import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import { assertOutboundUrl } from '../../http/outbound-url.ts';
+import { OrgOrSiteQuerySchema } from '../../http/common.schema.ts';
+import { listedSite } from '../../http/target-site.ts';
 import { recoverDegradation } from '../../../shared/db/queries/degradation.queries.ts';
 import {
   findWebhookForUpdate,
@@ -20,7 +24,6 @@ import {
   WebhookCreatedSchema,
   WebhookCreateSchema,
   WebhookEndpointSchema,
-  WebhookListQuerySchema,
   WebhookListSchema,
   WebhookPatchSchema,
   WebhookTestSchema,
@@ -52,10 +55,20 @@ export function presentWebhook(w: WebhookRow) {
   };
 }
 
-/** A key reaches only the endpoints bound to its own site; a user every endpoint of their org. */
-function guardEndpoint(guard: Guard, principal: Principal, w: WebhookRow | undefined): void {
+/**
+ * The endpoint, locked for the caller's transaction, once the caller may reach it (else 404): a key only the
+ * endpoints bound to its own site, a user every endpoint of their org.
+ */
+async function lockEndpoint(
+  trx: Transaction<Database>,
+  guard: Guard,
+  principal: Principal,
+  id: string,
+): Promise<WebhookRow> {
+  const w = await findWebhookForUpdate(trx, id);
   if (principal.kind === 'key') guard.site(w?.site_id, NOT_FOUND);
   else guard.org(w?.org_id, NOT_FOUND);
+  return w!;
 }
 
 /** Webhook endpoints: the signing secret is returned once and stored sealed (the dispatcher signs with it). */
@@ -70,12 +83,10 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     description:
       "By site_id: the site's endpoints and the org-wide ones (a key: only its site's). Signing secrets are never returned.",
     access: { surface: 'manage', scopes: SCOPES, roles: ALL_ROLES },
-    query: WebhookListQuerySchema,
+    query: OrgOrSiteQuerySchema,
     response: WebhookListSchema,
     async handler(_ctx, { query, principal, guard }) {
-      if (query.site_id) guard.site(query.site_id, 'site not found');
-      if (query.org_id) guard.org(query.org_id, 'organization not found');
-      const siteId = principal.kind === 'key' ? (principal.siteId ?? query.site_id) : query.site_id;
+      const siteId = listedSite(query, principal, guard);
       return {
         endpoints: (await listWebhooks(deps.db, principal.orgId, { siteId, onlySite: principal.kind === 'key' })).map(
           presentWebhook,
@@ -143,26 +154,24 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     response: WebhookEndpointSchema,
     async handler(_ctx, { params, body, principal, guard }) {
       return deps.db.transaction().execute(async (trx) => {
-        const before = await findWebhookForUpdate(trx, params.endpoint_id);
-        guardEndpoint(guard, principal, before);
+        const before = await lockEndpoint(trx, guard, principal, params.endpoint_id);
         await assertOutboundUrl(body.url, deps.outbound);
         const { enabled, ...rest } = body;
         const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
         // Re-enabling starts afresh: the failure streak and the dispatcher's reason for disabling are cleared.
         const reenable =
-          set.active === true && before !== undefined && !before.active
+          set.active === true && !before.active
             ? { consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null }
             : {};
         const after = await updateWebhook(trx, params.endpoint_id, { ...set, ...reenable, updated_at: deps.now() });
-        if (before && !before.active && after.active)
-          await recoverDegradation(trx, 'endpoint_disabled', after.id, deps.now());
+        if (!before.active && after.active) await recoverDegradation(trx, 'endpoint_disabled', after.id, deps.now());
         await audit(trx, principal, {
           orgId: after.org_id,
           siteId: after.site_id,
           action: 'webhook.update',
           targetType: 'webhook_endpoint',
           targetId: after.id,
-          summary: { changes: diff(before!, set) },
+          summary: { changes: diff(before, set) },
         });
         return presentWebhook(after);
       });
@@ -183,19 +192,18 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     response: WebhookTestSchema,
     async handler(_ctx, { params, principal, guard }) {
       return deps.db.transaction().execute(async (trx) => {
-        const w = await findWebhookForUpdate(trx, params.endpoint_id);
-        guardEndpoint(guard, principal, w);
-        if (!w!.active)
+        const w = await lockEndpoint(trx, guard, principal, params.endpoint_id);
+        if (!w.active)
           throw new ConflictError('the endpoint is disabled; enable it (PATCH active: true) before testing');
         const now = deps.now();
         const event = {
           id: eventIdOf(`webhook.test:${newId()}`),
           type: 'webhook.test',
           timestamp: now.toISOString(),
-          site_id: w!.site_id,
+          site_id: w.site_id,
           data: {
             message: 'A test event from Friction: your endpoint receives and verifies signed webhooks.',
-            endpoint_id: w!.id,
+            endpoint_id: w.id,
           },
         };
         const deliveryId = newId();
@@ -204,21 +212,21 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
             id: deliveryId,
             event_id: event.id,
             event_type: event.type,
-            org_id: w!.org_id,
-            site_id: w!.site_id,
+            org_id: w.org_id,
+            site_id: w.site_id,
             channel: 'webhook',
-            endpoint_id: w!.id,
-            target: w!.url,
+            endpoint_id: w.id,
+            target: w.url,
             body: eventBody(event),
             next_attempt_at: now,
           },
         ]);
         await audit(trx, principal, {
-          orgId: w!.org_id,
-          siteId: w!.site_id,
+          orgId: w.org_id,
+          siteId: w.site_id,
           action: 'webhook.test',
           targetType: 'webhook_endpoint',
-          targetId: w!.id,
+          targetId: w.id,
           summary: { event_id: event.id, delivery_id: deliveryId },
         });
         return { delivery_id: deliveryId, event_id: event.id, type: event.type };
@@ -238,22 +246,21 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     response: WebhookEndpointSchema,
     async handler(_ctx, { params, principal, guard }) {
       return deps.db.transaction().execute(async (trx) => {
-        const w = await findWebhookForUpdate(trx, params.endpoint_id);
-        guardEndpoint(guard, principal, w);
+        const w = await lockEndpoint(trx, guard, principal, params.endpoint_id);
         // Marked deleted, not only inactive: an inactive endpoint still counts toward the bound (PATCH can re-enable
         // it), so a bound that counted deleted ones would never heal.
-        const after = await updateWebhook(trx, w!.id, {
+        const after = await updateWebhook(trx, w.id, {
           active: false,
           deleted_at: deps.now(),
           updated_at: deps.now(),
         });
         await audit(trx, principal, {
-          orgId: w!.org_id,
-          siteId: w!.site_id,
+          orgId: w.org_id,
+          siteId: w.site_id,
           action: 'webhook.delete',
           targetType: 'webhook_endpoint',
-          targetId: w!.id,
-          summary: { url: w!.url },
+          targetId: w.id,
+          summary: { url: w.url },
         });
         return presentWebhook(after);
       });

@@ -19,13 +19,6 @@ const Events = z
   .max(WEBHOOK_EVENTS.length)
   .refine((e) => new Set(e).size === e.length, 'must not repeat an event kind');
 
-export const WebhookListQuerySchema = z
-  .object({ org_id: Uuid().optional(), site_id: Uuid().optional() })
-  .refine((q) => q.org_id !== undefined || q.site_id !== undefined, {
-    path: ['org_id'],
-    error: 'org_id or site_id is required',
-  });
-
 export const WebhookCreateSchema = z.strictObject({
   org_id: Uuid(),
   url: HttpUrlSchema,

@@ -50,10 +50,54 @@ export async function up(db: Kysely<any>): Promise<void> {
         and extract(epoch from p_latest - x.start)::bigint % 604800 = 0
     $fn$`.execute(db);
 
+  await createRollupsMerge(db);
+  // One trigger per event: a trigger with transition tables takes one event.
+  await sql`create trigger page_scores_alert_rollups_insert after insert on page_scores
+    referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
+  await sql`create trigger page_scores_alert_rollups_update after update on page_scores
+    referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
+  // page_scores emptied at once (a bench's reset, a restore): the rollups with it.
+  await sql`create function alert_page_rollups_truncate() returns trigger language plpgsql as $fn$
+begin
+  truncate alert_page_marks, alert_page_week_hours;
+  return null;
+end
+$fn$`.execute(db);
+  await sql`create trigger page_scores_alert_rollups_truncate after truncate on page_scores
+    for each statement execute function alert_page_rollups_truncate()`.execute(db);
+
+  // What is already stored, once: every production row of page_scores is read (minutes on a big history), longer
+  // than the pool's per-statement timeout; lifted for this migration's transaction only.
+  await sql`select set_config('statement_timeout', '0', true)`.execute(db);
+  await sql`insert into alert_page_week_hours (site_id, page, hour_of_week, starts, scores, sessions)
+    select site_id, page, how, array_agg(window_start order by window_start desc),
+           array_agg(score order by window_start desc), array_agg(sessions order by window_start desc)
+    from (select site_id, page, window_start, score, sessions,
+                 (floor(extract(epoch from window_start) / 3600)::bigint % 168)::smallint as how,
+                 row_number() over (partition by site_id, page,
+                                    (floor(extract(epoch from window_start) / 3600)::bigint % 168)
+                                    order by window_start desc) as rn
+          from page_scores where environment = 'production') s
+    where rn <= 9 group by site_id, page, how`.execute(db);
+  await sql`insert into alert_page_marks (site_id, page, first_start, latest_start, latest_score, latest_sessions,
+                                          previous_start, previous_score)
+    select site_id, page, min(window_start),
+           max(window_start), (array_agg(score order by window_start desc))[1], (array_agg(sessions order by window_start desc))[1],
+           (array_agg(window_start order by window_start desc))[2], (array_agg(score order by window_start desc))[2]
+    from page_scores where environment = 'production' group by site_id, page`.execute(db);
+  await sql`update alert_page_marks m set (week_scores, week_sessions) = (
+    select ws.scores, ws.sessions from alert_week_samples(m.site_id, m.page, m.latest_start) ws)`.execute(db);
+}
+
+/**
+ * The merge as this migration made it (0300 replaced it with one linear in the statement's rows; its down restores
+ * this one).
+ */
+export async function createRollupsMerge(db: Kysely<any>): Promise<void> {
   // The merge, for the rows a statement wrote (transition table new_rows). Marks: the statement's two newest hours
   // and its first per page, merged with the stored ones (an hour written again takes its new score). Week hours: the
   // statement's rows per (page, hour of week), merged with the stored array, newest 9 kept.
-  await sql`create function alert_page_rollups() returns trigger language plpgsql as $fn$
+  await sql`create or replace function alert_page_rollups() returns trigger language plpgsql as $fn$
 begin
   insert into alert_page_week_hours as w (site_id, page, hour_of_week, starts, scores, sessions)
   select site_id, page, how, (array_agg(window_start order by window_start desc))[1:9],
@@ -119,42 +163,6 @@ begin
   return null;
 end
 $fn$`.execute(db);
-  // One trigger per event: a trigger with transition tables takes one event.
-  await sql`create trigger page_scores_alert_rollups_insert after insert on page_scores
-    referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
-  await sql`create trigger page_scores_alert_rollups_update after update on page_scores
-    referencing new table as new_rows for each statement execute function alert_page_rollups()`.execute(db);
-  // page_scores emptied at once (a bench's reset, a restore): the rollups with it.
-  await sql`create function alert_page_rollups_truncate() returns trigger language plpgsql as $fn$
-begin
-  truncate alert_page_marks, alert_page_week_hours;
-  return null;
-end
-$fn$`.execute(db);
-  await sql`create trigger page_scores_alert_rollups_truncate after truncate on page_scores
-    for each statement execute function alert_page_rollups_truncate()`.execute(db);
-
-  // What is already stored, once: every production row of page_scores is read (minutes on a big history), longer
-  // than the pool's per-statement timeout; lifted for this migration's transaction only.
-  await sql`select set_config('statement_timeout', '0', true)`.execute(db);
-  await sql`insert into alert_page_week_hours (site_id, page, hour_of_week, starts, scores, sessions)
-    select site_id, page, how, array_agg(window_start order by window_start desc),
-           array_agg(score order by window_start desc), array_agg(sessions order by window_start desc)
-    from (select site_id, page, window_start, score, sessions,
-                 (floor(extract(epoch from window_start) / 3600)::bigint % 168)::smallint as how,
-                 row_number() over (partition by site_id, page,
-                                    (floor(extract(epoch from window_start) / 3600)::bigint % 168)
-                                    order by window_start desc) as rn
-          from page_scores where environment = 'production') s
-    where rn <= 9 group by site_id, page, how`.execute(db);
-  await sql`insert into alert_page_marks (site_id, page, first_start, latest_start, latest_score, latest_sessions,
-                                          previous_start, previous_score)
-    select site_id, page, min(window_start),
-           max(window_start), (array_agg(score order by window_start desc))[1], (array_agg(sessions order by window_start desc))[1],
-           (array_agg(window_start order by window_start desc))[2], (array_agg(score order by window_start desc))[2]
-    from page_scores where environment = 'production' group by site_id, page`.execute(db);
-  await sql`update alert_page_marks m set (week_scores, week_sessions) = (
-    select ws.scores, ws.sessions from alert_week_samples(m.site_id, m.page, m.latest_start) ws)`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

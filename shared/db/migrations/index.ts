@@ -29,6 +29,10 @@ import * as m0250 from './0250_partition_leases.ts';
 import * as m0260 from './0260_heatmap_indexes.ts';
 import * as m0261 from './0261_journeys_recent_sessions.ts';
 import * as m0270 from './0270_alert_page_rollups.ts';
+import * as m0280 from './0280_explore_session_keys.ts';
+import * as m0281 from './0281_insights_indexes.ts';
+import * as m0300 from './0300_alert_rollups_linear.ts';
+import * as m0290 from './0290_demo_deferred_indexes.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +66,8 @@ export const migrations: Record<string, Migration> = {
   '0260_heatmap_indexes': m0260,
   '0261_journeys_recent_sessions': m0261,
   '0270_alert_page_rollups': m0270,
+  '0280_explore_session_keys': m0280,
+  '0281_insights_indexes': m0281,
+  '0300_alert_rollups_linear': m0300,
+  '0290_demo_deferred_indexes': m0290,
 };

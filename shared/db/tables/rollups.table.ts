@@ -9,3 +9,14 @@ export interface PageViewerTable {
   session_id: string;
   last_view_at: Timestamp;
 }
+
+/**
+ * Per site and session, each distinct page it had an event on (kind 'page') and each signal type it met (kind
+ * 'signal'): migration 0280; the Explorer's page and signal filters and groups.
+ */
+export interface ExploreSessionKeyTable {
+  site_id: string;
+  session_id: string;
+  kind: 'page' | 'signal';
+  key: string;
+}

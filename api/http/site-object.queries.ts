@@ -1,0 +1,29 @@
+import type { Selectable, Transaction } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
+
+/** Tables whose rows belong to one site and are changed by the manage routes after a tenancy check. */
+type SiteObjectTable = 'alerts' | 'alert_rules' | 'ux_issues';
+
+/**
+ * A row of a live site with the site's org, locked for the caller's transaction: what a manage route reads before
+ * it guards the tenancy and changes the row. Undefined for a missing row or one of a deleted site.
+ */
+export async function lockSiteObject<T extends SiteObjectTable>(
+  trx: Transaction<Database>,
+  table: T,
+  id: string,
+): Promise<(Selectable<Database[T]> & { org_id: string }) | undefined> {
+  // kysely cannot type a join on a table named by a type parameter: the query is written for one of them (every
+  // table here has id and site_id) and its row typed by the table asked for.
+  const from = `${table} as o` as 'alerts as o';
+  const row = await trx
+    .selectFrom(from)
+    .innerJoin('sites as s', 's.id', 'o.site_id')
+    .selectAll('o')
+    .select('s.org_id')
+    .where('o.id', '=', id)
+    .where('s.deleted_at', 'is', null)
+    .forUpdate('o')
+    .executeTakeFirst();
+  return row as (Selectable<Database[T]> & { org_id: string }) | undefined;
+}

