@@ -1,3 +1,4 @@
+import { DEFAULT_INGEST_LATENCY_TARGET_MS } from '../shared/config.ts';
 import type Router from '@koa/router';
 import { databaseReady, limiterReadiness, type Infra } from '../shared/infra.ts';
 import type { ReadinessCheck } from '../shared/http/ops-routes.ts';
@@ -13,7 +14,16 @@ import { LoadShedder } from './admission.ts';
  * resolve publishable keys and count the monthly session quota (both cached, so a request seldom reaches it, but a
  * cold cache does): readiness checks both, so a load balancer does not send traffic that would answer 503.
  */
-export function ingestRole(infra: Infra): {
+/**
+ * `sharesLoopWithProcessor`: the processor runs in this process too (the embedded default, `friction start`). Its
+ * batches then hold the same event loop, which the adaptive shedding would read as ingest's own overload and refuse
+ * requests the process keeps up with (measured: 17 % of 1,000 batches/s refused with every event stored); so there,
+ * unless INGEST_LATENCY_TARGET_MS is set, the limit is the fixed INGEST_MAX_INFLIGHT, which still bounds memory.
+ */
+export function ingestRole(
+  infra: Infra,
+  o: { sharesLoopWithProcessor?: boolean } = {},
+): {
   routers: Router[];
   direct: DirectRoute[];
   checks: ReadinessCheck[];
@@ -31,7 +41,8 @@ export function ingestRole(infra: Infra): {
     sdkConfigs: infra.sdkConfigs,
     shedder: new LoadShedder({
       maxInflight: infra.config.INGEST_MAX_INFLIGHT,
-      targetMs: infra.config.INGEST_LATENCY_TARGET_MS,
+      targetMs:
+        infra.config.INGEST_LATENCY_TARGET_MS ?? (o.sharesLoopWithProcessor ? 0 : DEFAULT_INGEST_LATENCY_TARGET_MS),
       log: infra.log,
     }),
   });

@@ -109,7 +109,7 @@ async function runRoles(
   const infra = await openInfra(config, log, { migrate: name === 'start' });
   exitWhenDatabaseLost(infra.database, log);
   const http: RoleHttp[] = [];
-  if (roles.includes('ingest')) http.push(ingestRole(infra));
+  if (roles.includes('ingest')) http.push(ingestRole(infra, { sharesLoopWithProcessor: roles.includes('processor') }));
   const api = roles.includes('api') ? apiRole(infra) : undefined;
   if (api) http.push(api);
   const processor = roles.includes('processor')

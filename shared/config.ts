@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** INGEST_LATENCY_TARGET_MS when unset, for an ingest process of its own. */
+export const DEFAULT_INGEST_LATENCY_TARGET_MS = 50;
+
 /** Empty strings in the environment mean "unset", so `DATABASE_URL=` selects the embedded default. */
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -118,9 +121,10 @@ export const EnvSchema = z.object({
   /**
    * Latency (ms, admission to answer, 90th percentile per 100 ms) ingest keeps its admitted requests under by lowering
    * how many it serves at once and refusing the rest with 503 and Retry-After (load shedding: ingest/admission.ts);
-   * 0: a fixed limit of INGEST_MAX_INFLIGHT.
+   * 0: a fixed limit of INGEST_MAX_INFLIGHT. Unset: DEFAULT_INGEST_LATENCY_TARGET_MS for an ingest process of its
+   * own, 0 where ingest shares its process with the processor (see ingestRole).
    */
-  INGEST_LATENCY_TARGET_MS: int(50, 0),
+  INGEST_LATENCY_TARGET_MS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).optional()),
   KEY_CACHE_TTL_MS: int(30_000, 0),
   /** How long ingest trusts a cached SDK config (changes are also broadcast to every replica). */
   SDK_CONFIG_CACHE_TTL_MS: int(30_000, 0),
