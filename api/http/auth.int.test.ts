@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { InstanceKeys } from '../../shared/auth/instance-keys.ts';
 import { startSession } from '../../shared/auth/sessions.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
-import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
+import { apiClient, type Method } from '../../shared/testing/http-client.ts';
 import {
   EXPECTED_ACCESS,
   PRINCIPAL_LETTERS,
@@ -16,16 +16,14 @@ import {
   type Fixtures,
 } from '../../ops/testing/manage-fixtures.ts';
 import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
-import { startTestStack, type TestStack } from '../../ops/testing/stack.ts';
+import { useStack } from '../../ops/testing/stack.ts';
 
-let stack: TestStack;
-let api: ApiCall;
+const stack = useStack(test, { processor: false });
+const api = apiClient(stack);
 let fx: Fixtures;
 const credentials: Record<string, string> = {};
 
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-  api = apiClient(stack.baseUrl);
+test.serial.before(async () => {
   const { tenant } = stack;
   const db = stack.infra.database.db;
   // Enterprise (tenantPrincipals): no site limit in the way of the site routes' successes.
@@ -38,9 +36,6 @@ test.before(async () => {
     W: await key(['webhook:write']),
     P: tenant.publishableKey,
   });
-});
-test.after.always(async () => {
-  await stack?.stop();
 });
 
 const split = (route: string) => route.split(' ') as [Method, string];

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { apiClient, type ApiCall, type Method } from '../../shared/testing/http-client.ts';
+import { apiClient, type Method } from '../../shared/testing/http-client.ts';
 import {
   EXPECTED_ACCESS,
   REQUESTS,
@@ -7,28 +7,23 @@ import {
   tenantFixtures,
   tenantPrincipals,
 } from '../../ops/testing/manage-fixtures.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../../ops/testing/stack.ts';
+import { type TestTenant, useStack } from '../../ops/testing/stack.ts';
 
 /**
  * Org B's credentials against org A's objects. Generated from REQUESTS (every authenticated route), so a new
  * route is covered as soon as it has a request builder, which the auth test demands.
  */
-let stack: TestStack;
-let api: ApiCall;
+const stack = useStack(test, { processor: false });
+const api = apiClient(stack);
 let a: TestTenant;
 let b: TestTenant;
 const bCredentials: Record<string, string> = {};
 
-test.before(async () => {
-  stack = await startTestStack({ processor: false });
-  api = apiClient(stack.baseUrl);
+test.serial.before(async () => {
   a = stack.tenant;
   b = await stack.newTenant();
   await stack.infra.database.db.updateTable('orgs').set({ plan: 'enterprise' }).where('id', '=', a.orgId).execute();
   Object.assign(bCredentials, await tenantPrincipals(stack, b));
-});
-test.after.always(async () => {
-  await stack?.stop();
 });
 
 test.serial(

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely } from 'kysely';
 import { type Database } from '../../shared/db/database.ts';
 import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';

@@ -5,6 +5,7 @@ import {
   OpenLoopSchedule,
   percentile,
   rateVerdict,
+  summarizeSends,
   targetLine,
   WindowSet,
   windowRows,
@@ -166,4 +167,42 @@ test('percentile is nearest-rank and leaves its input alone', (t) => {
   t.is(percentile(v, 99), 5);
   t.is(percentile([], 99), 0);
   t.deepEqual(v, [5, 1, 4, 2, 3]);
+});
+
+test("send summary: latency counts from the scheduled time; the sender's lateness, connection waits and refusals without Retry-After are apart", (t) => {
+  // Four requests due every 250 ms of a 1 s run at 4/s: the third issued 100 ms late, the fourth waited 50 ms for a
+  // connection; answers 202, 503 + Retry-After, 503 without, and a network error.
+  const part = {
+    scheduled: Float64Array.from([0, 250, 500, 750]),
+    issued: Float64Array.from([0, 250, 600, 750]),
+    socket: Float64Array.from([1, 251, 601, 800]),
+    answered: Float64Array.from([20, 260, 700, 900]),
+    status: Int16Array.from([202, 503, 202, 0]),
+    retryAfter: Uint8Array.from([0, 1, 0, 0]),
+  };
+  // A second thread the same, 125 ms later (the threads interleave), other answers.
+  const later = (a: Float64Array) => a.map((v) => v + 125);
+  const second = {
+    ...part,
+    scheduled: later(part.scheduled),
+    issued: later(part.issued),
+    socket: later(part.socket),
+    answered: later(part.answered),
+    status: Int16Array.from([202, 503, 503, 202]),
+  };
+  const r = summarizeSends([part, second], 8, 1);
+  t.is(r.requests, 8);
+  t.is(r.accepted, 4);
+  t.is(r.refused, 3);
+  t.is(r.refusedWithoutRetryAfter, 1);
+  t.deepEqual([...r.other], [[0, 1]]);
+  t.is(r.senderLateMax, 100);
+  t.is(r.connectionWaitP99, 50);
+  // Accepted: 20, 200 (from its scheduled 500 ms, not its issue at 600), 20, 150 (the fourth of the second part).
+  t.is(r.acceptedP50, 150);
+  t.is(r.acceptedP99, 200);
+  t.is(r.acceptedServerP99, 150, 'from issue: 20, 100, 20, 150');
+  t.is(r.acceptedP99LastThird, 150, 'of the accepted, only the one due at 875 ms is in the last third');
+  // 8 requests issued over 875 ms + one interval at 8/s: on schedule.
+  t.is(r.achievedRate, 8);
 });
