@@ -19,7 +19,7 @@ import type { Logger } from '../shared/logger.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../processor/engine/confusion-score.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 import { deriveSite, hasDerivedRows } from '../processor/derive-site.ts';
-import { rebuildSessionBuckets, rebuildSessionKeys } from '../shared/db/session-rollups.ts';
+import { rebuildPageBuckets, rebuildSessionBuckets, rebuildSessionKeys } from '../shared/db/session-rollups.ts';
 import { InsertSink } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
 import {
@@ -260,11 +260,14 @@ export async function writeDemoData(
   // The Explorer's buckets, summed from the session states written above (the processor keeps both batch by batch).
   await rebuildSessionBuckets(handle.db, site);
   phase('explore_session_buckets');
-  // The Explorer's session keys, from the stored events (not written beside the raw rows yet).
+  // The Explorer's session keys, from the stored events (not written beside the raw rows yet), and its page buckets
+  // summed from the states and keys.
   await rebuildSessionKeys(handle.db, site);
   phase('explore_session_keys');
+  await rebuildPageBuckets(handle.db, site);
+  phase('explore_page_buckets');
   if (handle.kind === 'postgres')
-    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys`.execute(
+    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets`.execute(
       handle.db,
     );
   // Current scores, issues and elements of both environments, set-based from the raw rows (processor/derive-site.ts);

@@ -59,6 +59,8 @@ interface TouchedSession {
   old_bounced: boolean | null;
   old_page_views: number | null;
   old_dwell_ms: number | null;
+  /** The pages the session had events on before this batch (its page keys, not yet extended by the batch). */
+  old_pages: string[];
 }
 
 interface BucketDelta {
@@ -101,6 +103,46 @@ function fold(deltas: Map<string, BucketDelta>, c: Contribution, sign: 1 | -1): 
   }
 }
 
+interface PageDelta {
+  key: [
+    siteId: string,
+    environment: string,
+    grain: 'day' | 'hour',
+    bucket: string,
+    page: string,
+    confused: boolean,
+    converted: boolean,
+  ];
+  sessions: number;
+  pageViews: number;
+  bounced: number;
+  dwellMs: number;
+}
+
+/** Adds (sign 1) or subtracts (sign -1) one session's contribution on each of its pages, by day and by hour (pure). */
+function foldPages(deltas: Map<string, PageDelta>, c: Contribution, pages: Iterable<string>, sign: 1 | -1): void {
+  for (const page of pages) {
+    for (const grain of ['day', 'hour'] as const) {
+      const key: PageDelta['key'] = [
+        c.siteId,
+        c.environment,
+        grain,
+        grain === 'day' ? c.day : c.hour,
+        page,
+        c.confused,
+        c.converted,
+      ];
+      const k = key.join('\u0000');
+      let d = deltas.get(k);
+      if (!d) deltas.set(k, (d = { key, sessions: 0, pageViews: 0, bounced: 0, dwellMs: 0 }));
+      d.sessions += sign;
+      d.pageViews += sign * c.pageViews;
+      d.bounced += sign * (c.bounced ? 1 : 0);
+      d.dwellMs += sign * c.dwellMs;
+    }
+  }
+}
+
 /**
  * The rollups of the events this batch transaction stored for the first time, after `upsertSessions` in the same
  * transaction: the Explorer's session rollup and session keys, and the pages' viewers.
@@ -114,11 +156,12 @@ export async function writeRollups(trx: Transaction<Database>, fresh: readonly S
 /** Moves the contribution of every session these fresh events touched. */
 async function rollUpSessions(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
   if (fresh.length === 0) return;
-  const touched = new Map<string, { siteId: string; sessionId: string; confusedNow: boolean }>();
+  const touched = new Map<string, { siteId: string; sessionId: string; confusedNow: boolean; pages: Set<string> }>();
   for (const e of fresh) {
     const k = `${e.siteId}:${e.sessionId}`;
     let t = touched.get(k);
-    if (!t) touched.set(k, (t = { siteId: e.siteId, sessionId: e.sessionId, confusedNow: false }));
+    if (!t) touched.set(k, (t = { siteId: e.siteId, sessionId: e.sessionId, confusedNow: false, pages: new Set() }));
+    t.pages.add(e.page);
     if (e.type === 'signal' && e.signal !== undefined && CONFUSING.has(e.signal)) t.confusedNow = true;
   }
   const list = [...touched.values()];
@@ -135,12 +178,17 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
            t.environment as old_environment, t.hour::text as old_hour,
            date_bin('1 day', t.hour, timestamptz '2000-01-01 00:00:00+00')::text as old_day, t.source as old_source, t.cohort as old_cohort,
            t.confused as old_confused, t.converted as old_converted, t.bounced as old_bounced,
-           t.page_views as old_page_views, t.dwell_ms as old_dwell_ms
+           t.page_views as old_page_views, t.dwell_ms as old_dwell_ms,
+           array(select p.key from explore_session_keys p
+                 where p.site_id = k.site_id and p.session_id = k.id and p.kind = 'page') as old_pages
     from unnest(${list.map((t) => t.siteId)}::uuid[], ${list.map((t) => t.sessionId)}::text[]) as k(site_id, id)
     join sessions s on s.site_id = k.site_id and s.id = k.id
     left join explore_session_state t on t.site_id = k.site_id and t.session_id = k.id`.execute(trx);
 
   const deltas = new Map<string, BucketDelta>();
+  // The page buckets (migration 0282): the remembered contribution leaves the session's pages before this batch (its
+  // keys, extended only after this), the new one joins them and the batch's pages.
+  const pageDeltas = new Map<string, PageDelta>();
   const states: unknown[][] = [];
   for (const r of rows) {
     const t = touched.get(`${r.site_id}:${r.session_id}`);
@@ -158,25 +206,24 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
       dwellMs: r.dwell_ms,
     };
     if (r.old_hour !== null) {
-      fold(
-        deltas,
-        {
-          siteId: r.site_id,
-          environment: r.old_environment!,
-          hour: r.old_hour,
-          day: r.old_day!,
-          source: r.old_source!,
-          cohort: r.old_cohort!,
-          confused: r.old_confused!,
-          converted: r.old_converted!,
-          bounced: r.old_bounced!,
-          pageViews: r.old_page_views!,
-          dwellMs: r.old_dwell_ms!,
-        },
-        -1,
-      );
+      const old: Contribution = {
+        siteId: r.site_id,
+        environment: r.old_environment!,
+        hour: r.old_hour,
+        day: r.old_day!,
+        source: r.old_source!,
+        cohort: r.old_cohort!,
+        confused: r.old_confused!,
+        converted: r.old_converted!,
+        bounced: r.old_bounced!,
+        pageViews: r.old_page_views!,
+        dwellMs: r.old_dwell_ms!,
+      };
+      fold(deltas, old, -1);
+      foldPages(pageDeltas, old, r.old_pages, -1);
     }
     fold(deltas, next, 1);
+    foldPages(pageDeltas, next, new Set([...r.old_pages, ...(t?.pages ?? [])]), 1);
     states.push([
       r.site_id,
       r.session_id,
@@ -207,6 +254,25 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
       on conflict (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced) do update set
         sessions = h.sessions + excluded.sessions,
         page_views = h.page_views + excluded.page_views,
+        dwell_ms = h.dwell_ms + excluded.dwell_ms`.execute(trx);
+  }
+  const pageMoved = [...pageDeltas.values()].filter(
+    (d) => d.sessions !== 0 || d.pageViews !== 0 || d.bounced !== 0 || d.dwellMs !== 0,
+  );
+  if (pageMoved.length > 0) {
+    // In key order, as the buckets above.
+    const doc = JSON.stringify(pageMoved.map((d) => [...d.key, d.sessions, d.pageViews, d.bounced, d.dwellMs]));
+    await sql`
+      insert into explore_page_buckets as h (site_id, environment, grain, bucket, page, confused, converted, sessions,
+                                             page_views, bounced, dwell_ms)
+      select (r->>0)::uuid, r->>1, r->>2, (r->>3)::timestamptz, r->>4, (r->>5)::boolean, (r->>6)::boolean, (r->>7)::int,
+             (r->>8)::int, (r->>9)::int, (r->>10)::float8
+      from jsonb_array_elements(${doc}::jsonb) as r
+      order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6
+      on conflict (site_id, environment, grain, bucket, page, confused, converted) do update set
+        sessions = h.sessions + excluded.sessions,
+        page_views = h.page_views + excluded.page_views,
+        bounced = h.bounced + excluded.bounced,
         dwell_ms = h.dwell_ms + excluded.dwell_ms`.execute(trx);
   }
   await sql`

@@ -36,7 +36,11 @@ import type {
   SdkConfigTable,
   SiteTable,
 } from './tables/tenancy.table.ts';
-import type { ExploreSessionStateTable, ExploreSessionBucketTable } from './tables/explore.table.ts';
+import type {
+  ExplorePageBucketTable,
+  ExploreSessionStateTable,
+  ExploreSessionBucketTable,
+} from './tables/explore.table.ts';
 import type { PartitionLeaseTable } from './tables/partitions.table.ts';
 import type { ExploreSessionKeyTable, PageViewerTable } from './tables/rollups.table.ts';
 
@@ -92,4 +96,5 @@ export interface Database {
   partition_leases: PartitionLeaseTable;
   page_viewers: PageViewerTable;
   explore_session_keys: ExploreSessionKeyTable;
+  explore_page_buckets: ExplorePageBucketTable;
 }

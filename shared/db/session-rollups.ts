@@ -79,12 +79,33 @@ export async function rebuildSessionKeys(db: Kysely<any>, siteId?: string): Prom
     where ${site('e')} and e.type = 'signal' and e.signal is not null`.execute(db);
 }
 
+/**
+ * Sums `explore_page_buckets` (migration 0282) from the session states and their page keys: of one site, or of every
+ * site. Each session counts once on each page it had an event on, with its whole-session sums, as the processor
+ * keeps them batch by batch. Run after the states and keys it sums are rebuilt.
+ */
+export async function rebuildPageBuckets(db: Kysely<any>, siteId?: string): Promise<void> {
+  const site = (alias: string) => (siteId === undefined ? sql`true` : sql`${sql.ref(`${alias}.site_id`)} = ${siteId}`);
+  await sql`delete from explore_page_buckets r where ${site('r')}`.execute(db);
+  for (const grain of ['day', 'hour'] as const) {
+    await sql`
+      insert into explore_page_buckets (site_id, environment, grain, bucket, page, confused, converted, sessions,
+                                        page_views, bounced, dwell_ms)
+      select t.site_id, t.environment, ${grain}, ${bucketOf(grain, sql`t.hour`)} as bucket, k.key, t.confused, t.converted,
+             count(*), sum(t.page_views), count(*) filter (where t.bounced), sum(t.dwell_ms)
+      from explore_session_state t
+      join explore_session_keys k on k.site_id = t.site_id and k.session_id = t.session_id and k.kind = 'page'
+      where ${site('t')}
+      group by t.site_id, t.environment, bucket, k.key, t.confused, t.converted`.execute(db);
+  }
+}
+
 /** The UTC day or hour a session's start hour falls in, as the rollup's `bucket`. */
 export const bucketOf = (grain: 'day' | 'hour', hour: RawBuilder<unknown>) =>
   grain === 'hour' ? hour : sql`date_bin('1 day', ${hour}, timestamptz '2000-01-01 00:00:00+00')`;
 
 /**
- * Takes sessions out of the rollups (the Explorer's, its session keys, and the pages' viewers) before they are deleted (privacy erasure by id, or retention
+ * Takes sessions out of the rollups (the Explorer's, its session keys and page buckets, and the pages' viewers) before they are deleted (privacy erasure by id, or retention
  * by last activity), so the rollup keeps answering what the remaining raw rows answer.
  */
 export async function forgetSessionRollups(
@@ -96,6 +117,28 @@ export async function forgetSessionRollups(
     'ids' in which
       ? sql`t.site_id = ${siteId} and t.session_id = any(${[...which.ids]}::text[])`
       : sql`t.site_id = ${siteId} and t.last_seen_at < ${which.lastSeenBefore}`;
+  // NOTE: raw SQL: the page buckets lose what the gone sessions add on each of their pages, read before their states
+  // and keys are deleted below.
+  await sql`
+    with gone as (
+      select t.*, k.key as page from explore_session_state t
+      join explore_session_keys k on k.site_id = t.site_id and k.session_id = t.session_id and k.kind = 'page'
+      where ${where}
+    ),
+    sums as (
+      select site_id, environment, g.grain,
+             case when g.grain = 'hour' then hour else date_bin('1 day', hour, timestamptz '2000-01-01 00:00:00+00') end as bucket,
+             page, confused, converted, count(*)::int as sessions, sum(page_views)::int as page_views,
+             (count(*) filter (where bounced))::int as bounced, sum(dwell_ms) as dwell_ms
+      from gone cross join (values ('day'), ('hour')) as g(grain)
+      group by site_id, environment, g.grain, bucket, page, confused, converted
+    )
+    update explore_page_buckets h set
+      sessions = h.sessions - sums.sessions, page_views = h.page_views - sums.page_views, bounced = h.bounced - sums.bounced,
+      dwell_ms = h.dwell_ms - sums.dwell_ms
+    from sums
+    where h.site_id = sums.site_id and h.environment = sums.environment and h.grain = sums.grain and h.bucket = sums.bucket
+      and h.page = sums.page and h.confused = sums.confused and h.converted = sums.converted`.execute(db);
   await sql`delete from explore_session_keys k where ${
     'ids' in which
       ? sql`k.site_id = ${siteId} and k.session_id = any(${[...which.ids]}::text[])`

@@ -199,7 +199,7 @@ export function timeoutError(timeoutMs: number): UnavailableError {
 /**
  * Runs `fn` in a read-only transaction bounded by `timeoutMs`, a 503 beyond it.
  * - PostgreSQL: `statement_timeout` set for this transaction only (`set_config(…, true)` is SET LOCAL): the server
- *   cancels the statement and the connection goes back to the pool at once.
+ *   cancels the statement and the connection goes back to the pool at once. JIT is off in it (see below).
  * - Embedded PGlite: WebAssembly PostgreSQL has no timer to cancel a statement (statement_timeout is accepted and
  *   never fires), so the API stops waiting at the deadline and answers 503; the statement itself runs to its end in
  *   the database thread, which serves other statements only after it.
@@ -214,8 +214,13 @@ export async function readOnlyWithTimeout<T>(
     .transaction()
     .setAccessMode('read only')
     .execute(async (trx) => {
-      if (kind === 'postgres')
+      if (kind === 'postgres') {
         await sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
+        // NOTE: no JIT for the Explore transaction: at 10M events the plans of the page measures cost far above
+        // jit_above_cost, and compiling them took 2.5 s of a 55 s dwell by page (11 s of insights' 51 s) on the loaded
+        // bench machine, for expressions that run once per row of a hash join or aggregate and gain little.
+        await sql`set local jit = off`.execute(trx);
+      }
       return fn(trx);
     });
   if (kind === 'postgres') {

@@ -10,8 +10,10 @@ import { EXPLORE_MAX_GROUPS, type ExploreFilter, type GroupBy, type Metric } fro
  * rows, whole hours around them its hourly rows, and the two partial hours at the window's ends (the window starts and ends at `now`, not on an hour) read the raw
  * sessions through the same compiler as the raw path, so the answer is the raw answer. The rollup keeps what a
  * session's row says (source, cohort, converted, bounce, page views, dwell) and whether it met a weighted signal, so
- * it answers filters on source, converted and confused, and groups by day, source and cohort. A filter on a page,
- * signal or event type, or a group by page or signal, needs the session's events: that query takes the raw path.
+ * it answers filters on source, converted and confused, and groups by day, source and cohort. A group by page reads
+ * `explore_page_buckets` (migration 0282: the same sums per page a session had an event on, without its source), so
+ * with converted and confused filters only. A filter on a page, signal or event type, or a group by signal, needs the
+ * session's events or keys: that query takes the raw path.
  */
 
 const HOUR_MS = 3_600_000;
@@ -21,20 +23,22 @@ const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
 
 const ROLLUP_FIELDS = new Set<ExploreFilter['field']>(['source', 'converted', 'confused']);
 const ROLLUP_GROUPS = new Set<GroupBy>(['day', 'source', 'cohort']);
+// The page buckets (migration 0282) keep the session flags but not its source: a group by page with a source filter
+// takes the raw path.
+const PAGE_FIELDS = new Set<ExploreFilter['field']>(['converted', 'confused']);
 
 /** Whether the rollup can answer this measure exactly. */
 export function rollupAnswers(filters: readonly ExploreFilter[], groupBy: GroupBy | undefined): boolean {
+  if (groupBy === 'page') return filters.every((f) => PAGE_FIELDS.has(f.field));
   return filters.every((f) => ROLLUP_FIELDS.has(f.field)) && (groupBy === undefined || ROLLUP_GROUPS.has(groupBy));
 }
 
-type R = ExpressionBuilder<Database & { r: Database['explore_session_buckets'] }, 'r'>;
-
-/** One filter over a rollup row: the same meaning as filterPredicate over a session row. */
-function rollupFilter(eb: R, f: ExploreFilter): Expression<SqlBool> {
+/** One filter over a rollup row (of either bucket table): the same meaning as filterPredicate over a session row. */
+function rollupFilter(eb: ExpressionBuilder<any, any>, f: ExploreFilter): Expression<SqlBool> {
   switch (f.field) {
     case 'converted':
     case 'confused': {
-      const flag = eb(`r.${f.field}`, '=', true);
+      const flag = f.field === 'converted' ? sql<SqlBool>`r.converted` : sql<SqlBool>`r.confused`;
       return (f.op === 'is') === f.value ? flag : eb.not(flag);
     }
     case 'source': {
@@ -51,7 +55,7 @@ const ROLLUP_KEY: Record<GroupBy | 'none', RawBuilder<string | null>> = {
   day: sql<string>`to_char(r.bucket at time zone 'UTC', 'YYYY-MM-DD')`,
   source: sql<string>`r.source`,
   cohort: sql<string | null>`nullif(r.cohort, '')`,
-  page: sql<null>`null::text`,
+  page: sql<string>`r.page`,
   signal: sql<null>`null::text`,
 };
 const RAW_KEY: Record<GroupBy | 'none', RawBuilder<string | null>> = {
@@ -59,7 +63,7 @@ const RAW_KEY: Record<GroupBy | 'none', RawBuilder<string | null>> = {
   day: dayExpr,
   source: sourceExpr(),
   cohort: cohortExpr,
-  page: sql<null>`null::text`,
+  page: sql<string | null>`g.key`,
   signal: sql<null>`null::text`,
 };
 
@@ -95,15 +99,23 @@ export async function measureFromRollup(
   const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
   const rollupKey = ROLLUP_KEY[groupBy ?? 'none'];
   const rawKey = RAW_KEY[groupBy ?? 'none'];
+  const byPage = groupBy === 'page';
   const buckets = (grain: 'day' | 'hour', from: number, to: number) =>
     db
-      .selectFrom('explore_session_buckets as r')
+      // A group by page reads the page buckets (a session once on each of its pages), everything else the sessions'.
+      // (Typed as the session buckets: both tables have every column named here outside raw SQL.)
+      .selectFrom(
+        (byPage ? 'explore_page_buckets as r' : 'explore_session_buckets as r') as 'explore_session_buckets as r',
+      )
       .select([
         rollupKey.as('key'),
         sql<string>`sum(r.sessions)::bigint`.as('sessions'),
         sql<string>`sum(r.page_views)::bigint`.as('page_views'),
         sql<string>`(sum(r.sessions) filter (where r.converted))::bigint`.as('converted'),
-        sql<string>`(sum(r.sessions) filter (where r.bounced))::bigint`.as('bounced'),
+        (byPage
+          ? sql<string>`sum(r.bounced)::bigint`
+          : sql<string>`(sum(r.sessions) filter (where r.bounced))::bigint`
+        ).as('bounced'),
         sql<number>`sum(r.dwell_ms)::float8`.as('dwell_ms'),
       ])
       .where('r.site_id', '=', scope.siteId)
@@ -116,6 +128,12 @@ export async function measureFromRollup(
   // Each partial hour is its own range on sessions_recent_first_idx (one OR of both would read the whole window).
   const edge = (bound: (eb: ExpressionBuilder<Database & { s: Database['sessions'] }, 's'>) => Expression<SqlBool>) =>
     matchingSessions(db, scope, filters)
+      // The raw group by page: the session's page keys, joined as the raw path joins them (measureGroups).
+      .$if(byPage, (q) =>
+        q.leftJoin('explore_session_keys as g', (join) =>
+          join.on('g.site_id', '=', scope.siteId).onRef('g.session_id', '=', 's.id').on('g.kind', '=', 'page'),
+        ),
+      )
       .where(bound)
       .select([
         rawKey.as('key'),

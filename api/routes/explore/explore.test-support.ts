@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { rebuildSessionKeys, rebuildSessionRollups } from '../../../shared/db/session-rollups.ts';
+import { rebuildPageBuckets, rebuildSessionKeys, rebuildSessionRollups } from '../../../shared/db/session-rollups.ts';
 import type { RefEvent, RefSession } from './explore.reference.ts';
 
 export interface TestEvent extends RefEvent {
@@ -127,6 +127,7 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
   for (const siteId of new Set(data.sessions.map((s) => s.site_id))) {
     await rebuildSessionRollups(db, siteId);
     await rebuildSessionKeys(db, siteId);
+    await rebuildPageBuckets(db, siteId);
   }
 }
 

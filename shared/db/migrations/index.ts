@@ -31,6 +31,7 @@ import * as m0261 from './0261_journeys_recent_sessions.ts';
 import * as m0270 from './0270_alert_page_rollups.ts';
 import * as m0280 from './0280_explore_session_keys.ts';
 import * as m0281 from './0281_insights_indexes.ts';
+import * as m0282 from './0282_explore_page_buckets.ts';
 import * as m0290 from './0290_demo_deferred_indexes.ts';
 import * as m0300 from './0300_alert_rollups_linear.ts';
 
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '0270_alert_page_rollups': m0270,
   '0280_explore_session_keys': m0280,
   '0281_insights_indexes': m0281,
+  '0282_explore_page_buckets': m0282,
   '0290_demo_deferred_indexes': m0290,
   '0300_alert_rollups_linear': m0300,
 };

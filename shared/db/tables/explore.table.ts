@@ -37,3 +37,23 @@ export interface ExploreSessionBucketTable {
   page_views: number;
   dwell_ms: number;
 }
+
+/**
+ * The Explorer's session sums per (site, environment, day or hour a session started, page it had an event on, flags)
+ * (migration 0282): each session counts once on each of its pages, with its whole-session page views and dwell.
+ */
+export interface ExplorePageBucketTable {
+  site_id: string;
+  environment: string;
+  /** 'day' or 'hour': the length of `bucket`. */
+  grain: string;
+  bucket: Timestamp;
+  page: string;
+  confused: boolean;
+  converted: boolean;
+  sessions: number;
+  page_views: number;
+  /** How many of the sessions bounced (fewer than two page views). */
+  bounced: number;
+  dwell_ms: number;
+}
