@@ -22,7 +22,7 @@ import { loadScoreHistory, upsertPageScores, type PageScoreWrite } from './store
  * (page stats of the 24 h window; the signals of the 7-day cluster window per cluster and session), so what comes
  * back is one row per page, cluster or element; the engine's own pure functions (confusionScore, decideIssue,
  * aggregateElement) finish those rows, and the processor's own stores write each derived table in one statement.
- * The same answers as the processor's recompute (`friction recompute --write`: tested in derive-site.int.test.ts),
+ * The same answers as the processor's recompute (`friction recompute --write`: tested in ops/derive-site.int.test.ts),
  * which reads every event of the window into memory and folds it row by row (1,216 s at 10M demo events).
  *
  * For a site with no issues and elements yet in the environment (`deriveSite` says so otherwise): an existing issue

@@ -23,7 +23,12 @@ import type {
 import type { DeployTable, DeployVerificationTable } from './tables/deploys.table.ts';
 import type { EventTable, SessionTable, SignalTable } from './tables/events.table.ts';
 import type { IssueUpdateTable, UxIssueTable } from './tables/issues.table.ts';
-import type { DeadLetterTable, DegradationEventTable, JobRunTable } from './tables/operations.table.ts';
+import type {
+  DeadLetterTable,
+  DegradationEventTable,
+  DemoDeferredIndexTable,
+  JobRunTable,
+} from './tables/operations.table.ts';
 import type { OutboxLeaseTable, OutboxTable } from './tables/outbox.table.ts';
 import type { PrivacyErasureTable } from './tables/privacy.table.ts';
 import type { PageElementTable, PageScoreTable, ScoreHistoryTable } from './tables/scores.table.ts';
@@ -97,4 +102,5 @@ export interface Database {
   page_viewers: PageViewerTable;
   explore_session_keys: ExploreSessionKeyTable;
   explore_page_buckets: ExplorePageBucketTable;
+  demo_deferred_indexes: DemoDeferredIndexTable;
 }

@@ -16,6 +16,12 @@ export interface DeadLetterTable {
   replayed_by: string | null;
 }
 
+/** Secondary indexes `friction demo` dropped for a bulk COPY, kept until each exists again (ops/demo-indexes.ts). */
+export interface DemoDeferredIndexTable {
+  name: string;
+  definition: string;
+}
+
 export interface JobRunTable {
   job: string;
   scope: string;

@@ -6,9 +6,9 @@ import { migrateToLatest } from '../shared/db/migrator.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createTestDatabase } from '../shared/testing/database.ts';
 import { insertOrg, provisionSite } from '../shared/tenancy/provision.ts';
-import { writeDemoData } from '../ops/demo-data.ts';
-import { deriveSite } from './derive-site.ts';
-import { recomputeSiteCommand } from './recompute-site.ts';
+import { writeDemoData } from './demo-data.ts';
+import { deriveSite } from '../processor/derive-site.ts';
+import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 
 // The set-based derivation writes exactly what the processor's recompute (`friction recompute --write`) writes from
 // the same raw rows: page scores, today's history row, issues with their evidence and history, elements, the
