@@ -2,19 +2,19 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
 import type { Environment } from '../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../shared/db/environment.ts';
-import { baselineScore, scoreTrend } from '../shared/domain/score-summary.ts';
 import { enqueueOutbox, type OutboxMessage } from '../shared/notify/outbox.ts';
 import { newId } from '../shared/ids.ts';
 import { decideIssue, type ClusterSummary, type Latest } from './engine/clustering.ts';
-import { confusionScore, siteMeanFriction, type PageWindowStats } from './engine/confusion-score.ts';
+import { siteMeanFriction, type PageWindowStats } from './engine/confusion-score.ts';
 import { aggregateElement, type ElementAggregate } from './engine/elements.ts';
 import { canonicalSelector } from './engine/selectors.ts';
-import { HOUR_MS, bucketStart, clusterWindowStart, pageWindowStart, utcDate } from './engine/time.ts';
+import { clusterWindowStart, pageWindowStart, utcDate } from './engine/time.ts';
 import { EVIDENCE_SESSIONS } from './engine/cluster-evidence.ts';
 import { issuePayload } from './issues/issue-keeper.ts';
 import { writeElements } from './store/elements.store.ts';
 import { insertIssueUpdates, insertIssues, type NewIssue } from './store/issues.store.ts';
-import { loadScoreHistory, upsertPageScores, type PageScoreWrite } from './store/scores.store.ts';
+import { loadScoreHistory, upsertPageScores } from './store/scores.store.ts';
+import { pageScoreWrite } from './scoring/score-keeper.ts';
 
 /**
  * Set-based derivation of a site's current page scores, issues and elements from its raw rows (`friction demo`, after
@@ -88,24 +88,10 @@ const pageScores: DeriveStep = {
       history.set(r.page, list);
     }
     // The score keeper's rescore: every page of the window with the site's mean as the prior (score-keeper.ts).
-    const prior = { siteMeanFriction: siteMeanFriction([...pages.values()]) };
-    const rows: PageScoreWrite[] = [...pages].map(([page, stats]) => {
-      const s = confusionScore(stats, prior);
-      return {
-        siteId,
-        page,
-        windowStart: bucketStart(now, HOUR_MS),
-        day: today,
-        score: s.score,
-        friction: s.friction,
-        sessions: stats.sessions,
-        pageViews: stats.pageViews,
-        signalCount: Object.values(stats.signals).reduce((a, b) => a + b, 0),
-        dominantSignal: s.dominantSignal,
-        trend: scoreTrend(s.score, baselineScore(history.get(page) ?? [], today)),
-        updatedAt: now,
-      };
-    });
+    const siteMean = siteMeanFriction([...pages.values()]);
+    const rows = [...pages].map(([page, stats]) =>
+      pageScoreWrite(siteId, page, stats, siteMean, history.get(page) ?? [], now),
+    );
     for (let i = 0; i < rows.length; i += 5000) await upsertPageScores(trx, ctx.environment, rows.slice(i, i + 5000));
     return rows.length;
   },

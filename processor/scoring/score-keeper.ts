@@ -181,25 +181,16 @@ export class ScoreKeeper {
   private async scoreRows(db: Db, pages: readonly PageToScore[], now: number): Promise<PageScoreWrite[]> {
     const today = utcDate(now);
     await this.loadHistory(db, [...new Set(pages.map((w) => w.siteId))], today);
-    return pages.map((w) => {
-      const stats = w.stats;
-      const s = confusionScore(stats, { siteMeanFriction: this.siteMean(w.siteId, now) });
-      const baseline = baselineScore(this.history.get(w.siteId)?.byPage.get(w.page) ?? [], today);
-      return {
-        siteId: w.siteId,
-        page: w.page,
-        windowStart: bucketStart(now, HOUR_MS),
-        day: today,
-        score: s.score,
-        friction: s.friction,
-        sessions: stats.sessions,
-        pageViews: stats.pageViews,
-        signalCount: Object.values(stats.signals).reduce((a, b) => a + b, 0),
-        dominantSignal: s.dominantSignal,
-        trend: scoreTrend(s.score, baseline),
-        updatedAt: now,
-      };
-    });
+    return pages.map((w) =>
+      pageScoreWrite(
+        w.siteId,
+        w.page,
+        w.stats,
+        this.siteMean(w.siteId, now),
+        this.history.get(w.siteId)?.byPage.get(w.page) ?? [],
+        now,
+      ),
+    );
   }
 
   private siteMean(siteId: string, now: number): number | null {
@@ -223,4 +214,34 @@ export class ScoreKeeper {
       byPage.set(r.page, list);
     }
   }
+}
+
+/**
+ * A page's score row for the hour of `now`: its window stats scored with the site's mean friction as the prior, its
+ * trend against its own history. The processor's rescore and `friction demo`'s set-based derive write the same row.
+ */
+export function pageScoreWrite(
+  siteId: string,
+  page: string,
+  stats: PageWindowStats,
+  siteMean: number | null,
+  history: Parameters<typeof baselineScore>[0],
+  now: number,
+): PageScoreWrite {
+  const today = utcDate(now);
+  const s = confusionScore(stats, { siteMeanFriction: siteMean });
+  return {
+    siteId,
+    page,
+    windowStart: bucketStart(now, HOUR_MS),
+    day: today,
+    score: s.score,
+    friction: s.friction,
+    sessions: stats.sessions,
+    pageViews: stats.pageViews,
+    signalCount: Object.values(stats.signals).reduce((a, b) => a + b, 0),
+    dominantSignal: s.dominantSignal,
+    trend: scoreTrend(s.score, baselineScore(history, today)),
+    updatedAt: now,
+  };
 }
