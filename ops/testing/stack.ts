@@ -100,6 +100,8 @@ export async function startTestStack(opts: StackOptions = {}): Promise<TestStack
       AUTH_RATE_LIMIT_PER_MIN: '1000000',
       UNAUTH_RATE_LIMIT_PER_MIN: '1000000',
       LOGIN_ATTEMPTS_PER_ACCOUNT: '1000000',
+      // Ingest's per-key limit too: a sender that never pauses outruns 10,000 a minute on a fast machine.
+      INGEST_RATE_LIMIT_PER_MIN: '100000000',
       // Ingest in the test process shares its event loop with the processor, the API and the test itself: a busy
       // moment there is not ingest's overload (shedding has its own tests: ingest/admission.test.ts and ops/bench/shed.int.test.ts).
       INGEST_LATENCY_TARGET_MS: '0',
