@@ -1,4 +1,3 @@
-import { SiteQuerySchema } from '../../http/common.schema.ts';
 import { ConflictError } from '../../../shared/errors.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
@@ -35,7 +34,6 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    query: SiteQuerySchema,
     // A malformed id is answered like a missing one, as for issues.
     params: idParam('alert_id'),
     notFound: NOT_FOUND,

@@ -1,4 +1,3 @@
-import { SiteQuerySchema } from '../../http/common.schema.ts';
 import { targetSite } from '../../http/target-site.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
@@ -154,7 +153,6 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
     shortForm: 'One deploy (short form)',
     tag: 'deploys',
     summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
-    query: SiteQuerySchema,
     params: idParam('deploy_id'),
     notFound: DEPLOY_NOT_FOUND,
     response: DeploySchema,
