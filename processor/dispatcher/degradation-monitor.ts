@@ -137,10 +137,7 @@ export class DegradationMonitor {
     for (const o of await this.db.selectFrom('orgs').select('id').execute()) {
       const u = await orgUsage(this.db, o.id, monthStart(now));
       if (!u) continue;
-      const limit = limitsOf(
-        { plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt },
-        now,
-      ).sessionsPerMonth;
+      const limit = limitsOf(u, now).sessionsPerMonth;
       findings.push({
         kind: 'over_quota',
         subject: o.id,
