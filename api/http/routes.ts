@@ -110,7 +110,10 @@ export class RouteTable {
    * (answers undefined) is answered 404 with that message, the same as a malformed path id. A route whose query is
    * only the site names no `query`: it is SiteQuerySchema, since a read route always has the site as its tenancy.
    */
-  read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> = typeof SiteQuerySchema>(
+  read<
+    P extends z.ZodObject | undefined = undefined,
+    Q extends z.ZodType<{ site_id: string }> = typeof SiteQuerySchema,
+  >(
     spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body' | 'shortForm' | 'query'> & {
       query?: Q;
       access?: AccessRule;
