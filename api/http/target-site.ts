@@ -6,9 +6,13 @@ import type { Guard } from './routes.ts';
 
 /**
  * The site a short-form write is for (a CI deploy call, an annotation whose body may be only its message): the
- * body's `site_id`, else the query's, else the key's own site, else the org's only site; 400 when none says.
+ * body's `site_id`, else the query's, else the key's own site, else the org's only site; 400 when none says, 404
+ * when the caller may not write to it.
  */
-export function targetSite(ctx: Koa.Context, body: { site_id?: string }, principal: Principal): string {
+export function targetSite(
+  ctx: Koa.Context,
+  { body, principal, guard }: { body: { site_id?: string }; principal: Principal; guard: Guard },
+): string {
   const fromQuery = Uuid().safeParse(ctx.query.site_id);
   const onlySite = principal.siteIds.size === 1 ? [...principal.siteIds][0] : null;
   const siteId =
@@ -19,6 +23,7 @@ export function targetSite(ctx: Koa.Context, body: { site_id?: string }, princip
     throw new ValidationError('invalid body: site_id: is required when the organization has several sites', [
       { path: 'site_id', message: 'is required when the organization has several sites' },
     ]);
+  guard.site(siteId, 'site not found');
   return siteId;
 }
 

@@ -131,10 +131,7 @@ export class DegradationMonitor {
     for (const org of await this.o.db.selectFrom('orgs').select('id').execute()) {
       const u = await orgUsage(this.o.db, org.id, monthStart(now));
       if (!u) continue;
-      const limit = limitsOf(
-        { plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt },
-        now,
-      ).sessionsPerMonth;
+      const limit = limitsOf(u, now).sessionsPerMonth;
       findings.push({
         kind: 'over_quota',
         subject: org.id,
