@@ -25,6 +25,8 @@ test('friction processor --workers 2 runs two processors that split the partitio
       NATS_URL: stack.config.NATS_URL!,
       STREAM_PREFIX: stack.config.STREAM_PREFIX,
       PROCESSOR_PARTITIONS: 'auto',
+      // Heartbeats every quarter of the lease: the second worker's share is planned within seconds, not the default's.
+      PROCESSOR_LEASE_TTL_MS: '2000',
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
