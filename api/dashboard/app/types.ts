@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AlertSchema } from '../../read-models/alerts.schema.ts';
-import type { DeploySchema, RelatedIssueSchema } from '../../read-models/deploys.schema.ts';
+import type { DeploySchema } from '../../read-models/deploys.schema.ts';
 
 /** Shapes of the public API's answers the dashboard reads (see /v1/openapi.json). */
 export interface PageScore {
@@ -56,9 +56,8 @@ export interface IssueDetail extends Issue {
   introduced_by_deploy: { id?: string; version?: string; recorded_at?: string } | null;
   history: { source: string; kind: string; changes: unknown; reason: string | null; at: string | null }[];
 }
-/** An alert, a deploy and a deploy's related issue: the API's own answer types (erased from the bundle). */
+/** An alert and a deploy: the API's own answer types (erased from the bundle). */
 export type Alert = z.output<typeof AlertSchema>;
-export type RelatedIssue = z.output<typeof RelatedIssueSchema>;
 export type Deploy = z.output<typeof DeploySchema>;
 export interface Degradation {
   id: string;

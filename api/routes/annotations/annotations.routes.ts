@@ -1,6 +1,6 @@
-import { targetSite } from '../../http/target-site.ts';
+import { addShortFormWrite } from '../../http/target-site.ts';
 import { newId } from '../../../shared/ids.ts';
-import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -20,21 +20,14 @@ const present = (a: AnnotationRow) => ({
 
 /** Annotations: notes on a site's timeline (a campaign started, a vendor outage). POST /v1/annotations is the spec's short form. */
 export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  table.add({
-    method: 'post',
-    path: '/v1/manage/annotations',
-    shortForm: { path: '/v1/annotations', summary: 'Add an annotation (short form)' },
-    tag: 'annotations',
-    status: 201,
+  // The short form's body is only `message`: the site may also come from the query, the key, or the org's only site.
+  addShortFormWrite(table, {
+    plural: 'annotations',
     summary: 'Add an annotation',
-    access: MANAGE_WRITE_ACCESS,
+    shortSummary: 'Add an annotation (short form)',
     body: AnnotationCreateSchema,
     response: AnnotationSchema,
-    async handler(ctx, input) {
-      const { body, principal } = input;
-      // The short form's body is only `message`: the site may also come from the query, the key, or the org's
-      // only site.
-      const siteId = targetSite(ctx, input);
+    async handler(_ctx, { siteId, body, principal }) {
       return deps.db.transaction().execute(async (trx) => {
         const a = await insertAnnotation(trx, {
           id: newId(),

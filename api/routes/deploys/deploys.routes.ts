@@ -1,4 +1,4 @@
-import { targetSite } from '../../http/target-site.ts';
+import { addShortFormWrite } from '../../http/target-site.ts';
 import { listPage } from '../../http/present.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
@@ -11,7 +11,6 @@ import {
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
@@ -41,22 +40,15 @@ async function currentScore(
  * Idempotency-Key within 24 h, or the same (site, environment, version) within 10 minutes, answers the first record.
  */
 export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  const description =
-    'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).';
-  table.add({
-    method: 'post',
-    path: '/v1/manage/deploys',
-    shortForm: { path: '/v1/deploys', summary: 'Record a deploy (short form, for CI)', description },
-    tag: 'deploys',
-    status: 201,
+  addShortFormWrite(table, {
+    plural: 'deploys',
     summary: 'Record a deploy',
-    description,
-    access: MANAGE_WRITE_ACCESS,
+    shortSummary: 'Record a deploy (short form, for CI)',
+    description:
+      'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
     body: DeployCreateSchema,
     response: DeploySchema,
-    async handler(ctx, input) {
-      const { body, principal } = input;
-      const siteId = targetSite(ctx, input);
+    async handler(ctx, { siteId, body, principal }) {
       const rawKey = ctx.get('idempotency-key');
       if (rawKey !== '' && !IdempotencyKeySchema.safeParse(rawKey).success) {
         throw new ValidationError(
