@@ -8,23 +8,24 @@ const choices = { '': [all], skip: [all, `!${browser}`], only: [browser] };
 const files = choices[process.env.TEST_BROWSER ?? ''];
 if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.stringify(process.env.TEST_BROWSER)}`);
 
-// Two files run at a time, taken in this order: the longest first (timed in a whole run, see docs/development.md),
-// so that none of them starts near the end and runs alone while the other slot has nothing left; a file that mostly
-// waits between two that keep a core busy. Every other file follows in ava's own order.
+// Two files run at a time, taken in this order: the longest first (timed in a whole run and alone, see
+// docs/development.md), so that none of them starts near the end and runs alone while the other slot has nothing left;
+// a file that mostly waits between two that keep a core busy. Every other file follows in ava's own order.
 const longestFirst = [
   'ingest/sdk/detection.browser.test.ts',
   'ops/e2e/processor-crash.int.test.ts',
-  'shared/domain/deploy-verification.test.ts',
-  'ops/e2e/security-round3.int.test.ts',
-  'ops/e2e/dashboard.browser.test.ts',
-  'ops/e2e/connections.int.test.ts',
-  'ops/e2e/deploy-overwhelming.int.test.ts',
-  'ops/e2e/failure-cause.int.test.ts',
   'ops/e2e/embedded-restart.int.test.ts',
+  'ops/e2e/dashboard.browser.test.ts',
+  'ops/e2e/rollups.int.test.ts',
+  'ops/e2e/deploy-overwhelming.int.test.ts',
+  'ops/e2e/security-round3.int.test.ts',
+  'shared/db/pglite-thread.test.ts',
+  'ops/e2e/failure-cause.int.test.ts',
+  'ops/e2e/explore-embedded.int.test.ts',
+  'ops/e2e/connections.int.test.ts',
+  'ops/derive-site.int.test.ts',
   'processor/partitions/leases.int.test.ts',
   'ingest/sdk/transport.browser.test.ts',
-  'shared/db/schema-types.int.test.ts',
-  'ops/e2e/explore-embedded.int.test.ts',
   'ops/e2e/database-outage.int.test.ts',
 ];
 const stale = longestFirst.filter((f) => !existsSync(new URL(f, import.meta.url)));
