@@ -1,7 +1,6 @@
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { Counter, Gauge } from 'prom-client';
 import { AppError } from '../shared/errors.ts';
-import { registry } from '../shared/http/metrics.ts';
+import { counter, gauge } from '../shared/http/metrics.ts';
 import type { Logger } from '../shared/logger.ts';
 
 /** How often the limit is adjusted to the latency of the requests it admitted. */
@@ -26,27 +25,20 @@ const BUSY_UTILIZATION = 0.85;
 /** While shedding, one summary log line at most this often. */
 const LOG_EVERY_MS = 10_000;
 
-const shed = new Counter({
-  name: 'friction_ingest_shed_total',
-  help: 'Ingest requests refused with 503 and Retry-After before any work because the adaptive in-flight limit was reached',
-  labelNames: ['reason'] as const,
-  registers: [registry],
-});
-const inflightGauge = new Gauge({
-  name: 'friction_ingest_inflight',
-  help: 'Ingest requests being served by this process',
-  registers: [registry],
-});
-const limitGauge = new Gauge({
-  name: 'friction_ingest_inflight_limit',
-  help: 'Ingest requests this process serves at once right now (adaptive: lowered while their latency is over INGEST_LATENCY_TARGET_MS)',
-  registers: [registry],
-});
-const shareGauge = new Gauge({
-  name: 'friction_ingest_shed_share',
-  help: 'Share of ingest requests refused over the last 100 ms control step (0-1)',
-  registers: [registry],
-});
+const shed = counter(
+  'friction_ingest_shed_total',
+  'Ingest requests refused with 503 and Retry-After before any work because the adaptive in-flight limit was reached',
+  ['reason'],
+);
+const inflightGauge = gauge('friction_ingest_inflight', 'Ingest requests being served by this process');
+const limitGauge = gauge(
+  'friction_ingest_inflight_limit',
+  'Ingest requests this process serves at once right now (adaptive: lowered while their latency is over INGEST_LATENCY_TARGET_MS)',
+);
+const shareGauge = gauge(
+  'friction_ingest_shed_share',
+  'Share of ingest requests refused over the last 100 ms control step (0-1)',
+);
 
 /**
  * The refusals, made once each: a refused request must cost next to nothing, and a new Error captures a stack trace

@@ -2,9 +2,9 @@ import test from 'ava';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../shared/db/connection.ts';
 import type { Database } from '../shared/db/database.ts';
-import { migrateToLatest } from '../shared/db/migrator.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createTestDatabase } from '../shared/testing/database.ts';
+import { openEmbeddedTestDatabase } from '../shared/testing/embedded-template.ts';
 import { insertOrg, provisionSite } from '../shared/tenancy/provision.ts';
 import { writeDemoData } from './demo-data.ts';
 import { deriveSite } from '../processor/derive-site.ts';
@@ -30,9 +30,7 @@ test.before(async () => {
     url: scratch.url,
     drop: scratch.drop,
   };
-  const lite = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
-  await migrateToLatest(lite.db);
-  backends.pglite = { handle: lite };
+  backends.pglite = { handle: await openEmbeddedTestDatabase() };
 });
 test.after.always(async () => {
   for (const b of Object.values(backends)) {

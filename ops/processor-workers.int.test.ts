@@ -21,7 +21,14 @@ test('friction processor --workers 2 runs two processors that split the partitio
   const parent = spawn(process.execPath, ['ops/cli.ts', 'processor', '--workers', '2'], {
     env: {
       ...process.env,
-      ...processorEnv(stack, { PROCESSOR_PARTITIONS: 'auto', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }),
+      ...processorEnv(stack, {
+        PROCESSOR_PARTITIONS: 'auto',
+        // Heartbeats every quarter of the lease: the second worker's share is planned within seconds, not the default's.
+        PROCESSOR_LEASE_TTL_MS: '2000',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -6,24 +6,22 @@ import type { Topology } from '../shared/contracts/subjects.ts';
 import { ensurePartitionConsumer, ensureStreams } from '../shared/bus/topology.ts';
 import type { Logger } from '../shared/logger.ts';
 import { runEventsConsumer, type FreshEventsSink } from './events.consumer.ts';
-import { Counter } from 'prom-client';
 import {
+  counter,
   deadLetters,
   outboxBacklog,
   processorBatchDuration,
   processorLag,
   processorLagSeconds,
-  registry,
 } from '../shared/http/metrics.ts';
 import type { TickGate } from './tick-gate.ts';
 import { recordPartitionHealth } from './store/partition-health.ts';
 
-const processed = new Counter({
-  name: 'friction_processor_events_total',
-  help: 'Events consumed by the processor, by outcome (stored = new, duplicate = already stored)',
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
+const processed = counter(
+  'friction_processor_events_total',
+  'Events consumed by the processor, by outcome (stored = new, duplicate = already stored)',
+  ['outcome'],
+);
 
 /** A lag reading this recent serves the next gauge too. */
 const LAG_READING_MS = 200;

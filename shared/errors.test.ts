@@ -1,5 +1,12 @@
 import test from 'ava';
-import { failureCause, toAppError } from './errors.ts';
+import {
+  failureCause,
+  ForbiddenError,
+  MethodNotAllowedError,
+  NotFoundError,
+  toAppError,
+  UnauthorizedError,
+} from './errors.ts';
 
 test('an outage of a backing service (database connection lost, refused socket) is 503 unavailable with Retry-After, not a 500', (t) => {
   for (const err of [
@@ -46,4 +53,20 @@ test('failureCause: schema, permission and lock faults are the environment; outa
     t.is(failureCause(pg(code)), 'unavailable', code);
   for (const code of ['22021', '23502', '23514', 'P0001']) t.is(failureCause(pg(code)), 'content', code);
   t.is(failureCause(new TypeError('x is undefined')), 'content');
+});
+
+test('an exposed HTTP error from the framework keeps its status as our error class, code and message', (t) => {
+  const cases = [
+    [401, 'unauthorized', UnauthorizedError],
+    [403, 'forbidden', ForbiddenError],
+    [404, 'not_found', NotFoundError],
+    [405, 'method_not_allowed', MethodNotAllowedError],
+  ] as const;
+  for (const [status, code, cls] of cases) {
+    const e = toAppError({ status, expose: true, message: `said ${status}` });
+    t.like(e, { status, code, message: `said ${status}` });
+    t.true(e instanceof cls, `${status} is a ${cls.name}`);
+  }
+  t.like(toAppError({ status: 404, expose: true }), { code: 'not_found', message: 'not found' }, 'default message');
+  t.like(toAppError({ status: 418, expose: true, message: 'teapot' }), { status: 400, code: 'invalid_input' });
 });

@@ -39,26 +39,19 @@ export class ValidationError extends AppError {
     super('invalid_input', 400, message, { details });
   }
 }
-export class UnauthorizedError extends AppError {
-  constructor(message = 'missing, expired or malformed credentials') {
-    super('unauthorized', 401, message);
-  }
+
+/** The base of an error whose code and status are fixed and whose message has a default. */
+function fixedError(code: string, status: number, defaultMessage: string) {
+  return class extends AppError {
+    constructor(message = defaultMessage) {
+      super(code, status, message);
+    }
+  };
 }
-export class ForbiddenError extends AppError {
-  constructor(message = 'credential lacks the required scope') {
-    super('forbidden', 403, message);
-  }
-}
-export class NotFoundError extends AppError {
-  constructor(message = 'not found') {
-    super('not_found', 404, message);
-  }
-}
-export class MethodNotAllowedError extends AppError {
-  constructor(message = 'method not allowed') {
-    super('method_not_allowed', 405, message);
-  }
-}
+export class UnauthorizedError extends fixedError('unauthorized', 401, 'missing, expired or malformed credentials') {}
+export class ForbiddenError extends fixedError('forbidden', 403, 'credential lacks the required scope') {}
+export class NotFoundError extends fixedError('not_found', 404, 'not found') {}
+export class MethodNotAllowedError extends fixedError('method_not_allowed', 405, 'method not allowed') {}
 export class ConflictError extends AppError {
   constructor(message: string, cause?: unknown) {
     super('conflict', 409, message, { cause });
@@ -92,16 +85,21 @@ export class InternalError extends AppError {
   }
 }
 
+const FIXED_BY_STATUS = new Map<number, new (message?: string) => AppError>([
+  [401, UnauthorizedError],
+  [403, ForbiddenError],
+  [404, NotFoundError],
+  [405, MethodNotAllowedError],
+]);
+
 /** Maps anything thrown to an AppError; unknown errors become a 500 that reveals nothing. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
   if (e && typeof e.status === 'number' && e.expose) {
     if (e.status === 413) return new PayloadTooLargeError(0);
-    if (e.status === 404) return new NotFoundError(e.message);
-    if (e.status === 405) return new MethodNotAllowedError(e.message);
-    if (e.status === 401) return new UnauthorizedError(e.message);
-    if (e.status === 403) return new ForbiddenError(e.message);
+    const Fixed = FIXED_BY_STATUS.get(e.status);
+    if (Fixed) return new Fixed(e.message);
     if (e.status >= 400 && e.status < 500) return new AppError('invalid_input', 400, e.message ?? 'bad request');
   }
   // A unique violation is a duplicate write (two identical requests racing, or a repeat): the client's conflict,

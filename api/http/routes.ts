@@ -15,6 +15,7 @@ import {
   type Principal,
 } from './auth.ts';
 import { Uuid } from '../../shared/contracts/uuid.ts';
+import { SiteQuerySchema } from './common.schema.ts';
 
 /** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
 export const MANAGE_BODY_LIMIT_BYTES = 64 * 1024;
@@ -106,10 +107,15 @@ export class RouteTable {
    * A read route: GET, the query's `site_id` as its tenancy; any role or a key that may read (READ_ACCESS) unless
    * `access` names another rule (a management read, the guide surface). Its short form, when it has one, is the
    * same path without `/query` (`/v1/query/issues` → `/v1/issues`). With `notFound`, a handler that finds nothing
-   * (answers undefined) is answered 404 with that message, the same as a malformed path id.
+   * (answers undefined) is answered 404 with that message, the same as a malformed path id. A route whose query is
+   * only the site names no `query`: it is SiteQuerySchema, since a read route always has the site as its tenancy.
    */
-  read<P extends z.ZodObject | undefined = undefined, Q extends z.ZodType<{ site_id: string }> | undefined = undefined>(
-    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body' | 'shortForm'> & {
+  read<
+    P extends z.ZodObject | undefined = undefined,
+    Q extends z.ZodType<{ site_id: string }> = typeof SiteQuerySchema,
+  >(
+    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body' | 'shortForm' | 'query'> & {
+      query?: Q;
       access?: AccessRule;
       shortForm?: string | { summary: string; description?: string };
     },
@@ -118,6 +124,7 @@ export class RouteTable {
     return this.add({
       ...spec,
       method: 'get',
+      query: spec.query ?? (SiteQuerySchema as z.ZodType as Q),
       access: spec.access ?? READ_ACCESS,
       siteQuery: true,
       shortForm:

@@ -2,7 +2,9 @@ import type { Selectable, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 
 /** Tables whose rows belong to one site and are changed by the manage routes after a tenancy check. */
-type SiteObjectTable = 'alerts' | 'alert_rules' | 'ux_issues';
+export type SiteObjectTable = 'alerts' | 'alert_rules' | 'ux_issues';
+/** A row of a site object's table with its site's org. */
+export type SiteObject<T extends SiteObjectTable> = Selectable<Database[T]> & { site_id: string; org_id: string };
 
 /**
  * A row of a live site with the site's org, locked for the caller's transaction: what a manage route reads before
@@ -12,7 +14,7 @@ export async function lockSiteObject<T extends SiteObjectTable>(
   trx: Transaction<Database>,
   table: T,
   id: string,
-): Promise<(Selectable<Database[T]> & { org_id: string }) | undefined> {
+): Promise<SiteObject<T> | undefined> {
   // kysely cannot type a join on a table named by a type parameter: the query is written for one of them (every
   // table here has id and site_id) and its row typed by the table asked for.
   const from = `${table} as o` as 'alerts as o';
@@ -25,5 +27,5 @@ export async function lockSiteObject<T extends SiteObjectTable>(
     .where('s.deleted_at', 'is', null)
     .forUpdate('o')
     .executeTakeFirst();
-  return row as (Selectable<Database[T]> & { org_id: string }) | undefined;
+  return row as SiteObject<T> | undefined;
 }

@@ -1,6 +1,6 @@
 import type { listElements } from './elements.queries.ts';
 import type { z } from 'zod';
-import type { ElementSchema } from './elements.schema.ts';
+import { PageElementSchema, type ElementSchema } from './elements.schema.ts';
 
 /** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
 export function presentElement(
@@ -18,4 +18,12 @@ export function presentElement(
     recommendation: r.recommendation,
     last_signal_at: new Date(r.last_signal_at).toISOString(),
   };
+}
+
+const PAGE_ELEMENT_FIELDS = Object.keys(PageElementSchema.shape) as (keyof z.output<typeof PageElementSchema>)[];
+
+/** `/query/page`'s `elements[]`: the element with the fields PageElementSchema keeps, in its order. */
+export function presentPageElement(r: Parameters<typeof presentElement>[0]): z.output<typeof PageElementSchema> {
+  const e = presentElement(r);
+  return Object.fromEntries(PAGE_ELEMENT_FIELDS.map((k) => [k, e[k]])) as z.output<typeof PageElementSchema>;
 }

@@ -31,6 +31,15 @@ export interface Finding {
   details?: Record<string, unknown>;
 }
 
+export interface DegradationMonitorOptions {
+  db: Kysely<Database>;
+  bus: Bus;
+  topology: Topology;
+  lagBound: LagBound;
+  log: Logger;
+  now?: () => number;
+}
+
 /**
  * Records when the pipeline degrades and recovers (`degradation_events`, read by /v1/query/degradation):
  * bus unreachable, database unreachable (stored once it answers again, with when it went away), a partition's
@@ -39,29 +48,14 @@ export interface Finding {
  * per (kind, subject) is kept.
  */
 export class DegradationMonitor {
-  private readonly db: Kysely<Database>;
-  private readonly bus: Bus;
-  private readonly topology: Topology;
-  private readonly lagBound: LagBound;
-  private readonly log: Logger;
+  private readonly o: DegradationMonitorOptions;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private dbDownSince: number | null = null;
   private running: Promise<void> = Promise.resolve();
 
-  constructor(o: {
-    db: Kysely<Database>;
-    bus: Bus;
-    topology: Topology;
-    lagBound: LagBound;
-    log: Logger;
-    now?: () => number;
-  }) {
-    this.db = o.db;
-    this.bus = o.bus;
-    this.topology = o.topology;
-    this.lagBound = o.lagBound;
-    this.log = o.log;
+  constructor(o: DegradationMonitorOptions) {
+    this.o = o;
     this.now = o.now ?? Date.now;
   }
 
@@ -69,7 +63,7 @@ export class DegradationMonitor {
     this.timer = setInterval(() => {
       this.running = this.check().then(
         () => undefined,
-        (err: unknown) => this.log.warn({ err: (err as Error).message }, 'degradation check failed'),
+        (err: unknown) => this.o.log.warn({ err: (err as Error).message }, 'degradation check failed'),
       );
     }, CHECK_EVERY_MS);
     this.timer.unref();
@@ -84,10 +78,10 @@ export class DegradationMonitor {
   async check(): Promise<Finding[]> {
     const now = new Date(this.now());
     try {
-      await sql`select 1`.execute(this.db);
+      await sql`select 1`.execute(this.o.db);
     } catch (err) {
       this.dbDownSince ??= now.getTime();
-      this.log.error({ err: (err as Error).message }, 'database unreachable');
+      this.o.log.error({ err: (err as Error).message }, 'database unreachable');
       return [
         {
           kind: 'database_unreachable',
@@ -102,28 +96,28 @@ export class DegradationMonitor {
     if (this.dbDownSince !== null) {
       const since = new Date(this.dbDownSince);
       this.dbDownSince = null;
-      await openDegradation(this.db, {
+      await openDegradation(this.o.db, {
         orgId: null,
         kind: 'database_unreachable',
         subject: 'database',
         message: 'the database did not answer',
         at: since,
       });
-      await recoverDegradation(this.db, 'database_unreachable', 'database', now);
+      await recoverDegradation(this.o.db, 'database_unreachable', 'database', now);
     }
-    const busOk = await this.bus.healthy().catch(() => false);
+    const busOk = await this.o.bus.healthy().catch(() => false);
     findings.push({
       kind: 'bus_unreachable',
       subject: 'bus',
       orgId: null,
       degraded: !busOk,
-      message: `the ${this.bus.kind} bus does not accept publishes`,
+      message: `the ${this.o.bus.kind} bus does not accept publishes`,
     });
     if (busOk) findings.push(...(await this.lagFindings()));
     const dl = await sql<{
       n: number;
     }>`select count(*)::int as n from dead_letters where created_at >= ${new Date(now.getTime() - DEAD_LETTER_WINDOW_MS)}`.execute(
-      this.db,
+      this.o.db,
     );
     const n = dl.rows[0]!.n;
     findings.push({
@@ -134,17 +128,14 @@ export class DegradationMonitor {
       message: `${n} message(s) dead-lettered in the last hour`,
       details: { count: n },
     });
-    for (const o of await this.db.selectFrom('orgs').select('id').execute()) {
-      const u = await orgUsage(this.db, o.id, monthStart(now));
+    for (const org of await this.o.db.selectFrom('orgs').select('id').execute()) {
+      const u = await orgUsage(this.o.db, org.id, monthStart(now));
       if (!u) continue;
-      const limit = limitsOf(
-        { plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt },
-        now,
-      ).sessionsPerMonth;
+      const limit = limitsOf(u, now).sessionsPerMonth;
       findings.push({
         kind: 'over_quota',
-        subject: o.id,
-        orgId: o.id,
+        subject: org.id,
+        orgId: org.id,
         degraded: limit !== null && u.sessions > limit,
         message: `${u.sessions} sessions this month, plan ${u.plan} allows ${limit}`,
         details: { sessions: u.sessions, limit },
@@ -153,7 +144,7 @@ export class DegradationMonitor {
     for (const f of findings) {
       if (f.degraded) {
         if (
-          await openDegradation(this.db, {
+          await openDegradation(this.o.db, {
             orgId: f.orgId,
             kind: f.kind,
             subject: f.subject,
@@ -162,9 +153,9 @@ export class DegradationMonitor {
             at: now,
           })
         )
-          this.log.warn({ kind: f.kind, subject: f.subject }, f.message);
-      } else if (await recoverDegradation(this.db, f.kind, f.subject, now))
-        this.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
+          this.o.log.warn({ kind: f.kind, subject: f.subject }, f.message);
+      } else if (await recoverDegradation(this.o.db, f.kind, f.subject, now))
+        this.o.log.info({ kind: f.kind, subject: f.subject }, 'recovered');
     }
     return findings;
   }
@@ -174,13 +165,13 @@ export class DegradationMonitor {
    * no consumer yet, and nothing to be behind on). Every partition is checked, whichever processor owns it.
    */
   private async lagFindings(): Promise<Finding[]> {
-    const { messages: maxMessages, seconds: maxSeconds } = this.lagBound;
+    const { messages: maxMessages, seconds: maxSeconds } = this.o.lagBound;
     const out: Finding[] = [];
-    for (let p = 0; p < this.topology.partitions; p++) {
-      const lag = await this.bus
-        .consumerLag(this.topology.eventsStream, this.topology.partitionConsumer(p))
+    for (let p = 0; p < this.o.topology.partitions; p++) {
+      const lag = await this.o.bus
+        .consumerLag(this.o.topology.eventsStream, this.o.topology.partitionConsumer(p))
         .catch((err: unknown) => {
-          this.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
+          this.o.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
           return null;
         });
       if (!lag) continue;

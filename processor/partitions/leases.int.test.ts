@@ -12,6 +12,7 @@ import {
 } from '../../ops/testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
+import { withTestDatabase } from '../../shared/testing/database.ts';
 import { claimPartition, fencedBulk, PartitionFencedError } from './fence.ts';
 
 test('two processors share the 16 partitions by lease; one SIGKILLed, the other takes them over and stored = accepted', async (t) => {
@@ -78,9 +79,10 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
 });
 
 test("a stale owner's write is refused: a batch fenced at an older epoch rolls back, the new owner's commits", async (t) => {
-  const stack = await startTestStack({ processor: false });
-  t.teardown(() => stack.stop());
-  const { db, bulk } = stack.infra.database;
+  // Only the database: no stack to start for a fence (the first test runs the processors).
+  const database = await withTestDatabase('leases');
+  t.teardown(() => database.close());
+  const { db, bulk } = database.handle;
   const stale = await claimPartition(db, 3, 'old-owner');
   const fresh = await claimPartition(db, 3, 'new-owner');
   t.true(fresh > stale);
@@ -105,9 +107,9 @@ test("a stale owner's write is refused: a batch fenced at an older epoch rolls b
 });
 
 test('a claim waits for the batch the previous owner is committing, and refuses that owner afterwards', async (t) => {
-  const stack = await startTestStack({ processor: false });
-  t.teardown(() => stack.stop());
-  const { db, bulk } = stack.infra.database;
+  const database = await withTestDatabase('leases');
+  t.teardown(() => database.close());
+  const { db, bulk } = database.handle;
   const first = await claimPartition(db, 5, 'a');
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.ts';
 import { findActiveKeyByHash, type KeyRecord } from '../db/queries/api-keys.queries.ts';
 import { hashApiKey, keyTypeOf, sameHash } from '../ids.ts';
 import { announceHint, listenForHints, type HintBus } from '../cache-hints.ts';
+import { RefreshAheadCache } from '../refresh-ahead-cache.ts';
 
 /** Unknown keys are remembered briefly so a flood of bad keys cannot reach the database per request. */
 const NEGATIVE_TTL_MS = 5_000;
@@ -14,16 +15,17 @@ const MAX_ENTRIES = 100_000;
  * and the TTL bounds what a missed broadcast (bus down) can leave behind.
  */
 export class KeyResolver {
-  private readonly cache = new Map<string, { rec: KeyRecord | null; until: number }>();
   private readonly db: Kysely<Database>;
-  private readonly ttlMs: number;
-  private readonly inflight = new Map<string, Promise<KeyRecord | null>>();
-  /** Bumped by every invalidation, so a read that started before a revocation does not cache the revoked key. */
-  private generation = 0;
+  /** By key hash; unknown keys too (null), briefly. */
+  private readonly cache: RefreshAheadCache<KeyRecord | null>;
 
   constructor(db: Kysely<Database>, ttlMs: number) {
     this.db = db;
-    this.ttlMs = ttlMs;
+    this.cache = new RefreshAheadCache({
+      ttlMs,
+      maxEntries: MAX_ENTRIES,
+      shortLived: { ttlMs: NEGATIVE_TTL_MS, is: (rec) => rec === null },
+    });
   }
 
   /**
@@ -36,31 +38,10 @@ export class KeyResolver {
     const type = keyTypeOf(key);
     if (!type || key.length > 200) return null;
     const hash = hashApiKey(key);
-    const now = Date.now();
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > now) {
-      if (hit.rec && now >= hit.until - this.ttlMs / 5 && !this.inflight.has(hash))
-        this.lookup(hash, type).catch(() => {});
-      return hit.rec;
-    }
-    return this.lookup(hash, type);
-  }
-
-  /** One database read per key at a time; caches its answer unless an invalidation came while it ran. */
-  private async lookup(hash: string, type: NonNullable<ReturnType<typeof keyTypeOf>>): Promise<KeyRecord | null> {
-    const generation = this.generation;
-    let pending = this.inflight.get(hash);
-    if (!pending) {
-      pending = findActiveKeyByHash(this.db, hash).finally(() => this.inflight.delete(hash));
-      this.inflight.set(hash, pending);
-    }
-    const rec = await pending;
-    const valid = rec && rec.keyType === type && sameHash(rec.keyHash, hash) ? rec : null;
-    if (generation !== this.generation) return valid;
-    if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
-    const now = Date.now();
-    this.cache.set(hash, { rec: valid, until: now + (valid ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
-    return valid;
+    return this.cache.get(hash, async () => {
+      const rec = await findActiveKeyByHash(this.db, hash);
+      return rec && rec.keyType === type && sameHash(rec.keyHash, hash) ? rec : null;
+    });
   }
 
   invalidate(key: string): void {
@@ -68,9 +49,7 @@ export class KeyResolver {
   }
 
   invalidateHash(hash: string): void {
-    this.generation++;
-    this.cache.delete(hash);
-    this.inflight.delete(hash);
+    this.cache.invalidate(hash);
   }
 }
 

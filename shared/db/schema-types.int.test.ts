@@ -3,13 +3,14 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import ts from 'typescript';
 import { openDatabase, type DatabaseHandle } from './connection.ts';
-import { migrateToLatest } from './migrator.ts';
 import { createTestDatabase } from '../testing/database.ts';
+import { openEmbeddedTestDatabase } from '../testing/embedded-template.ts';
 
 /**
  * The table types (tables/*.table.ts, assembled into `Database` by database.ts) are written by hand beside the
- * migrations; nothing else ties the two. This test migrates a fresh database, on PostgreSQL and on the embedded
- * PGlite, and compares every table's columns (names and nullability) with the declared table interfaces, so a
+ * migrations; nothing else ties the two. This test takes a freshly migrated database, on PostgreSQL and on the embedded
+ * PGlite (the run's templates: each a new database every migration ran on, the PostgreSQL one per run, the embedded
+ * one per change of the migrations), and compares every table's columns (names and nullability) with the declared table interfaces, so a
  * migration and its type cannot drift; and checks that every table interface of tables/ is in `Database`.
  */
 
@@ -173,19 +174,20 @@ test('the comparison names each kind of drift', (t) => {
 });
 
 test('a freshly migrated PostgreSQL database has exactly the columns and nullability of the Database type', async (t) => {
-  const scratch = await createTestDatabase('schema_types', { empty: true });
+  // A clone of the run's template: a new, empty database that migrateToLatest migrated (test-with-services.ts).
+  const scratch = await createTestDatabase('schema_types');
   const handle = await openDatabase({ url: scratch.url, dataDir: '' });
   t.teardown(async () => {
     await handle.close();
     await scratch.drop();
   });
-  await migrateToLatest(handle.db);
   t.deepEqual(drift(declared, await actualTables(handle)), []);
 });
 
 test('a freshly migrated embedded database has exactly the columns and nullability of the Database type', async (t) => {
-  const handle = await openDatabase({ dataDir: '', embeddedPath: 'memory://' });
+  // A copy of the embedded template: a new PGlite that migrateToLatest migrated (embedded-template.ts), made anew
+  // whenever a migration changes.
+  const handle = await openEmbeddedTestDatabase();
   t.teardown(() => handle.close());
-  await migrateToLatest(handle.db);
   t.deepEqual(drift(declared, await actualTables(handle)), []);
 });

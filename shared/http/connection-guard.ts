@@ -1,11 +1,10 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { type BlockList, isIP } from 'node:net';
-import { Counter } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { plainAddress, trustedProxyList } from './client-address.ts';
-import { registry } from './metrics.ts';
+import { counter } from './metrics.ts';
 
 /** What bounds a role's connections (CONNECTION_* and MAX_CONNECTIONS* settings). */
 export interface ConnectionLimits {
@@ -54,12 +53,11 @@ export function connectionLimits(
   };
 }
 
-export const refusedConnections = new Counter({
-  name: 'friction_http_connections_refused_total',
-  help: "Connections closed on arrival: the process cap (max_connections) or one address's cap (per_ip)",
-  labelNames: ['role', 'reason'] as const,
-  registers: [registry],
-});
+export const refusedConnections = counter(
+  'friction_http_connections_refused_total',
+  "Connections closed on arrival: the process cap (max_connections) or one address's cap (per_ip)",
+  ['role', 'reason'],
+);
 
 /**
  * Bounds what idle or slow clients can hold: timeouts for a connection that never finishes its headers (a socket

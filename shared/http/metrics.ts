@@ -5,27 +5,44 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
-export const httpRequests = new Counter({
-  name: 'friction_http_requests_total',
-  help: 'HTTP requests by role, route and status',
-  labelNames: ['role', 'route', 'status'] as const,
-  registers: [registry],
-});
-export const httpDuration = new Histogram({
-  name: 'friction_http_request_duration_seconds',
-  help: 'HTTP request duration',
-  labelNames: ['role', 'route'] as const,
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  registers: [registry],
-});
+/** A counter in the process registry, with the label names its series are split by (none: one series). */
+export function counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  return new Counter({ name, help, labelNames, registers: [registry] });
+}
+
+/** A gauge in the process registry, with the label names its series are split by (none: one series). */
+export function gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  return new Gauge({ name, help, labelNames, registers: [registry] });
+}
+
+/** A histogram in the process registry: `buckets` are its upper bounds, in the metric's unit. */
+export function histogram<L extends string>(
+  name: string,
+  help: string,
+  buckets: number[],
+  labelNames: readonly L[] = [],
+): Histogram<L> {
+  return new Histogram({ name, help, buckets, labelNames, registers: [registry] });
+}
+
+export const httpRequests = counter('friction_http_requests_total', 'HTTP requests by role, route and status', [
+  'role',
+  'route',
+  'status',
+]);
+export const httpDuration = histogram(
+  'friction_http_request_duration_seconds',
+  'HTTP request duration',
+  [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  ['role', 'route'],
+);
 
 /** `friction_build_info{version, node}` 1: which build and runtime each process runs (join it onto other series). */
-export const buildInfo = new Gauge({
-  name: 'friction_build_info',
-  help: 'Build of this process: package version and Node version (value always 1)',
-  labelNames: ['version', 'node'] as const,
-  registers: [registry],
-});
+export const buildInfo = gauge(
+  'friction_build_info',
+  'Build of this process: package version and Node version (value always 1)',
+  ['version', 'node'],
+);
 buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
 
 /** This build's version (package.json): /healthz and friction_build_info say it. */
@@ -38,18 +55,16 @@ export function packageVersion(): string {
   }
 }
 
-export const processorBatchDuration = new Histogram({
-  name: 'friction_processor_batch_duration_seconds',
-  help: 'Time to store one fetched batch (its transaction: events, signals, sessions, scores, issues, outbox)',
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [registry],
-});
+export const processorBatchDuration = histogram(
+  'friction_processor_batch_duration_seconds',
+  'Time to store one fetched batch (its transaction: events, signals, sessions, scores, issues, outbox)',
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+);
 
-export const deadLetters = new Counter({
-  name: 'friction_processor_dead_letters_total',
-  help: 'Stream messages the processor stored as dead letters (poison) and terminated',
-  registers: [registry],
-});
+export const deadLetters = counter(
+  'friction_processor_dead_letters_total',
+  'Stream messages the processor stored as dead letters (poison) and terminated',
+);
 
 /** Sources of a scrape-time gauge: each running processor adds its own and removes it when it stops. */
 type Source = () => Promise<Array<{ labels: Record<string, string>; value: number }>>;
@@ -99,9 +114,8 @@ export const outboxBacklog = scrapeGauge(
  * attempt is scheduled); `failed` (failed with no attempt left, or the endpoint was disabled); `abandoned` (never
  * sent: endpoint or channel gone). Counted once the attempt's record is written.
  */
-export const deliveries = new Counter({
-  name: 'friction_deliveries_total',
-  help: 'Notification delivery attempts by channel and outcome (succeeded, retrying, failed, abandoned)',
-  labelNames: ['channel', 'outcome'] as const,
-  registers: [registry],
-});
+export const deliveries = counter(
+  'friction_deliveries_total',
+  'Notification delivery attempts by channel and outcome (succeeded, retrying, failed, abandoned)',
+  ['channel', 'outcome'],
+);

@@ -28,18 +28,18 @@ export interface PlanLimits {
 export const TRIAL_PLAN: Plan = 'pro';
 
 /**
- * The limits that apply to an org at `now`: its row's custom values where set, else its plan's; during its trial a
+ * The limits that apply to an org at `now` (its OrgUsage): its custom values where set, else its plan's; during its trial a
  * self-serve org has the trial plan's limits (a new `grow` org can set up more than one site while it evaluates).
  */
 export function limitsOf(
-  org: { plan: string; site_limit: number | null; session_limit: number | null; trial_ends_at?: Date | null },
+  org: { plan: string; siteLimit: number | null; sessionLimit: number | null; trialEndsAt: Date | null },
   now: Date = new Date(),
 ): PlanLimits {
   const own = PLANS[org.plan as Plan] ?? PLANS.grow;
   const inTrial =
-    org.trial_ends_at != null && org.trial_ends_at > now && (SELF_SERVE_PLANS as readonly string[]).includes(org.plan);
+    org.trialEndsAt !== null && org.trialEndsAt > now && (SELF_SERVE_PLANS as readonly string[]).includes(org.plan);
   const plan = inTrial ? PLANS[TRIAL_PLAN] : own;
-  return { sites: org.site_limit ?? plan.sites, sessionsPerMonth: org.session_limit ?? plan.sessionsPerMonth };
+  return { sites: org.siteLimit ?? plan.sites, sessionsPerMonth: org.sessionLimit ?? plan.sessionsPerMonth };
 }
 
 /** Start of the UTC calendar month of `at`. */

@@ -65,17 +65,7 @@ export class SessionQuota {
   private async count(orgId: string): Promise<Entry> {
     const now = this.now();
     const usage = await orgUsage(this.db, orgId, monthStart(new Date(now)));
-    const limit = usage
-      ? limitsOf(
-          {
-            plan: usage.plan,
-            site_limit: usage.siteLimit,
-            session_limit: usage.sessionLimit,
-            trial_ends_at: usage.trialEndsAt,
-          },
-          new Date(now),
-        ).sessionsPerMonth
-      : null;
+    const limit = usage ? limitsOf(usage, new Date(now)).sessionsPerMonth : null;
     const entry: Entry = {
       exceeded: limit !== null && (usage?.sessions ?? 0) >= limit,
       limit,

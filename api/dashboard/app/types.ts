@@ -1,3 +1,7 @@
+import type { z } from 'zod';
+import type { AlertSchema } from '../../read-models/alerts.schema.ts';
+import type { DeploySchema } from '../../read-models/deploys.schema.ts';
+
 /** Shapes of the public API's answers the dashboard reads (see /v1/openapi.json). */
 export interface PageScore {
   page: string;
@@ -52,45 +56,9 @@ export interface IssueDetail extends Issue {
   introduced_by_deploy: { id?: string; version?: string; recorded_at?: string } | null;
   history: { source: string; kind: string; changes: unknown; reason: string | null; at: string | null }[];
 }
-export interface Alert {
-  id: string;
-  site_id: string;
-  rule_name: string;
-  page: string | null;
-  trigger_type: string;
-  score_before: number | null;
-  score_after: number | null;
-  status: string;
-  triggered_at: string;
-  acknowledged_at: string | null;
-  resolved_at: string | null;
-  resolved_reason?: string | null;
-}
-export interface RelatedIssue {
-  issue_id: string;
-  title: string;
-  page: string;
-  signal_type: string;
-  severity: number;
-  status: string;
-  relation: string;
-  record: Verification | null;
-}
-export interface Deploy {
-  id: string;
-  version: string;
-  environment: string;
-  confusion_before: number;
-  confusion_after: number | null;
-  delta: number | null;
-  recorded_at: string;
-  related_issues: RelatedIssue[];
-  verdict: 'PASS' | 'WARN' | 'FAIL';
-  verdict_reasons: string[];
-  commit_sha: string | null;
-  description: string | null;
-  cohort: { kind: string; sessions: number } | null;
-}
+/** An alert and a deploy: the API's own answer types (erased from the bundle). */
+export type Alert = z.output<typeof AlertSchema>;
+export type Deploy = z.output<typeof DeploySchema>;
 export interface Degradation {
   id: string;
   scope: string;

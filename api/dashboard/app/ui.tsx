@@ -277,6 +277,19 @@ export function Field({ label, children, hint }: { label: string; children: Comp
   );
 }
 
+/** One `<option>` per value, shown as `label` of it (the value itself unless given). */
+export function Options({ values, label }: { values: readonly string[]; label?: (v: string) => string }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {label ? label(v) : v}
+        </option>
+      ))}
+    </>
+  );
+}
+
 export function Table({ caption, head, children }: { caption: string; head: string[]; children: ComponentChildren }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>

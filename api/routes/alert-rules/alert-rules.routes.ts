@@ -5,7 +5,7 @@ import { idParam, type RouteTable } from '../../http/routes.ts';
 import { lockSiteObject } from '../../http/site-object.queries.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
-import { DeletedSchema, SiteQuerySchema } from '../../http/common.schema.ts';
+import { DeletedSchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
   deleteAlertRule,
@@ -80,7 +80,6 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
     tag: 'alert-rules',
     summary: 'Alert rules of a site',
     access: MANAGE_READ_ACCESS,
-    query: SiteQuerySchema,
     response: AlertRuleListSchema,
     async handler(_ctx, { query }) {
       const rules = await listAlertRules(deps.db, query.site_id);

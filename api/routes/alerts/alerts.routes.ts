@@ -1,10 +1,9 @@
-import { SiteQuerySchema } from '../../http/common.schema.ts';
 import { ConflictError } from '../../../shared/errors.ts';
+import { listPage } from '../../http/present.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, setAlertStatus } from './alerts.queries.ts';
-import { lockSiteObject } from '../../http/site-object.queries.ts';
 import { AlertListQuerySchema, AlertListResponseSchema, AlertPatchSchema } from './alerts.schema.ts';
 import { enqueueOutbox } from '../../../shared/notify/outbox.ts';
 import { addObjectChange } from '../../http/object-change.ts';
@@ -27,15 +26,14 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: AlertListQuerySchema,
     response: AlertListResponseSchema,
     async handler(_ctx, { query: q }) {
-      const { rows, total } = q.environment === 'production' ? await listAlerts(deps.db, q) : { rows: [], total: 0 };
-      return { alerts: rows.map(presentAlert), total, limit: q.limit, offset: q.offset };
+      const found = q.environment === 'production' ? await listAlerts(deps.db, q) : { rows: [], total: 0 };
+      return listPage('alerts', found, presentAlert, q);
     },
   });
   return table.read({
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    query: SiteQuerySchema,
     // A malformed id is answered like a missing one, as for issues.
     params: idParam('alert_id'),
     notFound: NOT_FOUND,
@@ -53,16 +51,12 @@ const ALERT_PATCH =
 /** PATCH /v1/manage/alerts/:alert_id and the short form POST /v1/alerts/:id: move an alert forward. */
 export function alertRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   return addObjectChange(table, deps, {
-    plural: 'alerts',
-    id: 'alert_id',
     target: 'alert',
-    tag: 'alerts',
+    table: 'alerts',
     summary: 'Acknowledge, investigate or resolve an alert',
     description: ALERT_PATCH,
-    notFound: NOT_FOUND,
     body: AlertPatchSchema,
     response: AlertSchema,
-    lock: (trx, id) => lockSiteObject(trx, 'alerts', id),
     async apply(trx, before, { id, body }) {
       const from = before.status as AlertStatus;
       const t = alertTransition(from, body.status);

@@ -1,6 +1,6 @@
-import { targetSite } from '../../http/target-site.ts';
+import { addShortFormWrite } from '../../http/target-site.ts';
 import { newId } from '../../../shared/ids.ts';
-import { MANAGE_READ_ACCESS, MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
+import { MANAGE_READ_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -20,43 +20,35 @@ const present = (a: AnnotationRow) => ({
 
 /** Annotations: notes on a site's timeline (a campaign started, a vendor outage). POST /v1/annotations is the spec's short form. */
 export function annotationRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const path of ['/v1/annotations', '/v1/manage/annotations']) {
-    table.add({
-      method: 'post',
-      path,
-      tag: 'annotations',
-      status: 201,
-      summary: path === '/v1/annotations' ? 'Add an annotation (short form)' : 'Add an annotation',
-      access: MANAGE_WRITE_ACCESS,
-      body: AnnotationCreateSchema,
-      response: AnnotationSchema,
-      async handler(ctx, { body, principal, guard }) {
-        // The short form's body is only `message`: the site may also come from the query, the key, or the org's
-        // only site.
-        const siteId = targetSite(ctx, body, principal);
-        guard.site(siteId, 'site not found');
-        return deps.db.transaction().execute(async (trx) => {
-          const a = await insertAnnotation(trx, {
-            id: newId(),
-            site_id: siteId,
-            message: body.message,
-            page: body.page ?? null,
-            occurred_at: body.occurred_at ? new Date(body.occurred_at) : deps.now(),
-            created_by: principal.label,
-          });
-          await audit(trx, principal, {
-            orgId: principal.orgId,
-            siteId,
-            action: 'annotation.create',
-            targetType: 'annotation',
-            targetId: a.id,
-            summary: { message: a.message, page: a.page },
-          });
-          return present(a);
+  // The short form's body is only `message`: the site may also come from the query, the key, or the org's only site.
+  addShortFormWrite(table, {
+    plural: 'annotations',
+    summary: 'Add an annotation',
+    shortSummary: 'Add an annotation (short form)',
+    body: AnnotationCreateSchema,
+    response: AnnotationSchema,
+    async handler(_ctx, { siteId, body, principal }) {
+      return deps.db.transaction().execute(async (trx) => {
+        const a = await insertAnnotation(trx, {
+          id: newId(),
+          site_id: siteId,
+          message: body.message,
+          page: body.page ?? null,
+          occurred_at: body.occurred_at ? new Date(body.occurred_at) : deps.now(),
+          created_by: principal.label,
         });
-      },
-    });
-  }
+        await audit(trx, principal, {
+          orgId: principal.orgId,
+          siteId,
+          action: 'annotation.create',
+          targetType: 'annotation',
+          targetId: a.id,
+          summary: { message: a.message, page: a.page },
+        });
+        return present(a);
+      });
+    },
+  });
 
   table.read({
     path: '/v1/manage/annotations',

@@ -1,5 +1,5 @@
-import { SiteQuerySchema } from '../../http/common.schema.ts';
-import { targetSite } from '../../http/target-site.ts';
+import { addShortFormWrite } from '../../http/target-site.ts';
+import { listPage } from '../../http/present.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import {
@@ -11,7 +11,6 @@ import {
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { MANAGE_WRITE_ACCESS } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
@@ -41,96 +40,89 @@ async function currentScore(
  * Idempotency-Key within 24 h, or the same (site, environment, version) within 10 minutes, answers the first record.
  */
 export function deployRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  for (const path of ['/v1/deploys', '/v1/manage/deploys']) {
-    table.add({
-      method: 'post',
-      path,
-      tag: 'deploys',
-      status: 201,
-      summary: path === '/v1/deploys' ? 'Record a deploy (short form, for CI)' : 'Record a deploy',
-      description:
-        'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
-      access: MANAGE_WRITE_ACCESS,
-      body: DeployCreateSchema,
-      response: DeploySchema,
-      async handler(ctx, { body, principal, guard }) {
-        const siteId = targetSite(ctx, body, principal);
-        guard.site(siteId, 'site not found');
-        const rawKey = ctx.get('idempotency-key');
-        if (rawKey !== '' && !IdempotencyKeySchema.safeParse(rawKey).success) {
-          throw new ValidationError(
-            'invalid header: Idempotency-Key: must be 1-255 printable ASCII characters without spaces',
-            [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters without spaces' }],
-          );
-        }
-        const key = rawKey === '' ? null : rawKey;
-        const now = deps.now();
-        const { deploy, replayed } = await deps.db.transaction().execute(async (trx) => {
-          await lockSiteDeploys(trx, siteId);
-          if (key !== null) {
-            const since = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
-            const prior = await findPriorDeploy(trx, siteId, since, { idempotencyKey: key });
-            if (prior) {
-              if (prior.version !== body.version || prior.environment !== body.environment) {
-                throw new ConflictError(
-                  `Idempotency-Key already used for deploy ${prior.id} (version ${prior.version}, ${prior.environment}) with a different body`,
-                );
-              }
-              return { deploy: prior, replayed: true };
+  addShortFormWrite(table, {
+    plural: 'deploys',
+    summary: 'Record a deploy',
+    shortSummary: 'Record a deploy (short form, for CI)',
+    description:
+      'Send after the new version serves traffic. Honours an Idempotency-Key header (24 h); the same version in the same environment within 10 minutes answers the first record. Answers 201 with the deploy (Idempotent-Replayed: true on a replay).',
+    body: DeployCreateSchema,
+    response: DeploySchema,
+    async handler(ctx, { siteId, body, principal }) {
+      const rawKey = ctx.get('idempotency-key');
+      if (rawKey !== '' && !IdempotencyKeySchema.safeParse(rawKey).success) {
+        throw new ValidationError(
+          'invalid header: Idempotency-Key: must be 1-255 printable ASCII characters without spaces',
+          [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters without spaces' }],
+        );
+      }
+      const key = rawKey === '' ? null : rawKey;
+      const now = deps.now();
+      const { deploy, replayed } = await deps.db.transaction().execute(async (trx) => {
+        await lockSiteDeploys(trx, siteId);
+        if (key !== null) {
+          const since = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+          const prior = await findPriorDeploy(trx, siteId, since, { idempotencyKey: key });
+          if (prior) {
+            if (prior.version !== body.version || prior.environment !== body.environment) {
+              throw new ConflictError(
+                `Idempotency-Key already used for deploy ${prior.id} (version ${prior.version}, ${prior.environment}) with a different body`,
+              );
             }
+            return { deploy: prior, replayed: true };
           }
-          const same = await findPriorDeploy(trx, siteId, new Date(now.getTime() - SAME_VERSION_WINDOW_MS), {
-            environment: body.environment,
-            version: body.version,
-          });
-          if (same) return { deploy: same, replayed: true };
-          const d: DeployRow = await insertDeploy(trx, {
-            id: newId(),
-            site_id: siteId,
-            environment: body.environment,
-            version: body.version,
-            commit_sha: body.commit_sha ?? null,
-            url: body.url ?? null,
-            description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
-            confusion_before: await currentScore(trx, siteId, body.environment, now),
-            recorded_at: now,
-            idempotency_key: key,
-            created_by: principal.label,
-          });
-          await audit(trx, principal, {
-            orgId: principal.orgId,
-            siteId,
-            action: 'deploy.record',
-            targetType: 'deploy',
-            targetId: d.id,
-            summary: { version: d.version, environment: d.environment },
-          });
-          await enqueueDeployRecorded(trx, d.id, {
-            event: 'deploy.recorded',
-            occurred_at: now.toISOString(),
-            deploy: {
-              id: d.id,
-              site_id: siteId,
-              version: d.version,
-              environment: d.environment,
-              commit_sha: d.commit_sha,
-              url: d.url,
-              description: d.description,
-              confusion_before: d.confusion_before,
-              recorded_at: now.toISOString(),
-            },
-          });
-          return { deploy: d, replayed: false };
-        });
-        if (replayed) {
-          ctx.set('Idempotent-Replayed', 'true');
-          const found = await findDeploy(deps.db, siteId, deploy.id);
-          return presentDeploy(found?.row ?? deploy, found?.related ?? NO_RELATED);
         }
-        return presentDeploy(deploy, NO_RELATED);
-      },
-    });
-  }
+        const same = await findPriorDeploy(trx, siteId, new Date(now.getTime() - SAME_VERSION_WINDOW_MS), {
+          environment: body.environment,
+          version: body.version,
+        });
+        if (same) return { deploy: same, replayed: true };
+        const d: DeployRow = await insertDeploy(trx, {
+          id: newId(),
+          site_id: siteId,
+          environment: body.environment,
+          version: body.version,
+          commit_sha: body.commit_sha ?? null,
+          url: body.url ?? null,
+          description: body.description ?? null, // NOTE: read in the transaction: the embedded database has one connection, which the transaction holds.
+          confusion_before: await currentScore(trx, siteId, body.environment, now),
+          recorded_at: now,
+          idempotency_key: key,
+          created_by: principal.label,
+        });
+        await audit(trx, principal, {
+          orgId: principal.orgId,
+          siteId,
+          action: 'deploy.record',
+          targetType: 'deploy',
+          targetId: d.id,
+          summary: { version: d.version, environment: d.environment },
+        });
+        await enqueueDeployRecorded(trx, d.id, {
+          event: 'deploy.recorded',
+          occurred_at: now.toISOString(),
+          deploy: {
+            id: d.id,
+            site_id: siteId,
+            version: d.version,
+            environment: d.environment,
+            commit_sha: d.commit_sha,
+            url: d.url,
+            description: d.description,
+            confusion_before: d.confusion_before,
+            recorded_at: now.toISOString(),
+          },
+        });
+        return { deploy: d, replayed: false };
+      });
+      if (replayed) {
+        ctx.set('Idempotent-Replayed', 'true');
+        const found = await findDeploy(deps.db, siteId, deploy.id);
+        return presentDeploy(found?.row ?? deploy, found?.related ?? NO_RELATED);
+      }
+      return presentDeploy(deploy, NO_RELATED);
+    },
+  });
   return table;
 }
 
@@ -145,8 +137,8 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
     query: DeployListQuerySchema,
     response: DeployListSchema,
     async handler(_ctx, { query: q }) {
-      const { rows, total, related } = await listDeploys(deps.db, q);
-      return { deploys: rows.map((r) => presentDeploy(r, related)), total, limit: q.limit, offset: q.offset };
+      const found = await listDeploys(deps.db, q);
+      return listPage('deploys', found, (r) => presentDeploy(r, found.related), q);
     },
   });
   return table.read({
@@ -154,7 +146,6 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
     shortForm: 'One deploy (short form)',
     tag: 'deploys',
     summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
-    query: SiteQuerySchema,
     params: idParam('deploy_id'),
     notFound: DEPLOY_NOT_FOUND,
     response: DeploySchema,

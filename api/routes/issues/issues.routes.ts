@@ -1,4 +1,5 @@
 import { SiteReadQuerySchema } from '../../http/common.schema.ts';
+import { listPage } from '../../http/present.ts';
 import { type Kysely } from 'kysely';
 import { type Database } from '../../../shared/db/database.ts';
 import { ConflictError } from '../../../shared/errors.ts';
@@ -7,7 +8,6 @@ import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
 import { IssueDetailSchema, IssueListQuerySchema, IssueListResponseSchema, IssuePatchSchema } from './issues.schema.ts';
 import { IssueSchema } from '../../read-models/issues.schema.ts';
-import { lockSiteObject } from '../../http/site-object.queries.ts';
 import { insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
 import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
@@ -63,10 +63,7 @@ export function issueReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     summary: 'UX issues of a site, ranked',
     query: IssueListQuerySchema,
     response: IssueListResponseSchema,
-    async handler(_ctx, { query }) {
-      const { rows, total } = await listIssues(deps.db, query);
-      return { issues: rows.map(presentIssue), total, limit: query.limit, offset: query.offset };
-    },
+    handler: async (_ctx, { query }) => listPage('issues', await listIssues(deps.db, query), presentIssue, query),
   });
   return table.read({
     path: '/v1/query/issues/:issue_id',
@@ -128,16 +125,12 @@ const ISSUE_PATCH =
 /** PATCH /v1/manage/issues/:issue_id and the short form POST /v1/issues/:id: triage by a person. */
 export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
   return addObjectChange(table, deps, {
-    plural: 'issues',
-    id: 'issue_id',
     target: 'issue',
-    tag: 'issues',
+    table: 'ux_issues',
     summary: "Set an issue's status, note, assignee, frozen flag or severity",
     description: ISSUE_PATCH,
-    notFound: NOT_FOUND,
     body: IssuePatchSchema,
     response: IssueSchema,
-    lock: (trx, id) => lockSiteObject(trx, 'ux_issues', id),
     async apply(trx, before, { id, body, principal }) {
       if (before.merged_into)
         throw new ConflictError(`this issue was merged into ${before.merged_into}; change that issue instead`);

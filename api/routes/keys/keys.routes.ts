@@ -4,7 +4,6 @@ import { ADMIN_ROLES } from '../../http/auth.ts';
 import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit } from '../../http/audit.ts';
-import { SiteQuerySchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import { findKey, listKeys, revokeKey } from './keys.queries.ts';
 import { presentKey } from './keys.presenter.ts';
@@ -25,7 +24,6 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     tag: 'keys',
     summary: 'API keys of a site (revoked ones included, never the keys themselves)',
     access,
-    query: SiteQuerySchema,
     response: ApiKeyListSchema,
     async handler(_ctx, { query }) {
       return { site_id: query.site_id, keys: (await listKeys(deps.db, query.site_id)).map(presentKey) };

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { presentAlert, type AlertRow } from '../../read-models/alerts.presenter.ts';
-import { presentElement } from '../../read-models/elements.presenter.ts';
+import { presentPageElement, type presentElement } from '../../read-models/elements.presenter.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
 import type { IssueRow } from '../../read-models/issues.queries.ts';
 import type { PageBudget } from './budget.ts';
@@ -38,17 +38,7 @@ export function presentPage(p: {
     updated_at: p.score?.updated_at.toISOString() ?? null,
     score_history: p.history.map((h) => ({ date: h.date, score: round1(h.score) })),
     issues: p.issues.map(presentIssue),
-    elements: p.elements.map((e) => {
-      const x = presentElement(e);
-      return {
-        selector: x.selector,
-        label: x.label,
-        signals: x.signals,
-        friction_score: x.friction_score,
-        signal_count: x.signal_count,
-        dominant_signal: x.dominant_signal,
-      };
-    }),
+    elements: p.elements.map(presentPageElement),
     budget: p.budget,
     deploys: p.deploys,
     alerts: p.alerts.map(presentAlert),

@@ -9,7 +9,6 @@ import {
 import { MANAGE_READ_ACCESS, MANAGE_ADMIN_ACCESS } from '../../http/auth.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { audit, diff } from '../../http/audit.ts';
-import { SiteQuerySchema } from '../../http/common.schema.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
   ensureEnvironment,
@@ -32,7 +31,6 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
     tag: 'sdk-config',
     summary: 'SDK config of every environment of a site',
     access: MANAGE_READ_ACCESS,
-    query: SiteQuerySchema,
     response: SdkConfigListSchema,
     async handler(_ctx, { query }) {
       const rows = await listEnvironmentConfigs(deps.db, query.site_id);

@@ -63,17 +63,7 @@ export function siteRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
         // NOTE: the org row lock serializes concurrent creations, so two requests cannot both take the last slot.
         if (!(await lockOrg(trx, body.org_id))) throw new NotFoundError('organization not found');
         const usage = await orgUsage(trx, body.org_id, monthStart(deps.now()));
-        const limit = usage
-          ? limitsOf(
-              {
-                plan: usage.plan,
-                site_limit: usage.siteLimit,
-                session_limit: usage.sessionLimit,
-                trial_ends_at: usage.trialEndsAt,
-              },
-              deps.now(),
-            ).sites
-          : null;
+        const limit = usage ? limitsOf(usage, deps.now()).sites : null;
         if (usage && limit !== null && usage.sites >= limit) {
           throw new QuotaExceededError(
             `the ${usage.plan} plan allows ${limit} site${limit === 1 ? '' : 's'}; delete one or change plan`,

@@ -23,10 +23,7 @@ export function usageRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       const from = monthStart(now);
       const u = await orgUsage(deps.db, query.org_id, from);
       if (!u) throw new NotFoundError('organization not found');
-      const limits = limitsOf(
-        { plan: u.plan, site_limit: u.siteLimit, session_limit: u.sessionLimit, trial_ends_at: u.trialEndsAt },
-        now,
-      );
+      const limits = limitsOf(u, now);
       return {
         org_id: query.org_id,
         plan: u.plan,

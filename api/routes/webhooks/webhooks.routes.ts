@@ -1,10 +1,11 @@
 import type { Transaction } from 'kysely';
+import type { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
 import { seal } from '../../../shared/auth/secret-box.ts';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../../shared/ids.ts';
 import { ADMIN_ROLES, ALL_ROLES, type Principal } from '../../http/auth.ts';
-import { idParam, type Guard, type RouteTable } from '../../http/routes.ts';
+import { idParam, type RouteTable } from '../../http/routes.ts';
 import { enforceBound } from '../../../shared/tenancy/bounds.ts';
 import { audit, diff } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
@@ -55,26 +56,68 @@ export function presentWebhook(w: WebhookRow) {
   };
 }
 
+/** Owners, admins and keys with a webhook-managing scope. */
+const WRITE = { surface: 'manage', scopes: SCOPES, roles: ADMIN_ROLES } as const;
+
 /**
- * The endpoint, locked for the caller's transaction, once the caller may reach it (else 404): a key only the
- * endpoints bound to its own site, a user every endpoint of their org.
+ * A write to one endpoint, its id in the path (PATCH, DELETE, the test event): `change` runs in one transaction on
+ * the endpoint, locked, once the caller may reach it (else 404): a key only the endpoints bound to its own site, a
+ * user every endpoint of their org.
  */
-async function lockEndpoint(
-  trx: Transaction<Database>,
-  guard: Guard,
-  principal: Principal,
-  id: string,
-): Promise<WebhookRow> {
-  const w = await findWebhookForUpdate(trx, id);
-  if (principal.kind === 'key') guard.site(w?.site_id, NOT_FOUND);
-  else guard.org(w?.org_id, NOT_FOUND);
-  return w!;
+function addEndpointChange<B extends z.ZodType | undefined = undefined>(
+  table: RouteTable,
+  deps: ManageDeps,
+  spec: {
+    method: 'post' | 'patch' | 'delete';
+    path: string;
+    status?: number;
+    summary: string;
+    description?: string;
+    body?: B;
+    response: z.ZodType;
+    change(
+      trx: Transaction<Database>,
+      w: WebhookRow,
+      input: { body: B extends z.ZodType ? z.infer<B> : undefined; principal: Principal },
+    ): Promise<unknown>;
+  },
+): RouteTable {
+  const { change, ...route } = spec;
+  return table.add({
+    ...route,
+    tag: 'webhooks',
+    access: WRITE,
+    params: idParam('endpoint_id'),
+    notFound: NOT_FOUND,
+    handler: (_ctx, { params, body, principal, guard }) =>
+      deps.db.transaction().execute(async (trx) => {
+        const w = await findWebhookForUpdate(trx, params.endpoint_id);
+        if (principal.kind === 'key') guard.site(w?.site_id, NOT_FOUND);
+        else guard.org(w?.org_id, NOT_FOUND);
+        return change(trx, w!, { body: body as B extends z.ZodType ? z.infer<B> : undefined, principal });
+      }),
+  });
 }
+
+/** The audit entry of a change to endpoint `w`. */
+const auditEndpoint = (
+  trx: Transaction<Database>,
+  principal: Principal,
+  w: WebhookRow,
+  action: string,
+  summary: Record<string, unknown>,
+) =>
+  audit(trx, principal, {
+    orgId: w.org_id,
+    siteId: w.site_id,
+    action,
+    targetType: 'webhook_endpoint',
+    targetId: w.id,
+    summary,
+  });
 
 /** Webhook endpoints: the signing secret is returned once and stored sealed (the dispatcher signs with it). */
 export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
-  const write = { surface: 'manage', scopes: SCOPES, roles: ADMIN_ROLES } as const;
-
   table.add({
     method: 'get',
     path: '/v1/manage/webhooks',
@@ -100,7 +143,7 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     path: '/v1/manage/webhooks',
     tag: 'webhooks',
     status: 201,
-    access: write,
+    access: WRITE,
     summary: 'Add a webhook endpoint; its signing secret is in this answer only',
     body: WebhookCreateSchema,
     response: WebhookCreatedSchema,
@@ -123,147 +166,97 @@ export function webhookRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
           events: body.events ?? [...WEBHOOK_EVENTS],
           secretSealed: sealed,
         });
-        await audit(trx, principal, {
-          orgId: w.org_id,
-          siteId: w.site_id,
-          action: 'webhook.create',
-          targetType: 'webhook_endpoint',
-          targetId: w.id,
-          summary: {
-            url: w.url,
-            site_id: w.site_id,
-            events: w.events,
-            description: w.description,
-            own_secret: body.secret !== undefined,
-          },
+        await auditEndpoint(trx, principal, w, 'webhook.create', {
+          url: w.url,
+          site_id: w.site_id,
+          events: w.events,
+          description: w.description,
+          own_secret: body.secret !== undefined,
         });
         return { endpoint: presentWebhook(w), signing_secret: secret };
       });
     },
   });
 
-  table.add({
+  addEndpointChange(table, deps, {
     method: 'patch',
     path: '/v1/manage/webhooks/:endpoint_id',
-    tag: 'webhooks',
-    access: write,
     summary: "Change an endpoint's url, events, description or active (alias enabled)",
-    params: idParam('endpoint_id'),
-    notFound: NOT_FOUND,
     body: WebhookPatchSchema,
     response: WebhookEndpointSchema,
-    async handler(_ctx, { params, body, principal, guard }) {
-      return deps.db.transaction().execute(async (trx) => {
-        const before = await lockEndpoint(trx, guard, principal, params.endpoint_id);
-        await assertOutboundUrl(body.url, deps.outbound);
-        const { enabled, ...rest } = body;
-        const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
-        // Re-enabling starts afresh: the failure streak and the dispatcher's reason for disabling are cleared.
-        const reenable =
-          set.active === true && !before.active
-            ? { consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null }
-            : {};
-        const after = await updateWebhook(trx, params.endpoint_id, { ...set, ...reenable, updated_at: deps.now() });
-        if (!before.active && after.active) await recoverDegradation(trx, 'endpoint_disabled', after.id, deps.now());
-        await audit(trx, principal, {
-          orgId: after.org_id,
-          siteId: after.site_id,
-          action: 'webhook.update',
-          targetType: 'webhook_endpoint',
-          targetId: after.id,
-          summary: { changes: diff(before, set) },
-        });
-        return presentWebhook(after);
-      });
+    async change(trx, before, { body, principal }) {
+      await assertOutboundUrl(body.url, deps.outbound);
+      const { enabled, ...rest } = body;
+      const set = { ...rest, ...(enabled !== undefined ? { active: enabled } : {}) };
+      // Re-enabling starts afresh: the failure streak and the dispatcher's reason for disabling are cleared.
+      const reenable =
+        set.active === true && !before.active
+          ? { consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null }
+          : {};
+      const after = await updateWebhook(trx, before.id, { ...set, ...reenable, updated_at: deps.now() });
+      if (!before.active && after.active) await recoverDegradation(trx, 'endpoint_disabled', after.id, deps.now());
+      await auditEndpoint(trx, principal, after, 'webhook.update', { changes: diff(before, set) });
+      return presentWebhook(after);
     },
   });
 
-  table.add({
+  addEndpointChange(table, deps, {
     method: 'post',
     path: '/v1/manage/webhooks/:endpoint_id/test',
-    tag: 'webhooks',
     status: 202,
-    access: write,
     summary: 'Send a signed test event (type webhook.test) to the endpoint',
     description:
       'Queued for the dispatcher, signed and retried like any event; its attempts appear in /v1/query/webhook-deliveries. A disabled endpoint answers 409.',
-    params: idParam('endpoint_id'),
-    notFound: NOT_FOUND,
     response: WebhookTestSchema,
-    async handler(_ctx, { params, principal, guard }) {
-      return deps.db.transaction().execute(async (trx) => {
-        const w = await lockEndpoint(trx, guard, principal, params.endpoint_id);
-        if (!w.active)
-          throw new ConflictError('the endpoint is disabled; enable it (PATCH active: true) before testing');
-        const now = deps.now();
-        const event = {
-          id: eventIdOf(`webhook.test:${newId()}`),
-          type: 'webhook.test',
-          timestamp: now.toISOString(),
+    async change(trx, w, { principal }) {
+      if (!w.active) throw new ConflictError('the endpoint is disabled; enable it (PATCH active: true) before testing');
+      const now = deps.now();
+      const event = {
+        id: eventIdOf(`webhook.test:${newId()}`),
+        type: 'webhook.test',
+        timestamp: now.toISOString(),
+        site_id: w.site_id,
+        data: {
+          message: 'A test event from Friction: your endpoint receives and verifies signed webhooks.',
+          endpoint_id: w.id,
+        },
+      };
+      const deliveryId = newId();
+      await insertDeliveries(trx, [
+        {
+          id: deliveryId,
+          event_id: event.id,
+          event_type: event.type,
+          org_id: w.org_id,
           site_id: w.site_id,
-          data: {
-            message: 'A test event from Friction: your endpoint receives and verifies signed webhooks.',
-            endpoint_id: w.id,
-          },
-        };
-        const deliveryId = newId();
-        await insertDeliveries(trx, [
-          {
-            id: deliveryId,
-            event_id: event.id,
-            event_type: event.type,
-            org_id: w.org_id,
-            site_id: w.site_id,
-            channel: 'webhook',
-            endpoint_id: w.id,
-            target: w.url,
-            body: eventBody(event),
-            next_attempt_at: now,
-          },
-        ]);
-        await audit(trx, principal, {
-          orgId: w.org_id,
-          siteId: w.site_id,
-          action: 'webhook.test',
-          targetType: 'webhook_endpoint',
-          targetId: w.id,
-          summary: { event_id: event.id, delivery_id: deliveryId },
-        });
-        return { delivery_id: deliveryId, event_id: event.id, type: event.type };
-      });
+          channel: 'webhook',
+          endpoint_id: w.id,
+          target: w.url,
+          body: eventBody(event),
+          next_attempt_at: now,
+        },
+      ]);
+      await auditEndpoint(trx, principal, w, 'webhook.test', { event_id: event.id, delivery_id: deliveryId });
+      return { delivery_id: deliveryId, event_id: event.id, type: event.type };
     },
   });
 
-  table.add({
+  addEndpointChange(table, deps, {
     method: 'delete',
     path: '/v1/manage/webhooks/:endpoint_id',
-    tag: 'webhooks',
-    access: write,
     summary:
       'Delete an endpoint: it is disabled (spec: "the endpoint is disabled"), no longer listed, and no longer counts toward the org\'s 50 endpoints',
-    params: idParam('endpoint_id'),
-    notFound: NOT_FOUND,
     response: WebhookEndpointSchema,
-    async handler(_ctx, { params, principal, guard }) {
-      return deps.db.transaction().execute(async (trx) => {
-        const w = await lockEndpoint(trx, guard, principal, params.endpoint_id);
-        // Marked deleted, not only inactive: an inactive endpoint still counts toward the bound (PATCH can re-enable
-        // it), so a bound that counted deleted ones would never heal.
-        const after = await updateWebhook(trx, w.id, {
-          active: false,
-          deleted_at: deps.now(),
-          updated_at: deps.now(),
-        });
-        await audit(trx, principal, {
-          orgId: w.org_id,
-          siteId: w.site_id,
-          action: 'webhook.delete',
-          targetType: 'webhook_endpoint',
-          targetId: w.id,
-          summary: { url: w.url },
-        });
-        return presentWebhook(after);
+    async change(trx, w, { principal }) {
+      // Marked deleted, not only inactive: an inactive endpoint still counts toward the bound (PATCH can re-enable
+      // it), so a bound that counted deleted ones would never heal.
+      const after = await updateWebhook(trx, w.id, {
+        active: false,
+        deleted_at: deps.now(),
+        updated_at: deps.now(),
       });
+      await auditEndpoint(trx, principal, w, 'webhook.delete', { url: w.url });
+      return presentWebhook(after);
     },
   });
   return table;

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../database.ts';
+import { endSessionsOfUser } from './sessions.queries.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -136,12 +137,7 @@ export async function claimUnverifiedUser(db: Db, userId: string, passwordHash: 
     .where('id', '=', userId)
     .execute();
   await db.deleteFrom('memberships').where('user_id', '=', userId).execute();
-  await db
-    .updateTable('user_sessions')
-    .set({ revoked_at: now })
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await endSessionsOfUser(db, userId, null, now);
 }
 
 export async function findOrg(

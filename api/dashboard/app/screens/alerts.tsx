@@ -32,7 +32,7 @@ function Deliveries({ alert, all }: { alert: Alert; all: Delivery[] }) {
 function AlertCard({ a, deliveries, onChange }: { a: Alert; deliveries: Delivery[]; onChange: (x: Alert) => void }) {
   const [err, setErr] = useState<Error | null>(null);
   const [reason, setReason] = useState('');
-  const move = (status: string) => {
+  const move = (status: Alert['status']) => {
     const before = a;
     onChange({ ...a, status });
     setErr(null);

@@ -82,6 +82,11 @@ async function signedIn(): Promise<void> {
   const n = route.value.parts[0];
   if (!n || AUTH_SCREENS.includes(n)) go('overview');
 }
+/** Posts to an auth route that starts a session (kept in a cookie), then goes on as signed in. */
+async function startSession(path: string, body: Record<string, string>): Promise<void> {
+  await post(path, { ...body, session: 'cookie' });
+  await signedIn();
+}
 
 export function SignIn() {
   const [email, setEmail] = useState('');
@@ -90,10 +95,7 @@ export function SignIn() {
     <Form
       title="Sign in"
       busyText="Signing in…"
-      submit={async () => {
-        await post('/v1/auth/login', { email, password, session: 'cookie' });
-        await signedIn();
-      }}
+      submit={() => startSession('/v1/auth/login', { email, password })}
       foot={
         <p>
           No account yet? <a href={href('signup')}>Create one</a>.
@@ -160,10 +162,7 @@ export function AcceptInvite() {
     <Form
       title="Join organization"
       busyText="Joining…"
-      submit={async () => {
-        await post('/v1/auth/accept-invite', { token, password, session: 'cookie' });
-        await signedIn();
-      }}
+      submit={() => startSession('/v1/auth/accept-invite', { token, password })}
     >
       <TokenField label="Invitation token" value={token} set={setToken} />
       <PasswordField
@@ -178,14 +177,7 @@ export function AcceptInvite() {
 export function VerifyEmail() {
   const [token, setToken] = useState(route.value.query.get('token') ?? '');
   return (
-    <Form
-      title="Confirm email"
-      busyText="Confirming…"
-      submit={async () => {
-        await post('/v1/auth/verify-email', { token, session: 'cookie' });
-        await signedIn();
-      }}
-    >
+    <Form title="Confirm email" busyText="Confirming…" submit={() => startSession('/v1/auth/verify-email', { token })}>
       <TokenField label="Confirmation token" value={token} set={setToken} />
     </Form>
   );

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, post } from '../api.ts';
 import { go, href, route } from '../route.ts';
-import { ErrorNote, Show, Table, fmtDate, useData } from '../ui.tsx';
+import { ErrorNote, Options, Show, Table, fmtDate, useData } from '../ui.tsx';
 
 /*
  * The Explore query builder (docs/explorer.md). The names and bounds below mirror api/routes/explore/explore.schema.ts:
@@ -404,11 +404,7 @@ export function ExploreScreen({ site }: { site: string }) {
                         else setRow(i, { field, value: isBool(r.field) ? '' : r.value });
                       }}
                     >
-                      {FIELDS.map((f) => (
-                        <option key={f} value={f}>
-                          {words(f)}
-                        </option>
-                      ))}
+                      <Options values={FIELDS} label={words} />
                     </select>
                   )}
                 </Labelled>
@@ -498,11 +494,7 @@ export function ExploreScreen({ site }: { site: string }) {
                       aria-describedby={d}
                       onChange={(e) => set({ metric: e.currentTarget.value as Metric })}
                     >
-                      {METRICS.map((m) => (
-                        <option key={m} value={m}>
-                          {words(m)}
-                        </option>
-                      ))}
+                      <Options values={METRICS} label={words} />
                     </select>
                   )}
                 </Labelled>
@@ -514,11 +506,7 @@ export function ExploreScreen({ site }: { site: string }) {
                       onChange={(e) => set({ groupBy: e.currentTarget.value as GroupBy | '' })}
                     >
                       <option value="">(no grouping)</option>
-                      {GROUP_BYS.map((g) => (
-                        <option key={g} value={g}>
-                          {g}
-                        </option>
-                      ))}
+                      <Options values={GROUP_BYS} />
                     </select>
                   )}
                 </Labelled>

@@ -2,21 +2,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, patch } from '../api.ts';
 import { go, href, route } from '../route.ts';
 import type { Issue, IssueDetail, ScorePoint } from '../types.ts';
-import { ErrorNote, Field, ScoreBadge, Show, Sparkline, Table, fmtDate, fmtScore, useData } from '../ui.tsx';
+import { ErrorNote, Field, Options, ScoreBadge, Show, Sparkline, Table, fmtDate, fmtScore, useData } from '../ui.tsx';
 import { POLL_MS } from './overview.tsx';
 
 export const STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved', 'ignored', 'regressed'];
 
 function StatusOptions() {
-  return (
-    <>
-      {STATUSES.map((s) => (
-        <option key={s} value={s}>
-          {s.replace('_', ' ')}
-        </option>
-      ))}
-    </>
-  );
+  return <Options values={STATUSES} label={(s) => s.replace('_', ' ')} />;
 }
 const TYPES = [
   'rage_click',
@@ -148,11 +140,7 @@ export function IssuesScreen({ site }: { site: string }) {
         <Field label="Type">
           <select value={type} onChange={(e) => setFilter('type', e.currentTarget.value)}>
             <option value="">all types</option>
-            {TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t.replace(/_/g, ' ')}
-              </option>
-            ))}
+            <Options values={TYPES} label={(t) => t.replace(/_/g, ' ')} />
           </select>
         </Field>
       </form>

@@ -3,7 +3,7 @@ import { get } from '../api.ts';
 import { drawHeat, type HeatPoint } from '../heatmap.ts';
 import { go, href, route } from '../route.ts';
 import type { Deploy, Issue, Scores, ScorePoint } from '../types.ts';
-import { Field, LineChart, ScoreBadge, Show, Table, Trend, fmtScore, useData } from '../ui.tsx';
+import { Field, LineChart, Options, ScoreBadge, Show, Table, Trend, fmtScore, useData } from '../ui.tsx';
 
 interface PageData {
   page: string;
@@ -194,13 +194,7 @@ function Compare({ site, page, pages }: { site: string; page: string; pages: str
       <Field label="Other page">
         <select value={other} onChange={(e) => go('page', { site, page, compare: e.currentTarget.value })}>
           <option value="">choose a page</option>
-          {pages
-            .filter((p) => p !== page)
-            .map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
+          <Options values={pages.filter((p) => p !== page)} />
         </select>
       </Field>
       {c.data && (
@@ -261,11 +255,7 @@ export function PageScreen({ site }: { site: string }) {
       <h1>Page {page ?? ''}</h1>
       <Field label="Page">
         <select value={page ?? ''} onChange={(e) => go('page', { site, page: e.currentTarget.value })}>
-          {pages.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
+          <Options values={pages} />
         </select>
       </Field>
       <Show l={l} what="the page">

@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
+import type { z } from 'zod';
+import type { AlertRuleListSchema } from '../../../routes/alert-rules/alert-rules.schema.ts';
 import { get, patch, post } from '../api.ts';
 import { href, route } from '../route.ts';
 import { loadSession, me, sites } from '../state.ts';
@@ -535,20 +537,13 @@ function Integrations({ site }: { site: string }) {
   );
 }
 
-interface Rule {
-  id: string;
-  name: string;
-  trigger_type: string;
-  threshold: number;
-  cooldown_minutes: number;
-  channels: string[];
-  page_pattern: string | null;
-  enabled: boolean;
-}
 const TRIGGERS = ['spike', 'anomaly', 'new_page', 'trend', 'co_occurrence', 'positive', 'budget'];
 
 function Rules({ site }: { site: string }) {
-  const l = useData(() => get<{ alert_rules: Rule[] }>('/v1/manage/alert-rules', { site_id: site }), [site]);
+  const l = useData(
+    () => get<z.output<typeof AlertRuleListSchema>>('/v1/manage/alert-rules', { site_id: site }),
+    [site],
+  );
   const [name, setName] = useState('');
   const [trigger, setTrigger] = useState('spike');
   const [threshold, setThreshold] = useState('20');
