@@ -4,7 +4,7 @@
  * one failed, 2 on usage errors.
  */
 import { parseArgs } from 'node:util';
-import { unreachable, type CliIo } from '../ops/deploy-cli.ts';
+import { SERVICE_OPTIONS, stringOptions, unreachable, type CliIo } from '../ops/deploy-cli.ts';
 
 export const DOCTOR_USAGE = `friction doctor [--base-url URL] [--key KEY] [--site ID]
 
@@ -45,12 +45,7 @@ export async function runDoctorCommand(argv: readonly string[], io: CliIo, cliVe
     ({ values } = parseArgs({
       args: [...argv],
       strict: true,
-      options: {
-        'base-url': { type: 'string' },
-        key: { type: 'string' },
-        site: { type: 'string' },
-        help: { type: 'boolean' },
-      },
+      options: { ...stringOptions(...SERVICE_OPTIONS), help: { type: 'boolean' } },
     }));
   } catch (err) {
     io.err(`friction doctor: ${(err as Error).message}\n\n${DOCTOR_USAGE}`);

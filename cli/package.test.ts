@@ -4,13 +4,14 @@
  * deploy record and check with their exit codes 0/1/2, doctor, --version. The bundle imports node built-ins only.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { packCli } from '../ops/pack.ts';
-import { startTestStack, type TestStack } from '../ops/testing/stack.ts';
+import { useStack } from '../ops/testing/stack.ts';
+import { npmInstallOffline, SYSTEM_PATH } from '../shared/testing/packages.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pkg = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8')) as {
@@ -20,8 +21,6 @@ const pkg = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8')) as
   engines: { node: string };
   dependencies?: object;
 };
-/** The machine's own Node and npm, not the repo's pinned Node 24: what a user's CI has. */
-const SYSTEM_PATH = '/usr/bin:/bin';
 
 interface Run {
   code: number;
@@ -40,23 +39,16 @@ const run = (cmd: string, args: string[], cwd: string, env: Record<string, strin
     );
   });
 
-let work: string;
-let app: string;
-let stack: TestStack;
+const stack = useStack(test, { processor: false });
+// The package installed into an empty directory (`app`), from a tarball packed beside it.
+const work = mkdtempSync(path.join(tmpdir(), 'friction-cli-pkg-'));
+const app = path.join(work, 'app');
 test.before(async () => {
-  work = mkdtempSync(path.join(tmpdir(), 'friction-cli-pkg-'));
-  app = path.join(work, 'app');
   const tarball = await packCli(path.join(work, 'dist'), { refreshAction: false });
-  writeFileSync(path.join(work, 'npmrc'), 'audit=false\nfund=false\nupdate-notifier=false\n');
   mkdirSync(app);
-  const installed = await run('npm', ['install', '--userconfig', path.join(work, 'npmrc'), '--offline', tarball], app);
-  if (installed.code !== 0) throw new Error(`npm install of ${tarball} failed: ${installed.stderr}`);
-  stack = await startTestStack({ processor: false });
+  await npmInstallOffline(app, tarball);
 });
-test.after.always(async () => {
-  await stack?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
+test.after.always(() => rmSync(work, { recursive: true, force: true }));
 
 const friction = (args: string[], env: Record<string, string> = {}) =>
   run(path.join(app, 'node_modules', '.bin', 'friction'), args, app, env);

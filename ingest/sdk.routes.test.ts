@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import Router from '@koa/router';
 import { pino } from 'pino';
 import { createHttpApp } from '../shared/http/app.ts';
@@ -24,8 +24,8 @@ function capturedLog() {
   return { log: pino({ level: 'info' }, stream), lines };
 }
 
-/** The SDK router beside another route, served like a role serves it (error envelope, 404s). */
-async function serve(build: SdkBuild, waitMs?: number) {
+/** The SDK router beside another route, served like a role serves it (error envelope, 404s), until the test ends. */
+async function serve(t: ExecutionContext, build: SdkBuild, waitMs?: number) {
   const { log, lines } = capturedLog();
   const other = new Router();
   other.get('/v1/other', (ctx) => {
@@ -36,7 +36,8 @@ async function serve(build: SdkBuild, waitMs?: number) {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, lines, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { base, lines };
 }
 
 const code = { iife: 'window.Friction={};', esm: 'export const version="t";', version: '9.9.9-deadbeef' };
@@ -47,104 +48,84 @@ const deferred = () => {
 };
 
 test('a failed build is logged once, both routes answer 503 (not cached, CORS), and the rest of ingest is untouched', async (t) => {
-  const s = await serve(async () => {
+  const s = await serve(t, async () => {
     throw new Error('esbuild: Could not resolve "./missing.ts"');
   });
-  try {
-    for (const path of ['/v1/sdk.js', '/v1/sdk.mjs', '/v1/sdk.js']) {
-      const r = await fetch(`${s.base}${path}`);
-      t.is(r.status, 503, path);
-      t.is(r.headers.get('cache-control'), 'no-store', `${path}: a CDN must not keep the error in place of the script`);
-      t.is(r.headers.get('access-control-allow-origin'), '*');
-      t.is(r.headers.get('retry-after'), '300');
-      t.like(await r.json(), { data: null, error: { code: 'unavailable', status: 503 } });
-    }
-    t.is((await fetch(`${s.base}/v1/other`)).status, 200);
-    // (Each 503 also gets the app's usual error-level request line; the build failure itself is told once, with its cause.)
-    const failures = s.lines.filter((l) => l.level >= 50 && /browser SDK build failed/.test(l.msg));
-    t.is(failures.length, 1, 'the failure is logged once, at startup, not per request');
-    t.regex(failures[0].err?.message ?? '', /missing\.ts/);
-  } finally {
-    await s.close();
+  for (const path of ['/v1/sdk.js', '/v1/sdk.mjs', '/v1/sdk.js']) {
+    const r = await fetch(`${s.base}${path}`);
+    t.is(r.status, 503, path);
+    t.is(r.headers.get('cache-control'), 'no-store', `${path}: a CDN must not keep the error in place of the script`);
+    t.is(r.headers.get('access-control-allow-origin'), '*');
+    t.is(r.headers.get('retry-after'), '300');
+    t.like(await r.json(), { data: null, error: { code: 'unavailable', status: 503 } });
   }
+  t.is((await fetch(`${s.base}/v1/other`)).status, 200);
+  // (Each 503 also gets the app's usual error-level request line; the build failure itself is told once, with its cause.)
+  const failures = s.lines.filter((l) => l.level >= 50 && /browser SDK build failed/.test(l.msg));
+  t.is(failures.length, 1, 'the failure is logged once, at startup, not per request');
+  t.regex(failures[0].err?.message ?? '', /missing\.ts/);
 });
 
 test('a build that returns garbage counts as failed', async (t) => {
-  const s = await serve(async () => ({ ...code, version: 'has "quotes"' }));
-  try {
-    t.is((await fetch(`${s.base}/v1/sdk.js`)).status, 503, 'a version that cannot be an ETag is not served');
-  } finally {
-    await s.close();
-  }
+  const s = await serve(t, async () => ({ ...code, version: 'has "quotes"' }));
+  t.is((await fetch(`${s.base}/v1/sdk.js`)).status, 503, 'a version that cannot be an ETag is not served');
 });
 
 test('requests made while the build runs wait for it', async (t) => {
   const d = deferred();
-  const s = await serve(() => d.promise, 10_000);
-  try {
-    const early = fetch(`${s.base}/v1/sdk.js`);
-    // The route must not have answered yet: nothing is built.
-    const raced = await Promise.race([
-      early.then(() => 'answered'),
-      new Promise((r) => setTimeout(() => r('waiting'), 150)),
-    ]);
-    t.is(raced, 'waiting');
-    d.resolve(code);
-    const r = await early;
-    t.is(r.status, 200);
-    t.is(await r.text(), code.iife);
-    t.is(r.headers.get('etag'), `"${code.version}+gzip"`, 'fetch asks for gzip: the ETag names the coding');
-  } finally {
-    await s.close();
-  }
+  const s = await serve(t, () => d.promise, 10_000);
+  const early = fetch(`${s.base}/v1/sdk.js`);
+  // The route must not have answered yet: nothing is built.
+  const raced = await Promise.race([
+    early.then(() => 'answered'),
+    new Promise((r) => setTimeout(() => r('waiting'), 150)),
+  ]);
+  t.is(raced, 'waiting');
+  d.resolve(code);
+  const r = await early;
+  t.is(r.status, 200);
+  t.is(await r.text(), code.iife);
+  t.is(r.headers.get('etag'), `"${code.version}+gzip"`, 'fetch asks for gzip: the ETag names the coding');
 });
 
 test('a build slower than the wait answers 503 with a short Retry-After, then serves once done', async (t) => {
   const d = deferred();
-  const s = await serve(() => d.promise, 100);
-  try {
-    const r = await fetch(`${s.base}/v1/sdk.mjs`);
-    t.is(r.status, 503);
-    t.is(r.headers.get('retry-after'), '1');
-    d.resolve(code);
-    await d.promise;
-    const again = await fetch(`${s.base}/v1/sdk.mjs?v=${code.version}`);
-    t.is(again.status, 200);
-    t.is(await again.text(), code.esm);
-    t.is(again.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-  } finally {
-    await s.close();
-  }
+  const s = await serve(t, () => d.promise, 100);
+  const r = await fetch(`${s.base}/v1/sdk.mjs`);
+  t.is(r.status, 503);
+  t.is(r.headers.get('retry-after'), '1');
+  d.resolve(code);
+  await d.promise;
+  const again = await fetch(`${s.base}/v1/sdk.mjs?v=${code.version}`);
+  t.is(again.status, 200);
+  t.is(await again.text(), code.esm);
+  t.is(again.headers.get('cache-control'), 'public, max-age=31536000, immutable');
 });
 
 test('If-None-Match: lists and weak forms of the current ETag are a 304, and HEAD carries no body', async (t) => {
-  const s = await serve(async () => code);
-  try {
-    const h = (inm: string) => ({ 'accept-encoding': 'identity', 'if-none-match': inm });
-    t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"0.0.0-old", "${code.version}"`) })).status, 304);
-    t.is(
-      (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`W/"${code.version}"`) })).status,
-      304,
-      'If-None-Match uses the weak comparison',
-    );
-    t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h('*') })).status, 304);
-    t.is(
-      (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"${code.version}+br"`) })).status,
-      200,
-      'the br ETag does not validate the plain bytes',
-    );
-    const notModified = await fetch(`${s.base}/v1/sdk.js?v=${code.version}`, { headers: h(`"${code.version}"`) });
-    t.is(
-      notModified.headers.get('etag'),
-      `"${code.version}"`,
-      'a 304 carries the validator and the cache policy it renews',
-    );
-    t.is(notModified.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-    const head = await fetch(`${s.base}/v1/sdk.js`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } });
-    t.is(head.status, 200);
-    t.is(head.headers.get('content-length'), String(Buffer.byteLength(code.iife)));
-    t.is(await head.text(), '');
-  } finally {
-    await s.close();
-  }
+  const s = await serve(t, async () => code);
+  const h = (inm: string) => ({ 'accept-encoding': 'identity', 'if-none-match': inm });
+  t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"0.0.0-old", "${code.version}"`) })).status, 304);
+  t.is(
+    (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`W/"${code.version}"`) })).status,
+    304,
+    'If-None-Match uses the weak comparison',
+  );
+  t.is((await fetch(`${s.base}/v1/sdk.js`, { headers: h('*') })).status, 304);
+  t.is(
+    (await fetch(`${s.base}/v1/sdk.js`, { headers: h(`"${code.version}+br"`) })).status,
+    200,
+    'the br ETag does not validate the plain bytes',
+  );
+  const notModified = await fetch(`${s.base}/v1/sdk.js?v=${code.version}`, { headers: h(`"${code.version}"`) });
+  t.is(
+    notModified.headers.get('etag'),
+    `"${code.version}"`,
+    'a 304 carries the validator and the cache policy it renews',
+  );
+  t.is(notModified.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  const head = await fetch(`${s.base}/v1/sdk.js`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } });
+  t.is(head.status, 200);
+  t.is(head.headers.get('content-length'), String(Buffer.byteLength(code.iife)));
+  t.is(await head.text(), '');
 });

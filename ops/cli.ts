@@ -446,52 +446,35 @@ export function cliProgram(): Command {
       },
     );
 
-  program
-    .command('deploy')
-    .description('record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help')
-    .argument('[args...]', 'record|check and their options')
-    .allowUnknownOption()
-    .helpOption(false)
-    .action(async (args: string[]) => {
-      const { runDeployCommand } = await import('./deploy-cli.ts');
-      process.exitCode = await runDeployCommand(args);
-    });
-
-  program
-    .command('mcp')
-    .description(
+  // The @friction/cli commands (cli/commands.ts), under their own option parsers: every argument after the name is theirs.
+  const clientCommands: Record<string, [description: string, args: string]> = {
+    deploy: [
+      'record a deploy / gate CI on its verdict (exit 0 PASS, 1 FAIL, 2 errors); friction deploy --help',
+      'record|check and their options',
+    ],
+    mcp: [
       "MCP over stdio for a desktop assistant, forwarding to a running Friction's /v1/mcp (logs on stderr only)",
-    )
-    .argument(
-      '[args...]',
       'options: --url (env FRICTION_URL), --key: an MCP key or a secret key with query:read (env FRICTION_KEY)',
-    )
-    .allowUnknownOption()
-    .helpOption(false)
-    .action(async (args: string[]) => {
-      const [{ runMcpCommand }, { defaultIo }] = await Promise.all([
-        import('../cli/mcp.ts'),
-        import('./deploy-cli.ts'),
-      ]);
-      process.exitCode = await runMcpCommand(args, defaultIo);
-    });
-
-  program
-    .command('doctor')
-    .description(
+    ],
+    doctor: [
       'check a running Friction: it answers, its version, the key and the site (exit 0 ok, 1 a check failed, 2 usage)',
-    )
-    .argument('[args...]', 'options: --base-url, --key, --site (friction doctor --help)')
-    .allowUnknownOption()
-    .helpOption(false)
-    .action(async (args: string[]) => {
-      const [{ runDoctorCommand }, { defaultIo }, { packageVersion }] = await Promise.all([
-        import('../cli/doctor.ts'),
-        import('./deploy-cli.ts'),
-        import('../shared/http/metrics.ts'),
-      ]);
-      process.exitCode = await runDoctorCommand(args, defaultIo, packageVersion());
-    });
+      'options: --base-url, --key, --site (friction doctor --help)',
+    ],
+  };
+  for (const [name, [description, args]] of Object.entries(clientCommands))
+    program
+      .command(name)
+      .description(description)
+      .argument('[args...]', args)
+      .allowUnknownOption()
+      .helpOption(false)
+      .action(async (argv: string[]) => {
+        const [{ COMMANDS }, { defaultIo }] = await Promise.all([
+          import('../cli/commands.ts'),
+          import('./deploy-cli.ts'),
+        ]);
+        process.exitCode = await COMMANDS[name]!.run(argv, defaultIo);
+      });
 
   program
     .command('bench')

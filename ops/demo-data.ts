@@ -357,11 +357,7 @@ export async function runDemoData(
         pages: o.pages,
         seed: o.seed,
         threads: o.threads,
-        progress: (n) =>
-          progress.update(
-            n,
-            `${Math.round(n / ((performance.now() - started) / 1000)).toLocaleString('en-US')} events/s`,
-          ),
+        progress: (n) => progress.updateRate(n, 'events'),
       },
       log,
     );

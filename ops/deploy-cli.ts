@@ -37,6 +37,17 @@ export const defaultIo: CliIo = {
 
 class UsageError extends Error {}
 
+/** parseArgs options that each take one string value, by name. */
+export function stringOptions<const N extends string>(...names: N[]): Record<N, { type: 'string' }> {
+  return Object.fromEntries(names.map((n) => [n, { type: 'string' }])) as Record<N, { type: 'string' }>;
+}
+
+/** The options of every command that talks to a service: where it is, the key, the site (each also from the env). */
+export const SERVICE_OPTIONS = ['base-url', 'key', 'site'] as const;
+/** `deploy record`'s options (version and environment also pick the deploy `check` waits for). */
+const RECORD_OPTIONS = ['version', 'environment', 'commit', 'url', 'description', 'idempotency-key'] as const;
+const CHECK_OPTIONS = ['deploy', 'timeout', 'interval', 'fail-on'] as const;
+
 /** `90s`, `15m`, `2h`, `1d` or plain milliseconds. */
 export function parseDuration(s: string): number {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s.trim());
@@ -115,21 +126,7 @@ export async function runDeployCommand(argv: readonly string[], io: CliIo = defa
     const { values } = parseArgs({
       args: [...rest],
       strict: true,
-      options: {
-        'base-url': { type: 'string' },
-        key: { type: 'string' },
-        site: { type: 'string' },
-        version: { type: 'string' },
-        environment: { type: 'string' },
-        commit: { type: 'string' },
-        url: { type: 'string' },
-        description: { type: 'string' },
-        'idempotency-key': { type: 'string' },
-        deploy: { type: 'string' },
-        timeout: { type: 'string' },
-        interval: { type: 'string' },
-        'fail-on': { type: 'string' },
-      },
+      options: stringOptions(...SERVICE_OPTIONS, ...RECORD_OPTIONS, ...CHECK_OPTIONS),
     });
     const base = values['base-url'] ?? io.env.FRICTION_BASE_URL;
     const key = values.key ?? io.env.FRICTION_SECRET_KEY;

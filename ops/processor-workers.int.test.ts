@@ -1,7 +1,7 @@
 import { eventually } from '../shared/testing/eventually.ts';
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { sql } from 'kysely';
+import { leaseOwners, processorEnv } from './testing/processor-process.ts';
 import { startTestStack } from './testing/stack.ts';
 
 import { workerCount } from './processor-workers.ts';
@@ -21,15 +21,14 @@ test('friction processor --workers 2 runs two processors that split the partitio
   const parent = spawn(process.execPath, ['ops/cli.ts', 'processor', '--workers', '2'], {
     env: {
       ...process.env,
-      DATABASE_URL: stack.databaseUrl!,
-      NATS_URL: stack.config.NATS_URL!,
-      STREAM_PREFIX: stack.config.STREAM_PREFIX,
-      PROCESSOR_PARTITIONS: 'auto',
-      // Heartbeats every quarter of the lease: the second worker's share is planned within seconds, not the default's.
-      PROCESSOR_LEASE_TTL_MS: '2000',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
+      ...processorEnv(stack, {
+        PROCESSOR_PARTITIONS: 'auto',
+        // Heartbeats every quarter of the lease: the second worker's share is planned within seconds, not the default's.
+        PROCESSOR_LEASE_TTL_MS: '2000',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -37,13 +36,7 @@ test('friction processor --workers 2 runs two processors that split the partitio
   t.teardown(() => {
     if (parent.exitCode === null) parent.kill('SIGKILL');
   });
-  const owners = async () =>
-    (
-      await sql<{
-        owner: string;
-        n: number;
-      }>`select owner, count(*)::int as n from partition_leases group by owner`.execute(stack.infra.database.db)
-    ).rows;
+  const owners = () => leaseOwners(stack.infra.database.db);
   const split = await eventually(
     async () => {
       const o = await owners();

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { useStack } from '../../ops/testing/stack.ts';
-import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { assertRejected, assertSameNotFound, getJson, postJson } from '../../shared/testing/http-client.ts';
 import { insertAlertRow } from '../../ops/testing/alert-row.ts';
 
 const stack = useStack(test, { processor: false });
@@ -11,6 +11,14 @@ async function insertAlert(siteId: string, status: string, minutesAgo: number): 
     status,
     triggered_at: new Date(Date.now() - minutesAgo * 60_000),
   });
+}
+
+/** A new tenant with its read headers (its secret key), beside another tenant whose site holds one fired alert. */
+async function beside() {
+  const tenant = await stack.newTenant();
+  const other = await stack.newTenant();
+  const theirs = await insertAlert(other.siteId, 'fired', 1);
+  return { tenant, other, theirs, auth: { authorization: `Bearer ${tenant.secretKey}` } };
 }
 
 test("GET /v1/query/alerts lists a site's alerts newest first, filters by status, bounds limit; /v1/alerts is the short form", async (t) => {
@@ -57,24 +65,13 @@ test("GET /v1/query/alerts lists a site's alerts newest first, filters by status
 });
 
 test("GET /v1/query/alerts/:id answers one alert; another site's, a random and a malformed id are the same 404", async (t) => {
-  const tenant = await stack.newTenant();
-  const other = await stack.newTenant();
-  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const { tenant, other, theirs, auth } = await beside();
   const mine = await insertAlert(tenant.siteId, 'fired', 1);
-  const theirs = await insertAlert(other.siteId, 'fired', 1);
   const one = await getJson(`${stack.baseUrl}/v1/query/alerts/${mine}?site_id=${tenant.siteId}`, auth);
   t.is(one.status, 200);
   t.is(one.body.data.id, mine);
-  const missing = await getJson(`${stack.baseUrl}/v1/query/alerts/${randomUUID()}?site_id=${tenant.siteId}`, auth);
-  t.is(missing.status, 404);
-  t.deepEqual(
-    (await getJson(`${stack.baseUrl}/v1/query/alerts/${theirs}?site_id=${tenant.siteId}`, auth)).body,
-    missing.body,
-  );
-  t.deepEqual(
-    (await getJson(`${stack.baseUrl}/v1/query/alerts/not-an-id?site_id=${tenant.siteId}`, auth)).body,
-    missing.body,
-  );
+  const alert = (id: string) => `${stack.baseUrl}/v1/query/alerts/${id}?site_id=${tenant.siteId}`;
+  await assertSameNotFound(t, auth, alert(randomUUID()), [alert(theirs), alert('not-an-id')]);
   t.is(
     (await getJson(`${stack.baseUrl}/v1/query/alerts/${theirs}?site_id=${other.siteId}`, auth)).status,
     404,
@@ -94,12 +91,9 @@ test("GET /v1/query/alerts/:id answers one alert; another site's, a random and a
 });
 
 test("GET /v1/query/raw answers a site's rows of one table, newest first by default, sorted by any of its columns; bounds hold", async (t) => {
-  const tenant = await stack.newTenant();
-  const other = await stack.newTenant();
-  const auth = { authorization: `Bearer ${tenant.secretKey}` };
+  const { tenant, other, auth } = await beside();
   const first = await insertAlert(tenant.siteId, 'fired', 30);
   const second = await insertAlert(tenant.siteId, 'resolved', 5);
-  await insertAlert(other.siteId, 'fired', 1);
   const raw = (q: string) => getJson(`${stack.baseUrl}/v1/query/raw?site_id=${tenant.siteId}&${q}`, auth);
   const newest = await raw('table=alerts');
   t.is(newest.status, 200);
@@ -122,7 +116,7 @@ test("GET /v1/query/raw answers a site's rows of one table, newest first by defa
   t.is((await raw('table=alerts&limit=1')).body.data.rows.length, 1);
   t.is((await raw('table=events&limit=500')).status, 200);
   t.deepEqual((await raw('table=events')).body.data.rows, []);
-  for (const [q, path] of [
+  await assertRejected(t, raw, [
     ['table=nope', 'table'],
     ['', 'table'],
     ['table=alerts&limit=0', 'limit'],
@@ -130,11 +124,7 @@ test("GET /v1/query/raw answers a site's rows of one table, newest first by defa
     ['table=alerts&order=up', 'order'],
     ['table=alerts&sort=password', 'sort'],
     ['table=alerts&sort=id;drop', 'sort'],
-  ]) {
-    const r = await raw(q);
-    t.is(r.status, 400, q);
-    t.is(r.body.error.details[0].path, path, q);
-  }
+  ]);
   t.deepEqual(
     (await getJson(`${stack.baseUrl}/v1/raw?site_id=${tenant.siteId}&table=alerts`, auth)).body,
     newest.body,

@@ -3,14 +3,13 @@
  * version is the repo's, and a TypeScript project that installs it gets the declarations: a correct call
  * compiles, a wrong one does not.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import test from 'ava';
 import { writeDist } from './build.ts';
+import { typeScriptProject } from '../../shared/testing/packages.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
@@ -61,23 +60,7 @@ test('a TypeScript project that installs it type-checks against the declarations
   }
   const app = path.join(work, 'app');
   mkdirSync(app, { recursive: true });
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
-  writeFileSync(
-    path.join(app, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'es2020',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        noEmit: true,
-        lib: ['es2020', 'dom'],
-        types: [],
-        typeRoots: [],
-      },
-      files: ['good.ts'],
-    }),
-  );
+  const run = typeScriptProject(app, { name: 'app', target: 'es2020', file: 'good.ts' });
   cpSync(path.join(work, 'node_modules'), path.join(app, 'node_modules'), { recursive: true });
   writeFileSync(
     path.join(app, 'good.ts'),
@@ -96,19 +79,13 @@ test('a TypeScript project that installs it type-checks against the declarations
       'export { started, queued, v };',
     ].join('\n'),
   );
-  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
-  const run = (file: string) =>
-    promisify(execFile)(tsc, ['-p', app], { cwd: app }).then(
-      () => '',
-      (e: { stdout: string }) => e.stdout || String(e),
-    );
-  t.is(await run('good.ts'), '', 'correct use compiles');
+  t.is(await run(), '', 'correct use compiles');
 
   writeFileSync(
     path.join(app, 'good.ts'),
     "import { init } from '@friction/sdk';\ninit({ key: 'svc_pub_x', endpoint: 'https://x', flushInterval: '5s' });\ninit({ key: 'svc_pub_x' });\n",
   );
-  const errors = await run('good.ts');
+  const errors = await run();
   t.regex(errors, /good\.ts\(2,.*flushInterval|good\.ts\(2,\d+\): error TS2322/, 'a wrong option type is an error');
   t.regex(errors, /good\.ts\(3,\d+\): error TS2345/, 'a missing endpoint is an error');
 });

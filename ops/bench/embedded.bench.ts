@@ -19,7 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { freePort } from '../../shared/testing/processes.ts';
 import { processCpuSeconds, stop, waitReady } from './harness.ts';
-import { percentile } from './load.ts';
+import { percentile, sendOne } from './load.ts';
 import { targetLine } from './open-loop.ts';
 import { Progress } from './progress.ts';
 import { SiteProfile } from './workload.ts';
@@ -90,26 +90,8 @@ async function openLoop(o: {
       else failed++;
       if (--inFlight === 0 && !sending) settle();
     };
-    const req = http.request(
-      {
-        agent,
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${o.key}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => done(res.statusCode === 202));
-      },
-    );
-    req.on('error', () => done(false));
-    req.end(body);
+    const headers = { authorization: `Bearer ${o.key}`, 'content-type': 'application/json' };
+    sendOne(agent, u, { body, events: EVENTS_PER_BATCH, headers }, (status) => done(status === 202));
   };
   const started = performance.now();
   let due = 0;

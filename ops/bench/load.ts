@@ -34,13 +34,14 @@ export interface OpenLoadResult {
 
 /**
  * One request on `agent`; `done` gets its status (0 for a network error) and Retry-After once the answer is read.
+ * Returns the request (a caller may time its socket).
  */
 export function sendOne(
   agent: http.Agent,
   u: URL,
   req: Request & { method?: 'GET' | 'POST'; headers: Record<string, string> },
   done: (status: number, retryAfter?: string) => void,
-): void {
+): http.ClientRequest {
   const cr = http.request(
     {
       agent,
@@ -57,6 +58,7 @@ export function sendOne(
   );
   cr.on('error', () => done(0));
   cr.end(req.body);
+  return cr;
 }
 
 /** How often the sender wakes to send what fell due: short enough that a batch waits at most this long. */

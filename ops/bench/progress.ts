@@ -23,6 +23,12 @@ export class Progress {
     process.stderr.write(this.tty ? `\r${line}` : `${line}\n`);
   }
 
+  /** `update` with the rate so far: `done` per second since the bar was made, as "12,345 <unit>/s". */
+  updateRate(done: number, unit: string): void {
+    const seconds = Math.max(0.001, (Date.now() - this.started) / 1000);
+    this.update(done, `${Math.round(done / seconds).toLocaleString('en-US')} ${unit}/s`);
+  }
+
   done(extra = ''): void {
     this.lastTenth = -1;
     this.update(this.total, extra);

@@ -121,18 +121,13 @@ export async function runBench(args: string[]): Promise<void> {
         const orgId = await insertOrg(handle.db, { name: 'bench', plan: 'enterprise' });
         site = await provisionSite(handle.db, { orgId, name: 'bench shop', url: 'https://shop.example' });
         const progress = new Progress(`data ${events.toLocaleString('en-US')}`, events);
-        const t0 = performance.now();
         const report = await writeDemoData(
           handle,
           dbUrl,
           {
             events,
             siteId: site.siteId,
-            progress: (n) =>
-              progress.update(
-                n,
-                `${Math.round(n / ((performance.now() - t0) / 1000)).toLocaleString('en-US')} events/s`,
-              ),
+            progress: (n) => progress.updateRate(n, 'events'),
           },
           log,
         );

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SendColumns } from './open-loop.ts';
+import { sendOne } from './load.ts';
 
 export interface SenderJob {
   url: string;
@@ -44,25 +45,11 @@ function post(
   job: SenderJob,
   i: number,
   done: (status: number, retryAfter: boolean) => void,
-): http.ClientRequest {
+) {
   const body = `{"batch_id":"${randomUUID()}",${job.bodies[i % job.bodies.length]!.slice(1)}`;
-  const req = http.request(
-    {
-      agent,
-      host: u.hostname,
-      port: u.port,
-      path: u.pathname,
-      method: 'POST',
-      headers: { ...job.headers, 'content-length': Buffer.byteLength(body) },
-    },
-    (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0, res.headers['retry-after'] !== undefined));
-    },
+  return sendOne(agent, u, { body, events: 0, headers: job.headers }, (status, retryAfter) =>
+    done(status, retryAfter !== undefined),
   );
-  req.on('error', () => done(0, false));
-  req.end(body);
-  return req;
 }
 
 /** Closed loop: requests accepted in `seconds` over `connections` connections, each sending when answered. */

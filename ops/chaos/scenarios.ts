@@ -51,6 +51,17 @@ async function metric(role: Role, name: string, label = ''): Promise<number> {
   return Number(re.exec(text)?.[1] ?? 0);
 }
 
+/** A service stopped mid-stream for `ms`, then started again. */
+const down = (name: string, service: 'nats' | 'postgres' | 'redis', ms: number): Scenario => ({
+  name,
+  async fault(world) {
+    await world[service].stop();
+    await sleep(ms);
+    await world[service].start();
+    return undefined;
+  },
+});
+
 export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] {
   return [
     {
@@ -98,15 +109,7 @@ export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] 
         return `stale owner: ${events.lost} leases lost, ${events.fenced} batches fenced`;
       },
     },
-    {
-      name: 'NATS restarted mid-stream',
-      async fault(world) {
-        await world.nats.stop();
-        await sleep(2000);
-        await world.nats.start();
-        return undefined;
-      },
-    },
+    down('NATS restarted mid-stream', 'nats', 2000),
     {
       name: 'PostgreSQL backends terminated mid-batch',
       async fault(world) {
@@ -122,15 +125,7 @@ export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] 
         return `${terminated} backends terminated`;
       },
     },
-    {
-      name: 'PostgreSQL restarted',
-      async fault(world) {
-        await world.postgres.stop();
-        await sleep(2000);
-        await world.postgres.start();
-        return undefined;
-      },
-    },
+    down('PostgreSQL restarted', 'postgres', 2000),
     {
       name: 'PostgreSQL read-only (default_transaction_read_only)',
       async fault(world) {
@@ -150,15 +145,7 @@ export function scenarios(o: { kills: number; leaseTtlMs: number }): Scenario[] 
         return undefined;
       },
     },
-    {
-      name: 'Redis down',
-      async fault(world) {
-        await world.redis.stop();
-        await sleep(3000);
-        await world.redis.start();
-        return undefined;
-      },
-    },
+    down('Redis down', 'redis', 3000),
     {
       name: 'a poison message on the stream',
       async fault(world) {

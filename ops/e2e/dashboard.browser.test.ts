@@ -6,7 +6,7 @@
  * watched for console errors, CSP violations, failed requests and serious or critical axe violations. Screenshots
  * go to .artifacts/dashboard/ (gitignored); the overview's first meaningful paint is printed.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -96,6 +96,18 @@ async function visit(
   t.log(`${name} @${width}px ok`);
 }
 
+/**
+ * A test on a page of its own (the signed-in context's), watched: it fails on any console error, CSP violation, failed
+ * request or axe violation seen on it.
+ */
+const onPage = test.macro(async (t, body: (t: ExecutionContext, page: Page, w: Watched) => Promise<void>) => {
+  const page = await ctx.newPage();
+  const w = watch(page);
+  await body(t, page, w);
+  t.deepEqual(w.problems, []);
+  await page.close();
+});
+
 const siteQ = () => `site=${stack.tenant.siteId}`;
 
 const MEASURE_BY_PAGE = {
@@ -111,35 +123,35 @@ async function explore(q: unknown): Promise<{ status: number; body: any }> {
   });
 }
 
-test.serial('sign in, and the overview paints its score: time to first meaningful paint', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
-  await signIn(page);
-  // A fresh load of the overview with the session cookie: the paint of its score heading, as the browser records it.
-  await page.goto('about:blank');
-  await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
-  await page.getByTestId('overall-score').waitFor();
-  const fmp = await page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        new PerformanceObserver((list) => {
-          const e = list
-            .getEntries()
-            .find((x) => (x as PerformanceEntry & { identifier?: string }).identifier === 'overview-score') as
-            | (PerformanceEntry & { renderTime: number })
-            | undefined;
-          if (e) resolve(e.renderTime);
-        }).observe({ type: 'element', buffered: true });
-      }),
-  );
-  t.log(
-    `overview first meaningful paint: ${fmp.toFixed(0)} ms after navigation start (demo data, ${seeded.pages.length} pages)`,
-  );
-  console.log(`dashboard: overview first meaningful paint ${fmp.toFixed(0)} ms`);
-  t.true(fmp > 0);
-  t.deepEqual(w.problems, []);
-  await page.close();
-});
+test.serial(
+  'sign in, and the overview paints its score: time to first meaningful paint',
+  onPage,
+  async (t, page, w) => {
+    await signIn(page);
+    // A fresh load of the overview with the session cookie: the paint of its score heading, as the browser records it.
+    await page.goto('about:blank');
+    await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
+    await page.getByTestId('overall-score').waitFor();
+    const fmp = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          new PerformanceObserver((list) => {
+            const e = list
+              .getEntries()
+              .find((x) => (x as PerformanceEntry & { identifier?: string }).identifier === 'overview-score') as
+              | (PerformanceEntry & { renderTime: number })
+              | undefined;
+            if (e) resolve(e.renderTime);
+          }).observe({ type: 'element', buffered: true });
+        }),
+    );
+    t.log(
+      `overview first meaningful paint: ${fmp.toFixed(0)} ms after navigation start (demo data, ${seeded.pages.length} pages)`,
+    );
+    console.log(`dashboard: overview first meaningful paint ${fmp.toFixed(0)} ms`);
+    t.true(fmp > 0);
+  },
+);
 
 for (const width of [1280, 390]) {
   test.serial(
@@ -223,9 +235,8 @@ for (const width of [1280, 390]) {
 
 test.serial(
   'Explorer: a measure grouped by page and a filtered list equal what POST /v1/query/explore answers',
-  async (t) => {
-    const page = await ctx.newPage();
-    const w = watch(page);
+  onPage,
+  async (t, page, w) => {
     const listQuery = {
       window_days: 30,
       filters: [{ field: 'page', op: 'is', value: '/checkout' }],
@@ -316,49 +327,45 @@ test.serial(
     await page.getByRole('button', { name: 'Run query' }).click();
     await page.getByRole('link', { name: list.sessions[0].session_id }).click();
     await page.getByRole('heading', { level: 1, name: 'Session timeline' }).waitFor();
-    t.deepEqual(w.problems, []);
-    await page.close();
   },
 );
 
-test.serial('triage an issue: the change shows at once and is stored; a refused change is rolled back', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
-  await page.goto(`${stack.baseUrl}/#/issues?${siteQ()}&status=all`);
-  const row = page.getByTestId('issue-row').first();
-  await row.waitFor();
-  const status = row.getByLabel('Status');
-  const id = (await row.getByRole('link').first().getAttribute('href'))!.match(/issue\/([0-9a-f-]+)/)![1];
-  await status.selectOption('triaged');
-  const sec = { authorization: `Bearer ${stack.tenant.secretKey}` };
-  await eventually(
-    async () =>
-      (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status ===
-        'triaged' || undefined,
-  );
-  // The server refuses the next change: the control returns to the stored status and says why.
-  w.expectFailure(`/v1/manage/issues/${id}`);
-  await page.route(`**/v1/manage/issues/${id}`, (r) =>
-    r.fulfill({
-      status: 409,
-      contentType: 'application/json',
-      body: JSON.stringify({ data: null, error: { code: 'conflict', message: 'changed elsewhere', status: 409 } }),
-    }),
-  );
-  await status.selectOption('ignored');
-  await row.getByRole('alert').filter({ hasText: 'change undone' }).waitFor();
-  t.is(await status.inputValue(), 'triaged');
-  t.is(
-    (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status,
-    'triaged',
-  );
-  t.deepEqual(w.problems, []);
-  await page.close();
-});
+test.serial(
+  'triage an issue: the change shows at once and is stored; a refused change is rolled back',
+  onPage,
+  async (t, page, w) => {
+    await page.goto(`${stack.baseUrl}/#/issues?${siteQ()}&status=all`);
+    const row = page.getByTestId('issue-row').first();
+    await row.waitFor();
+    const status = row.getByLabel('Status');
+    const id = (await row.getByRole('link').first().getAttribute('href'))!.match(/issue\/([0-9a-f-]+)/)![1];
+    await status.selectOption('triaged');
+    const sec = { authorization: `Bearer ${stack.tenant.secretKey}` };
+    await eventually(
+      async () =>
+        (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data
+          .status === 'triaged' || undefined,
+    );
+    // The server refuses the next change: the control returns to the stored status and says why.
+    w.expectFailure(`/v1/manage/issues/${id}`);
+    await page.route(`**/v1/manage/issues/${id}`, (r) =>
+      r.fulfill({
+        status: 409,
+        contentType: 'application/json',
+        body: JSON.stringify({ data: null, error: { code: 'conflict', message: 'changed elsewhere', status: 409 } }),
+      }),
+    );
+    await status.selectOption('ignored');
+    await row.getByRole('alert').filter({ hasText: 'change undone' }).waitFor();
+    t.is(await status.inputValue(), 'triaged');
+    t.is(
+      (await getJson(`${stack.baseUrl}/v1/query/issues/${id}?site_id=${stack.tenant.siteId}`, sec)).body.data.status,
+      'triaged',
+    );
+  },
+);
 
-test.serial('acknowledge the fired alert', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
+test.serial('acknowledge the fired alert', onPage, async (t, page, w) => {
   await page.goto(`${stack.baseUrl}/#/alerts?${siteQ()}`);
   const card = page.getByTestId('alert').filter({ hasText: 'Checkout score spike' });
   await card.getByRole('button', { name: 'Acknowledge' }).click();
@@ -372,13 +379,9 @@ test.serial('acknowledge the fired alert', async (t) => {
     return s === 'acknowledged' ? s : undefined;
   });
   t.is(stored, 'acknowledged');
-  t.deepEqual(w.problems, []);
-  await page.close();
 });
 
-test.serial('switch the heatmap device: mobile points over the mobile screenshot', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
+test.serial('switch the heatmap device: mobile points over the mobile screenshot', onPage, async (t, page, w) => {
   await page.goto(`${stack.baseUrl}/#/page?${siteQ()}&page=%2Fcheckout`);
   await page.getByRole('img', { name: 'Screenshot of /checkout (desktop)' }).waitFor();
   await page.getByLabel('mobile and tablet').check();
@@ -390,13 +393,9 @@ test.serial('switch the heatmap device: mobile points over the mobile screenshot
   );
   t.regex(await page.getByTestId('heat-status').innerText(), new RegExp(`^${mobile.body.data.count} signals`));
   await page.screenshot({ path: path.join(ARTIFACTS, 'page-mobile-heatmap-1280.png'), fullPage: true });
-  t.deepEqual(w.problems, []);
-  await page.close();
 });
 
-test.serial('a new site shows the SDK snippet; copy puts it on the clipboard', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
+test.serial('a new site shows the SDK snippet; copy puts it on the clipboard', onPage, async (t, page, w) => {
   await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=sites`);
   await page.getByLabel('Name').fill('Docs site');
   await page.getByLabel('URL').fill('https://docs.example');
@@ -411,35 +410,32 @@ test.serial('a new site shows the SDK snippet; copy puts it on the clipboard', a
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   t.regex(copied, new RegExp(`^<script src="${stack.baseUrl}/v1/sdk\\.js" data-key="svc_pub_\\w+" defer></script>$`));
   await page.screenshot({ path: path.join(ARTIFACTS, 'overview-empty-1280.png'), fullPage: true });
-  t.deepEqual(w.problems, []);
-  await page.close();
-});
-
-test.serial('create a key (secret shown once, and it works), then revoke it (refused from then on)', async (t) => {
-  const page = await ctx.newPage();
-  const w = watch(page);
-  page.on('dialog', (d) => void d.accept());
-  await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=keys`);
-  await page.getByLabel('Name', { exact: true }).fill('ci reader');
-  await page.getByRole('button', { name: 'Create key' }).click();
-  const key = await page.getByTestId('secret').innerText();
-  t.regex(key, /^svc_sec_/);
-  const read = () =>
-    getJson(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${key}` });
-  t.is((await read()).status, 200);
-  const row = page.getByTestId('key-row').filter({ hasText: 'ci reader' });
-  await row.getByRole('button', { name: /Revoke/ }).click();
-  await row.getByText(/^revoked/).waitFor();
-  t.is((await read()).status, 401);
-  t.deepEqual(w.problems, []);
-  await page.close();
 });
 
 test.serial(
+  'create a key (secret shown once, and it works), then revoke it (refused from then on)',
+  onPage,
+  async (t, page, w) => {
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=keys`);
+    await page.getByLabel('Name', { exact: true }).fill('ci reader');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByTestId('secret').innerText();
+    t.regex(key, /^svc_sec_/);
+    const read = () =>
+      getJson(`${stack.baseUrl}/v1/query/scores?site_id=${stack.tenant.siteId}`, { authorization: `Bearer ${key}` });
+    t.is((await read()).status, 200);
+    const row = page.getByTestId('key-row').filter({ hasText: 'ci reader' });
+    await row.getByRole('button', { name: /Revoke/ }).click();
+    await row.getByText(/^revoked/).waitFor();
+    t.is((await read()).status, 401);
+  },
+);
+
+test.serial(
   'add a webhook endpoint (signing secret shown once) and send it a test: delivered and in its log',
-  async (t) => {
-    const page = await ctx.newPage();
-    const w = watch(page);
+  onPage,
+  async (t, page, w) => {
     await page.goto(`${stack.baseUrl}/#/settings?${siteQ()}&tab=webhooks`);
     await page.getByLabel('URL').fill(`${receiver.url}/hooks/friction`);
     await page.getByRole('button', { name: 'Add endpoint' }).click();
@@ -461,16 +457,13 @@ test.serial(
       },
       { timeoutMs: 20_000, stepMs: 500 },
     );
-    t.deepEqual(w.problems, []);
-    await page.close();
   },
 );
 
 test.serial(
   'live updates: the overview shows a new alert without a reload, and unchanged polls answer 304',
-  async (t) => {
-    const page = await ctx.newPage();
-    const w = watch(page);
+  onPage,
+  async (t, page, w) => {
     await page.addInitScript(() => localStorage.setItem('friction.pollMs', '1000'));
     await page.goto(`${stack.baseUrl}/#/overview?${siteQ()}`);
     await page.getByTestId('overall-score').waitFor();
@@ -519,7 +512,5 @@ test.serial(
     t.is(again.status, 304, 'the server answers an unchanged poll without a body');
     t.is(await again.text(), '');
     await page.evaluate(() => localStorage.removeItem('friction.pollMs'));
-    t.deepEqual(w.problems, []);
-    await page.close();
   },
 );

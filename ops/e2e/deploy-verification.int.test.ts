@@ -1,10 +1,16 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { type TestTenant, useStack } from '../testing/stack.ts';
+import { bearer, newReader, type TestTenant, useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { allEventsStored, sendSessions, spread, type SessionSpec } from '../testing/session-traffic.ts';
+import {
+  allEventsStored,
+  backdateDeploy as backdateTo,
+  sendSessions,
+  spread,
+  type SessionSpec,
+} from '../testing/session-traffic.ts';
 import { runFriction } from '../../shared/testing/processes.ts';
 
 const stack = useStack(test);
@@ -22,12 +28,7 @@ const allStored = (siteId: string, sent: number, timeoutMs?: number) =>
   allEventsStored(stack.infra.database.db, siteId, sent, timeoutMs);
 
 // The test plays days of traffic in seconds: it moves a deploy's recording, or an issue's resolution, into the past.
-const backdateDeploy = (id: string, at: number) =>
-  stack.infra.database.db
-    .updateTable('deploys')
-    .set({ recorded_at: new Date(at) })
-    .where('id', '=', id)
-    .execute();
+const backdateDeploy = (id: string, at: number) => backdateTo(stack.infra.database.db, id, at);
 const backdateResolution = (id: string, at: number) =>
   stack.infra.database.db
     .updateTable('ux_issues')
@@ -41,6 +42,28 @@ const resolveIssue = (tenant: TestTenant, id: string) =>
     { authorization: `Bearer ${tenant.owner.token}` },
   );
 
+/**
+ * The week before the deploys: `n` sessions spread over the day six days before `N`, the i-th with `signals(i)`.
+ * Waits until they are stored and the site has two issues; returns how many events were sent and the Pay and Coupon
+ * issues.
+ */
+async function weekBefore(tenant: TestTenant, N: number, n: number, signals: (i: number) => (typeof PAY)[]) {
+  const sent = await send(
+    tenant.publishableKey,
+    spread(n, N - 6 * DAY, N - 5 * DAY, (i) => ({ signals: signals(i) })),
+  );
+  await allStored(tenant.siteId, sent);
+  const issues = await eventually(
+    async () => {
+      const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, bearer(tenant))).body.data;
+      return r.total >= 2 ? (r.issues as { id: string; selector: string }[]) : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
+  const bySelector = (selector: string) => issues.find((i) => i.selector === selector)!;
+  return { sent, pay: bySelector('#pay'), coupon: bySelector('#coupon') };
+}
+
 /** Runs `friction deploy check` as a process against the stack; resolves to its exit code and output. */
 const cliCheck = (args: string[], env: Record<string, string>) =>
   runFriction(['deploy', 'check', ...args], env, { clean: false });
@@ -48,30 +71,17 @@ const cliCheck = (args: string[], env: Record<string, string>) =>
 test.serial(
   'a fixing deploy verifies its issue, a later deploy that brings a resolved issue back regresses it, staging leaves production alone, and the CI gate exits 0 / 1',
   async (t) => {
-    const tenant = await stack.newTenant();
+    const { tenant, auth, read } = await newReader(stack);
     const db = stack.infra.database.db;
-    const auth = { authorization: `Bearer ${tenant.secretKey}` };
-    const read = (path: string) => getJson(`${stack.baseUrl}${path}`, auth);
     const N = Date.now();
-    let sent = 0;
 
     // Week before: the Pay button rage-clicks in a quarter of the sessions, the coupon button is dead in some.
-    sent += await send(
-      tenant.publishableKey,
-      spread(120, N - 6 * DAY, N - 5 * DAY, (i) => ({
-        signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 5 === 0 ? [COUPON] : [])],
-      })),
-    );
-    await allStored(tenant.siteId, sent);
-    const issues = await eventually(
-      async () => {
-        const r = await read(`/v1/query/issues?site_id=${tenant.siteId}`);
-        return r.body.data.total >= 2 ? r.body.data.issues : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
-    const pay = issues.find((i: { selector: string }) => i.selector === '#pay');
-    const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+    const week = await weekBefore(tenant, N, 120, (i) => [
+      ...(i % 4 === 0 ? [PAY] : []),
+      ...(i % 5 === 0 ? [COUPON] : []),
+    ]);
+    let sent = week.sent;
+    const { pay, coupon } = week;
     t.truthy(pay && coupon);
 
     // The coupon issue was fixed and resolved four days ago (the test moves its resolution into the past).
@@ -371,21 +381,12 @@ test.serial(
     const couponNow = async () =>
       (await getJson(`${stack.baseUrl}/v1/query/issues/${coupon.id}?site_id=${tenant.siteId}`, auth)).body.data;
     const N = Date.now();
-    let sent = await send(
-      tenant.publishableKey,
-      spread(40, N - 6 * DAY, N - 5 * DAY, (i) => ({
-        signals: [...(i % 4 === 0 ? [PAY] : []), ...(i % 4 === 1 ? [COUPON] : [])],
-      })),
-    );
-    await allStored(tenant.siteId, sent);
-    const issues = await eventually(
-      async () => {
-        const r = (await getJson(`${stack.baseUrl}/v1/query/issues?site_id=${tenant.siteId}`, auth)).body.data;
-        return r.total >= 2 ? r.issues : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
-    const coupon = issues.find((i: { selector: string }) => i.selector === '#coupon');
+    const week = await weekBefore(tenant, N, 40, (i) => [
+      ...(i % 4 === 0 ? [PAY] : []),
+      ...(i % 4 === 1 ? [COUPON] : []),
+    ]);
+    let sent = week.sent;
+    const { coupon } = week;
     t.is((await resolveIssue(tenant, coupon.id)).status, 200);
     await backdateResolution(coupon.id, N - 5 * HOUR);
     // The coupon's quiet period: 200 sessions without it (Pay still broken in a quarter of them).

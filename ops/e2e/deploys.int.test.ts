@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startTestStack, useStack } from '../testing/stack.ts';
-import { getJson, postJson } from '../../shared/testing/http-client.ts';
+import { assertSameNotFound, getJson, postJson } from '../../shared/testing/http-client.ts';
 import { issueApiKey } from '../../shared/tenancy/provision.ts';
 import { insertPageScoreRow } from '../testing/rows.ts';
 
@@ -33,19 +33,12 @@ test('POST /v1/deploys records a deploy: 201, before set, after null; deploy.rec
     related_issues: [],
   });
   t.regex(d.id, /^[0-9a-f-]{36}$/);
-  const outbox = await stack.infra.database.db
-    .selectFrom('outbox')
-    .selectAll()
-    .where('msg_id', '=', `deploy.recorded:${d.id}`)
-    .execute();
+  const db = stack.infra.database.db;
+  const outbox = await db.selectFrom('outbox').selectAll().where('msg_id', '=', `deploy.recorded:${d.id}`).execute();
   t.is(outbox.length, 1);
   t.is(outbox[0].subject_kind, 'deploy.recorded');
   t.like(outbox[0].payload as Record<string, unknown>, { event: 'deploy.recorded' });
-  const audit = await stack.infra.database.db
-    .selectFrom('audit_log')
-    .select('action')
-    .where('target_id', '=', d.id)
-    .execute();
+  const audit = await db.selectFrom('audit_log').select('action').where('target_id', '=', d.id).execute();
   t.deepEqual(
     audit.map((a) => a.action),
     ['deploy.record'],
@@ -237,16 +230,8 @@ test('GET /v1/query/deploys lists newest first per environment with bounds; deta
   t.is(one.status, 200);
   t.like(one.body.data, { id: ids[0], version: 'a', verdict: 'WARN' });
   t.deepEqual((await getJson(`${stack.baseUrl}/v1/deploys/${ids[0]}?site_id=${tenant.siteId}`, auth)).body, one.body);
-  const missing = await getJson(`${stack.baseUrl}/v1/query/deploys/${randomUUID()}?site_id=${tenant.siteId}`, auth);
-  t.is(missing.status, 404);
-  t.deepEqual(
-    (await getJson(`${stack.baseUrl}/v1/query/deploys/${theirs}?site_id=${tenant.siteId}`, auth)).body,
-    missing.body,
-  );
-  t.deepEqual(
-    (await getJson(`${stack.baseUrl}/v1/query/deploys/nope?site_id=${tenant.siteId}`, auth)).body,
-    missing.body,
-  );
+  const deploy = (id: string) => `${stack.baseUrl}/v1/query/deploys/${id}?site_id=${tenant.siteId}`;
+  await assertSameNotFound(t, auth, deploy(randomUUID()), [deploy(theirs), deploy('nope')]);
   t.is((await getJson(`${stack.baseUrl}/v1/query/deploys?site_id=${other.siteId}`, auth)).status, 404);
   const raw = await getJson(`${stack.baseUrl}/v1/query/raw?site_id=${tenant.siteId}&table=deploys`, auth);
   t.is(raw.status, 200);

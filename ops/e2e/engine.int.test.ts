@@ -12,6 +12,16 @@ const view = (page: string): Ev => pageView(page);
 const sig = (page: string, signal: string, selector: string, label: string): Ev =>
   signalEvent(page, signal, Date.now(), { selector, label, x: 480, y: 510 });
 const session = (key: string, events: Ev[]) => ingestSession(stack.baseUrl, key, events);
+/** `n` sessions one after the other, the i-th with `events(i)`. */
+const sessions = async (key: string, n: number, events: (i: number) => Ev[]) => {
+  for (let i = 0; i < n; i++) await session(key, events(i));
+};
+/** A view of `page`, then a dead click and a rage click on one element. */
+const stuck = (page: string, selector: string, label: string): Ev[] => [
+  view(page),
+  sig(page, 'dead_click', selector, label),
+  sig(page, 'rage_click', selector, label),
+];
 
 test.serial(
   'a scripted stream with known friction ranks the broken elements as the top issues, with titles, evidence and elements',
@@ -20,22 +30,15 @@ test.serial(
     const read = (path: string) => getJson(`${stack.baseUrl}${path}`, { authorization: `Bearer ${tenant.secretKey}` });
     // 12 visitors hit a Pay button that does nothing; 8 try a disabled submit; 60 read a healthy blog, 2 dead clicks there;
     // one single visitor rage-clicks an obscure page once.
-    for (let i = 0; i < 12; i++)
-      await session(tenant.publishableKey, [
-        view('/checkout'),
-        sig('/checkout', 'dead_click', '#pay-now', 'Pay now'),
-        sig('/checkout', 'rage_click', '#pay-now', 'Pay now'),
-      ]);
-    for (let i = 0; i < 8; i++)
-      await session(tenant.publishableKey, [
-        view('/signup'),
-        sig('/signup', 'disabled_element_attempt', 'form#signup > button:nth-child(3)', 'Create account'),
-      ]);
-    for (let i = 0; i < 60; i++)
-      await session(tenant.publishableKey, [
-        view('/blog'),
-        ...(i < 2 ? [sig('/blog', 'dead_click', '.hero h1', 'Welcome')] : []),
-      ]);
+    await sessions(tenant.publishableKey, 12, () => stuck('/checkout', '#pay-now', 'Pay now'));
+    await sessions(tenant.publishableKey, 8, () => [
+      view('/signup'),
+      sig('/signup', 'disabled_element_attempt', 'form#signup > button:nth-child(3)', 'Create account'),
+    ]);
+    await sessions(tenant.publishableKey, 60, (i) => [
+      view('/blog'),
+      ...(i < 2 ? [sig('/blog', 'dead_click', '.hero h1', 'Welcome')] : []),
+    ]);
     await session(tenant.publishableKey, [view('/legal'), sig('/legal', 'rage_click', '#terms', 'Terms')]);
 
     const issues = await eventually(async () => {
@@ -122,7 +125,7 @@ test.serial(
 test.serial("issue detail: another site's issue, a random id and a malformed id are the same 404", async (t) => {
   const a = await stack.newTenant();
   const b = await stack.newTenant();
-  for (let i = 0; i < 6; i++) await session(a.publishableKey, [view('/x'), sig('/x', 'dead_click', '#b', 'B')]);
+  await sessions(a.publishableKey, 6, () => [view('/x'), sig('/x', 'dead_click', '#b', 'B')]);
   const issue = await eventually(
     async () =>
       (
@@ -170,17 +173,11 @@ test.serial(
   'after a tick, the stored scores, issues and elements equal a recomputation from the raw rows',
   async (t) => {
     const tenant = await stack.newTenant();
-    for (let i = 0; i < 7; i++)
-      await session(tenant.publishableKey, [
-        view('/a'),
-        sig('/a', 'dead_click', '#go', 'Go'),
-        sig('/a', 'rage_click', '#go', 'Go'),
-      ]);
-    for (let i = 0; i < 9; i++)
-      await session(tenant.publishableKey, [
-        view('/b'),
-        ...(i % 3 === 0 ? [sig('/b', 'error_encounter', '', 'Oops')] : []),
-      ]);
+    await sessions(tenant.publishableKey, 7, () => stuck('/a', '#go', 'Go'));
+    await sessions(tenant.publishableKey, 9, (i) => [
+      view('/b'),
+      ...(i % 3 === 0 ? [sig('/b', 'error_encounter', '', 'Oops')] : []),
+    ]);
     await eventually(async () => {
       const { rows } = await sql<{
         n: number;

@@ -3,18 +3,15 @@
  * a TypeScript client generated from it (openapi-typescript) type-checks code that reads typed answers, and
  * /docs renders it with a locally served Scalar bundle.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import openapiTS, { astToString } from 'openapi-typescript';
 import test from 'ava';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { typeScriptProject } from '../../shared/testing/packages.ts';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let stack: TestStack;
 let source: string;
 let work: string;
@@ -67,22 +64,7 @@ test("the document passes Redocly's recommended rules with no error", async (t) 
 test('a client generated with openapi-typescript type-checks typed reads of scores, issues, elements, alerts, pages and sessions', async (t) => {
   const types = astToString(await openapiTS(source));
   writeFileSync(path.join(work, 'friction-api.d.ts'), types);
-  writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'client', type: 'module', private: true }));
-  writeFileSync(
-    path.join(work, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'es2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        noEmit: true,
-        lib: ['es2022', 'dom'],
-        types: [],
-      },
-      files: ['client.ts'],
-    }),
-  );
+  const check = typeScriptProject(work, { name: 'client', target: 'es2022', file: 'client.ts' });
   const client = (extra: string) =>
     [
       "import type { paths, components } from './friction-api.d.ts';",
@@ -109,12 +91,6 @@ test('a client generated with openapi-typescript type-checks typed reads of scor
       'export { overall, trend, count, status, code, friction, alertStatus, exceeded, firstEvent };',
       extra,
     ].join('\n');
-  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
-  const check = () =>
-    promisify(execFile)(tsc, ['-p', work], { cwd: work }).then(
-      () => '',
-      (e: { stdout: string }) => e.stdout || String(e),
-    );
   writeFileSync(path.join(work, 'client.ts'), client(''));
   t.is(await check(), '', 'typed reads compile');
   writeFileSync(path.join(work, 'client.ts'), client('const wrong: string = scores.overall_score; export { wrong };'));

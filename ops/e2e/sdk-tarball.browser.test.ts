@@ -4,7 +4,6 @@
  * package.json's `exports` as a bundler would. The page runs `init`, `track` and `flush` against a running Friction,
  * whose database must then hold the events.
  */
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { packSdk } from '../pack.ts';
 import { siteRows } from '../testing/session-traffic.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { startTestStack, type TestStack } from '../testing/stack.ts';
+import { npmInstallOffline } from '../../shared/testing/packages.ts';
 
 let work: string;
 let app: string;
@@ -28,14 +28,7 @@ test.before(async () => {
   app = path.join(work, 'app');
   mkdirSync(app);
   const tarball = packSdk(path.join(work, 'dist'));
-  await new Promise<void>((resolve, reject) => {
-    execFile(
-      'npm',
-      ['install', '--offline', '--no-audit', '--no-fund', tarball],
-      { cwd: app, env: { PATH: '/usr/bin:/bin', HOME: work }, timeout: 120_000 },
-      (err, _o, stderr) => (err ? reject(new Error(`npm install failed: ${stderr}`)) : resolve()),
-    );
-  });
+  await npmInstallOffline(app, tarball);
   [stack, browser] = await Promise.all([startTestStack(), launchChromium()]);
 });
 test.after.always(async () => {

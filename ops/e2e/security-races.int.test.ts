@@ -61,51 +61,40 @@ test('a tenant cannot create without bound: keys per site, webhooks per org, ale
   const activeKeys = 2; // the site's own publishable and secret keys
   for (let i = 0; i < TENANT_BOUNDS.api_keys - activeKeys - 1; i++)
     await issueApiKey(db, { orgId: tenant.orgId, siteId: tenant.siteId, type: 'secret', scopes: ['query:read'] });
-  await db
-    .insertInto('webhook_endpoints')
-    .values(
-      Array.from({ length: TENANT_BOUNDS.webhooks - 1 }, () => ({
-        id: randomUUID(),
-        org_id: tenant.orgId,
-        site_id: null,
-        url: 'https://hooks.example/x',
-        description: null,
-        events: ['issue.created'],
-        active: true,
-        secret_sealed: 'v1.x.y.z',
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('alert_rules')
-    .values(
-      Array.from({ length: TENANT_BOUNDS.alert_rules - 1 }, (_, i) => ({
-        id: randomUUID(),
-        site_id: tenant.siteId,
-        name: `r${i}`,
-        trigger_type: 'spike',
-        threshold: 10,
-        cooldown_minutes: 60,
-        channels: ['webhook'],
-        page_pattern: null,
-        slack_channel: null,
-        enabled: true,
-      })),
-    )
-    .execute();
-  await db
-    .insertInto('invitations')
-    .values(
-      Array.from({ length: TENANT_BOUNDS.invitations - 1 }, (_, i) => ({
-        id: randomUUID(),
-        org_id: tenant.orgId,
-        email: `p${i}@test.example`,
-        role: 'viewer',
-        token_hash: randomUUID(),
-        expires_at: new Date(Date.now() + 86_400_000),
-      })),
-    )
-    .execute();
+  const below = <R>(bound: number, row: (i: number) => R): R[] => Array.from({ length: bound - 1 }, (_, i) => row(i));
+  const webhooks = below(TENANT_BOUNDS.webhooks, () => ({
+    id: randomUUID(),
+    org_id: tenant.orgId,
+    site_id: null,
+    url: 'https://hooks.example/x',
+    description: null,
+    events: ['issue.created'],
+    active: true,
+    secret_sealed: 'v1.x.y.z',
+  }));
+  const rules = below(TENANT_BOUNDS.alert_rules, (i) => ({
+    id: randomUUID(),
+    site_id: tenant.siteId,
+    name: `r${i}`,
+    trigger_type: 'spike',
+    threshold: 10,
+    cooldown_minutes: 60,
+    channels: ['webhook'],
+    page_pattern: null,
+    slack_channel: null,
+    enabled: true,
+  }));
+  const invitations = below(TENANT_BOUNDS.invitations, (i) => ({
+    id: randomUUID(),
+    org_id: tenant.orgId,
+    email: `p${i}@test.example`,
+    role: 'viewer',
+    token_hash: randomUUID(),
+    expires_at: new Date(Date.now() + 86_400_000),
+  }));
+  await db.insertInto('webhook_endpoints').values(webhooks).execute();
+  await db.insertInto('alert_rules').values(rules).execute();
+  await db.insertInto('invitations').values(invitations).execute();
 
   const creations: [string, () => ReturnType<ApiCall>][] = [
     [

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { useStack } from '../testing/stack.ts';
+import { newReader, useStack } from '../testing/stack.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { getJson, postJson } from '../../shared/testing/http-client.ts';
-import { sendSessions, spread, allEventsStored } from '../testing/session-traffic.ts';
+import { sendSessions, spread, allEventsStored, backdateDeploy } from '../testing/session-traffic.ts';
 import { recomputeSiteCommand } from '../../processor/recompute-site.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { FrictionEngineSink } from '../../processor/engine-sink.ts';
@@ -22,10 +22,8 @@ const PAY = { signal: 'rage_click', selector: '#pay', label: 'Pay now' };
 test.serial(
   "a staging deploy verifies a staging issue on staging traffic; production's issue on the same element stays open; recomputation matches per environment",
   async (t) => {
-    const tenant = await stack.newTenant();
+    const { tenant, auth, read } = await newReader(stack);
     const db = stack.infra.database.db;
-    const auth = { authorization: `Bearer ${tenant.secretKey}` };
-    const read = (path: string) => getJson(`${stack.baseUrl}${path}`, auth);
     const send =
       (sessions: Parameters<typeof spread>[3]) => (n: number, from: number, to: number, environment?: string) =>
         sendSessions(
@@ -64,11 +62,7 @@ test.serial(
     const rec = await postJson(`${stack.baseUrl}/v1/deploys`, { version: '1.1.0-rc1', environment: 'staging' }, auth);
     t.is(rec.status, 201);
     const deployId = rec.body.data.id;
-    await db
-      .updateTable('deploys')
-      .set({ recorded_at: new Date(N - 50 * HOUR) })
-      .where('id', '=', deployId)
-      .execute();
+    await backdateDeploy(db, deployId, N - 50 * HOUR);
     sent += await calm(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN, 'staging');
     sent += await payEveryFourth(250, N - 50 * HOUR + 6 * MIN, N - 25 * HOUR - 5 * MIN);
     await allEventsStored(db, tenant.siteId, sent, 120_000);

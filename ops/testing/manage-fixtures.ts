@@ -12,19 +12,17 @@ import { opsRouter } from '../../shared/http/ops-routes.ts';
 import { insertAlertRow } from './alert-row.ts';
 import { insertSessionRow } from './rows.ts';
 
-export interface Fixtures {
+/**
+ * What fixtures make on demand, each call a new object (DELETE and state changes need their own): objects kept per
+ * site, and the rest.
+ */
+const PER_SITE = ['ruleId', 'alertId', 'issueId', 'deployId', 'integrationId'] as const;
+const OTHERS = ['memberId', 'webhookId', 'keyId', 'newSiteId'] as const;
+type Made = Record<(typeof PER_SITE)[number] | (typeof OTHERS)[number], () => Promise<string>>;
+
+export interface Fixtures extends Made {
   orgId: string;
   siteId: string;
-  /** Each call makes a new object (DELETE and state changes need their own). */
-  ruleId(): Promise<string>;
-  alertId(): Promise<string>;
-  issueId(): Promise<string>;
-  memberId(): Promise<string>;
-  webhookId(): Promise<string>;
-  integrationId(): Promise<string>;
-  keyId(): Promise<string>;
-  deployId(): Promise<string>;
-  newSiteId(): Promise<string>;
   /** A page the site has scored (read routes about one page answer 404 for a page never scored). */
   scoredPage(): Promise<string>;
   /** A stored session of the site. */
@@ -39,20 +37,12 @@ export interface Fixtures {
 export function randomFixtures(): Fixtures {
   const id = async () => randomUUID();
   return {
+    ...(Object.fromEntries([...PER_SITE, ...OTHERS].map((k) => [k, id])) as Made),
     scoredPage: async () => '/checkout',
     sessionId: id,
     screenshotPage: async () => '/shot',
     orgId: randomUUID(),
     siteId: randomUUID(),
-    ruleId: id,
-    alertId: id,
-    issueId: id,
-    memberId: id,
-    webhookId: id,
-    integrationId: id,
-    keyId: id,
-    deployId: id,
-    newSiteId: id,
     clearIntegrations: async () => {},
   };
 }

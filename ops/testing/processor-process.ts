@@ -5,9 +5,68 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { eventually, GiveUp } from '../../shared/testing/eventually.ts';
 import { kill as stop, spawnRole } from '../../shared/testing/processes.ts';
+import { sdkBatch } from './sdk-batch.ts';
+import type { TestStack } from './stack.ts';
 
 export const spawnProcessor = (env: Record<string, string>): ChildProcess =>
   spawnRole(['ops/cli.ts', 'processor'], { ...env, PROCESSOR_BATCH_MESSAGES: '50' });
+
+/** The environment a processor process needs to share `stack`'s database and stream, plus `extra`. */
+export const processorEnv = (stack: TestStack, extra: Record<string, string>): Record<string, string> => ({
+  DATABASE_URL: stack.databaseUrl!,
+  NATS_URL: stack.config.NATS_URL!,
+  STREAM_PREFIX: stack.config.STREAM_PREFIX,
+  ...extra,
+});
+
+/** How many partitions each processor holds a lease on, by owner. */
+export const leaseOwners = async (db: Kysely<Database>): Promise<{ owner: string; n: number }[]> =>
+  (
+    await sql<{
+      owner: string;
+      n: number;
+    }>`select owner, count(*)::int as n from partition_leases group by owner order by owner`.execute(db)
+  ).rows;
+
+/** The site's stored events (`n`) and distinct event ids among them (`d`). */
+export const storedEvents = async (db: Kysely<Database>, siteId: string): Promise<{ n: number; d: number }> =>
+  (
+    await sql<{
+      n: number;
+      d: number;
+    }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${siteId}`.execute(db)
+  ).rows[0]!;
+
+/**
+ * Sends rounds of `perRound` SDK batches (20 events each, 40 sessions over 7 pages) through `deliver` until `stop()`
+ * resolves; `accepted` holds the ids of the events ingest answered 202 for.
+ */
+export function sendBatches(
+  perRound: number,
+  deliver: (batch: ReturnType<typeof sdkBatch>) => Promise<{ status: number }>,
+): { accepted: Set<string>; stop(): Promise<void> } {
+  const accepted = new Set<string>();
+  let sending = true;
+  const sender = (async () => {
+    let i = 0;
+    while (sending) {
+      const batches = Array.from({ length: perRound }, () =>
+        sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }),
+      );
+      const results = await Promise.all(batches.map(deliver));
+      results.forEach((r, k) => {
+        if (r.status === 202) for (const e of batches[k]!.events) accepted.add(e.id as string);
+      });
+    }
+  })();
+  return {
+    accepted,
+    stop: async () => {
+      sending = false;
+      await sender;
+    },
+  };
+}
 
 /** SIGKILLs `p` and resolves once it exited (at once if it already has). */
 export const kill = (p: ChildProcess): Promise<void> => stop(p, 'SIGKILL');
@@ -22,20 +81,13 @@ export async function assertStoredExactlyOnce(
   siteId: string,
   accepted: number,
 ): Promise<void> {
-  const stored = async () =>
-    (
-      await sql<{
-        n: number;
-        d: number;
-      }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${siteId}`.execute(db)
-    ).rows[0];
   // A loaded machine drains slowly after a crash (a restart, lease expiry, the rebuild): wait while the count still
   // rises, and fail only once it has stood still for a minute, naming how far it got.
   let last = { n: -1, d: -1 };
   let lastRise = Date.now();
   const final = await eventually(
     async () => {
-      const s = await stored();
+      const s = await storedEvents(db, siteId);
       if (s.n !== last.n) lastRise = Date.now();
       last = s;
       if (s.n === accepted) return s;

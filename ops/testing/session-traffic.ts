@@ -114,13 +114,17 @@ export async function recordDeployAt(
   const rec = await postJson(`${baseUrl}/v1/deploys`, body, { authorization: `Bearer ${secretKey}` });
   if (rec.status !== 201) throw new Error(`POST /v1/deploys ${rec.status}: ${rec.text}`);
   const id: string = rec.body.data.id;
-  await db
+  await backdateDeploy(db, id, at);
+  return id;
+}
+
+/** Moves a recorded deploy's recording to `at`. */
+export const backdateDeploy = (db: Kysely<Database>, id: string, at: number) =>
+  db
     .updateTable('deploys')
     .set({ recorded_at: new Date(at) })
     .where('id', '=', id)
     .execute();
-  return id;
-}
 
 /**
  * A tenant's site as the deploy tests drive it: sessions through ingest (each `send` waits until everything sent

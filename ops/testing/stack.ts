@@ -25,6 +25,7 @@ import type { DegradationMonitor } from '../../processor/dispatcher/degradation-
 import { serveRoles, closeServer, type RoleHttp } from '../server.ts';
 import { connectionLimits } from '../../shared/http/connection-guard.ts';
 import { useResource } from '../../shared/testing/lifecycle.ts';
+import { getJson } from '../../shared/testing/http-client.ts';
 import type { TestFn } from 'ava';
 
 export interface TestUser {
@@ -198,4 +199,16 @@ export function useStack<C>(test: TestFn<C>, opts: StackOptions = {}): TestStack
     () => startTestStack(opts),
     (stack) => stack.stop(),
   );
+}
+
+/** The headers of a read with `tenant`'s secret key. */
+export const bearer = (tenant: Pick<TestTenant, 'secretKey'>): Record<string, string> => ({
+  authorization: `Bearer ${tenant.secretKey}`,
+});
+
+/** A new tenant of `stack`, the headers of its secret key (`auth`), and `read(path)`: a GET on the stack with them. */
+export async function newReader(stack: TestStack) {
+  const tenant = await stack.newTenant();
+  const auth = bearer(tenant);
+  return { tenant, auth, read: (path: string) => getJson(`${stack.baseUrl}${path}`, auth) };
 }

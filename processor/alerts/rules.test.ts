@@ -65,93 +65,32 @@ test('every trigger stays quiet on a healthy stream', (t) => {
 
 test('each trigger fires on its scripted stream; all but budget and new_page need two consecutive evaluations', (t) => {
   const base = healthy(1)[0]!;
-  const spike = [base, { ...base, score: 60, previousScore: 30 }, { ...base, score: 62, previousScore: 30 }];
-  t.deepEqual(fired(run('spike', 20, spike)), [2]);
-  t.deepEqual(
-    fired(
-      run('positive', 20, [base, { ...base, score: 5, previousScore: 30 }, { ...base, score: 4, previousScore: 30 }]),
-    ),
-    [2],
-  );
-  t.deepEqual(fired(run('budget', 50, [base, { ...base, score: 51 }])), [1], 'budget fires at once');
-  t.deepEqual(fired(run('budget', 50, [{ ...base, score: 50 }])), [], 'at the budget is not above it');
-  t.deepEqual(
-    fired(
-      run('new_page', 40, [
-        { ...base, score: 45, firstSeenAt: T0 - NEW_PAGE_MS - MIN },
-        { ...base, score: 45, firstSeenAt: T0 - MIN },
-      ]),
-    ),
-    [1],
-  );
-  t.deepEqual(
-    fired(
-      run('trend', 10, [
-        { ...base, daily: [20, 24, 27, 31] },
-        { ...base, daily: [20, 24, 27, 31] },
-      ]),
-    ),
-    [1],
-  );
-  t.deepEqual(
-    fired(
-      run('trend', 10, [
-        { ...base, daily: [20, 24, 23, 31] },
-        { ...base, daily: [20, 24, 23, 31] },
-      ]),
-    ),
-    [],
-    'not steady',
-  );
-  t.deepEqual(
-    fired(
-      run('anomaly', 5, [
-        { ...base, score: 70 },
-        { ...base, score: 71 },
-      ]),
-    ),
-    [1],
-  );
-  t.deepEqual(
-    fired(
-      run('anomaly', 5, [
-        { ...base, score: 70, sessions: 2 },
-        { ...base, score: 71, sessions: 2 },
-      ]),
-    ),
-    [],
-    'thin hour skipped',
-  );
-  t.deepEqual(
-    fired(
-      run('anomaly', 5, [
-        { ...base, score: 70, sameHourPastWeeks: [], last24h: [] },
-        { ...base, score: 70, sameHourPastWeeks: [], last24h: [] },
-      ]),
-    ),
-    [],
-    'no history, no band',
-  );
+  // A stream: each evaluation sees `base` with these changes; `twice` the same changes at two consecutive evaluations.
+  const seq = (...changes: Partial<PageObservation>[]): PageObservation[] => changes.map((c) => ({ ...base, ...c }));
+  const twice = (c: Partial<PageObservation>) => seq(c, c);
   const rolling = Array.from({ length: 24 }, (_, i) => ({ score: 30 + (i % 3), sessions: 20 }));
-  t.deepEqual(
-    fired(
-      run('anomaly', 5, [
-        { ...base, score: 70, sameHourPastWeeks: [], last24h: rolling },
-        { ...base, score: 70, sameHourPastWeeks: [], last24h: rolling },
-      ]),
-    ),
-    [1],
-    'rolling 24 h while history is short',
-  );
-  t.deepEqual(
-    fired(
-      run('co_occurrence', 10, [
-        { ...base, coOccurrenceSessions: 12 },
-        { ...base, coOccurrenceSessions: 12 },
-      ]),
-    ),
-    [1],
-  );
+  const cases: [TriggerType, number, PageObservation[], number[], string][] = [
+    ['spike', 20, seq({}, { score: 60, previousScore: 30 }, { score: 62, previousScore: 30 }), [2], 'spike'],
+    ['positive', 20, seq({}, { score: 5, previousScore: 30 }, { score: 4, previousScore: 30 }), [2], 'positive'],
+    ['budget', 50, seq({}, { score: 51 }), [1], 'budget fires at once'],
+    ['budget', 50, seq({ score: 50 }), [], 'at the budget is not above it'],
+    [
+      'new_page',
+      40,
+      seq({ score: 45, firstSeenAt: T0 - NEW_PAGE_MS - MIN }, { score: 45, firstSeenAt: T0 - MIN }),
+      [1],
+      'new page',
+    ],
+    ['trend', 10, twice({ daily: [20, 24, 27, 31] }), [1], 'steady rise'],
+    ['trend', 10, twice({ daily: [20, 24, 23, 31] }), [], 'not steady'],
+    ['anomaly', 5, seq({ score: 70 }, { score: 71 }), [1], 'out of the band'],
+    ['anomaly', 5, seq({ score: 70, sessions: 2 }, { score: 71, sessions: 2 }), [], 'thin hour skipped'],
+    ['anomaly', 5, twice({ score: 70, sameHourPastWeeks: [], last24h: [] }), [], 'no history, no band'],
+    ['anomaly', 5, twice({ score: 70, sameHourPastWeeks: [], last24h: rolling }), [1], 'rolling 24 h, history short'],
+    ['co_occurrence', 10, twice({ coOccurrenceSessions: 12 }), [1], 'co-occurrence'],
+  ];
+  for (const [trigger, threshold, stream, at, what] of cases)
+    t.deepEqual(fired(run(trigger, threshold, stream)), at, what);
   t.is(
     conditionOf('spike', 20, { page: '/p', score: 90, previousScore: null }, T0).holds,
     false,

@@ -248,8 +248,12 @@ const record = (over: Partial<IssueRecord> = {}): IssueRecord => ({
   ...over,
 });
 
+/** The decision for `cluster` and its stored issue `existing` on a page of 100 sessions, at T0 unless `now`. */
+const decide = (cluster: ClusterSummary | null, existing: IssueRecord | null, now = T0) =>
+  decideIssue({ summary: cluster, existing, pageSessions: 100, now });
+
 test('decide: a new cluster past the threshold creates an issue with generated text', (t) => {
-  const d = decideIssue({ summary: fakeSummary(), existing: null, pageSessions: 100, now: T0 });
+  const d = decide(fakeSummary(), null);
   t.is(d.action, 'create');
   if (d.action !== 'create') return;
   t.is(d.issue.title, "Visitors rage-click 'Pay now' on /checkout");
@@ -259,47 +263,29 @@ test('decide: a new cluster past the threshold creates an issue with generated t
   );
   t.is(d.issue.status, 'open');
   t.deepEqual(d.issue, draftIssue(fakeSummary(), 100, T0));
-  t.deepEqual(
-    decideIssue({ summary: fakeSummary({ affectedSessions: 2 }), existing: null, pageSessions: 100, now: T0 }),
-    { action: 'none' },
-  );
-  t.deepEqual(decideIssue({ summary: null, existing: null, pageSessions: 100, now: T0 }), { action: 'none' });
+  t.deepEqual(decide(fakeSummary({ affectedSessions: 2 }), null), { action: 'none' });
+  t.deepEqual(decide(null, null), { action: 'none' });
 });
 
 test('decide: nothing changed → none; small growth → quiet update; a new power of two → notify', (t) => {
-  t.deepEqual(decideIssue({ summary: fakeSummary(), existing: record(), pageSessions: 100, now: T0 }), {
+  t.deepEqual(decide(fakeSummary(), record()), {
     action: 'none',
   });
-  const quiet = decideIssue({
-    summary: fakeSummary({ signalCount: 41 }),
-    existing: record(),
-    pageSessions: 100,
-    now: T0,
-  });
+  const quiet = decide(fakeSummary({ signalCount: 41 }), record());
   t.deepEqual(quiet, { action: 'update', changes: { signalCount: 41 }, notify: false });
-  const louder = decideIssue({
-    summary: fakeSummary({ signalCount: 64 }),
-    existing: record(),
-    pageSessions: 100,
-    now: T0,
-  });
+  const louder = decide(fakeSummary({ signalCount: 64 }), record());
   t.like(louder, { action: 'update', changes: { signalCount: 64 }, notify: true });
 });
 
 test('decide: a severity entering a higher 10-point band notifies', (t) => {
   const existing = record({ severity: 38 });
-  const d = decideIssue({ summary: fakeSummary({ windowAffectedSessions: 25 }), existing, pageSessions: 100, now: T0 });
+  const d = decide(fakeSummary({ windowAffectedSessions: 25 }), existing);
   t.like(d, { action: 'update', notify: true });
   if (d.action === 'update') t.true((d.changes.severity ?? 0) >= 40);
 });
 
 test('decide: the live path never rewrites title, hypothesis or status of an active issue', (t) => {
-  const d = decideIssue({
-    summary: fakeSummary({ label: 'Pay €12 now', signalCount: 500 }),
-    existing: record(),
-    pageSessions: 100,
-    now: T0,
-  });
+  const d = decide(fakeSummary({ label: 'Pay €12 now', signalCount: 500 }), record());
   t.is(d.action, 'update');
   if (d.action !== 'update') return;
   t.is(d.changes.label, 'Pay €12 now');
@@ -309,7 +295,7 @@ test('decide: the live path never rewrites title, hypothesis or status of an act
 });
 
 test('decide: an emptied cluster zeroes counts and severity but keeps the last signal time', (t) => {
-  const d = decideIssue({ summary: null, existing: record(), pageSessions: 100, now: T0 + 8 * DAY_MS });
+  const d = decide(null, record(), T0 + 8 * DAY_MS);
   t.deepEqual(d, {
     action: 'update',
     changes: { signalCount: 0, affectedSessions: 0, severity: 0, evidence: [] },

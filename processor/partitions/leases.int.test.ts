@@ -1,38 +1,36 @@
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import test from 'ava';
-import { assertStoredExactlyOnce, kill, spawnProcessor } from '../../ops/testing/processor-process.ts';
+import {
+  assertStoredExactlyOnce,
+  kill,
+  leaseOwners,
+  processorEnv,
+  sendBatches,
+  spawnProcessor,
+  storedEvents,
+} from '../../ops/testing/processor-process.ts';
 import { sql } from 'kysely';
 import { startTestStack } from '../../ops/testing/stack.ts';
 import { withTestDatabase } from '../../shared/testing/database.ts';
-import { sdkBatch } from '../../ops/testing/sdk-batch.ts';
 import { claimPartition, fencedBulk, PartitionFencedError } from './fence.ts';
 
 test('two processors share the 16 partitions by lease; one SIGKILLed, the other takes them over and stored = accepted', async (t) => {
   const stack = await startTestStack({ processor: false });
-  const env = {
-    DATABASE_URL: stack.databaseUrl!,
-    NATS_URL: stack.config.NATS_URL!,
-    STREAM_PREFIX: stack.config.STREAM_PREFIX,
+  const env = processorEnv(stack, {
     EVENT_PARTITIONS: '16',
     PROCESSOR_PARTITIONS: 'auto',
     PROCESSOR_LEASE_TTL_MS: '2000',
     // What the killed processor had fetched comes back after the ack wait: keep the test short.
     PROCESSOR_ACK_WAIT_MS: '3000',
-  };
+  });
   const procs = [spawnProcessor(env), spawnProcessor(env)];
   t.teardown(async () => {
     await Promise.all(procs.map(kill));
     await stack.stop();
   });
   const db = stack.infra.database.db;
-  const owners = async () =>
-    (
-      await sql<{
-        owner: string;
-        n: number;
-      }>`select owner, count(*)::int as n from partition_leases group by owner order by owner`.execute(db)
-    ).rows;
+  const owners = () => leaseOwners(db);
   // Both processors hold a fair share (8 + 8): each claimed its partitions' epochs in the database.
   const shared = await eventually(
     async () => {
@@ -46,33 +44,10 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
     [8, 8],
   );
 
-  const stored = async () =>
-    (
-      await sql<{
-        n: number;
-        d: number;
-      }>`select count(*)::int as n, count(distinct id)::int as d from events where site_id = ${stack.tenant.siteId}`.execute(
-        db,
-      )
-    ).rows[0];
-  const acceptedIds = new Set<string>();
-  let sending = true;
-  const sender = (async () => {
-    let i = 0;
-    while (sending) {
-      const batches = Array.from({ length: 5 }, () =>
-        sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }),
-      );
-      const results = await Promise.all(
-        batches.map((b) =>
-          postJson(`${stack.baseUrl}/v1/ingest`, b, { authorization: `Bearer ${stack.tenant.publishableKey}` }),
-        ),
-      );
-      results.forEach((r, k) => {
-        if (r.status === 202) for (const e of batches[k].events) acceptedIds.add(e.id as string);
-      });
-    }
-  })();
+  const stored = () => storedEvents(db, stack.tenant.siteId);
+  const sender = sendBatches(5, (b) =>
+    postJson(`${stack.baseUrl}/v1/ingest`, b, { authorization: `Bearer ${stack.tenant.publishableKey}` }),
+  );
   await eventually(async () => (await stored()).n > 500, { timeoutMs: 60_000, stepMs: 50 });
   // The site's partition belongs to one of the two: kill whichever it is, then the other must take all 16.
   const { owner } = (
@@ -98,9 +73,8 @@ test('two processors share the 16 partitions by lease; one SIGKILLed, the other 
   // Lease TTL 2 s: expiry (≤ 2 s), noticed within a beat (0.5 s), rebuild; generous for a busy machine.
   t.true(takeoverMs < 20_000);
   await new Promise((r) => setTimeout(r, 500));
-  sending = false;
-  await sender;
-  const accepted = acceptedIds.size;
+  await sender.stop();
+  const accepted = sender.accepted.size;
   await assertStoredExactlyOnce(t, db, stack.tenant.siteId, accepted);
 });
 

@@ -42,6 +42,10 @@ import {
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
+/** Arbitraries for the properties: whole numbers and finite reals, both bounds included. */
+const int = (min: number, max: number) => fc.integer({ min, max });
+const real = (min: number, max: number) => fc.double({ min, max, noNaN: true });
+
 /** Reference: P(X ≤ k) by summing the pmf directly with exact-ish binomial coefficients (small n only). */
 function naiveCdf(k: number, n: number, p: number): number {
   let s = 0;
@@ -55,17 +59,12 @@ function naiveCdf(k: number, n: number, p: number): number {
 
 test('binomial cdf and upper tail agree with direct summation on small n', (t) => {
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 60 }),
-      fc.double({ min: 0.01, max: 0.99, noNaN: true }),
-      fc.nat(70),
-      (n, p, k0) => {
-        const k = k0 % (n + 1);
-        const ref = naiveCdf(k, n, p);
-        t.true(Math.abs(binomialCdf(k, n, p) - ref) < 1e-9, `cdf ${k} ${n} ${p}`);
-        t.true(Math.abs(binomialUpperTail(k, n, p) - (1 - naiveCdf(k - 1, n, p))) < 1e-9, `upper ${k} ${n} ${p}`);
-      },
-    ),
+    fc.property(int(1, 60), real(0.01, 0.99), fc.nat(70), (n, p, k0) => {
+      const k = k0 % (n + 1);
+      const ref = naiveCdf(k, n, p);
+      t.true(Math.abs(binomialCdf(k, n, p) - ref) < 1e-9, `cdf ${k} ${n} ${p}`);
+      t.true(Math.abs(binomialUpperTail(k, n, p) - (1 - naiveCdf(k - 1, n, p))) < 1e-9, `upper ${k} ${n} ${p}`);
+    }),
   );
 });
 
@@ -93,40 +92,29 @@ test('the conditional Poisson test: equal rates are not significant, a fall or r
 
 test('property: the p-value is monotone in the after count', (t) => {
   fc.assert(
-    fc.property(
-      fc.integer({ min: 0, max: 300 }),
-      fc.integer({ min: 1, max: 5000 }),
-      fc.integer({ min: 0, max: 300 }),
-      fc.integer({ min: 1, max: 5000 }),
-      (x1, n1, x2, n2) => {
-        const d0 = poissonRateTest(x1, n1, x2, n2, 'decrease');
-        const d1 = poissonRateTest(x1, n1, x2 + 1, n2, 'decrease');
-        const i0 = poissonRateTest(x1, n1, x2, n2, 'increase');
-        const i1 = poissonRateTest(x1, n1, x2 + 1, n2, 'increase');
-        t.true(d1 >= d0 - 1e-12 && i1 <= i0 + 1e-12);
-        for (const v of [d0, d1, i0, i1]) t.true(v >= 0 && v <= 1);
-      },
-    ),
+    fc.property(int(0, 300), int(1, 5000), int(0, 300), int(1, 5000), (x1, n1, x2, n2) => {
+      const d0 = poissonRateTest(x1, n1, x2, n2, 'decrease');
+      const d1 = poissonRateTest(x1, n1, x2 + 1, n2, 'decrease');
+      const i0 = poissonRateTest(x1, n1, x2, n2, 'increase');
+      const i1 = poissonRateTest(x1, n1, x2 + 1, n2, 'increase');
+      t.true(d1 >= d0 - 1e-12 && i1 <= i0 + 1e-12);
+      for (const v of [d0, d1, i0, i1]) t.true(v >= 0 && v <= 1);
+    }),
   );
 });
 
 test('property: under equal rates the test rejects at most alpha of the time (exact test is conservative)', (t) => {
   // Exact size: for every conditional total k, P(p ≤ α | k) ≤ α. Checked by enumeration over x2.
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 200 }),
-      fc.integer({ min: 1, max: 1000 }),
-      fc.integer({ min: 1, max: 1000 }),
-      (k, n1, n2) => {
-        const p0 = n2 / (n1 + n2);
-        let rejected = 0;
-        for (let x2 = 0; x2 <= k; x2++) {
-          if (poissonRateTest(k - x2, n1, x2, n2, 'decrease') <= 0.05)
-            rejected += binomialCdf(x2, k, p0) - binomialCdf(x2 - 1, k, p0);
-        }
-        t.true(rejected <= 0.05 + 1e-9, `k=${k} n1=${n1} n2=${n2}: ${rejected}`);
-      },
-    ),
+    fc.property(int(1, 200), int(1, 1000), int(1, 1000), (k, n1, n2) => {
+      const p0 = n2 / (n1 + n2);
+      let rejected = 0;
+      for (let x2 = 0; x2 <= k; x2++) {
+        if (poissonRateTest(k - x2, n1, x2, n2, 'decrease') <= 0.05)
+          rejected += binomialCdf(x2, k, p0) - binomialCdf(x2 - 1, k, p0);
+      }
+      t.true(rejected <= 0.05 + 1e-9, `k=${k} n1=${n1} n2=${n2}: ${rejected}`);
+    }),
   );
 });
 
@@ -142,7 +130,7 @@ test('alpha is spent as α·t^¼ over 7 days and never exceeds ALPHA in total', 
   t.true(at(1) - at(0.25) > 0.004);
   t.true(Math.abs(at(24) - at(4) - 0.0112) < 0.0002);
   fc.assert(
-    fc.property(fc.array(fc.integer({ min: 0, max: 10 * 24 * 60 }), { maxLength: 20 }), (minutes) => {
+    fc.property(fc.array(int(0, 10 * 24 * 60), { maxLength: 20 }), (minutes) => {
       const done: string[] = [];
       let spent = 0;
       for (const m of [...minutes].sort((a, b) => a - b)) {
@@ -241,33 +229,27 @@ test('the overwhelming case decides at the first look: 40 of 60 sessions before,
 test('property: a partial fix (rate at least half of before) is verified at most alpha of the time, exactly', (t) => {
   // Given the total k, X2 ~ Binomial(k, p) with p at or above the null's: enumerate the rejection probability.
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 300 }),
-      fc.integer({ min: 200, max: 5000 }),
-      fc.integer({ min: 200, max: 5000 }),
-      fc.double({ min: 0.5, max: 1.2, noNaN: true }),
-      (k, n1, n2, ratio) => {
-        const p = (ratio * n2) / (n1 + ratio * n2);
-        let rejected = 0;
-        for (let x2 = 0; x2 <= k; x2++) {
-          if (poissonRateTest(k - x2, n1, x2, n2, 'decrease', 0.5) <= 0.05)
-            rejected += binomialCdf(x2, k, p) - binomialCdf(x2 - 1, k, p);
-        }
-        t.true(rejected <= 0.05 + 1e-9, `k=${k} ratio=${ratio}: ${rejected}`);
-      },
-    ),
+    fc.property(int(1, 300), int(200, 5000), int(200, 5000), real(0.5, 1.2), (k, n1, n2, ratio) => {
+      const p = (ratio * n2) / (n1 + ratio * n2);
+      let rejected = 0;
+      for (let x2 = 0; x2 <= k; x2++) {
+        if (poissonRateTest(k - x2, n1, x2, n2, 'decrease', 0.5) <= 0.05)
+          rejected += binomialCdf(x2, k, p) - binomialCdf(x2 - 1, k, p);
+      }
+      t.true(rejected <= 0.05 + 1e-9, `k=${k} ratio=${ratio}: ${rejected}`);
+    }),
   );
 });
 
 test('property: verified implies significant and at least halved; more evidence never un-verifies; dispersion only makes it harder', (t) => {
   fc.assert(
     fc.property(
-      fc.integer({ min: 200, max: 50_000 }),
-      fc.integer({ min: 0, max: 2000 }),
-      fc.integer({ min: 200, max: 50_000 }),
-      fc.integer({ min: 0, max: 2000 }),
-      fc.double({ min: 1e-6, max: 0.05, noNaN: true }),
-      fc.double({ min: 0, max: 3, noNaN: true }),
+      int(200, 50_000),
+      int(0, 2000),
+      int(200, 50_000),
+      int(0, 2000),
+      real(1e-6, 0.05),
+      real(0, 3),
       (sb, ab0, sa, aa0, alpha, c) => {
         const ab = Math.min(ab0, sb);
         const aa = Math.min(aa0, sa);
@@ -309,18 +291,14 @@ test('Holm: rejects in p-value order while p ≤ α/(m − j); insufficient data
   t.deepEqual(holm([0.3, null, 0.01], 0.05), [false, false, true]);
   t.deepEqual(holm([], 0.05), []);
   fc.assert(
-    fc.property(
-      fc.array(fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }), { maxLength: 30 }),
-      fc.double({ min: 1e-6, max: 0.2, noNaN: true }),
-      (ps, alpha) => {
-        const m = ps.filter((p) => p !== null).length;
-        const h = holm(ps, alpha);
-        ps.forEach((p, i) => {
-          if (p !== null && p <= alpha / m) t.true(h[i], 'Bonferroni-significant is Holm-significant');
-          if (h[i]) t.true(p !== null && p <= alpha);
-        });
-      },
-    ),
+    fc.property(fc.array(fc.option(real(0, 1), { nil: null }), { maxLength: 30 }), real(1e-6, 0.2), (ps, alpha) => {
+      const m = ps.filter((p) => p !== null).length;
+      const h = holm(ps, alpha);
+      ps.forEach((p, i) => {
+        if (p !== null && p <= alpha / m) t.true(h[i], 'Bonferroni-significant is Holm-significant');
+        if (h[i]) t.true(p !== null && p <= alpha);
+      });
+    }),
   );
 });
 
@@ -363,13 +341,9 @@ const sum = (b: readonly Bucket[]) => ({
  * the before window's, when one before window is tested against several after windows.
  */
 function withDispersion(before: Bucket[], after: Bucket[], model = beforeModel(before)): IssueCounts {
-  const b = sum(before);
-  const a = sum(after);
+  const [b, a] = [sum(before), sum(after)];
   return {
-    sessionsBefore: b.sessions,
-    affectedBefore: b.affected,
-    sessionsAfter: a.sessions,
-    affectedAfter: a.affected,
+    ...counts(b.sessions, b.affected, a.sessions, a.affected),
     ...dispersionOf(before, after, undefined, model),
   };
 }
@@ -633,11 +607,11 @@ test('verdict: FAIL on a regression, a high-severity new issue or a spike; WARN 
 test('property: FAIL exactly when a fail condition holds, whatever else is true', (t) => {
   fc.assert(
     fc.property(
-      fc.option(fc.double({ min: -100, max: 100, noNaN: true }), { nil: null }),
+      fc.option(real(-100, 100), { nil: null }),
       fc.nat(60 * MIN),
-      fc.integer({ min: 0, max: 1000 }),
+      int(0, 1000),
       fc.nat(2),
-      fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 3 }),
+      fc.array(int(0, 100), { maxLength: 3 }),
       (delta, span, threshold, regressed, severities) => {
         const i: VerdictInput = {
           ...base,

@@ -2,6 +2,8 @@
  * Test-only: the one HTTP client of the tests. It keeps the raw body text beside the parsed JSON (cross-tenant
  * answers are compared byte for byte; a non-JSON answer leaves `body` undefined).
  */
+import type { ExecutionContext } from 'ava';
+
 export interface ApiResponse {
   status: number;
   body: any;
@@ -58,4 +60,32 @@ export async function created(call: ApiCall, path: string, token: string, body: 
   const r = await call('POST', path, { token, body });
   if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.text}`);
   return r.body.data;
+}
+
+/** Each query of `cases` (answered by `get`) is refused with 400, the error's first detail naming the bad field. */
+export async function assertRejected(
+  t: ExecutionContext,
+  get: (query: string) => Promise<ApiResponse>,
+  cases: readonly (readonly [query: string, field: string])[],
+): Promise<void> {
+  for (const [query, field] of cases) {
+    const r = await get(query);
+    t.is(r.status, 400, query);
+    t.is(r.body?.error?.details?.[0]?.path, field, query);
+  }
+}
+
+/**
+ * GETs `missing` (an id that exists nowhere) expecting 404, then each of `lookalikes` (another tenant's id, a malformed
+ * one…) expecting the very same answer: a read must not tell "not yours" or "not an id" from "no such".
+ */
+export async function assertSameNotFound(
+  t: ExecutionContext,
+  headers: Record<string, string>,
+  missing: string,
+  lookalikes: readonly string[],
+): Promise<void> {
+  const none = await getJson(missing, headers);
+  t.is(none.status, 404, missing);
+  for (const url of lookalikes) t.deepEqual((await getJson(url, headers)).body, none.body, url);
 }

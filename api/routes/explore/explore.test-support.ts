@@ -70,55 +70,53 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
       )
       .execute();
   }
-  const withIds = data.events.map((e) => ({ ...e, event_id: randomUUID() }));
-  for (let i = 0; i < withIds.length; i += 500) {
-    const chunk = withIds.slice(i, i + 500);
+  // Each event with a fresh id and its session's context (device, source, app version, environment).
+  const rows = data.events.map((e) => ({
+    e: { ...e, event_id: randomUUID() },
+    s: ctx.get(`${e.site_id}:${e.session_id}`)!,
+  }));
+  for (let i = 0; i < rows.length; i += 500) {
+    const chunk = rows.slice(i, i + 500);
     await db
       .insertInto('events')
       .values(
-        chunk.map((e) => {
-          const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
-          return {
-            site_id: e.site_id,
-            id: e.event_id,
-            ts: new Date(e.ts),
-            received_at: new Date(e.ts),
-            session_id: e.session_id,
-            type: e.type,
-            page: e.page,
-            signal: e.signal,
-            name: null,
-            ...NO_TARGET,
-            value: e.value,
-            meta: null,
-            device: s.device,
-            source: s.source,
-            app_version: s.app_version,
-            environment: s.environment,
-          };
-        }),
+        chunk.map(({ e, s }) => ({
+          id: e.event_id,
+          site_id: e.site_id,
+          ts: new Date(e.ts),
+          received_at: new Date(e.ts),
+          session_id: e.session_id,
+          type: e.type,
+          page: e.page,
+          signal: e.signal,
+          name: null,
+          ...NO_TARGET,
+          value: e.value,
+          meta: null,
+          device: s.device,
+          source: s.source,
+          app_version: s.app_version,
+          environment: s.environment,
+        })),
       )
       .execute();
     // The signal events again in `signals`, as the processor stores them (events.store.ts).
-    const signals = chunk.filter((e) => e.type === 'signal');
+    const signals = chunk.filter(({ e }) => e.type === 'signal');
     if (signals.length > 0) {
       await db
         .insertInto('signals')
         .values(
-          signals.map((e) => {
-            const s = ctx.get(`${e.site_id}:${e.session_id}`)!;
-            return {
-              site_id: e.site_id,
-              environment: s.environment === 'staging' ? ('staging' as const) : ('production' as const),
-              event_id: e.event_id,
-              ts: new Date(e.ts),
-              session_id: e.session_id,
-              page: e.page,
-              signal_type: e.signal ?? 'unknown',
-              ...NO_TARGET,
-              device: s.device,
-            };
-          }),
+          signals.map(({ e, s }) => ({
+            site_id: e.site_id,
+            environment: s.environment === 'staging' ? ('staging' as const) : ('production' as const),
+            event_id: e.event_id,
+            ts: new Date(e.ts),
+            session_id: e.session_id,
+            page: e.page,
+            signal_type: e.signal ?? 'unknown',
+            ...NO_TARGET,
+            device: s.device,
+          })),
         )
         .execute();
     }

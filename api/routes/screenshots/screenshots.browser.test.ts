@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { chromiumArgs, ScreenshotCapturer } from './capturer.ts';
 import { startEgressProxy } from './egress-proxy.ts';
-import { startTestStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { startTestStack, useStack, type TestStack, type TestTenant } from '../../../ops/testing/stack.ts';
+import { useResource } from '../../../shared/testing/lifecycle.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
 import { getJson } from '../../../shared/testing/http-client.ts';
 
@@ -70,29 +71,17 @@ async function serveSite(): Promise<Site> {
   };
 }
 
-let allowed: TestStack;
-let strict: TestStack;
-let site: Site;
-test.before(async () => {
-  site = await serveSite();
-  [allowed, strict] = await Promise.all([
-    startTestStack({
-      processor: false,
-      env: {
-        SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true',
-        SCREENSHOTS_PER_SITE_PER_DAY: '3',
-        SCREENSHOT_TIMEOUT_MS: '30000' /* room for a busy machine */,
-      },
-    }),
-    // Webhooks opened to private receivers; screenshots not: the two settings are separate.
-    startTestStack({ processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } }),
-  ]);
+const site = useResource(test, serveSite, (s) => s.close());
+const allowed = useStack(test, {
+  processor: false,
+  env: {
+    SCREENSHOT_ALLOW_PRIVATE_NETWORKS: 'true',
+    SCREENSHOTS_PER_SITE_PER_DAY: '3',
+    SCREENSHOT_TIMEOUT_MS: '30000' /* room for a busy machine */,
+  },
 });
-test.after.always(async () => {
-  await allowed?.stop();
-  await strict?.stop();
-  await site?.close();
-});
+// Webhooks opened to private receivers; screenshots not: the two settings are separate.
+const strict = useStack(test, { processor: false, env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
 
 async function tenantOn(stack: TestStack, url: string): Promise<TestTenant> {
   const tenant = await stack.newTenant();
@@ -103,6 +92,18 @@ const shot = (stack: TestStack, tenant: TestTenant, q: string, key = tenant.secr
   getJson(`${stack.baseUrl}/v1/query/page-screenshot?site_id=${tenant.siteId}&${q}`, {
     authorization: `Bearer ${key}`,
   });
+/** The cached answer (`cached=1`) for `q` once `done` holds of it, asked every 200 ms for up to `timeoutMs`. */
+const settled = (stack: TestStack, tenant: TestTenant, q: string, done: (d: any) => unknown, timeoutMs = 30_000) =>
+  eventually(
+    async () => {
+      const d = (await shot(stack, tenant, `${q}&cached=1`)).body.data;
+      return done(d) ? d : undefined;
+    },
+    { timeoutMs, stepMs: 200 },
+  );
+/** The stored capture's descriptor for `q`, once there is one. */
+const captured = async (stack: TestStack, tenant: TestTenant, q: string) =>
+  (await settled(stack, tenant, q, (d) => d.screenshot)).screenshot;
 /** Width and height from a PNG's IHDR chunk. */
 const pngSize = (b: Buffer) => ({ width: b.readUInt32BE(16), height: b.readUInt32BE(20) });
 
@@ -118,10 +119,7 @@ test.serial(
     // Concurrent first requests: all answer at once with capturing, one capture runs.
     const first = await Promise.all([1, 2, 3].map(() => shot(allowed, tenant, 'page=/home')));
     for (const r of first) t.deepEqual(r.body.data, { screenshot: null, reason: 'capturing' });
-    const done = await eventually(
-      async () => (await shot(allowed, tenant, 'page=/home&cached=1')).body.data.screenshot,
-      { timeoutMs: 30_000, stepMs: 200 },
-    );
+    const done = await captured(allowed, tenant, 'page=/home');
     t.is(site.hits.get('/home'), 1, 'one capture for concurrent requests');
     t.like(done, { page: '/home', device: 'desktop', width: 1280, height: 800 });
     t.true(Date.now() - Date.parse(done.captured_at) < 60_000);
@@ -143,10 +141,7 @@ test.serial(
 test.serial('device=mobile renders at the phone viewport', async (t) => {
   const tenant = await tenantOn(allowed, site.url);
   t.is((await shot(allowed, tenant, 'page=/phone&device=mobile')).body.data.reason, 'capturing');
-  const done = await eventually(
-    async () => (await shot(allowed, tenant, 'page=/phone&device=mobile&cached=1')).body.data.screenshot,
-    { timeoutMs: 30_000, stepMs: 200 },
-  );
+  const done = await captured(allowed, tenant, 'page=/phone&device=mobile');
   t.like(done, { page: '/phone', device: 'mobile', width: 390, height: 844 });
   const img = await fetch(`${allowed.baseUrl}${done.image_url}`, {
     headers: { authorization: `Bearer ${tenant.secretKey}` },
@@ -163,13 +158,7 @@ test.serial('device=mobile renders at the phone viewport', async (t) => {
 test.serial('a page that answers an error status is render_failed, and the image route is 404 for it', async (t) => {
   const tenant = await tenantOn(allowed, site.url);
   t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'capturing');
-  const failed = await eventually(
-    async () => {
-      const r = (await shot(allowed, tenant, 'page=/missing&cached=1')).body.data;
-      return r.reason === 'render_failed' && r;
-    },
-    { timeoutMs: 30_000, stepMs: 200 },
-  );
+  const failed = await settled(allowed, tenant, 'page=/missing', (d) => d.reason === 'render_failed');
   t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
   // Answered from the stored failure for an hour, not captured again.
   t.is((await shot(allowed, tenant, 'page=/missing')).body.data.reason, 'render_failed');
@@ -187,19 +176,10 @@ test.serial(
     const started = Date.now();
     t.is((await shot(allowed, tenant, 'page=/slow')).body.data.reason, 'capturing');
     t.is((await shot(allowed, tenant, 'page=/after')).body.data.reason, 'capturing');
-    const failed = await eventually(
-      async () => {
-        const r = (await shot(allowed, tenant, 'page=/slow&cached=1')).body.data;
-        return r.reason === 'render_failed' && r;
-      },
-      { timeoutMs: 70_000, stepMs: 200 },
-    );
+    const failed = await settled(allowed, tenant, 'page=/slow', (d) => d.reason === 'render_failed', 70_000);
     t.deepEqual(failed, { screenshot: null, reason: 'render_failed' });
     t.true(Date.now() - started >= 30_000, 'not before SCREENSHOT_TIMEOUT_MS');
-    await eventually(async () => (await shot(allowed, tenant, 'page=/after&cached=1')).body.data.screenshot, {
-      timeoutMs: 30_000,
-      stepMs: 200,
-    });
+    await captured(allowed, tenant, 'page=/after');
     t.pass();
   },
 );
@@ -207,12 +187,12 @@ test.serial(
 test.serial('a redirect to a cloud metadata address is refused even with private networks allowed', async (t) => {
   const tenant = await tenantOn(allowed, site.url);
   t.is((await shot(allowed, tenant, 'page=/hop')).body.data.reason, 'capturing');
-  const refused = await eventually(
-    async () => {
-      const r = (await shot(allowed, tenant, 'page=/hop&cached=1')).body.data;
-      return r.screenshot === null && r.reason !== 'not_captured' && r;
-    },
-    { timeoutMs: 60_000, stepMs: 200 },
+  const refused = await settled(
+    allowed,
+    tenant,
+    'page=/hop',
+    (d) => d.screenshot === null && d.reason !== 'not_captured',
+    60_000,
   );
   t.deepEqual(refused, { screenshot: null, reason: 'refused' });
   t.is(site.hits.get('/hop'), 1);
@@ -341,10 +321,7 @@ test.serial('the daily limit per site: past SCREENSHOTS_PER_SITE_PER_DAY capture
   // Another site has its own quota.
   const other = await tenantOn(allowed, site.url);
   t.is((await shot(allowed, other, 'page=/l4')).body.data.reason, 'capturing');
-  await eventually(async () => (await shot(allowed, other, 'page=/l4&cached=1')).body.data.screenshot, {
-    timeoutMs: 30_000,
-    stepMs: 200,
-  });
+  await captured(allowed, other, 'page=/l4');
   t.is(site.hits.get('/l4'), 1);
 });
 
@@ -389,13 +366,7 @@ test.serial(
   async (t) => {
     const tenant = await tenantOn(strict, `${site.url}/base`);
     t.is((await shot(strict, tenant, 'page=/private')).body.data.reason, 'capturing');
-    const refused = await eventually(
-      async () => {
-        const r = (await shot(strict, tenant, 'page=/private&cached=1')).body.data;
-        return r.reason === 'refused' && r;
-      },
-      { timeoutMs: 30_000, stepMs: 200 },
-    );
+    const refused = await settled(strict, tenant, 'page=/private', (d) => d.reason === 'refused');
     t.deepEqual(refused, { screenshot: null, reason: 'refused' });
     t.is(site.hits.get('/base/private'), undefined);
   },
@@ -413,10 +384,7 @@ test.serial(
       const tenant = await tenantOn(embedded, site.url);
       t.is((await shot(embedded, tenant, 'page=/embedded')).body.data.reason, 'capturing');
       t.is((await shot(embedded, tenant, 'page=/embedded2')).body.data.reason, 'limit_reached');
-      const done = await eventually(
-        async () => (await shot(embedded, tenant, 'page=/embedded&cached=1')).body.data.screenshot,
-        { timeoutMs: 30_000, stepMs: 200 },
-      );
+      const done = await captured(embedded, tenant, 'page=/embedded');
       const img = await fetch(`${embedded.baseUrl}${done.image_url}`, {
         headers: { authorization: `Bearer ${tenant.secretKey}` },
       });
