@@ -39,17 +39,21 @@ export const storedEvents = async (db: Kysely<Database>, siteId: string): Promis
 
 /**
  * Sends rounds of `perRound` SDK batches (20 events each, 40 sessions over 7 pages) through `deliver` until `stop()`
- * resolves; `accepted` holds the ids of the events ingest answered 202 for.
+ * resolves, a round at most every `roundEveryMs`; `accepted` holds the ids of the events ingest answered 202 for.
+ * The pace keeps the backlog a killed processor leaves bounded: unpaced, a fast machine's sender outruns the
+ * processor and the final drain outlasts the test's timeout.
  */
 export function sendBatches(
   perRound: number,
   deliver: (batch: ReturnType<typeof sdkBatch>) => Promise<{ status: number }>,
+  roundEveryMs = 100,
 ): { accepted: Set<string>; stop(): Promise<void> } {
   const accepted = new Set<string>();
   let sending = true;
   const sender = (async () => {
     let i = 0;
     while (sending) {
+      const paced = new Promise((r) => setTimeout(r, roundEveryMs));
       const batches = Array.from({ length: perRound }, () =>
         sdkBatch({ events: 20, sessionId: `s-${i++ % 40}`, page: `/p${i % 7}` }),
       );
@@ -57,6 +61,7 @@ export function sendBatches(
       results.forEach((r, k) => {
         if (r.status === 202) for (const e of batches[k]!.events) accepted.add(e.id as string);
       });
+      await paced;
     }
   })();
   return {
