@@ -212,16 +212,15 @@ async function assertKeysEqualRaw(
   return kept.rows.length;
 }
 
+/** What the comparisons below need of ava's assertions. */
+type Asserts = { deepEqual: (a: unknown, b: unknown, m?: string) => void };
+
 /**
  * Revenue's calm viewers of each page (from page_viewers and page_weighted_signals) against the same question asked of
  * the raw events: sessions with a page view of the page since `since` and no weighted signal event of their own on it
  * since then; how many rows matched.
  */
-async function assertCalmEqualsRaw(
-  t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
-  db: Kysely<Database>,
-  siteId: string,
-): Promise<number> {
+async function assertCalmEqualsRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
   let n = 0;
   for (const environment of ['production', 'staging'] as const) {
     for (const days of [30, 7, 1]) {
@@ -265,11 +264,7 @@ const EVENT_FILTERS: ExploreFilter[] = [
  * raw events: the sessions of the window with (or without) an event of the type, or a signal event of a confusing
  * type; as a count and as a list.
  */
-async function assertEventFiltersEqualRaw(
-  t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
-  db: Kysely<Database>,
-  siteId: string,
-): Promise<number> {
+async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
   let nonEmpty = 0;
   for (const environment of ['production', 'staging'] as const) {
     for (const window_days of [7, 90]) {

@@ -14,10 +14,7 @@ import { rebuildPageWeightedSignals } from '../session-rollups.ts';
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create table page_weighted_signals (
-      site_id uuid not null,
-      environment text not null,
-      page text not null,
-      session_id text not null,
+      site_id uuid not null, environment text not null, page text not null, session_id text not null,
       last_signal_at timestamptz not null,
       constraint revenue_calm_probe_pkey primary key (site_id, environment, page, session_id)
     )`.execute(db);
