@@ -19,7 +19,12 @@ import type { Logger } from '../shared/logger.ts';
 import { confusionScore, siteMeanFriction, type PageWindowStats } from '../processor/engine/confusion-score.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 import { deriveSite, hasDerivedRows } from '../processor/derive-site.ts';
-import { rebuildPageBuckets, rebuildSessionBuckets, rebuildSessionKeys } from '../shared/db/session-rollups.ts';
+import {
+  rebuildPageBuckets,
+  rebuildPageWeightedSignals,
+  rebuildSessionBuckets,
+  rebuildSessionKeys,
+} from '../shared/db/session-rollups.ts';
 import { InsertSink } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
 import {
@@ -266,8 +271,11 @@ export async function writeDemoData(
   phase('explore_session_keys');
   await rebuildPageBuckets(handle.db, site);
   phase('explore_page_buckets');
+  // Revenue's weighted signals per page and session, from the stored signals (7 % of the rows).
+  await rebuildPageWeightedSignals(handle.db, site);
+  phase('page_weighted_signals');
   if (handle.kind === 'postgres')
-    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets`.execute(
+    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets; analyze page_weighted_signals`.execute(
       handle.db,
     );
   // Current scores, issues and elements of both environments, set-based from the raw rows (processor/derive-site.ts);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- query [--events 1000000,10000000] [--seconds 6] [--clients 8]`: every read route and five Explorer
+ * `npm run bench -- query [--events 1000000,10000000] [--seconds 6] [--clients 8]`: every read route and six Explorer
  * queries against an API role process on the PostgreSQL server, over data written by `friction demo --events` (30
  * days, a session per ten events, 2,000 pages). For each size: p50/p95/p99 of each route under `--clients`
  * concurrent clients (closed loop, keep-alive), beside the floor measured in the same run (GET /v1/query/heuristics:
@@ -204,6 +204,14 @@ export async function runBench(args: string[]): Promise<void> {
         [
           'explore conv. by cohort 30d',
           q({ window_days: 30, output: { mode: 'measure', metric: 'conversion_rate', group_by: 'cohort' } }),
+        ],
+        [
+          'explore event type 30d',
+          q({
+            window_days: 30,
+            filters: [{ field: 'event_type', op: 'is', value: 'conversion' }],
+            output: { mode: 'measure', metric: 'count' },
+          }),
         ],
         [
           'explore page contains 30d',

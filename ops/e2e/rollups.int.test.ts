@@ -4,7 +4,13 @@ import { sql, type Kysely } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { rebuildPageBuckets, rebuildSessionKeys, rebuildSessionRollups } from '../../shared/db/session-rollups.ts';
+import {
+  rebuildPageBuckets,
+  rebuildPageWeightedSignals,
+  rebuildSessionKeys,
+  rebuildSessionRollups,
+} from '../../shared/db/session-rollups.ts';
+import { calmViewers } from '../../api/routes/revenue/revenue.queries.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
@@ -12,6 +18,7 @@ import { seeded } from '../../shared/seeded-random.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
 import { pageActivity } from '../../api/routes/pages/page.queries.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
+import { CONFUSING_SIGNALS } from '../../shared/domain/session-summary.ts';
 import { answerQuery, exploreScope, type ExploreRequest } from '../../api/routes/explore/explore.engine.ts';
 import { measureGroups, measureTotal } from '../../api/routes/explore/explore.queries.ts';
 import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
@@ -182,8 +189,8 @@ async function assertViewersEqualRaw(
 }
 
 /**
- * The Explorer's session keys (explore_session_keys) against each session's distinct pages and signal types read from
- * its raw events; how many keys there are.
+ * The Explorer's session keys (explore_session_keys) against each session's distinct pages, signal types and event
+ * types read from its raw events; how many keys there are.
  */
 async function assertKeysEqualRaw(
   t: { deepEqual: (a: unknown, b: unknown, m?: string) => void },
@@ -197,10 +204,111 @@ async function assertKeysEqualRaw(
     select session_id, kind, key from (
       select session_id, 'page' as kind, page as key from events where site_id = ${siteId}
       union
-      select session_id, 'signal', signal from events where site_id = ${siteId} and type = 'signal' and signal is not null) k
+      select session_id, 'signal', signal from events where site_id = ${siteId} and type = 'signal' and signal is not null
+      union
+      select session_id, 'type', type from events where site_id = ${siteId}) k
     order by session_id collate "C", kind, key collate "C"`.execute(db);
   t.deepEqual(kept.rows, raw.rows, 'session keys');
   return kept.rows.length;
+}
+
+/** What the comparisons below need of ava's assertions. */
+type Asserts = { deepEqual: (a: unknown, b: unknown, m?: string) => void };
+
+/**
+ * Revenue's calm viewers of each page (from page_viewers and page_weighted_signals) against the same question asked of
+ * the raw events: sessions with a page view of the page since `since` and no weighted signal event of their own on it
+ * since then; how many rows matched.
+ */
+async function assertCalmEqualsRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
+  let n = 0;
+  for (const environment of ['production', 'staging'] as const) {
+    for (const days of [30, 7, 1]) {
+      const since = new Date(NOW - days * 24 * HOUR);
+      const kept = await sql<{ page: string; session_id: string }>`
+        select page, session_id from (${calmViewers(siteId, environment, since, sql`select unnest(${PAGES}::text[])`)}) c
+        order by page collate "C", session_id collate "C"`.execute(db);
+      const raw = await sql<{ page: string; session_id: string }>`
+        select page, session_id from (select distinct v.page, v.session_id from events v
+        where v.site_id = ${siteId} and v.type = 'page_view' and v.ts >= ${since} and ${environmentWhere(environment, 'v.environment')}
+          and not exists (select 1 from events g where g.site_id = ${siteId} and g.session_id = v.session_id and g.ts >= ${since}
+                            and g.type = 'signal' and g.page = v.page and g.signal in (${sql.join(CONFUSING_SIGNALS)})
+                            and ${environmentWhere(environment, 'g.environment')})) r
+        order by page collate "C", session_id collate "C"`.execute(db);
+      t.deepEqual(kept.rows, raw.rows, `calm viewers ${environment} ${days}`);
+      n += kept.rows.length;
+    }
+  }
+  const lastSignals = await sql<Record<string, unknown>>`
+    select environment, page, session_id, last_signal_at from page_weighted_signals where site_id = ${siteId}
+    order by environment, page collate "C", session_id collate "C"`.execute(db);
+  const rawLast = await sql<Record<string, unknown>>`
+    select case when environment = 'staging' then 'staging' else 'production' end as environment, page, session_id,
+           max(ts) as last_signal_at
+    from events where site_id = ${siteId} and type = 'signal' and signal in (${sql.join(CONFUSING_SIGNALS)})
+    group by 1, 2, 3 order by environment, page collate "C", session_id collate "C"`.execute(db);
+  t.deepEqual(lastSignals.rows, rawLast.rows, 'page weighted signals');
+  return n;
+}
+
+const EVENT_FILTERS: ExploreFilter[] = [
+  { field: 'event_type', op: 'is', value: 'conversion' },
+  { field: 'event_type', op: 'is_not', value: 'custom' },
+  { field: 'event_type', op: 'contains', value: 'view' },
+  { field: 'confused', op: 'is', value: true },
+  { field: 'confused', op: 'is', value: false },
+];
+
+/**
+ * The Explorer's event-type and confused filters (read from the session keys) against the same question asked of the
+ * raw events: the sessions of the window with (or without) an event of the type, or a signal event of a confusing
+ * type; as a count and as a list.
+ */
+async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
+  let nonEmpty = 0;
+  for (const environment of ['production', 'staging'] as const) {
+    for (const window_days of [7, 90]) {
+      for (const f of EVENT_FILTERS) {
+        const base = { siteId, environment, now: new Date(NOW) };
+        const scope = exploreScope({
+          ...base,
+          query: { window_days, filters: [], output: { mode: 'list', limit: 500 } },
+        });
+        const cond =
+          f.field === 'confused'
+            ? sql`e.type = 'signal' and e.signal in (${sql.join(CONFUSING_SIGNALS)})`
+            : f.op === 'contains'
+              ? sql`strpos(e.type, ${f.value}) > 0`
+              : sql`e.type = ${f.value}`;
+        const wanted = f.field === 'confused' ? f.value === true : f.op !== 'is_not';
+        const raw = await sql<{ id: string }>`
+          select s.id from sessions s
+          where s.site_id = ${siteId} and ${environmentWhere(environment, 's.environment')}
+            and s.started_at >= ${scope.from} and s.started_at <= ${scope.to}
+            and ${wanted ? sql`` : sql`not`} exists (select 1 from events e where e.site_id = s.site_id and e.session_id = s.id and ${cond})
+          order by s.id`.execute(db);
+        const label = JSON.stringify({ environment, window_days, f });
+        const count = await answerQuery(db, {
+          ...base,
+          query: { window_days, filters: [f], output: { mode: 'measure', metric: 'count' } },
+        });
+        if (count.result.mode !== 'measure') throw new Error('measure expected');
+        t.deepEqual(count.result.sessions, raw.rows.length, label);
+        const list = await answerQuery(db, {
+          ...base,
+          query: { window_days, filters: [f], output: { mode: 'list', limit: 500 } },
+        });
+        if (list.result.mode !== 'list') throw new Error('list expected');
+        t.deepEqual(
+          list.result.sessions.map((s) => s.session_id).sort(),
+          raw.rows.map((r) => r.id),
+          label,
+        );
+        if (raw.rows.length > 0) nonEmpty++;
+      }
+    }
+  }
+  return nonEmpty;
 }
 
 const hoursOf = async (db: Kysely<Database>, siteId: string) =>
@@ -242,23 +350,31 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.true((await assertRollupEqualsRaw(t, h.db, siteId)) > 40, 'the comparisons cover sessions');
     await assertViewersEqualRaw(t, h.db, siteId);
     t.true((await assertKeysEqualRaw(t, h.db, siteId)) > 100, 'the sessions have pages and signals');
+    t.true((await assertEventFiltersEqualRaw(t, h.db, siteId)) > 10, 'the event filters match sessions');
+    t.true((await assertCalmEqualsRaw(t, h.db, siteId)) > 20, 'pages have calm viewers');
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
     await rebuildSessionKeys(h.db, siteId);
     await rebuildPageBuckets(h.db, siteId);
     t.deepEqual(await pageBucketsOf(h.db, siteId), pagesBefore, 'the page buckets the backfill sums');
+    await rebuildPageWeightedSignals(h.db, siteId);
+    await assertCalmEqualsRaw(t, h.db, siteId);
 
     await h.db.transaction().execute((trx) => eraseSessions(trx, siteId, ['s1', 's2', 's3', 's5', 's8']));
     await assertRollupEqualsRaw(t, h.db, siteId);
     await assertViewersEqualRaw(t, h.db, siteId);
     await assertKeysEqualRaw(t, h.db, siteId);
+    await assertEventFiltersEqualRaw(t, h.db, siteId);
+    await assertCalmEqualsRaw(t, h.db, siteId);
 
     await h.db.updateTable('sites').set({ retention_days: 31 }).where('id', '=', siteId).execute();
     t.true((await applySiteRetention(h.db, [siteId], new Date(NOW))) > 0, 'retention deleted old sessions');
     await assertRollupEqualsRaw(t, h.db, siteId);
     await assertViewersEqualRaw(t, h.db, siteId);
     await assertKeysEqualRaw(t, h.db, siteId);
+    await assertEventFiltersEqualRaw(t, h.db, siteId);
+    await assertCalmEqualsRaw(t, h.db, siteId);
     const afterRetention = await hoursOf(h.db, siteId);
     const pagesAfterRetention = await pageBucketsOf(h.db, siteId);
     await rebuildSessionRollups(h.db, siteId);

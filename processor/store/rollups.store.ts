@@ -145,12 +145,18 @@ function foldPages(deltas: Map<string, PageDelta>, c: Contribution, pages: Itera
 
 /**
  * The rollups of the events this batch transaction stored for the first time, after `upsertSessions` in the same
- * transaction: the Explorer's session rollup and session keys, and the pages' viewers.
+ * transaction: the Explorer's session rollup and session keys, and the pages' viewers and weighted signals.
  */
 export async function writeRollups(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
   await rollUpSessions(trx, fresh);
   await rollUpSessionKeys(trx, fresh);
-  await rollUpPageViewers(trx, fresh);
+  await rollUpLastOnPage(trx, fresh, 'page_viewers', (e) => e.type === 'page_view');
+  await rollUpLastOnPage(
+    trx,
+    fresh,
+    'page_weighted_signals',
+    (e) => e.type === 'signal' && e.signal !== undefined && CONFUSING.has(e.signal),
+  );
 }
 
 /** Moves the contribution of every session these fresh events touched. */
@@ -290,42 +296,19 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
 }
 
 /**
- * Each session's last view of each page (`page_viewers`, migration 0222), from the page views this transaction stored
- * for the first time: a redelivered view is not fresh, and a view older than the one kept changes nothing.
- */
-async function rollUpPageViewers(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
-  const last = new Map<string, [siteId: string, environment: string, page: string, sessionId: string, ts: number]>();
-  for (const e of fresh) {
-    if (e.type !== 'page_view') continue;
-    const environment = environmentOf(e.environment);
-    const k = `${e.siteId}\u0000${environment}\u0000${e.page}\u0000${e.sessionId}`;
-    const seen = last.get(k);
-    if (!seen) last.set(k, [e.siteId, environment, e.page, e.sessionId, e.ts]);
-    else if (e.ts > seen[4]) seen[4] = e.ts;
-  }
-  if (last.size === 0) return;
-  // Rows in key order: batches of one page's viewers lock them in one order (see the session rollup above).
-  await sql`
-    insert into page_viewers as v (site_id, environment, page, session_id, last_view_at)
-    select (r->>0)::uuid, r->>1, r->>2, r->>3, to_timestamp((r->>4)::float8 / 1000)
-    from jsonb_array_elements(${JSON.stringify([...last.values()])}::jsonb) as r
-    order by r->>0, r->>1, r->>2, r->>3
-    on conflict (site_id, environment, page, session_id) do update set
-      last_view_at = greatest(v.last_view_at, excluded.last_view_at)`.execute(trx);
-}
-
-/**
- * Each session's distinct pages and signal types (`explore_session_keys`, migration 0280), from the events this
- * transaction stored for the first time: a key already kept stays as it is (a set: nothing to count or move).
+ * Each session's distinct pages, signal types and event types (`explore_session_keys`, migrations 0280 and 0310), from
+ * the events this transaction stored for the first time: a key already kept stays as it is (a set: nothing to count or
+ * move).
  */
 async function rollUpSessionKeys(trx: Transaction<Database>, fresh: readonly StoredEvent[]): Promise<void> {
-  const keys = new Map<string, [siteId: string, sessionId: string, kind: 'page' | 'signal', key: string]>();
-  const add = (siteId: string, sessionId: string, kind: 'page' | 'signal', key: string) => {
+  const keys = new Map<string, [siteId: string, sessionId: string, kind: 'page' | 'signal' | 'type', key: string]>();
+  const add = (siteId: string, sessionId: string, kind: 'page' | 'signal' | 'type', key: string) => {
     const k = `${siteId}\u0000${sessionId}\u0000${kind}\u0000${key}`;
     if (!keys.has(k)) keys.set(k, [siteId, sessionId, kind, key]);
   };
   for (const e of fresh) {
     add(e.siteId, e.sessionId, 'page', e.page);
+    add(e.siteId, e.sessionId, 'type', e.type);
     // As events.signal stores it: a signal event without a type names none.
     if (e.type === 'signal' && e.signal != null) add(e.siteId, e.sessionId, 'signal', e.signal);
   }
@@ -337,4 +320,36 @@ async function rollUpSessionKeys(trx: Transaction<Database>, fresh: readonly Sto
     from jsonb_array_elements(${JSON.stringify([...keys.values()])}::jsonb) as r
     order by r->>0, r->>1, r->>2, r->>3
     on conflict (site_id, session_id, kind, key) do nothing`.execute(trx);
+}
+
+/**
+ * Each session's last view of each page (`page_viewers`, migration 0222) and last weighted signal on each page
+ * (`page_weighted_signals`, migration 0311), from the events this transaction stored for the first time: a redelivered
+ * event is not fresh, and one older than the time kept changes nothing.
+ */
+async function rollUpLastOnPage(
+  trx: Transaction<Database>,
+  fresh: readonly StoredEvent[],
+  table: 'page_viewers' | 'page_weighted_signals',
+  keep: (e: StoredEvent) => boolean,
+): Promise<void> {
+  const last = new Map<string, [siteId: string, environment: string, page: string, sessionId: string, ts: number]>();
+  for (const e of fresh) {
+    if (!keep(e)) continue;
+    const environment = environmentOf(e.environment);
+    const k = `${e.siteId}\u0000${environment}\u0000${e.page}\u0000${e.sessionId}`;
+    const seen = last.get(k);
+    if (!seen) last.set(k, [e.siteId, environment, e.page, e.sessionId, e.ts]);
+    else if (e.ts > seen[4]) seen[4] = e.ts;
+  }
+  if (last.size === 0) return;
+  const at = sql.ref(table === 'page_viewers' ? 'last_view_at' : 'last_signal_at');
+  // Rows in key order: batches of one page's sessions lock them in one order (see the session rollup above).
+  await sql`
+    insert into ${sql.table(table)} as v (site_id, environment, page, session_id, ${at})
+    select (r->>0)::uuid, r->>1, r->>2, r->>3, to_timestamp((r->>4)::float8 / 1000)
+    from jsonb_array_elements(${JSON.stringify([...last.values()])}::jsonb) as r
+    order by r->>0, r->>1, r->>2, r->>3
+    on conflict (site_id, environment, page, session_id) do update set
+      ${at} = greatest(v.${at}, excluded.${at})`.execute(trx);
 }

@@ -47,7 +47,7 @@ import type {
   ExploreSessionBucketTable,
 } from './tables/explore.table.ts';
 import type { PartitionLeaseTable } from './tables/partitions.table.ts';
-import type { ExploreSessionKeyTable, PageViewerTable } from './tables/rollups.table.ts';
+import type { ExploreSessionKeyTable, PageViewerTable, PageWeightedSignalTable } from './tables/rollups.table.ts';
 
 /**
  * The one kysely Database type, assembled from the table files (tables/*.table.ts: one per feature, each with its column
@@ -100,6 +100,7 @@ export interface Database {
   explore_session_buckets: ExploreSessionBucketTable;
   partition_leases: PartitionLeaseTable;
   page_viewers: PageViewerTable;
+  page_weighted_signals: PageWeightedSignalTable;
   explore_session_keys: ExploreSessionKeyTable;
   explore_page_buckets: ExplorePageBucketTable;
   demo_deferred_indexes: DemoDeferredIndexTable;

@@ -34,6 +34,8 @@ import * as m0281 from './0281_insights_indexes.ts';
 import * as m0282 from './0282_explore_page_buckets.ts';
 import * as m0290 from './0290_demo_deferred_indexes.ts';
 import * as m0300 from './0300_alert_rollups_linear.ts';
+import * as m0310 from './0310_explore_event_type_keys.ts';
+import * as m0311 from './0311_page_weighted_signals.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -72,4 +74,6 @@ export const migrations: Record<string, Migration> = {
   '0282_explore_page_buckets': m0282,
   '0290_demo_deferred_indexes': m0290,
   '0300_alert_rollups_linear': m0300,
+  '0310_explore_event_type_keys': m0310,
+  '0311_page_weighted_signals': m0311,
 };

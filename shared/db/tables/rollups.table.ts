@@ -11,12 +11,26 @@ export interface PageViewerTable {
 }
 
 /**
- * Per site and session, each distinct page it had an event on (kind 'page') and each signal type it met (kind
- * 'signal'): migration 0280; the Explorer's page and signal filters and groups.
+ * Per site, environment, page and session, the time of the session's last weighted signal on the page: migration 0311;
+ * revenue's and recommendations' calm viewers.
+ */
+export interface PageWeightedSignalTable {
+  site_id: string;
+  /** 'production' or 'staging'. */
+  environment: string;
+  page: string;
+  session_id: string;
+  last_signal_at: Timestamp;
+}
+
+/**
+ * Per site and session, each distinct page it had an event on (kind 'page'), each signal type it met (kind
+ * 'signal') and each event type it had (kind 'type'): migrations 0280 and 0310; the Explorer's page, signal, event
+ * type and confused filters and its page and signal groups.
  */
 export interface ExploreSessionKeyTable {
   site_id: string;
   session_id: string;
-  kind: 'page' | 'signal';
+  kind: 'page' | 'signal' | 'type';
   key: string;
 }
