@@ -17,3 +17,12 @@ export const nowPlusMs = (ms: number): RawBuilder<Date> => sql<Date>`now() + mak
 
 /** The database's clock now. */
 export const now = (): RawBuilder<Date> => sql<Date>`now()`;
+
+/**
+ * `jsonb_array_elements(…) as r`: rows sent as one jsonb document of positional arrays, read back as `r->>0`,
+ * `r->1`… by the statement that embeds it (once or more: the document is encoded here, once). One native
+ * JSON.stringify on this side and one parse on the server cost the processor's hot upserts far less CPU than a
+ * parameter array per column, each built and escaped field by field; times travel as epoch ms (exact to the ms).
+ */
+export const jsonbRows = (rows: readonly (readonly unknown[])[]): RawBuilder<unknown> =>
+  sql`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as r`;
