@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { jsonbRows } from '../../shared/db/sql.ts';
+import { isoDay, jsonbRows } from '../../shared/db/sql.ts';
 import { engineEventOf } from './engine-rows.ts';
 import { keysetPages, pageAfter, tsKey } from './keyset-pages.ts';
 import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
@@ -81,20 +81,14 @@ export async function loadScoreHistory(
   today: string,
 ): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
   if (siteIds.length === 0) return [];
-  const rows = await db
+  return db
     .selectFrom('score_history')
-    .select([
-      'site_id',
-      'page',
-      sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'),
-      sql<number>`score::float8`.as('score'),
-    ])
+    .select(['site_id as siteId', 'page', isoDay('day').as('date'), sql<number>`score::float8`.as('score')])
     .where('site_id', 'in', [...siteIds])
     .where('environment', '=', environment)
     .where('day', '<', today)
     .where('day', '>=', sql<string>`${today}::date - 7`)
     .execute();
-  return rows.map((r) => ({ siteId: r.site_id, page: r.page, date: r.date, score: r.score }));
 }
 
 /**

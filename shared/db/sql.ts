@@ -12,6 +12,9 @@ export const intCount = (count: Expression<unknown>): RawBuilder<number> => sql<
 export const epochMs = <N extends null = never>(ts: Expression<Date | null>): RawBuilder<number | N> =>
   sql<number | N>`(extract(epoch from ${ts}) * 1000)::float8`;
 
+/** A date column as its YYYY-MM-DD text (the drivers would answer a Date at some time zone's midnight). */
+export const isoDay = (column: string): RawBuilder<string> => sql<string>`to_char(${sql.ref(column)}, 'YYYY-MM-DD')`;
+
 /** The database's clock `ms` from now (the server's time, so processes with skewed clocks agree). */
 export const nowPlusMs = (ms: number): RawBuilder<Date> => sql<Date>`now() + make_interval(secs => ${ms / 1000})`;
 
