@@ -6,7 +6,7 @@ import { enqueueOutbox, type OutboxMessage } from '../shared/notify/outbox.ts';
 import { newId } from '../shared/ids.ts';
 import { decideIssue, type ClusterSummary, type Latest } from './engine/clustering.ts';
 import { siteMeanFriction, type PageWindowStats } from './engine/confusion-score.ts';
-import { aggregateElement, type ElementAggregate } from './engine/elements.ts';
+import { aggregateElement, elementDraft, type ElementAggregate, type ElementDraft } from './engine/elements.ts';
 import { canonicalSelector } from './engine/selectors.ts';
 import { clusterWindowStart, pageWindowStart, utcDate } from './engine/time.ts';
 import { EVIDENCE_SESSIONS } from './engine/cluster-evidence.ts';
@@ -223,35 +223,12 @@ const elements: DeriveStep = {
     const users = await sql<{ page: string; canonical: string; users: number }>`
       select page, canonical, count(distinct session_id)::int as users from derive_cluster_sessions
       where canonical <> '' group by page, canonical`.execute(trx);
-    const parts = new Map<
-      string,
-      {
-        page: string;
-        canonical: string;
-        selector: Latest | null;
-        label: Latest | null;
-        signals: Map<string, number>;
-        byType: Map<string, number>;
-        last: number;
-      }
-    >();
+    const parts = new Map<string, ElementDraft<number>>();
     for (const c of ctx.clusters ?? []) {
       if (c.key.selector === '') continue;
       const k = `${c.key.page}\u0000${c.key.selector}`;
       let p = parts.get(k);
-      if (p === undefined)
-        parts.set(
-          k,
-          (p = {
-            page: c.key.page,
-            canonical: c.key.selector,
-            selector: null,
-            label: null,
-            signals: new Map(),
-            byType: new Map(),
-            last: c.lastSignalAt,
-          }),
-        );
+      if (p === undefined) parts.set(k, (p = elementDraft(c.key.page, c.key.selector, c.lastSignalAt)));
       p.signals.set(c.key.signalType, c.signalCount);
       p.byType.set(c.key.signalType, c.affectedSessions);
       p.last = Math.max(p.last, c.lastSignalAt);

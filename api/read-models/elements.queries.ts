@@ -1,5 +1,6 @@
 import { type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { inScope } from '../../shared/db/scope.ts';
 import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
@@ -22,8 +23,7 @@ export async function listElements(db: Kysely<Database>, q: ElementFilter) {
     (trx) =>
       trx
         .selectFrom('page_elements')
-        .where('site_id', '=', q.site_id)
-        .where('environment', '=', q.environment)
+        .where(inScope(q))
         .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!)),
     (base) =>
       base

@@ -1,5 +1,6 @@
-import { type Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { type Database } from '../../shared/db/database.ts';
+import { inScope, onPage, type PageScope } from '../../shared/db/scope.ts';
 import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
@@ -36,6 +37,10 @@ const LIST_COLUMNS = [
   'signalling_again_at',
 ] as const;
 
+/** The order of issue lists other than the issues route's: most severe first, then most sessions affected. */
+export const mostSevereFirst = <O>(q: SelectQueryBuilder<Database, 'ux_issues', O>) =>
+  q.orderBy('severity', 'desc').orderBy('affected_sessions', 'desc').orderBy('id');
+
 export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
 
 /** Issues of a site, most severe first, with the total matching the filter (both from one snapshot). */
@@ -45,8 +50,7 @@ export async function listIssues(db: Kysely<Database>, q: IssueFilter) {
     (trx) =>
       trx
         .selectFrom('ux_issues')
-        .where('site_id', '=', q.site_id)
-        .where('environment', '=', q.environment)
+        .where(inScope(q))
         .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!)),
     (base) =>
       base
@@ -66,8 +70,7 @@ export async function findIssue(db: Kysely<Database>, siteId: string, environmen
   const issue = await db
     .selectFrom('ux_issues')
     .select([...LIST_COLUMNS, 'hypothesis', 'first_signal_at', 'evidence', 'introduced_by_deploy'])
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
+    .where(inScope({ site_id: siteId, environment }))
     .where('id', '=', id)
     .executeTakeFirst();
   if (!issue) return undefined;
@@ -81,25 +84,19 @@ export async function findIssue(db: Kysely<Database>, siteId: string, environmen
   return { issue, sessions: issue.evidence, updates };
 }
 
-/** Issues of one page of an environment in `statuses`, most severe first (the list's order), at most `limit`. */
+/** Issues of one page of an environment in `statuses`, most severe first, at most `limit`. */
 export async function listIssuesOfPage(
   db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
-  page: string,
+  s: PageScope,
   statuses: readonly string[],
   limit: number,
 ): Promise<IssueRow[]> {
   return db
     .selectFrom('ux_issues')
     .select(LIST_COLUMNS)
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
-    .where('page', '=', page)
+    .where(onPage(s))
     .where('status', 'in', [...statuses])
-    .orderBy('severity', 'desc')
-    .orderBy('affected_sessions', 'desc')
-    .orderBy('id')
+    .$call(mostSevereFirst)
     .limit(limit)
     .execute();
 }

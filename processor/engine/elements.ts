@@ -1,5 +1,6 @@
 import { signalDefinition, signalWeight } from '../../shared/domain/signal-catalog.ts';
 import { ClusterReader, siteElements, type ClusterState, type ElementParts } from './cluster-state.ts';
+import type { Latest } from './cluster-model.ts';
 import { dominantSignal, round1 } from './confusion-score.ts';
 import { compareStrings, sortedRecord } from './util.ts';
 
@@ -64,6 +65,32 @@ export function rankElements(elements: readonly ElementAggregate[]): ElementAggr
 }
 
 export type { ElementParts } from './cluster-state.ts';
+
+/**
+ * An element while signals are folded into it, before its parts are finished (the engine's recompute, the set-based
+ * derive): the latest raw selector and label, signal counts by type and the last signal's time; `A` stands for the
+ * sessions each type affected (the sessions themselves, or their count).
+ */
+export interface ElementDraft<A> {
+  page: string;
+  canonical: string;
+  selector: Latest | null;
+  label: Latest | null;
+  signals: Map<string, number>;
+  byType: Map<string, A>;
+  last: number;
+}
+
+/** An element draft of nothing yet, its last signal at `last`. */
+export const elementDraft = <A>(page: string, canonical: string, last: number): ElementDraft<A> => ({
+  page,
+  canonical,
+  selector: null,
+  label: null,
+  signals: new Map(),
+  byType: new Map(),
+  last,
+});
 
 /** Finishes an element from its parts. */
 export function aggregateElement(p: ElementParts): ElementAggregate {

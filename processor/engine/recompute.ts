@@ -15,7 +15,14 @@ import {
 } from './cluster-state.ts';
 import { draftIssue, opensIssue, rankIssues, type IssueDraft } from './clustering.ts';
 import { confusionScore, overallScore, siteMeanFriction, type PageWindowStats } from './confusion-score.ts';
-import { aggregateElement, elementsFromState, rankElements, type ElementAggregate } from './elements.ts';
+import {
+  aggregateElement,
+  elementDraft,
+  elementsFromState,
+  rankElements,
+  type ElementAggregate,
+  type ElementDraft,
+} from './elements.ts';
 import { isSignalEvent, type EngineEvent } from './events.ts';
 import { clusterWindowStart, pageWindowStart } from './time.ts';
 import { compareStrings, sortedRecord } from './util.ts';
@@ -206,40 +213,14 @@ export function recomputeClusterSummaries(rows: readonly EngineEvent[], siteId: 
 /** Element aggregates of one site at `now`, straight from rows. */
 export function recomputeElements(rows: readonly EngineEvent[], siteId: string, now: number): ElementAggregate[] {
   const cutoff = clusterWindowStart(now);
-  const acc = new Map<
-    string,
-    {
-      page: string;
-      canonical: string;
-      selector: Latest | null;
-      label: Latest | null;
-      signals: Map<string, number>;
-      byType: Map<string, Set<string>>;
-      users: Set<string>;
-      last: number;
-    }
-  >();
+  const acc = new Map<string, ElementDraft<Set<string>> & { users: Set<string> }>();
   for (const r of rows) {
     if (r.siteId !== siteId || r.ts < cutoff || !isSignalEvent(r)) continue;
     const key = clusterKeyOf(r);
     if (key.selector === '') continue;
     const k = `${r.page}\u0000${key.selector}`;
     let a = acc.get(k);
-    if (a === undefined) {
-      acc.set(
-        k,
-        (a = {
-          page: r.page,
-          canonical: key.selector,
-          selector: null,
-          label: null,
-          signals: new Map(),
-          byType: new Map(),
-          users: new Set(),
-          last: r.ts,
-        }),
-      );
-    }
+    if (a === undefined) acc.set(k, (a = { ...elementDraft(r.page, key.selector, r.ts), users: new Set() }));
     a.signals.set(r.signal, (a.signals.get(r.signal) ?? 0) + 1);
     let typeUsers = a.byType.get(r.signal);
     if (typeUsers === undefined) a.byType.set(r.signal, (typeUsers = new Set()));

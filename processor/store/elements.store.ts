@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { jsonbRows } from '../../shared/db/sql.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import type { ElementAggregate } from '../engine/elements.ts';
 
@@ -14,31 +15,28 @@ export async function writeElements(
   now: number,
 ): Promise<void> {
   if (upserts.length > 0) {
-    // One jsonb document of positional rows: a single native JSON.stringify on this side, one parse on the server,
-    // and each element's signals object travels as jsonb as it is (no array escaping of every field, which cost
-    // more CPU here than building the aggregates).
-    const rows = JSON.stringify(
-      upserts.map((e) => [
-        e.siteId,
-        e.page,
-        e.canonicalSelector,
-        e.selector,
-        e.label,
-        e.signals,
-        e.signalCount,
-        e.frictionScore,
-        e.dominantSignal,
-        e.affectedUsers,
-        e.recommendation,
-        e.lastSignalAt,
-      ]),
-    );
+    // Each element's signals object travels as jsonb as it is (array escaping of every field cost more CPU here than
+    // building the aggregates).
+    const rows = upserts.map((e) => [
+      e.siteId,
+      e.page,
+      e.canonicalSelector,
+      e.selector,
+      e.label,
+      e.signals,
+      e.signalCount,
+      e.frictionScore,
+      e.dominantSignal,
+      e.affectedUsers,
+      e.recommendation,
+      e.lastSignalAt,
+    ]);
     await sql`
       insert into page_elements (site_id, page, cluster_selector, selector, label, signals, signal_count, friction_score, dominant_signal,
                                  affected_users, recommendation, last_signal_at, updated_at, environment)
       select (r->>0)::uuid, r->>1, r->>2, r->>3, r->>4, r->5, (r->>6)::int, (r->>7)::real, r->>8, (r->>9)::int, r->>10,
         to_timestamp((r->>11)::float8 / 1000), ${new Date(now).toISOString()}::timestamptz, ${environment}
-      from jsonb_array_elements(${rows}::jsonb) as r
+      from ${jsonbRows(rows)}
       on conflict (site_id, environment, page, cluster_selector) do update set
         selector = excluded.selector, label = excluded.label, signals = excluded.signals, signal_count = excluded.signal_count,
         friction_score = excluded.friction_score, dominant_signal = excluded.dominant_signal, affected_users = excluded.affected_users,

@@ -171,26 +171,8 @@ export async function updateIssues(db: Db, rows: readonly IssueUpdateRow[], now:
     where u.id = v.id`.execute(db);
 }
 
-/** Lines of issues' history. */
-export async function insertIssueUpdates(
-  db: Db,
-  updates: readonly {
-    issueId: string;
-    source: 'engine' | 'triage' | 'deploy';
-    kind: string;
-    changes: Record<string, unknown>;
-    reason?: string;
-  }[],
-): Promise<void> {
-  if (updates.length === 0) return;
-  const c = <T>(f: (u: (typeof updates)[number]) => T) => updates.map(f);
-  await sql`
-    insert into issue_updates (issue_id, source, kind, changes, reason)
-    select * from unnest(${c((u) => u.issueId)}::uuid[], ${c((u) => u.source)}::text[], ${c((u) => u.kind)}::text[],
-                         ${c((u) => JSON.stringify(u.changes))}::jsonb[], ${c((u) => u.reason ?? null)}::text[])`.execute(
-    db,
-  );
-}
+/** Issues' history has one writer, shared with the API (a person's changes). */
+export { insertIssueUpdates } from '../../shared/db/queries/issue-updates.queries.ts';
 
 /** Signal rows since `since` of one site and environment: what rebuilds the cluster state after a restart. */
 export async function* loadSignalEvents(

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { jsonbRows } from '../../shared/db/sql.ts';
 import { CONFUSING_SIGNALS } from '../../shared/domain/session-summary.ts';
 import { environmentOf } from '../../shared/domain/deploy-verification.ts';
 import type { StoredEvent } from './events.store.ts';
@@ -80,23 +81,29 @@ interface BucketDelta {
   dwellMs: number;
 }
 
+/** A contribution's key leads, once by day and once by hour: its site, environment, grain and bucket. */
+const grainKeys = (c: Contribution) =>
+  (['day', 'hour'] as const).map(
+    (grain) => [c.siteId, c.environment, grain, grain === 'day' ? c.day : c.hour] as const,
+  );
+
+/** The delta kept under `key` (its fields joined), starting from `zero` the first time. */
+function deltaAt<D extends { key: readonly unknown[] }>(
+  deltas: Map<string, D>,
+  key: D['key'],
+  zero: Omit<D, 'key'>,
+): D {
+  const k = key.join('\u0000');
+  let d = deltas.get(k);
+  if (!d) deltas.set(k, (d = { ...zero, key } as D));
+  return d;
+}
+
 /** Adds (sign 1) or subtracts (sign -1) one session's contribution to its day's and its hour's deltas (pure). */
 function fold(deltas: Map<string, BucketDelta>, c: Contribution, sign: 1 | -1): void {
-  for (const grain of ['day', 'hour'] as const) {
-    const key: BucketDelta['key'] = [
-      c.siteId,
-      c.environment,
-      grain,
-      grain === 'day' ? c.day : c.hour,
-      c.source,
-      c.cohort,
-      c.confused,
-      c.converted,
-      c.bounced,
-    ];
-    const k = key.join('\u0000');
-    let d = deltas.get(k);
-    if (!d) deltas.set(k, (d = { key, sessions: 0, pageViews: 0, dwellMs: 0 }));
+  for (const at of grainKeys(c)) {
+    const key: BucketDelta['key'] = [...at, c.source, c.cohort, c.confused, c.converted, c.bounced];
+    const d = deltaAt(deltas, key, { sessions: 0, pageViews: 0, dwellMs: 0 });
     d.sessions += sign;
     d.pageViews += sign * c.pageViews;
     d.dwellMs += sign * c.dwellMs;
@@ -122,19 +129,9 @@ interface PageDelta {
 /** Adds (sign 1) or subtracts (sign -1) one session's contribution on each of its pages, by day and by hour (pure). */
 function foldPages(deltas: Map<string, PageDelta>, c: Contribution, pages: Iterable<string>, sign: 1 | -1): void {
   for (const page of pages) {
-    for (const grain of ['day', 'hour'] as const) {
-      const key: PageDelta['key'] = [
-        c.siteId,
-        c.environment,
-        grain,
-        grain === 'day' ? c.day : c.hour,
-        page,
-        c.confused,
-        c.converted,
-      ];
-      const k = key.join('\u0000');
-      let d = deltas.get(k);
-      if (!d) deltas.set(k, (d = { key, sessions: 0, pageViews: 0, bounced: 0, dwellMs: 0 }));
+    for (const at of grainKeys(c)) {
+      const key: PageDelta['key'] = [...at, page, c.confused, c.converted];
+      const d = deltaAt(deltas, key, { sessions: 0, pageViews: 0, bounced: 0, dwellMs: 0 });
       d.sessions += sign;
       d.pageViews += sign * c.pageViews;
       d.bounced += sign * (c.bounced ? 1 : 0);
@@ -249,13 +246,12 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
   if (moved.length > 0) {
     // Every batch of a site adds to the same current day and hour: rows are written in key order, so two transactions lock
     // them in one order and queue instead of deadlocking. Rows whose sessions reach 0 stay (reads skip them).
-    const doc = JSON.stringify(moved.map((d) => [...d.key, d.sessions, d.pageViews, d.dwellMs]));
     await sql`
       insert into explore_session_buckets as h (site_id, environment, grain, bucket, source, cohort, confused, converted,
                                                 bounced, sessions, page_views, dwell_ms)
       select (r->>0)::uuid, r->>1, r->>2, (r->>3)::timestamptz, r->>4, r->>5, (r->>6)::boolean, (r->>7)::boolean,
              (r->>8)::boolean, (r->>9)::int, (r->>10)::int, (r->>11)::float8
-      from jsonb_array_elements(${doc}::jsonb) as r
+      from ${jsonbRows(moved.map((d) => [...d.key, d.sessions, d.pageViews, d.dwellMs]))}
       order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8
       on conflict (site_id, environment, grain, bucket, source, cohort, confused, converted, bounced) do update set
         sessions = h.sessions + excluded.sessions,
@@ -267,13 +263,12 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
   );
   if (pageMoved.length > 0) {
     // In key order, as the buckets above.
-    const doc = JSON.stringify(pageMoved.map((d) => [...d.key, d.sessions, d.pageViews, d.bounced, d.dwellMs]));
     await sql`
       insert into explore_page_buckets as h (site_id, environment, grain, bucket, page, confused, converted, sessions,
                                              page_views, bounced, dwell_ms)
       select (r->>0)::uuid, r->>1, r->>2, (r->>3)::timestamptz, r->>4, (r->>5)::boolean, (r->>6)::boolean, (r->>7)::int,
              (r->>8)::int, (r->>9)::int, (r->>10)::float8
-      from jsonb_array_elements(${doc}::jsonb) as r
+      from ${jsonbRows(pageMoved.map((d) => [...d.key, d.sessions, d.pageViews, d.bounced, d.dwellMs]))}
       order by r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6
       on conflict (site_id, environment, grain, bucket, page, confused, converted) do update set
         sessions = h.sessions + excluded.sessions,
@@ -286,7 +281,7 @@ async function rollUpSessions(trx: Transaction<Database>, fresh: readonly Stored
                                             bounced, page_views, dwell_ms, last_seen_at)
     select (r->>0)::uuid, r->>1, r->>2, (r->>3)::timestamptz, r->>4, r->>5, (r->>6)::boolean, (r->>7)::boolean,
            (r->>8)::boolean, (r->>9)::int, (r->>10)::float8, (r->>11)::timestamptz
-    from jsonb_array_elements(${JSON.stringify(states)}::jsonb) as r
+    from ${jsonbRows(states)}
     on conflict (site_id, session_id) do update set
       environment = excluded.environment, hour = excluded.hour, source = excluded.source, cohort = excluded.cohort,
       confused = excluded.confused, converted = excluded.converted, bounced = excluded.bounced,
@@ -317,7 +312,7 @@ async function rollUpSessionKeys(trx: Transaction<Database>, fresh: readonly Sto
   await sql`
     insert into explore_session_keys (site_id, session_id, kind, key)
     select (r->>0)::uuid, r->>1, r->>2, r->>3
-    from jsonb_array_elements(${JSON.stringify([...keys.values()])}::jsonb) as r
+    from ${jsonbRows([...keys.values()])}
     order by r->>0, r->>1, r->>2, r->>3
     on conflict (site_id, session_id, kind, key) do nothing`.execute(trx);
 }
@@ -348,7 +343,7 @@ async function rollUpLastOnPage(
   await sql`
     insert into ${sql.table(table)} as v (site_id, environment, page, session_id, ${at})
     select (r->>0)::uuid, r->>1, r->>2, r->>3, to_timestamp((r->>4)::float8 / 1000)
-    from jsonb_array_elements(${JSON.stringify([...last.values()])}::jsonb) as r
+    from ${jsonbRows([...last.values()])}
     order by r->>0, r->>1, r->>2, r->>3
     on conflict (site_id, environment, page, session_id) do update set
       ${at} = greatest(v.${at}, excluded.${at})`.execute(trx);

@@ -1,9 +1,11 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { isoDay, jsonbRows } from '../../shared/db/sql.ts';
 import { engineEventOf } from './engine-rows.ts';
 import { keysetPages, pageAfter, tsKey } from './keyset-pages.ts';
 import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
+import { liveSites } from '../../shared/db/queries/sites.queries.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -34,9 +36,8 @@ export async function upsertPageScores(
   rows: readonly PageScoreWrite[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  // One jsonb document of positional rows for both statements: one native JSON.stringify, no per-field array
-  // escaping; times as epoch ms (exact to the ms), the day as its YYYY-MM-DD text.
-  const doc = JSON.stringify(
+  // One document for both statements; the day as its YYYY-MM-DD text.
+  const doc = jsonbRows(
     rows.map((r) => [
       r.siteId,
       r.page,
@@ -56,7 +57,7 @@ export async function upsertPageScores(
     insert into page_scores (environment, site_id, page, window_start, score, friction, sessions, page_views, signal_count, dominant_signal, trend, updated_at)
     select ${environment}, (r->>0)::uuid, r->>1, to_timestamp((r->>2)::float8 / 1000), (r->>4)::real, (r->>5)::real, (r->>6)::int,
       (r->>7)::int, (r->>8)::int, r->>9, r->>10, to_timestamp((r->>11)::float8 / 1000)
-    from jsonb_array_elements(${doc}::jsonb) as r
+    from ${doc}
     on conflict (site_id, environment, page, window_start) do update set
       score = excluded.score, friction = excluded.friction, sessions = excluded.sessions, page_views = excluded.page_views,
       signal_count = excluded.signal_count, dominant_signal = excluded.dominant_signal, trend = excluded.trend, updated_at = excluded.updated_at`.execute(
@@ -66,7 +67,7 @@ export async function upsertPageScores(
     insert into score_history (environment, site_id, page, day, score, sessions, page_views, signal_count, dominant_signal, updated_at)
     select ${environment}, (r->>0)::uuid, r->>1, (r->>3)::date, (r->>4)::real, (r->>6)::int, (r->>7)::int, (r->>8)::int, r->>9,
       to_timestamp((r->>11)::float8 / 1000)
-    from jsonb_array_elements(${doc}::jsonb) as r
+    from ${doc}
     on conflict (site_id, environment, page, day) do update set
       score = excluded.score, sessions = excluded.sessions, page_views = excluded.page_views, signal_count = excluded.signal_count,
       dominant_signal = excluded.dominant_signal, updated_at = excluded.updated_at`.execute(db);
@@ -80,20 +81,14 @@ export async function loadScoreHistory(
   today: string,
 ): Promise<{ siteId: string; page: string; date: string; score: number }[]> {
   if (siteIds.length === 0) return [];
-  const rows = await db
+  return db
     .selectFrom('score_history')
-    .select([
-      'site_id',
-      'page',
-      sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'),
-      sql<number>`score::float8`.as('score'),
-    ])
+    .select(['site_id as siteId', 'page', isoDay('day').as('date'), sql<number>`score::float8`.as('score')])
     .where('site_id', 'in', [...siteIds])
     .where('environment', '=', environment)
     .where('day', '<', today)
     .where('day', '>=', sql<string>`${today}::date - 7`)
     .execute();
-  return rows.map((r) => ({ siteId: r.site_id, page: r.page, date: r.date, score: r.score }));
 }
 
 /**
@@ -142,5 +137,5 @@ export const REBUILD_CHUNK_ROWS = 20_000;
 
 /** Ids of every live site (the processor keeps those of its partitions; deleted sites take no more traffic). */
 export async function listSiteIds(db: Db): Promise<string[]> {
-  return (await db.selectFrom('sites').select('id').where('deleted_at', 'is', null).execute()).map((r) => r.id);
+  return (await liveSites(db).select('id').execute()).map((r) => r.id);
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EventBatchMessage } from '../../shared/contracts/ingest.ts';
 import type { Database } from '../../shared/db/database.ts';
+import { jsonbRows } from '../../shared/db/sql.ts';
 import type { StoredEvent } from './events.store.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -77,35 +78,31 @@ export function sessionDeltas(fresh: readonly StoredEvent[], batches: readonly E
 /** Upserts session rows, adding the deltas' counts and widening the time span. */
 export async function upsertSessions(db: Db, deltas: readonly SessionDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  // One jsonb document of positional rows: one native JSON.stringify here and one parse on the server, instead of
-  // seventeen array parameters built and escaped field by field. Times travel as epoch ms (exact to the ms).
-  const rows = JSON.stringify(
-    deltas.map((d) => [
-      d.siteId,
-      d.id,
-      d.startedAt,
-      d.lastSeenAt,
-      d.firstPage,
-      d.lastPage,
-      d.events,
-      d.pageViews,
-      d.signals,
-      d.conversions,
-      d.revenue,
-      d.device,
-      d.source,
-      d.referrer,
-      d.appVersion,
-      d.environment,
-      d.anonymousId,
-    ]),
-  );
+  const rows = deltas.map((d) => [
+    d.siteId,
+    d.id,
+    d.startedAt,
+    d.lastSeenAt,
+    d.firstPage,
+    d.lastPage,
+    d.events,
+    d.pageViews,
+    d.signals,
+    d.conversions,
+    d.revenue,
+    d.device,
+    d.source,
+    d.referrer,
+    d.appVersion,
+    d.environment,
+    d.anonymousId,
+  ]);
   await sql`
     insert into sessions (site_id, id, started_at, last_seen_at, first_page, last_page, event_count, page_views, signal_count,
                           conversions, revenue, device, source, referrer, app_version, environment, anonymous_id)
     select (r->>0)::uuid, r->>1, to_timestamp((r->>2)::float8 / 1000), to_timestamp((r->>3)::float8 / 1000), r->>4, r->>5,
       (r->>6)::int, (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::float8, r->>11, r->>12, r->>13, r->>14, r->>15, r->>16
-    from jsonb_array_elements(${rows}::jsonb) as r
+    from ${jsonbRows(rows)}
     on conflict (site_id, id) do update set
       first_page = case when excluded.started_at < sessions.started_at then excluded.first_page else sessions.first_page end,
       last_page = case when excluded.last_seen_at >= sessions.last_seen_at then excluded.last_page else sessions.last_page end,

@@ -90,7 +90,7 @@ export const getPageTool = defineTool({
     const at = c.now();
     const [view, heat] = await Promise.all([
       pageView(c.db, siteId, env, a.page, at),
-      sampledPageSignals(c.db, siteId, env, a.page, undefined, at),
+      sampledPageSignals(c.db, { site_id: siteId, environment: env, page: a.page }, undefined, at),
     ]);
     if (!view) throw new NotFoundError(`page not found: ${a.page} has no score on this site (${env})`);
     const heatmap = summarizeHeatmap(heat.rows, heat.total);

@@ -23,8 +23,19 @@ export async function listAuditEntries(
   limit: number,
   filter: AuditFilter = {},
 ): Promise<AuditRow[]> {
-  let q = db
-    .selectFrom('audit_log')
+  let q = db.selectFrom('audit_log').where('org_id', '=', orgId);
+  if (filter.siteId) q = q.where('site_id', '=', filter.siteId);
+  const actor = filter.actor;
+  if (actor !== undefined) {
+    q = UUID.test(actor)
+      ? q.where((eb) => eb.or([eb('actor_id', '=', actor.toLowerCase()), eb('actor', '=', actor)]))
+      : q.where('actor', '=', actor);
+  }
+  // `_` is LIKE's one-character wildcard: escaped, so `alert_rule.*` matches only alert_rule's actions.
+  if (filter.action?.endsWith('.*'))
+    q = q.where('action', 'like', `${filter.action.slice(0, -1).replaceAll('_', '\\_')}%`);
+  else if (filter.action !== undefined) q = q.where('action', '=', filter.action);
+  return q
     .select([
       'id',
       'created_at',
@@ -37,17 +48,7 @@ export async function listAuditEntries(
       'target_id',
       'summary',
     ])
-    .where('org_id', '=', orgId);
-  if (filter.siteId) q = q.where('site_id', '=', filter.siteId);
-  const actor = filter.actor;
-  if (actor !== undefined) {
-    q = UUID.test(actor)
-      ? q.where((eb) => eb.or([eb('actor_id', '=', actor.toLowerCase()), eb('actor', '=', actor)]))
-      : q.where('actor', '=', actor);
-  }
-  // `_` is LIKE's one-character wildcard: escaped, so `alert_rule.*` matches only alert_rule's actions.
-  if (filter.action?.endsWith('.*'))
-    q = q.where('action', 'like', `${filter.action.slice(0, -1).replaceAll('_', '\\_')}%`);
-  else if (filter.action !== undefined) q = q.where('action', '=', filter.action);
-  return q.orderBy('id', 'desc').limit(limit).execute();
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }

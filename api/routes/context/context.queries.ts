@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { inScope } from '../../../shared/db/scope.ts';
+import { mostSevereFirst } from '../../read-models/issues.queries.ts';
 import { pageWithTotal } from '../../../shared/db/snapshot.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
@@ -13,8 +15,7 @@ export async function activeIssues(db: Kysely<Database>, siteId: string, environ
     (trx) =>
       trx
         .selectFrom('ux_issues')
-        .where('site_id', '=', siteId)
-        .where('environment', '=', environment)
+        .where(inScope({ site_id: siteId, environment }))
         .where('status', 'in', [...ACTIVE_STATUSES]),
     (base) =>
       base
@@ -27,9 +28,7 @@ export async function activeIssues(db: Kysely<Database>, siteId: string, environ
           'status',
           'affected_sessions',
         ])
-        .orderBy('severity', 'desc')
-        .orderBy('affected_sessions', 'desc')
-        .orderBy('id')
+        .$call(mostSevereFirst)
         .limit(limit)
         .execute(),
   );

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 
 /** Signal types an element heatmap shows (spec): clicks that went nowhere or were refused. */
 export const ELEMENT_HEATMAP_SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt'] as const;
@@ -17,19 +17,11 @@ export const PAGE_HEATMAP_DAYS = 30;
  * The most recent ELEMENT_HEATMAP_SOURCE clicking signals on the element that carry element coordinates,
  * oldest first (x, y: 0..1000 as stored).
  */
-export async function recentElementSignals(
-  db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
-  page: string,
-  selector: string,
-) {
+export async function recentElementSignals(db: Kysely<Database>, s: PageScope, selector: string) {
   const rows = await db
     .selectFrom('signals')
     .select(['signal_type', 'x', 'y', 'ts'])
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
-    .where('page', '=', page)
+    .where(onPage(s))
     .where('selector', '=', selector)
     .where('signal_type', 'in', [...ELEMENT_HEATMAP_SIGNALS])
     .where('x', 'is not', null)
@@ -58,9 +50,7 @@ export interface PageHeatmapRow {
  */
 export async function sampledPageSignals(
   db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
-  page: string,
+  s: PageScope,
   device: 'desktop' | 'mobile' | undefined,
   now: Date,
 ): Promise<{ rows: PageHeatmapRow[]; total: number }> {
@@ -73,9 +63,7 @@ export async function sampledPageSignals(
       sql<number>`row_number() over (order by ts, event_id)`.as('rn'),
       sql<number>`count(*) over ()`.as('total'),
     ])
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
-    .where('page', '=', page)
+    .where(onPage(s))
     .where('ts', '>=', since)
     .where('vx', 'is not', null)
     .where('vy', 'is not', null)

@@ -22,7 +22,7 @@ export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: ElementHeatmapQuerySchema,
     response: ElementHeatmapResponseSchema,
     async handler(_ctx, { query: q }) {
-      const recent = await recentElementSignals(deps.db, q.site_id, q.environment, q.page, q.selector);
+      const recent = await recentElementSignals(deps.db, q, q.selector);
       const points = representativeSample(recent, ELEMENT_HEATMAP_MAX_POINTS, (s) => s.signal_type);
       return presentElementHeatmap(q.page, q.selector, recent.length, points);
     },
@@ -36,7 +36,7 @@ export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: PageHeatmapQuerySchema,
     response: PageHeatmapResponseSchema,
     async handler(_ctx, { query: q }) {
-      const { rows, total } = await sampledPageSignals(deps.db, q.site_id, q.environment, q.page, q.device, deps.now());
+      const { rows, total } = await sampledPageSignals(deps.db, q, q.device, deps.now());
       return presentPageHeatmap(q.page, q.device ?? null, total, rows);
     },
   });

@@ -25,22 +25,3 @@ export async function updateIssueFields(
       .executeTakeFirstOrThrow()
   );
 }
-
-/** One line of the issue's history, beside the engine's and the triage's (source `api`). */
-export async function insertApiIssueUpdate(
-  trx: Transaction<Database>,
-  issueId: string,
-  changes: Record<string, unknown>,
-  actor: string,
-): Promise<void> {
-  await trx
-    .insertInto('issue_updates')
-    .values({
-      issue_id: issueId,
-      source: 'api',
-      kind: 'manual',
-      changes: JSON.stringify(changes),
-      reason: `by ${actor}`,
-    })
-    .execute();
-}

@@ -8,7 +8,8 @@ import { idParam, type RouteTable } from '../../http/routes.ts';
 import { type z } from 'zod';
 import { IssueDetailSchema, IssueListQuerySchema, IssueListResponseSchema, IssuePatchSchema } from './issues.schema.ts';
 import { IssueSchema } from '../../read-models/issues.schema.ts';
-import { insertApiIssueUpdate, updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { updateIssueFields, type IssueRecord } from './issues.queries.ts';
+import { insertIssueUpdates } from '../../../shared/db/queries/issue-updates.queries.ts';
 import { findIssue, listIssues } from '../../read-models/issues.queries.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
 import { isoOrNull, presentSessionId } from '../../http/present.ts';
@@ -138,7 +139,10 @@ export function issueRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
       if (Object.keys(changes).length === 0) return { answer: presentIssue(before) };
       const now = deps.now();
       const after = await updateIssueFields(trx, id, body, now);
-      await insertApiIssueUpdate(trx, id, changes, principal.label);
+      // One line of the issue's history, beside the engine's and the triage's.
+      await insertIssueUpdates(trx, [
+        { issueId: id, source: 'api', kind: 'manual', changes, reason: `by ${principal.label}` },
+      ]);
       await enqueueOutbox(trx, [issueUpdatedByPerson(after, changes, principal.label, now)]);
       return { answer: presentIssue(after), changes, queued: true };
     },

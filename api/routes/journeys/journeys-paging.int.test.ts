@@ -110,7 +110,9 @@ for (const kind of ['postgres', 'pglite'] as const) {
       for (const environment of ['production', 'staging'] as const)
         for (const limit of [1, 7, 150, 260, 1000]) {
           const want = await reference(handle, environment, limit);
-          const got = (await journeySessions(handle.db, SITE, environment, TYPES, limit, NOW)).map((s) => s.id);
+          const got = (await journeySessions(handle.db, { site_id: SITE, environment }, TYPES, limit, NOW)).map(
+            (s) => s.id,
+          );
           t.deepEqual(got, want, `${environment}, limit ${limit}`);
           if (want.length > 0 && want.length < limit) exhausted++;
           if ((await firstPageMatches(handle, environment, Math.max(limit, 100), want)) < Math.min(limit, want.length))

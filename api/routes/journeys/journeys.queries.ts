@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
+import type { SiteScope } from '../../../shared/db/scope.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import type { PathEvent } from './journey-edges.ts';
 
@@ -20,8 +21,7 @@ export const FLOW_MAX_PAGES = 100;
  */
 export async function journeySessions(
   db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
+  { site_id: siteId, environment }: SiteScope,
   types: readonly string[],
   limit: number,
   now: Date,

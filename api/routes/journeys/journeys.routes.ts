@@ -18,7 +18,7 @@ import {
 /** `/query/journeys/friction`: friction edges of the latest `q.limit` sessions (spec "Journey friction rules"). */
 export async function journeyFriction(db: Kysely<Database>, q: JourneyQuery, at: Date) {
   const types = q.signal_type ? [q.signal_type] : EDGE_DECORATORS;
-  const sessions = await journeySessions(db, q.site_id, q.environment, types, q.limit, at);
+  const sessions = await journeySessions(db, q, types, q.limit, at);
   const qualifying = new Set(types);
   const edges = journeyFrictionEdges(
     sessions,

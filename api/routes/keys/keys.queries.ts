@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { revokeApiKeys } from '../../../shared/db/queries/api-keys.queries.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -43,12 +44,5 @@ export async function findKey(db: Db, id: string): Promise<ApiKeyRow | undefined
 
 /** Revokes the key (once); returns its hash so caches can drop it, or null when it was already revoked. */
 export async function revokeKey(trx: Transaction<Database>, id: string, now: Date): Promise<string | null> {
-  const r = await trx
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .returning('key_hash')
-    .executeTakeFirst();
-  return r?.key_hash ?? null;
+  return (await revokeApiKeys(trx, 'id', id, now))[0] ?? null;
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { onPage } from '../../../shared/db/scope.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { listElements } from '../../read-models/elements.queries.ts';
 import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
@@ -36,9 +37,7 @@ export async function currentPageScore(
       'signal_count',
       'updated_at',
     ])
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
-    .where('page', '=', page)
+    .where(onPage({ site_id: siteId, environment, page }))
     .orderBy('window_start', 'desc')
     .limit(1)
     .executeTakeFirst();
@@ -100,7 +99,7 @@ export async function pageKnown(
 
 /** Active (open, triaged, in progress, regressed) issues of the page, most severe first. */
 export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
-  return listIssuesOfPage(db, siteId, environment, page, [...ACTIVE_STATUSES], 100);
+  return listIssuesOfPage(db, { site_id: siteId, environment, page }, [...ACTIVE_STATUSES], 100);
 }
 
 /** How many active issues the page has. */
@@ -113,9 +112,7 @@ export async function activeIssueCount(
   const r = await db
     .selectFrom('ux_issues')
     .select(sql<number>`count(*)::int`.as('n'))
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
-    .where('page', '=', page)
+    .where(onPage({ site_id: siteId, environment, page }))
     .where('status', 'in', [...ACTIVE_STATUSES])
     .executeTakeFirstOrThrow();
   return r.n;
@@ -168,17 +165,13 @@ export async function pageActivity(
     db
       .selectFrom('page_viewers')
       .select(sql<number>`count(*)::int`.as('n'))
-      .where('site_id', '=', siteId)
-      .where('environment', '=', environment)
-      .where('page', '=', page)
+      .where(onPage({ site_id: siteId, environment, page }))
       .where('last_view_at', '>=', since)
       .executeTakeFirstOrThrow(),
     db
       .selectFrom('signals')
       .select(['signal_type', sql<number>`count(*)::int`.as('n')])
-      .where('site_id', '=', siteId)
-      .where('environment', '=', environment)
-      .where('page', '=', page)
+      .where(onPage({ site_id: siteId, environment, page }))
       .where('ts', '>=', since)
       .groupBy('signal_type')
       .execute(),

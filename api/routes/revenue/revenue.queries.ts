@@ -1,10 +1,12 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
+import { inScope } from '../../../shared/db/scope.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
 import { DEFAULT_SDK_CONFIG, RevenueConfigSchema, type SdkConfig } from '../../../shared/tenancy/sdk-config.ts';
+import { mostSevereFirst } from '../../read-models/issues.queries.ts';
 import { conversionMatcher, type ConversionGroups } from './conversion.ts';
 
 const DAY_MS = 86_400_000;
@@ -153,12 +155,9 @@ export async function activeIssuesUnmeasured(
       sql<number>`severity::float8`.as('severity'),
       'affected_sessions',
     ])
-    .where('site_id', '=', siteId)
-    .where('environment', '=', environment)
+    .where(inScope({ site_id: siteId, environment }))
     .where('status', 'in', [...ACTIVE_STATUSES])
-    .orderBy('severity', 'desc')
-    .orderBy('affected_sessions', 'desc')
-    .orderBy('id')
+    .$call(mostSevereFirst)
     .execute();
   return rows.map((r) => ({ ...r, affected: 0, affected_converted: 0, calm: 0, calm_converted: 0 }));
 }

@@ -187,7 +187,7 @@ export class ScreenshotCapturer {
         source_url: base,
       };
     }
-    await saveScreenshot(this.opts.db, siteId, page, device, result);
+    await saveScreenshot(this.opts.db, { site_id: siteId, page, device }, result);
   }
 
   /** A context of the shared browser with the device's viewport: no service workers, no downloads. */

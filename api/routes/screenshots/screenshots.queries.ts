@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { liveSites } from '../../../shared/db/queries/sites.queries.ts';
 
 export interface StoredScreenshot {
   page: string;
@@ -13,13 +14,23 @@ export interface StoredScreenshot {
   site_url: string | null;
 }
 
+/** Which capture: a site's page on one device (a page has one capture per device). */
+export interface ScreenshotKey {
+  site_id: string;
+  page: string;
+  device: string;
+}
+
+/** `k`'s capture: the (site_id, page, device) primary key of `page_screenshots`. */
+const captureOf = (k: ScreenshotKey) => (eb: ExpressionBuilder<Database, 'page_screenshots'>) =>
+  eb.and([
+    eb('page_screenshots.site_id', '=', k.site_id),
+    eb('page_screenshots.page', '=', k.page),
+    eb('page_screenshots.device', '=', k.device),
+  ]);
+
 /** The stored capture (or failure) of a page on one device, without its image, with the site's current URL. */
-export async function storedScreenshot(
-  db: Kysely<Database>,
-  siteId: string,
-  page: string,
-  device: string,
-): Promise<StoredScreenshot | undefined> {
+export async function storedScreenshot(db: Kysely<Database>, k: ScreenshotKey): Promise<StoredScreenshot | undefined> {
   return db
     .selectFrom('page_screenshots')
     .leftJoin('sites', 'sites.id', 'page_screenshots.site_id')
@@ -33,25 +44,16 @@ export async function storedScreenshot(
       'page_screenshots.source_url',
       'sites.url as site_url',
     ])
-    .where('page_screenshots.site_id', '=', siteId)
-    .where('page_screenshots.page', '=', page)
-    .where('page_screenshots.device', '=', device)
+    .where(captureOf(k))
     .executeTakeFirst();
 }
 
 /** The PNG of a successful capture. */
-export async function screenshotPng(
-  db: Kysely<Database>,
-  siteId: string,
-  page: string,
-  device: string,
-): Promise<Buffer | undefined> {
+export async function screenshotPng(db: Kysely<Database>, k: ScreenshotKey): Promise<Buffer | undefined> {
   const row = await db
     .selectFrom('page_screenshots')
     .select('png')
-    .where('site_id', '=', siteId)
-    .where('page', '=', page)
-    .where('device', '=', device)
+    .where(captureOf(k))
     .where('png', 'is not', null)
     .executeTakeFirst();
   const png = row?.png;
@@ -61,13 +63,7 @@ export async function screenshotPng(
 
 /** The site's stored URL, the origin pages are captured from. */
 export async function siteUrl(db: Kysely<Database>, siteId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('sites')
-    .select('url')
-    .where('id', '=', siteId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row?.url;
+  return (await liveSites(db).select('url').where('id', '=', siteId).executeTakeFirst())?.url;
 }
 
 /**
@@ -92,16 +88,10 @@ export interface CaptureResult {
 }
 
 /** Stores the latest capture (or failure) of a page on a device, replacing the previous one. */
-export async function saveScreenshot(
-  db: Kysely<Database>,
-  siteId: string,
-  page: string,
-  device: string,
-  r: CaptureResult,
-): Promise<void> {
+export async function saveScreenshot(db: Kysely<Database>, k: ScreenshotKey, r: CaptureResult): Promise<void> {
   await db
     .insertInto('page_screenshots')
-    .values({ site_id: siteId, page, device, ...r })
+    .values({ site_id: k.site_id, page: k.page, device: k.device, ...r })
     .onConflict((oc) =>
       oc.columns(['site_id', 'page', 'device']).doUpdateSet({
         width: r.width,

@@ -28,7 +28,7 @@ export function screenshotRoutes(table: RouteTable, deps: ScreenshotDeps): Route
     query: ScreenshotQuerySchema,
     response: ScreenshotResponseSchema,
     async handler(_ctx, { query: q }) {
-      const row = await storedScreenshot(deps.db, q.site_id, q.page, q.device);
+      const row = await storedScreenshot(deps.db, q);
       const d = decide(row, { cached: q.cached === '1', enabled: deps.capturer !== undefined, now: deps.now() });
       const queued = d.queue && deps.capturer ? await deps.capturer.enqueue(q.site_id, q.page, q.device) : undefined;
       if (d.answer === 'stored' && row)
@@ -52,7 +52,7 @@ export function screenshotRoutes(table: RouteTable, deps: ScreenshotDeps): Route
     query: ScreenshotImageQuerySchema,
     contentType: 'image/png',
     async handler(ctx, { query: q }) {
-      const png = await screenshotPng(deps.db, q.site_id, q.page, q.device);
+      const png = await screenshotPng(deps.db, q);
       if (!png) throw new NotFoundError('screenshot not found');
       ctx.type = 'image/png';
       ctx.set('cache-control', 'private, max-age=300');

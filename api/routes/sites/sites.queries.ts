@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { revokeApiKeys } from '../../../shared/db/queries/api-keys.queries.ts';
+import { liveSites } from '../../../shared/db/queries/sites.queries.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -15,30 +17,21 @@ export type SiteRecord = {
 };
 
 export async function listSites(db: Db, orgId: string, onlySiteIds?: readonly string[]): Promise<SiteRecord[]> {
-  let q = db.selectFrom('sites').select(COLUMNS).where('org_id', '=', orgId).where('deleted_at', 'is', null);
+  let q = liveSites(db).select(COLUMNS).where('org_id', '=', orgId);
   if (onlySiteIds)
     q = q.where('id', 'in', onlySiteIds.length ? [...onlySiteIds] : ['00000000-0000-0000-0000-000000000000']);
   return q.orderBy('created_at').orderBy('id').execute();
 }
 
+const liveSite = (db: Db, siteId: string) => liveSites(db).select(COLUMNS).where('id', '=', siteId);
+
 /** A live site, locked for the caller's transaction. */
 export async function findSiteForUpdate(trx: Transaction<Database>, siteId: string): Promise<SiteRecord | undefined> {
-  return trx
-    .selectFrom('sites')
-    .select(COLUMNS)
-    .where('id', '=', siteId)
-    .where('deleted_at', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
+  return liveSite(trx, siteId).forUpdate().executeTakeFirst();
 }
 
 export async function findSite(db: Db, siteId: string): Promise<SiteRecord | undefined> {
-  return db
-    .selectFrom('sites')
-    .select(COLUMNS)
-    .where('id', '=', siteId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return liveSite(db, siteId).executeTakeFirst();
 }
 
 export async function updateSite(
@@ -67,12 +60,5 @@ export async function deleteSite(trx: Transaction<Database>, siteId: string, now
     .where('site_id', '=', siteId)
     .where('deleted_at', 'is', null)
     .execute();
-  const keys = await trx
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('site_id', '=', siteId)
-    .where('revoked_at', 'is', null)
-    .returning('key_hash')
-    .execute();
-  return keys.map((k) => k.key_hash);
+  return revokeApiKeys(trx, 'site_id', siteId, now);
 }

@@ -22,30 +22,23 @@ const COLUMNS = [
   'disabled_reason',
 ] as const;
 
+/** Endpoints not deleted, without their secret. */
+const liveWebhooks = (db: Db) => db.selectFrom('webhook_endpoints').select(COLUMNS).where('deleted_at', 'is', null);
+
 /** The org's endpoints (not deleted); `siteId` narrows to one site's, `onlySite` to those bound to it (keys). */
 export async function listWebhooks(
   db: Db,
   orgId: string,
   f: { siteId?: string; onlySite?: boolean },
 ): Promise<WebhookRow[]> {
-  let q = db
-    .selectFrom('webhook_endpoints')
-    .select(COLUMNS)
-    .where('org_id', '=', orgId)
-    .where('deleted_at', 'is', null);
+  let q = liveWebhooks(db).where('org_id', '=', orgId);
   if (f.siteId && f.onlySite) q = q.where('site_id', '=', f.siteId);
   else if (f.siteId) q = q.where((eb) => eb.or([eb('site_id', '=', f.siteId!), eb('site_id', 'is', null)]));
   return q.orderBy('created_at').orderBy('id').execute();
 }
 
 export async function findWebhookForUpdate(trx: Transaction<Database>, id: string): Promise<WebhookRow | undefined> {
-  return trx
-    .selectFrom('webhook_endpoints')
-    .select(COLUMNS)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
+  return liveWebhooks(trx).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function insertWebhook(

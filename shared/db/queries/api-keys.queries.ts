@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../database.ts';
 
 export interface KeyRecord {
@@ -48,6 +48,26 @@ export async function activeKeyHashesOfSite(db: Kysely<Database>, siteId: string
     .select('key_hash')
     .where('site_id', '=', siteId)
     .where('revoked_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.key_hash);
+}
+
+/**
+ * Revokes the unrevoked keys whose `by` column (`id`: one key, `site_id`: a site's) is `value`, in the caller's
+ * transaction; returns their hashes so key caches can drop them (none for a key already revoked).
+ */
+export async function revokeApiKeys(
+  trx: Transaction<Database>,
+  by: 'id' | 'site_id',
+  value: string,
+  now: Date,
+): Promise<string[]> {
+  const rows = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where(by, '=', value)
+    .where('revoked_at', 'is', null)
+    .returning('key_hash')
     .execute();
   return rows.map((r) => r.key_hash);
 }

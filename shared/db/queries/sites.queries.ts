@@ -19,13 +19,11 @@ export async function insertEnvironment(
     .execute();
 }
 
+/** The sites that are not deleted: a deleted site disappears from every route and takes no more traffic. */
+export const liveSites = (db: Db) => db.selectFrom('sites').where('deleted_at', 'is', null);
+
 /** Ids of the org's sites that are not deleted. */
 export async function liveSiteIdsOfOrg(db: Db, orgId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('sites')
-    .select('id')
-    .where('org_id', '=', orgId)
-    .where('deleted_at', 'is', null)
-    .execute();
+  const rows = await liveSites(db).select('id').where('org_id', '=', orgId).execute();
   return rows.map((r) => r.id);
 }
