@@ -73,7 +73,7 @@ export function threadCpuSeconds(pid: number | undefined): { main: number; helpe
  * and status: seconds on a CPU, seconds runnable but waiting for one (the run queue: what an oversubscribed machine
  * adds), and the switches the thread did not ask for (preemptions). The main thread apart from the rest.
  */
-export interface SchedStat {
+interface SchedStat {
   runSeconds: number;
   waitSeconds: number;
   preempted: number;
