@@ -24,10 +24,14 @@ export async function admin(q: string): Promise<void> {
   }
 }
 
-/** BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools). */
+/**
+ * BENCH_PROFILE_DIR=dir writes a V8 CPU profile of every role process there (open it in Chrome DevTools);
+ * BENCH_NODE_ARGS passes Node/V8 flags to every role process (space-separated, for example `--trace-gc`).
+ */
 export function spawnRole(args: string[], env: Record<string, string>): ChildProcess {
   const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  return spawnProcess(args, env, { stdout: 'pipe', nodeArgs: prof });
+  const flags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawnProcess(args, env, { stdout: 'pipe', nodeArgs: [...prof, ...flags] });
 }
 
 /**
@@ -61,6 +65,46 @@ export function threadCpuSeconds(pid: number | undefined): { main: number; helpe
     return { main, helpers };
   } catch {
     return { main: Number.NaN, helpers: Number.NaN };
+  }
+}
+
+/**
+ * What the scheduler did to a process's threads so far (Linux; zeros elsewhere), from /proc/<pid>/task/<tid>/schedstat
+ * and status: seconds on a CPU, seconds runnable but waiting for one (the run queue: what an oversubscribed machine
+ * adds), and the switches the thread did not ask for (preemptions). The main thread apart from the rest.
+ */
+interface SchedStat {
+  runSeconds: number;
+  waitSeconds: number;
+  preempted: number;
+}
+export function threadSchedStats(pid: number | undefined): { main: SchedStat; helpers: SchedStat } {
+  const zero = (): SchedStat => ({ runSeconds: 0, waitSeconds: 0, preempted: 0 });
+  const out = { main: zero(), helpers: zero() };
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const dir = `/proc/${pid}/task/${tid}`;
+      const [run, wait] = readFileSync(`${dir}/schedstat`, 'utf8').split(' ').map(Number);
+      const preempted = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`${dir}/status`, 'utf8'))?.[1]);
+      const s = tid === String(pid) ? out.main : out.helpers;
+      s.runSeconds += run / 1e9;
+      s.waitSeconds += wait / 1e9;
+      s.preempted += preempted;
+    }
+  } catch {
+    // a thread that ended between the listing and the read: its figures are simply not counted
+  }
+  return out;
+}
+
+/** The machine's CPU seconds so far (all cores, from /proc/stat): busy (user, nice, system, irq) and stolen by the hypervisor. */
+export function machineCpuSeconds(): { busy: number; steal: number; idle: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+    return { busy: (user + nice + system + irq + softirq) / 100, steal: steal / 100, idle: (idle + iowait) / 100 };
+  } catch {
+    return { busy: Number.NaN, steal: Number.NaN, idle: Number.NaN };
   }
 }
 
