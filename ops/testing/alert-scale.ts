@@ -43,6 +43,8 @@ export async function seedAlertScale(
   await db.transaction().execute(async (trx) => {
     await sql`set local session_replication_role = replica`.execute(trx);
     await sql`set local statement_timeout = 0`.execute(trx);
+    // Seedings one at a time (two finding the table empty would both drop its indexes: a deadlock).
+    await sql`lock table page_scores in access exclusive mode`.execute(trx);
     // Into an empty page_scores (a bench's new database) the rows go in without its indexes, built again after from
     // the finished table (a sort: 13.4 million rows inserted into two btrees took most of the seeding), all in this
     // transaction, which holds the table's lock until they exist again.
