@@ -84,7 +84,7 @@ export function valueAt(timeline: Timeline, t: number): number {
   return timeline[lo]![1];
 }
 
-export interface TickWindows {
+interface TickWindows {
   seconds: number;
   /** Events stored during the tick, and in its two baseline windows of the same length. */
   during: number;
