@@ -30,7 +30,7 @@ import { closeServer, serveRoles } from '../server.ts';
 import { openBenchEnvironment, processCpuSeconds } from './harness.ts';
 import { percentile } from './load.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
-import { benchAlertTick } from './alert-tick.ts';
+import { benchAlertTick, seedTickScale } from './alert-tick.ts';
 import { insertWebhookEndpointRow } from '../testing/rows.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -79,6 +79,7 @@ export async function runBench(): Promise<void> {
         last_fired_at: null,
       })
       .execute();
+    await seedTickScale(db);
 
     const processor = await processorRole(infra).start();
     // The dispatcher's clock: moved back while a throughput round queues its deliveries (see there).
@@ -113,11 +114,8 @@ export async function runBench(): Promise<void> {
 
     // 0. The tick at scale (issue 31): its duration, and the batches it lets through.
     const tickRows = await benchAlertTick({
-      db,
-      trafficSiteId: site.siteId,
       tick: () => processor.running.tick!(),
       post,
-      rate: RATE,
     });
     if (process.env.BENCH_ALERT_PARTS === 'tick') {
       printTable([['measure', 'value', 'baseline', 'ratio', 'target'], ...tickRows]);

@@ -46,8 +46,11 @@ const DAY = 24 * HOUR;
  * evaluating the site's score-following rules waits for) only as long as its chunk takes.
  */
 const TICK_CHUNK_PAGES = 2000;
-/** Pairs decided between two turns of the event loop (a few ms of work). */
-const YIELD_EVERY_PAIRS = 2000;
+/**
+ * Pairs decided between two turns of the event loop: about a millisecond of work, so a batch waiting on the thread
+ * (the batches' and ingest's too) waits no longer than that for the tick.
+ */
+const YIELD_EVERY_PAIRS = 500;
 
 /**
  * A quiet pair: every result it remembers clear, no clock running, not held back. It is not stored: a (rule, page)

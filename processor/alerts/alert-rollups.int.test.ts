@@ -7,6 +7,7 @@ import * as rollupsMigration from '../../shared/db/migrations/0270_alert_page_ro
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { pageObservations, pagesToEvaluate } from '../store/alerts.store.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
+import { seedAlertScale } from '../../ops/testing/alert-scale.ts';
 
 // The rollups page_scores' trigger keeps (migration 0270) against the same facts computed from the raw rows, on both
 // databases, after writes of every shape the processor and an operator make: bulk inserts, upserts rewriting the
@@ -183,3 +184,32 @@ for (const name of BACKENDS) {
     t.deepEqual(await fromRollups(db, siteId, pages), []);
   });
 }
+
+test('postgres: the scale seeder writes the rollups the trigger would (it writes page_scores without the trigger)', async (t) => {
+  const db = opened.get('postgres')!.handle.db;
+  const now = Date.now();
+  const tables = async (siteId: string) => {
+    const { rows: marks } = await sql`select page, first_start, latest_start, latest_score, latest_sessions,
+        previous_start, previous_score, week_scores, week_sessions
+      from alert_page_marks where site_id = ${siteId} order by page`.execute(db);
+    const { rows: hours } = await sql`select page, hour_of_week, starts, scores, sessions
+      from alert_page_week_hours where site_id = ${siteId} order by page, hour_of_week`.execute(db);
+    return { marks, hours };
+  };
+  // Less than a week, a few weeks, more than the 8 kept.
+  for (const hours of [1, 30, 3 * 168 + 5, 10 * 168 + 7]) {
+    const orgId = randomUUID();
+    const siteId = randomUUID();
+    await db.insertInto('orgs').values({ id: orgId, name: 'o' }).execute();
+    await db.insertInto('sites').values({ id: siteId, org_id: orgId, name: 's', url: 'https://s.test' }).execute();
+    await seedAlertScale(db, { siteId, pages: 4, hours, now });
+    const seeded = await tables(siteId);
+    t.is(seeded.marks.length, 4);
+    t.is(seeded.hours.length, 4 * Math.min(hours, 168));
+    // The trigger's own: the same rows written again, every page new to the rollups.
+    await sql`delete from alert_page_marks where site_id = ${siteId}`.execute(db);
+    await sql`delete from alert_page_week_hours where site_id = ${siteId}`.execute(db);
+    await sql`update page_scores set score = score where site_id = ${siteId}`.execute(db);
+    t.deepEqual(seeded, await tables(siteId), `${hours} hours`);
+  }
+});

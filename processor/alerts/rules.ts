@@ -134,7 +134,10 @@ export function anomalyBand(
   return { low: med - half, high: med + half, median: med, source };
 }
 
-/** Whether the rule's condition holds for this page now. */
+/**
+ * Whether the rule's condition holds for this page now. The summary is worded when read (an alert fired, a rule held
+ * back): most evaluations are of quiet pairs, which never read it.
+ */
 export function conditionOf(trigger: TriggerType, threshold: number, o: PageObservation, now: number): Condition {
   const s = o.score;
   const before = o.previousScore ?? null;
@@ -144,21 +147,27 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
         holds: before !== null && s - before >= threshold,
         scoreBefore: before,
         scoreAfter: s,
-        summary: `score rose from ${round(before ?? s)} to ${round(s)} (threshold +${threshold})`,
+        get summary() {
+          return `score rose from ${round(before ?? s)} to ${round(s)} (threshold +${threshold})`;
+        },
       };
     case 'positive':
       return {
         holds: before !== null && before - s >= threshold,
         scoreBefore: before,
         scoreAfter: s,
-        summary: `score fell from ${round(before ?? s)} to ${round(s)} (threshold −${threshold})`,
+        get summary() {
+          return `score fell from ${round(before ?? s)} to ${round(s)} (threshold −${threshold})`;
+        },
       };
     case 'budget':
       return {
         holds: s > threshold,
         scoreBefore: before,
         scoreAfter: s,
-        summary: `score ${round(s)} is above the budget of ${threshold}`,
+        get summary() {
+          return `score ${round(s)} is above the budget of ${threshold}`;
+        },
       };
     case 'new_page': {
       const isNew = o.firstSeenAt != null && now - o.firstSeenAt <= NEW_PAGE_MS;
@@ -166,7 +175,9 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
         holds: isNew && s >= threshold,
         scoreBefore: null,
         scoreAfter: s,
-        summary: `new page (first seen ${o.firstSeenAt ? new Date(o.firstSeenAt).toISOString().slice(0, 10) : '—'}) reached ${round(s)} (threshold ${threshold})`,
+        get summary() {
+          return `new page (first seen ${o.firstSeenAt ? new Date(o.firstSeenAt).toISOString().slice(0, 10) : '—'}) reached ${round(s)} (threshold ${threshold})`;
+        },
       };
     }
     case 'trend': {
@@ -178,7 +189,9 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
         holds: rising && rise >= threshold,
         scoreBefore: last[0] ?? null,
         scoreAfter: last[last.length - 1] ?? s,
-        summary: `daily score rose ${TREND_DAYS} days in a row by ${round(rise)} in all (threshold ${threshold})`,
+        get summary() {
+          return `daily score rose ${TREND_DAYS} days in a row by ${round(rise)} in all (threshold ${threshold})`;
+        },
       };
     }
     case 'anomaly': {
@@ -189,9 +202,11 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
         holds,
         scoreBefore: band ? round(band.median) : null,
         scoreAfter: s,
-        summary: band
-          ? `score ${round(s)} is outside its ${band.source === 'weekly' ? 'same-hour weekly' : 'rolling 24 h'} band ${round(band.low)}–${round(band.high)}`
-          : 'not enough history for a baseline',
+        get summary() {
+          return band
+            ? `score ${round(s)} is outside its ${band.source === 'weekly' ? 'same-hour weekly' : 'rolling 24 h'} band ${round(band.low)}–${round(band.high)}`
+            : 'not enough history for a baseline';
+        },
       };
     }
     case 'co_occurrence': {
@@ -200,7 +215,9 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
         holds: n >= threshold,
         scoreBefore: null,
         scoreAfter: s,
-        summary: `${n} sessions showed two or more signal types on the same element (threshold ${threshold})`,
+        get summary() {
+          return `${n} sessions showed two or more signal types on the same element (threshold ${threshold})`;
+        },
       };
     }
   }

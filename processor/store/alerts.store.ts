@@ -79,8 +79,8 @@ export interface PageNow {
  * its latest hour, the hour before it, its first hour and, with `anomaly`, the anomaly baseline's samples: the same
  * hour of the week over 8 weeks (kept in the row), and the 24 hours before the latest (one index range of page_scores)
  * only for a page whose weekly samples are too few (fewer than `minWeeks` with at least `minSessions` sessions), the
- * only pages whose band uses them. Pages never scored in production have no row.
- * NOTE: raw SQL: a conditional lateral join and array unnesting are beyond kysely's builder.
+ * only pages whose band uses them (a second statement, for those pages). Pages never scored in production have no row.
+ * NOTE: raw SQL: a lateral join and array columns are beyond kysely's builder.
  */
 export async function pageObservations(
   db: Db,
@@ -90,38 +90,45 @@ export async function pageObservations(
 ): Promise<PageNow[]> {
   if (pages.length === 0) return [];
   // Times as epoch ms (no date text to parse per row).
-  const { rows } = await (anomaly === null
-    ? sql<MarkRow>`select m.page, m.latest_score, m.latest_sessions, m.previous_score,
-        (extract(epoch from m.latest_start) * 1000)::float8 as latest_ms,
-        (extract(epoch from m.first_start) * 1000)::float8 as first_ms,
-        null::real[] as week_scores, null::int[] as week_sessions, null::real[] as day_scores, null::int[] as day_sessions
-      from alert_page_marks m where m.site_id = ${siteId} and m.page = any(${[...pages]}::text[])`
-    : sql<MarkRow>`select m.page, m.latest_score, m.latest_sessions, m.previous_score,
-        (extract(epoch from m.latest_start) * 1000)::float8 as latest_ms,
-        (extract(epoch from m.first_start) * 1000)::float8 as first_ms,
-        m.week_scores, m.week_sessions, d.day_scores, d.day_sessions
-      from alert_page_marks m
-      left join lateral (
-        select array_agg(s.score order by s.window_start) as day_scores,
-               array_agg(s.sessions order by s.window_start) as day_sessions
-        from page_scores s
-        where (select count(*) from unnest(m.week_sessions) as x(n) where x.n >= ${anomaly.minSessions}) < ${anomaly.minWeeks}
-          and s.site_id = m.site_id and s.environment = 'production' and s.page = m.page
-          and s.window_start >= m.latest_start - interval '1 day' and s.window_start < m.latest_start) d on true
-      where m.site_id = ${siteId} and m.page = any(${[...pages]}::text[])`
-  ).execute(db);
+  const { rows } = await sql<MarkRow>`select m.page, m.latest_score, m.latest_sessions, m.previous_score,
+      (extract(epoch from m.latest_start) * 1000)::float8 as latest_ms,
+      (extract(epoch from m.first_start) * 1000)::float8 as first_ms,
+      ${anomaly === null ? sql`null::real[] as week_scores, null::int[] as week_sessions` : sql`m.week_scores, m.week_sessions`}
+    from alert_page_marks m where m.site_id = ${siteId} and m.page = any(${[...pages]}::text[])`.execute(db);
   const zip = (scores: number[] | null, sessions: number[] | null) =>
     (scores ?? []).map((score, i) => ({ score: Number(score), sessions: sessions![i]! }));
-  return rows.map((r) => ({
-    page: r.page,
-    score: Number(r.latest_score),
-    sessions: r.latest_sessions,
-    windowStart: r.latest_ms,
-    previous: r.previous_score === null ? null : Number(r.previous_score),
-    firstSeen: r.first_ms,
-    weekly: zip(r.week_scores, r.week_sessions),
-    last24h: zip(r.day_scores, r.day_sessions),
-  }));
+  const out = rows.map(
+    (r): PageNow => ({
+      page: r.page,
+      score: Number(r.latest_score),
+      sessions: r.latest_sessions,
+      windowStart: r.latest_ms,
+      previous: r.previous_score === null ? null : Number(r.previous_score),
+      firstSeen: r.first_ms,
+      weekly: zip(r.week_scores, r.week_sessions),
+      last24h: [],
+    }),
+  );
+  if (anomaly === null) return out;
+  // The rolling 24 h only where the band uses it: a second statement for those pages alone (none on a site with weeks
+  // of history), not a lateral evaluated on every page's row.
+  const thin = out.filter((p) => p.weekly.filter((x) => x.sessions >= anomaly.minSessions).length < anomaly.minWeeks);
+  if (thin.length === 0) return out;
+  const { rows: days } = await sql<{ page: string; day_scores: number[]; day_sessions: number[] }>`
+    select m.page, d.day_scores, d.day_sessions
+    from alert_page_marks m
+    cross join lateral (
+      select array_agg(s.score order by s.window_start) as day_scores,
+             array_agg(s.sessions order by s.window_start) as day_sessions
+      from page_scores s
+      where s.site_id = m.site_id and s.environment = 'production' and s.page = m.page
+        and s.window_start >= m.latest_start - interval '1 day' and s.window_start < m.latest_start) d
+    where m.site_id = ${siteId} and m.page = any(${thin.map((p) => p.page)}::text[]) and d.day_scores is not null`.execute(
+    db,
+  );
+  const byPage = new Map(thin.map((p) => [p.page, p]));
+  for (const d of days) byPage.get(d.page)!.last24h = zip(d.day_scores, d.day_sessions);
+  return out;
 }
 
 interface MarkRow {
@@ -133,8 +140,6 @@ interface MarkRow {
   first_ms: number;
   week_scores: number[] | null;
   week_sessions: number[] | null;
-  day_scores: number[] | null;
-  day_sessions: number[] | null;
 }
 
 /** Daily production scores since `sinceDay` (YYYY-MM-DD), oldest first, per page (trend). */
