@@ -63,7 +63,7 @@ export class DegradationMonitor {
     this.timer = setInterval(() => {
       this.running = this.check().then(
         () => undefined,
-        (err: unknown) => this.o.log.warn({ err: (err as Error).message }, 'degradation check failed'),
+        (err: unknown) => this.o.log.warn({ err }, 'degradation check failed'),
       );
     }, CHECK_EVERY_MS);
     this.timer.unref();
@@ -81,7 +81,7 @@ export class DegradationMonitor {
       await sql`select 1`.execute(this.o.db);
     } catch (err) {
       this.dbDownSince ??= now.getTime();
-      this.o.log.error({ err: (err as Error).message }, 'database unreachable');
+      this.o.log.error({ err }, 'database unreachable');
       return [
         {
           kind: 'database_unreachable',
@@ -171,7 +171,7 @@ export class DegradationMonitor {
       const lag = await this.o.bus
         .consumerLag(this.o.topology.eventsStream, this.o.topology.partitionConsumer(p))
         .catch((err: unknown) => {
-          this.o.log.warn({ err: (err as Error).message, partition: p }, 'processor lag unreadable');
+          this.o.log.warn({ err, partition: p }, 'processor lag unreadable');
           return null;
         });
       if (!lag) continue;

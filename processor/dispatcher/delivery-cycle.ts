@@ -149,7 +149,7 @@ export class DeliveryCycle {
         this.o.stats.statements += await this.recorder.writeUnsuccessful(group, now);
       } catch (err) {
         this.o.log.warn(
-          { err: (err as Error).message, deliveries: group.length - succeeded.length },
+          { err, deliveries: group.length - succeeded.length },
           'recording failed delivery attempts failed; their claims come due again after the lease',
         );
       }
@@ -181,7 +181,7 @@ export class DeliveryCycle {
       }
     } catch (err) {
       this.o.log.warn(
-        { err: (err as Error).message, deliveries: succeeded.length, claiming: limit > 0 },
+        { err, deliveries: succeeded.length, claiming: limit > 0 },
         'recording delivery attempts or claiming due deliveries failed; unrecorded claims come due again after the lease, claims are retried after the poll interval',
       );
       if (limit > 0) await this.o.idle();

@@ -207,10 +207,7 @@ export class Dispatcher {
       queue.map((q) => ({ id: q.d.id, leasedUntil: new Date(q.claimedAt + CLAIM_LEASE_MS) })),
       new Date(this.o.now()),
     ).catch((err: unknown) =>
-      this.o.log.warn(
-        { err: (err as Error).message },
-        'handing back unsent claims failed; they come due again after the lease',
-      ),
+      this.o.log.warn({ err }, 'handing back unsent claims failed; they come due again after the lease'),
     );
   }
 

@@ -144,7 +144,7 @@ export class PartitionLeases {
         this.track(this.begin(p, h));
       }
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'partition lease heartbeat failed; retrying');
+      log.warn({ err }, 'partition lease heartbeat failed; retrying');
     }
     this.publishGauges();
   }
@@ -165,7 +165,7 @@ export class PartitionLeases {
       run.done.catch((err: unknown) => this.failLoop(err));
       log.info({ partition: p, epoch: h.epoch, processor: me }, 'partition consuming');
     } catch (err) {
-      log.error({ err: (err as Error).message, partition: p }, 'could not start a leased partition; releasing it');
+      log.error({ err, partition: p }, 'could not start a leased partition; releasing it');
       if (this.held.get(p) === h) await this.release(p, 'start failed');
     }
     this.publishGauges();
@@ -207,9 +207,7 @@ export class PartitionLeases {
   }
 
   private track(p: Promise<void>): void {
-    const t = p.catch((err: unknown) =>
-      this.o.log.warn({ err: (err as Error).message }, 'partition lease change failed'),
-    );
+    const t = p.catch((err: unknown) => this.o.log.warn({ err }, 'partition lease change failed'));
     this.pending.add(t);
     void t.finally(() => this.pending.delete(t));
   }
