@@ -27,24 +27,25 @@ const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
 const fromEvidenceJson = (rows: readonly EvidenceRow[]): EvidenceSession[] =>
   rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
 
-/** An issue row's key and state as the engine names them: what both loaders below read of every issue. */
-function storedIssueOf(
-  r: Pick<
-    IssueRow,
-    | 'id'
-    | 'site_id'
-    | 'page'
-    | 'cluster_selector'
-    | 'selector'
-    | 'signal_type'
-    | 'status'
-    | 'frozen'
-    | 'title'
-    | 'label'
-    | 'severity'
-    | 'last_signal_at'
-  >,
-) {
+/** The columns both issue loaders below read of every issue: its key and state. */
+const STORED_ISSUE_COLUMNS = [
+  'id',
+  'site_id',
+  'page',
+  'cluster_selector',
+  'selector',
+  'signal_type',
+  'status',
+  'frozen',
+  'title',
+  'label',
+  'severity',
+  'last_signal_at',
+] as const;
+type StoredIssueRow = Pick<IssueRow, (typeof STORED_ISSUE_COLUMNS)[number]>;
+
+/** Those columns as the engine names them. */
+function storedIssueOf(r: StoredIssueRow) {
   return {
     id: r.id,
     siteId: r.site_id,
@@ -78,26 +79,8 @@ export async function loadIssuesForKeys(
   if (keys.length === 0) return out;
   // Raw: kysely has no typed join on unnest(...) as k(columns), the one statement that finds a batch's issues by key.
   const { rows } = await sql<
-    Pick<
-      IssueRow,
-      | 'id'
-      | 'site_id'
-      | 'page'
-      | 'cluster_selector'
-      | 'selector'
-      | 'signal_type'
-      | 'label'
-      | 'title'
-      | 'status'
-      | 'frozen'
-      | 'signal_count'
-      | 'affected_sessions'
-      | 'severity'
-      | 'last_signal_at'
-      | 'resolved_at'
-      | 'signalling_again_at'
-      | 'evidence'
-    >
+    StoredIssueRow &
+      Pick<IssueRow, 'signal_count' | 'affected_sessions' | 'resolved_at' | 'signalling_again_at' | 'evidence'>
   >`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
            i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
@@ -235,22 +218,7 @@ export async function loadSiteIssues(db: Db, siteId: string, environment: Enviro
   const rows = await db
     .selectFrom('ux_issues')
     .where('environment', '=', environment)
-    .select([
-      'id',
-      'site_id',
-      'page',
-      'cluster_selector',
-      'selector',
-      'signal_type',
-      'status',
-      'frozen',
-      'title',
-      'hypothesis',
-      'label',
-      'severity',
-      'created_at',
-      'last_signal_at',
-    ])
+    .select([...STORED_ISSUE_COLUMNS, 'hypothesis', 'created_at'])
     .where('site_id', '=', siteId)
     .$if(o.lock === true, (q) => q.orderBy('id').forUpdate())
     .execute();
