@@ -1,6 +1,6 @@
 import { type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
-import { inScope } from '../../shared/db/scope.ts';
+import { inScope, onPage } from '../../shared/db/scope.ts';
 import { pageWithTotal } from '../../shared/db/snapshot.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
@@ -20,11 +20,7 @@ export interface ElementFilter {
 export async function listElements(db: Kysely<Database>, q: ElementFilter) {
   return pageWithTotal(
     db,
-    (trx) =>
-      trx
-        .selectFrom('page_elements')
-        .where(inScope(q))
-        .$if(q.page !== undefined, (qb) => qb.where('page', '=', q.page!)),
+    (trx) => trx.selectFrom('page_elements').where(q.page === undefined ? inScope(q) : onPage({ ...q, page: q.page })),
     (base) =>
       base
         .select([

@@ -51,46 +51,43 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
   const db = stack.infra.database.db;
   const created: string[] = [];
   const track = (id: string) => (created.push(id), id);
+  /** A new id, tracked, once `insert` has stored the row that has it. */
+  const made = async (insert: (id: string) => Promise<unknown>) => {
+    const id = track(randomUUID());
+    await insert(id);
+    return id;
+  };
   return {
     orgId: tenant.orgId,
     siteId: tenant.siteId,
     created,
-    async ruleId() {
-      const id = track(randomUUID());
-      await db
-        .insertInto('alert_rules')
-        .values({
-          id,
-          site_id: tenant.siteId,
-          name: `rule ${id.slice(0, 4)}`,
-          trigger_type: 'spike',
-          threshold: 10,
-          cooldown_minutes: 60,
-          channels: ['email'],
-          page_pattern: '/checkout*',
-          slack_channel: null,
-          enabled: true,
-        })
-        .execute();
-      return id;
-    },
-    async alertId() {
-      const id = track(randomUUID());
-      await insertAlertRow(db, tenant.siteId, {
-        id,
-      });
-      return id;
-    },
-    async issueId() {
-      const id = track(randomUUID());
-      const now = new Date();
-      await sql`
+    ruleId: () =>
+      made((id) =>
+        db
+          .insertInto('alert_rules')
+          .values({
+            id,
+            site_id: tenant.siteId,
+            name: `rule ${id.slice(0, 4)}`,
+            trigger_type: 'spike',
+            threshold: 10,
+            cooldown_minutes: 60,
+            channels: ['email'],
+            page_pattern: '/checkout*',
+            enabled: true,
+          })
+          .execute(),
+      ),
+    alertId: () => made((id) => insertAlertRow(db, tenant.siteId, { id })),
+    issueId: () =>
+      made((id) => {
+        const now = new Date();
+        return sql`
         insert into ux_issues (id, site_id, page, cluster_selector, selector, signal_type, title, hypothesis, signal_count, affected_sessions, severity, first_signal_at, last_signal_at)
         values (${id}, ${tenant.siteId}, '/checkout', ${`#pay-${id}`}, ${`#pay-${id}`}, 'rage_click', 'Rage clicks on Pay', 'The button does not answer', 12, 5, 40, ${now}, ${now})`.execute(
-        db,
-      );
-      return id;
-    },
+          db,
+        );
+      }),
     async memberId() {
       const userId = await createMember(db, {
         orgId: tenant.orgId,
@@ -101,44 +98,41 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
       const m = await db.selectFrom('memberships').select('id').where('user_id', '=', userId).executeTakeFirstOrThrow();
       return track(m.id);
     },
-    async webhookId() {
-      const id = track(randomUUID());
-      await db
-        .insertInto('webhook_endpoints')
-        .values({
-          id,
-          org_id: tenant.orgId,
-          site_id: tenant.siteId,
-          url: 'https://hooks.test.example/x',
-          description: null,
-          events: ['alert.triggered'],
-          active: true,
-          secret_sealed: 'v1.x.y.z',
-          deleted_at: null,
-        })
-        .execute();
-      return id;
-    },
+    webhookId: () =>
+      made((id) =>
+        db
+          .insertInto('webhook_endpoints')
+          .values({
+            id,
+            org_id: tenant.orgId,
+            site_id: tenant.siteId,
+            url: 'https://hooks.test.example/x',
+            events: ['alert.triggered'],
+            active: true,
+            secret_sealed: 'v1.x.y.z',
+          })
+          .execute(),
+      ),
     async integrationId() {
       await db
         .deleteFrom('integrations')
         .where('site_id', '=', tenant.siteId)
         .where('provider', '=', 'linear')
         .execute();
-      const id = track(randomUUID());
-      await db
-        .insertInto('integrations')
-        .values({
-          id,
-          org_id: tenant.orgId,
-          site_id: tenant.siteId,
-          provider: 'linear',
-          config: JSON.stringify({ team_id: 'ENG' }),
-          secret_fields: ['api_key'],
-          secrets_sealed: 'v1.x.y.z',
-        })
-        .execute();
-      return id;
+      return made((id) =>
+        db
+          .insertInto('integrations')
+          .values({
+            id,
+            org_id: tenant.orgId,
+            site_id: tenant.siteId,
+            provider: 'linear',
+            config: JSON.stringify({ team_id: 'ENG' }),
+            secret_fields: ['api_key'],
+            secrets_sealed: 'v1.x.y.z',
+          })
+          .execute(),
+      );
     },
     async keyId() {
       return track(
@@ -146,26 +140,21 @@ export function tenantFixtures(stack: TestStack, tenant: TestTenant): Fixtures &
           .id,
       );
     },
-    async deployId() {
-      const id = track(randomUUID());
-      await db
-        .insertInto('deploys')
-        .values({
-          id,
-          site_id: tenant.siteId,
-          environment: 'production',
-          version: `v-${id.slice(0, 8)}`,
-          commit_sha: null,
-          url: null,
-          description: null,
-          confusion_before: 20,
-          recorded_at: new Date(),
-          idempotency_key: null,
-          created_by: 'fixture',
-        })
-        .execute();
-      return id;
-    },
+    deployId: () =>
+      made((id) =>
+        db
+          .insertInto('deploys')
+          .values({
+            id,
+            site_id: tenant.siteId,
+            environment: 'production',
+            version: `v-${id.slice(0, 8)}`,
+            confusion_before: 20,
+            recorded_at: new Date(),
+            created_by: 'fixture',
+          })
+          .execute(),
+      ),
     async newSiteId() {
       return track(
         (await provisionSite(db, { orgId: tenant.orgId, name: 'extra', url: 'https://extra.example' })).siteId,

@@ -143,23 +143,19 @@ export function conditionOf(trigger: TriggerType, threshold: number, o: PageObse
   const before = o.previousScore ?? null;
   switch (trigger) {
     case 'spike':
+    case 'positive': {
+      // Mirror triggers: a rise against the level before, or a fall.
+      const rises = trigger === 'spike';
+      const change = before === null ? null : rises ? s - before : before - s;
       return {
-        holds: before !== null && s - before >= threshold,
+        holds: change !== null && change >= threshold,
         scoreBefore: before,
         scoreAfter: s,
         get summary() {
-          return `score rose from ${round(before ?? s)} to ${round(s)} (threshold +${threshold})`;
+          return `score ${rises ? 'rose' : 'fell'} from ${round(before ?? s)} to ${round(s)} (threshold ${rises ? '+' : '−'}${threshold})`;
         },
       };
-    case 'positive':
-      return {
-        holds: before !== null && before - s >= threshold,
-        scoreBefore: before,
-        scoreAfter: s,
-        get summary() {
-          return `score fell from ${round(before ?? s)} to ${round(s)} (threshold −${threshold})`;
-        },
-      };
+    }
     case 'budget':
       return {
         holds: s > threshold,

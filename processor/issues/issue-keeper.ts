@@ -157,7 +157,7 @@ export class IssueKeeper {
     const keys = new Map<string, ClusterKey>();
     for (const c of siteClusters(this.state, siteId)) keys.set(clusterKeyString(c.key), c.key);
     for (const r of await loadSiteIssues(db, siteId, this.environment)) {
-      const key = { siteId, page: r.page, selector: r.cluster_selector, signalType: r.signal_type };
+      const key = { siteId, page: r.page, selector: r.clusterSelector, signalType: r.signalType };
       keys.set(clusterKeyString(key), key);
     }
     return this.reconcile(db, [...keys.values()], now, pageSessions, new ClusterReader(this.state));

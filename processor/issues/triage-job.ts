@@ -2,7 +2,6 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { planTriage, type TriageIssue } from '../engine/triage.ts';
-import type { IssueStatus } from '../engine/clustering.ts';
 import { utcDate } from '../engine/time.ts';
 import { applyTriageChanges, insertIssueUpdates, loadSiteIssues } from '../store/issues.store.ts';
 import { newId } from '../../shared/ids.ts';
@@ -53,21 +52,9 @@ async function triageEnvironment(
   // result, or waits for the triage and applies on top of it. The triage never writes over a person's change.
   const rows = await loadSiteIssues(trx, siteId, environment, { lock: true });
   const issues: TriageIssue[] = rows.map((r) => ({
-    id: r.id,
-    siteId: r.site_id,
-    page: r.page,
-    selector: r.selector,
-    signalType: r.signal_type,
-    status: r.status as IssueStatus,
-    frozen: r.frozen,
-    title: r.title,
-    hypothesis: r.hypothesis,
-    label: r.label,
-    severity: r.severity,
-    createdAt: new Date(r.created_at).getTime(),
-    lastSignalAt: r.last_signal_at ? new Date(r.last_signal_at).getTime() : null,
-    pageSessions: live.pageSessions(r.site_id, r.page),
-    windowAffectedSessions: live.windowAffectedSessions(r.site_id, r.page, r.cluster_selector, r.signal_type),
+    ...r,
+    pageSessions: live.pageSessions(r.siteId, r.page),
+    windowAffectedSessions: live.windowAffectedSessions(r.siteId, r.page, r.clusterSelector, r.signalType),
   }));
   const actions = planTriage(issues, now);
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -94,11 +81,11 @@ async function triageEnvironment(
           changes,
           issue: {
             id: r.id,
-            site_id: r.site_id,
+            site_id: r.siteId,
             environment,
             page: r.page,
             element_selector: r.selector,
-            signal_type: r.signal_type,
+            signal_type: r.signalType,
             title: a.changes.title ?? r.title,
             status: a.changes.status ?? r.status,
             severity: a.changes.severity ?? r.severity,

@@ -27,6 +27,41 @@ const toEvidenceJson = (ev: readonly EvidenceSession[]) =>
 const fromEvidenceJson = (rows: readonly EvidenceRow[]): EvidenceSession[] =>
   rows.map((e) => ({ sessionId: e.session_id, signals: e.signals, lastSignalAt: Date.parse(e.last_signal_at) }));
 
+/** The columns both issue loaders below read of every issue: its key and state. */
+const STORED_ISSUE_COLUMNS = [
+  'id',
+  'site_id',
+  'page',
+  'cluster_selector',
+  'selector',
+  'signal_type',
+  'status',
+  'frozen',
+  'title',
+  'label',
+  'severity',
+  'last_signal_at',
+] as const;
+type StoredIssueRow = Pick<IssueRow, (typeof STORED_ISSUE_COLUMNS)[number]>;
+
+/** Those columns as the engine names them. */
+function storedIssueOf(r: StoredIssueRow) {
+  return {
+    id: r.id,
+    siteId: r.site_id,
+    page: r.page,
+    clusterSelector: r.cluster_selector,
+    selector: r.selector,
+    signalType: r.signal_type,
+    status: r.status as IssueStatus,
+    frozen: r.frozen,
+    title: r.title,
+    label: r.label,
+    severity: r.severity,
+    lastSignalAt: new Date(r.last_signal_at).getTime(),
+  };
+}
+
 const keyOf = (siteId: string, page: string, selector: string, type: string) =>
   `${siteId}\u0000${page}\u0000${selector}\u0000${type}`;
 export const issueKeyString = (k: ClusterKey) => keyOf(k.siteId, k.page, k.selector, k.signalType);
@@ -44,26 +79,8 @@ export async function loadIssuesForKeys(
   if (keys.length === 0) return out;
   // Raw: kysely has no typed join on unnest(...) as k(columns), the one statement that finds a batch's issues by key.
   const { rows } = await sql<
-    Pick<
-      IssueRow,
-      | 'id'
-      | 'site_id'
-      | 'page'
-      | 'cluster_selector'
-      | 'selector'
-      | 'signal_type'
-      | 'label'
-      | 'title'
-      | 'status'
-      | 'frozen'
-      | 'signal_count'
-      | 'affected_sessions'
-      | 'severity'
-      | 'last_signal_at'
-      | 'resolved_at'
-      | 'signalling_again_at'
-      | 'evidence'
-    >
+    StoredIssueRow &
+      Pick<IssueRow, 'signal_count' | 'affected_sessions' | 'resolved_at' | 'signalling_again_at' | 'evidence'>
   >`
     select i.id, i.site_id, i.page, i.cluster_selector, i.selector, i.signal_type, i.label, i.title, i.status, i.frozen,
            i.signal_count, i.affected_sessions, i.severity::float8 as severity, i.last_signal_at, i.resolved_at, i.signalling_again_at, i.evidence
@@ -74,28 +91,15 @@ export async function loadIssuesForKeys(
     where i.environment = ${environment}
     order by i.id
     for update of i`.execute(db);
-  for (const r of rows) {
-    const ev = fromEvidenceJson(r.evidence);
+  for (const r of rows)
     out.set(keyOf(r.site_id, r.page, r.cluster_selector, r.signal_type), {
-      id: r.id,
-      siteId: r.site_id,
-      page: r.page,
-      clusterSelector: r.cluster_selector,
-      signalType: r.signal_type,
-      title: r.title,
-      status: r.status as IssueStatus,
-      frozen: r.frozen,
-      selector: r.selector,
-      label: r.label,
+      ...storedIssueOf(r),
       signalCount: r.signal_count,
       affectedSessions: r.affected_sessions,
-      severity: r.severity,
-      lastSignalAt: new Date(r.last_signal_at).getTime(),
       resolvedAt: r.resolved_at ? new Date(r.resolved_at).getTime() : null,
-      evidence: ev,
+      evidence: fromEvidenceJson(r.evidence),
       signallingAgainAt: r.signalling_again_at ? new Date(r.signalling_again_at).getTime() : null,
     });
-  }
   return out;
 }
 
@@ -211,28 +215,18 @@ export async function* loadSignalEvents(
 
 /** Every issue of a site in one environment, as the nightly triage and the recompute read it. */
 export async function loadSiteIssues(db: Db, siteId: string, environment: Environment, o: { lock?: boolean } = {}) {
-  return db
+  const rows = await db
     .selectFrom('ux_issues')
     .where('environment', '=', environment)
-    .select([
-      'id',
-      'site_id',
-      'page',
-      'cluster_selector',
-      'selector',
-      'signal_type',
-      'status',
-      'frozen',
-      'title',
-      'hypothesis',
-      'label',
-      'severity',
-      'created_at',
-      'last_signal_at',
-    ])
+    .select([...STORED_ISSUE_COLUMNS, 'hypothesis', 'created_at'])
     .where('site_id', '=', siteId)
     .$if(o.lock === true, (q) => q.orderBy('id').forUpdate())
     .execute();
+  return rows.map((r) => ({
+    ...storedIssueOf(r),
+    hypothesis: r.hypothesis,
+    createdAt: new Date(r.created_at).getTime(),
+  }));
 }
 
 /** Applies a triage action's fields. */

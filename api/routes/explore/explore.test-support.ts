@@ -48,24 +48,15 @@ export async function insertDataset(db: Kysely<Database>, data: Dataset): Promis
     await db
       .insertInto('sessions')
       .values(
+        // The reference session's fields are sessions columns; what it does not model gets plain values.
         chunk.map((s) => ({
-          site_id: s.site_id,
-          id: s.id,
+          ...s,
           started_at: new Date(s.started_at),
           last_seen_at: new Date(s.last_seen_at),
-          device: s.device,
-          source: s.source,
-          referrer: null,
-          app_version: s.app_version,
-          environment: s.environment,
-          anonymous_id: null,
           first_page: '/',
           last_page: '/',
           event_count: 0,
-          page_views: s.page_views,
           signal_count: 0,
-          conversions: s.conversions,
-          revenue: s.revenue,
         })),
       )
       .execute();
