@@ -348,12 +348,33 @@ test('storage denied and sendBeacon broken: the SDK degrades quietly and still d
   );
 });
 
-test('a page handler that throws on every click does not stop detection, and only its own error shows', async (t) => {
-  await withSdk(
+/**
+ * The shop, broken first by `breakPage` (run in the page before its own scripts), and one click on its dead
+ * #wishlist: detection and the SDK's error handling both run; `fn` checks what followed.
+ */
+const deadClickOnBrokenShop = (breakPage: () => void, fn: (s: Session) => Promise<void>): Promise<void> =>
+  withSdk(
     { flushInterval: 250 },
-    async ({ key, page, v, pageErrors }) => {
-      await v.goto('/shop.html');
-      await v.click('#wishlist');
+    async (s) => {
+      await s.v.goto('/shop.html');
+      await s.v.click('#wishlist');
+      await fn(s);
+    },
+    breakPage,
+  );
+
+test('a page handler that throws on every click does not stop detection, and only its own error shows', async (t) => {
+  await deadClickOnBrokenShop(
+    () => {
+      document.addEventListener(
+        'click',
+        () => {
+          throw new Error('host handler failed');
+        },
+        true,
+      );
+    },
+    async ({ key, page, pageErrors }) => {
       const s = await settle(page);
       const signals = env.capture.events(key).filter((e) => e.type === 'signal');
       t.deepEqual(signals.map((e) => `${e.signal} ${e.selector}`).sort(), [
@@ -368,24 +389,22 @@ test('a page handler that throws on every click does not stop detection, and onl
       t.deepEqual(pageErrors, ['host handler failed'], "the page's own error, once, and nothing from the SDK");
       t.is(s.errors, 0);
     },
-    () => {
-      document.addEventListener(
-        'click',
-        () => {
-          throw new Error('host handler failed');
-        },
-        true,
-      );
-    },
   );
 });
 
 test('browser APIs the SDK relies on, broken: contained inside the SDK, never a page error', async (t) => {
-  await withSdk(
-    { flushInterval: 250 },
-    async ({ key, page, v, pageErrors }) => {
-      await v.goto('/shop.html');
-      await v.click('#wishlist');
+  await deadClickOnBrokenShop(
+    () => {
+      // Things only the SDK uses (Playwright's own injected script needs MutationObserver and layout).
+      performance.getEntriesByType = () => {
+        throw new Error('no timeline');
+      };
+      delete (CSS as { escape?: unknown }).escape;
+      document.createTreeWalker = () => {
+        throw new Error('no walkers');
+      };
+    },
+    async ({ key, page, pageErrors }) => {
       await F(page, `track('still-working')`);
       const s = await settle(page);
       t.true(s.errors > 0, 'the failures were caught inside the SDK');
@@ -401,16 +420,6 @@ test('browser APIs the SDK relies on, broken: contained inside the SDK, never a 
         'a signal loses only the broken parts',
       );
       noInvalid(t, key);
-    },
-    () => {
-      // Things only the SDK uses (Playwright's own injected script needs MutationObserver and layout).
-      performance.getEntriesByType = () => {
-        throw new Error('no timeline');
-      };
-      delete (CSS as { escape?: unknown }).escape;
-      document.createTreeWalker = () => {
-        throw new Error('no walkers');
-      };
     },
   );
 });

@@ -1,8 +1,9 @@
 /**
  * Serves ingest/sdk/fixtures on 127.0.0.1 (port 0) as a small site, with the SDK injected at each
- * page's `<!--FRICTION-->` marker. What is injected is decided per browser context through the
- * `friction` cookie, so concurrent visitors can use different keys and options on one server:
- * `{ key, endpoint, config?, esm? }`; without the cookie the page has no SDK at all.
+ * page's `<!--FRICTION-->` marker (and the import map of the site's libraries at `<!--IMPORTMAP-->`).
+ * What is injected is decided per browser context through the `friction` cookie, so concurrent visitors
+ * can use different keys and options on one server: `{ key, endpoint, config?, esm? }`; without the cookie
+ * the page has no SDK at all.
  */
 import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
@@ -17,10 +18,21 @@ import { buildSdk } from '../build.ts';
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
 const modules = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules');
-/** Library modules the fixtures load, by URL. */
+/** The bare names the fixture apps import, by the URL this server answers them at. */
+const IMPORTS = {
+  preact: '/vendor/preact.mjs',
+  'preact/hooks': '/vendor/preact-hooks.mjs',
+  // One bundle for both names (see bundleReact).
+  react: '/vendor/react.mjs',
+  'react-dom/client': '/vendor/react.mjs',
+};
+/** What a page's `<!--IMPORTMAP-->` marker becomes. */
+const IMPORT_MAP = `<script type="importmap">${JSON.stringify({ imports: IMPORTS })}</script>`;
+
+/** Library modules served from node_modules as they are, by URL. */
 const VENDOR: Record<string, string> = {
-  '/vendor/preact.mjs': 'preact/dist/preact.mjs',
-  '/vendor/preact-hooks.mjs': 'preact/hooks/dist/hooks.mjs',
+  [IMPORTS.preact]: 'preact/dist/preact.mjs',
+  [IMPORTS['preact/hooks']]: 'preact/hooks/dist/hooks.mjs',
 };
 
 /**
@@ -124,7 +136,7 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
         res.end(await readFile(path.join(modules, vendor)));
         return;
       }
-      if (p === '/vendor/react.mjs') {
+      if (p === IMPORTS.react) {
         react ??= bundleReact();
         const code = await react.catch((e: unknown) => {
           react = undefined;
@@ -160,7 +172,7 @@ export async function startFixtures(sdk: { iife: string; esm: string }): Promise
       }
       const c = readCookie(req.headers.cookie);
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end(body.replace('<!--FRICTION-->', c ? snippet(c) : ''));
+      res.end(body.replace('<!--IMPORTMAP-->', IMPORT_MAP).replace('<!--FRICTION-->', c ? snippet(c) : ''));
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();

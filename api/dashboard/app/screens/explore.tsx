@@ -1,5 +1,5 @@
-import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { createContext, type ComponentChildren } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
 import { ApiError, post } from '../api.ts';
 import { go, href, route } from '../route.ts';
 import { ErrorNote, Options, Show, Table, fmtDate, useData } from '../ui.tsx';
@@ -142,19 +142,20 @@ function shownPaths(f: Form): Set<string> {
   return new Set(['window_days', 'filters', ...rows, ...out]);
 }
 
+/** The server's refusals of the last run, by path: every control of the form looks up its own. */
+const Refusals = createContext<Map<string, string>>(new Map());
+
 /** A labelled control with the server's refusal for its path, if any, beside it and announced with it. */
 function Labelled({
   label,
   path,
-  errs,
   children,
 }: {
   label: string;
   path: string;
-  errs: Map<string, string>;
   children: (describedBy: string | undefined) => ComponentChildren;
 }) {
-  const msg = errs.get(path);
+  const msg = useContext(Refusals).get(path);
   const id = `err-${path.replace(/[^a-z0-9]/gi, '-')}`;
   return (
     <label class="field">
@@ -173,18 +174,16 @@ function Labelled({
 function NumberField({
   label,
   path,
-  errs,
   value,
   onValue,
 }: {
   label: string;
   path: string;
-  errs: Map<string, string>;
   value: string;
   onValue: (v: string) => void;
 }) {
   return (
-    <Labelled label={label} path={path} errs={errs}>
+    <Labelled label={label} path={path}>
       {(d) => (
         <input
           type="number"
@@ -351,7 +350,7 @@ export function ExploreScreen({ site }: { site: string }) {
   };
 
   return (
-    <>
+    <Refusals.Provider value={errs}>
       <h1>Explorer</h1>
       <form class="card explore" onSubmit={run} aria-describedby="explore-help">
         <p id="explore-help" class="muted">
@@ -368,7 +367,6 @@ export function ExploreScreen({ site }: { site: string }) {
           <NumberField
             label="Window (days, 1-90)"
             path="window_days"
-            errs={errs}
             value={form.window}
             onValue={(window) => set({ window })}
           />
@@ -387,7 +385,7 @@ export function ExploreScreen({ site }: { site: string }) {
             const n = i + 1;
             return (
               <div class="row filter-row" key={i} role="group" aria-label={`Filter ${n}`} data-testid="filter-row">
-                <Labelled label={`Filter ${n} field`} path={`filters[${i}].field`} errs={errs}>
+                <Labelled label={`Filter ${n} field`} path={`filters[${i}].field`}>
                   {(d) => (
                     <select
                       value={r.field}
@@ -408,7 +406,7 @@ export function ExploreScreen({ site }: { site: string }) {
                     </select>
                   )}
                 </Labelled>
-                <Labelled label={`Filter ${n} operator`} path={`filters[${i}].op`} errs={errs}>
+                <Labelled label={`Filter ${n} operator`} path={`filters[${i}].op`}>
                   {(d) => (
                     <select
                       value={r.op}
@@ -421,7 +419,7 @@ export function ExploreScreen({ site }: { site: string }) {
                     </select>
                   )}
                 </Labelled>
-                <Labelled label={`Filter ${n} value`} path={`filters[${i}].value`} errs={errs}>
+                <Labelled label={`Filter ${n} value`} path={`filters[${i}].value`}>
                   {(d) =>
                     isBool(r.field) ? (
                       <select
@@ -481,13 +479,12 @@ export function ExploreScreen({ site }: { site: string }) {
               <NumberField
                 label="Sessions to list (1-500)"
                 path="output.limit"
-                errs={errs}
                 value={form.limit}
                 onValue={(limit) => set({ limit })}
               />
             ) : (
               <>
-                <Labelled label="Metric" path="output.metric" errs={errs}>
+                <Labelled label="Metric" path="output.metric">
                   {(d) => (
                     <select
                       value={form.metric}
@@ -498,7 +495,7 @@ export function ExploreScreen({ site }: { site: string }) {
                     </select>
                   )}
                 </Labelled>
-                <Labelled label="Group by" path="output.group_by" errs={errs}>
+                <Labelled label="Group by" path="output.group_by">
                   {(d) => (
                     <select
                       value={form.groupBy}
@@ -548,6 +545,6 @@ export function ExploreScreen({ site }: { site: string }) {
           </Show>
         )}
       </section>
-    </>
+    </Refusals.Provider>
   );
 }

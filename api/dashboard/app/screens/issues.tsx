@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { SIGNAL_CATALOG } from '../../../../shared/domain/signal-catalog.ts';
 import { get, patch } from '../api.ts';
 import { go, href, route } from '../route.ts';
 import type { Issue, IssueDetail, ScorePoint } from '../types.ts';
@@ -10,15 +11,8 @@ export const STATUSES = ['open', 'triaged', 'in_progress', 'verified', 'resolved
 function StatusOptions() {
   return <Options values={STATUSES} label={(s) => s.replace('_', ' ')} />;
 }
-const TYPES = [
-  'rage_click',
-  'dead_click',
-  'disabled_element_attempt',
-  'form_abandon',
-  'form_restart',
-  'error_encounter',
-  'navigation_loop',
-];
+/** The types an issue can have: the engine's catalogued signals, heaviest first. */
+const TYPES = SIGNAL_CATALOG.map((d) => d.type);
 type Triage = Partial<Pick<Issue, 'status' | 'assigned_to' | 'note' | 'frozen'>>;
 
 /**

@@ -17,6 +17,7 @@ import {
   fmtDate,
   useData,
   useSubmit,
+  type Loaded,
 } from '../ui.tsx';
 
 const TABS: [string, string][] = [
@@ -49,6 +50,89 @@ function ActForm({
       </button>
       {err && <ErrorNote error={err} />}
     </form>
+  );
+}
+
+/** What a row of a `ListAndAdd` list may do besides its own controls. */
+interface RowActions {
+  /** Says a row action's refusal under the list. */
+  failed: (e: Error) => void;
+  /** The row's last cell: the button that deletes it at `path` (asking `question` first), then reloads the list. */
+  removeCell: (p: { path: string; label: string; name: string; question: string }) => ComponentChildren;
+}
+
+/**
+ * A settings list and, under it, the form that adds to it. A row's action (revoke, delete, toggle) that the API refuses
+ * is said under the list.
+ */
+function ListAndAdd<T>({
+  l,
+  what,
+  list,
+  heading,
+  label,
+  act,
+  children,
+}: {
+  l: Loaded<T>;
+  what: string;
+  list: (d: T, row: RowActions) => ComponentChildren;
+  heading: string;
+  label: string;
+  act: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
+  const [err, setErr] = useState<Error | null>(null);
+  const row: RowActions = {
+    failed: setErr,
+    removeCell: (p) => (
+      <td>
+        <DeleteButton {...p} done={l.reload} failed={setErr} />
+      </td>
+    ),
+  };
+  return (
+    <>
+      <Show l={l} what={what}>
+        {(d) => list(d, row)}
+      </Show>
+      {err && <ErrorNote error={err} />}
+      <h3>{heading}</h3>
+      <ActForm label={label} act={act}>
+        {children}
+      </ActForm>
+    </>
+  );
+}
+
+/** A required number field: the browser holds it to [min, max] before the form is sent; the text is kept as typed. */
+function RangeField({
+  label,
+  min,
+  max,
+  step,
+  value,
+  set,
+}: {
+  label: string;
+  min: number;
+  max: number;
+  step?: number;
+  value: string;
+  set: (v: string) => void;
+}) {
+  return (
+    <Field label={label}>
+      <input
+        type="number"
+        min={min}
+        max={max}
+        step={step}
+        required
+        value={value}
+        onInput={(e) => set(e.currentTarget.value)}
+      />
+    </Field>
   );
 }
 
@@ -136,11 +220,12 @@ function Keys({ site }: { site: string }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['query:read']);
   const [secret, setSecret] = useState<string | null>(null);
-  const [err, setErr] = useState<Error | null>(null);
   return (
     <>
-      <Show l={l} what="keys">
-        {(d) => (
+      <ListAndAdd
+        l={l}
+        what="keys"
+        list={(d, { removeCell }) => (
           <Table caption="API keys" head={['Name', 'Type', 'Key', 'Scopes', 'Created', '']}>
             {d.keys.map((k) => (
               <tr key={k.id} data-testid="key-row">
@@ -151,28 +236,21 @@ function Keys({ site }: { site: string }) {
                 </td>
                 <td>{k.scopes.join(', ')}</td>
                 <td>{fmtDate(k.created_at)}</td>
-                <td>
-                  {k.revoked_at ? (
-                    `revoked ${fmtDate(k.revoked_at)}`
-                  ) : (
-                    <DeleteButton
-                      path={`/v1/manage/keys/${k.id}`}
-                      label="Revoke"
-                      name={k.name ?? k.key_prefix}
-                      question={`Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`}
-                      done={l.reload}
-                      failed={setErr}
-                    />
-                  )}
-                </td>
+                {k.revoked_at ? (
+                  <td>revoked {fmtDate(k.revoked_at)}</td>
+                ) : (
+                  removeCell({
+                    path: `/v1/manage/keys/${k.id}`,
+                    label: 'Revoke',
+                    name: k.name ?? k.key_prefix,
+                    question: `Revoke ${k.name ?? k.key_prefix}? Anything using it stops working at once.`,
+                  })
+                )}
               </tr>
             ))}
           </Table>
         )}
-      </Show>
-      {err && <ErrorNote error={err} />}
-      <h3>Create a key</h3>
-      <ActForm
+        heading="Create a key"
         label="Create key"
         act={async () => {
           const k = await post<{ key: string }>('/v1/manage/keys', {
@@ -215,7 +293,7 @@ function Keys({ site }: { site: string }) {
             </label>
           ))}
         </fieldset>
-      </ActForm>
+      </ListAndAdd>
       {secret && <Secret what="New key" value={secret} />}
     </>
   );
@@ -484,8 +562,10 @@ function Integrations({ site }: { site: string }) {
       <p class="muted">
         Email alerts need no integration: they go to the organization's members through the server's SMTP settings.
       </p>
-      <Show l={l} what="integrations">
-        {(d) =>
+      <ListAndAdd
+        l={l}
+        what="integrations"
+        list={(d) =>
           d.integrations.length === 0 ? (
             <p class="muted">No integration connected.</p>
           ) : (
@@ -508,9 +588,7 @@ function Integrations({ site }: { site: string }) {
             </Table>
           )
         }
-      </Show>
-      <h3>Connect</h3>
-      <ActForm
+        heading="Connect"
         label="Connect"
         act={async () => {
           await post('/v1/manage/integrations', { site_id: site, provider, config: config() });
@@ -532,7 +610,7 @@ function Integrations({ site }: { site: string }) {
             <input value={channel} onInput={(e) => setChannel(e.currentTarget.value)} />
           </Field>
         )}
-      </ActForm>
+      </ListAndAdd>
     </>
   );
 }
@@ -548,93 +626,76 @@ function Rules({ site }: { site: string }) {
   const [trigger, setTrigger] = useState('spike');
   const [threshold, setThreshold] = useState('20');
   const [pattern, setPattern] = useState('');
-  const [err, setErr] = useState<Error | null>(null);
   return (
-    <>
-      <Show l={l} what="alert rules">
-        {(d) =>
-          d.alert_rules.length === 0 ? (
-            <p class="muted">No alert rule.</p>
-          ) : (
-            <Table caption="Alert rules" head={['Name', 'Trigger', 'Threshold', 'Pages', 'Channels', 'Enabled', '']}>
-              {d.alert_rules.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.name}</td>
-                  <td>{r.trigger_type}</td>
-                  <td>{r.threshold}</td>
-                  <td>{r.page_pattern ?? 'all'}</td>
-                  <td>{r.channels.join(', ') || '–'}</td>
-                  <td>
-                    <label class="check">
-                      <input
-                        type="checkbox"
-                        checked={r.enabled}
-                        onChange={(e) =>
-                          patch(`/v1/manage/alert-rules/${r.id}`, { enabled: e.currentTarget.checked }).then(
-                            l.reload,
-                            setErr,
-                          )
-                        }
-                      />
-                      <span class="sr-only">{r.name} enabled</span>
-                    </label>
-                  </td>
-                  <td>
-                    <DeleteButton
-                      path={`/v1/manage/alert-rules/${r.id}`}
-                      label="Delete"
-                      name={r.name}
-                      question={`Delete the rule ${r.name}?`}
-                      done={l.reload}
-                      failed={setErr}
+    <ListAndAdd
+      l={l}
+      what="alert rules"
+      list={(d, { failed, removeCell }) =>
+        d.alert_rules.length === 0 ? (
+          <p class="muted">No alert rule.</p>
+        ) : (
+          <Table caption="Alert rules" head={['Name', 'Trigger', 'Threshold', 'Pages', 'Channels', 'Enabled', '']}>
+            {d.alert_rules.map((r) => (
+              <tr key={r.id}>
+                <td>{r.name}</td>
+                <td>{r.trigger_type}</td>
+                <td>{r.threshold}</td>
+                <td>{r.page_pattern ?? 'all'}</td>
+                <td>{r.channels.join(', ') || '–'}</td>
+                <td>
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      checked={r.enabled}
+                      onChange={(e) =>
+                        patch(`/v1/manage/alert-rules/${r.id}`, { enabled: e.currentTarget.checked }).then(
+                          l.reload,
+                          failed,
+                        )
+                      }
                     />
-                  </td>
-                </tr>
-              ))}
-            </Table>
-          )
-        }
-      </Show>
-      {err && <ErrorNote error={err} />}
-      <h3>Add a rule</h3>
-      <ActForm
-        label="Add rule"
-        act={async () => {
-          await post('/v1/manage/alert-rules', {
-            site_id: site,
-            name: name || undefined,
-            trigger_type: trigger,
-            threshold: Number(threshold),
-            page_pattern: pattern || undefined,
-          });
-          l.reload();
-        }}
-      >
-        <Field label="Name">
-          <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </Field>
-        <Field label="Trigger">
-          <select value={trigger} onChange={(e) => setTrigger(e.currentTarget.value)}>
-            {TRIGGERS.map((t) => (
-              <option key={t}>{t}</option>
+                    <span class="sr-only">{r.name} enabled</span>
+                  </label>
+                </td>
+                {removeCell({
+                  path: `/v1/manage/alert-rules/${r.id}`,
+                  label: 'Delete',
+                  name: r.name,
+                  question: `Delete the rule ${r.name}?`,
+                })}
+              </tr>
             ))}
-          </select>
-        </Field>
-        <Field label="Threshold (0-1000)">
-          <input
-            type="number"
-            min={0}
-            max={1000}
-            required
-            value={threshold}
-            onInput={(e) => setThreshold(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="Page pattern (optional)">
-          <input placeholder="/checkout*" value={pattern} onInput={(e) => setPattern(e.currentTarget.value)} />
-        </Field>
-      </ActForm>
-    </>
+          </Table>
+        )
+      }
+      heading="Add a rule"
+      label="Add rule"
+      act={async () => {
+        await post('/v1/manage/alert-rules', {
+          site_id: site,
+          name: name || undefined,
+          trigger_type: trigger,
+          threshold: Number(threshold),
+          page_pattern: pattern || undefined,
+        });
+        l.reload();
+      }}
+    >
+      <Field label="Name">
+        <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <Field label="Trigger">
+        <select value={trigger} onChange={(e) => setTrigger(e.currentTarget.value)}>
+          {TRIGGERS.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+      </Field>
+      <RangeField label="Threshold (0-1000)" min={0} max={1000} value={threshold} set={setThreshold} />
+      <Field label="Page pattern (optional)">
+        <input placeholder="/checkout*" value={pattern} onInput={(e) => setPattern(e.currentTarget.value)} />
+      </Field>
+    </ListAndAdd>
   );
 }
 
@@ -680,17 +741,7 @@ function SdkEnv({ site, env, onSaved }: { site: string; env: EnvConfig; onSaved:
           onSaved();
         }}
       >
-        <Field label="Sample rate (0 to 1)">
-          <input
-            type="number"
-            min={0}
-            max={1}
-            step={0.01}
-            required
-            value={rate}
-            onInput={(e) => setRate(e.currentTarget.value)}
-          />
-        </Field>
+        <RangeField label="Sample rate (0 to 1)" min={0} max={1} step={0.01} value={rate} set={setRate} />
         <Field label="Ignored selectors (one per line)">
           <textarea rows={3} value={ignore} onInput={(e) => setIgnore(e.currentTarget.value)} />
         </Field>
