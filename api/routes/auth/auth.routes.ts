@@ -21,7 +21,7 @@ import { hashApiKey, newId, randomToken } from '../../../shared/ids.ts';
 import { addMember, createOrgForUser, type Role } from '../../../shared/tenancy/accounts.ts';
 import type { UserPrincipal } from '../../http/auth.ts';
 import type { SurfaceLimits } from '../../http/rate-limit.ts';
-import type { RouteTable } from '../../http/routes.ts';
+import type { Infer, RouteSpec, RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps } from '../../http/deps.ts';
 import {
@@ -55,9 +55,12 @@ import {
 import { ALL_ROLES, type AccessRule, type AuthState } from '../../http/auth.ts';
 import { clearSessionCookie, cookiesSecure, csrfTokenFor, setSessionCookie } from '../../http/browser-session.ts';
 import type Koa from 'koa';
+import type { z } from 'zod';
 
 /** The caller's own session: user tokens of any role; keys have no session. */
 const OWN_SESSION: AccessRule = { surface: 'manage', scopes: [], roles: ALL_ROLES };
+/** The caller of an OWN_SESSION route: a user signed in with a token, so with its session. */
+type SessionUser = UserPrincipal & { session: NonNullable<UserPrincipal['session']> };
 
 /** A signup confirmation is redeemable for a day. */
 const VERIFICATION_TTL_MS = 24 * 3600 * 1000;
@@ -133,6 +136,24 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     role,
     ...(await token(ctx, mode, u.id, org.id)),
   });
+
+  /**
+   * A route of the caller's own session (OWN_SESSION): its tenancy is the caller's own organization, and the caller
+   * a user with a session, since keys have none.
+   */
+  const addOwnSession = <B extends z.ZodType | undefined = undefined>(
+    spec: Omit<RouteSpec<undefined, undefined, B>, 'access' | 'handler'> & {
+      handler(ctx: Koa.Context, input: { user: SessionUser; body: Infer<B> }): Promise<unknown>;
+    },
+  ) =>
+    table.add<undefined, undefined, B>({
+      ...spec,
+      access: OWN_SESSION,
+      handler(ctx, { principal, guard, body }) {
+        guard.org(principal.orgId, 'organization not found');
+        return spec.handler(ctx, { user: principal as SessionUser, body });
+      },
+    });
 
   if (deps.mailer) {
     const mailer = deps.mailer;
@@ -470,22 +491,23 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     byIp,
   );
 
-  table.add({
+  addOwnSession({
     method: 'post',
     path: '/v1/auth/refresh',
     tag: 'auth',
-    access: OWN_SESSION,
     summary: 'Renew a user token before it expires',
     description:
       'Answers a fresh token of the same session (same user and organization). Renewal works while the session lives: until logout, a password change, or SESSION_MAX_SECONDS after login.',
     response: TokenSchema,
-    async handler(ctx, { principal, guard }) {
-      guard.org(principal.orgId, 'organization not found');
-      const u = principal as UserPrincipal;
-      const session = u.session!;
+    async handler(ctx, { user }) {
       const t = await renewToken(
         deps.instanceKeys,
-        { userId: u.userId, orgId: u.orgId, sessionId: session.id, sessionExpiresAt: session.expiresAt },
+        {
+          userId: user.userId,
+          orgId: user.orgId,
+          sessionId: user.session.id,
+          sessionExpiresAt: user.session.expiresAt,
+        },
         policy,
         deps.now(),
       );
@@ -494,86 +516,77 @@ export function authRoutes(table: RouteTable, deps: ManageDeps, limits: SurfaceL
     },
   });
 
-  table.add({
+  addOwnSession({
     method: 'get',
     path: '/v1/auth/session',
     tag: 'auth',
-    access: OWN_SESSION,
     summary: "Who you are: your user, organization and role, and the session's end",
     description:
       'With the browser session cookie (docs/dashboard.md) the answer also carries `csrf_token`, which every unsafe request that the cookie authenticates must send in X-CSRF-Token.',
     response: WhoAmISchema,
-    async handler(ctx, { principal, guard }) {
-      guard.org(principal.orgId, 'organization not found');
-      const u = principal as UserPrincipal;
-      const org = await findOrg(deps.db, u.orgId);
+    async handler(ctx, { user }) {
+      const org = await findOrg(deps.db, user.orgId);
       if (!org) throw new NotFoundError('organization not found');
       ctx.set('Cache-Control', 'no-store');
       return {
-        user: { id: u.userId, email: u.email },
+        user: { id: user.userId, email: user.email },
         org: presentOrg({ id: org.id, name: org.name, plan: org.plan, trialEndsAt: org.trial_ends_at }),
-        role: u.role,
-        session_expires_at: u.session!.expiresAt.toISOString(),
+        role: user.role,
+        session_expires_at: user.session.expiresAt.toISOString(),
         csrf_token: (ctx.state as AuthState).viaCookie
-          ? csrfTokenFor(await deps.instanceKeys.jwtKey(), u.session!.id)
+          ? csrfTokenFor(await deps.instanceKeys.jwtKey(), user.session.id)
           : null,
       };
     },
   });
 
-  table.add({
+  addOwnSession({
     method: 'post',
     path: '/v1/auth/logout',
     tag: 'auth',
-    access: OWN_SESSION,
     summary: 'End this session: its tokens are refused from now on',
     description: 'Also clears the browser session cookie.',
     response: LogoutSchema,
-    async handler(ctx, { principal, guard }) {
-      guard.org(principal.orgId, 'organization not found');
-      const u = principal as UserPrincipal;
+    async handler(ctx, { user }) {
       clearSessionCookie(ctx, secure(ctx));
-      const loggedOut = await endSession(deps.db, u.session!.id, u.userId, deps.now());
+      const loggedOut = await endSession(deps.db, user.session.id, user.userId, deps.now());
       if (loggedOut)
-        await audit(deps.db, u, {
-          orgId: u.orgId,
+        await audit(deps.db, user, {
+          orgId: user.orgId,
           siteId: null,
           action: 'auth.logout',
           targetType: 'user',
-          targetId: u.userId,
+          targetId: user.userId,
           summary: { ip: ctx.ip },
         });
       return { logged_out: loggedOut };
     },
   });
 
-  table.add({
+  addOwnSession({
     method: 'post',
     path: '/v1/auth/password',
     tag: 'auth',
-    access: OWN_SESSION,
     summary: 'Change your password; every other session of yours ends',
     description:
       "Needs the current password (counted against the account's sign-in attempts). The calling session stays; every other session (other devices, a leaked token) ends at once.",
     body: PasswordChangeBodySchema,
     response: PasswordChangedSchema,
-    async handler(ctx, { principal, guard, body }) {
-      guard.org(principal.orgId, 'organization not found');
-      const u = principal as UserPrincipal;
-      await limits.loginAttempt(ctx, u.email);
-      const user = await findUserById(deps.db, u.userId);
-      if (!user || !(await verifyPassword(body.current_password, user.passwordHash)))
+    async handler(ctx, { user, body }) {
+      await limits.loginAttempt(ctx, user.email);
+      const account = await findUserById(deps.db, user.userId);
+      if (!account || !(await verifyPassword(body.current_password, account.passwordHash)))
         throw new UnauthorizedError('current_password is wrong');
       const newHash = await hashPassword(body.new_password, deps.passwordCost);
       const ended = await deps.db.transaction().execute(async (trx) => {
-        await updatePasswordHash(trx, u.userId, newHash);
-        const n = await endSessionsOfUser(trx, u.userId, u.session!.id, deps.now());
-        await audit(trx, u, {
-          orgId: u.orgId,
+        await updatePasswordHash(trx, user.userId, newHash);
+        const n = await endSessionsOfUser(trx, user.userId, user.session.id, deps.now());
+        await audit(trx, user, {
+          orgId: user.orgId,
           siteId: null,
           action: 'user.password_change',
           targetType: 'user',
-          targetId: u.userId,
+          targetId: user.userId,
           summary: { sessions_ended: n },
         });
         return n;
