@@ -20,7 +20,7 @@ import { SiteQuerySchema } from './common.schema.ts';
 /** Largest write body. The spec sets none; management bodies are small, so anything larger is a mistake or abuse. */
 export const MANAGE_BODY_LIMIT_BYTES = 64 * 1024;
 
-type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+export type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
 
 /**
  * Tenancy then role for the route's target (steps 3-4 of AccessRule). Every authenticated route must call
@@ -68,6 +68,11 @@ export interface RouteSpec<
    */
   siteQuery?: boolean;
   /**
+   * The body's `site_id` is the route's tenancy (a route that creates an object in a site): checked once the body is
+   * parsed, before the handler runs, with the same 404 'site not found' as a foreign site in a query.
+   */
+  siteBody?: boolean;
+  /**
    * The spec's short form of the same route (`/v1/issues` beside `/v1/query/issues`; POST `/v1/alerts/:id` beside
    * PATCH `/v1/manage/alerts/:id`): same handler, own summary, the route's method unless it names one.
    */
@@ -76,6 +81,16 @@ export interface RouteSpec<
   contentType?: string;
   handler(ctx: Koa.Context, input: RouteInput<Infer<P>, Infer<Q>, Infer<B>>): Promise<unknown>;
 }
+
+/** What `RouteTable.read` is given: a RouteSpec less what every read route has the same. */
+type ReadSpec<P extends z.ZodObject | undefined, Q extends z.ZodType<{ site_id: string }>> = Omit<
+  RouteSpec<P, Q, undefined>,
+  'method' | 'access' | 'siteQuery' | 'siteBody' | 'body' | 'shortForm' | 'query'
+> & {
+  query?: Q;
+  access?: AccessRule;
+  shortForm?: string | { summary: string; description?: string };
+};
 
 /**
  * A router whose every route carries its description: `add` registers the handler (auth, validation,
@@ -113,13 +128,7 @@ export class RouteTable {
   read<
     P extends z.ZodObject | undefined = undefined,
     Q extends z.ZodType<{ site_id: string }> = typeof SiteQuerySchema,
-  >(
-    spec: Omit<RouteSpec<P, Q, undefined>, 'method' | 'access' | 'siteQuery' | 'body' | 'shortForm' | 'query'> & {
-      query?: Q;
-      access?: AccessRule;
-      shortForm?: string | { summary: string; description?: string };
-    },
-  ): this {
+  >(spec: ReadSpec<P, Q>): this {
     const { shortForm, handler } = spec;
     return this.add({
       ...spec,
@@ -138,6 +147,31 @@ export class RouteTable {
         const data = await handler(ctx, input);
         if (data === undefined && spec.notFound !== undefined) throw new NotFoundError(spec.notFound);
         return data;
+      },
+    });
+  }
+
+  /**
+   * A read route for one object of the site, by the uuid its path ends in (`/v1/query/alerts/:alert_id`): `find`
+   * looks the object up in the query's site and `present` answers it; a malformed id, or one `find` does not find
+   * (undefined), answers 404 with `notFound`.
+   */
+  readOne<K extends string, R, Q extends z.ZodType<{ site_id: string }> = typeof SiteQuerySchema>(
+    spec: Omit<ReadSpec<undefined, Q>, 'params' | 'notFound' | 'handler'> & {
+      path: `${string}/:${K}`;
+      notFound: string;
+      find(query: z.infer<Q>, id: string): Promise<R | undefined>;
+      present(found: R): unknown;
+    },
+  ): this {
+    const { find, present, ...rest } = spec;
+    const name = spec.path.slice(spec.path.lastIndexOf(':') + 1) as K;
+    return this.read({
+      ...rest,
+      params: idParam(name),
+      async handler(_ctx, { query, params }) {
+        const found = await find(query as z.infer<Q>, (params as Record<K, string>)[name]);
+        return found === undefined ? undefined : present(found);
       },
     });
   }
@@ -213,6 +247,7 @@ export class RouteTable {
       const body = spec.body
         ? parseInput(spec.body, await readJsonBody(ctx, MANAGE_BODY_LIMIT_BYTES), 'body')
         : undefined;
+      if (spec.siteBody) guard.site((body as { site_id: string }).site_id, 'site not found');
       const data = await spec.handler(ctx, { params, query, body, principal, guard } as RouteInput<
         Infer<P>,
         Infer<Q>,

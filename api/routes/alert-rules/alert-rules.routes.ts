@@ -121,9 +121,9 @@ export function alertRuleRoutes(table: RouteTable, deps: ManageDeps): RouteTable
       access: write,
       summary: path.startsWith('/v1/manage') ? 'Create an alert rule' : 'Create an alert rule (short form)',
       body: AlertRuleCreateSchema,
+      siteBody: true,
       response: AlertRuleSchema,
-      async handler(_ctx, { body, principal, guard }) {
-        guard.site(body.site_id, 'site not found');
+      async handler(_ctx, { body, principal }) {
         refuseEmailWithoutSmtp(deps, body.channels);
         const pattern = body.page_pattern !== undefined ? body.page_pattern : (body.config?.page_pattern ?? null);
         return deps.db.transaction().execute(async (trx) => {

@@ -1,7 +1,7 @@
 import { ConflictError } from '../../../shared/errors.ts';
 import { listPage } from '../../http/present.ts';
 import { type ReadDeps, type ManageDeps } from '../../http/deps.ts';
-import { idParam, type RouteTable } from '../../http/routes.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { presentAlert } from '../../read-models/alerts.presenter.ts';
 import { findAlert, listAlerts, setAlertStatus } from './alerts.queries.ts';
 import { AlertListQuerySchema, AlertListResponseSchema, AlertPatchSchema } from './alerts.schema.ts';
@@ -30,18 +30,14 @@ export function alertReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       return listPage('alerts', found, presentAlert, q);
     },
   });
-  return table.read({
+  return table.readOne({
     path: '/v1/query/alerts/:alert_id',
     tag: 'alerts',
     summary: 'One alert',
-    // A malformed id is answered like a missing one, as for issues.
-    params: idParam('alert_id'),
     notFound: NOT_FOUND,
     response: AlertSchema,
-    async handler(_ctx, { query, params }) {
-      const alert = await findAlert(deps.db, query.site_id, params.alert_id);
-      return alert && presentAlert(alert);
-    },
+    find: (query, id) => findAlert(deps.db, query.site_id, id),
+    present: presentAlert,
   });
 }
 

@@ -11,7 +11,7 @@ import {
 import { overallScore } from '../../../shared/domain/score-summary.ts';
 import { ConflictError, ValidationError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { idParam, type RouteTable } from '../../http/routes.ts';
+import type { RouteTable } from '../../http/routes.ts';
 import { audit } from '../../http/audit.ts';
 import type { ManageDeps, ReadDeps } from '../../http/deps.ts';
 import { listCurrentPageScores } from '../../read-models/scores.queries.ts';
@@ -141,17 +141,14 @@ export function deployReadRoutes(table: RouteTable, deps: ReadDeps): RouteTable 
       return listPage('deploys', found, (r) => presentDeploy(r, found.related), q);
     },
   });
-  return table.read({
+  return table.readOne({
     path: '/v1/query/deploys/:deploy_id',
     shortForm: 'One deploy (short form)',
     tag: 'deploys',
     summary: 'One deploy with its related issues (each with its verification record), cohort and verdict',
-    params: idParam('deploy_id'),
     notFound: DEPLOY_NOT_FOUND,
     response: DeploySchema,
-    async handler(_ctx, { query, params }) {
-      const found = await findDeploy(deps.db, query.site_id, params.deploy_id);
-      return found && presentDeploy(found.row, found.related);
-    },
+    find: (query, id) => findDeploy(deps.db, query.site_id, id),
+    present: (found) => presentDeploy(found.row, found.related),
   });
 }

@@ -51,9 +51,9 @@ export function integrationRoutes(table: RouteTable, deps: ManageDeps): RouteTab
     description:
       'Config by provider — slack: {webhook_url, channel?} or {bot_token, channel}; pagerduty: {routing_key, severity?}; linear: {api_key, team_id}; github: {token, repository}. Credential fields are sealed and never returned. A second integration of the same provider on a site is 409.',
     body: IntegrationCreateSchema,
+    siteBody: true,
     response: IntegrationSchema,
-    async handler(_ctx, { body, principal, guard }) {
-      guard.site(body.site_id, 'site not found');
+    async handler(_ctx, { body, principal }) {
       const secretNames = SECRET_FIELDS[body.provider].filter((f) => f in body.config);
       const config = Object.fromEntries(Object.entries(body.config).filter(([k]) => !secretNames.includes(k)));
       const secrets = Object.fromEntries(Object.entries(body.config).filter(([k]) => secretNames.includes(k)));

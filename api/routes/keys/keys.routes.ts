@@ -40,9 +40,9 @@ export function keyRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
     description:
       'Scopes by type — secret: query:read, manage:write, webhook:write; mcp: mcp:read; publishable: ingest:write.',
     body: KeyCreateSchema,
+    siteBody: true,
     response: ApiKeyCreatedSchema,
-    async handler(_ctx, { body, principal, guard }) {
-      guard.site(body.site_id, 'site not found');
+    async handler(_ctx, { body, principal }) {
       return deps.db.transaction().execute(async (trx) => {
         await enforceBound(trx, 'api_keys', body.site_id);
         const issued = await issueApiKey(trx, {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { z } from 'zod';
 import type { Database } from '../../../shared/db/database.ts';
 import { NotFoundError } from '../../../shared/errors.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
@@ -60,6 +61,26 @@ export async function pageView(
   return presentPage({ page, score, history, issues, elements, budget, deploys, alerts });
 }
 
+/** `/query/trends`: the daily scores of a page, or of the site without `page`; a page never scored is 404. */
+async function trendsView(db: Kysely<Database>, q: z.infer<typeof TrendsQuerySchema>, at: Date) {
+  if (q.page !== undefined && !(await pageKnown(db, q.site_id, q.environment, q.page)))
+    throw new NotFoundError('page not found');
+  const history =
+    q.page === undefined
+      ? await siteDailyScoresOver(db, q.site_id, q.environment, q.days, at)
+      : await pageDailyScores(db, q.site_id, q.environment, q.page, q.days, at);
+  return presentTrends(q.page ?? null, q.days, history);
+}
+
+/** `/query/compare`: pages `a` and `b` side by side. */
+async function comparisonView(db: Kysely<Database>, q: z.infer<typeof CompareQuerySchema>, at: Date) {
+  const [a, b] = await Promise.all([
+    compared(db, q.site_id, q.environment, q.a, 'a', at),
+    compared(db, q.site_id, q.environment, q.b, 'b', at),
+  ]);
+  return presentComparison(a, b);
+}
+
 /** One side of `/query/compare`: a page the site never scored is 404 naming the side. */
 async function compared(
   db: Kysely<Database>,
@@ -104,16 +125,7 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       "The array is sent twice, as history and as data (the short form's name). Days without traffic are absent.",
     query: TrendsQuerySchema,
     response: TrendsResponseSchema,
-    async handler(_ctx, { query: q }) {
-      const at = deps.now();
-      if (q.page !== undefined && !(await pageKnown(deps.db, q.site_id, q.environment, q.page)))
-        throw new NotFoundError('page not found');
-      const history =
-        q.page === undefined
-          ? await siteDailyScoresOver(deps.db, q.site_id, q.environment, q.days, at)
-          : await pageDailyScores(deps.db, q.site_id, q.environment, q.page, q.days, at);
-      return presentTrends(q.page ?? null, q.days, history);
-    },
+    handler: (_ctx, { query }) => trendsView(deps.db, query, deps.now()),
   });
   return table.read({
     path: '/v1/query/compare',
@@ -123,13 +135,6 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
       'Two pages side by side (score, trend, dominant signal, sessions, signals by type, open issues) and their difference b - a',
     query: CompareQuerySchema,
     response: CompareResponseSchema,
-    async handler(_ctx, { query: q }) {
-      const at = deps.now();
-      const [a, b] = await Promise.all([
-        compared(deps.db, q.site_id, q.environment, q.a, 'a', at),
-        compared(deps.db, q.site_id, q.environment, q.b, 'b', at),
-      ]);
-      return presentComparison(a, b);
-    },
+    handler: (_ctx, { query }) => comparisonView(deps.db, query, deps.now()),
   });
 }

@@ -23,6 +23,7 @@ import {
   SdkConfigPatchQuerySchema,
   SdkConfigUpdatedSchema,
 } from './sdk-config.schema.ts';
+import { presentEnvironmentConfig, presentSdkConfigs } from './sdk-config.presenter.ts';
 
 /** The SDK config of each site environment. */
 export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable {
@@ -32,17 +33,8 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
     summary: 'SDK config of every environment of a site',
     access: MANAGE_READ_ACCESS,
     response: SdkConfigListSchema,
-    async handler(_ctx, { query }) {
-      const rows = await listEnvironmentConfigs(deps.db, query.site_id);
-      return {
-        site_id: query.site_id,
-        environments: rows.map((r) => ({
-          environment: r.environment,
-          config: readConfig(r.config),
-          updated_at: r.updated_at.toISOString(),
-        })),
-      };
-    },
+    handler: async (_ctx, { query }) =>
+      presentSdkConfigs(query.site_id, await listEnvironmentConfigs(deps.db, query.site_id)),
   });
 
   table.add({
@@ -88,7 +80,7 @@ export function sdkConfigRoutes(table: RouteTable, deps: ManageDeps): RouteTable
           targetId: row.environment_id,
           summary: { environment: params.environment, changes: diff(before, patch) },
         });
-        return { site_id: siteId, environment: params.environment, config: after, updated_at: now.toISOString() };
+        return { site_id: siteId, ...presentEnvironmentConfig(params.environment, after, now) };
       });
       // After the commit: an ingest replica that re-reads on this hint must find the new config.
       await deps.sdkConfigChanged(siteId);
