@@ -12,12 +12,15 @@ export interface CurrentPageScore {
   updated_at: Date;
 }
 
-/** The latest row of each page of one environment scored in the 7 days before `now` (a subquery). */
+/**
+ * The latest row of each page of one environment scored in the 7 days before `now` (a subquery). Pages in descending
+ * order: the primary key read backwards gives each page's hours newest first, so the latest is picked without a sort.
+ */
 const latestPageScores = (siteId: string, environment: Environment, now: Date) => sql`(
   select distinct on (page) page, score::float8 as score, trend, dominant_signal, sessions, updated_at
   from page_scores
   where site_id = ${siteId} and environment = ${environment} and window_start >= ${new Date(now.getTime() - 7 * 24 * 3600 * 1000)}
-  order by page, window_start desc
+  order by page desc, window_start desc
 ) latest`;
 
 /** Pages of one environment seen in the last 7 days, each with its latest hourly score, highest score first. */
