@@ -34,16 +34,21 @@ export async function siteRecommendations(
   limit: number,
 ) {
   const t = await tracking(db, siteId, environment, at);
-  // Without tracking the ranking is severity then affected sessions: the conversion groups would go unused.
-  const issues =
+  // Without tracking the ranking is severity then affected sessions: the conversion groups would go unused, and the
+  // database ranks and cuts the list itself.
+  const { issues, total } =
     t.off === null
-      ? await issueConversions(db, siteId, environment, t.config.conversion_event, at)
-      : await activeIssuesUnmeasured(db, siteId, environment);
+      ? await issueConversions(db, siteId, environment, t.config.conversion_event, at).then((all) => ({
+          issues: all,
+          total: all.length,
+        }))
+      : await activeIssuesUnmeasured(db, siteId, environment, limit);
   return presentRecommendations(
     siteId,
     t.off === null ? t.config.currency : null,
     t.summary.average_value,
     issues,
     limit,
+    total,
   );
 }

@@ -87,7 +87,7 @@ export function specificRecommendation(
 
 /**
  * `/query/recommendations`: one fix per active issue, ranked by revenue at risk when it is known, then severity,
- * then affected sessions.
+ * then affected sessions; `total` counts every active issue when `issues` holds only the first ones of that ranking.
  */
 export function presentRecommendations(
   siteId: string,
@@ -95,6 +95,7 @@ export function presentRecommendations(
   averageValue: number | null,
   issues: IssueConversionRow[],
   limit: number,
+  total = issues.length,
 ): z.output<typeof RecommendationsResponseSchema> {
   const items = issues
     .map((i) => ({ i, atRisk: currency === null ? null : revenueAtRisk(i, averageValue) }))
@@ -121,5 +122,5 @@ export function presentRecommendations(
       },
       closes: { issue_id: i.id, title: i.title },
     }));
-  return { site_id: siteId, total: issues.length, recommendations: items };
+  return { site_id: siteId, total, recommendations: items };
 }

@@ -1,12 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
-import { inScope } from '../../../shared/db/scope.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
 import { DEFAULT_SDK_CONFIG, RevenueConfigSchema, type SdkConfig } from '../../../shared/tenancy/sdk-config.ts';
-import { mostSevereFirst } from '../../read-models/issues.queries.ts';
 import { conversionMatcher, type ConversionGroups } from './conversion.ts';
 
 const DAY_MS = 86_400_000;
@@ -135,29 +133,34 @@ export async function issueConversions(
 }
 
 /**
- * Each active production issue with what ranking needs when revenue tracking is off: no conversion groups (zeros),
- * so the recommendations skip issueConversions' scans of 30 days of events and signals they would not use.
+ * The `limit` first active issues in the ranking tracking off gives (severity, then affected sessions, then id), with
+ * what that ranking needs (no conversion groups: zeros), and how many active issues there are: so the recommendations
+ * skip issueConversions' scans of 30 days of events and signals they would not use, and read a page of the ranked
+ * issue index (ux_issues_issue_list_idx, migration 0320) instead of every active issue. One statement: the count and
+ * the page come from the same snapshot.
  */
 export async function activeIssuesUnmeasured(
   db: Kysely<Database>,
   siteId: string,
   environment: Environment,
-): Promise<IssueConversionRow[]> {
-  const rows = await db
-    .selectFrom('ux_issues')
-    .select([
-      'id',
-      'title',
-      'page',
-      'selector',
-      'label',
-      'signal_type',
-      sql<number>`severity::float8`.as('severity'),
-      'affected_sessions',
-    ])
-    .where(inScope({ site_id: siteId, environment }))
-    .where('status', 'in', [...ACTIVE_STATUSES])
-    .$call(mostSevereFirst)
-    .execute();
-  return rows.map((r) => ({ ...r, affected: 0, affected_converted: 0, calm: 0, calm_converted: 0 }));
+  limit: number,
+): Promise<{ issues: IssueConversionRow[]; total: number }> {
+  const active = sql`site_id = ${siteId} and environment = ${environment} and status in (${sql.join([...ACTIVE_STATUSES])})`;
+  // The page is joined to the count so that an empty page still answers the count. The order names the table's
+  // columns (`ux_issues.severity`), not the float8 output of the same name, so the index gives it.
+  const { rows } = await sql<Omit<IssueConversionRow, keyof ConversionGroups> & { total: number }>`
+    select c.total, p.*
+    from (select count(*)::int as total from ux_issues where ${active}) c
+    left join lateral (
+      select id, title, page, selector, label, signal_type, severity::float8 as severity, affected_sessions
+      from ux_issues where ${active}
+      order by ux_issues.severity desc, ux_issues.affected_sessions desc, ux_issues.id
+      limit ${limit}
+    ) p on true`.execute(db);
+  return {
+    issues: rows
+      .filter((r) => r.id !== null)
+      .map(({ total: _, ...r }) => ({ ...r, affected: 0, affected_converted: 0, calm: 0, calm_converted: 0 })),
+    total: rows[0].total,
+  };
 }
