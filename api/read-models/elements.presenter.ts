@@ -1,11 +1,9 @@
-import type { listElements } from './elements.queries.ts';
+import type { ElementRow } from './elements.queries.ts';
 import type { z } from 'zod';
 import { PageElementSchema, type ElementSchema } from './elements.schema.ts';
 
 /** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
-export function presentElement(
-  r: Awaited<ReturnType<typeof listElements>>['rows'][number],
-): z.output<typeof ElementSchema> {
+export function presentElement(r: ElementRow): z.output<typeof ElementSchema> {
   return {
     page: r.page,
     selector: r.selector,

@@ -2,7 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 
-/** Signal types an element heatmap shows (spec): clicks that went nowhere or were refused. */
+/**
+ * Signal types an element heatmap shows (spec): clicks that went nowhere or were refused. `element_heatmap_clicks_idx`
+ * (migration 0330) holds exactly these: a change here needs a new index.
+ */
 export const ELEMENT_HEATMAP_SIGNALS = ['rage_click', 'dead_click', 'disabled_element_attempt'] as const;
 /** The element heatmap draws from this many most recent matching signals (spec). */
 export const ELEMENT_HEATMAP_SOURCE = 800;
@@ -15,12 +18,13 @@ export const PAGE_HEATMAP_DAYS = 30;
 
 /**
  * The most recent ELEMENT_HEATMAP_SOURCE clicking signals on the element that carry element coordinates,
- * oldest first (x, y: 0..1000 as stored).
+ * oldest first (x, y: 0..1000 as stored). Ordered by time in SQL; the time itself is not selected (the answer has
+ * none, and parsing 800 timestamps into dates was most of the rows' decoding).
  */
 export async function recentElementSignals(db: Kysely<Database>, s: PageScope, selector: string) {
   const rows = await db
     .selectFrom('signals')
-    .select(['signal_type', 'x', 'y', 'ts'])
+    .select(['signal_type', 'x', 'y'])
     .where(onPage(s))
     .where('selector', '=', selector)
     .where('signal_type', 'in', [...ELEMENT_HEATMAP_SIGNALS])
@@ -29,7 +33,7 @@ export async function recentElementSignals(db: Kysely<Database>, s: PageScope, s
     .orderBy('ts', 'desc')
     .limit(ELEMENT_HEATMAP_SOURCE)
     .execute();
-  return rows.reverse() as { signal_type: string; x: number; y: number; ts: Date }[];
+  return rows.reverse() as { signal_type: string; x: number; y: number }[];
 }
 
 export interface PageHeatmapRow {

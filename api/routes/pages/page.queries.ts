@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { onPage } from '../../../shared/db/scope.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { listElements } from '../../read-models/elements.queries.ts';
+import { pageOfElements } from '../../read-models/elements.queries.ts';
 import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
 import type { AlertRow } from '../../read-models/alerts.presenter.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
@@ -26,7 +26,11 @@ export async function currentPageScore(
   environment: Environment,
   page: string,
 ): Promise<PageScoreNow | undefined> {
-  return db
+  return currentPageScoreQuery(db, siteId, environment, page).executeTakeFirst();
+}
+
+const currentPageScoreQuery = (db: Kysely<Database>, siteId: string, environment: Environment, page: string) =>
+  db
     .selectFrom('page_scores')
     .select([
       sql<number>`score::float8`.as('score'),
@@ -39,9 +43,7 @@ export async function currentPageScore(
     ])
     .where(onPage({ site_id: siteId, environment, page }))
     .orderBy('window_start', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-}
+    .limit(1);
 
 /** First day (YYYY-MM-DD, UTC) of a `days`-day window ending today. */
 export const windowStartDay = (now: Date, days: number): string =>
@@ -82,6 +84,10 @@ export async function siteDailyScoresOver(
   return rows.filter((r): r is { date: string; score: number } => r.score !== null);
 }
 
+const knownExpression = (siteId: string, environment: Environment, page: string) => sql<boolean>`
+  exists (select 1 from page_scores where site_id = ${siteId} and environment = ${environment} and page = ${page})
+  or exists (select 1 from score_history where site_id = ${siteId} and environment = ${environment} and page = ${page})`;
+
 /** Whether the site has ever scored `page` in the environment (a current score or a daily one). */
 export async function pageKnown(
   db: Kysely<Database>,
@@ -89,12 +95,28 @@ export async function pageKnown(
   environment: Environment,
   page: string,
 ): Promise<boolean> {
-  const { rows } = await sql<{ known: boolean }>`
-    select exists (select 1 from page_scores where site_id = ${siteId} and environment = ${environment} and page = ${page})
-        or exists (select 1 from score_history where site_id = ${siteId} and environment = ${environment} and page = ${page}) as known`.execute(
+  const { rows } = await sql<{ known: boolean }>`select ${knownExpression(siteId, environment, page)} as known`.execute(
     db,
   );
   return rows[0]?.known === true;
+}
+
+/**
+ * pageKnown and currentPageScore in one statement (the page view needs both before anything else): `known` false
+ * for a page never scored, `score` undefined for a known page without a current window.
+ */
+export async function knownPageScore(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  page: string,
+): Promise<{ known: boolean; score: PageScoreNow | undefined }> {
+  const { rows } = await sql<{ known: boolean } & { [K in keyof PageScoreNow]: PageScoreNow[K] | null }>`
+    select k.known, s.*
+    from (select ${knownExpression(siteId, environment, page)} as known) k
+    left join lateral (${currentPageScoreQuery(db, siteId, environment, page)}) s on true`.execute(db);
+  const { known, ...score } = rows[0];
+  return { known, score: score.updated_at === null ? undefined : (score as PageScoreNow) };
 }
 
 /** Active (open, triaged, in progress, regressed) issues of the page, most severe first. */
@@ -120,7 +142,8 @@ export async function activeIssueCount(
 
 /** The page's elements, most friction signals first (the elements route's order). */
 export async function elementsOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
-  return (await listElements(db, { site_id: siteId, environment, page, limit: 50, offset: 0 })).rows;
+  // The page view shows no total: the rows alone, one statement, no snapshot transaction around a count.
+  return pageOfElements(db, { site_id: siteId, environment, page, limit: 50, offset: 0 }).execute();
 }
 
 /** Enabled budget rules of the site: the page's budget comes from those whose pattern matches it. */

@@ -16,6 +16,7 @@ import {
   budgetRules,
   currentPageScore,
   elementsOfPage,
+  knownPageScore,
   pageActivity,
   pageDailyScores,
   pageKnown,
@@ -44,9 +45,9 @@ export async function pageView(
   page: string,
   at: Date,
 ) {
-  if (!(await pageKnown(db, site_id, environment, page))) return undefined;
-  const [score, history, issues, elements, rules, deploys, alerts] = await Promise.all([
-    currentPageScore(db, site_id, environment, page),
+  const { known, score } = await knownPageScore(db, site_id, environment, page);
+  if (!known) return undefined;
+  const [history, issues, elements, rules, deploys, alerts] = await Promise.all([
     pageDailyScores(db, site_id, environment, page, PAGE_HISTORY_DAYS, at),
     activeIssuesOfPage(db, site_id, environment, page),
     elementsOfPage(db, site_id, environment, page),
