@@ -58,13 +58,18 @@ export async function pageDailyScores(
   days: number,
   now: Date,
 ): Promise<{ date: string; score: number }[]> {
-  const { rows } = await sql<{ date: string; score: number }>`
+  const { rows } = await sql<{
+    date: string;
+    score: number;
+  }>`${pageDailyScoresQuery(siteId, environment, page, days, now)}`.execute(db);
+  return rows;
+}
+
+const pageDailyScoresQuery = (siteId: string, environment: Environment, page: string, days: number, now: Date) => sql`
     select to_char(day, 'YYYY-MM-DD') as date, score::float8 as score
     from score_history
     where site_id = ${siteId} and environment = ${environment} and page = ${page} and day >= ${windowStartDay(now, days)}::date
-    order by day`.execute(db);
-  return rows;
-}
+    order by day`;
 
 /** The site's daily scores (page scores weighted by their sessions) over the `days` days ending today, oldest first. */
 export async function siteDailyScoresOver(
@@ -101,22 +106,38 @@ export async function pageKnown(
   return rows[0]?.known === true;
 }
 
+export interface PageHead {
+  known: boolean;
+  score: PageScoreNow | undefined;
+  history: { date: string; score: number }[];
+  rules: BudgetRule[];
+}
+
 /**
- * pageKnown and currentPageScore in one statement (the page view needs both before anything else): `known` false
- * for a page never scored, `score` undefined for a known page without a current window.
+ * What the page view needs first, in one statement instead of four round trips: whether the page is known
+ * (pageKnown), its current score (currentPageScore, undefined for a known page without a current window), its daily
+ * scores over `days` (pageDailyScores) and the site's budget rules (budgetRules), the last two as JSON arrays.
  */
-export async function knownPageScore(
+export async function pageHead(
   db: Kysely<Database>,
   siteId: string,
   environment: Environment,
   page: string,
-): Promise<{ known: boolean; score: PageScoreNow | undefined }> {
-  const { rows } = await sql<{ known: boolean } & { [K in keyof PageScoreNow]: PageScoreNow[K] | null }>`
-    select k.known, s.*
+  days: number,
+  now: Date,
+): Promise<PageHead> {
+  const { rows } = await sql<
+    { known: boolean; history: PageHead['history']; rules: BudgetRule[] } & {
+      [K in keyof PageScoreNow]: PageScoreNow[K] | null;
+    }
+  >`
+    select k.known, s.*,
+      (select coalesce(json_agg(h order by h.date), '[]') from (${pageDailyScoresQuery(siteId, environment, page, days, now)}) h) as history,
+      (select coalesce(json_agg(r), '[]') from (${budgetRulesQuery(db, siteId)}) r) as rules
     from (select ${knownExpression(siteId, environment, page)} as known) k
     left join lateral (${currentPageScoreQuery(db, siteId, environment, page)}) s on true`.execute(db);
-  const { known, ...score } = rows[0];
-  return { known, score: score.updated_at === null ? undefined : (score as PageScoreNow) };
+  const { known, history, rules, ...score } = rows[0];
+  return { known, score: score.updated_at === null ? undefined : (score as PageScoreNow), history, rules };
 }
 
 /** Active (open, triaged, in progress, regressed) issues of the page, most severe first. */
@@ -146,19 +167,19 @@ export async function elementsOfPage(db: Kysely<Database>, siteId: string, envir
   return pageOfElements(db, { site_id: siteId, environment, page, limit: 50, offset: 0 }).execute();
 }
 
+export interface BudgetRule {
+  threshold: number;
+  page_pattern: string | null;
+}
+
 /** Enabled budget rules of the site: the page's budget comes from those whose pattern matches it. */
-export async function budgetRules(
-  db: Kysely<Database>,
-  siteId: string,
-): Promise<{ threshold: number; page_pattern: string | null }[]> {
-  return db
+const budgetRulesQuery = (db: Kysely<Database>, siteId: string) =>
+  db
     .selectFrom('alert_rules')
     .select(['threshold', 'page_pattern'])
     .where('site_id', '=', siteId)
     .where('trigger_type', '=', 'budget')
-    .where('enabled', '=', true)
-    .execute();
-}
+    .where('enabled', '=', true);
 
 /** Alerts on the page that are not resolved yet (fired, acknowledged, investigating), newest first. */
 export async function activeAlertsOfPage(db: Kysely<Database>, siteId: string, page: string): Promise<AlertRow[]> {

@@ -13,10 +13,9 @@ import {
   activeAlertsOfPage,
   activeIssueCount,
   activeIssuesOfPage,
-  budgetRules,
   currentPageScore,
   elementsOfPage,
-  knownPageScore,
+  pageHead,
   pageActivity,
   pageDailyScores,
   pageKnown,
@@ -45,13 +44,11 @@ export async function pageView(
   page: string,
   at: Date,
 ) {
-  const { known, score } = await knownPageScore(db, site_id, environment, page);
+  const { known, score, history, rules } = await pageHead(db, site_id, environment, page, PAGE_HISTORY_DAYS, at);
   if (!known) return undefined;
-  const [history, issues, elements, rules, deploys, alerts] = await Promise.all([
-    pageDailyScores(db, site_id, environment, page, PAGE_HISTORY_DAYS, at),
+  const [issues, elements, deploys, alerts] = await Promise.all([
     activeIssuesOfPage(db, site_id, environment, page),
     elementsOfPage(db, site_id, environment, page),
-    budgetRules(db, site_id),
     recentDeploys(db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS).then(
       ({ rows, related }) => rows.map((d) => presentDeploy(d, related)),
     ),
