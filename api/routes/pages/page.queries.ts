@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { onPage } from '../../../shared/db/scope.ts';
+import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
 import { pageOfElements } from '../../read-models/elements.queries.ts';
 import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
@@ -120,9 +120,7 @@ export interface PageHead {
  */
 export async function pageHead(
   db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
-  page: string,
+  { site_id: siteId, environment, page }: PageScope,
   days: number,
   now: Date,
 ): Promise<PageHead> {

@@ -44,7 +44,7 @@ export async function pageView(
   page: string,
   at: Date,
 ) {
-  const { known, score, history, rules } = await pageHead(db, site_id, environment, page, PAGE_HISTORY_DAYS, at);
+  const { known, score, history, rules } = await pageHead(db, { site_id, environment, page }, PAGE_HISTORY_DAYS, at);
   if (!known) return undefined;
   const [issues, elements, deploys, alerts] = await Promise.all([
     activeIssuesOfPage(db, site_id, environment, page),
