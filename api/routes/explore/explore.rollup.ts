@@ -81,6 +81,19 @@ const METRIC_FROM_SUMS: Record<Metric, RawBuilder<number | null>> = {
 };
 
 /**
+ * How a window splits between the rollups and the raw sessions: whole days [firstDay, lastDay) and the whole hours
+ * around them [firstHour, firstDay) and [lastDay, lastHour) from the rollup's daily and hourly rows, the partial hours
+ * [from, firstHour) and [lastHour, to] from the raw sessions (epoch milliseconds).
+ */
+export function rollupWindow(scope: ExploreScope) {
+  const firstHour = ceilTo(scope.from.getTime(), HOUR_MS);
+  const lastHour = Math.max(firstHour, floorTo(scope.to.getTime(), HOUR_MS));
+  const firstDay = Math.min(ceilTo(firstHour, DAY_MS), lastHour);
+  const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
+  return { firstHour, lastHour, firstDay, lastDay };
+}
+
+/**
  * The metric over every matching session (`groupBy` undefined: one row, key null) or per group (at most
  * EXPLORE_MAX_GROUPS + 1 rows, ordered as the raw path orders them).
  */
@@ -91,12 +104,7 @@ export async function measureFromRollup(
   metric: Metric,
   groupBy: GroupBy | undefined,
 ): Promise<MeasureRow[]> {
-  // Whole days [firstDay, lastDay) and the whole hours around them [firstHour, firstDay) and [lastDay, lastHour) from
-  // the rollup; the partial hours [from, firstHour) and [lastHour, to] from the raw sessions.
-  const firstHour = ceilTo(scope.from.getTime(), HOUR_MS);
-  const lastHour = Math.max(firstHour, floorTo(scope.to.getTime(), HOUR_MS));
-  const firstDay = Math.min(ceilTo(firstHour, DAY_MS), lastHour);
-  const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
+  const { firstHour, lastHour, firstDay, lastDay } = rollupWindow(scope);
   const rollupKey = ROLLUP_KEY[groupBy ?? 'none'];
   const rawKey = RAW_KEY[groupBy ?? 'none'];
   const byPage = groupBy === 'page';
