@@ -319,9 +319,23 @@ async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, site
  */
 async function assertInsightsEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
   let nonEmpty = 0;
+  // A partial day of 13 hours or more is read as its day minus its other hours: windows ending half past the start
+  // hour of a session that started late in its day (the last day's other hours hold it), and starting half past the
+  // hour of one that started early (the first day's other hours hold it), so the subtraction meets sessions.
+  const starts = (
+    await sql<{ at: Date }>`select started_at as at from sessions where site_id = ${siteId} order by id`.execute(db)
+  ).rows.map((r) => r.at.getTime());
+  const halfPast = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR / 2;
+  const late = starts.find((t) => new Date(t).getUTCHours() >= 13) ?? NOW;
+  const early = starts.find((t) => new Date(t).getUTCHours() <= 10) ?? NOW;
   for (const environment of ['production', 'staging'] as const) {
-    for (const days of [7, 30, 90]) {
-      const scope = { siteId, environment, from: new Date(NOW - days * 24 * HOUR), to: new Date(NOW) };
+    for (const [days, to] of [
+      [7, NOW],
+      [90, NOW],
+      [30, halfPast(late)],
+      [30, halfPast(early) + 30 * 24 * HOUR],
+    ]) {
+      const scope = { siteId, environment, from: new Date(to - days * 24 * HOUR), to: new Date(to) };
       for (const [conversionEvent, converting] of [
         ['conversion', sql`e.type = 'conversion'`],
         ['scroll', sql`e.type = 'custom' and e.name = 'scroll'`],
@@ -347,7 +361,7 @@ async function assertInsightsEqualRaw(t: Asserts, db: Kysely<Database>, siteId: 
                   where s.site_id = ${siteId} and ${environmentWhere(environment, 's.environment')}
                     and s.started_at >= ${scope.from} and s.started_at <= ${scope.to}) f
             group by key order by count(*) desc, key`.execute(db);
-          const label = JSON.stringify({ environment, days, conversionEvent, dimension });
+          const label = JSON.stringify({ environment, days, to, conversionEvent, dimension });
           t.deepEqual(await groupCounts(db, scope, dimension, conversionEvent), raw.rows, label);
           nonEmpty += raw.rows.length;
         }
