@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
 import type { Database } from '../../shared/db/database.ts';
@@ -11,6 +11,7 @@ import {
   rebuildSessionRollups,
 } from '../../shared/db/session-rollups.ts';
 import { calmViewers } from '../../api/routes/revenue/revenue.queries.ts';
+import { groupCounts } from '../../api/routes/revenue/insights.queries.ts';
 import { applySiteRetention } from '../../shared/tenancy/retention.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
@@ -311,6 +312,65 @@ async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, site
   return nonEmpty;
 }
 
+/**
+ * Insights' confused-versus-calm counts (by page, by source, in all) from the rollups (conversion event `conversion`)
+ * and from the raw path (a custom conversion event) against the same question asked of the raw events: the sessions
+ * of the window with their pages, a weighted signal event, a conversion event; how many groups counted sessions.
+ */
+async function assertInsightsEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
+  let nonEmpty = 0;
+  // A partial day of 13 hours or more is read as its day minus its other hours: windows ending half past the start
+  // hour of a session that started late in its day (the last day's other hours hold it), and starting half past the
+  // hour of one that started early (the first day's other hours hold it), so the subtraction meets sessions.
+  const starts = (
+    await sql<{ at: Date }>`select started_at as at from sessions where site_id = ${siteId} order by id`.execute(db)
+  ).rows.map((r) => r.at.getTime());
+  const halfPast = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR / 2;
+  const late = starts.find((t) => new Date(t).getUTCHours() >= 13) ?? NOW;
+  const early = starts.find((t) => new Date(t).getUTCHours() <= 10) ?? NOW;
+  for (const environment of ['production', 'staging'] as const) {
+    for (const [days, to] of [
+      [7, NOW],
+      [90, NOW],
+      [30, halfPast(late)],
+      [30, halfPast(early) + 30 * 24 * HOUR],
+    ]) {
+      const scope = { siteId, environment, from: new Date(to - days * 24 * HOUR), to: new Date(to) };
+      for (const [conversionEvent, converting] of [
+        ['conversion', sql`e.type = 'conversion'`],
+        ['scroll', sql`e.type = 'custom' and e.name = 'scroll'`],
+      ] as const) {
+        const has = (cond: RawBuilder<unknown>) =>
+          sql`exists (select 1 from events e where e.site_id = ${siteId} and e.session_id = s.id and ${cond})`;
+        for (const dimension of ['page', 'source', 'none'] as const) {
+          const key =
+            dimension === 'page'
+              ? sql`p.page`
+              : dimension === 'source'
+                ? sql`coalesce(nullif(s.source, ''), '(direct)')`
+                : sql`''`;
+          const n = (cond: RawBuilder<unknown>) => sql`(count(*) filter (where ${cond}))::int`;
+          const raw = await sql<Record<string, unknown>>`
+            select key, ${n(sql`confused`)} as confused, ${n(sql`confused and converted`)} as confused_converted,
+                   ${n(sql`not confused`)} as calm, ${n(sql`not confused and converted`)} as calm_converted
+            from (select ${key} as key,
+                         ${has(sql`e.type = 'signal' and e.signal in (${sql.join(CONFUSING_SIGNALS)})`)} as confused,
+                         ${has(converting)} as converted
+                  from sessions s
+                  ${dimension === 'page' ? sql`join (select distinct session_id, page from events where site_id = ${siteId}) p on p.session_id = s.id` : sql``}
+                  where s.site_id = ${siteId} and ${environmentWhere(environment, 's.environment')}
+                    and s.started_at >= ${scope.from} and s.started_at <= ${scope.to}) f
+            group by key order by count(*) desc, key`.execute(db);
+          const label = JSON.stringify({ environment, days, to, conversionEvent, dimension });
+          t.deepEqual(await groupCounts(db, scope, dimension, conversionEvent), raw.rows, label);
+          nonEmpty += raw.rows.length;
+        }
+      }
+    }
+  }
+  return nonEmpty;
+}
+
 const hoursOf = async (db: Kysely<Database>, siteId: string) =>
   (
     await sql<Record<string, unknown>>`
@@ -352,6 +412,7 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.true((await assertKeysEqualRaw(t, h.db, siteId)) > 100, 'the sessions have pages and signals');
     t.true((await assertEventFiltersEqualRaw(t, h.db, siteId)) > 10, 'the event filters match sessions');
     t.true((await assertCalmEqualsRaw(t, h.db, siteId)) > 20, 'pages have calm viewers');
+    t.true((await assertInsightsEqualRaw(t, h.db, siteId)) > 40, 'insights count sessions');
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
@@ -367,6 +428,7 @@ for (const name of ['postgres', 'pglite'] as const) {
     await assertKeysEqualRaw(t, h.db, siteId);
     await assertEventFiltersEqualRaw(t, h.db, siteId);
     await assertCalmEqualsRaw(t, h.db, siteId);
+    await assertInsightsEqualRaw(t, h.db, siteId);
 
     await h.db.updateTable('sites').set({ retention_days: 31 }).where('id', '=', siteId).execute();
     t.true((await applySiteRetention(h.db, [siteId], new Date(NOW))) > 0, 'retention deleted old sessions');
@@ -375,6 +437,7 @@ for (const name of ['postgres', 'pglite'] as const) {
     await assertKeysEqualRaw(t, h.db, siteId);
     await assertEventFiltersEqualRaw(t, h.db, siteId);
     await assertCalmEqualsRaw(t, h.db, siteId);
+    await assertInsightsEqualRaw(t, h.db, siteId);
     const afterRetention = await hoursOf(h.db, siteId);
     const pagesAfterRetention = await pageBucketsOf(h.db, siteId);
     await rebuildSessionRollups(h.db, siteId);

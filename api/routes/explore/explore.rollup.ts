@@ -1,6 +1,14 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
-import { cohortExpr, dayExpr, dwellMsExpr, sourceExpr, textMatch, type ExploreScope } from './explore.fields.ts';
+import {
+  asSessionFlag,
+  cohortExpr,
+  dayExpr,
+  dwellMsExpr,
+  sourceExpr,
+  textMatch,
+  type ExploreScope,
+} from './explore.fields.ts';
 import { matchingSessions, type Db, type MeasureRow } from './explore.queries.ts';
 import { EXPLORE_MAX_GROUPS, type ExploreFilter, type GroupBy, type Metric } from './explore.schema.ts';
 
@@ -10,7 +18,8 @@ import { EXPLORE_MAX_GROUPS, type ExploreFilter, type GroupBy, type Metric } fro
  * rows, whole hours around them its hourly rows, and the two partial hours at the window's ends (the window starts and ends at `now`, not on an hour) read the raw
  * sessions through the same compiler as the raw path, so the answer is the raw answer. The rollup keeps what a
  * session's row says (source, cohort, converted, bounce, page views, dwell) and whether it met a weighted signal, so
- * it answers filters on source, converted and confused, and groups by day, source and cohort. A group by page reads
+ * it answers filters on source, converted (and `event_type is conversion`, the same flag) and confused, and groups by
+ * day, source and cohort. A group by page reads
  * `explore_page_buckets` (migration 0282: the same sums per page a session had an event on, without its source), so
  * with converted and confused filters only. A filter on a page, signal or event type, or a group by signal, needs the
  * session's events or keys: that query takes the raw path.
@@ -29,12 +38,14 @@ const PAGE_FIELDS = new Set<ExploreFilter['field']>(['converted', 'confused']);
 
 /** Whether the rollup can answer this measure exactly. */
 export function rollupAnswers(filters: readonly ExploreFilter[], groupBy: GroupBy | undefined): boolean {
-  if (groupBy === 'page') return filters.every((f) => PAGE_FIELDS.has(f.field));
-  return filters.every((f) => ROLLUP_FIELDS.has(f.field)) && (groupBy === undefined || ROLLUP_GROUPS.has(groupBy));
+  const fields = filters.map((f) => asSessionFlag(f).field);
+  if (groupBy === 'page') return fields.every((f) => PAGE_FIELDS.has(f));
+  return fields.every((f) => ROLLUP_FIELDS.has(f)) && (groupBy === undefined || ROLLUP_GROUPS.has(groupBy));
 }
 
 /** One filter over a rollup row (of either bucket table): the same meaning as filterPredicate over a session row. */
-function rollupFilter(eb: ExpressionBuilder<any, any>, f: ExploreFilter): Expression<SqlBool> {
+function rollupFilter(eb: ExpressionBuilder<any, any>, filter: ExploreFilter): Expression<SqlBool> {
+  const f = asSessionFlag(filter);
   switch (f.field) {
     case 'converted':
     case 'confused': {
@@ -81,6 +92,19 @@ const METRIC_FROM_SUMS: Record<Metric, RawBuilder<number | null>> = {
 };
 
 /**
+ * How a window splits between the rollups and the raw sessions: whole days [firstDay, lastDay) and the whole hours
+ * around them [firstHour, firstDay) and [lastDay, lastHour) from the rollup's daily and hourly rows, the partial hours
+ * [from, firstHour) and [lastHour, to] from the raw sessions (epoch milliseconds).
+ */
+export function rollupWindow(scope: ExploreScope) {
+  const firstHour = ceilTo(scope.from.getTime(), HOUR_MS);
+  const lastHour = Math.max(firstHour, floorTo(scope.to.getTime(), HOUR_MS));
+  const firstDay = Math.min(ceilTo(firstHour, DAY_MS), lastHour);
+  const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
+  return { firstHour, lastHour, firstDay, lastDay };
+}
+
+/**
  * The metric over every matching session (`groupBy` undefined: one row, key null) or per group (at most
  * EXPLORE_MAX_GROUPS + 1 rows, ordered as the raw path orders them).
  */
@@ -91,12 +115,7 @@ export async function measureFromRollup(
   metric: Metric,
   groupBy: GroupBy | undefined,
 ): Promise<MeasureRow[]> {
-  // Whole days [firstDay, lastDay) and the whole hours around them [firstHour, firstDay) and [lastDay, lastHour) from
-  // the rollup; the partial hours [from, firstHour) and [lastHour, to] from the raw sessions.
-  const firstHour = ceilTo(scope.from.getTime(), HOUR_MS);
-  const lastHour = Math.max(firstHour, floorTo(scope.to.getTime(), HOUR_MS));
-  const firstDay = Math.min(ceilTo(firstHour, DAY_MS), lastHour);
-  const lastDay = Math.max(firstDay, floorTo(lastHour, DAY_MS));
+  const { firstHour, lastHour, firstDay, lastDay } = rollupWindow(scope);
   const rollupKey = ROLLUP_KEY[groupBy ?? 'none'];
   const rawKey = RAW_KEY[groupBy ?? 'none'];
   const byPage = groupBy === 'page';

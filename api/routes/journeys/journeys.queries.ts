@@ -17,7 +17,8 @@ export const FLOW_MAX_PAGES = 100;
 
 /**
  * The `limit` most recently active sessions of the last JOURNEY_WINDOW_DAYS with at least one signal of `types`,
- * with their page views and signals (signal confidence from the event's `meta.confidence`, when the SDK sent it).
+ * with their page views and their signals of `types` (signal confidence from the event's `meta.confidence`, when the
+ * SDK sent it).
  */
 export async function journeySessions(
   db: Kysely<Database>,
@@ -28,15 +29,19 @@ export async function journeySessions(
 ): Promise<{ id: string; events: PathEvent[] }[]> {
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
   // The most recently active sessions that stored a signal (`signal_count > 0`: necessary for a signal of `types`),
-  // newest first, a page at a time (journeys_recent_sessions_idx); each page's sessions with a signal of `types` in
-  // the window are found by one probe of events' (site, session, ts) index (`signals` has no session index). One
-  // EXISTS per session in a single statement was planned as a semi-join over every session of the window (the
-  // planner cannot tell how many have such a signal): 4.5 s at 1M demo events for 102,793 probes, where the first
-  // 1,000 matches were among the newest.
-  const ids: string[] = [];
+  // newest first, a page at a time (journeys_recent_sessions_idx); each page's page views and signals in the window
+  // are read in one statement (events' (site, session, ts) index; `signals` has no session index) that keeps the
+  // sessions with a signal of `types` among them. One EXISTS per session in a single statement was planned as a
+  // semi-join over every session of the window (the planner cannot tell how many have such a signal): 4.5 s at 1M demo
+  // events for 102,793 probes, where the first 1,000 matches were among the newest. A probe of the page's events
+  // for the matches and a second read of the matches' events read the same index entries and heap rows twice.
+  const bySession = new Map<string, PathEvent[]>();
   // Where the next page starts: the last session's activity in microseconds (exact, where a Date would round).
   let after: { atMicros: string; id: string } | undefined;
-  for (let page = Math.max(limit, 100); ids.length < limit; page = Math.min(page * 2, 20_000)) {
+  // Most sessions with a signal have one of the edge decorators (981 of the 1,000 newest at 10M demo events): the
+  // first page is the limit, a later one what is still missing at the last page's rate of matches (and a fifth more),
+  // twice the last page when it matched none.
+  for (let page = Math.max(limit, 100); bySession.size < limit; ) {
     const candidates = await db
       .selectFrom('sessions as s')
       .select(['s.id', sql<string>`(extract(epoch from s.last_seen_at) * 1000000)::bigint::text`.as('at_micros')])
@@ -59,63 +64,78 @@ export async function journeySessions(
       .limit(page)
       .execute();
     if (candidates.length === 0) break;
-    const matched = new Set(
-      (
-        await db
-          .selectFrom('events as g')
-          .select('g.session_id')
-          .distinct()
-          .where('g.site_id', '=', siteId)
-          .where(
-            'g.session_id',
-            'in',
-            candidates.map((c) => c.id),
-          )
-          .where('g.ts', '>=', since)
-          .where(environmentWhere(environment, 'g.environment'))
-          .where('g.type', '=', 'signal')
-          .where('g.signal', 'in', [...types])
-          .execute()
-      ).map((r) => r.session_id),
+    const found = await pathEvents(
+      db,
+      siteId,
+      environment,
+      candidates.map((c) => c.id),
+      types,
+      since,
     );
-    for (const c of candidates) if (matched.has(c.id) && ids.length < limit) ids.push(c.id);
+    // In the candidates' order (most recently active first), up to the limit.
+    for (const c of candidates) {
+      const list = found.get(c.id);
+      if (list && bySession.size < limit) bySession.set(c.id, list);
+    }
     if (candidates.length < page) break;
     const last = candidates[candidates.length - 1];
     after = { atMicros: last.at_micros, id: last.id };
+    const missing = limit - bySession.size;
+    page = Math.min(
+      20_000,
+      found.size === 0 ? page * 2 : Math.max(100, Math.ceil(((missing * candidates.length) / found.size) * 1.2)),
+    );
   }
-  if (ids.length === 0) return [];
-  const rows = await db
-    .selectFrom('events')
-    .select([
-      'session_id',
-      'type',
-      'page',
-      'ts',
-      'signal',
-      'selector',
-      sql<
-        number | null
-      >`case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end`.as('confidence'),
-    ])
-    .where('site_id', '=', siteId)
-    .where('session_id', 'in', ids)
-    .where(environmentWhere(environment))
-    .where('type', 'in', ['page_view', 'signal'])
-    .where('ts', '>=', since)
-    .orderBy('ts')
-    .execute();
-  const bySession = new Map<string, PathEvent[]>(ids.map((id) => [id, []]));
-  for (const r of rows) {
-    bySession.get(r.session_id)?.push({
-      type: r.type as PathEvent['type'],
-      page: r.page,
-      ts: r.ts.getTime(),
-      signal: r.signal ?? undefined,
-      selector: r.selector,
-      confidence: r.confidence ?? undefined,
-    });
-  }
-  return ids.map((id) => ({ id, events: bySession.get(id)! }));
+  return [...bySession].map(([id, events]) => ({ id, events }));
+}
+
+/**
+ * The page views and signals of `types` in the window of those of `ids` that had such a signal in it, each session's
+ * oldest first: the events read once (a materialized CTE), the sessions with a matching signal kept from them.
+ * Signals of other types are left out: the edges weigh only the qualifying ones (journeyFrictionEdges).
+ */
+async function pathEvents(
+  db: Kysely<Database>,
+  siteId: string,
+  environment: Environment,
+  ids: readonly string[],
+  types: readonly string[],
+  since: Date,
+): Promise<Map<string, PathEvent[]>> {
+  // NOTE: one row per session, its events as one JSON array of arrays (type, page, epoch ms, signal, selector,
+  // confidence) that JSON.parse reads natively: the driver parsing 16k rows of seven fields (a string and a Date per
+  // field and row) for 1,000 sessions was most of the route's CPU in the API process. The time is truncated to the
+  // millisecond as the driver's Date was.
+  const { rows } = await sql<{
+    session_id: string;
+    events: [string, string, number, string | null, string | null, number | null][];
+  }>`
+    with ev as materialized (
+      select session_id, type, page, ts, signal, selector,
+             case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end as confidence
+      from events
+      where site_id = ${siteId} and session_id = any(${[...ids]}::text[]) and ${environmentWhere(environment)}
+        and (type = 'page_view' or (type = 'signal' and signal = any(${[...types]}::text[]))) and ts >= ${since}
+    )
+    select session_id,
+           json_agg(json_build_array(type, page, floor(extract(epoch from ts) * 1000)::float8, signal, selector, confidence)
+                    order by ts) as events
+    from ev
+    where session_id in (select session_id from ev where type = 'signal')
+    group by session_id`.execute(db);
+  return new Map(
+    rows.map((r) => [
+      r.session_id,
+      r.events.map(([type, page, ts, signal, selector, confidence]) => ({
+        type: type as PathEvent['type'],
+        page,
+        ts,
+        signal: signal ?? undefined,
+        selector,
+        confidence: confidence ?? undefined,
+      })),
+    ]),
+  );
 }
 
 /**

@@ -17,8 +17,10 @@ export function insightRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     response: InsightsResponseSchema,
     async handler(_ctx, { query: q }) {
       const { conversion_event } = await revenueConfig(deps.db, q.site_id, q.environment);
-      const since = new Date(deps.now().getTime() - q.days * 86_400_000);
-      const r = await confusedVersusCalm(deps.db, q.site_id, q.environment, conversion_event, since);
+      const now = deps.now();
+      const from = new Date(now.getTime() - q.days * 86_400_000);
+      const scope = { siteId: q.site_id, environment: q.environment, from, to: now };
+      const r = await confusedVersusCalm(deps.db, scope, conversion_event);
       const common = { site_id: q.site_id, days: q.days, conversion_event, min_group_sessions: MIN_GROUP_SESSIONS };
       if (r.converting === 0) {
         return {

@@ -3,15 +3,12 @@ import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { SIGNAL_CATALOG } from '../../../shared/domain/signal-catalog.ts';
 import { DEFAULT_SDK_CONFIG, RevenueConfigSchema, type SdkConfig } from '../../../shared/tenancy/sdk-config.ts';
 import { conversionMatcher, type ConversionGroups } from './conversion.ts';
 
 const DAY_MS = 86_400_000;
 /** Revenue at risk looks at the last 30 days (the events kept). */
 export const REVENUE_WINDOW_DAYS = 30;
-/** Signal types that weigh something: a session with one of them on a page was not calm there. */
-export const WEIGHTED = SIGNAL_CATALOG.filter((d) => d.weight > 0).map((d) => d.type);
 
 /** The environment's revenue settings (defaults when never set). */
 export async function revenueConfig(
