@@ -37,6 +37,7 @@ import * as m0300 from './0300_alert_rollups_linear.ts';
 import * as m0310 from './0310_explore_event_type_keys.ts';
 import * as m0311 from './0311_page_weighted_signals.ts';
 import * as m0320 from './0320_issue_list_indexes.ts';
+import * as m0350 from './0350_site_score_days.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   '0310_explore_event_type_keys': m0310,
   '0311_page_weighted_signals': m0311,
   '0320_issue_list_indexes': m0320,
+  '0350_site_score_days': m0350,
 };
