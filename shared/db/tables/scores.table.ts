@@ -44,8 +44,8 @@ export interface SiteScoreDayTable {
   day: ColumnType<string, string, string>;
   /** Sum of `score * sessions` (float8). */
   weighted_sum: number;
-  /** Sum of `sessions` (bigint: node-postgres reads it as a string); 0 for a day no page has sessions any more. */
-  sessions: ColumnType<string, number | string, number | string>;
+  /** Sum of `sessions` (bigint, read as a number like every int8 here); 0 for a day no page has sessions any more. */
+  sessions: number;
 }
 
 export interface PageElementTable {
