@@ -60,12 +60,20 @@ async function rawDayScores(h: DatabaseHandle, siteId: string, environment: stri
   return rows.filter((r) => r.score !== null);
 }
 
+interface SiteDayRow {
+  site_id: string;
+  environment: Environment;
+  day: string;
+  weighted_sum: number;
+  sessions: number;
+}
+
 /** Every row of the rollup and of the raw aggregate it must equal (days with sessions). */
 async function rollupAndRaw(h: DatabaseHandle) {
-  const rollup = await sql`
+  const rollup = await sql<SiteDayRow>`
     select site_id, environment, to_char(day, 'YYYY-MM-DD') as day, weighted_sum, sessions::float8 as sessions
     from site_score_days where sessions > 0 order by 1, 2, 3`.execute(h.db);
-  const raw = await sql`
+  const raw = await sql<SiteDayRow>`
     select site_id, environment, to_char(day, 'YYYY-MM-DD') as day, sum(score * sessions) as weighted_sum,
            sum(sessions)::float8 as sessions
     from score_history where sessions > 0 group by 1, 2, 3 order by 1, 2, 3`.execute(h.db);
