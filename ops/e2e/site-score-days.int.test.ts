@@ -1,9 +1,10 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle } from '../../shared/db/connection.ts';
+import type { DatabaseHandle } from '../../shared/db/connection.ts';
 import { refreshSiteScoreDays, siteDayScores, storedScoreDays } from '../../shared/db/site-score-days.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
-import { createTestDatabase } from '../../shared/testing/database.ts';
+import { useTestDatabase } from '../../shared/testing/database.ts';
+import { useResource } from '../../shared/testing/lifecycle.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 import { seeded } from '../../shared/seeded-random.ts';
 import { upsertPageScores, type PageScoreWrite } from '../../processor/store/scores.store.ts';
@@ -16,18 +17,10 @@ import type { Environment } from '../../shared/domain/deploy-verification.ts';
 // (processor partitions) must not leave a sum that misses either; TimescaleDB's retention must drop the same days.
 
 // Serial: the comparisons read every site of the database.
-const handles = new Map<'postgres' | 'pglite', DatabaseHandle>();
-let dropPostgres: (() => Promise<void>) | undefined;
-test.before(async () => {
-  const scratch = await createTestDatabase('site_score_days');
-  dropPostgres = scratch.drop;
-  handles.set('postgres', await openDatabase({ url: scratch.url, dataDir: '' }));
-  handles.set('pglite', await openEmbeddedTestDatabase());
-});
-test.after.always(async () => {
-  for (const h of handles.values()) await h.close();
-  await dropPostgres?.();
-});
+const handles = {
+  postgres: useTestDatabase(test, 'site_score_days'),
+  pglite: useResource(test, openEmbeddedTestDatabase, (h) => h.close()),
+};
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-03-15T12:34:56.789Z');
@@ -84,7 +77,7 @@ for (const name of ['postgres', 'pglite'] as const) {
   test.serial(
     `${name}: site_score_days equals the aggregate of score_history after the processor's writes`,
     async (t) => {
-      const h = handles.get(name)!;
+      const h = handles[name];
       const orgId = await insertOrg(h.db, { name: 'site days' });
       const sites = [
         (await provisionSite(h.db, { orgId, name: 'a', url: 'https://a.example' })).siteId,
@@ -158,7 +151,7 @@ for (const name of ['postgres', 'pglite'] as const) {
 }
 
 test.serial('postgres: two writers of one site day at once leave the sum of both', async (t) => {
-  const h = handles.get('postgres')!;
+  const h = handles.postgres;
   const orgId = await insertOrg(h.db, { name: 'site days concurrent' });
   const { siteId } = await provisionSite(h.db, { orgId, name: 'c', url: 'https://c.example' });
   const day = new Date(NOW).toISOString().slice(0, 10);
