@@ -99,6 +99,16 @@ test('PostgreSQL (COPY): rows consistent with the processor, and every read rout
     .where('site_id', '=', siteId)
     .executeTakeFirstOrThrow();
   t.true(days.n >= 29, 'a score history for every day');
+  // The site's day sums (site_score_days) are written beside the history: the aggregate of its rows, day by day.
+  const siteDays = await sql<{ days: number; differ: number }>`
+    select count(*)::int as days,
+           count(*) filter (where d.weighted_sum is distinct from r.weighted_sum or d.sessions is distinct from r.sessions)::int as differ
+    from (select environment, day, sum(score * sessions) as weighted_sum, sum(sessions) as sessions from score_history
+          where site_id = ${siteId} and sessions > 0 group by environment, day) r
+    full join (select environment, day, weighted_sum, sessions from site_score_days where site_id = ${siteId} and sessions > 0) d
+      using (environment, day)`.execute(db);
+  t.true(siteDays.rows[0].days >= days.n);
+  t.is(siteDays.rows[0].differ, 0);
   // The derived rows are what the processor's recompute finds from the raw rows: nothing differs.
   const check = await recomputeSiteCommand(db, siteId, Date.now(), false, log);
   t.deepEqual([check.pages.differing, check.issues.differing, check.elements.differing], [[], [], []]);

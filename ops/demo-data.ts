@@ -27,6 +27,7 @@ import {
 } from '../shared/db/session-rollups.ts';
 import { InsertSink } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
+import { refreshSiteScoreDays } from '../shared/db/site-score-days.ts';
 import {
   DAY,
   EVENTS,
@@ -222,6 +223,10 @@ export async function writeDemoData(
     from unnest(${history.page}::text[], ${history.day}::date[], ${history.score}::real[], ${history.sessions}::int[],
                 ${history.pageViews}::int[], ${history.signalCount}::int[], ${history.dominant}::text[]) as h
     on conflict do nothing`.execute(handle.db);
+  await refreshSiteScoreDays(
+    handle.db,
+    [...new Set(history.day)].map((day) => ({ siteId: site, environment: 'production', day })),
+  );
   phase('score history');
   // Deploys: one per version, measured against the day after (the last one still open).
   let deploys = 0;

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { ACTIVE_STATUSES } from '../../shared/domain/issue-status.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
+import { siteDayScores } from '../../shared/db/site-score-days.ts';
 
 export interface CurrentPageScore {
   page: string;
@@ -62,7 +63,10 @@ export async function pageScoreSummaries(
   }));
 }
 
-/** The site's daily scores (traffic-weighted over its pages) for the 7 days before `now`'s day: the trend baseline's input. */
+/**
+ * The site's daily scores (traffic-weighted over its pages) for the 7 days before `now`'s day: the trend baseline's
+ * input, oldest first. One `site_score_days` row a day (its sums over `score_history`, migration 0350).
+ */
 export async function siteDailyScores(
   db: Kysely<Database>,
   siteId: string,
@@ -70,13 +74,8 @@ export async function siteDailyScores(
   now: Date,
 ): Promise<{ date: string; score: number }[]> {
   const today = now.toISOString().slice(0, 10);
-  const { rows } = await sql<{ date: string; score: number }>`
-    select to_char(day, 'YYYY-MM-DD') as date,
-           (sum(score * sessions) / nullif(sum(sessions), 0))::float8 as score
-    from score_history
-    where site_id = ${siteId} and environment = ${environment} and day < ${today}::date and day >= ${today}::date - 7 and sessions > 0
-    group by day`.execute(db);
-  return rows.filter((r) => r.score !== null);
+  const weekBefore = new Date(Date.parse(today) - 7 * 86_400_000).toISOString().slice(0, 10);
+  return siteDayScores(db, siteId, environment, weekBefore, today);
 }
 
 /** Active issues (open, triaged, in progress, regressed) per page of the site. */

@@ -6,6 +6,7 @@ import { keysetPages, pageAfter, tsKey } from './keyset-pages.ts';
 import { environmentOf, type Environment } from '../../shared/domain/deploy-verification.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 import { liveSites } from '../../shared/db/queries/sites.queries.ts';
+import { refreshSiteScoreDays } from '../../shared/db/site-score-days.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -28,7 +29,8 @@ export interface PageScoreWrite {
 
 /**
  * Writes absolute values (never increments): the hour row of `page_scores` and the day row of `score_history`
- * hold the page's latest score, so rewriting them after a redelivery or a restart is harmless.
+ * hold the page's latest score, so rewriting them after a redelivery or a restart is harmless. The site's days those
+ * rows are on are recomputed in `site_score_days` in the same transaction (one is opened when the caller has none).
  */
 export async function upsertPageScores(
   db: Db,
@@ -36,6 +38,7 @@ export async function upsertPageScores(
   rows: readonly PageScoreWrite[],
 ): Promise<void> {
   if (rows.length === 0) return;
+  if (!db.isTransaction) return db.transaction().execute((trx) => upsertPageScores(trx, environment, rows));
   // One document for both statements; the day as its YYYY-MM-DD text.
   const doc = jsonbRows(
     rows.map((r) => [
@@ -71,6 +74,10 @@ export async function upsertPageScores(
     on conflict (site_id, environment, page, day) do update set
       score = excluded.score, sessions = excluded.sessions, page_views = excluded.page_views, signal_count = excluded.signal_count,
       dominant_signal = excluded.dominant_signal, updated_at = excluded.updated_at`.execute(db);
+  await refreshSiteScoreDays(
+    db,
+    rows.map((r) => ({ siteId: r.siteId, environment, day: r.day })),
+  );
 }
 
 /** Daily page scores of the given sites over the 7 days before `today` (trend baselines). */

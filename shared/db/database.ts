@@ -31,7 +31,7 @@ import type {
 } from './tables/operations.table.ts';
 import type { OutboxLeaseTable, OutboxTable } from './tables/outbox.table.ts';
 import type { PrivacyErasureTable } from './tables/privacy.table.ts';
-import type { PageElementTable, PageScoreTable, ScoreHistoryTable } from './tables/scores.table.ts';
+import type { PageElementTable, PageScoreTable, ScoreHistoryTable, SiteScoreDayTable } from './tables/scores.table.ts';
 import type { PageScreenshotTable, ScreenshotQuotaTable } from './tables/screenshots.table.ts';
 import type {
   ApiKeyTable,
@@ -63,6 +63,7 @@ export interface Database {
   sessions: SessionTable;
   page_scores: PageScoreTable;
   score_history: ScoreHistoryTable;
+  site_score_days: SiteScoreDayTable;
   dead_letters: DeadLetterTable;
   ux_issues: UxIssueTable;
   issue_updates: IssueUpdateTable;

@@ -6,6 +6,7 @@ import { pageOfElements } from '../../read-models/elements.queries.ts';
 import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
 import type { AlertRow } from '../../read-models/alerts.presenter.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
+import { siteDayScores } from '../../../shared/db/site-score-days.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -79,14 +80,7 @@ export async function siteDailyScoresOver(
   days: number,
   now: Date,
 ): Promise<{ date: string; score: number }[]> {
-  const { rows } = await sql<{ date: string; score: number | null }>`
-    select to_char(day, 'YYYY-MM-DD') as date,
-           (sum(score * sessions) / nullif(sum(sessions), 0))::float8 as score
-    from score_history
-    where site_id = ${siteId} and environment = ${environment} and day >= ${windowStartDay(now, days)}::date and sessions > 0
-    group by day
-    order by day`.execute(db);
-  return rows.filter((r): r is { date: string; score: number } => r.score !== null);
+  return siteDayScores(db, siteId, environment, windowStartDay(now, days));
 }
 
 const knownExpression = (siteId: string, environment: Environment, page: string) => sql<boolean>`

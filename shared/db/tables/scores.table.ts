@@ -34,6 +34,20 @@ export interface ScoreHistoryTable {
   updated_at: Timestamp;
 }
 
+/**
+ * Per site, environment and day, the sums behind the site's daily score over `score_history`'s pages with sessions
+ * (migration 0350; shared/db/site-score-days.ts keeps it): the score is `weighted_sum / sessions`.
+ */
+export interface SiteScoreDayTable {
+  site_id: string;
+  environment: 'production' | 'staging';
+  day: ColumnType<string, string, string>;
+  /** Sum of `score * sessions` (float8). */
+  weighted_sum: number;
+  /** Sum of `sessions` (bigint, read as a number like every int8 here); 0 for a day no page has sessions any more. */
+  sessions: number;
+}
+
 export interface PageElementTable {
   site_id: string;
   /** 'production' or 'staging' (migration 0100). */
