@@ -9,7 +9,8 @@ const files = choices[process.env.TEST_BROWSER ?? ''];
 if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.stringify(process.env.TEST_BROWSER)}`);
 
 // Four files run at a time: most files mostly wait (for a role to start, a processor tick, a timer, a browser's
-// detection window), so with two at a time the two cores were busy about half the run (docs/development.md).
+// detection window), so a whole run two at a time used about a third of the two cores, PostgreSQL aside
+// (docs/development.md).
 // They are taken in this order: the longest first (timed in a whole run and alone, see docs/development.md), so that
 // none of them starts near the end and runs alone while the other slots have nothing left. Every other file follows
 // in ava's own order.
