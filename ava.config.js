@@ -8,9 +8,12 @@ const choices = { '': [all], skip: [all, `!${browser}`], only: [browser] };
 const files = choices[process.env.TEST_BROWSER ?? ''];
 if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.stringify(process.env.TEST_BROWSER)}`);
 
-// Two files run at a time, taken in this order: the longest first (timed in a whole run and alone, see
-// docs/development.md), so that none of them starts near the end and runs alone while the other slot has nothing left;
-// a file that mostly waits between two that keep a core busy. Every other file follows in ava's own order.
+// Four files run at a time: most files mostly wait (for a role to start, a processor tick, a timer, a browser's
+// detection window), so a whole run two at a time used about a third of the two cores, PostgreSQL aside
+// (docs/development.md).
+// They are taken in this order: the longest first (timed in a whole run and alone, see docs/development.md), so that
+// none of them starts near the end and runs alone while the other slots have nothing left. Every other file follows
+// in ava's own order.
 const longestFirst = [
   'ingest/sdk/detection.browser.test.ts',
   'ops/e2e/processor-crash.int.test.ts',
@@ -40,7 +43,7 @@ export default {
   extensions: { ts: 'module' },
   timeout: '120s',
   workerThreads: false,
-  concurrency: 2,
+  concurrency: 4,
   // Array.prototype.sort is stable: the files not listed keep ava's order.
   sortTestFiles: (a, b) => rank(a) - rank(b),
 };

@@ -3,7 +3,7 @@
  * TypeScript project of their own.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,9 +15,13 @@ const tsc = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 
 
 /**
  * Installs `tarball` into `dir` with the machine's npm (HOME `dir`), offline (from npm's cache), with no audit, fund
- * or update-notifier calls. Rejects with npm's stderr.
+ * or update-notifier calls. Rejects with npm's stderr. `dir` gets a package.json of its own first (when it has none),
+ * as a user's project has: in a directory without one npm installs into the nearest parent that has a package.json or
+ * a node_modules, and a stray one in the system's temporary directory once sent both package tests' installs there.
  */
 export function npmInstallOffline(dir: string, tarball: string): Promise<void> {
+  const manifest = path.join(dir, 'package.json');
+  if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: 'app', private: true }));
   return new Promise((resolve, reject) => {
     execFile(
       'npm',

@@ -44,7 +44,7 @@ function roleEnv(env: Env, clean: boolean | undefined): Env {
 export function spawnRole(args: string[], env: Env = {}, opts: RoleOptions = {}): ChildProcess {
   return spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
     cwd: repoRoot,
-    // Adaptive load shedding is off unless a test asks for it: two test files and their processes share two cores, so
+    // Adaptive load shedding is off unless a test asks for it: four test files and their processes share two cores, so
     // a role's requests are slow for reasons that say nothing of its own load (the fixed in-flight bound stays).
     env: roleEnv(
       { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_LATENCY_TARGET_MS: '0', ...env },
