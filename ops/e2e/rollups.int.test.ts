@@ -312,6 +312,17 @@ async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, site
   return nonEmpty;
 }
 
+/** Every rollup against the raw rows, in one call; what each comparison covered, so a test can see it was not empty. */
+async function assertEveryRollupEqualsRaw(t: Asserts, db: Kysely<Database>, siteId: string) {
+  const sessions = await assertRollupEqualsRaw(t, db, siteId);
+  await assertViewersEqualRaw(t, db, siteId);
+  const keys = await assertKeysEqualRaw(t, db, siteId);
+  const eventFilters = await assertEventFiltersEqualRaw(t, db, siteId);
+  const calm = await assertCalmEqualsRaw(t, db, siteId);
+  const insights = await assertInsightsEqualRaw(t, db, siteId);
+  return { sessions, keys, eventFilters, calm, insights };
+}
+
 /**
  * Insights' confused-versus-calm counts (by page, by source, in all) from the rollups (conversion event `conversion`)
  * and from the raw path (a custom conversion event) against the same question asked of the raw events: the sessions
@@ -407,12 +418,12 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.deepEqual(await hoursOf(h.db, siteId), before, 'a redelivered batch moves nothing');
     t.deepEqual(await pageBucketsOf(h.db, siteId), pagesBefore, 'nor the page buckets');
 
-    t.true((await assertRollupEqualsRaw(t, h.db, siteId)) > 40, 'the comparisons cover sessions');
-    await assertViewersEqualRaw(t, h.db, siteId);
-    t.true((await assertKeysEqualRaw(t, h.db, siteId)) > 100, 'the sessions have pages and signals');
-    t.true((await assertEventFiltersEqualRaw(t, h.db, siteId)) > 10, 'the event filters match sessions');
-    t.true((await assertCalmEqualsRaw(t, h.db, siteId)) > 20, 'pages have calm viewers');
-    t.true((await assertInsightsEqualRaw(t, h.db, siteId)) > 40, 'insights count sessions');
+    const covered = await assertEveryRollupEqualsRaw(t, h.db, siteId);
+    t.true(covered.sessions > 40, 'the comparisons cover sessions');
+    t.true(covered.keys > 100, 'the sessions have pages and signals');
+    t.true(covered.eventFilters > 10, 'the event filters match sessions');
+    t.true(covered.calm > 20, 'pages have calm viewers');
+    t.true(covered.insights > 40, 'insights count sessions');
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
@@ -423,21 +434,11 @@ for (const name of ['postgres', 'pglite'] as const) {
     await assertCalmEqualsRaw(t, h.db, siteId);
 
     await h.db.transaction().execute((trx) => eraseSessions(trx, siteId, ['s1', 's2', 's3', 's5', 's8']));
-    await assertRollupEqualsRaw(t, h.db, siteId);
-    await assertViewersEqualRaw(t, h.db, siteId);
-    await assertKeysEqualRaw(t, h.db, siteId);
-    await assertEventFiltersEqualRaw(t, h.db, siteId);
-    await assertCalmEqualsRaw(t, h.db, siteId);
-    await assertInsightsEqualRaw(t, h.db, siteId);
+    await assertEveryRollupEqualsRaw(t, h.db, siteId);
 
     await h.db.updateTable('sites').set({ retention_days: 31 }).where('id', '=', siteId).execute();
     t.true((await applySiteRetention(h.db, [siteId], new Date(NOW))) > 0, 'retention deleted old sessions');
-    await assertRollupEqualsRaw(t, h.db, siteId);
-    await assertViewersEqualRaw(t, h.db, siteId);
-    await assertKeysEqualRaw(t, h.db, siteId);
-    await assertEventFiltersEqualRaw(t, h.db, siteId);
-    await assertCalmEqualsRaw(t, h.db, siteId);
-    await assertInsightsEqualRaw(t, h.db, siteId);
+    await assertEveryRollupEqualsRaw(t, h.db, siteId);
     const afterRetention = await hoursOf(h.db, siteId);
     const pagesAfterRetention = await pageBucketsOf(h.db, siteId);
     await rebuildSessionRollups(h.db, siteId);
