@@ -21,9 +21,9 @@ import { pageActivity } from '../../api/routes/pages/page.queries.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 import { CONFUSING_SIGNALS } from '../../shared/domain/session-summary.ts';
 import { answerQuery, exploreScope, type ExploreRequest } from '../../api/routes/explore/explore.engine.ts';
-import { measureGroups, measureTotal } from '../../api/routes/explore/explore.queries.ts';
-import { rollupAnswers } from '../../api/routes/explore/explore.rollup.ts';
-import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/routes/explore/explore.schema.ts';
+import { measureGroups, measureTotal } from '../../api/read-models/explore.queries.ts';
+import { rollupAnswers } from '../../api/read-models/explore.rollup.ts';
+import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/read-models/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 

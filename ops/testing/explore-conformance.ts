@@ -9,7 +9,7 @@ import { getJson, postJson } from '../../shared/testing/http-client.ts';
 import type { TestStack, TestTenant } from './stack.ts';
 import { explore } from '../../api/routes/explore/explore.engine.ts';
 import { referenceExplore } from '../../api/routes/explore/explore.reference.ts';
-import { ExploreQuerySchema, GROUP_BYS, METRICS, OPS, TEXT_FIELDS } from '../../api/routes/explore/explore.schema.ts';
+import { ExploreQuerySchema, GROUP_BYS, METRICS, OPS, TEXT_FIELDS } from '../../api/read-models/explore.schema.ts';
 import {
   deriveSession,
   insertDataset,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../../../shared/errors.ts';
 import { formatPath } from '../../../shared/http/envelope.ts';
 import { explore } from '../../routes/explore/explore.engine.ts';
-import { ExploreQuerySchema } from '../../routes/explore/explore.schema.ts';
+import { ExploreQuerySchema } from '../../read-models/explore.schema.ts';
 import { defineTool, envOf, environmentArg, siteArg } from './tool.ts';
 
 /**

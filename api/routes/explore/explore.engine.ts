@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { METRIC_SQL, type ExploreScope } from './explore.fields.ts';
+import { METRIC_SQL, type ExploreScope } from '../../read-models/explore.fields.ts';
 import { answerFrame, presentSession } from './explore.presenter.ts';
 import {
   listMatchingSessions,
@@ -10,9 +10,14 @@ import {
   readOnlyWithTimeout,
   sessionEventGroups,
   type SessionEventGroup,
-} from './explore.queries.ts';
-import { measureFromRollup, rollupAnswers } from './explore.rollup.ts';
-import { EXPLORE_MAX_GROUPS, type ExploreAnswer, type ExploreQuery, type ExploreResult } from './explore.schema.ts';
+} from '../../read-models/explore.queries.ts';
+import { measureFromRollup, rollupAnswers } from '../../read-models/explore.rollup.ts';
+import {
+  EXPLORE_MAX_GROUPS,
+  type ExploreAnswer,
+  type ExploreQuery,
+  type ExploreResult,
+} from '../../read-models/explore.schema.ts';
 
 const DAY_MS = 86_400_000;
 

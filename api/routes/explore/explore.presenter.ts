@@ -1,7 +1,7 @@
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { CONFUSING_SIGNALS, type ExploreScope } from './explore.fields.ts';
-import type { SessionEventGroup, SessionRow } from './explore.queries.ts';
-import { EXPLORE_MAX_SESSION_PAGES, type ExploreQuery, type ExploreSession } from './explore.schema.ts';
+import { CONFUSING_SIGNALS, type ExploreScope } from '../../read-models/explore.fields.ts';
+import type { SessionEventGroup, SessionRow } from '../../read-models/explore.queries.ts';
+import { EXPLORE_MAX_SESSION_PAGES, type ExploreQuery, type ExploreSession } from '../../read-models/explore.schema.ts';
 
 const CONFUSING = new Set(CONFUSING_SIGNALS);
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../shared/testing/database.ts';
 import { explore } from './explore.engine.ts';
 import { referenceExplore } from './explore.reference.ts';
-import { ExploreQuerySchema, FIELDS, GROUP_BYS, METRICS, type ExploreQuery } from './explore.schema.ts';
+import { ExploreQuerySchema, FIELDS, GROUP_BYS, METRICS, type ExploreQuery } from '../../read-models/explore.schema.ts';
 import { deriveSession, insertDataset, roundFloats, type Dataset, type TestEvent } from './explore.test-support.ts';
 
 // The compiled SQL against the reference evaluator: random stored rows, random queries, equal answers.

@@ -1,14 +1,14 @@
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { CONFUSING_SIGNALS, DIRECT_SOURCE, type ExploreScope } from './explore.fields.ts';
+import { CONFUSING_SIGNALS, DIRECT_SOURCE, type ExploreScope } from '../../read-models/explore.fields.ts';
 import { answerFrame, byteOrder, presentSession } from './explore.presenter.ts';
-import type { SessionEventGroup } from './explore.queries.ts';
+import type { SessionEventGroup } from '../../read-models/explore.queries.ts';
 import {
   EXPLORE_MAX_GROUPS,
   type ExploreAnswer,
   type ExploreFilter,
   type ExploreQuery,
   type Metric,
-} from './explore.schema.ts';
+} from '../../read-models/explore.schema.ts';
 
 /**
  * The Explore semantics executed over plain arrays (pure): the definitions of docs/explorer.md written as code,

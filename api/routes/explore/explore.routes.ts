@@ -10,7 +10,7 @@ import {
   ExplorePostQuerySchema,
   ExploreQuerySchema,
   ExploreResultSchema,
-} from './explore.schema.ts';
+} from '../../read-models/explore.schema.ts';
 
 export interface ExploreDeps {
   db: Kysely<Database>;

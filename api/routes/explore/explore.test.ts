@@ -3,9 +3,9 @@ import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, D
 import type { Database } from '../../../shared/db/database.ts';
 import { ValidationError } from '../../../shared/errors.ts';
 import { parseInput } from '../../../shared/http/envelope.ts';
-import { likePattern } from './explore.fields.ts';
-import { listMatchingSessions, measureGroups, measureTotal } from './explore.queries.ts';
-import { ExploreQuerySchema, GROUP_BYS, METRICS, type ExploreFilter } from './explore.schema.ts';
+import { likePattern } from '../../read-models/explore.fields.ts';
+import { listMatchingSessions, measureGroups, measureTotal } from '../../read-models/explore.queries.ts';
+import { ExploreQuerySchema, GROUP_BYS, METRICS, type ExploreFilter } from '../../read-models/explore.schema.ts';
 
 const refusal = (q: unknown) => {
   try {

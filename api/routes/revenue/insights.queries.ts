@@ -1,9 +1,9 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
-import { filterPredicate, sourceExpr, type ExploreScope } from '../explore/explore.fields.ts';
-import { matchingSessions, type Db } from '../explore/explore.queries.ts';
-import { rollupWindow } from '../explore/explore.rollup.ts';
+import { filterPredicate, sourceExpr, type ExploreScope } from '../../read-models/explore.fields.ts';
+import { matchingSessions, type Db } from '../../read-models/explore.queries.ts';
+import { rollupWindow } from '../../read-models/explore.rollup.ts';
 import { isConversion } from './revenue.queries.ts';
 
 export interface GroupRow {

@@ -5,7 +5,7 @@ import { go, href, route } from '../route.ts';
 import { ErrorNote, Options, Show, Table, fmtDate, useData } from '../ui.tsx';
 
 /*
- * The Explore query builder (docs/explorer.md). The names and bounds below mirror api/routes/explore/explore.schema.ts:
+ * The Explore query builder (docs/explorer.md). The names and bounds below mirror api/read-models/explore.schema.ts:
  * the dashboard bundles no server code (zod alone would outweigh this screen), and the server validates every query
  * anyway, so a drift shows as a 400 naming the field, next to that field.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { Uuid } from '../../../shared/contracts/uuid.ts';
-import { EnvironmentParam } from '../../../shared/contracts/environment.ts';
-import { ENVIRONMENTS } from '../../../shared/domain/deploy-verification.ts';
+import { Uuid } from '../../shared/contracts/uuid.ts';
+import { EnvironmentParam } from '../../shared/contracts/environment.ts';
+import { ENVIRONMENTS } from '../../shared/domain/deploy-verification.ts';
 
 /**
  * The Explore query (spec "Explore query"), validated before anything is compiled. Every object is strict, so an

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
+import type { Database } from '../../shared/db/database.ts';
 import {
   asSessionFlag,
   cohortExpr,

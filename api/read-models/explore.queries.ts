@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import { UnavailableError } from '../../../shared/errors.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { UnavailableError } from '../../shared/errors.ts';
 import {
   METRIC_SQL,
   cohortExpr,

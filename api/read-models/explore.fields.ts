@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
-import type { Database } from '../../../shared/db/database.ts';
-import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../../shared/domain/session-summary.ts';
+import type { Database } from '../../shared/db/database.ts';
+import type { Environment } from '../../shared/domain/deploy-verification.ts';
+import { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../shared/domain/session-summary.ts';
 import type { ExploreFilter, Metric, Op } from './explore.schema.ts';
 
 /**
@@ -21,7 +21,7 @@ export interface ExploreScope {
 }
 
 // Shared with the processor's session rollup, which must mean the same.
-export { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../../shared/domain/session-summary.ts';
+export { CONFUSING_SIGNALS, DIRECT_SOURCE } from '../../shared/domain/session-summary.ts';
 
 type S = ExpressionBuilder<Database & { s: Database['sessions'] }, 's'>;
 
