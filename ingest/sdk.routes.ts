@@ -1,9 +1,8 @@
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { UnavailableError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
+import { precompress, type Precompressed } from '../shared/http/precompressed.ts';
 import { buildSdk } from './sdk/build.ts';
 
 /**
@@ -37,36 +36,13 @@ export interface SdkRouteDeps {
   waitMs?: number;
 }
 
-/** One file in the three content codings a browser may ask for, compressed once at startup. */
-interface Asset {
-  identity: Buffer;
-  gzip: Buffer;
-  br: Buffer;
-}
-
 interface Built {
   version: string;
-  js: Asset;
-  mjs: Asset;
+  js: Precompressed;
+  mjs: Precompressed;
 }
 
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
-
-async function asset(code: string): Promise<Asset> {
-  const identity = Buffer.from(code, 'utf8');
-  const [gz, br] = await Promise.all([
-    gzipAsync(identity, { level: 9 }),
-    brotliAsync(identity, {
-      params: {
-        [zlib.BROTLI_PARAM_QUALITY]: 11,
-        [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-        [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length,
-      },
-    }),
-  ]);
-  return { identity, gzip: gz, br };
-}
+const asset = (code: string): Promise<Precompressed> => precompress(Buffer.from(code, 'utf8'), { text: true });
 
 /** Starts the build now; the returned promise never rejects (null: the build failed, and that was logged). */
 function startBuild(deps: SdkRouteDeps): Promise<Built | null> {
@@ -99,7 +75,7 @@ function startBuild(deps: SdkRouteDeps): Promise<Built | null> {
 }
 
 /** The strong ETag of one coding: different bytes must never share a strong validator. */
-const etagFor = (version: string, coding: keyof Asset): string =>
+const etagFor = (version: string, coding: keyof Precompressed): string =>
   `"${version}${coding === 'identity' ? '' : `+${coding}`}"`;
 
 /**
@@ -133,7 +109,7 @@ export function sdkRouter(deps: SdkRouteDeps): Router {
   };
 
   const serve =
-    (pick: (b: Built) => Asset): Koa.Middleware =>
+    (pick: (b: Built) => Precompressed): Koa.Middleware =>
     async (ctx) => {
       // A static public file: any page may load it, with or without crossorigin / as a module, and under COEP.
       ctx.set('Access-Control-Allow-Origin', '*');
@@ -150,7 +126,7 @@ export function sdkRouter(deps: SdkRouteDeps): Router {
       const file = pick(b);
       // One coding at a time, smallest first: asked together, the negotiator follows the client's order, and browsers
       // list gzip before br. Neither acceptable (even under `identity;q=0`): plain bytes are still the best answer.
-      const coding: keyof Asset = ctx.acceptsEncodings('br')
+      const coding: keyof Precompressed = ctx.acceptsEncodings('br')
         ? 'br'
         : ctx.acceptsEncodings('gzip')
           ? 'gzip'

@@ -1,9 +1,8 @@
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { NotFoundError, UnavailableError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { precompress, type Precompressed } from '../../shared/http/precompressed.ts';
 import { buildDashboard, type DashboardBuild } from './build.ts';
 
 /**
@@ -26,20 +25,13 @@ export interface DashboardDeps {
   waitMs?: number;
 }
 
-interface Asset {
+interface Asset extends Precompressed {
   contentType: string;
-  identity: Buffer;
-  gzip: Buffer;
-  br: Buffer;
 }
 
-const gz = promisify(gzip);
-const brotli = promisify(brotliCompress);
 const compress = async (body: Buffer, contentType: string): Promise<Asset> => ({
   contentType,
-  identity: body,
-  gzip: await gz(body, { level: 9 }),
-  br: await brotli(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  ...(await precompress(body)),
 });
 
 const escapeAttr = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');

@@ -3,8 +3,14 @@ import type Koa from 'koa';
 import { ForbiddenError, MethodNotAllowedError, UnauthorizedError } from '../../shared/errors.ts';
 import { readTextBody } from '../../shared/http/body.ts';
 import type { AuthState } from '../http/auth.ts';
-import { WebStandardStreamableHTTPServerTransport } from './sdk.ts';
-import { buildMcpServer, type McpDeps } from './server.ts';
+import type { McpDeps } from './server.ts';
+
+/**
+ * The MCP SDK, its JSON-schema and validation dependencies (about 150 modules) and the tools' schemas are loaded with
+ * the first MCP request, not with the role: every api process and test stack would load them, and few ever serve MCP.
+ */
+let mcpModules: Promise<[typeof import('./sdk.ts'), typeof import('./server.ts')]> | undefined;
+const loadMcp = () => (mcpModules ??= Promise.all([import('./sdk.ts'), import('./server.ts')]));
 
 /** Largest JSON-RPC request body: tool arguments are ids, paths and small numbers. */
 export const MCP_BODY_LIMIT_BYTES = 64 * 1024;
@@ -83,6 +89,7 @@ export function mcpRouter(deps: McpRouteDeps): Router {
       void p.catch((err: unknown) =>
         deps.log.error({ err, request_id: requestId }, 'MCP tool-call audit row not written'),
       );
+    const [{ WebStandardStreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp();
     const server = buildMcpServer(deps, principal, requestId, afterAnswer);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -5,14 +5,15 @@
  * GET /v1/sdk.js; run directly (`node ingest/sdk/build.ts`, also `npm pack` in ingest/sdk) it writes
  * ingest/sdk/dist/, the files of the npm package @friction/sdk.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { build } from 'esbuild';
 import type { MinifyOptions } from 'terser';
+import { diskCache } from '../../shared/disk-cache.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -73,41 +74,11 @@ export interface MinifyJob {
 
 /**
  * terser's output is a pure function of its input, options and version, so it is kept on disk under a hash of the
- * three: ingest builds the SDK at every start, and terser costs about a second of CPU where esbuild costs 0.1 s.
- * The cache lives beside the installed packages (node_modules/.cache, the usual place), not in a shared
- * temporary directory, where another local user could plant the script we serve. A cache that cannot be written
- * (a read-only image) only means terser runs at each start.
+ * three (shared/disk-cache.ts): ingest builds the SDK at every start, and terser costs about a second of CPU where
+ * esbuild costs 0.1 s.
  */
-const CACHE = path.join(here, '..', '..', 'node_modules', '.cache', 'friction-sdk');
-const cacheFile = (job: MinifyJob): string =>
-  path.join(
-    CACHE,
-    `${createHash('sha256')
-      .update(TERSER_ID)
-      .update(job.options.module ? 'module' : 'script')
-      .update(job.code)
-      .digest('hex')}.js`,
-  );
-
-function cached(job: MinifyJob): string | undefined {
-  try {
-    return readFileSync(cacheFile(job), 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function store(job: MinifyJob, code: string): void {
-  try {
-    mkdirSync(CACHE, { recursive: true });
-    // Written aside and renamed into place: a build running at the same time never reads half a file.
-    const tmp = `${cacheFile(job)}.${randomBytes(6).toString('hex')}.tmp`;
-    writeFileSync(tmp, code);
-    renameSync(tmp, cacheFile(job));
-  } catch {
-    // Read-only or full disk: the next build minifies again.
-  }
-}
+const minified = diskCache('friction-sdk', '.js');
+const cacheKey = (job: MinifyJob): string[] => [TERSER_ID, job.options.module ? 'module' : 'script', job.code];
 
 /** Runs terser on the jobs in a worker thread, so a service building at start keeps answering meanwhile. */
 function minifyInWorker(jobs: MinifyJob[]): Promise<string[]> {
@@ -122,12 +93,12 @@ function minifyInWorker(jobs: MinifyJob[]): Promise<string[]> {
 
 /** esbuild's outputs after terser's pass, from the cache when it has them. */
 async function shrink(jobs: MinifyJob[]): Promise<string[]> {
-  const out = jobs.map(cached);
+  const out = jobs.map((job) => minified.get(cacheKey(job))?.toString('utf8'));
   const todo = jobs.filter((_, i) => out[i] === undefined);
   if (todo.length) {
     const fresh = await minifyInWorker(todo);
     for (const [k, job] of todo.entries()) {
-      store(job, fresh[k]);
+      minified.put(cacheKey(job), fresh[k]);
       out[jobs.indexOf(job)] = fresh[k];
     }
   }

@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One message: plain text always (every client reads it), HTML optionally. */
 export interface MailMessage {
@@ -24,23 +24,31 @@ export interface Mailer {
 export function createMailer(o: { smtpUrl: string; from: string; timeoutMs?: number }): Mailer {
   const timeout = o.timeoutMs ?? 10_000;
   const url = new URL(o.smtpUrl);
-  const transport = createTransport({
-    host: url.hostname,
-    port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
-    secure: url.protocol === 'smtps:',
-    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
-    // One connection per message: account mail is rare, and nothing stays open to close at shutdown.
-    pool: false,
-    connectionTimeout: timeout,
-    greetingTimeout: timeout,
-    socketTimeout: timeout,
-  });
+  // nodemailer (39 modules) is loaded with the first message, not with the process: most processes that configure
+  // SMTP send nothing for a long while, and every test stack and role process started would load it for nothing.
+  let transport: Promise<Transporter> | undefined;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ createTransport }) =>
+      createTransport({
+        host: url.hostname,
+        port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
+        secure: url.protocol === 'smtps:',
+        auth: url.username
+          ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+          : undefined,
+        // One connection per message: account mail is rare, and nothing stays open to close at shutdown.
+        pool: false,
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+      }),
+    ));
   return {
     async send(m) {
-      await transport.sendMail({ from: o.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      await (await open()).sendMail({ from: o.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
     },
     close() {
-      transport.close();
+      void transport?.then((t) => t.close());
     },
   };
 }
