@@ -6,16 +6,17 @@
  * ingest/sdk/dist/, the files of the npm package @friction/sdk.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { build } from 'esbuild';
+import { build, version as esbuildVersion } from 'esbuild';
 import type { MinifyOptions } from 'terser';
 import { diskCache } from '../../shared/disk-cache.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const SRC = path.join(here, 'src');
 
 /**
  * Field names of the SDK's internal objects, which the minifier may shorten (the 8 KB budget needs
@@ -25,9 +26,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const INTERNAL_PROPS =
   /^(scope|interactive|excluded|answered|current|first|last|start|known|point|filled|lastField|submitted|restart|done|attempt|seq|submitAt|errorAt|sentAt|transport|anon|wanted|mutations|activity|route|dropEvent|interval|beacon|busy|url|release|sample|info|el|at|click|missed|down)$/;
 
-async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<string> {
+/** One esbuild bundle, and whether every file it read lies under src/ (what the build cache's key covers). */
+async function bundle(entry: string, format: 'esm' | 'iife', version: string): Promise<{ code: string; own: boolean }> {
   const out = await build({
-    entryPoints: [path.join(here, 'src', entry)],
+    entryPoints: [path.join(SRC, entry)],
     bundle: true,
     minify: true,
     target: 'es2020',
@@ -42,9 +44,11 @@ async function bundle(entry: string, format: 'esm' | 'iife', version: string): P
     legalComments: 'none',
     charset: 'utf8',
     write: false,
+    metafile: true,
     logLevel: 'silent',
   });
-  return out.outputFiles[0].text;
+  const own = Object.keys(out.metafile.inputs).every((f) => !path.relative(SRC, path.resolve(f)).startsWith('..'));
+  return { code: out.outputFiles[0].text, own };
 }
 
 /**
@@ -106,20 +110,44 @@ async function shrink(jobs: MinifyJob[]): Promise<string[]> {
 }
 
 /**
+ * The finished builds are kept on disk too, under a hash of what decides them: every file under src/, this file
+ * (esbuild's and terser's options), esbuild's and terser's versions and the package version. Ingest builds the SDK
+ * at every start (three esbuild runs, about 0.2 s of CPU), and so does every test stack. A build that read a file
+ * outside src/ is not kept, since the key would not cover it.
+ */
+const builds = diskCache('friction-sdk-build', '.json');
+const buildKey = (pkgVersion: string): (string | Buffer)[] => [
+  TERSER_ID,
+  `esbuild ${esbuildVersion}`,
+  pkgVersion,
+  readFileSync(fileURLToPath(import.meta.url)),
+  ...readdirSync(SRC, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => path.join(d.parentPath, d.name))
+    .sort()
+    .flatMap((f) => [path.relative(SRC, f), readFileSync(f)]),
+];
+
+/**
  * Both builds as strings, and the version stamped into them: the package version plus 8 hex of a
  * hash of the code (and of the terser pass), so the URL or ETag of a long-cached /v1/sdk.js changes whenever the
  * bytes do.
  */
 export async function buildSdk(): Promise<{ esm: string; iife: string; version: string }> {
   const pkg = JSON.parse(readFileSync(path.join(here, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  const key = buildKey(pkg.version);
+  const hit = builds.get(key);
+  if (hit) return JSON.parse(hit.toString('utf8')) as { esm: string; iife: string; version: string };
   const probe = await bundle('script.ts', 'iife', '');
-  const version = `${pkg.version}-${createHash('sha256').update(TERSER_ID).update(probe).digest('hex').slice(0, 8)}`;
+  const version = `${pkg.version}-${createHash('sha256').update(TERSER_ID).update(probe.code).digest('hex').slice(0, 8)}`;
   const [esm, iife] = await Promise.all([bundle('index.ts', 'esm', version), bundle('script.ts', 'iife', version)]);
   const [esmMin, iifeMin] = await shrink([
-    { code: esm, options: { ...TERSER, module: true } },
-    { code: iife, options: { ...TERSER, module: false } },
+    { code: esm.code, options: { ...TERSER, module: true } },
+    { code: iife.code, options: { ...TERSER, module: false } },
   ]);
-  return { esm: esmMin, iife: iifeMin, version };
+  const result = { esm: esmMin, iife: iifeMin, version };
+  if (probe.own && esm.own && iife.own) builds.put(key, JSON.stringify(result));
+  return result;
 }
 
 /**
