@@ -21,7 +21,7 @@ import { confusionScore, siteMeanFriction, type PageWindowStats } from '../proce
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
 import { deriveSite, hasDerivedRows } from '../processor/derive-site.ts';
 import { rebuildPageBuckets, rebuildPageWeightedSignals, rebuildSessionBuckets } from '../shared/db/session-rollups.ts';
-import { InsertSink } from './demo-copy.ts';
+import { InsertSink, Txt, uuidBytes } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
 import { refreshSiteScoreDays } from '../shared/db/site-score-days.ts';
 import {
@@ -38,6 +38,7 @@ import {
   cellParts,
   generateHours,
   historyDays,
+  openCopySink,
   pagePath,
   planHours,
   type GenParams,
@@ -286,7 +287,7 @@ export async function writeDemoData(
   phase('explore_session_buckets');
   // Its page buckets: the hourly rows were written beside the raw rows, the daily ones are the threads' day sums.
   if (pageBuckets) {
-    await writeDailyPageBuckets(handle, site, { day0: historyDays(params).day0, pages: params.pages }, [
+    await writeDailyPageBuckets(handle, databaseUrl, site, { day0: historyDays(params).day0, pages: params.pages }, [
       total('daySessions'),
       total('dayViews'),
       total('dayBounced'),
@@ -333,50 +334,48 @@ export async function writeDemoData(
 }
 
 /**
- * The daily page buckets from the threads' day sums (`Tallies`: `PAGE_CELLS` cells per page per day), in one insert of
- * column arrays.
+ * The daily page buckets from the threads' day sums (`Tallies`: `PAGE_CELLS` cells per page per day), through binary
+ * COPY on PostgreSQL (150k rows at 1M events: their parameters alone took 6.7 s as column arrays, load 15) and
+ * multi-row inserts on the embedded database; in key order (environment, then day), each day's rows together.
  */
 async function writeDailyPageBuckets(
   handle: DatabaseHandle,
+  databaseUrl: string | undefined,
   site: string,
   days: { day0: number; pages: number },
   [sessions, views, bounced, dwell]: [Int32Array, Int32Array, Int32Array, Float64Array],
 ): Promise<void> {
-  const perDay = days.pages * PAGE_CELLS;
-  const c = {
-    environment: [] as string[],
-    bucket: [] as string[],
-    page: [] as string[],
-    confused: [] as boolean[],
-    converted: [] as boolean[],
-    sessions: [] as number[],
-    views: [] as number[],
-    bounced: [] as number[],
-    dwell: [] as number[],
-  };
-  for (let k = 0; k < sessions.length; k++) {
-    if (sessions[k] === 0) continue;
-    const cell = cellParts(k % perDay);
-    c.environment.push(cell.staging ? 'staging' : 'production');
-    c.bucket.push(new Date((days.day0 + Math.floor(k / perDay)) * DAY).toISOString());
-    c.page.push(pagePath(cell.page));
-    c.confused.push(cell.confused);
-    c.converted.push(cell.converted);
-    c.sessions.push(sessions[k]);
-    c.views.push(views[k]);
-    c.bounced.push(bounced[k]);
-    c.dwell.push(dwell[k]);
+  const copy = handle.kind === 'postgres' && databaseUrl ? await openCopySink(databaseUrl, PAGE_BUCKETS) : undefined;
+  try {
+    const sink = copy?.sink ?? new InsertSink(handle, PAGE_BUCKETS);
+    const siteBytes = uuidBytes(site);
+    const perDay = days.pages * PAGE_CELLS;
+    const nDays = sessions.length / perDay;
+    const paths = Array.from({ length: days.pages }, (_, i) => new Txt(pagePath(i)));
+    const [production, staging, day] = ['production', 'staging', 'day'].map((s) => new Txt(s));
+    for (const inStaging of [false, true])
+      for (let d = 0; d < nDays; d++)
+        for (let c = 0; c < perDay; c++) {
+          const k = d * perDay + c;
+          const cell = cellParts(c);
+          if (sessions[k] === 0 || cell.staging !== inStaging) continue;
+          sink.uuid(siteBytes);
+          sink.text(inStaging ? staging : production);
+          sink.text(day);
+          sink.ts((days.day0 + d) * DAY);
+          sink.text(paths[cell.page]);
+          sink.bool(cell.confused);
+          sink.bool(cell.converted);
+          sink.num(sessions[k]);
+          sink.num(views[k]);
+          sink.num(bounced[k]);
+          sink.num(dwell[k]);
+          sink.end();
+        }
+    await sink.close();
+  } finally {
+    await copy?.client.end();
   }
-  await sql`
-    insert into explore_page_buckets (site_id, environment, grain, bucket, page, confused, converted, sessions, page_views,
-                                      bounced, dwell_ms)
-    select ${site}::uuid, b.environment, 'day', b.bucket, b.page, b.confused, b.converted, b.sessions, b.views, b.bounced,
-           b.dwell
-    from unnest(${c.environment}::text[], ${c.bucket}::timestamptz[], ${c.page}::text[], ${c.confused}::boolean[],
-                ${c.converted}::boolean[], ${c.sessions}::int[], ${c.views}::int[], ${c.bounced}::int[],
-                ${c.dwell}::float8[]) as b(environment, bucket, page, confused, converted, sessions, views, bounced, dwell)`.execute(
-    handle.db,
-  );
 }
 
 /** Options of `friction demo --events` (validated by the CLI). */

@@ -709,6 +709,16 @@ export interface WorkerJob {
   pageBuckets: boolean;
 }
 
+/** A COPY into `spec`'s table on a connection of its own (end the client after closing the sink). */
+export async function openCopySink(
+  databaseUrl: string,
+  spec: TableSpec,
+): Promise<{ sink: RowSink; client: pg.Client }> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  return { sink: new BinaryCopySink(client, spec), client };
+}
+
 /** Opens one COPY per table on its own connection. */
 export async function copySinks(
   databaseUrl: string,
@@ -716,10 +726,9 @@ export async function copySinks(
 ): Promise<{ sinks: Sinks; clients: pg.Client[] }> {
   const clients: pg.Client[] = [];
   const open = async (spec: TableSpec) => {
-    const c = new pg.Client({ connectionString: databaseUrl });
-    await c.connect();
-    clients.push(c);
-    return new BinaryCopySink(c, spec);
+    const { sink, client } = await openCopySink(databaseUrl, spec);
+    clients.push(client);
+    return sink;
   };
   const [events, signals, sessions, states, viewers, keys, buckets] = await Promise.all(
     [EVENTS, SIGNALS, SESSIONS, SESSION_STATE, PAGE_VIEWERS, SESSION_KEYS, ...(pageBuckets ? [PAGE_BUCKETS] : [])].map(
