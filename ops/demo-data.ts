@@ -41,6 +41,7 @@ import {
   openCopySink,
   pagePath,
   planHours,
+  writePageBucket,
   type GenParams,
   type Sinks,
   type Tallies,
@@ -352,25 +353,18 @@ async function writeDailyPageBuckets(
     const perDay = days.pages * PAGE_CELLS;
     const nDays = sessions.length / perDay;
     const paths = Array.from({ length: days.pages }, (_, i) => new Txt(pagePath(i)));
-    const [production, staging, day] = ['production', 'staging', 'day'].map((s) => new Txt(s));
+    const day = new Txt('day');
     for (const inStaging of [false, true])
       for (let d = 0; d < nDays; d++)
         for (let c = 0; c < perDay; c++) {
           const k = d * perDay + c;
-          const cell = cellParts(c);
-          if (sessions[k] === 0 || cell.staging !== inStaging) continue;
-          sink.uuid(siteBytes);
-          sink.text(inStaging ? staging : production);
-          sink.text(day);
-          sink.ts((days.day0 + d) * DAY);
-          sink.text(paths[cell.page]);
-          sink.bool(cell.confused);
-          sink.bool(cell.converted);
-          sink.num(sessions[k]);
-          sink.num(views[k]);
-          sink.num(bounced[k]);
-          sink.num(dwell[k]);
-          sink.end();
+          if (sessions[k] === 0 || cellParts(c).staging !== inStaging) continue;
+          writePageBucket(sink, siteBytes, day, (days.day0 + d) * DAY, c, paths[Math.floor(c / PAGE_CELLS)], [
+            sessions[k],
+            views[k],
+            bounced[k],
+            dwell[k],
+          ]);
         }
     await sink.close();
   } finally {

@@ -180,6 +180,29 @@ export const cellParts = (c: number) => ({
   confused: (c & 2) !== 0,
   converted: (c & 1) !== 0,
 });
+const BUCKET_ENVIRONMENTS = [new Txt('production'), new Txt('staging')];
+
+/** One page bucket's row: cell `c` (its page's path `path`) of `bucket` with its sums. */
+export function writePageBucket(
+  sink: RowSink,
+  site: Uint8Array,
+  grain: Txt,
+  bucket: number,
+  c: number,
+  path: Txt,
+  sums: readonly [sessions: number, pageViews: number, bounced: number, dwellMs: number],
+): void {
+  const cell = cellParts(c);
+  sink.uuid(site);
+  sink.text(BUCKET_ENVIRONMENTS[cell.staging ? 1 : 0]);
+  sink.text(grain);
+  sink.ts(bucket);
+  sink.text(path);
+  sink.bool(cell.confused);
+  sink.bool(cell.converted);
+  for (const v of sums) sink.num(v);
+  sink.end();
+}
 
 interface PageModel {
   path: Txt;
@@ -671,21 +694,13 @@ export async function generateHours(
     const dayBase = (Math.floor(hour.start / DAY) - day0) * nPages * PAGE_CELLS;
     for (let k = 0; k < nCells; k++) {
       const c = hourCells[k];
-      if (bucketSink) {
-        const cell = cellParts(c);
-        bucketSink.uuid(siteBytes);
-        bucketSink.text(cell.staging ? STAGING : PRODUCTION);
-        bucketSink.text(HOUR_GRAIN);
-        bucketSink.ts(bucket);
-        bucketSink.text(pages[cell.page].path);
-        bucketSink.bool(cell.confused);
-        bucketSink.bool(cell.converted);
-        bucketSink.num(hourSessions[c]);
-        bucketSink.num(hourViews[c]);
-        bucketSink.num(hourBounced[c]);
-        bucketSink.num(hourDwell[c]);
-        bucketSink.end();
-      }
+      if (bucketSink)
+        writePageBucket(bucketSink, siteBytes, HOUR_GRAIN, bucket, c, pages[Math.floor(c / PAGE_CELLS)].path, [
+          hourSessions[c],
+          hourViews[c],
+          hourBounced[c],
+          hourDwell[c],
+        ]);
       daySessions[dayBase + c] += hourSessions[c];
       dayViews[dayBase + c] += hourViews[c];
       dayBounced[dayBase + c] += hourBounced[c];
