@@ -12,7 +12,14 @@ import type { DatabaseHandle } from '../shared/db/connection.ts';
 export type Kind = 'uuid' | 'ts' | 'text' | 'int2' | 'int4' | 'float8' | 'bool';
 
 export interface TableSpec {
-  name: 'events' | 'signals' | 'sessions' | 'explore_session_state' | 'page_viewers';
+  name:
+    | 'events'
+    | 'signals'
+    | 'sessions'
+    | 'explore_session_state'
+    | 'page_viewers'
+    | 'explore_session_keys'
+    | 'explore_page_buckets';
   columns: readonly (readonly [string, Kind])[];
 }
 

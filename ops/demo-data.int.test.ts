@@ -6,7 +6,12 @@ import { insertOrg, provisionSite } from '../shared/tenancy/provision.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
 import { recomputeSiteCommand } from '../processor/recompute-site.ts';
-import { rebuildPageViewers, rebuildSessionRollups } from '../shared/db/session-rollups.ts';
+import {
+  rebuildPageBuckets,
+  rebuildPageViewers,
+  rebuildSessionKeys,
+  rebuildSessionRollups,
+} from '../shared/db/session-rollups.ts';
 import { writeDemoData } from './demo-data.ts';
 import { useStack } from './testing/stack.ts';
 import { getJson } from '../shared/testing/http-client.ts';
@@ -57,11 +62,31 @@ async function assertConsistent(t: import('ava').ExecutionContext, db: Kysely<Da
       await sql`select environment, page, session_id, last_view_at from page_viewers where site_id = ${siteId}
                 order by environment, page, session_id`.execute(db)
     ).rows,
+    keys: (
+      await sql<{ kind: string }>`select session_id, kind, key from explore_session_keys where site_id = ${siteId}
+                order by session_id, kind, key`.execute(db)
+    ).rows,
+    pageBuckets: (
+      await sql<{
+        environment: string;
+        grain: string;
+      }>`select environment, grain, bucket, page, confused, converted, sessions, page_views, bounced, dwell_ms
+                from explore_page_buckets where site_id = ${siteId}
+                order by environment, grain, bucket, page, confused, converted`.execute(db)
+    ).rows,
   });
   const written = await rollups();
-  t.true(written.states.length > 0 && written.buckets.length > 0 && written.viewers.length > 0);
+  for (const [table, rows] of Object.entries(written)) t.true(rows.length > 0, table);
+  t.deepEqual([...new Set(written.keys.map((k) => k.kind))].sort(), ['page', 'signal', 'type'], 'keys of every kind');
+  t.deepEqual(
+    [...new Set(written.pageBuckets.map((b) => `${b.environment} ${b.grain}`))].sort(),
+    ['production day', 'production hour', 'staging day', 'staging hour'],
+    'page buckets of both environments and grains',
+  );
   await rebuildSessionRollups(db, siteId);
   await rebuildPageViewers(db, siteId);
+  await rebuildSessionKeys(db, siteId);
+  await rebuildPageBuckets(db, siteId);
   t.deepEqual(written, await rollups(), 'rollups as the rebuild derives them from the raw rows');
 }
 
@@ -155,6 +180,10 @@ test('embedded database (inserts): the same rows', async (t) => {
     const { siteId } = await provisionSite(handle.db, { orgId, name: 'demo', url: 'https://shop.example' });
     const r = await writeDemoData(handle, undefined, { events: 3000, siteId, pages: 50, seed: 3 }, log);
     t.is(r.events, 3000);
+    await assertConsistent(t, handle.db, siteId);
+    // A second run into the same site (`--site`): its page buckets already hold rows, so they are summed again
+    // from the states and keys of both runs.
+    await writeDemoData(handle, undefined, { events: 1000, siteId, pages: 50, seed: 4 }, log);
     await assertConsistent(t, handle.db, siteId);
     t.true(
       (await handle.db.selectFrom('page_scores').select('page').where('site_id', '=', siteId).execute()).length > 0,

@@ -9,7 +9,15 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../shared/db/database.ts';
 
-const TABLES = ['events', 'signals', 'sessions', 'explore_session_state', 'page_viewers'];
+const TABLES = [
+  'events',
+  'signals',
+  'sessions',
+  'explore_session_state',
+  'page_viewers',
+  'explore_session_keys',
+  'explore_page_buckets',
+];
 
 /** Memory of each index build (a sort): a session setting, so nothing else on the server changes. */
 const BUILD_MEMORY = '256MB';
