@@ -2,6 +2,7 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seedEmbeddedDataDir } from '../../shared/testing/embedded-template.ts';
 import { runRestartRounds } from '../testing/embedded-restarts.ts';
 
 /**
@@ -16,6 +17,8 @@ test('graceful stops and SIGKILLs mid-backlog lose nothing answered 202 and deli
   const t0 = Date.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'friction-restart-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // The restarts are what this checks, not the first start's migrations (ops/e2e/start.int.test.ts has those).
+  await seedEmbeddedDataDir(dataDir);
   const result = await runRestartRounds({
     dataDir,
     stops: ['SIGKILL', 'SIGTERM'],

@@ -4,6 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { freePort } from '../../shared/testing/processes.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
+import { seedEmbeddedDataDir } from '../../shared/testing/embedded-template.ts';
 import { testServices } from '../../shared/testing/services.ts';
 import { kill, runFriction, spawnRole, waitReady, type Run } from '../../shared/testing/processes.ts';
 
@@ -94,6 +95,8 @@ test('database errors in words: no such database, no such role, connection refus
 
 test('a second process on an embedded data directory is told which process holds it', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'friction-lock-'));
+  // The lock is what this checks, not a first start (ops/e2e/start.int.test.ts has one): a migrated database.
+  await seedEmbeddedDataDir(dataDir);
   const port = await freePort();
   const first = spawnRole(['ops/cli.ts', 'start'], { FRICTION_DATA_DIR: dataDir, PORT: String(port) }, { clean: true });
   t.teardown(async () => {

@@ -53,7 +53,8 @@ test('a dead thread fails the waiting and later queries with a retriable error, 
 test('close lets statements already posted finish and flushes them to disk', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'friction-pglite-thread-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const first = await PGliteThread.open(dir);
+  // Seeded into the directory (not a new database: seconds of PGlite's initdb that this does not check).
+  const first = await PGliteThread.open(dir, await embeddedTemplate());
   await first.query('create table t (id int)');
   const posted = Array.from({ length: 50 }, (_, i) => first.query('insert into t values ($1)', [i]));
   await first.close();

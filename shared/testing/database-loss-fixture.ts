@@ -5,8 +5,10 @@
 import { PGliteThread } from '../db/pglite-thread.ts';
 import { exitWhenDatabaseLost } from '../infra.ts';
 import { createLogger } from '../logger.ts';
+import { embeddedTemplate } from './embedded-template.ts';
 
-const lite = await PGliteThread.open('memory://');
+// From the template: a new database would spend seconds of CPU in initdb only for its thread to be killed.
+const lite = await PGliteThread.open('memory://', await embeddedTemplate());
 exitWhenDatabaseLost({ lost: lite.lost }, createLogger('info', { role: 'fixture' }));
 setInterval(() => {}, 1000);
 const waiting = lite

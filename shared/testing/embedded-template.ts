@@ -6,7 +6,7 @@
  * workers start), and every embedded test stack starts from it.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -62,4 +62,42 @@ export function embeddedTemplate(): Promise<string> {
 /** A new embedded database in memory, migrated (a copy of the template): the embedded twin of withTestDatabase. */
 export async function openEmbeddedTestDatabase(): Promise<DatabaseHandle> {
   return openDatabase({ dataDir: '', embeddedPath: 'memory://', embeddedSeed: await embeddedTemplate() });
+}
+
+/** A NUL-terminated field of a tar header. */
+const field = (header: Buffer, at: number, length: number): string => {
+  const end = header.indexOf(0, at);
+  return header.toString('latin1', at, end === -1 || end > at + length ? at + length : end);
+};
+
+/**
+ * Makes `dataDir` (FRICTION_DATA_DIR) an embedded data directory whose database is a copy of the template, for tests
+ * that need a running `friction start` but not its first start: that one creates and migrates the database (about
+ * 9 s of CPU); on a seeded directory it finds the database and every migration applied, as on any later start.
+ * The files are the ones PGlite's own `loadDataDir` writes on a new database (what `embeddedSeed` does): the dump's
+ * entries under `dataDir/db` (connection.ts), written here without starting PGlite (a tar of regular files and
+ * directories with short names, as dumpDataDir writes it). ops/e2e/start.int.test.ts keeps a first start.
+ */
+export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
+  const tar = readFileSync(await embeddedTemplate());
+  const root = path.join(dataDir, 'db');
+  mkdirSync(root, { recursive: true });
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const header = tar.subarray(at, at + 512);
+    const name = field(header, 0, 100);
+    if (name === '') break; // the zero blocks that end the archive
+    const size = Number.parseInt(field(header, 124, 12) || '0', 8);
+    const type = header[156];
+    const target = path.join(root, name);
+    if (!target.startsWith(`${root}/`)) throw new Error(`the embedded template holds a path outside it: ${name}`);
+    at += 512;
+    if (type === 0x35 /* '5': a directory */) mkdirSync(target, { recursive: true });
+    else if (type === 0x30 || type === 0 /* a regular file */) {
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, tar.subarray(at, at + size));
+      const mtime = Number.parseInt(field(header, 136, 12) || '0', 8);
+      if (mtime > 0) utimesSync(target, mtime, mtime);
+      at += Math.ceil(size / 512) * 512;
+    } else throw new Error(`the embedded template holds an entry of tar type ${String.fromCharCode(type)}: ${name}`);
+  }
 }
