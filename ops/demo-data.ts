@@ -24,6 +24,7 @@ import { rebuildPageBuckets, rebuildPageWeightedSignals, rebuildSessionBuckets }
 import { InsertSink, Txt, uuidBytes } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
 import { refreshSiteScoreDays } from '../shared/db/site-score-days.ts';
+import { rebuildPageHeatmapHours } from '../shared/db/page-heatmap-hours.ts';
 import {
   DAY,
   EVENTS,
@@ -302,8 +303,11 @@ export async function writeDemoData(
   // Revenue's weighted signals per page and session, from the stored signals (7 % of the rows).
   await rebuildPageWeightedSignals(handle.db, site);
   phase('page_weighted_signals');
+  // The page heatmap's hourly counts, from the stored signals.
+  await rebuildPageHeatmapHours(handle.db, site);
+  phase('page_heatmap_hours');
   if (handle.kind === 'postgres')
-    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets; analyze page_weighted_signals`.execute(
+    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets; analyze page_weighted_signals; analyze page_heatmap_hours`.execute(
       handle.db,
     );
   // Current scores, issues and elements of both environments, set-based from the raw rows (processor/derive-site.ts);

@@ -48,21 +48,41 @@ export type ElementRow = Awaited<ReturnType<ReturnType<typeof pageOfElements>['e
 
 /**
  * A window of the list and the count of all the elements the filter matches, in one statement: one snapshot, so
- * they agree while the processor writes, without a transaction's two more round trips. The count is the left side of
- * the join, so a window past the end still answers it (one row of nulls).
+ * they agree while the processor writes, without a transaction's two more round trips. The window comes as one JSON
+ * array of positional rows (its time as epoch ms, truncated as the driver truncates a timestamp into a Date): one
+ * JSON.parse instead of the driver decoding each row's ten columns, its jsonb and its timestamp.
  */
 export async function listElements(
   db: Kysely<Database>,
   q: ElementFilter,
 ): Promise<{ rows: ElementRow[]; total: number }> {
-  const joined = await db
-    .selectFrom(filtered(db, q).select(sql<number>`count(*)::int`.as('total')).as('t'))
-    .leftJoinLateral(pageOfElements(db, q).as('e'), (join) => join.onTrue())
-    .selectAll('e')
-    .select('t.total')
-    .execute();
-  const total = joined[0]?.total ?? 0;
-  // The left join's row of nulls when the window is empty: every listed element has a page.
-  const rows = joined.filter((r) => r.page !== null) as ElementRow[];
-  return { rows, total };
+  const window = pageOfElements(db, q).select(['cluster_selector']);
+  const row = await db
+    .selectNoFrom([
+      filtered(db, q).select(sql<number>`count(*)::int`.as('n')).as('total'),
+      db
+        .selectFrom(window.as('e'))
+        .select(
+          sql<string | null>`json_agg(json_build_array(e.page, e.selector, e.label, e.signals, e.signal_count,
+            e.friction_score, e.dominant_signal, e.affected_users, e.recommendation,
+            floor(extract(epoch from e.last_signal_at) * 1000)::float8)
+            order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector)::text`.as('rows'),
+        )
+        .as('rows'),
+    ])
+    .executeTakeFirstOrThrow();
+  const list = JSON.parse(row.rows ?? '[]') as unknown[][];
+  const rows: ElementRow[] = list.map((r) => ({
+    page: r[0] as string,
+    selector: r[1] as string,
+    label: r[2] as string | null,
+    signals: r[3] as ElementRow['signals'],
+    signal_count: r[4] as number,
+    friction_score: r[5] as number,
+    dominant_signal: r[6] as string | null,
+    affected_users: r[7] as number,
+    recommendation: r[8] as string | null,
+    last_signal_at: new Date(r[9] as number),
+  }));
+  return { rows, total: row.total ?? 0 };
 }

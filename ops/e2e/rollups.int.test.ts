@@ -17,6 +17,9 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { createTestDatabase } from '../../shared/testing/database.ts';
 import { seeded } from '../../shared/seeded-random.ts';
 import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
+import { sampledPageSignals } from '../../api/routes/heatmaps/heatmaps.queries.ts';
+import { numberedPageSample } from '../../api/routes/heatmaps/page-sample.reference.ts';
+import { rebuildPageHeatmapHours } from '../../shared/db/page-heatmap-hours.ts';
 import { pageActivity } from '../../api/routes/pages/page.queries.ts';
 import { environmentWhere } from '../../shared/db/environment.ts';
 import { CONFUSING_SIGNALS } from '../../shared/domain/session-summary.ts';
@@ -76,7 +79,14 @@ function batchesOf(siteId: string, seed: number): EventBatchMessage[] {
           type,
           ts: start + Math.floor(rnd() * 3 * HOUR),
           page: pick(PAGES),
-          ...(type === 'signal' ? { signal: pick(SIGNALS), selector: '#b' } : {}),
+          // Viewport coordinates on most signals (from the loop's counters, so the random sequence stays the same).
+          ...(type === 'signal'
+            ? {
+                signal: pick(SIGNALS),
+                selector: '#b',
+                ...((s + p + i) % 5 !== 0 ? { vx: (s * 37 + i) % 1001, vy: (p * 91 + i) % 1001 } : {}),
+              }
+            : {}),
           ...(type === 'conversion' ? { value: Math.floor(rnd() * 100) } : {}),
           ...(type === 'custom' ? { name: 'scroll' } : {}),
         });
@@ -89,7 +99,7 @@ function batchesOf(siteId: string, seed: number): EventBatchMessage[] {
         received_at: NOW,
         session_id: `s${s}`,
         context: {
-          device: pick(['desktop', 'mobile'] as const),
+          device: pick(['desktop', 'mobile', 'tablet'] as const),
           viewport: { w: 1280, h: 800 },
           ...(source === undefined ? {} : { source }),
           ...(environment === undefined ? {} : { environment }),
@@ -312,6 +322,43 @@ async function assertEventFiltersEqualRaw(t: Asserts, db: Kysely<Database>, site
   return nonEmpty;
 }
 
+/** The page heatmap's hours (page_heatmap_hours) that count signals, in key order. */
+const heatmapHoursOf = async (db: Kysely<Database>, siteId: string) =>
+  (
+    await sql<Record<string, unknown>>`
+      select environment, page, hour::text as hour, device, signals from page_heatmap_hours
+      where site_id = ${siteId} and signals <> 0
+      order by environment, page collate "C", hour, device`.execute(db)
+  ).rows;
+
+/**
+ * The page heatmap's hourly counts against the raw signals with viewport coordinates, and its sample (read from them)
+ * against the numbered sample of the raw signals, for every page, environment and device filter at three clocks; how
+ * many samples had points.
+ */
+async function assertHeatmapHoursEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string): Promise<number> {
+  const raw = await sql<Record<string, unknown>>`
+    select environment, page, date_bin('1 hour', ts, timestamptz '2000-01-01 00:00:00+00')::text as hour, device,
+           count(*)::int as signals
+    from signals where site_id = ${siteId} and vx is not null and vy is not null
+    group by 1, 2, 3, 4 order by environment, page collate "C", hour, device`.execute(db);
+  t.deepEqual(await heatmapHoursOf(db, siteId), raw.rows, 'page heatmap hours');
+  let points = 0;
+  for (const environment of ['production', 'staging'] as const) {
+    for (const page of PAGES) {
+      for (const device of [undefined, 'desktop', 'mobile'] as const) {
+        for (const now of [NOW, NOW - 5 * 24 * HOUR]) {
+          const s = { site_id: siteId, environment, page };
+          const got = await sampledPageSignals(db, s, device, new Date(now));
+          t.deepEqual(got, await numberedPageSample(db, s, device, new Date(now)), `page heatmap ${page} ${device}`);
+          if (got.rows.length > 0) points++;
+        }
+      }
+    }
+  }
+  return points;
+}
+
 /** Every rollup against the raw rows, in one call; what each comparison covered, so a test can see it was not empty. */
 async function assertEveryRollupEqualsRaw(t: Asserts, db: Kysely<Database>, siteId: string) {
   const sessions = await assertRollupEqualsRaw(t, db, siteId);
@@ -320,7 +367,8 @@ async function assertEveryRollupEqualsRaw(t: Asserts, db: Kysely<Database>, site
   const eventFilters = await assertEventFiltersEqualRaw(t, db, siteId);
   const calm = await assertCalmEqualsRaw(t, db, siteId);
   const insights = await assertInsightsEqualRaw(t, db, siteId);
-  return { sessions, keys, eventFilters, calm, insights };
+  const heatmaps = await assertHeatmapHoursEqualRaw(t, db, siteId);
+  return { sessions, keys, eventFilters, calm, insights, heatmaps };
 }
 
 /**
@@ -414,9 +462,11 @@ for (const name of ['postgres', 'pglite'] as const) {
     // Redelivery of a fetch already stored (and of one batch twice in one fetch): nothing moves.
     const before = await hoursOf(h.db, siteId);
     const pagesBefore = await pageBucketsOf(h.db, siteId);
+    const heatmapBefore = await heatmapHoursOf(h.db, siteId);
     await storeBatch(h.bulk, deriveNothing, [...batches.slice(0, 9), batches[3]], doubts);
     t.deepEqual(await hoursOf(h.db, siteId), before, 'a redelivered batch moves nothing');
     t.deepEqual(await pageBucketsOf(h.db, siteId), pagesBefore, 'nor the page buckets');
+    t.deepEqual(await heatmapHoursOf(h.db, siteId), heatmapBefore, 'nor the page heatmap hours');
 
     const covered = await assertEveryRollupEqualsRaw(t, h.db, siteId);
     t.true(covered.sessions > 40, 'the comparisons cover sessions');
@@ -424,6 +474,7 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.true(covered.eventFilters > 10, 'the event filters match sessions');
     t.true(covered.calm > 20, 'pages have calm viewers');
     t.true(covered.insights > 40, 'insights count sessions');
+    t.true(covered.heatmaps > 20, 'page heatmaps have points');
     // The incremental rollup is the rollup the backfill builds from the raw rows.
     await rebuildSessionRollups(h.db, siteId);
     t.deepEqual(await hoursOf(h.db, siteId), before);
@@ -432,6 +483,8 @@ for (const name of ['postgres', 'pglite'] as const) {
     t.deepEqual(await pageBucketsOf(h.db, siteId), pagesBefore, 'the page buckets the backfill sums');
     await rebuildPageWeightedSignals(h.db, siteId);
     await assertCalmEqualsRaw(t, h.db, siteId);
+    await rebuildPageHeatmapHours(h.db, siteId);
+    t.deepEqual(await heatmapHoursOf(h.db, siteId), heatmapBefore, 'the page heatmap hours the backfill counts');
 
     await h.db.transaction().execute((trx) => eraseSessions(trx, siteId, ['s1', 's2', 's3', 's5', 's8']));
     await assertEveryRollupEqualsRaw(t, h.db, siteId);
@@ -446,5 +499,12 @@ for (const name of ['postgres', 'pglite'] as const) {
     await rebuildSessionKeys(h.db, siteId);
     await rebuildPageBuckets(h.db, siteId);
     t.deepEqual(await pageBucketsOf(h.db, siteId), pagesAfterRetention, 'erasure and retention took their pages out');
+    const heatmapAfterRetention = await heatmapHoursOf(h.db, siteId);
+    await rebuildPageHeatmapHours(h.db, siteId);
+    t.deepEqual(
+      await heatmapHoursOf(h.db, siteId),
+      heatmapAfterRetention,
+      'and their signals out of the heatmap hours',
+    );
   });
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
 import { CopyRows, type BulkTransaction } from '../../shared/db/bulk.ts';
 import { csvArray } from '../../shared/db/csv-array.ts';
+import { countHeatmapSignals } from '../../shared/db/page-heatmap-hours.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import { environmentOf } from '../../shared/domain/deploy-verification.ts';
 
@@ -147,6 +148,19 @@ export async function storeEvents(tx: BulkTransaction, batches: readonly EventBa
     await sql`insert into signals (${sql.raw(names(SIGNAL_COLUMNS).join(', '))}) select * from unnest(${unnestArrays(SIGNAL_COLUMNS, signals)})
       on conflict do nothing`.execute(tx.trx);
   }
+  // The page heatmap's hourly counts (migration 0380), with the signals they count.
+  await countHeatmapSignals(
+    tx.trx,
+    signals
+      .filter((r) => r.event.vx != null && r.event.vy != null)
+      .map((r) => ({
+        siteId: r.batch.site_id,
+        environment: environmentOf(r.batch.context.environment),
+        page: r.event.page,
+        ts: r.event.ts,
+        device: r.batch.context.device,
+      })),
+  );
   return fresh.map(toStored);
 }
 

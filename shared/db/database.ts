@@ -47,7 +47,12 @@ import type {
   ExploreSessionBucketTable,
 } from './tables/explore.table.ts';
 import type { PartitionLeaseTable } from './tables/partitions.table.ts';
-import type { ExploreSessionKeyTable, PageViewerTable, PageWeightedSignalTable } from './tables/rollups.table.ts';
+import type {
+  ExploreSessionKeyTable,
+  PageHeatmapHourTable,
+  PageViewerTable,
+  PageWeightedSignalTable,
+} from './tables/rollups.table.ts';
 
 /**
  * The one kysely Database type, assembled from the table files (tables/*.table.ts: one per feature, each with its column
@@ -102,6 +107,7 @@ export interface Database {
   partition_leases: PartitionLeaseTable;
   page_viewers: PageViewerTable;
   page_weighted_signals: PageWeightedSignalTable;
+  page_heatmap_hours: PageHeatmapHourTable;
   explore_session_keys: ExploreSessionKeyTable;
   explore_page_buckets: ExplorePageBucketTable;
   demo_deferred_indexes: DemoDeferredIndexTable;

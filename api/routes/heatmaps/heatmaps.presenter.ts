@@ -24,7 +24,7 @@ export function presentPageHeatmap(
   page: string,
   device: string | null,
   count: number,
-  points: Omit<PageHeatmapRow, 'total'>[],
+  points: PageHeatmapRow[],
 ): z.output<typeof PageHeatmapResponseSchema> {
   return {
     page,

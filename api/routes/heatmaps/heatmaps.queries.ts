@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
+import { HOUR_MS } from '../../../shared/db/page-heatmap-hours.ts';
 import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 
 /**
@@ -15,14 +16,23 @@ export const ELEMENT_HEATMAP_MAX_POINTS = 300;
 export const PAGE_HEATMAP_MAX_POINTS = 500;
 /** Days a page heatmap covers (spec). */
 export const PAGE_HEATMAP_DAYS = 30;
+/**
+ * Up to this step (k) the page heatmap numbers the window's signals in one ordered walk (at most cap × k of them)
+ * instead of a descent per pick: a descent and its walk into the hour cost about as much as numbering 16 entries
+ * (about 6 µs against 0.35 µs an entry at 10M demo events, docs/query-performance.md), so either way a request reads
+ * a bounded number of entries.
+ */
+export const PAGE_HEATMAP_WALK_MAX_STEP = 16;
 
 /**
  * The most recent ELEMENT_HEATMAP_SOURCE clicking signals on the element that carry element coordinates,
  * oldest first (x, y: 0..1000 as stored). Ordered by time in SQL; the time itself is not selected (the answer has
- * none, and parsing 800 timestamps into dates was most of the rows' decoding).
+ * none, and parsing 800 timestamps into dates was most of the rows' decoding). They come as one JSON array of
+ * [type, x, y] in the index's order (newest first), reversed here: one JSON.parse instead of 800 rows decoded by the
+ * driver, the largest part of the route's Node time.
  */
 export async function recentElementSignals(db: Kysely<Database>, s: PageScope, selector: string) {
-  const rows = await db
+  const recent = db
     .selectFrom('signals')
     .select(['signal_type', 'x', 'y'])
     .where(onPage(s))
@@ -31,9 +41,19 @@ export async function recentElementSignals(db: Kysely<Database>, s: PageScope, s
     .where('x', 'is not', null)
     .where('y', 'is not', null)
     .orderBy('ts', 'desc')
-    .limit(ELEMENT_HEATMAP_SOURCE)
-    .execute();
-  return rows.reverse() as { signal_type: string; x: number; y: number }[];
+    .limit(ELEMENT_HEATMAP_SOURCE);
+  // json_agg without an order of its own keeps its input's: the subquery's, newest first.
+  const row = await db
+    .selectFrom(recent.as('r'))
+    .select(sql<string | null>`json_agg(json_build_array(r.signal_type, r.x, r.y))::text`.as('signals'))
+    .executeTakeFirst();
+  const list = JSON.parse(row?.signals ?? '[]') as [string, number, number][];
+  const out: { signal_type: string; x: number; y: number }[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const [signal_type, x, y] = list[list.length - 1 - i];
+    out[i] = { signal_type, x, y };
+  }
+  return out;
 }
 
 export interface PageHeatmapRow {
@@ -43,41 +63,112 @@ export interface PageHeatmapRow {
   px: number | null;
   py: number | null;
   selector: string | null;
-  total: number;
 }
 
 /**
  * Signals of the page with viewport coordinates over the last PAGE_HEATMAP_DAYS, `device` `mobile` meaning phones
  * and tablets: a systematic sample of at most PAGE_HEATMAP_MAX_POINTS spread evenly over the period in time order
- * (every k-th signal, k = ceil(total / cap)), so a busy last day does not crowd out the month. Each row carries the
- * total it was drawn from.
+ * (every k-th signal in (ts, event_id) order, from the first; k = ceil(total / cap)), so a busy last day does not
+ * crowd out the month, and the total it was drawn from.
+ *
+ * Not a pass over the window: the total is the sum of the page's hours in `page_heatmap_hours` (migration 0380; the
+ * window's first, partial hour counted from `signals`), which also tells each pick's hour and its position in it
+ * (`pagePicks`); each pick is then one descent of `page_heatmap_sample_idx` into its hour and a walk of at most that
+ * hour's signals (or, for a step up to PAGE_HEATMAP_WALK_MAX_STEP, one walk numbering at most cap × step signals). The same rows in the same order as numbering the whole window (page-sample.int.test.ts holds them
+ * to it). Two statements, not one: planned together, the picks' count was unknown to the planner (a series per hour,
+ * 1,000 rows each by default), and its estimate crossed the JIT threshold (150-190 ms of compiling a request at 10M).
  */
 export async function sampledPageSignals(
   db: Kysely<Database>,
   s: PageScope,
   device: 'desktop' | 'mobile' | undefined,
   now: Date,
+  walkMaxStep = PAGE_HEATMAP_WALK_MAX_STEP,
 ): Promise<{ rows: PageHeatmapRow[]; total: number }> {
-  const since = new Date(now.getTime() - PAGE_HEATMAP_DAYS * 86_400_000);
+  const since = now.getTime() - PAGE_HEATMAP_DAYS * 86_400_000;
+  const firstHour = Math.ceil(since / HOUR_MS) * HOUR_MS;
   const devices = device === undefined ? null : device === 'desktop' ? ['desktop'] : ['mobile', 'tablet'];
-  const matching = db
-    .selectFrom('signals')
-    .select(['signal_type', 'vx', 'vy', 'px', 'py', 'selector', 'ts'])
-    .select([
-      sql<number>`row_number() over (order by ts, event_id)`.as('rn'),
-      sql<number>`count(*) over ()`.as('total'),
-    ])
-    .where(onPage(s))
-    .where('ts', '>=', since)
-    .where('vx', 'is not', null)
-    .where('vy', 'is not', null)
-    .$if(devices !== null, (qb) => qb.where('device', 'in', devices!));
-  const rows = await db
-    .selectFrom(matching.as('m'))
-    .select(['signal_type', 'vx', 'vy', 'px', 'py', 'selector', sql<number>`total::int`.as('total')])
-    .where(sql<boolean>`(rn - 1) % greatest(ceil(total / ${PAGE_HEATMAP_MAX_POINTS}::float8), 1)::bigint = 0`)
-    .orderBy('rn')
-    .limit(PAGE_HEATMAP_MAX_POINTS)
-    .execute();
-  return { rows: rows as PageHeatmapRow[], total: rows[0]?.total ?? 0 };
+  const ofDevice = (alias: string) =>
+    devices === null ? sql`true` : sql`${sql.ref(`${alias}.device`)} in (${sql.join(devices)})`;
+  const page = (alias: string) =>
+    sql`${sql.ref(`${alias}.site_id`)} = ${s.site_id} and ${sql.ref(`${alias}.environment`)} = ${s.environment}
+        and ${sql.ref(`${alias}.page`)} = ${s.page}`;
+  const located = sql`${page('g')} and g.vx is not null and g.vy is not null and ${ofDevice('g')}`;
+  // NOTE: raw SQL: a count and a JSON array of the hours (epoch ms, signals) in one round trip.
+  const counted = await sql<{ head: number; hours: string | null }>`
+    select (select count(*)::int from signals g
+            where ${located} and g.ts >= ${new Date(since)} and g.ts < ${new Date(firstHour)}) as head,
+           (select json_agg(json_build_array((extract(epoch from c.hour) * 1000)::float8, c.n) order by c.hour)::text
+            from (select h.hour, sum(h.signals)::int as n from page_heatmap_hours h
+                  where ${page('h')} and h.hour >= ${new Date(firstHour)} and ${ofDevice('h')}
+                  group by h.hour) c
+            where c.n > 0) as hours`.execute(db);
+  const { head, hours } = counted.rows[0];
+  const spans: [from: number, to: number, n: number][] = head > 0 ? [[since, firstHour, head]] : [];
+  for (const [hour, n] of JSON.parse(hours ?? '[]') as [number, number][]) spans.push([hour, hour + HOUR_MS, n]);
+  const picks = pagePicks(spans, PAGE_HEATMAP_MAX_POINTS);
+  if (picks.from.length === 0) return { rows: [], total: 0 };
+  // NOTE: raw SQL: a lateral descent per pick, its offset from the outer row, which the builder cannot say; or, for a
+  // small step, the window numbered (the total is known: one window function). The picks come back as one JSON array
+  // of positional rows: one JSON.parse instead of the driver decoding 500 rows.
+  const point = (alias: string) =>
+    sql`json_build_array(${sql.join(['signal_type', 'vx', 'vy', 'px', 'py', 'selector'].map((c) => sql.ref(`${alias}.${c}`)))})`;
+  const picked =
+    picks.step <= walkMaxStep
+      ? await sql<{ points: string | null }>`
+          select json_agg(${point('m')} order by m.rn)::text as points
+          from (select g.signal_type, g.vx, g.vy, g.px, g.py, g.selector,
+                       row_number() over (order by g.ts, g.event_id) as rn
+                from signals g where ${located} and g.ts >= ${new Date(since)}) m
+          where (m.rn - 1) % ${picks.step} = 0`.execute(db)
+      : await sql<{ points: string | null }>`
+          select json_agg(${point('x')} order by p.j)::text as points
+          from unnest(${picks.from}::float8[], ${picks.to}::float8[], ${picks.skip}::int[]) with ordinality as p(lo, hi, skip, j)
+          cross join lateral (
+            select g.signal_type, g.vx, g.vy, g.px, g.py, g.selector from signals g
+            where ${located} and g.ts >= to_timestamp(p.lo / 1000) and g.ts < to_timestamp(p.hi / 1000)
+            order by g.ts, g.event_id offset p.skip limit 1
+          ) x`.execute(db);
+  const list = JSON.parse(picked.rows[0]?.points ?? '[]') as [
+    string,
+    number,
+    number,
+    number | null,
+    number | null,
+    string | null,
+  ][];
+  const rows: PageHeatmapRow[] = list.map(([signal_type, vx, vy, px, py, selector]) => ({
+    signal_type,
+    vx,
+    vy,
+    px,
+    py,
+    selector,
+  }));
+  return { rows, total: picks.total };
+}
+
+/**
+ * Where the sample's picks are (pure): given the window's spans in time order (from, to, signals in it), the total,
+ * and for every k-th signal (positions 0, k, 2k… of the window, k = max(ceil(total / cap), 1), as the numbered sample
+ * computes it) the span it is in and how many of the span's signals come before it.
+ */
+export function pagePicks(spans: readonly (readonly [from: number, to: number, n: number])[], cap: number) {
+  let total = 0;
+  for (const [, , n] of spans) total += n;
+  const k = Math.max(Math.ceil(total / cap), 1);
+  const from: number[] = [];
+  const to: number[] = [];
+  const skip: number[] = [];
+  let start = 0;
+  let at = 0;
+  for (const [lo, hi, n] of spans) {
+    for (; at < start + n && at < total; at += k) {
+      from.push(lo);
+      to.push(hi);
+      skip.push(at - start);
+    }
+    start += n;
+  }
+  return { total, step: k, from, to, skip };
 }

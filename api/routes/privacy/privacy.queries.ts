@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { newId } from '../../../shared/ids.ts';
 import { forgetSessionRollups } from '../../../shared/db/session-rollups.ts';
+import { deleteSignals } from '../../../shared/db/page-heatmap-hours.ts';
 
 export interface ErasedCounts {
   sessions: number;
@@ -44,11 +45,7 @@ export async function eraseSessions(
     .where('site_id', '=', siteId)
     .where('session_id', 'in', ids)
     .executeTakeFirst();
-  const signals = await trx
-    .deleteFrom('signals')
-    .where('site_id', '=', siteId)
-    .where('session_id', 'in', ids)
-    .executeTakeFirst();
+  const signals = await deleteSignals(trx, siteId, { sessionIds: ids });
   const sessions = await trx
     .deleteFrom('sessions')
     .where('site_id', '=', siteId)
@@ -64,6 +61,6 @@ export async function eraseSessions(
   return {
     sessions: Number(sessions.numDeletedRows),
     events: Number(events.numDeletedRows),
-    signals: Number(signals.numDeletedRows),
+    signals,
   };
 }

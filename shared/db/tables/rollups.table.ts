@@ -24,6 +24,22 @@ export interface PageWeightedSignalTable {
 }
 
 /**
+ * Per site, environment, page, UTC hour and device, how many of the page's signals with viewport coordinates (`vx`,
+ * `vy`) fell in the hour: migration 0380; the page heatmap's total and the hour of each pick.
+ */
+export interface PageHeatmapHourTable {
+  site_id: string;
+  /** 'production' or 'staging'. */
+  environment: string;
+  page: string;
+  /** The hour's start (UTC). */
+  hour: Timestamp;
+  /** As `signals.device`. */
+  device: string;
+  signals: number;
+}
+
+/**
  * Per site and session, each distinct page it had an event on (kind 'page'), each signal type it met (kind
  * 'signal') and each event type it had (kind 'type'): migrations 0280 and 0310; the Explorer's page, signal, event
  * type and confused filters and its page and signal groups.
