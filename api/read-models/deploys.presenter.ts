@@ -1,11 +1,11 @@
 import { deployVerdict, isDecidingLook, type VerificationResult } from '../../shared/domain/deploy-verification.ts';
-import type { DeployRow, RelatedData, VerificationRow } from './deploys.queries.ts';
+import type { DeployFields, RelatedData, VerificationFields } from './deploys.queries.ts';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** A verification record as the issue detail and the deploy's related issues show it (spec fields first). */
-export function presentVerification(v: VerificationRow) {
+export function presentVerification(v: VerificationFields) {
   return {
     deploy_id: v.deploy_id,
     deploy_version: v.deploy_version,
@@ -35,7 +35,7 @@ function relationOf(test: string, result: string): 'verified' | 'regressed' | 's
 }
 
 /** A deploy with its related issues, cohort and verdict (deployVerdict: the same rule the CLI and MCP prompt read). */
-export function presentDeploy(d: DeployRow, related: RelatedData) {
+export function presentDeploy(d: DeployFields, related: RelatedData) {
   const related_issues = [];
   const tested: { title: string; result: VerificationResult }[] = [];
   const verified: { title: string }[] = [];

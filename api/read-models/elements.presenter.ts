@@ -1,8 +1,11 @@
-import type { ElementRow } from './elements.queries.ts';
+import type { ElementRow, PageElementFields } from './elements.queries.ts';
 import type { z } from 'zod';
-import { PageElementSchema, type ElementSchema } from './elements.schema.ts';
+import type { ElementSchema, PageElementSchema } from './elements.schema.ts';
 
-/** Shapes one element row for the API (shared with `/query/page`'s `elements[]`). */
+/** One decimal, as every answer shows the friction score. */
+const frictionScore = (v: number) => Math.round(v * 10) / 10;
+
+/** Shapes one element row for the API (`/query/elements`; the page view shows some of its fields: presentPageElement). */
 export function presentElement(r: ElementRow): z.output<typeof ElementSchema> {
   return {
     page: r.page,
@@ -10,7 +13,7 @@ export function presentElement(r: ElementRow): z.output<typeof ElementSchema> {
     label: r.label,
     signals: (typeof r.signals === 'string' ? JSON.parse(r.signals) : r.signals) as Record<string, number>,
     signal_count: r.signal_count,
-    friction_score: Math.round(r.friction_score * 10) / 10,
+    friction_score: frictionScore(r.friction_score),
     dominant_signal: r.dominant_signal,
     affected_users: r.affected_users,
     recommendation: r.recommendation,
@@ -18,10 +21,14 @@ export function presentElement(r: ElementRow): z.output<typeof ElementSchema> {
   };
 }
 
-const PAGE_ELEMENT_FIELDS = Object.keys(PageElementSchema.shape) as (keyof z.output<typeof PageElementSchema>)[];
-
-/** `/query/page`'s `elements[]`: the element with the fields PageElementSchema keeps, in its order. */
-export function presentPageElement(r: Parameters<typeof presentElement>[0]): z.output<typeof PageElementSchema> {
-  const e = presentElement(r);
-  return Object.fromEntries(PAGE_ELEMENT_FIELDS.map((k) => [k, e[k]])) as z.output<typeof PageElementSchema>;
+/** `/query/page`'s `elements[]`: the fields PageElementSchema keeps, in its order (its `pick`'s), as presentElement shapes them. */
+export function presentPageElement(r: PageElementFields): z.output<typeof PageElementSchema> {
+  return {
+    selector: r.selector,
+    label: r.label,
+    signals: r.signals,
+    friction_score: frictionScore(r.friction_score),
+    signal_count: r.signal_count,
+    dominant_signal: r.dominant_signal,
+  };
 }

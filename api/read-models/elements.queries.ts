@@ -44,6 +44,28 @@ export function pageOfElements(db: Kysely<Database>, q: ElementFilter) {
     .offset(q.offset);
 }
 
+/** An element as the page view shows it (PageElementSchema's fields). */
+export interface PageElementFields {
+  selector: string;
+  label: string | null;
+  signals: Record<string, number>;
+  signal_count: number;
+  friction_score: number;
+  dominant_signal: string | null;
+}
+
+/**
+ * The page view's elements (pageOfElements of one page, the first `limit`) as one JSON array of the fields it shows,
+ * built by the database: a subquery for a statement to embed, read by JSON.parse instead of row by row.
+ */
+export function pageElementsJson(db: Kysely<Database>, q: Omit<ElementFilter, 'offset' | 'page'> & { page: string }) {
+  return sql<PageElementFields[]>`(select coalesce(json_agg(json_build_object('selector', e.selector, 'label', e.label,
+      'signals', e.signals, 'signal_count', e.signal_count, 'friction_score', e.friction_score,
+      'dominant_signal', e.dominant_signal)
+    order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector), '[]')
+    from (${pageOfElements(db, { ...q, offset: 0 }).select('cluster_selector')}) e)`;
+}
+
 export type ElementRow = Awaited<ReturnType<ReturnType<typeof pageOfElements>['execute']>>[number];
 
 /**

@@ -1,11 +1,11 @@
 import { isoOrNull } from '../http/present.ts';
-import type { IssueRow } from './issues.queries.ts';
+import type { IssueFields } from './issues.queries.ts';
 import type { IssueDto } from './issues.schema.ts';
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** Closed, and the live rule saw it signalling again since this closure (a mark older than resolved_at is an earlier closure's). */
-function signallingAgain(r: IssueRow): boolean {
+function signallingAgain(r: IssueFields): boolean {
   if ((r.status !== 'resolved' && r.status !== 'verified') || r.signalling_again_at === null) return false;
   return r.resolved_at === null || new Date(r.signalling_again_at).getTime() >= new Date(r.resolved_at).getTime();
 }
@@ -14,7 +14,7 @@ function signallingAgain(r: IssueRow): boolean {
  * An issue as the API shows it. The spec names two spellings for two fields (element_selector / selector,
  * type / signal_type): both are present.
  */
-export function presentIssue(r: IssueRow): IssueDto {
+export function presentIssue(r: IssueFields): IssueDto {
   return {
     id: r.id,
     site_id: r.site_id,

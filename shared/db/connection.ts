@@ -7,6 +7,7 @@ import { pglitePool } from './pglite-pool.ts';
 import { PGliteThread } from './pglite-thread.ts';
 import { lockDataDirectory } from './embedded-lock.ts';
 import { pgBulkTransactions, plainBulkTransactions, type RunBulkTransaction } from './bulk.ts';
+import { preparedReads } from './prepared-reads.ts';
 
 // int8 (counts, bigserial) as JS numbers: our counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -62,7 +63,7 @@ export async function openDatabase(opts: {
     // The same for a checked-out connection between two statements of a transaction (pg-pool only listens on idle
     // ones): the next statement fails with the connection error, which callers handle; the event alone would crash.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedReads(pool) }) });
     return {
       db,
       kind: 'postgres',

@@ -1,15 +1,14 @@
 import type { z } from 'zod';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { presentAlert, type AlertRow } from '../../read-models/alerts.presenter.ts';
-import { presentPageElement, type presentElement } from '../../read-models/elements.presenter.ts';
+import { presentPageElement } from '../../read-models/elements.presenter.ts';
+import type { PageElementFields } from '../../read-models/elements.queries.ts';
 import { presentIssue } from '../../read-models/issues.presenter.ts';
-import type { IssueRow } from '../../read-models/issues.queries.ts';
+import type { IssueFields } from '../../read-models/issues.queries.ts';
 import type { PageBudget } from './budget.ts';
 import type { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import type { PageScoreNow } from './page.queries.ts';
 import type { CompareResponseSchema, PageResponseSchema, TrendsResponseSchema } from './page.schema.ts';
-
-type ElementRow = Parameters<typeof presentElement>[0];
 
 /** A page's current score fields; a page with daily scores but no current window scores 0, stable. */
 function scoreFields(score: PageScoreNow | undefined) {
@@ -26,8 +25,8 @@ export function presentPage(p: {
   page: string;
   score: PageScoreNow | undefined;
   history: { date: string; score: number }[];
-  issues: IssueRow[];
-  elements: ElementRow[];
+  issues: IssueFields[];
+  elements: PageElementFields[];
   budget: PageBudget;
   deploys: ReturnType<typeof presentDeploy>[];
   alerts: AlertRow[];

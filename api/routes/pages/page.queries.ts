@@ -2,8 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { pageOfElements } from '../../read-models/elements.queries.ts';
-import { listIssuesOfPage } from '../../read-models/issues.queries.ts';
+import { pageElementsJson, type PageElementFields } from '../../read-models/elements.queries.ts';
+import { issuesOfPageJson, type IssueFields } from '../../read-models/issues.queries.ts';
+import { recentDeploysDocument, type DeploysDocument } from '../../read-models/deploys.queries.ts';
+import { isoMs } from '../../../shared/db/sql.ts';
+import { PREPARED } from '../../../shared/db/prepared-reads.ts';
 import type { AlertRow } from '../../read-models/alerts.presenter.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
 import { siteDayScores } from '../../../shared/db/site-score-days.ts';
@@ -100,42 +103,78 @@ export async function pageKnown(
   return rows[0]?.known === true;
 }
 
-export interface PageHead {
+/** What the page view reads, the page's issues, elements, recent deploys and alerts as the database built them. */
+export interface PageRead {
   known: boolean;
   score: PageScoreNow | undefined;
   history: { date: string; score: number }[];
   rules: BudgetRule[];
+  issues: IssueFields[];
+  elements: PageElementFields[];
+  deploys: DeploysDocument;
+  alerts: AlertRow[];
+}
+
+/** Which recent deploys the page view shows: those of its environment since `since`, newest first, at most `limit`. */
+export interface RecentDeploys {
+  since: Date;
+  limit: number;
 }
 
 /**
- * What the page view needs first, in one statement instead of four round trips: whether the page is known
- * (pageKnown), its current score (currentPageScore, undefined for a known page without a current window), its daily
- * scores over `days` (pageDailyScores) and the site's budget rules (budgetRules), the last two as JSON arrays.
+ * Everything the page view reads, in one statement instead of ten round trips (one statement is one snapshot, so no
+ * transaction either): whether the page is known (pageKnown), its current score (currentPageScore, undefined for a
+ * known page without a current window), its daily scores over `days` (pageDailyScores), the site's budget rules, and,
+ * for a known page only, its active issues (most severe first, at most 100), its elements (the elements route's
+ * order, at most 50), the environment's recent deploys with their related data (deploysDocument) and, in production
+ * (alert rules watch production only, issue 15), its alerts that are not resolved. The lists come as JSON that the
+ * database builds and JSON.parse reads natively (the driver parsing each field of each row was most of the route's
+ * CPU in the API), with their times as ISO text. An unknown page reads none of the lists: `case` evaluates a
+ * subquery only when its condition holds.
  */
-export async function pageHead(
+export async function pageRead(
   db: Kysely<Database>,
-  { site_id: siteId, environment, page }: PageScope,
+  scope: PageScope,
   days: number,
   now: Date,
-): Promise<PageHead> {
+  deploys: RecentDeploys,
+): Promise<PageRead> {
+  const { site_id: siteId, environment, page } = scope;
+  const alerts =
+    environment === 'production'
+      ? sql<AlertJson[]>`case when k.known then ${alertsOfPageJson(db, siteId, page)} end`
+      : sql`'[]'::json`;
   const { rows } = await sql<
-    { known: boolean; history: PageHead['history']; rules: BudgetRule[] } & {
+    Omit<PageRead, 'score' | 'alerts'> & { alerts: AlertJson[] } & {
       [K in keyof PageScoreNow]: PageScoreNow[K] | null;
     }
-  >`
+  >`${PREPARED}
     select k.known, s.*,
       (select coalesce(json_agg(h order by h.date), '[]') from (${pageDailyScoresQuery(siteId, environment, page, days, now)}) h) as history,
-      (select coalesce(json_agg(r), '[]') from (${budgetRulesQuery(db, siteId)}) r) as rules
+      (select coalesce(json_agg(r), '[]') from (${budgetRulesQuery(db, siteId)}) r) as rules,
+      case when k.known then ${issuesOfPageJson(db, scope, [...ACTIVE_STATUSES], PAGE_ISSUES)} end as issues,
+      case when k.known then ${pageElementsJson(db, { site_id: siteId, environment, page, limit: PAGE_ELEMENTS })} end as elements,
+      case when k.known then ${recentDeploysDocument(siteId, environment, deploys.since, deploys.limit)} end as deploys,
+      ${alerts} as alerts
     from (select ${knownExpression(siteId, environment, page)} as known) k
     left join lateral (${currentPageScoreQuery(db, siteId, environment, page)}) s on true`.execute(db);
-  const { known, history, rules, ...score } = rows[0];
-  return { known, score: score.updated_at === null ? undefined : (score as PageScoreNow), history, rules };
+  const { known, history, rules, issues, elements, deploys: document, alerts: alertRows, ...score } = rows[0];
+  return {
+    known,
+    score: score.updated_at === null ? undefined : (score as PageScoreNow),
+    history,
+    rules,
+    issues: issues ?? [],
+    elements: elements ?? [],
+    deploys: document,
+    alerts: (alertRows ?? []).map(alertRow),
+  };
 }
 
-/** Active (open, triaged, in progress, regressed) issues of the page, most severe first. */
-export async function activeIssuesOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
-  return listIssuesOfPage(db, { site_id: siteId, environment, page }, [...ACTIVE_STATUSES], 100);
-}
+/** At most this many of the page's active issues on the page view, most severe first. */
+const PAGE_ISSUES = 100;
+/** At most this many of the page's elements on the page view. */
+const PAGE_ELEMENTS = 50;
 
 /** How many active issues the page has. */
 export async function activeIssueCount(
@@ -153,12 +192,6 @@ export async function activeIssueCount(
   return r.n;
 }
 
-/** The page's elements, most friction signals first (the elements route's order). */
-export async function elementsOfPage(db: Kysely<Database>, siteId: string, environment: Environment, page: string) {
-  // The page view shows no total: the rows alone, one statement, no snapshot transaction around a count.
-  return pageOfElements(db, { site_id: siteId, environment, page, limit: 50, offset: 0 }).execute();
-}
-
 export interface BudgetRule {
   threshold: number;
   page_pattern: string | null;
@@ -173,18 +206,38 @@ const budgetRulesQuery = (db: Kysely<Database>, siteId: string) =>
     .where('trigger_type', '=', 'budget')
     .where('enabled', '=', true);
 
-/** Alerts on the page that are not resolved yet (fired, acknowledged, investigating), newest first. */
-export async function activeAlertsOfPage(db: Kysely<Database>, siteId: string, page: string): Promise<AlertRow[]> {
-  return db
+/** An alert of the page as alertsOfPageJson sends it: its times as ISO text. */
+type AlertJson = Omit<AlertRow, AlertTime> & { [K in AlertTime]: null extends AlertRow[K] ? string | null : string };
+type AlertTime = 'triggered_at' | 'acknowledged_at' | 'resolved_at' | 'created_at' | 'updated_at';
+
+/** Alerts on the page that are not resolved yet (fired, acknowledged, investigating), newest first, at most 50, as JSON. */
+const alertsOfPageJson = (db: Kysely<Database>, siteId: string, page: string) => {
+  const rows = db
     .selectFrom('alerts')
     .selectAll()
     .where('site_id', '=', siteId)
     .where('page', '=', page)
     .where('status', '!=', 'resolved')
     .orderBy('triggered_at', 'desc')
-    .limit(50)
-    .execute();
-}
+    .limit(50);
+  return sql<AlertJson[]>`(select coalesce(json_agg(json_build_object('id', a.id, 'site_id', a.site_id,
+      'rule_id', a.rule_id, 'rule_name', a.rule_name, 'page', a.page, 'trigger_type', a.trigger_type,
+      'score_before', a.score_before, 'score_after', a.score_after, 'status', a.status, 'details', a.details,
+      'triggered_at', ${isoMs(sql.ref<Date>('a.triggered_at'))}, 'acknowledged_at', ${isoMs<null>(sql.ref<Date | null>('a.acknowledged_at'))},
+      'resolved_at', ${isoMs<null>(sql.ref<Date | null>('a.resolved_at'))}, 'resolved_reason', a.resolved_reason,
+      'created_at', ${isoMs(sql.ref<Date>('a.created_at'))}, 'updated_at', ${isoMs(sql.ref<Date>('a.updated_at'))})
+    order by a.triggered_at desc), '[]') from (${rows}) a)`;
+};
+
+/** An alert row from its JSON form (presentAlert reads Dates; a page has few unresolved alerts). */
+const alertRow = (a: AlertJson): AlertRow => ({
+  ...a,
+  triggered_at: new Date(a.triggered_at),
+  acknowledged_at: a.acknowledged_at === null ? null : new Date(a.acknowledged_at),
+  resolved_at: a.resolved_at === null ? null : new Date(a.resolved_at),
+  created_at: new Date(a.created_at),
+  updated_at: new Date(a.updated_at),
+});
 
 /** Sessions that viewed the page in the last 7 days, and its friction signals by type over the same days. */
 export async function pageActivity(

@@ -6,16 +6,13 @@ import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
 import { pageBudget } from './budget.ts';
-import { recentDeploys } from '../../read-models/deploys.queries.ts';
+import { fromDocument } from '../../read-models/deploys.queries.ts';
 import { presentDeploy } from '../../read-models/deploys.presenter.ts';
 import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
 import {
-  activeAlertsOfPage,
   activeIssueCount,
-  activeIssuesOfPage,
   currentPageScore,
-  elementsOfPage,
-  pageHead,
+  pageRead,
   pageActivity,
   pageDailyScores,
   pageKnown,
@@ -44,19 +41,26 @@ export async function pageView(
   page: string,
   at: Date,
 ) {
-  const { known, score, history, rules } = await pageHead(db, { site_id, environment, page }, PAGE_HISTORY_DAYS, at);
+  const { known, score, history, rules, issues, elements, deploys, alerts } = await pageRead(
+    db,
+    { site_id, environment, page },
+    PAGE_HISTORY_DAYS,
+    at,
+    { since: new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), limit: PAGE_DEPLOYS },
+  );
   if (!known) return undefined;
-  const [issues, elements, deploys, alerts] = await Promise.all([
-    activeIssuesOfPage(db, site_id, environment, page),
-    elementsOfPage(db, site_id, environment, page),
-    recentDeploys(db, site_id, environment, new Date(at.getTime() - PAGE_HISTORY_DAYS * 86_400_000), PAGE_DEPLOYS).then(
-      ({ rows, related }) => rows.map((d) => presentDeploy(d, related)),
-    ),
-    // Alert rules watch production only (issue 15): a staging page has no alerts.
-    environment === 'production' ? activeAlertsOfPage(db, site_id, page) : [],
-  ]);
+  const recent = fromDocument(deploys);
   const budget = pageBudget(rules, page, round1(score?.score ?? 0));
-  return presentPage({ page, score, history, issues, elements, budget, deploys, alerts });
+  return presentPage({
+    page,
+    score,
+    history,
+    issues,
+    elements,
+    budget,
+    deploys: recent.rows.map((d) => presentDeploy(d, recent.related)),
+    alerts,
+  });
 }
 
 /** `/query/trends`: the daily scores of a page, or of the site without `page`; a page never scored is 404. */
