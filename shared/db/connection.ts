@@ -42,7 +42,10 @@ export async function openDatabase(opts: {
   connectTimeoutMs?: number;
   /** Server-side statement_timeout per connection; 0 disables. */
   statementTimeoutMs?: number;
-  /** The processor's transactions run named (prepared) statements (DATABASE_PREPARED_STATEMENTS; default true). */
+  /**
+   * The processor's transactions, and the API's reads marked PREPARED, run named (prepared) statements
+   * (DATABASE_PREPARED_STATEMENTS; default true).
+   */
   preparedStatements?: boolean;
 }): Promise<DatabaseHandle> {
   if (opts.url) {
@@ -63,7 +66,9 @@ export async function openDatabase(opts: {
     // The same for a checked-out connection between two statements of a transaction (pg-pool only listens on idle
     // ones): the next statement fails with the connection error, which callers handle; the event alone would crash.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedReads(pool) }) });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: preparedReads(pool, opts.preparedStatements ?? true) }),
+    });
     return {
       db,
       kind: 'postgres',

@@ -28,9 +28,11 @@ function nameOf(text: string): string | undefined {
  * `pool` as kysely's pool, running each statement marked PREPARED as a named statement: node-postgres parses it once
  * per connection, and PostgreSQL keeps its plan (a generic one, after five runs, where its cost is no worse than the
  * values' own plans: `plan_cache_mode` auto). A connection the processor's bulk transactions used plans each run
- * (bulk.ts sets force_custom_plan there) and still skips the parse. Unmarked statements run as before.
+ * (bulk.ts sets force_custom_plan there) and still skips the parse. Unmarked statements run as before, and so does
+ * every statement when `enabled` is false (DATABASE_PREPARED_STATEMENTS=false: a PgBouncer in transaction mode older
+ * than 1.21 would send a named statement to a server connection that never prepared it).
  */
-export function preparedReads(pool: pg.Pool): PostgresPool {
+export function preparedReads(pool: pg.Pool, enabled = true): PostgresPool {
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
     // kysely reads the backend's pid from the client to cancel a statement.
@@ -38,7 +40,7 @@ export function preparedReads(pool: pg.Pool): PostgresPool {
       return (client as unknown as { processID?: number }).processID;
     },
     query: ((text: unknown, values?: unknown[]) => {
-      const name = typeof text === 'string' && text.startsWith(MARK) ? nameOf(text) : undefined;
+      const name = enabled && typeof text === 'string' && text.startsWith(MARK) ? nameOf(text) : undefined;
       return name === undefined
         ? client.query(text as string, values)
         : client.query({ name, text: text as string, values });
