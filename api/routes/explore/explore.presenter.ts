@@ -14,7 +14,7 @@ export function presentSession(row: SessionRow, groups: readonly SessionEventGro
   const signals: Record<string, number> = {};
   let confused = false;
   for (const g of groups) {
-    const t = new Date(g.first_ts).getTime();
+    const t = g.first_ms;
     const seen = firstVisit.get(g.page);
     if (seen === undefined || t < seen) firstVisit.set(g.page, t);
     if (g.type === 'signal' && g.signal !== null) {

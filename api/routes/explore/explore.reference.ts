@@ -133,14 +133,14 @@ export function referenceExplore(
         const g = groups.get(k);
         if (g) {
           g.n++;
-          if (e.ts < g.first_ts.getTime()) g.first_ts = new Date(e.ts);
+          if (e.ts < g.first_ms) g.first_ms = e.ts;
         } else
           groups.set(k, {
             session_id: s.id,
             page: e.page,
             type: e.type,
             signal: e.signal,
-            first_ts: new Date(e.ts),
+            first_ms: e.ts,
             n: 1,
           });
       }
