@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { ACTIVE_STATUSES } from '../../shared/domain/issue-status.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
@@ -61,54 +61,6 @@ export async function pageScoreSummaries(
     dominant_signal,
     sessions,
   }));
-}
-
-/** The pages' part of the scores answer as JSON text, with the two sums of the site's overall score. */
-export interface PageScoresJson {
-  /** `[{"page", "score", "trend", "dominant_signal"}, …]`: byte for byte JSON.stringify of siteScores' pages. */
-  json: string;
-  /** Σ score × sessions over the pages with sessions, added in the pages' order (as overallScore adds them). */
-  weighted: number;
-  /** Σ sessions over the same pages. */
-  sessions: number;
-}
-
-/**
- * `round1(x)` as JSON text, in SQL: the same IEEE operations as round1 (abs, × 10, round half up, × sign, ÷ 10), so
- * the same double; `+ 0` turns a -0 into 0 as JSON.stringify writes it; NaN and ±Infinity are `null` as there.
- * PostgreSQL writes a float8 with the shortest digits that read back exactly, as JavaScript does; the two notations
- * part only from 1e15 up (PostgreSQL `1e+15`, JavaScript `1000000000000000`), and a score is 0-100.
- * Round half up as floor plus (fraction ≥ 0.5): the fraction `y - floor(y)` is exact, where `floor(y + 0.5)` is
- * not (0.49999999999999994 + 0.5 rounds to 1) and PostgreSQL's `round(float8)` rounds half to even.
- */
-export const round1JsonSql = (x: RawBuilder<unknown>) => sql<string>`case
-    when ${x} in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then 'null'
-    else ((sign(${x}) * (floor(abs(${x}) * 10::float8)
-           + (abs(${x}) * 10::float8 - floor(abs(${x}) * 10::float8) >= 0.5::float8)::int)) / 10::float8 + 0::float8)::text
-  end`;
-
-/**
- * siteScores' pages as the JSON text the answer carries (pageScoreSummaries' rows presented and stringified by the
- * database), so the API neither parses 2,000 pages nor stringifies them twice (the answer holds them as `data.pages`
- * and `data.site.pages`): about 4 ms of API CPU a request before. Each value is written by `to_json` (strings: the
- * same escapes as JSON.stringify) or round1JsonSql; the order is pageScoreSummaries'.
- */
-export async function pageScoresJson(
-  db: Kysely<Database>,
-  siteId: string,
-  environment: Environment,
-  now: Date,
-): Promise<PageScoresJson> {
-  const { rows } = await sql<{ pages: string | null; weighted: number | null; sessions: number | null }>`
-    select '[' || string_agg(
-             '{"page":' || to_json(page)::text || ',"score":' || ${round1JsonSql(sql`score`)}
-             || ',"trend":' || to_json(trend)::text || ',"dominant_signal":' || coalesce(to_json(dominant_signal)::text, 'null')
-             || '}', ',' order by score desc, page asc) || ']' as pages,
-           sum(score * sessions order by score desc, page asc) filter (where sessions > 0) as weighted,
-           (sum(sessions) filter (where sessions > 0))::float8 as sessions
-    from ${latestPageScores(siteId, environment, now)}`.execute(db);
-  const row = rows[0];
-  return { json: row?.pages ?? '[]', weighted: row?.weighted ?? 0, sessions: row?.sessions ?? 0 };
 }
 
 /**

@@ -32,11 +32,6 @@ export function overallScore(pages: readonly { score: number; sessions: number }
     weighted += p.score * p.sessions;
     sessions += p.sessions;
   }
-  return weightedScore(weighted, sessions);
-}
-
-/** overallScore from its two sums (the pages' score × sessions, and their sessions, over pages with sessions). */
-export function weightedScore(weighted: number, sessions: number): number {
   return sessions === 0 ? 0 : round1(weighted / sessions);
 }
 

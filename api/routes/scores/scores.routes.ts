@@ -1,4 +1,4 @@
-import { siteScoresAnswer } from '../../read-models/site-scores.ts';
+import { siteScores } from '../../read-models/site-scores.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
@@ -19,9 +19,8 @@ export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: SiteReadQuerySchema,
     response: ScoresResponseSchema,
     async handler(_ctx, { query }) {
-      const site = await siteScoresAnswer(deps.db, query.site_id, query.environment, deps.now());
-      // The spec names the payload "a site object": it is served both as `data` itself and as `data.site` (the pages'
-      // JSON text, written by the database, goes into the answer twice as it is).
+      const site = await siteScores(deps.db, query.site_id, query.environment, deps.now());
+      // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
       return { ...site, site };
     },
   });
