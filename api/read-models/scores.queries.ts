@@ -14,14 +14,14 @@ export interface CurrentPageScore {
 }
 
 /**
- * The latest row of each page of one environment scored in the 7 days before `now` (a subquery). Pages in descending
- * order: the primary key read backwards gives each page's hours newest first, so the latest is picked without a sort.
+ * The latest row of each page of one environment scored in the 7 days before `now` (a subquery): the page's row of
+ * `page_current_scores` (its latest `page_scores` row, kept by a trigger, migration 0360) when that row is in the
+ * window, which it is exactly when any of the page's rows is.
  */
 const latestPageScores = (siteId: string, environment: Environment, now: Date) => sql`(
-  select distinct on (page) page, score::float8 as score, trend, dominant_signal, sessions, updated_at
-  from page_scores
+  select page, score::float8 as score, trend, dominant_signal, sessions, updated_at
+  from page_current_scores
   where site_id = ${siteId} and environment = ${environment} and window_start >= ${new Date(now.getTime() - 7 * 24 * 3600 * 1000)}
-  order by page desc, window_start desc
 ) latest`;
 
 /** Pages of one environment seen in the last 7 days, each with its latest hourly score, highest score first. */

@@ -29,6 +29,9 @@ import { rollupAnswers } from '../../api/read-models/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/read-models/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
+import { upsertPageScores, type PageScoreWrite } from '../../processor/store/scores.store.ts';
+import { listCurrentPageScores } from '../../api/read-models/scores.queries.ts';
+import { siteScores } from '../../api/read-models/site-scores.ts';
 
 // Rollup = raw: batches go through the processor's batch write (events, sessions, the session rollup), some of them
 // twice (a redelivery), some late (an earlier event moves a session's start hour); then every rollup-backed Explorer
@@ -506,5 +509,136 @@ for (const name of ['postgres', 'pglite'] as const) {
       heatmapAfterRetention,
       'and their signals out of the heatmap hours',
     );
+  });
+}
+
+// Rollup = raw for page_current_scores (migration 0360): after every kind of write to page_scores (the processor's
+// hourly upserts, a rewrite, an older hour, a moved hour, deletes of a page's latest hour and of all its hours, a
+// site's rows deleted), the rollup is the latest page_scores row of each page, and the current scores read from it
+// equal those the same query reads from the raw rows (`distinct on`).
+const THIS_HOUR = Math.floor(NOW / HOUR) * HOUR;
+const CURRENT_PAGES = ['/', '/cart', '/checkout', '/a"b', '/ü'];
+
+/** Hourly rows over 9 days (two before the 7-day window), some hours skipped. */
+function rowsOf(siteId: string, seed: number, pages = CURRENT_PAGES): PageScoreWrite[] {
+  const rand = seeded(seed);
+  const rows: PageScoreWrite[] = [];
+  for (const page of pages)
+    for (let h = page === '/ü' ? 8 * 24 : 0; h < 9 * 24; h += 1 + Math.floor(rand() * 30)) {
+      const windowStart = THIS_HOUR - h * HOUR;
+      rows.push({
+        siteId,
+        page,
+        windowStart,
+        day: new Date(windowStart).toISOString().slice(0, 10),
+        score: rand() * 100,
+        friction: rand(),
+        sessions: Math.floor(rand() * 50),
+        pageViews: 1,
+        signalCount: 1,
+        dominantSignal: rand() < 0.3 ? null : 'rage_click',
+        trend: ['up', 'down', 'stable'][Math.floor(rand() * 3)],
+        updatedAt: windowStart + 1000,
+      });
+    }
+  return rows;
+}
+
+/** As the processor writes them: one statement per hour. */
+async function writeHourly(db: Kysely<Database>, environment: 'production' | 'staging', rows: PageScoreWrite[]) {
+  for (const hour of [...new Set(rows.map((r) => r.windowStart))].sort((a, b) => a - b))
+    await upsertPageScores(
+      db,
+      environment,
+      rows.filter((r) => r.windowStart === hour),
+    );
+}
+
+const currentColumns = sql`site_id::text, environment, page, window_start, score::float8 as score, sessions, dominant_signal, trend, updated_at`;
+
+/** The rollup against the latest raw row of each page, whole tables; how many pages it holds. */
+async function assertCurrentScoresEqualRaw(t: Asserts, db: Kysely<Database>): Promise<number> {
+  const raw = await sql<Record<string, unknown>>`
+    select distinct on (site_id, environment, page) ${currentColumns} from page_scores
+    order by site_id, environment, page, window_start desc`.execute(db);
+  const rollup = await sql<Record<string, unknown>>`
+    select ${currentColumns} from page_current_scores order by site_id, environment, page`.execute(db);
+  t.deepEqual(rollup.rows, raw.rows);
+  return raw.rows.length;
+}
+
+/** The current scores as the read models answer them, and as the same query over the raw rows answers them. */
+async function assertCurrentAnswersEqualRaw(t: Asserts, db: Kysely<Database>, siteId: string) {
+  for (const environment of ['production', 'staging'] as const)
+    for (const at of [new Date(NOW), new Date(NOW + 40 * HOUR), new Date(NOW + 8 * 24 * HOUR)]) {
+      const raw = await sql<Record<string, unknown>>`
+        select * from (
+          select distinct on (page) page, score::float8 as score, trend, dominant_signal, sessions, updated_at
+          from page_scores
+          where site_id = ${siteId} and environment = ${environment} and window_start >= ${new Date(at.getTime() - 7 * 24 * HOUR)}
+          order by page desc, window_start desc) latest
+        order by score desc, page asc`.execute(db);
+      t.deepEqual(await listCurrentPageScores(db, siteId, environment, at), raw.rows);
+      const site = await siteScores(db, siteId, environment, at);
+      t.deepEqual(
+        site.pages.map((p) => p.page),
+        raw.rows.map((r) => r.page),
+      );
+    }
+}
+
+for (const name of ['postgres', 'pglite'] as const) {
+  test(`${name}: page_current_scores is each page's latest page_scores row after every kind of write`, async (t) => {
+    const { db } = handles.get(name)!;
+    const orgId = await insertOrg(db, { name: 'current' });
+    const { siteId } = await provisionSite(db, { orgId, name: 'a', url: 'https://a.example' });
+    const { siteId: other } = await provisionSite(db, { orgId, name: 'b', url: 'https://b.example' });
+    await writeHourly(db, 'production', rowsOf(siteId, 1));
+    await writeHourly(db, 'staging', rowsOf(siteId, 2, ['/', '/cart']));
+    await writeHourly(db, 'production', rowsOf(other, 3, ['/', '/other']));
+    t.is(await assertCurrentScoresEqualRaw(t, db), CURRENT_PAGES.length + 2 + 2);
+    await assertCurrentAnswersEqualRaw(t, db, siteId);
+
+    // The current hour rewritten (erasure's recompute, a redelivery): an update of the kept row.
+    await writeHourly(
+      db,
+      'production',
+      rowsOf(siteId, 4).filter((r) => r.windowStart === THIS_HOUR),
+    );
+    // An older hour written late: the kept row stays.
+    await writeHourly(
+      db,
+      'production',
+      rowsOf(siteId, 5)
+        .filter((r, i, all) => all.findIndex((o) => o.page === r.page) === i)
+        .map((r) => ({ ...r, windowStart: THIS_HOUR - 100 * HOUR })),
+    );
+    await assertCurrentScoresEqualRaw(t, db);
+    await assertCurrentAnswersEqualRaw(t, db, siteId);
+
+    // A kept row moved to another hour (older), and to another page.
+    await sql`update page_scores set window_start = window_start - interval '30 hours 17 minutes'
+              where site_id = ${siteId} and environment = 'production' and page = '/cart'
+                and window_start = (select max(window_start) from page_scores where site_id = ${siteId} and page = '/cart' and environment = 'production')`.execute(
+      db,
+    );
+    await sql`update page_scores set page = '/moved'
+              where site_id = ${siteId} and environment = 'staging' and page = '/' and window_start = ${new Date(THIS_HOUR)}`.execute(
+      db,
+    );
+    await assertCurrentScoresEqualRaw(t, db);
+    await assertCurrentAnswersEqualRaw(t, db, siteId);
+
+    // Deletes: the latest hour of a page (its previous hour takes over), every hour of a page, a site's rows.
+    await sql`delete from page_scores where site_id = ${siteId} and environment = 'production' and page = '/'
+              and window_start = ${new Date(THIS_HOUR)}`.execute(db);
+    await sql`delete from page_scores where site_id = ${siteId} and environment = 'production' and page = '/checkout'`.execute(
+      db,
+    );
+    t.is(await assertCurrentScoresEqualRaw(t, db), CURRENT_PAGES.length - 1 + 3 + 2);
+    await assertCurrentAnswersEqualRaw(t, db, siteId);
+    await sql`delete from page_scores where site_id = ${other}`.execute(db);
+    t.is(await assertCurrentScoresEqualRaw(t, db), CURRENT_PAGES.length - 1 + 3);
+    await assertCurrentAnswersEqualRaw(t, db, siteId);
   });
 }

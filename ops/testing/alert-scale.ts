@@ -30,7 +30,7 @@ const QUIET_THRESHOLDS: Record<TriggerType, number> = {
  *
  * Written in one transaction without page_scores' rollup trigger (`session_replication_role = replica`, this
  * transaction only; into an empty page_scores also without its indexes, built after), the rollups (alert_page_marks,
- * alert_page_week_hours: migration 0270) written from the same series instead: 10,000 pages × 8 weeks took 16 minutes
+ * alert_page_week_hours: migration 0270; page_current_scores: 0360) written from the same series instead: 10,000 pages × 8 weeks took 16 minutes
  * and more through the trigger's merge and the indexes, 5 minutes this way (load average 21-34). The rollups are the
  * rows the trigger would keep (alert-rollups.int.test.ts compares them).
  */
@@ -103,6 +103,13 @@ export async function seedAlertScale(
              case when ${weeks}::int > 0 then array_fill(${score}, array[${weeks}::int]) else '{}' end,
              case when ${weeks}::int > 0 then array_fill(10, array[${weeks}::int]) else '{}' end
       from generate_series(0, ${o.pages - 1}::int) p`.execute(trx);
+    // Each page's current score (page_current_scores, migration 0360): its latest hour, the row the trigger keeps.
+    await sql`
+      insert into page_current_scores (site_id, environment, page, window_start, score, sessions, dominant_signal, trend, updated_at)
+      select site_id, environment, page, window_start, score, sessions, dominant_signal, trend, updated_at
+      from page_scores where site_id = ${o.siteId} and environment = 'production' and window_start = ${latest}`.execute(
+      trx,
+    );
   });
   const ids: string[] = [];
   for (const trigger of TRIGGER_TYPES) {

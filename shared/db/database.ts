@@ -31,7 +31,13 @@ import type {
 } from './tables/operations.table.ts';
 import type { OutboxLeaseTable, OutboxTable } from './tables/outbox.table.ts';
 import type { PrivacyErasureTable } from './tables/privacy.table.ts';
-import type { PageElementTable, PageScoreTable, ScoreHistoryTable, SiteScoreDayTable } from './tables/scores.table.ts';
+import type {
+  PageCurrentScoreTable,
+  PageElementTable,
+  PageScoreTable,
+  ScoreHistoryTable,
+  SiteScoreDayTable,
+} from './tables/scores.table.ts';
 import type { PageScreenshotTable, ScreenshotQuotaTable } from './tables/screenshots.table.ts';
 import type {
   ApiKeyTable,
@@ -67,6 +73,7 @@ export interface Database {
   signals: SignalTable;
   sessions: SessionTable;
   page_scores: PageScoreTable;
+  page_current_scores: PageCurrentScoreTable;
   score_history: ScoreHistoryTable;
   site_score_days: SiteScoreDayTable;
   dead_letters: DeadLetterTable;

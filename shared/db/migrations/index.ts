@@ -39,6 +39,7 @@ import * as m0311 from './0311_page_weighted_signals.ts';
 import * as m0320 from './0320_issue_list_indexes.ts';
 import * as m0330 from './0330_page_reads_indexes.ts';
 import * as m0350 from './0350_site_score_days.ts';
+import * as m0360 from './0360_page_current_scores.ts';
 import * as m0380 from './0380_page_heatmap_hours.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
@@ -83,5 +84,6 @@ export const migrations: Record<string, Migration> = {
   '0320_issue_list_indexes': m0320,
   '0330_page_reads_indexes': m0330,
   '0350_site_score_days': m0350,
+  '0360_page_current_scores': m0360,
   '0380_page_heatmap_hours': m0380,
 };

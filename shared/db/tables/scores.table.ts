@@ -35,6 +35,22 @@ export interface ScoreHistoryTable {
 }
 
 /**
+ * Each page's latest `page_scores` row (migration 0360): kept by a row trigger on page_scores, read by the current
+ * scores (api/read-models/scores.queries.ts) with the 7-day window still applied on `window_start`.
+ */
+export interface PageCurrentScoreTable {
+  site_id: string;
+  environment: 'production' | 'staging';
+  page: string;
+  window_start: Timestamp;
+  score: number;
+  sessions: number;
+  dominant_signal: string | null;
+  trend: string;
+  updated_at: Timestamp;
+}
+
+/**
  * Per site, environment and day, the sums behind the site's daily score over `score_history`'s pages with sessions
  * (migration 0350; shared/db/site-score-days.ts keeps it): the score is `weighted_sum / sessions`.
  */
