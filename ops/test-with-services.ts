@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../shared/db/connection.ts';
 import { migrateToLatest } from '../shared/db/migrator.ts';
-import { dropTemplate, recreateTemplate } from '../shared/testing/database.ts';
+import { dropClosedDatabases, recreateTemplate } from '../shared/testing/database.ts';
 import { embeddedTemplate } from '../shared/testing/embedded-template.ts';
-import { testServices } from '../shared/testing/services.ts';
+import { testRunId, testServices } from '../shared/testing/services.ts';
 import { dockerAnswers, startServiceContainers, type ServiceName } from '../shared/testing/containers.ts';
 
 function reachable(url: string, defaultPort: number): Promise<boolean> {
@@ -60,6 +60,9 @@ await Promise.all([
   embeddedTemplate(),
 ]);
 
+// Every test file's databases are dropped here, in the background and at the end, not by the file as it ends (see
+// `dropClosedDatabases`).
+const dropper = dropClosedDatabases();
 const args = process.argv.slice(2);
 const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...args], {
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -69,6 +72,8 @@ const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', .
     TEST_NATS_URL: testServices.natsUrl,
     TEST_REDIS_URL: testServices.redisUrl,
     TEST_TEMPLATE_DATABASE: testServices.templateDatabase,
+    TEST_RUN_ID: testRunId,
+    TEST_RUNNER_DROPS: '1',
     // Every test file is a process of its own and many start roles as processes: each would strip the types of and
     // compile the same few hundred modules again. Node's compile cache keeps both on disk, keyed by the source's hash
     // (an edited file is compiled afresh), and shortens every start after the first by about a second.
@@ -77,6 +82,10 @@ const child = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', .
     PATH: `${process.cwd()}/node_modules/.bin:${process.env.PATH}`,
   },
 });
+// Ctrl-C reaches ava too, which stops its workers and exits: wait for it, then drop the run's databases as after any
+// run. A SIGTERM is passed on to it.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => child.kill('SIGTERM'));
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -95,7 +104,14 @@ child.stdout.on('data', (chunk: Buffer) => {
   lines.forEach(count);
 });
 const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-await dropTemplate().catch(() => undefined);
+const dropped = await dropper
+  .stop()
+  .catch((err: Error) => void process.stderr.write(`dropping test databases: ${err.message}\n`));
+if (dropped?.dropped)
+  process.stderr.write(
+    `test databases: ${dropped.dropped} dropped by the runner in ${(dropped.ms / 1000).toFixed(1)} s, ` +
+      `${(dropped.atEndMs / 1000).toFixed(1)} s of it after the tests\n`,
+  );
 await stopContainers();
 count(partial);
 // A crash, timeout or uncaught exception fails the run even when every reported test passed.

@@ -38,20 +38,56 @@ function roleEnv(env: Env, clean: boolean | undefined): Env {
 }
 
 /**
+ * Every process started here that still runs, spawnRole's each the leader of a process group of its own (`detached`),
+ * so that a role's own children (a processor's workers) go with it. A test file's teardowns stop them; but ava ends a
+ * file that timed out (or a run interrupted) with SIGTERM, which skips the teardowns: its processes lived on, holding
+ * ava's stderr open, and ava waited for them (543 s for a processor `processor-crash.int` had started). So the file's
+ * process kills their groups when it exits or is sent SIGTERM.
+ */
+const running = new Set<ChildProcess>();
+const killGroups = () => {
+  for (const p of running)
+    try {
+      if (p.pid) process.kill(-p.pid, 'SIGKILL');
+    } catch {
+      // Not a group's leader (runFriction's, bounded by its timeout anyway), or exited meanwhile.
+      p.kill('SIGKILL');
+    }
+};
+let hooked = false;
+function tracked<P extends ChildProcess>(p: P): P {
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', killGroups);
+    process.once('SIGTERM', () => {
+      killGroups();
+      process.exit(143);
+    });
+  }
+  running.add(p);
+  p.once('exit', () => running.delete(p));
+  return p;
+}
+
+/**
  * `node <args>` from the repository root: `['ops/cli.ts', 'processor']` for a role, or a script of its own.
  * Logs at `warn` on 127.0.0.1 on a free port unless `env` says otherwise.
  */
 export function spawnRole(args: string[], env: Env = {}, opts: RoleOptions = {}): ChildProcess {
-  return spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
-    cwd: repoRoot,
-    // Adaptive load shedding is off unless a test asks for it: four test files and their processes share two cores, so
-    // a role's requests are slow for reasons that say nothing of its own load (the fixed in-flight bound stays).
-    env: roleEnv(
-      { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_LATENCY_TARGET_MS: '0', ...env },
-      opts.clean,
-    ),
-    stdio: [opts.stdin ?? 'ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'inherit'],
-  });
+  return tracked(
+    spawn(NODE, [...(opts.nodeArgs ?? []), ...args], {
+      cwd: repoRoot,
+      detached: true,
+      // Adaptive load shedding is off unless a test asks for it: several test files and their processes share two
+      // cores, so a role's requests are slow for reasons that say nothing of its own load (the fixed in-flight bound
+      // stays).
+      env: roleEnv(
+        { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_LATENCY_TARGET_MS: '0', ...env },
+        opts.clean,
+      ),
+      stdio: [opts.stdin ?? 'ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'inherit'],
+    }),
+  );
 }
 
 export interface Run {
@@ -70,14 +106,16 @@ export function runFriction(
 ): Promise<Run> {
   const t0 = Date.now();
   return new Promise((resolve) => {
-    execFile(
-      NODE,
-      ['ops/cli.ts', ...args],
-      { cwd: repoRoot, env: roleEnv({ LOG_LEVEL: 'silent', ...env }, clean), timeout: timeoutMs },
-      (err, stdout, stderr) => {
-        const code = err ? (err as { code?: unknown }).code : 0;
-        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr, ms: Date.now() - t0 });
-      },
+    tracked(
+      execFile(
+        NODE,
+        ['ops/cli.ts', ...args],
+        { cwd: repoRoot, env: roleEnv({ LOG_LEVEL: 'silent', ...env }, clean), timeout: timeoutMs },
+        (err, stdout, stderr) => {
+          const code = err ? (err as { code?: unknown }).code : 0;
+          resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr, ms: Date.now() - t0 });
+        },
+      ),
     );
   });
 }
