@@ -1,7 +1,7 @@
 /**
  * `npm test`: checks the real services, migrates a template database once (and makes the embedded one's dump when
  * missing), then runs ava with the service URLs in the environment. Every test file clones its own database from
- * the template.
+ * the template; their databases are dropped here, in the background and at the end (`dropClosedDatabases`).
  * Prints a closing line "tests: N passed, N failed" for CI.
  */
 import { spawn } from 'node:child_process';
