@@ -42,7 +42,7 @@ function roleEnv(env: Env, clean: boolean | undefined): Env {
  * so that a role's own children (a processor's workers) go with it. A test file's teardowns stop them; but ava ends a
  * file that timed out (or a run interrupted) with SIGTERM, which skips the teardowns: its processes lived on, holding
  * ava's stderr open, and ava waited for them (543 s for a processor `processor-crash.int` had started). So the file's
- * process kills their groups when it exits or is sent SIGTERM.
+ * process kills their groups when it exits or is sent SIGTERM or SIGINT.
  */
 const running = new Set<ChildProcess>();
 const killGroups = () => {
@@ -59,10 +59,15 @@ function tracked<P extends ChildProcess>(p: P): P {
   if (!hooked) {
     hooked = true;
     process.once('exit', killGroups);
-    process.once('SIGTERM', () => {
-      killGroups();
-      process.exit(143);
-    });
+    // Their own groups no longer get a terminal's Ctrl-C (a benchmark run by hand): this process passes it on.
+    for (const [signal, code] of [
+      ['SIGTERM', 143],
+      ['SIGINT', 130],
+    ] as const)
+      process.once(signal, () => {
+        killGroups();
+        process.exit(code);
+      });
   }
   running.add(p);
   p.once('exit', () => running.delete(p));
