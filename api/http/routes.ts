@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import { InternalError, NotFoundError } from '../../shared/errors.ts';
 import { readJsonBody } from '../../shared/http/body.ts';
-import { ok, parseInput } from '../../shared/http/envelope.ts';
+import { ENCODED_JSON, JsonText, ok, okEncoded, parseInput } from '../../shared/http/envelope.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import {
   READ_ACCESS,
@@ -260,7 +260,11 @@ export class RouteTable {
       // A handler that writes its own body (CSV, PNG) has set it, with its status.
       if (spec.contentType) return;
       ctx.status = spec.status ?? 200;
-      ctx.body = ok(data);
+      if (data instanceof JsonText) {
+        ctx.type = 'application/json';
+        ctx.body = okEncoded(data);
+        ctx.state[ENCODED_JSON] = true;
+      } else ctx.body = ok(data);
     };
     for (const p of paths) this.router[p.method ?? spec.method](p.path, ...before, handle);
     return this;

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
+import { PREPARED } from '../../shared/db/prepared-reads.ts';
 import { inScope, onPage } from '../../shared/db/scope.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
@@ -69,7 +70,8 @@ export function pageElementsJson(db: Kysely<Database>, q: Omit<ElementFilter, 'o
 export type ElementRow = Awaited<ReturnType<ReturnType<typeof pageOfElements>['execute']>>[number];
 
 /**
- * A window of the list and the count of all the elements the filter matches, in one statement: one snapshot, so
+ * A window of the list and the count of all the elements the filter matches, in one statement kept prepared
+ * (PREPARED: parsed once per connection, its plan kept): one snapshot, so
  * they agree while the processor writes, without a transaction's two more round trips. The window comes as one JSON
  * array of positional rows (its time as epoch ms, truncated as the driver truncates a timestamp into a Date): one
  * JSON.parse instead of the driver decoding each row's ten columns, its jsonb and its timestamp.
@@ -79,20 +81,21 @@ export async function listElements(
   q: ElementFilter,
 ): Promise<{ rows: ElementRow[]; total: number }> {
   const window = pageOfElements(db, q).select(['cluster_selector']);
-  const row = await db
-    .selectNoFrom([
-      filtered(db, q).select(sql<number>`count(*)::int`.as('n')).as('total'),
-      db
-        .selectFrom(window.as('e'))
-        .select(
-          sql<string | null>`json_agg(json_build_array(e.page, e.selector, e.label, e.signals, e.signal_count,
+  const statement = db.selectNoFrom([
+    filtered(db, q).select(sql<number>`count(*)::int`.as('n')).as('total'),
+    db
+      .selectFrom(window.as('e'))
+      .select(
+        sql<string | null>`json_agg(json_build_array(e.page, e.selector, e.label, e.signals, e.signal_count,
             e.friction_score, e.dominant_signal, e.affected_users, e.recommendation,
             floor(extract(epoch from e.last_signal_at) * 1000)::float8)
             order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector)::text`.as('rows'),
-        )
-        .as('rows'),
-    ])
-    .executeTakeFirstOrThrow();
+      )
+      .as('rows'),
+  ]);
+  const {
+    rows: [row],
+  } = await sql<{ total: number | null; rows: string | null }>`${PREPARED}${statement}`.execute(db);
   const list = JSON.parse(row.rows ?? '[]') as unknown[][];
   const rows: ElementRow[] = list.map((r) => ({
     page: r[0] as string,

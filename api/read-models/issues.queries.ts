@@ -1,7 +1,7 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { type Database } from '../../shared/db/database.ts';
 import { inScope, onPage, type PageScope } from '../../shared/db/scope.ts';
-import { pageWithTotal } from '../../shared/db/snapshot.ts';
+import { PREPARED } from '../../shared/db/prepared-reads.ts';
 import { isoMs } from '../../shared/db/sql.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
@@ -42,28 +42,38 @@ const LIST_COLUMNS = [
 export const mostSevereFirst = <O>(q: SelectQueryBuilder<Database, 'ux_issues', O>) =>
   q.orderBy('severity', 'desc').orderBy('affected_sessions', 'desc').orderBy('id');
 
-export type IssueRow = Awaited<ReturnType<typeof listIssues>>['rows'][number];
+/** An issue's list columns as the driver reads them (Dates). */
+export type IssueRow = Pick<Selectable<Database['ux_issues']>, (typeof LIST_COLUMNS)[number]>;
 
-/** Issues of a site, most severe first, with the total matching the filter (both from one snapshot). */
-export async function listIssues(db: Kysely<Database>, q: IssueFilter) {
-  return pageWithTotal(
-    db,
-    (trx) =>
-      trx
-        .selectFrom('ux_issues')
-        .where(inScope(q))
-        .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!)),
-    (base) =>
-      base
-        .select(LIST_COLUMNS)
-        .orderBy('severity', 'desc')
-        .orderBy('affected_sessions', 'desc')
-        .orderBy('signal_count', 'desc')
-        .orderBy('id')
-        .limit(q.limit)
-        .offset(q.offset)
-        .execute(),
-  );
+/**
+ * Issues of a site, most severe first (then most sessions affected, most signals), with the total matching the
+ * filter. One statement, kept prepared (PREPARED): one snapshot, so the page and its total agree without a
+ * transaction's three more round trips, and the page comes as one JSON array the database builds (times as ISO text,
+ * cut to the millisecond as the driver's Dates are) that JSON.parse reads natively. The order is read from
+ * `ux_issues_issue_list_idx` (migration 0320).
+ */
+export async function listIssues(
+  db: Kysely<Database>,
+  q: IssueFilter,
+): Promise<{ rows: IssueFields[]; total: number }> {
+  const filtered = db
+    .selectFrom('ux_issues')
+    .where(inScope(q))
+    .$if(q.status !== undefined, (qb) => qb.where('status', '=', q.status!));
+  const page = filtered
+    .select(LIST_COLUMNS.filter(notATime))
+    .select((eb) => LIST_TIMES.map((c) => isoMs<null>(eb.ref(c)).as(c)))
+    .orderBy('severity', 'desc')
+    .orderBy('affected_sessions', 'desc')
+    .orderBy('signal_count', 'desc')
+    .orderBy('id')
+    .limit(q.limit)
+    .offset(q.offset);
+  const { rows } = await sql<{ total: number; issues: string | null }>`${PREPARED}
+    select (${filtered.select(sql<number>`count(*)::int`.as('n'))}) as total,
+      (select json_agg(i order by i.severity desc, i.affected_sessions desc, i.signal_count desc, i.id)::text
+       from (${page}) i) as issues`.execute(db);
+  return { rows: JSON.parse(rows[0].issues ?? '[]') as IssueFields[], total: rows[0].total };
 }
 
 /** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */

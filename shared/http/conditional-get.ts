@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Stream } from 'node:stream';
 import type Koa from 'koa';
+import { ENCODED_JSON } from './envelope.ts';
 
 /**
  * Conditional reads of the query API: a JSON answer of `GET /v1/query/*` carries a weak ETag (a hash of its body),
@@ -13,10 +14,13 @@ export const conditionalGet: Koa.Middleware = async (ctx, next) => {
   if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 200 || !ctx.path.startsWith('/v1/query/'))
     return;
   const body: unknown = ctx.body;
-  if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || body instanceof Stream) return;
+  // An answer the route table encoded already (okEncoded: JSON text the database wrote) is hashed as it is.
+  const encoded = Buffer.isBuffer(body) && ctx.state[ENCODED_JSON] === true;
+  if (body === null || typeof body !== 'object' || (Buffer.isBuffer(body) && !encoded) || body instanceof Stream)
+    return;
   // Encoded once: the hash and the socket then read the same bytes (a string would be encoded to UTF-8 for each; the
   // scores route's 340 kB answer spent more of its API time there than in building it).
-  const json = Buffer.from(JSON.stringify(body));
+  const json = encoded ? body : Buffer.from(JSON.stringify(body));
   const etag = `W/"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
   ctx.set('ETag', etag);
   if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'private, no-cache');

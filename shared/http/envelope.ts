@@ -6,6 +6,23 @@ import type { Logger } from '../logger.ts';
 /** The success envelope (spec "Response envelope"). */
 export const ok = <T>(data: T): { data: T; error: null } => ({ data, error: null });
 
+/**
+ * A route's `data` as JSON text already (the database wrote it): the route table sends it in the envelope as it is,
+ * byte for byte what `ok` of the parsed value would serialize to, without building and serializing the objects.
+ */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** The success envelope around `data`'s JSON text, encoded. */
+export const okEncoded = (data: JsonText): Buffer => Buffer.from(`{"data":${data.text},"error":null}`);
+
+/** `ctx.state` field set when the body is an encoded JSON answer (okEncoded): conditional GET hashes it as it is. */
+export const ENCODED_JSON = 'encodedJson';
+
 /** Validates `value` with `schema`; a failure is a 400 whose details name every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what = 'request'): z.infer<S> {
   const r = schema.safeParse(value);

@@ -2,7 +2,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { type TestTenant, useStack } from '../../../ops/testing/stack.ts';
 import { eventually } from '../../../shared/testing/eventually.ts';
-import { getJson, postJson } from '../../../shared/testing/http-client.ts';
+import { getJson, postJson, request } from '../../../shared/testing/http-client.ts';
 import { ingestSession, signalEvent, siteRows, type Ev } from '../../../ops/testing/session-traffic.ts';
 
 const stack = useStack(test);
@@ -124,6 +124,15 @@ test('page heatmap: at most 500 points from 1,000+ signals over 30 days, device 
 
   const allR = await heat('');
   t.is(allR.status, 200, JSON.stringify(allR.body));
+  // The answer's text comes from the database (pageHeatmapAnswer): still JSON, in the envelope, with its ETag.
+  t.is(allR.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.is(allR.text, JSON.stringify(allR.body), 'the compact form JSON.stringify writes');
+  const etag = allR.headers.get('etag');
+  t.regex(etag ?? '', /^W\/"/);
+  const again = await request('GET', `${stack.baseUrl}/v1/query/page-heatmap?site_id=${tenant.siteId}&page=/shop`, {
+    headers: { ...auth, 'if-none-match': etag! },
+  });
+  t.is(again.status, 304, "If-None-Match with the answer's ETag");
   const all = allR.body.data;
   t.like(all, { page: '/shop', device: null, count: 1200 });
   t.is(all.points.length, 400, 'every 3rd of 1200 (k = ceil(1200/500))');

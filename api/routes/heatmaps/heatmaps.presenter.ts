@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { JsonText } from '../../../shared/http/envelope.ts';
 import type { PageHeatmapRow } from './heatmaps.queries.ts';
 import type { ElementHeatmapResponseSchema, PageHeatmapResponseSchema } from './heatmaps.schema.ts';
 /** Stored coordinates are integers 0..1000 (ingest converts the older offset-plus-size form); served as 0..1. */
@@ -38,4 +39,14 @@ export function presentPageHeatmap(
       ...(p.selector ? { el: p.selector } : {}),
     })),
   };
+}
+
+/**
+ * `/query/page-heatmap` as JSON text around the points the database wrote (pageHeatmapPoints: presentPageHeatmap's
+ * points, byte for byte): the same text JSON.stringify makes of presentPageHeatmap's answer.
+ */
+export function pageHeatmapAnswer(page: string, device: string | null, count: number, points: string): JsonText {
+  return new JsonText(
+    `{"page":${JSON.stringify(page)},"device":${JSON.stringify(device)},"count":${JSON.stringify(count)},"points":${points}}`,
+  );
 }

@@ -1,7 +1,7 @@
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
-import { presentElementHeatmap, presentPageHeatmap } from './heatmaps.presenter.ts';
-import { ELEMENT_HEATMAP_MAX_POINTS, recentElementSignals, sampledPageSignals } from './heatmaps.queries.ts';
+import { pageHeatmapAnswer, presentElementHeatmap } from './heatmaps.presenter.ts';
+import { ELEMENT_HEATMAP_MAX_POINTS, pageHeatmapPoints, recentElementSignals } from './heatmaps.queries.ts';
 import {
   ElementHeatmapQuerySchema,
   ElementHeatmapResponseSchema,
@@ -36,8 +36,8 @@ export function heatmapRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: PageHeatmapQuerySchema,
     response: PageHeatmapResponseSchema,
     async handler(_ctx, { query: q }) {
-      const { rows, total } = await sampledPageSignals(deps.db, q, q.device, deps.now());
-      return presentPageHeatmap(q.page, q.device ?? null, total, rows);
+      const { points, total } = await pageHeatmapPoints(deps.db, q, q.device, deps.now());
+      return pageHeatmapAnswer(q.page, q.device ?? null, total, points);
     },
   });
 }

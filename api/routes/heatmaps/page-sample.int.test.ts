@@ -7,12 +7,14 @@ import { HOUR_MS, rebuildPageHeatmapHours } from '../../../shared/db/page-heatma
 import { seeded } from '../../../shared/seeded-random.ts';
 import { openEmbeddedTestDatabase } from '../../../shared/testing/embedded-template.ts';
 import { withTestDatabase } from '../../../shared/testing/database.ts';
-import { PAGE_HEATMAP_WALK_MAX_STEP, sampledPageSignals } from './heatmaps.queries.ts';
+import { pageHeatmapAnswer, presentPageHeatmap } from './heatmaps.presenter.ts';
+import { PAGE_HEATMAP_WALK_MAX_STEP, pageHeatmapPoints, sampledPageSignals } from './heatmaps.queries.ts';
 import { numberedPageSample } from './page-sample.reference.ts';
 
 // The page heatmap's sample from the hourly counts (sampledPageSignals) against its definition (numberedPageSample:
 // every signal of the window numbered): the same rows in the same order, for any clock, device filter and page size,
-// on PostgreSQL and on the embedded database.
+// on PostgreSQL and on the embedded database; and the route's answer text the database writes (pageHeatmapPoints)
+// against the presented sample.
 
 const NOW = Date.parse('2026-03-15T12:34:56.789Z');
 const DAY = 86_400_000;
@@ -38,6 +40,8 @@ function signalsOf(siteId: string, environment: string, page: string, n: number,
     const located = rnd() < 0.9;
     const v = () => (located ? Math.floor(rnd() * 1001) : null);
     const p = rnd() < 0.5 ? Math.floor(rnd() * 1001) : null;
+    // Now and then one of px/py without the other (no document point), and selectors JSON must escape or leave out.
+    const half = rnd() < 0.05;
     rows.push([
       siteId,
       randomUUID(),
@@ -45,11 +49,11 @@ function signalsOf(siteId: string, environment: string, page: string, n: number,
       `s${i % 50}`,
       page,
       ['rage_click', 'dead_click', 'scroll_bounce'][i % 3],
-      rnd() < 0.7 ? `#el-${i % 7}` : null,
+      rnd() < 0.7 ? `#el-${i % 7}` : SELECTORS[i % SELECTORS.length],
       v(),
       v(),
       p,
-      p,
+      half ? null : p,
       DEVICES[Math.floor(rnd() * 3)],
       environment,
     ]);
@@ -67,6 +71,9 @@ async function insertSignals(h: DatabaseHandle, rows: unknown[][]): Promise<void
       from jsonb_array_elements(${JSON.stringify(chunk)}::jsonb) r`.execute(h.db);
   }
 }
+
+/** Selectors besides `#el-N`: none, empty (no `el`), and texts with quotes, backslashes, control and non-ASCII characters. */
+const SELECTORS = [null, '', 'a[title="x\\y"]', 'tab\there\nnew\u0001\u001f', 'é 💥 \u2028', '</script>'];
 
 const PAGES = { '/none': 0, '/few': 300, '/some': 1_400, '/many': 9_000, '/dense': 4_000 } as const;
 
@@ -97,6 +104,12 @@ async function check(t: import('ava').ExecutionContext, h: DatabaseHandle, runs:
         const got = await sampledPageSignals(h.db, s, device, now, walkMaxStep);
         const want = await numberedPageSample(h.db, s, device, now);
         t.deepEqual(got, want, JSON.stringify({ page, device, environment, now, walkMaxStep }));
+        // The route's answer text from the database: what JSON.stringify makes of the presented sample, byte for byte.
+        const text = await pageHeatmapPoints(h.db, s, device, now, walkMaxStep);
+        t.is(
+          pageHeatmapAnswer(page, device ?? null, text.total, text.points).text,
+          JSON.stringify(presentPageHeatmap(page, device ?? null, want.total, want.rows)),
+        );
         compared++;
         if (want.total > 500) sampled++;
         return true;
