@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InternalError, NotFoundError } from '../../shared/errors.ts';
 import { readJsonBody } from '../../shared/http/body.ts';
 import { ok, parseInput } from '../../shared/http/envelope.ts';
+import { EncodedJson } from '../../shared/http/conditional-get.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import {
   READ_ACCESS,
@@ -260,7 +261,8 @@ export class RouteTable {
       // A handler that writes its own body (CSV, PNG) has set it, with its status.
       if (spec.contentType) return;
       ctx.status = spec.status ?? 200;
-      ctx.body = ok(data);
+      // A handler that encoded its whole answer (envelope included) itself: conditionalGet sends those bytes.
+      ctx.body = data instanceof EncodedJson ? data : ok(data);
     };
     for (const p of paths) this.router[p.method ?? spec.method](p.path, ...before, handle);
     return this;

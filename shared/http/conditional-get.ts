@@ -10,14 +10,22 @@ import type Koa from 'koa';
  */
 export const conditionalGet: Koa.Middleware = async (ctx, next) => {
   await next();
-  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 200 || !ctx.path.startsWith('/v1/query/'))
-    return;
   const body: unknown = ctx.body;
+  const eligible =
+    (ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.status === 200 && ctx.path.startsWith('/v1/query/');
+  if (!eligible) {
+    // An answer a route encoded itself (EncodedJson) leaves as its bytes wherever it is served.
+    if (body instanceof EncodedJson) {
+      ctx.type = 'application/json';
+      ctx.body = body.json;
+    }
+    return;
+  }
   if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || body instanceof Stream) return;
   // Encoded once: the hash and the socket then read the same bytes (a string would be encoded to UTF-8 for each; the
-  // scores route's 340 kB answer spent more of its API time there than in building it).
-  const json = Buffer.from(JSON.stringify(body));
-  const etag = `W/"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  // scores route's 340 kB answer spent more of its API time there than in building it). A route that keeps its
+  // encoded answer (the scores route's answer cache) hands it over as it is.
+  const { json, etag } = body instanceof EncodedJson ? body : encodeJson(body);
   ctx.set('ETag', etag);
   if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'private, no-cache');
   if (ifNoneMatch(ctx.get('If-None-Match'), etag)) {
@@ -28,6 +36,22 @@ export const conditionalGet: Koa.Middleware = async (ctx, next) => {
   ctx.type = 'application/json';
   ctx.body = json;
 };
+
+/** A JSON answer already encoded, with its weak ETag: what conditionalGet would send for the same value. */
+export class EncodedJson {
+  readonly json: Buffer;
+  readonly etag: string;
+  constructor(json: Buffer, etag: string) {
+    this.json = json;
+    this.etag = etag;
+  }
+}
+
+/** `value` as UTF-8 JSON and its weak ETag (a hash of those bytes). */
+export function encodeJson(value: unknown): EncodedJson {
+  const json = Buffer.from(JSON.stringify(value));
+  return new EncodedJson(json, `W/"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`);
+}
 
 /** RFC 9110 §13.1.2: weak comparison, `*` matches any. */
 function ifNoneMatch(header: string, etag: string): boolean {
