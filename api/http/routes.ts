@@ -3,7 +3,8 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import { InternalError, NotFoundError } from '../../shared/errors.ts';
 import { readJsonBody } from '../../shared/http/body.ts';
-import { ENCODED_JSON, JsonText, ok, okEncoded, parseInput } from '../../shared/http/envelope.ts';
+import { JsonText, ok, okEncoded, parseInput } from '../../shared/http/envelope.ts';
+import { EncodedJson } from '../../shared/http/conditional-get.ts';
 import type { HttpMethod, RouteDoc } from '../openapi/route-doc.ts';
 import {
   READ_ACCESS,
@@ -260,11 +261,9 @@ export class RouteTable {
       // A handler that writes its own body (CSV, PNG) has set it, with its status.
       if (spec.contentType) return;
       ctx.status = spec.status ?? 200;
-      if (data instanceof JsonText) {
-        ctx.type = 'application/json';
-        ctx.body = okEncoded(data);
-        ctx.state[ENCODED_JSON] = true;
-      } else ctx.body = ok(data);
+      // A handler that encoded its whole answer (envelope included) itself, or whose data is JSON text the database
+      // wrote: conditionalGet sends those bytes.
+      ctx.body = data instanceof EncodedJson ? data : data instanceof JsonText ? okEncoded(data) : ok(data);
     };
     for (const p of paths) this.router[p.method ?? spec.method](p.path, ...before, handle);
     return this;

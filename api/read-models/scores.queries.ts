@@ -13,6 +13,9 @@ export interface CurrentPageScore {
   updated_at: Date;
 }
 
+/** How far back a page's current row may start and still count as the page's current score: 7 days. */
+export const CURRENT_SCORE_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
 /**
  * The latest row of each page of one environment scored in the 7 days before `now` (a subquery): the page's row of
  * `page_current_scores` (its latest `page_scores` row, kept by a trigger, migration 0360) when that row is in the
@@ -21,7 +24,7 @@ export interface CurrentPageScore {
 const latestPageScores = (siteId: string, environment: Environment, now: Date) => sql`(
   select page, score::float8 as score, trend, dominant_signal, sessions, updated_at
   from page_current_scores
-  where site_id = ${siteId} and environment = ${environment} and window_start >= ${new Date(now.getTime() - 7 * 24 * 3600 * 1000)}
+  where site_id = ${siteId} and environment = ${environment} and window_start >= ${new Date(now.getTime() - CURRENT_SCORE_WINDOW_MS)}
 ) latest`;
 
 /** Pages of one environment seen in the last 7 days, each with its latest hourly score, highest score first. */

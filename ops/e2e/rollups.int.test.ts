@@ -29,7 +29,7 @@ import { rollupAnswers } from '../../api/read-models/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/read-models/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
-import { upsertPageScores, type PageScoreWrite } from '../../processor/store/scores.store.ts';
+import { hourlyScoreRows, writeHourly } from '../testing/page-score-rows.ts';
 import { listCurrentPageScores } from '../../api/read-models/scores.queries.ts';
 import { siteScores } from '../../api/read-models/site-scores.ts';
 
@@ -520,39 +520,7 @@ const THIS_HOUR = Math.floor(NOW / HOUR) * HOUR;
 const CURRENT_PAGES = ['/', '/cart', '/checkout', '/a"b', '/ü'];
 
 /** Hourly rows over 9 days (two before the 7-day window), some hours skipped. */
-function rowsOf(siteId: string, seed: number, pages = CURRENT_PAGES): PageScoreWrite[] {
-  const rand = seeded(seed);
-  const rows: PageScoreWrite[] = [];
-  for (const page of pages)
-    for (let h = page === '/ü' ? 8 * 24 : 0; h < 9 * 24; h += 1 + Math.floor(rand() * 30)) {
-      const windowStart = THIS_HOUR - h * HOUR;
-      rows.push({
-        siteId,
-        page,
-        windowStart,
-        day: new Date(windowStart).toISOString().slice(0, 10),
-        score: rand() * 100,
-        friction: rand(),
-        sessions: Math.floor(rand() * 50),
-        pageViews: 1,
-        signalCount: 1,
-        dominantSignal: rand() < 0.3 ? null : 'rage_click',
-        trend: ['up', 'down', 'stable'][Math.floor(rand() * 3)],
-        updatedAt: windowStart + 1000,
-      });
-    }
-  return rows;
-}
-
-/** As the processor writes them: one statement per hour. */
-async function writeHourly(db: Kysely<Database>, environment: 'production' | 'staging', rows: PageScoreWrite[]) {
-  for (const hour of [...new Set(rows.map((r) => r.windowStart))].sort((a, b) => a - b))
-    await upsertPageScores(
-      db,
-      environment,
-      rows.filter((r) => r.windowStart === hour),
-    );
-}
+const rowsOf = (siteId: string, seed: number, pages = CURRENT_PAGES) => hourlyScoreRows(siteId, seed, pages, THIS_HOUR);
 
 const currentColumns = sql`site_id::text, environment, page, window_start, score::float8 as score, sessions, dominant_signal, trend, updated_at`;
 

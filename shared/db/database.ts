@@ -35,6 +35,7 @@ import type {
   PageCurrentScoreTable,
   PageElementTable,
   PageScoreTable,
+  ScoreAnswerVersionTable,
   ScoreHistoryTable,
   SiteScoreDayTable,
 } from './tables/scores.table.ts';
@@ -76,6 +77,7 @@ export interface Database {
   page_current_scores: PageCurrentScoreTable;
   score_history: ScoreHistoryTable;
   site_score_days: SiteScoreDayTable;
+  score_answer_versions: ScoreAnswerVersionTable;
   dead_letters: DeadLetterTable;
   ux_issues: UxIssueTable;
   issue_updates: IssueUpdateTable;

@@ -3,6 +3,12 @@ import type { Database } from './database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/**
+ * How long TimescaleDB keeps `site_score_days` (and `score_history`) where it is installed: the retention policy of
+ * migration 0350 (and 0001), which drops whole chunks older than this without any trigger.
+ */
+export const SITE_SCORE_DAYS_RETENTION_DAYS = 730;
+
 /** One day of one site and environment whose `site_score_days` row must follow `score_history`. */
 export interface SiteScoreDay {
   siteId: string;

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { z } from 'zod';
 import { MethodNotAllowedError, NotFoundError, ValidationError, toAppError, type ErrorDetail } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { type EncodedJson, encodeJsonText } from './conditional-get.ts';
 
 /** The success envelope (spec "Response envelope"). */
 export const ok = <T>(data: T): { data: T; error: null } => ({ data, error: null });
@@ -17,11 +18,8 @@ export class JsonText {
   }
 }
 
-/** The success envelope around `data`'s JSON text, encoded. */
-export const okEncoded = (data: JsonText): Buffer => Buffer.from(`{"data":${data.text},"error":null}`);
-
-/** `ctx.state` field set when the body is an encoded JSON answer (okEncoded): conditional GET hashes it as it is. */
-export const ENCODED_JSON = 'encodedJson';
+/** The success envelope around `data`'s JSON text, encoded, with its ETag (conditionalGet sends it as it is). */
+export const okEncoded = (data: JsonText): EncodedJson => encodeJsonText(`{"data":${data.text},"error":null}`);
 
 /** Validates `value` with `schema`; a failure is a 400 whose details name every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what = 'request'): z.infer<S> {

@@ -1,4 +1,4 @@
-import { siteScores } from '../../read-models/site-scores.ts';
+import { ScoresAnswerCache } from '../../read-models/scores-answer-cache.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import type { ReadDeps } from '../../http/deps.ts';
 import type { RouteTable } from '../../http/routes.ts';
@@ -9,9 +9,10 @@ import { activeIssueCountsByPage, listCurrentPageScores } from '../../read-model
 /**
  * `GET /v1/query/scores`: the site's overall score and trend, and every page's current score; and its short form
  * `GET /v1/scores`: `{ scores: [ { page, score, trend, top_signal, issue_count, updated_at } ] }` (spec "Page score").
- * Both read one environment (`environment`, default production).
+ * Both read one environment (`environment`, default production). The long form's encoded answer is kept in memory
+ * (`cache`, one per route table: per process) and served again while it is exactly what would be computed.
  */
-export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
+export function scoreRoutes(table: RouteTable, deps: ReadDeps, cache = new ScoresAnswerCache()): RouteTable {
   table.read({
     path: '/v1/query/scores',
     tag: 'scores',
@@ -19,9 +20,8 @@ export function scoreRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: SiteReadQuerySchema,
     response: ScoresResponseSchema,
     async handler(_ctx, { query }) {
-      const site = await siteScores(deps.db, query.site_id, query.environment, deps.now());
-      // The spec names the payload "a site object": it is served both as `data` itself and as `data.site`.
-      return { ...site, site };
+      // The encoded answer, kept in this process while its version and clock interval hold (scores-answer-cache.ts).
+      return (await cache.answer(deps.db, query.site_id, query.environment, deps.now())).body;
     },
   });
   table.read({

@@ -64,6 +64,21 @@ export interface SiteScoreDayTable {
   sessions: number;
 }
 
+/**
+ * The scores answer's version per site and environment (migration 0400): a new value from one sequence whenever a
+ * transaction writes `page_current_scores` or `site_score_days` rows of the key (row triggers; `xact` is the writing
+ * transaction, so it is bumped once per transaction). Read by the API's answer cache (api/read-models/
+ * scores-answer-cache.ts).
+ */
+export interface ScoreAnswerVersionTable {
+  site_id: string;
+  environment: string;
+  /** bigint (read as a number, like every int8 here). */
+  version: number;
+  /** The writing transaction's id (`pg_current_xact_id()`, bigint). */
+  xact: number;
+}
+
 export interface PageElementTable {
   site_id: string;
   /** 'production' or 'staging' (migration 0100). */
