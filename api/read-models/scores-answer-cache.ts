@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
-import { ByteLru } from '../../shared/byte-lru.ts';
+import { LRUCache } from 'lru-cache';
 import { encodeJson, type EncodedJson } from '../../shared/http/conditional-get.ts';
 import { ok } from '../../shared/http/envelope.ts';
 import { inOneSnapshot } from '../../shared/db/snapshot.ts';
@@ -37,7 +37,7 @@ import { BASELINE_DAYS } from '../../shared/domain/score-summary.ts';
  *   trigger. A stored answer is served only while its earliest baseline day is more than a day younger than that
  *   retention by the database's own clock (read with the version), so no chunk it read can have been dropped since.
  *
- * Bounded by bytes (ByteLru): 32 MiB by default, about 80 answers of a 2,000-page site; the least recently used go
+ * Bounded by bytes (lru-cache's `maxSize`): 32 MiB by default, about 80 answers of a 2,000-page site; the least recently used go
  * first. Each API process keeps its own (they all check the same version).
  */
 export const SCORES_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
@@ -59,17 +59,21 @@ interface StoredAnswer {
 export type AnswerSource = 'stored' | 'computed';
 
 export class ScoresAnswerCache {
-  private readonly lru: ByteLru<StoredAnswer>;
+  private readonly lru: LRUCache<string, StoredAnswer>;
   /** Answers served from memory and computed, since start. */
   readonly counts = { stored: 0, computed: 0 };
 
   constructor(maxBytes = SCORES_ANSWER_CACHE_BYTES) {
     // The key and the bookkeeping around an entry weigh a few hundred bytes beside its body.
-    this.lru = new ByteLru(maxBytes, (a) => a.body.json.length + a.body.etag.length + 256);
+    // An answer larger than the whole bound is not stored (lru-cache's maxEntrySize defaults to maxSize).
+    this.lru = new LRUCache({
+      maxSize: maxBytes,
+      sizeCalculation: (a) => a.body.json.length + a.body.etag.length + 256,
+    });
   }
 
   get bytes(): number {
-    return this.lru.bytes;
+    return this.lru.calculatedSize;
   }
 
   get size(): number {
