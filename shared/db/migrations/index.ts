@@ -41,6 +41,7 @@ import * as m0330 from './0330_page_reads_indexes.ts';
 import * as m0350 from './0350_site_score_days.ts';
 import * as m0360 from './0360_page_current_scores.ts';
 import * as m0380 from './0380_page_heatmap_hours.ts';
+import * as m0410 from './0410_journey_steps.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '0350_site_score_days': m0350,
   '0360_page_current_scores': m0360,
   '0380_page_heatmap_hours': m0380,
+  '0410_journey_steps': m0410,
 };
