@@ -25,6 +25,7 @@ import { InsertSink, Txt, uuidBytes } from './demo-copy.ts';
 import { deferIndexes, restoreIndexes } from './demo-indexes.ts';
 import { refreshSiteScoreDays } from '../shared/db/site-score-days.ts';
 import { rebuildPageHeatmapHours } from '../shared/db/page-heatmap-hours.ts';
+import { rebuildJourneySteps } from '../shared/db/journey-steps.ts';
 import {
   DAY,
   EVENTS,
@@ -306,8 +307,11 @@ export async function writeDemoData(
   // The page heatmap's hourly counts, from the stored signals.
   await rebuildPageHeatmapHours(handle.db, site);
   phase('page_heatmap_hours');
+  // The journeys route's steps, one row per session, from the stored page views and signals.
+  await rebuildJourneySteps(handle.db, site);
+  phase('journey_steps');
   if (handle.kind === 'postgres')
-    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets; analyze page_weighted_signals; analyze page_heatmap_hours`.execute(
+    await sql`analyze explore_session_state; analyze explore_session_buckets; analyze page_viewers; analyze explore_session_keys; analyze explore_page_buckets; analyze page_weighted_signals; analyze page_heatmap_hours; analyze journey_steps`.execute(
       handle.db,
     );
   // Current scores, issues and elements of both environments, set-based from the raw rows (processor/derive-site.ts);

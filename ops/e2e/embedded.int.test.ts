@@ -16,7 +16,7 @@ test.serial('migrations create hypertables with retention and compression polici
   }>`select hypertable_name from timescaledb_information.hypertables order by 1`.execute(db);
   t.deepEqual(
     rows.map((r) => r.hypertable_name),
-    ['events', 'page_heatmap_hours', 'page_scores', 'score_history', 'signals', 'site_score_days'],
+    ['events', 'journey_steps', 'page_heatmap_hours', 'page_scores', 'score_history', 'signals', 'site_score_days'],
   );
   const jobs = await sql<{ proc_name: string; hypertable_name: string }>`
     select proc_name, hypertable_name from timescaledb_information.jobs where hypertable_name is not null order by 2, 1`.execute(
@@ -28,6 +28,7 @@ test.serial('migrations create hypertables with retention and compression polici
     'events:policy_compression',
     'signals:policy_retention',
     'signals:policy_compression',
+    'journey_steps:policy_retention',
     'page_heatmap_hours:policy_retention',
     'page_scores:policy_retention',
     'score_history:policy_retention',

@@ -3,6 +3,7 @@ import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/inge
 import { CopyRows, type BulkTransaction } from '../../shared/db/bulk.ts';
 import { csvArray } from '../../shared/db/csv-array.ts';
 import { countHeatmapSignals } from '../../shared/db/page-heatmap-hours.ts';
+import { appendJourneySteps } from '../../shared/db/journey-steps.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import { environmentOf } from '../../shared/domain/deploy-verification.ts';
 
@@ -160,6 +161,21 @@ export async function storeEvents(tx: BulkTransaction, batches: readonly EventBa
         ts: r.event.ts,
         device: r.batch.context.device,
       })),
+  );
+  // The journeys route's steps (migration 0410): the fresh page views and edge-decorator signals, appended.
+  await appendJourneySteps(
+    tx.trx,
+    fresh.map((r) => ({
+      siteId: r.batch.site_id,
+      sessionId: r.batch.session_id,
+      environment: r.batch.context.environment,
+      type: r.event.type,
+      page: r.event.page,
+      ts: r.event.ts,
+      signal: r.event.signal,
+      selector: r.event.selector,
+      meta: r.event.meta,
+    })),
   );
   return fresh.map(toStored);
 }

@@ -56,6 +56,7 @@ import type {
 import type { PartitionLeaseTable } from './tables/partitions.table.ts';
 import type {
   ExploreSessionKeyTable,
+  JourneyStepTable,
   PageHeatmapHourTable,
   PageViewerTable,
   PageWeightedSignalTable,
@@ -117,6 +118,7 @@ export interface Database {
   page_viewers: PageViewerTable;
   page_weighted_signals: PageWeightedSignalTable;
   page_heatmap_hours: PageHeatmapHourTable;
+  journey_steps: JourneyStepTable;
   explore_session_keys: ExploreSessionKeyTable;
   explore_page_buckets: ExplorePageBucketTable;
   demo_deferred_indexes: DemoDeferredIndexTable;

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { forgetSessionRollups } from '../db/session-rollups.ts';
 import { deleteSignals } from '../db/page-heatmap-hours.ts';
+import { deleteJourneySteps } from '../db/journey-steps.ts';
 
 /**
  * Bounds of a site's retention, the same for every plan: at most the instance's 90 days (the TimescaleDB retention
@@ -30,6 +31,7 @@ export async function applySiteRetention(db: Kysely<Database>, siteIds: readonly
         .numDeletedRows,
     );
     n += await deleteSignals(db, s.id, { before: cutoff });
+    await deleteJourneySteps(db, s.id, { before: cutoff });
     await forgetSessionRollups(db, s.id, { lastSeenBefore: cutoff });
     n += Number(
       (await sql`delete from sessions where site_id = ${s.id} and last_seen_at < ${cutoff}`.execute(db))

@@ -1,6 +1,26 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { journeyFrictionEdges, MAX_EDGE_EXAMPLES, MAX_JOURNEY_EDGES, type PathEvent } from './journey-edges.ts';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  journeyFrictionEdges as edgesOfSessions,
+  journeySession,
+  MAX_EDGE_EXAMPLES,
+  MAX_JOURNEY_EDGES,
+  type PathEvent,
+} from './journey-edges.ts';
+import { journeyFrictionEdgesByEvents } from './journeys.reference.ts';
+
+/** The builder over sessions given as events (each session's path made by journeySession). */
+const journeyFrictionEdges = (
+  sessions: readonly { id: string; events: readonly PathEvent[] }[],
+  weightOf: (t: string) => number | undefined,
+  min: number,
+) =>
+  edgesOfSessions(
+    sessions.map((s) => journeySession(s.id, s.events)),
+    weightOf,
+    min,
+  );
 
 const W: Record<string, number> = { rage_click: 10, error_encounter: 8 };
 const weightOf = (t: string) => W[t];
@@ -103,4 +123,76 @@ test('more than 100 edges are cut to the 100 heaviest', (t) => {
   t.is(edges.length, 100);
   t.is(edges[0].from, '/p149');
   t.is(edges[99].from, '/p50');
+});
+
+test('property: the columnar builder gives the answer of the one-object-per-event builder, ties and all', (t) => {
+  // Few pages and times, so sessions cross edges again, signals share times with views, and kept edges tie on weight.
+  const pages = fc.constantFrom('/a', '/b', '/c', '/d', 'e\u0301', '\u00e9', '/A');
+  const event = fc.oneof(
+    fc.record({ type: fc.constant<'page_view'>('page_view'), page: pages, ts: fc.integer({ min: 0, max: 40 }) }),
+    fc.record(
+      {
+        type: fc.constant<'signal'>('signal'),
+        page: pages,
+        ts: fc.integer({ min: 0, max: 40 }),
+        signal: fc.constantFrom('rage_click', 'error_encounter', 'dead_click'),
+        selector: fc.constantFrom('#b', '#c', null),
+        confidence: fc.oneof(fc.constant(undefined), fc.double({ min: -0.5, max: 1.5, noNaN: true }), fc.constant(0.1)),
+      },
+      { requiredKeys: ['type', 'page', 'ts', 'signal'] },
+    ),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          id: fc.constantFrom('s1', 's2', 's3', 's4', 's5', 's6'),
+          events: fc.array(event, { maxLength: 30 }),
+        }),
+        {
+          maxLength: 30,
+        },
+      ),
+      fc.constantFrom(0, 1, 2, 5, 5.9, 10, 30),
+      (sessions, min) => {
+        t.deepEqual(
+          journeyFrictionEdges(sessions, weightOf, min),
+          journeyFrictionEdgesByEvents(sessions, weightOf, min),
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
+  t.pass();
+});
+
+test('property: the same answer past the 100-edge cap, with ties on weight and sessions at the 100th edge', (t) => {
+  // 20 pages (400 possible edges) and whole weights, so more than 100 edges qualify and many tie at the cut.
+  const page = fc.integer({ min: 0, max: 19 }).map((i) => `/p${i}`);
+  const event = fc.oneof(
+    fc.record({ type: fc.constant<'page_view'>('page_view'), page, ts: fc.integer({ min: 0, max: 200 }) }),
+    fc.record({
+      type: fc.constant<'signal'>('signal'),
+      page,
+      ts: fc.integer({ min: 0, max: 200 }),
+      signal: fc.constantFrom('rage_click', 'error_encounter'),
+    }),
+  );
+  let past = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ id: fc.uuid(), events: fc.array(event, { minLength: 20, maxLength: 80 }) }), {
+        minLength: 10,
+        maxLength: 40,
+      }),
+      fc.constantFrom(0, 1, 10),
+      (sessions, min) => {
+        const byEvents = journeyFrictionEdgesByEvents(sessions, weightOf, min);
+        if (byEvents.length === MAX_JOURNEY_EDGES) past++;
+        return isDeepStrictEqual(journeyFrictionEdges(sessions, weightOf, min), byEvents);
+      },
+    ),
+    { numRuns: 150 },
+  );
+  t.true(past > 10, 'answers reached the cap');
 });

@@ -6,6 +6,7 @@ import type { Environment } from '../../../shared/domain/deploy-verification.ts'
 import { withTestDatabase } from '../../../shared/testing/database.ts';
 import { seeded } from '../../../shared/seeded-random.ts';
 import { journeySessions } from './journeys.queries.ts';
+import { rebuildJourneySteps } from '../../../shared/db/journey-steps.ts';
 import { openEmbeddedTestDatabase } from '../../../shared/testing/embedded-template.ts';
 
 // journeySessions reads sessions a page at a time (newest first, keyset on activity and id); the answer must be the
@@ -15,7 +16,8 @@ import { openEmbeddedTestDatabase } from '../../../shared/testing/embedded-templ
 
 const NOW = new Date('2026-03-15T12:00:00.000Z');
 const SITE = '00000000-0000-4000-8000-000000000001';
-const TYPES = ['rage_click', 'dead_click'];
+// Two edge decorators (the only signals journey_steps keeps).
+const TYPES = ['rage_click', 'form_abandon'];
 
 async function fill(handle: DatabaseHandle) {
   const rnd = seeded(11);
@@ -73,6 +75,8 @@ async function fill(handle: DatabaseHandle) {
       .insertInto('events')
       .values(events.slice(i, i + 200) as never)
       .execute();
+  // The events went in around the processor: the route's steps are built from them as the migration builds them.
+  await rebuildJourneySteps(handle.db);
 }
 
 /** How many of the first `n` sessions journeySessions considers (signal_count > 0) match: under `limit`, it reads another page. */

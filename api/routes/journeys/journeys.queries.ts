@@ -3,7 +3,8 @@ import type { Database } from '../../../shared/db/database.ts';
 import { environmentWhere } from '../../../shared/db/environment.ts';
 import type { SiteScope } from '../../../shared/db/scope.ts';
 import type { Environment } from '../../../shared/domain/deploy-verification.ts';
-import type { PathEvent } from './journey-edges.ts';
+import type { JourneySession } from './journey-edges.ts';
+import { JOURNEY_SIGNAL_TYPES } from '../../../shared/db/journey-steps.ts';
 
 const DAY_MS = 86_400_000;
 /** Both journeys and flows look at sessions active in these last days. */
@@ -16,9 +17,10 @@ export const FLOW_MAX_EDGES = 100;
 export const FLOW_MAX_PAGES = 100;
 
 /**
- * The `limit` most recently active sessions of the last JOURNEY_WINDOW_DAYS with at least one signal of `types`,
- * with their page views and their signals of `types` (signal confidence from the event's `meta.confidence`, when the
- * SDK sent it).
+ * The `limit` most recently active sessions of the last JOURNEY_WINDOW_DAYS with at least one signal of `types` in
+ * the window, with their page views and their signals of `types` in the window (`journey_steps`, migration 0410; signal
+ * confidence from the event's `meta.confidence`, when the SDK sent it). `types` must be journey edge decorators (the
+ * only signals the steps keep).
  */
 export async function journeySessions(
   db: Kysely<Database>,
@@ -26,116 +28,160 @@ export async function journeySessions(
   types: readonly string[],
   limit: number,
   now: Date,
-): Promise<{ id: string; events: PathEvent[] }[]> {
+): Promise<JourneySession[]> {
+  for (const t of types)
+    if (!JOURNEY_SIGNAL_TYPES.includes(t)) throw new Error(`journeys: ${t} is not a journey edge decorator`);
   const since = new Date(now.getTime() - JOURNEY_WINDOW_DAYS * DAY_MS);
+  const sinceMicros = since.getTime() * 1000;
   // The most recently active sessions that stored a signal (`signal_count > 0`: necessary for a signal of `types`),
-  // newest first, a page at a time (journeys_recent_sessions_idx); each page's page views and signals in the window
-  // are read in one statement (events' (site, session, ts) index; `signals` has no session index) that keeps the
-  // sessions with a signal of `types` among them. One EXISTS per session in a single statement was planned as a
-  // semi-join over every session of the window (the planner cannot tell how many have such a signal): 4.5 s at 1M demo
-  // events for 102,793 probes, where the first 1,000 matches were among the newest. A probe of the page's events
-  // for the matches and a second read of the matches' events read the same index entries and heap rows twice.
-  const bySession = new Map<string, PathEvent[]>();
+  // newest first, a page at a time (journeys_recent_sessions_idx); each page's steps in one statement that sends the
+  // steps of only the sessions with a signal of `types` in the window. One EXISTS per session in a single statement was
+  // planned as a semi-join over every session of the window (the planner cannot tell how many have such a signal):
+  // 4.5 s at 1M demo events for 102,793 probes, where the first 1,000 matches were among the newest.
+  const sessions: JourneySession[] = [];
   // Where the next page starts: the last session's activity in microseconds (exact, where a Date would round).
   let after: { atMicros: string; id: string } | undefined;
   // Most sessions with a signal have one of the edge decorators (981 of the 1,000 newest at 10M demo events): the
   // first page is the limit, a later one what is still missing at the last page's rate of matches (and a fifth more),
   // twice the last page when it matched none.
-  for (let page = Math.max(limit, 100); bySession.size < limit; ) {
-    const candidates = await db
-      .selectFrom('sessions as s')
-      .select(['s.id', sql<string>`(extract(epoch from s.last_seen_at) * 1000000)::bigint::text`.as('at_micros')])
-      .where('s.site_id', '=', siteId)
-      .where('s.last_seen_at', '>=', since)
-      .where('s.signal_count', '>', 0)
-      .where(environmentWhere(environment, 's.environment'))
-      .$if(after !== undefined, (qb) =>
-        qb.where((eb) => {
-          const at = sql<Date>`timestamptz 'epoch' + ${after!.atMicros}::bigint * interval '1 microsecond'`;
-          // A range on the index (at or before), then the ties already read left out.
-          return eb.and([
-            eb('s.last_seen_at', '<=', at),
-            eb.or([eb('s.last_seen_at', '<', at), eb('s.id', '>', after!.id)]),
-          ]);
-        }),
-      )
-      .orderBy('s.last_seen_at', 'desc')
-      .orderBy('s.id')
-      .limit(page)
-      .execute();
-    if (candidates.length === 0) break;
-    const found = await pathEvents(
-      db,
-      siteId,
-      environment,
-      candidates.map((c) => c.id),
-      types,
-      since,
-    );
+  for (let page = Math.max(limit, 100); sessions.length < limit; ) {
+    const candidates = recentSignalSessions(db, siteId, environment, since, after, page);
+    // NOTE: raw SQL: a lateral aggregate of each candidate's step rows (journey_steps_session_idx), whose arrays go as
+    // one JSON value per session (JSON.parse reads it natively), only where one of its signals of `types` is in the
+    // window (a row wholly in the window needs only the overlap of its types).
+    const { rows } = await sql<{ id: string; at_micros: string; steps: StepRow[] | null }>`
+      with c as (${candidates})
+      select c.id, (extract(epoch from c.last_seen_at) * 1000000)::bigint::text as at_micros,
+             case when p.qualifies then p.steps end as steps
+      from c
+      left join lateral (
+        select json_agg(json_build_array(j.view_at, j.view_page, j.signal_at, j.signal_page, j.signal_type,
+                                         j.signal_selector, j.signal_confidence)) as steps,
+               bool_or(j.signal_type && ${[...types]}::text[]
+                       and (j.first_at >= ${since}
+                            or exists (select 1 from unnest(j.signal_type, j.signal_at) u(t, at)
+                                       where u.t = any(${[...types]}::text[]) and u.at >= ${sinceMicros}))) as qualifies
+        from journey_steps j
+        where j.site_id = ${siteId} and j.session_id = c.id and j.environment = ${environment} and j.last_at >= ${since}
+      ) p on true
+      order by c.last_seen_at desc, c.id`.execute(db);
+    if (rows.length === 0) break;
+    let found = 0;
     // In the candidates' order (most recently active first), up to the limit.
-    for (const c of candidates) {
-      const list = found.get(c.id);
-      if (list && bySession.size < limit) bySession.set(c.id, list);
+    for (const r of rows) {
+      if (r.steps === null) continue;
+      found++;
+      if (sessions.length < limit) sessions.push(sessionOfSteps(r.id, r.steps, types, sinceMicros));
     }
-    if (candidates.length < page) break;
-    const last = candidates[candidates.length - 1];
+    if (rows.length < page) break;
+    const last = rows[rows.length - 1];
     after = { atMicros: last.at_micros, id: last.id };
-    const missing = limit - bySession.size;
-    page = Math.min(
-      20_000,
-      found.size === 0 ? page * 2 : Math.max(100, Math.ceil(((missing * candidates.length) / found.size) * 1.2)),
-    );
+    const missing = limit - sessions.length;
+    page = Math.min(20_000, found === 0 ? page * 2 : Math.max(100, Math.ceil(((missing * rows.length) / found) * 1.2)));
   }
-  return [...bySession].map(([id, events]) => ({ id, events }));
+  return sessions;
 }
 
 /**
- * The page views and signals of `types` in the window of those of `ids` that had such a signal in it, each session's
- * oldest first: the events read once (a materialized CTE), the sessions with a matching signal kept from them.
- * Signals of other types are left out: the edges weigh only the qualifying ones (journeyFrictionEdges).
+ * A page of the most recently active sessions of the window that stored a signal, newest first, from `after` on (the
+ * last session of the page before: its activity in microseconds and id); journeys_recent_sessions_idx.
  */
-async function pathEvents(
+export function recentSignalSessions(
   db: Kysely<Database>,
   siteId: string,
   environment: Environment,
-  ids: readonly string[],
-  types: readonly string[],
   since: Date,
-): Promise<Map<string, PathEvent[]>> {
-  // NOTE: one row per session, its events as one JSON array of arrays (type, page, epoch ms, signal, selector,
-  // confidence) that JSON.parse reads natively: the driver parsing 16k rows of seven fields (a string and a Date per
-  // field and row) for 1,000 sessions was most of the route's CPU in the API process. The time is truncated to the
-  // millisecond as the driver's Date was.
-  const { rows } = await sql<{
-    session_id: string;
-    events: [string, string, number, string | null, string | null, number | null][];
-  }>`
-    with ev as materialized (
-      select session_id, type, page, ts, signal, selector,
-             case when jsonb_typeof(meta->'confidence') = 'number' then (meta->>'confidence')::float8 end as confidence
-      from events
-      where site_id = ${siteId} and session_id = any(${[...ids]}::text[]) and ${environmentWhere(environment)}
-        and (type = 'page_view' or (type = 'signal' and signal = any(${[...types]}::text[]))) and ts >= ${since}
+  after: { atMicros: string; id: string } | undefined,
+  page: number,
+) {
+  return db
+    .selectFrom('sessions as s')
+    .select(['s.id', 's.last_seen_at'])
+    .where('s.site_id', '=', siteId)
+    .where('s.last_seen_at', '>=', since)
+    .where('s.signal_count', '>', 0)
+    .where(environmentWhere(environment, 's.environment'))
+    .$if(after !== undefined, (qb) =>
+      qb.where((eb) => {
+        const at = sql<Date>`timestamptz 'epoch' + ${after!.atMicros}::bigint * interval '1 microsecond'`;
+        // A range on the index (at or before), then the ties already read left out.
+        return eb.and([
+          eb('s.last_seen_at', '<=', at),
+          eb.or([eb('s.last_seen_at', '<', at), eb('s.id', '>', after!.id)]),
+        ]);
+      }),
     )
-    select session_id,
-           json_agg(json_build_array(type, page, floor(extract(epoch from ts) * 1000)::float8, signal, selector, confidence)
-                    order by ts) as events
-    from ev
-    where session_id in (select session_id from ev where type = 'signal')
-    group by session_id`.execute(db);
-  return new Map(
-    rows.map((r) => [
-      r.session_id,
-      r.events.map(([type, page, ts, signal, selector, confidence]) => ({
-        type: type as PathEvent['type'],
-        page,
-        ts,
-        signal: signal ?? undefined,
-        selector,
-        confidence: confidence ?? undefined,
-      })),
-    ]),
-  );
+    .orderBy('s.last_seen_at', 'desc')
+    .orderBy('s.id')
+    .limit(page);
+}
+
+/** One `journey_steps` row as the read sends it: its arrays, times in epoch microseconds. */
+type StepRow = [
+  viewAt: number[],
+  viewPage: string[],
+  signalAt: number[],
+  signalPage: string[],
+  signalType: string[],
+  signalSelector: (string | null)[],
+  signalConfidence: (number | null)[],
+];
+
+/** Code-unit order of two strings (-1, 0, 1), null first: the order of steps at the same microsecond. */
+const cmp = (a: string | null, b: string | null): number =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
+
+/** Numeric order of two numbers, null first. */
+const cmpNumber = (a: number | null, b: number | null): number =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : a > b ? 1 : 0;
+
+/**
+ * A session's steps in the window, in time order (equal microseconds by page, then by the signal's type, selector and
+ * confidence: a fixed order, where the read of `events` left equal times in the order its sort gave), times cut to
+ * the millisecond as the route answers them. Only the signals of `types`.
+ */
+function sessionOfSteps(id: string, rows: StepRow[], types: readonly string[], sinceMicros: number): JourneySession {
+  const vAt: number[] = [];
+  const vPage: string[] = [];
+  const sAt: number[] = [];
+  const sRow: number[] = [];
+  const sIdx: number[] = [];
+  for (let r = 0; r < rows.length; r++) {
+    const [viewAt, viewPage, signalAt, , signalType] = rows[r];
+    for (let k = 0; k < viewAt.length; k++) {
+      if (viewAt[k] < sinceMicros) continue;
+      vAt.push(viewAt[k]);
+      vPage.push(viewPage[k]);
+    }
+    for (let k = 0; k < signalAt.length; k++) {
+      if (signalAt[k] < sinceMicros || !types.includes(signalType[k])) continue;
+      sAt.push(signalAt[k]);
+      sRow.push(r);
+      sIdx.push(k);
+    }
+  }
+  const views = vAt.map((_, i) => i).sort((a, b) => vAt[a] - vAt[b] || cmp(vPage[a], vPage[b]));
+  const field = <T>(i: number, f: 3 | 4 | 5 | 6) => rows[sRow[i]][f][sIdx[i]] as T;
+  const signals = sAt
+    .map((_, i) => i)
+    .sort(
+      (a, b) =>
+        sAt[a] - sAt[b] ||
+        cmp(field(a, 3), field(b, 3)) ||
+        cmp(field(a, 4), field(b, 4)) ||
+        cmp(field(a, 5), field(b, 5)) ||
+        cmpNumber(field(a, 6), field(b, 6)),
+    );
+  return {
+    id,
+    viewMs: views.map((i) => Math.floor(vAt[i] / 1000)),
+    viewPage: views.map((i) => vPage[i]),
+    signalMs: signals.map((i) => Math.floor(sAt[i] / 1000)),
+    signalPage: signals.map((i) => field<string>(i, 3)),
+    signalType: signals.map((i) => field<string>(i, 4)),
+    signalSelector: signals.map((i) => field<string | null>(i, 5)),
+    signalConfidence: signals.map((i) => field<number | null>(i, 6)),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Database } from '../../../shared/db/database.ts';
 import { newId } from '../../../shared/ids.ts';
 import { forgetSessionRollups } from '../../../shared/db/session-rollups.ts';
 import { deleteSignals } from '../../../shared/db/page-heatmap-hours.ts';
+import { deleteJourneySteps } from '../../../shared/db/journey-steps.ts';
 
 export interface ErasedCounts {
   sessions: number;
@@ -46,6 +47,7 @@ export async function eraseSessions(
     .where('session_id', 'in', ids)
     .executeTakeFirst();
   const signals = await deleteSignals(trx, siteId, { sessionIds: ids });
+  await deleteJourneySteps(trx, siteId, { sessionIds: ids });
   const sessions = await trx
     .deleteFrom('sessions')
     .where('site_id', '=', siteId)

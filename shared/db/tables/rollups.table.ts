@@ -50,3 +50,27 @@ export interface ExploreSessionKeyTable {
   kind: 'page' | 'signal' | 'type';
   key: string;
 }
+
+/**
+ * Per site, environment and session, page views and edge-decorator signals (migration 0410; the journeys route): one
+ * row per session and processor batch (or per session where the rows were rebuilt from `events`), appended, never
+ * rewritten but by retention. Times are epoch microseconds (bigint: strings in the drivers); the signal arrays are
+ * parallel (one element per signal), as are the view arrays.
+ */
+export interface JourneyStepTable {
+  site_id: string;
+  /** 'production' or 'staging'. */
+  environment: string;
+  session_id: string;
+  /** The row's earliest and latest step. */
+  first_at: Timestamp;
+  last_at: Timestamp;
+  view_at: string[];
+  view_page: string[];
+  signal_at: string[];
+  signal_page: string[];
+  signal_type: string[];
+  signal_selector: (string | null)[];
+  /** `meta.confidence` when the event had a numeric one. */
+  signal_confidence: (number | null)[];
+}
