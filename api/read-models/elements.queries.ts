@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { PREPARED } from '../../shared/db/prepared-reads.ts';
 import { inScope, onPage } from '../../shared/db/scope.ts';
+import { jsonObjectText, jsonValueText, round1RealText } from '../../shared/db/sql.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
 /** Which elements: a site's environment, optionally one page, a window of the list. */
@@ -64,6 +65,27 @@ export function pageElementsJson(db: Kysely<Database>, q: Omit<ElementFilter, 'o
       'signals', e.signals, 'signal_count', e.signal_count, 'friction_score', e.friction_score,
       'dominant_signal', e.dominant_signal)
     order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector), '[]')
+    from (${pageOfElements(db, { ...q, offset: 0 }).select('cluster_selector')}) e)`;
+}
+
+/**
+ * pageElementsJson's elements as the JSON text of their presentPageElement forms, in the same order, written by the
+ * database (page-view-text.int.test.ts holds it to JSON.stringify of presentPageElement). `signals` is written compact
+ * in jsonb's key order (what JSON.parse of its text keeps), each count as float8 text (a count's digits, as JavaScript's).
+ */
+export function pageElementsText(db: Kysely<Database>, q: Omit<ElementFilter, 'offset' | 'page'> & { page: string }) {
+  const signals = sql<string>`(select '{' || coalesce(string_agg(to_json(t.k)::text || ':' || (t.v::text::float8)::text, ',' order by t.o), '') || '}'
+    from jsonb_each(e.signals) with ordinality as t(k, v, o))`;
+  const element = jsonObjectText([
+    ['selector', jsonValueText(sql.ref('e.selector'))],
+    ['label', jsonValueText(sql.ref('e.label'))],
+    ['signals', signals],
+    ['friction_score', round1RealText(sql.ref('e.friction_score'))],
+    ['signal_count', jsonValueText(sql.ref('e.signal_count'))],
+    ['dominant_signal', jsonValueText(sql.ref('e.dominant_signal'))],
+  ]);
+  return sql<string>`(select '[' || coalesce(string_agg(${element}, ','
+      order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector), '') || ']'
     from (${pageOfElements(db, { ...q, offset: 0 }).select('cluster_selector')}) e)`;
 }
 

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import { type Database } from '../../shared/db/database.ts';
 import { inScope, onPage, type PageScope } from '../../shared/db/scope.ts';
 import { PREPARED } from '../../shared/db/prepared-reads.ts';
-import { isoMs } from '../../shared/db/sql.ts';
+import { isoMs, jsonObjectText, jsonValueText, round1RealText } from '../../shared/db/sql.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
 
@@ -74,6 +74,52 @@ export async function listIssues(
       (select json_agg(i order by i.severity desc, i.affected_sessions desc, i.signal_count desc, i.id)::text
        from (${page}) i) as issues`.execute(db);
   return { rows: JSON.parse(rows[0].issues ?? '[]') as IssueFields[], total: rows[0].total };
+}
+
+/**
+ * issuesOfPageJson's issues as the JSON text of their presentIssue forms, in the same order, written by the database:
+ * the page view sends the text as it is instead of parsing 100 issues and serializing them again (page-view-text.int.test.ts
+ * holds it to JSON.stringify of presentIssue, byte for byte).
+ */
+export function issuesOfPageText(db: Kysely<Database>, s: PageScope, statuses: readonly string[], limit: number) {
+  const rows = db
+    .selectFrom('ux_issues')
+    .select(LIST_COLUMNS)
+    .where(onPage(s))
+    .where('status', 'in', [...statuses])
+    .$call(mostSevereFirst)
+    .limit(limit);
+  const c = (column: string) => jsonValueText(sql.ref(`i.${column}`));
+  const time = (column: string) => jsonValueText(isoMs<null>(sql.ref(`i.${column}`)));
+  // presentIssue's signallingAgain, on the times as the driver's Dates hold them (cut to the millisecond).
+  const again = sql<string>`(i.status in ('resolved', 'verified') and i.signalling_again_at is not null
+    and (i.resolved_at is null
+         or date_trunc('milliseconds', i.signalling_again_at) >= date_trunc('milliseconds', i.resolved_at)))::text`;
+  const issue = jsonObjectText([
+    ['id', c('id')],
+    ['site_id', c('site_id')],
+    ['title', c('title')],
+    ['page', c('page')],
+    ['element_selector', c('selector')],
+    ['selector', c('selector')],
+    ['type', c('signal_type')],
+    ['signal_type', c('signal_type')],
+    ['label', c('label')],
+    ['signal_count', c('signal_count')],
+    ['affected_sessions', c('affected_sessions')],
+    ['severity', round1RealText(sql.ref('i.severity'))],
+    ['status', c('status')],
+    ['signalling_again', again],
+    ['note', c('note')],
+    ['assigned_to', c('assigned_to')],
+    ['frozen', c('frozen')],
+    ['merged_into', c('merged_into')],
+    ['last_signal_at', time('last_signal_at')],
+    ['created_at', time('created_at')],
+    ['updated_at', time('updated_at')],
+  ]);
+  return sql<string>`(select '[' || coalesce(string_agg(${issue}, ',' order by i.severity desc, i.affected_sessions desc, i.id), '') || ']'
+    from (${rows}) i)`;
 }
 
 /** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */

@@ -36,3 +36,32 @@ export const now = (): RawBuilder<Date> => sql<Date>`now()`;
  */
 export const jsonbRows = (rows: readonly (readonly unknown[])[]): RawBuilder<unknown> =>
   sql`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as r`;
+
+/**
+ * A value as the JSON text JSON.stringify writes for it (strings through to_json: the same escapes; SQL null as
+ * `null`). Numbers only where float8's shortest text is JavaScript's (integers, and float8 from 1e-4 up to 1e15).
+ */
+export const jsonValueText = (v: Expression<unknown>): RawBuilder<string> =>
+  sql<string>`coalesce(to_json(${v})::text, 'null')`;
+
+/**
+ * A compact JSON object's text, its keys in the given order (as JSON.stringify writes an object literal):
+ * json_build_object's text has spaces, and `json_agg` of rows would be parsed and serialized again by the caller.
+ */
+export const jsonObjectText = (
+  fields: readonly (readonly [key: string, text: Expression<string>])[],
+): RawBuilder<string> =>
+  sql<string>`(${sql.join(
+    fields.map(([key, text], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`)} || ${text}`),
+    sql` || `,
+  )} || '}')`;
+
+/**
+ * A `real` column rounded to one decimal exactly as a presenter's `Math.round(v * 10) / 10` rounds the number the
+ * driver reads (float4's shortest text, read as a double): the same IEEE products and quotients in float8, halves
+ * rounded up as Math.round rounds them (x - floor(x) is exact), and -0 written 0 as JSON.stringify writes it.
+ */
+export const round1RealText = (v: Expression<number>): RawBuilder<string> => {
+  const x = sql`((${v})::text::float8 * 10)`;
+  return sql<string>`((case when ${x} - floor(${x}) >= 0.5 then floor(${x}) + 1 else floor(${x}) end) / 10 + 0)::text`;
+};
