@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import { type Database } from '../../shared/db/database.ts';
 import { inScope, onPage, type PageScope } from '../../shared/db/scope.ts';
 import { PREPARED } from '../../shared/db/prepared-reads.ts';
-import { isoMs, jsonObjectText, jsonValueText, round1RealText } from '../../shared/db/sql.ts';
+import { isoMs, round1Real } from '../../shared/db/sql.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
 
@@ -89,37 +89,19 @@ export function issuesOfPageText(db: Kysely<Database>, s: PageScope, statuses: r
     .where('status', 'in', [...statuses])
     .$call(mostSevereFirst)
     .limit(limit);
-  const c = (column: string) => jsonValueText(sql.ref(`i.${column}`));
-  const time = (column: string) => jsonValueText(isoMs<null>(sql.ref(`i.${column}`)));
+  const time = (column: string) => sql`${isoMs<null>(sql.ref(`i.${column}`))} as ${sql.ref(column)}`;
   // presentIssue's signallingAgain, on the times as the driver's Dates hold them (cut to the millisecond).
-  const again = sql<string>`(i.status in ('resolved', 'verified') and i.signalling_again_at is not null
+  const again = sql`i.status in ('resolved', 'verified') and i.signalling_again_at is not null
     and (i.resolved_at is null
-         or date_trunc('milliseconds', i.signalling_again_at) >= date_trunc('milliseconds', i.resolved_at)))::text`;
-  const issue = jsonObjectText([
-    ['id', c('id')],
-    ['site_id', c('site_id')],
-    ['title', c('title')],
-    ['page', c('page')],
-    ['element_selector', c('selector')],
-    ['selector', c('selector')],
-    ['type', c('signal_type')],
-    ['signal_type', c('signal_type')],
-    ['label', c('label')],
-    ['signal_count', c('signal_count')],
-    ['affected_sessions', c('affected_sessions')],
-    ['severity', round1RealText(sql.ref('i.severity'))],
-    ['status', c('status')],
-    ['signalling_again', again],
-    ['note', c('note')],
-    ['assigned_to', c('assigned_to')],
-    ['frozen', c('frozen')],
-    ['merged_into', c('merged_into')],
-    ['last_signal_at', time('last_signal_at')],
-    ['created_at', time('created_at')],
-    ['updated_at', time('updated_at')],
-  ]);
-  return sql<string>`(select '[' || coalesce(string_agg(${issue}, ',' order by i.severity desc, i.affected_sessions desc, i.id), '') || ']'
-    from (${rows}) i)`;
+         or date_trunc('milliseconds', i.signalling_again_at) >= date_trunc('milliseconds', i.resolved_at))`;
+  // One row per issue with presentIssue's fields in its order, written by row_to_json (compact, to_json's escapes).
+  const presented = sql`select i.id, i.site_id, i.title, i.page, i.selector as element_selector, i.selector,
+      i.signal_type as type, i.signal_type, i.label, i.signal_count, i.affected_sessions,
+      ${round1Real(sql.ref('i.severity'))} as severity, i.status, ${again} as signalling_again, i.note, i.assigned_to,
+      i.frozen, i.merged_into, ${time('last_signal_at')}, ${time('created_at')}, ${time('updated_at')}`;
+  return sql<string>`(select '[' || coalesce(string_agg(row_to_json(p)::text, ','
+        order by i.severity desc, i.affected_sessions desc, i.id), '') || ']'
+    from (${rows}) i cross join lateral (${presented}) p)`;
 }
 
 /** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */

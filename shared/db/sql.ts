@@ -38,30 +38,13 @@ export const jsonbRows = (rows: readonly (readonly unknown[])[]): RawBuilder<unk
   sql`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as r`;
 
 /**
- * A value as the JSON text JSON.stringify writes for it (strings through to_json: the same escapes; SQL null as
- * `null`). Numbers only where float8's shortest text is JavaScript's (integers, and float8 from 1e-4 up to 1e15).
- */
-export const jsonValueText = (v: Expression<unknown>): RawBuilder<string> =>
-  sql<string>`coalesce(to_json(${v})::text, 'null')`;
-
-/**
- * A compact JSON object's text, its keys in the given order (as JSON.stringify writes an object literal):
- * json_build_object's text has spaces, and `json_agg` of rows would be parsed and serialized again by the caller.
- */
-export const jsonObjectText = (
-  fields: readonly (readonly [key: string, text: Expression<string>])[],
-): RawBuilder<string> =>
-  sql<string>`(${sql.join(
-    fields.map(([key, text], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`)} || ${text}`),
-    sql` || `,
-  )} || '}')`;
-
-/**
  * A `real` column rounded to one decimal exactly as a presenter's `Math.round(v * 10) / 10` rounds the number the
- * driver reads (float4's shortest text, read as a double): the same IEEE products and quotients in float8, halves
- * rounded up as Math.round rounds them (x - floor(x) is exact), and -0 written 0 as JSON.stringify writes it.
+ * driver reads (float4's shortest text, read as a double), as float8: the same IEEE products and quotients, halves
+ * rounded up as Math.round rounds them (x - floor(x) is exact), and -0 made 0 (JSON.stringify writes -0 as 0; float8's
+ * text would be `-0`). Its JSON text (row_to_json, to_json) is float8's shortest, which is JavaScript's for the
+ * one-decimal values between 1e-4 and 1e15 it can be.
  */
-export const round1RealText = (v: Expression<number>): RawBuilder<string> => {
+export const round1Real = (v: Expression<number>): RawBuilder<number> => {
   const x = sql`((${v})::text::float8 * 10)`;
-  return sql<string>`((case when ${x} - floor(${x}) >= 0.5 then floor(${x}) + 1 else floor(${x}) end) / 10 + 0)::text`;
+  return sql<number>`((case when ${x} - floor(${x}) >= 0.5 then floor(${x}) + 1 else floor(${x}) end) / 10 + 0)`;
 };
