@@ -79,7 +79,8 @@ export async function listIssues(
 /**
  * issuesOfPageJson's issues as the JSON text of their presentIssue forms, in the same order, written by the database:
  * the page view sends the text as it is instead of parsing 100 issues and serializing them again (page-view-text.int.test.ts
- * holds it to JSON.stringify of presentIssue, byte for byte).
+ * holds it to JSON.stringify of presentIssue, byte for byte). The order is read from `ux_issues_page_list_idx`
+ * (migration 0430).
  */
 export function issuesOfPageText(db: Kysely<Database>, s: PageScope, statuses: readonly string[], limit: number) {
   const rows = db
