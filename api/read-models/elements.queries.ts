@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../shared/db/database.ts';
 import { PREPARED } from '../../shared/db/prepared-reads.ts';
 import { inScope, onPage } from '../../shared/db/scope.ts';
+import { round1Real } from '../../shared/db/sql.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 
 /** Which elements: a site's environment, optionally one page, a window of the list. */
@@ -65,6 +66,22 @@ export function pageElementsJson(db: Kysely<Database>, q: Omit<ElementFilter, 'o
       'dominant_signal', e.dominant_signal)
     order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector), '[]')
     from (${pageOfElements(db, { ...q, offset: 0 }).select('cluster_selector')}) e)`;
+}
+
+/**
+ * pageElementsJson's elements as the JSON text of their presentPageElement forms, in the same order, written by the
+ * database (page-view-text.int.test.ts holds it to JSON.stringify of presentPageElement). `signals` is written compact
+ * in jsonb's key order (what JSON.parse of its text keeps), each count as float8 text (a count's digits, as JavaScript's).
+ */
+export function pageElementsText(db: Kysely<Database>, q: Omit<ElementFilter, 'offset' | 'page'> & { page: string }) {
+  const signals = sql<string>`(select '{' || coalesce(string_agg(to_json(t.k)::text || ':' || (t.v::text::float8)::text, ',' order by t.o), '') || '}'
+    from jsonb_each(e.signals) with ordinality as t(k, v, o))`;
+  // presentPageElement's fields in its order, written by row_to_json (compact; `signals` as the json of that text).
+  const element = sql`select e.selector, e.label, ${signals}::json as signals,
+      ${round1Real(sql.ref('e.friction_score'))} as friction_score, e.signal_count, e.dominant_signal`;
+  return sql<string>`(select '[' || coalesce(string_agg(row_to_json(p)::text, ','
+      order by e.signal_count desc, e.friction_score desc, e.page, e.cluster_selector), '') || ']'
+    from (${pageOfElements(db, { ...q, offset: 0 }).select('cluster_selector')}) e cross join lateral (${element}) p)`;
 }
 
 export type ElementRow = Awaited<ReturnType<ReturnType<typeof pageOfElements>['execute']>>[number];

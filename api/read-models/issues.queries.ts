@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import { type Database } from '../../shared/db/database.ts';
 import { inScope, onPage, type PageScope } from '../../shared/db/scope.ts';
 import { PREPARED } from '../../shared/db/prepared-reads.ts';
-import { isoMs } from '../../shared/db/sql.ts';
+import { isoMs, round1Real } from '../../shared/db/sql.ts';
 import { type Environment } from '../../shared/domain/deploy-verification.ts';
 import type { IssueStatus } from '../../shared/domain/issue-status.ts';
 
@@ -74,6 +74,35 @@ export async function listIssues(
       (select json_agg(i order by i.severity desc, i.affected_sessions desc, i.signal_count desc, i.id)::text
        from (${page}) i) as issues`.execute(db);
   return { rows: JSON.parse(rows[0].issues ?? '[]') as IssueFields[], total: rows[0].total };
+}
+
+/**
+ * issuesOfPageJson's issues as the JSON text of their presentIssue forms, in the same order, written by the database:
+ * the page view sends the text as it is instead of parsing 100 issues and serializing them again (page-view-text.int.test.ts
+ * holds it to JSON.stringify of presentIssue, byte for byte). The order is read from `ux_issues_page_list_idx`
+ * (migration 0430).
+ */
+export function issuesOfPageText(db: Kysely<Database>, s: PageScope, statuses: readonly string[], limit: number) {
+  const rows = db
+    .selectFrom('ux_issues')
+    .select(LIST_COLUMNS)
+    .where(onPage(s))
+    .where('status', 'in', [...statuses])
+    .$call(mostSevereFirst)
+    .limit(limit);
+  const time = (column: string) => sql`${isoMs<null>(sql.ref(`i.${column}`))} as ${sql.ref(column)}`;
+  // presentIssue's signallingAgain, on the times as the driver's Dates hold them (cut to the millisecond).
+  const again = sql`i.status in ('resolved', 'verified') and i.signalling_again_at is not null
+    and (i.resolved_at is null
+         or date_trunc('milliseconds', i.signalling_again_at) >= date_trunc('milliseconds', i.resolved_at))`;
+  // One row per issue with presentIssue's fields in its order, written by row_to_json (compact, to_json's escapes).
+  const presented = sql`select i.id, i.site_id, i.title, i.page, i.selector as element_selector, i.selector,
+      i.signal_type as type, i.signal_type, i.label, i.signal_count, i.affected_sessions,
+      ${round1Real(sql.ref('i.severity'))} as severity, i.status, ${again} as signalling_again, i.note, i.assigned_to,
+      i.frozen, i.merged_into, ${time('last_signal_at')}, ${time('created_at')}, ${time('updated_at')}`;
+  return sql<string>`(select '[' || coalesce(string_agg(row_to_json(p)::text, ','
+        order by i.severity desc, i.affected_sessions desc, i.id), '') || ']'
+    from (${rows}) i cross join lateral (${presented}) p)`;
 }
 
 /** One issue of a site and environment with its hypothesis, evidence sessions (most signals first) and history, or undefined. */

@@ -36,3 +36,15 @@ export const now = (): RawBuilder<Date> => sql<Date>`now()`;
  */
 export const jsonbRows = (rows: readonly (readonly unknown[])[]): RawBuilder<unknown> =>
   sql`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as r`;
+
+/**
+ * A `real` column rounded to one decimal exactly as a presenter's `Math.round(v * 10) / 10` rounds the number the
+ * driver reads (float4's shortest text, read as a double), as float8: the same IEEE products and quotients, halves
+ * rounded up as Math.round rounds them (x - floor(x) is exact), and -0 made 0 (JSON.stringify writes -0 as 0; float8's
+ * text would be `-0`). Its JSON text (row_to_json, to_json) is float8's shortest, which is JavaScript's for the
+ * one-decimal values between 1e-4 and 1e15 it can be.
+ */
+export const round1Real = (v: Expression<number>): RawBuilder<number> => {
+  const x = sql`((${v})::text::float8 * 10)`;
+  return sql<number>`((case when ${x} - floor(${x}) >= 0.5 then floor(${x}) + 1 else floor(${x}) end) / 10 + 0)`;
+};

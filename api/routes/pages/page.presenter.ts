@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { JsonText } from '../../../shared/http/envelope.ts';
 import { round1 } from '../../../shared/domain/score-summary.ts';
 import { presentAlert, type AlertRow } from '../../read-models/alerts.presenter.ts';
 import { presentPageElement } from '../../read-models/elements.presenter.ts';
@@ -42,6 +43,24 @@ export function presentPage(p: {
     deploys: p.deploys,
     alerts: p.alerts.map(presentAlert),
   };
+}
+
+/**
+ * `/query/page` as JSON text: presentPage's answer with its issues and elements as the text the database wrote of their
+ * presented forms (issuesOfPageText, pageElementsText), the other fields serialized here: the same text
+ * JSON.stringify makes of presentPage's answer (page-view-text.int.test.ts), without the 100 issues parsed and
+ * serialized again.
+ */
+export function pageAnswer(
+  p: Omit<Parameters<typeof presentPage>[0], 'issues' | 'elements'> & { issues: string; elements: string },
+): JsonText {
+  const v = presentPage({ ...p, issues: [], elements: [] });
+  const s = JSON.stringify;
+  return new JsonText(
+    `{"page":${s(v.page)},"score":${s(v.score)},"trend":${s(v.trend)},"dominant_signal":${s(v.dominant_signal)},` +
+      `"updated_at":${s(v.updated_at)},"score_history":${s(v.score_history)},"issues":${p.issues},` +
+      `"elements":${p.elements},"budget":${s(v.budget)},"deploys":${s(v.deploys)},"alerts":${s(v.alerts)}}`,
+  );
 }
 
 /** `/query/trends` and `/v1/trends`: the spec names the array `history` in one form and `data` in the other; both carry both. */

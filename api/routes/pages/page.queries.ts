@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../shared/db/database.ts';
 import { onPage, type PageScope } from '../../../shared/db/scope.ts';
 import { ACTIVE_STATUSES } from '../../../shared/domain/issue-status.ts';
-import { pageElementsJson, type PageElementFields } from '../../read-models/elements.queries.ts';
-import { issuesOfPageJson, type IssueFields } from '../../read-models/issues.queries.ts';
+import { pageElementsText } from '../../read-models/elements.queries.ts';
+import { issuesOfPageText } from '../../read-models/issues.queries.ts';
 import { recentDeploysDocument, type DeploysDocument } from '../../read-models/deploys.queries.ts';
 import { isoMs } from '../../../shared/db/sql.ts';
 import { PREPARED } from '../../../shared/db/prepared-reads.ts';
@@ -109,8 +109,10 @@ export interface PageRead {
   score: PageScoreNow | undefined;
   history: { date: string; score: number }[];
   rules: BudgetRule[];
-  issues: IssueFields[];
-  elements: PageElementFields[];
+  /** The issues as the JSON text of their presented forms (issuesOfPageText). */
+  issues: string;
+  /** The elements as the JSON text of their presented forms (pageElementsText). */
+  elements: string;
   deploys: DeploysDocument;
   alerts: AlertRow[];
 }
@@ -129,7 +131,8 @@ export interface RecentDeploys {
  * order, at most 50), the environment's recent deploys with their related data (deploysDocument) and, in production
  * (alert rules watch production only, issue 15), its alerts that are not resolved. The lists come as JSON that the
  * database builds and JSON.parse reads natively (the driver parsing each field of each row was most of the route's
- * CPU in the API), with their times as ISO text. An unknown page reads none of the lists: `case` evaluates a
+ * CPU in the API), with their times as ISO text; the issues and the elements (most of the answer's bytes) as the text
+ * of their presented forms, which the route sends without parsing them. An unknown page reads none of the lists: `case` evaluates a
  * subquery only when its condition holds.
  */
 export async function pageRead(
@@ -145,15 +148,19 @@ export async function pageRead(
       ? sql<AlertJson[]>`case when k.known then ${alertsOfPageJson(db, siteId, page)} end`
       : sql`'[]'::json`;
   const { rows } = await sql<
-    Omit<PageRead, 'score' | 'alerts'> & { alerts: AlertJson[] } & {
+    Omit<PageRead, 'score' | 'alerts' | 'issues' | 'elements'> & {
+      alerts: AlertJson[];
+      issues: string | null;
+      elements: string | null;
+    } & {
       [K in keyof PageScoreNow]: PageScoreNow[K] | null;
     }
   >`${PREPARED}
     select k.known, s.*,
       (select coalesce(json_agg(h order by h.date), '[]') from (${pageDailyScoresQuery(siteId, environment, page, days, now)}) h) as history,
       (select coalesce(json_agg(r), '[]') from (${budgetRulesQuery(db, siteId)}) r) as rules,
-      case when k.known then ${issuesOfPageJson(db, scope, [...ACTIVE_STATUSES], PAGE_ISSUES)} end as issues,
-      case when k.known then ${pageElementsJson(db, { site_id: siteId, environment, page, limit: PAGE_ELEMENTS })} end as elements,
+      case when k.known then ${issuesOfPageText(db, scope, [...ACTIVE_STATUSES], PAGE_ISSUES)} end as issues,
+      case when k.known then ${pageElementsText(db, { site_id: siteId, environment, page, limit: PAGE_ELEMENTS })} end as elements,
       case when k.known then ${recentDeploysDocument(siteId, environment, deploys.since, deploys.limit)} end as deploys,
       ${alerts} as alerts
     from (select ${knownExpression(siteId, environment, page)} as known) k
@@ -164,17 +171,17 @@ export async function pageRead(
     score: score.updated_at === null ? undefined : (score as PageScoreNow),
     history,
     rules,
-    issues: issues ?? [],
-    elements: elements ?? [],
+    issues: issues ?? '[]',
+    elements: elements ?? '[]',
     deploys: document,
     alerts: (alertRows ?? []).map(alertRow),
   };
 }
 
 /** At most this many of the page's active issues on the page view, most severe first. */
-const PAGE_ISSUES = 100;
+export const PAGE_ISSUES = 100;
 /** At most this many of the page's elements on the page view. */
-const PAGE_ELEMENTS = 50;
+export const PAGE_ELEMENTS = 50;
 
 /** How many active issues the page has. */
 export async function activeIssueCount(

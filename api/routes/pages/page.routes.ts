@@ -8,7 +8,8 @@ import type { RouteTable } from '../../http/routes.ts';
 import { pageBudget } from './budget.ts';
 import { fromDocument } from '../../read-models/deploys.queries.ts';
 import { presentDeploy } from '../../read-models/deploys.presenter.ts';
-import { presentComparison, presentPage, presentTrends, type ComparedPage } from './page.presenter.ts';
+import { pageAnswer, presentComparison, presentTrends, type ComparedPage } from './page.presenter.ts';
+import type { JsonText } from '../../../shared/http/envelope.ts';
 import {
   activeIssueCount,
   currentPageScore,
@@ -33,14 +34,17 @@ export const PAGE_HISTORY_DAYS = 30;
 /** At most this many recent deploys on the page view, newest first. */
 export const PAGE_DEPLOYS = 10;
 
-/** `/query/page`: a page's score, history, issues, elements, budget, recent deploys and alerts; undefined for a page never scored. */
-export async function pageView(
+/**
+ * `/query/page`: a page's score, history, issues, elements, budget, recent deploys and alerts, as the JSON text of its
+ * answer (pageAnswer: the issues and elements as the database wrote them); undefined for a page never scored.
+ */
+export async function pageViewText(
   db: Kysely<Database>,
   site_id: string,
   environment: Environment,
   page: string,
   at: Date,
-) {
+): Promise<JsonText | undefined> {
   const { known, score, history, rules, issues, elements, deploys, alerts } = await pageRead(
     db,
     { site_id, environment, page },
@@ -51,7 +55,7 @@ export async function pageView(
   if (!known) return undefined;
   const recent = fromDocument(deploys);
   const budget = pageBudget(rules, page, round1(score?.score ?? 0));
-  return presentPage({
+  return pageAnswer({
     page,
     score,
     history,
@@ -61,6 +65,18 @@ export async function pageView(
     deploys: recent.rows.map((d) => presentDeploy(d, recent.related)),
     alerts,
   });
+}
+
+/** The page view as values (the MCP tool reads its fields): pageViewText's answer, parsed. */
+export async function pageView(
+  db: Kysely<Database>,
+  site_id: string,
+  environment: Environment,
+  page: string,
+  at: Date,
+): Promise<z.output<typeof PageResponseSchema> | undefined> {
+  const answer = await pageViewText(db, site_id, environment, page, at);
+  return answer === undefined ? undefined : (JSON.parse(answer.text) as z.output<typeof PageResponseSchema>);
 }
 
 /** `/query/trends`: the daily scores of a page, or of the site without `page`; a page never scored is 404. */
@@ -116,7 +132,7 @@ export function pageRoutes(table: RouteTable, deps: ReadDeps): RouteTable {
     query: PageQuerySchema,
     notFound: 'page not found',
     response: PageResponseSchema,
-    handler: (_ctx, { query }) => pageView(deps.db, query.site_id, query.environment, query.page, deps.now()),
+    handler: (_ctx, { query }) => pageViewText(deps.db, query.site_id, query.environment, query.page, deps.now()),
   });
   table.read({
     path: '/v1/query/trends',
