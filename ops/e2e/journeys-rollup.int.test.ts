@@ -3,18 +3,18 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { sql, type Kysely } from 'kysely';
-import type { EventBatchMessage, StreamEvent } from '../../../shared/contracts/ingest.ts';
-import type { Database } from '../../../shared/db/database.ts';
-import { JOURNEY_SIGNAL_TYPES, rebuildJourneySteps } from '../../../shared/db/journey-steps.ts';
-import { insertOrg, provisionSite } from '../../../shared/tenancy/provision.ts';
-import { applySiteRetention } from '../../../shared/tenancy/retention.ts';
-import { withTestDatabase } from '../../../shared/testing/database.ts';
-import { openEmbeddedTestDatabase } from '../../../shared/testing/embedded-template.ts';
-import { eraseSessions } from '../privacy/privacy.queries.ts';
-import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../../processor/events.consumer.ts';
-import { journeyFriction } from './journeys.routes.ts';
-import { journeyFrictionFromEvents } from './journeys.reference.ts';
-import type { JourneyQuery } from './journeys.schema.ts';
+import type { EventBatchMessage, StreamEvent } from '../../shared/contracts/ingest.ts';
+import type { Database } from '../../shared/db/database.ts';
+import { JOURNEY_SIGNAL_TYPES, rebuildJourneySteps } from '../../shared/db/journey-steps.ts';
+import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { applySiteRetention } from '../../shared/tenancy/retention.ts';
+import { withTestDatabase } from '../../shared/testing/database.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
+import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
+import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
+import { journeyFriction } from '../../api/routes/journeys/journeys.routes.ts';
+import { journeyFrictionFromEvents } from '../../api/routes/journeys/journeys.reference.ts';
+import type { JourneyQuery } from '../../api/routes/journeys/journeys.schema.ts';
 
 // Rollup = raw for the journeys route (journey_steps, migration 0410): random sessions go through the processor's batch
 // write in random batches (events out of order within a batch, a session's later batch stored before its earlier one,

@@ -6,13 +6,13 @@ import { useResource } from '../../shared/testing/lifecycle.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { upsertPageScores } from '../../processor/store/scores.store.ts';
-import { hourlyScoreRows, writeHourly } from '../../ops/testing/page-score-rows.ts';
+import { hourlyScoreRows, writeHourly } from '../testing/page-score-rows.ts';
 import { refreshSiteScoreDays } from '../../shared/db/site-score-days.ts';
 import { encodeJson } from '../../shared/http/conditional-get.ts';
 import { ok } from '../../shared/http/envelope.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
-import { siteScores } from './site-scores.ts';
-import { ScoresAnswerCache, type AnswerSource } from './scores-answer-cache.ts';
+import { siteScores } from '../../api/read-models/site-scores.ts';
+import { ScoresAnswerCache, type AnswerSource } from '../../api/read-models/scores-answer-cache.ts';
 
 // The scores answer kept in memory (scores-answer-cache.ts, migration 0400) against the answer computed afresh: after
 // every kind of write to the tables it reads (the processor's score write, which its batches, its tick, erasure's
