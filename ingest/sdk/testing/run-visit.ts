@@ -119,17 +119,20 @@ export async function visit(env: Env, scenario: Scenario, o: VisitOptions): Prom
     viewport: (!scenario.device && o.viewport) || device.viewport,
   });
   const pageErrors: string[] = [];
+  // Every page of the context counts, a tab the visit opened as much as the first one.
+  let loads = 0;
   const watch = (p: Page): void => {
     p.on('pageerror', (e) => pageErrors.push(e.message));
+    p.on('load', () => loads++);
   };
   context.on('page', watch);
   try {
     const page = await context.newPage();
-    let loads = 0;
-    page.on('load', () => loads++);
     const v = new Visitor(page, env.fixtures.url, seeded(o.seed));
     await v.goto(scenario.start);
     await scenario.run(v);
+    // Other tabs settle first, so their batches are sent before the context closes.
+    for (const other of context.pages()) if (other !== page) await settle(other);
     const stats = await settle(page);
     // Earlier pages sent their last events by beacon at pagehide; wait until each page's page_view is in.
     await env.capture.waitFor(
