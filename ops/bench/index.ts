@@ -6,7 +6,7 @@ export async function runBenchCommand(args: string[]): Promise<void> {
   const file = name ? new URL(`./${name}.bench.ts`, import.meta.url) : undefined;
   if (!name || !file || !/^[a-z0-9-]+$/.test(name) || !existsSync(file)) {
     process.stderr.write(
-      `usage: npm run bench -- <name>   (available: pipeline, engine, processor, embedded, restart, sdk, verify, alerts, mcp, query, scale, shed, storage)
+      `usage: npm run bench -- <name>   (available: pipeline, engine, processor, embedded, restart, sdk, verify, alerts, mcp, query, export, scale, shed, storage)
 `,
     );
     process.exitCode = 2;

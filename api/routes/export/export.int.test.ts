@@ -112,25 +112,25 @@ test('events.csv: RFC 4180 with a header, text/csv and a file name, oldest first
   t.is(foreign.body.error.code, 'not_found');
 });
 
-test('events.csv: 1,000,000 rows stream with flat memory', async (t) => {
+test('events.csv: 200,000 rows stream with flat memory', async (t) => {
   t.timeout(600_000);
   const tenant = await stack.newTenant();
   const started = Date.now();
-  // A million rows straight into the table: through ingest this would take minutes on a shared machine, and what is
-  // under test here is the export, not ingest (the test above sends its rows through ingest). Ids and sessions rise
-  // with the row number, so every index grows at its right edge instead of at random pages (a third faster on a busy
-  // machine); four statements of 250,000 rows, two at a time, each well inside the pool's statement timeout.
+  // Rows straight into the table: through ingest this would take minutes on a shared machine, and what is under test
+  // here is the export, not ingest (the test above sends its rows through ingest). Ids and sessions rise with the row
+  // number, so every index grows at its right edge instead of at random pages; two statements of 100,000 rows at a
+  // time. A hundred chunks of the export's 2,000 rows are enough to see memory grow with the rows sent; the million
+  // rows of the issue's target, their rate and the API process's RSS are `npm run bench -- export`'s.
   const insert = (from: number) =>
     sql`
     insert into events (site_id, id, ts, received_at, session_id, type, page, signal, selector, device)
     select ${tenant.siteId}::uuid, lpad(to_hex(i), 32, '0')::uuid, now() - interval '1 day' + (i * interval '50 milliseconds'),
            now(), 's' || lpad((i / 20)::text, 6, '0'), 'signal', '/page/' || (i % 100), 'rage_click',
            '#element-' || (i % 37), 'desktop'
-    from generate_series(${from}::int, ${from + 249_999}::int) as i`.execute(stack.infra.database.db);
-  await Promise.all([insert(1), insert(250_001)]);
-  await Promise.all([insert(500_001), insert(750_001)]);
+    from generate_series(${from}::int, ${from + 99_999}::int) as i`.execute(stack.infra.database.db);
+  await Promise.all([insert(1), insert(100_001)]);
   t.log(`inserted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  // Live memory, not garbage not yet collected: the heap is measured right after a full collection, every 50,000 rows.
+  // Live memory, not garbage not yet collected: the heap is measured right after a full collection, every 10,000 rows.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   gc();
@@ -141,17 +141,17 @@ test('events.csv: 1,000,000 rows stream with flat memory', async (t) => {
   });
   let bytes = 0;
   let newlines = 0;
-  let nextSample = 50_000;
+  let nextSample = 10_000;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
     if (newlines >= nextSample) {
-      nextSample += 50_000;
+      nextSample += 10_000;
       gc();
       live.push(process.memoryUsage().heapUsed - baseline);
     }
   }
-  t.is(newlines, 1_000_001, 'header and a million records');
+  t.is(newlines, 200_001, 'header and 200,000 records');
   const mb = (v: number) => v / 2 ** 20;
   const peak = Math.max(...live);
   t.log(
