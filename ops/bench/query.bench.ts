@@ -16,7 +16,17 @@ import { migrateToLatest } from '../../shared/db/migrator.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { sql } from 'kysely';
 import { writeDemoData } from '../demo-data.ts';
-import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
+import {
+  ADMIN_URL,
+  admin,
+  databaseCpuBetween,
+  databaseCpuSeconds,
+  processCpuSeconds,
+  spawnRole,
+  stop,
+  waitReady,
+  withDb,
+} from './harness.ts';
 import { percentile } from './open-loop.ts';
 import { Progress } from './progress.ts';
 
@@ -28,6 +38,9 @@ interface RouteResult {
   p95: number;
   p99: number;
   statuses: string;
+  /** CPU per request (the warm-up's included) of the API process and of the database's backends, in ms. */
+  apiCpuMs: number;
+  dbCpuMs: number;
 }
 
 const arg = (args: string[], name: string, def: string) => {
@@ -41,7 +54,7 @@ async function measure(
   headers: Record<string, string>,
   clients: number,
   seconds: number,
-): Promise<Omit<RouteResult, 'name'>> {
+): Promise<Omit<RouteResult, 'name' | 'apiCpuMs' | 'dbCpuMs'>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
@@ -228,15 +241,27 @@ export async function runBench(args: string[]): Promise<void> {
       const headers = { authorization: `Bearer ${site.secretKey}` };
       const results: RouteResult[] = [];
       process.stdout.write(
-        `\n${shown.toLocaleString('en-US')} events, ${clients} clients, ${seconds} s per route (ms)\n${'route'.padEnd(30)}      n     p50     p95     p99  p95/floor  statuses\n`,
+        `\n${shown.toLocaleString('en-US')} events, ${clients} clients, ${seconds} s per route (ms)\n${'route'.padEnd(30)}      n     p50     p95     p99  p95/floor  CPU/req: API     DB  statuses\n`,
       );
       let floor = Number.NaN;
       for (const [name, path] of routes.filter(([n]) => n.startsWith('floor') || !skip.some((k) => n.includes(k)))) {
-        const r = { name, ...(await measure(`${base}${path}`, headers, clients, seconds)) };
+        // Where a request's time goes: the API process's CPU and the database backends' CPU per request. On two cores
+        // with 8 clients, a p95 far above their sum is waiting for a core or for the API's one JavaScript thread.
+        const api0 = processCpuSeconds(api.pid);
+        const db0 = await databaseCpuSeconds(handle.db);
+        const m = await measure(`${base}${path}`, headers, clients, seconds);
+        const db1 = await databaseCpuSeconds(handle.db);
+        const perRequest = (cpuSeconds: number) => (cpuSeconds * 1000) / (m.n + 1);
+        const r: RouteResult = {
+          name,
+          ...m,
+          apiCpuMs: perRequest(processCpuSeconds(api.pid) - api0),
+          dbCpuMs: perRequest(databaseCpuBetween(db0, db1)),
+        };
         if (Number.isNaN(floor)) floor = r.p95;
         results.push(r);
         process.stdout.write(
-          `${name.padEnd(30)} ${String(r.n).padStart(6)} ${ms(r.p50)} ${ms(r.p95)} ${ms(r.p99)} ${(r.p95 / floor).toFixed(1).padStart(9)}×  ${r.statuses}\n`,
+          `${name.padEnd(30)} ${String(r.n).padStart(6)} ${ms(r.p50)} ${ms(r.p95)} ${ms(r.p99)} ${(r.p95 / floor).toFixed(1).padStart(9)}×  ${ms(r.apiCpuMs)}${ms(r.dbCpuMs)}  ${r.statuses}\n`,
         );
       }
       all.set(events, results);
