@@ -6,34 +6,13 @@
  * run: the same rows, columns, order and environment as CSV straight from PostgreSQL (`COPY (select …) TO STDOUT`, no
  * HTTP, no Node presenter), as a ratio. The issue's target: 1M rows at a steady rate with flat RSS.
  */
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { sql } from 'kysely';
-import { createLogger } from '../../shared/logger.ts';
-import { openDatabase } from '../../shared/db/connection.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
-import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { EXPORT_COLUMNS } from '../../api/routes/export/export.queries.ts';
-import { writeDemoData } from '../demo-data.ts';
-import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
-import { Progress } from './progress.ts';
-
-const arg = (args: string[], name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1] : def;
-};
-
-/** Resident memory of a process in MiB (Linux /proc; NaN elsewhere). */
-function rssMiB(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
+import { processRssMiB, stop } from './harness.ts';
+import { arg, readBenchDatabase, startBenchApi } from './read-fixture.ts';
 
 interface Stretch {
   records: number;
@@ -67,51 +46,18 @@ export async function runBench(args: string[]): Promise<void> {
   const events = Number(arg(args, 'events', '1000000'));
   const every = Number(arg(args, 'every', '100000'));
   const reuse = args.includes('--reuse') ? arg(args, 'reuse', '') : undefined;
-  const dbName = reuse ?? `friction_bench_export_${Date.now().toString(36)}`;
-  if (!reuse) await admin(`create database ${dbName}`);
-  const dbUrl = withDb(ADMIN_URL, dbName);
-  const handle = await openDatabase({ url: dbUrl, dataDir: '', statementTimeoutMs: 0 });
-  let api: ReturnType<typeof spawnRole> | undefined;
+  const fixture = await readBenchDatabase(
+    'export',
+    events,
+    reuse === undefined ? undefined : { database: reuse, key: arg(args, 'key', '') },
+  );
+  const { site } = fixture;
+  const dbUrl = fixture.url;
+  let api: ChildProcess | undefined;
   try {
-    let site: { siteId: string; secretKey: string };
-    if (reuse) {
-      const top = await handle.db
-        .selectFrom('sessions')
-        .select(['site_id', sql<number>`count(*)::int`.as('n')])
-        .groupBy('site_id')
-        .orderBy('n', 'desc')
-        .limit(1)
-        .executeTakeFirstOrThrow();
-      site = { siteId: top.site_id, secretKey: arg(args, 'key', '') };
-    } else {
-      await migrateToLatest(handle.db);
-      const orgId = await insertOrg(handle.db, { name: 'bench', plan: 'enterprise' });
-      site = await provisionSite(handle.db, { orgId, name: 'bench shop', url: 'https://shop.example' });
-      const progress = new Progress(`data ${events.toLocaleString('en-US')}`, events);
-      await writeDemoData(
-        handle,
-        dbUrl,
-        { events, siteId: site.siteId, progress: (n) => progress.updateRate(n, 'events') },
-        createLogger('silent'),
-      );
-      progress.done();
-      await sql`vacuum analyze`.execute(handle.db);
-      await sql`checkpoint`.execute(handle.db);
-    }
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    api = spawnRole(['ops/cli.ts', 'api'], {
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      READ_RATE_LIMIT_PER_MIN: '100000000',
-      SCREENSHOTS: 'off',
-    });
-    api.stdout?.resume();
-    await waitReady(`http://127.0.0.1:${port}/readyz`, 120_000);
-    const url = `http://127.0.0.1:${port}/v1/query/export/events.csv?site_id=${site.siteId}`;
+    const started = await startBenchApi(dbUrl);
+    api = started.api;
+    const url = `${started.base}/v1/query/export/events.csv?site_id=${site.siteId}`;
     const headers = { authorization: `Bearer ${site.secretKey}` };
 
     // The floor first, so the API's run does not find the rows warmer in the cache than the floor did: the same rows as
@@ -126,7 +72,7 @@ export async function runBench(args: string[]): Promise<void> {
     const floorSeconds = (performance.now() - floorStart) / 1000;
     await client.end();
 
-    const rss0 = rssMiB(api.pid);
+    const rss0 = processRssMiB(api.pid);
     const stretches: Stretch[] = [];
     const start = performance.now();
     let last = start;
@@ -140,7 +86,11 @@ export async function runBench(args: string[]): Promise<void> {
     if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`);
     const got = await countRecords(res, every, (records) => {
       const t = performance.now();
-      const s: Stretch = { records: records - lastRecords, seconds: (t - last) / 1000, rssMiB: rssMiB(api?.pid) };
+      const s: Stretch = {
+        records: records - lastRecords,
+        seconds: (t - last) / 1000,
+        rssMiB: processRssMiB(api?.pid),
+      };
       stretches.push(s);
       last = t;
       lastRecords = records;
@@ -168,8 +118,6 @@ export async function runBench(args: string[]): Promise<void> {
       process.stdout.write(`NOTE: the export sent ${got.records} lines and the floor ${floor.records}\n`);
   } finally {
     await stop(api);
-    await handle.close();
-    if (!args.includes('--keep') && !reuse)
-      await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await fixture.close(args.includes('--keep'));
   }
 }

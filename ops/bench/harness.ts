@@ -48,6 +48,16 @@ export function processCpuSeconds(pid: number | undefined, file = `/proc/${pid}/
   }
 }
 
+/** Resident memory of a process in MiB (Linux /proc; NaN elsewhere). */
+export function processRssMiB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * A process's CPU seconds so far split by thread (Linux; NaN elsewhere): its main thread (for Node, the JavaScript
  * thread, with the garbage collector's pauses) and every other thread (V8's concurrent compilers and collector

@@ -9,26 +9,11 @@
  * the most sessions, read with that site's secret key) instead of generating one; `--skip name,name` leaves out the
  * routes whose name contains one of them.
  */
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { createLogger } from '../../shared/logger.ts';
-import { openDatabase } from '../../shared/db/connection.ts';
-import { migrateToLatest } from '../../shared/db/migrator.ts';
-import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
-import { sql } from 'kysely';
-import { writeDemoData } from '../demo-data.ts';
-import {
-  ADMIN_URL,
-  admin,
-  databaseCpuBetween,
-  databaseCpuSeconds,
-  processCpuSeconds,
-  spawnRole,
-  stop,
-  waitReady,
-  withDb,
-} from './harness.ts';
+import { databaseCpuBetween, databaseCpuSeconds, processCpuSeconds, stop } from './harness.ts';
 import { percentile } from './open-loop.ts';
-import { Progress } from './progress.ts';
+import { arg, readBenchDatabase, startBenchApi } from './read-fixture.ts';
 
 interface RouteResult {
   name: string;
@@ -42,11 +27,6 @@ interface RouteResult {
   apiCpuMs: number;
   dbCpuMs: number;
 }
-
-const arg = (args: string[], name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1] : def;
-};
 
 /** `clients` closed-loop clients on keep-alive connections for `seconds` (and at least 2 requests each). */
 async function measure(
@@ -98,61 +78,19 @@ export async function runBench(args: string[]): Promise<void> {
   const sizes = arg(args, 'events', '1000000,10000000').split(',').map(Number);
   const seconds = Number(arg(args, 'seconds', '6'));
   const clients = Number(arg(args, 'clients', '8'));
-  const log = createLogger('silent');
   const all = new Map<number, RouteResult[]>();
   const reuse = args.includes('--reuse') ? arg(args, 'reuse', '') : undefined;
   const skip = arg(args, 'skip', '').split(',').filter(Boolean);
   for (const events of reuse ? [0] : sizes) {
-    const dbName = reuse ?? `friction_bench_query_${events}_${Date.now().toString(36)}`;
-    if (!reuse) await admin(`create database ${dbName}`);
-    const dbUrl = withDb(ADMIN_URL, dbName);
-    const handle = await openDatabase({ url: dbUrl, dataDir: '', statementTimeoutMs: 0 });
-    let api: ReturnType<typeof spawnRole> | undefined;
+    const fixture = await readBenchDatabase(
+      'query',
+      events,
+      reuse === undefined ? undefined : { database: reuse, key: arg(args, 'key', '') },
+    );
+    const { handle, site } = fixture;
+    let api: ChildProcess | undefined;
     try {
-      let site: { siteId: string; secretKey: string };
-      let shown = events;
-      if (reuse) {
-        const top = await handle.db
-          .selectFrom('sessions')
-          .select(['site_id', sql<number>`count(*)::int`.as('n')])
-          .groupBy('site_id')
-          .orderBy('n', 'desc')
-          .limit(1)
-          .executeTakeFirstOrThrow();
-        const stored = await handle.db
-          .selectFrom('events')
-          .select(sql<number>`count(*)::int`.as('n'))
-          .where('site_id', '=', top.site_id)
-          .executeTakeFirstOrThrow();
-        site = { siteId: top.site_id, secretKey: arg(args, 'key', '') };
-        shown = stored.n;
-        process.stdout.write(
-          `reusing ${dbName}: site ${top.site_id}, ${stored.n.toLocaleString('en-US')} events, ${top.n.toLocaleString('en-US')} sessions\n`,
-        );
-      } else {
-        await migrateToLatest(handle.db);
-        const orgId = await insertOrg(handle.db, { name: 'bench', plan: 'enterprise' });
-        site = await provisionSite(handle.db, { orgId, name: 'bench shop', url: 'https://shop.example' });
-        const progress = new Progress(`data ${events.toLocaleString('en-US')}`, events);
-        const report = await writeDemoData(
-          handle,
-          dbUrl,
-          {
-            events,
-            siteId: site.siteId,
-            progress: (n) => progress.updateRate(n, 'events'),
-          },
-          log,
-        );
-        progress.done(`${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s`);
-        process.stdout.write(
-          `generator: ${report.events.toLocaleString('en-US')} events, ${report.sessions.toLocaleString('en-US')} sessions in ${report.writeSeconds.toFixed(1)} s (${Math.round(report.events / report.writeSeconds).toLocaleString('en-US')} events/s); derived in ${report.deriveSeconds.toFixed(1)} s\n`,
-        );
-        // As autovacuum would have (all-visible pages: index-only scans skip the heap), and a checkpoint so the bulk
-        // load's dirty pages are not written out by the checkpointer while the routes are timed.
-        await sql`vacuum analyze`.execute(handle.db);
-        await sql`checkpoint`.execute(handle.db);
-      }
+      const shown = fixture.events;
       const top = await handle.db
         .selectFrom('page_elements')
         .select(['page', 'selector'])
@@ -160,23 +98,12 @@ export async function runBench(args: string[]): Promise<void> {
         .orderBy('friction_score', 'desc')
         .limit(1)
         .executeTakeFirstOrThrow();
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
-      api = spawnRole(['ops/cli.ts', 'api'], {
-        DATABASE_URL: dbUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        // The API role of a split deployment needs its bus and cache: the machine's own services.
-        NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        READ_RATE_LIMIT_PER_MIN: '100000000',
+      const started = await startBenchApi(fixture.url, {
         EXPLORE_STATEMENT_TIMEOUT_MS: '60000',
         DATABASE_STATEMENT_TIMEOUT_MS: '120000',
-        SCREENSHOTS: 'off',
       });
-      api.stdout?.resume();
-      await waitReady(`http://127.0.0.1:${port}/readyz`, 120_000);
-      const base = `http://127.0.0.1:${port}`;
+      api = started.api;
+      const base = started.base;
       const s = `site_id=${site.siteId}`;
       const q = (query: unknown) => `/v1/query/explore?${s}&q=${encodeURIComponent(JSON.stringify(query))}`;
       const routes: [string, string][] = [
@@ -267,9 +194,7 @@ export async function runBench(args: string[]): Promise<void> {
       all.set(events, results);
     } finally {
       await stop(api);
-      await handle.close();
-      if (!args.includes('--keep') && !reuse)
-        await admin(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      await fixture.close(args.includes('--keep'));
     }
   }
   if (sizes.length > 1 && !reuse) {

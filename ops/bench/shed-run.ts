@@ -6,12 +6,11 @@
  * ingest's time. Shared by `npm run bench -- shed` and ops/bench/shed.int.test.ts. RSS is read from /proc.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_INGEST_LATENCY_TARGET_MS } from '../../shared/config.ts';
 import { freePort, kill, spawnRole, waitReady } from '../../shared/testing/processes.ts';
 import { sdkBatch } from '../testing/sdk-batch.ts';
-import { processCpuSeconds } from './harness.ts';
+import { processCpuSeconds, processRssMiB } from './harness.ts';
 import { summarizeSends, type SendSummary } from './open-loop.ts';
 import type { SenderJob, SenderResult } from './shed-sender.ts';
 
@@ -41,16 +40,6 @@ export async function startIngest(services: Record<string, string>, env: Record<
   // capacity would be too low.
   await waitReady(`${url}/v1/sdk.js`, 120_000, proc);
   return { url, proc, stop: () => kill(proc) } satisfies IngestUnderTest;
-}
-
-/** Resident set size of a process, MB (/proc; NaN elsewhere). */
-function rssMb(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** SDK batches of `events` events as JSON objects without a batch_id (the senders give each request its own). */
@@ -133,14 +122,14 @@ export interface ShedRow extends SendSummary {
 /** Open loop at `rate` batches/s for `seconds` over `connections` connections in all; RSS sampled every 100 ms. */
 export async function offer(t: Target, o: { rate: number; seconds: number; connections: number }): Promise<ShedRow> {
   const pid = t.ingest.proc.pid;
-  const rssStartMb = rssMb(pid);
+  const rssStartMb = processRssMiB(pid);
   let rssMaxMb = rssStartMb;
-  const sampler = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, rssMb(pid))), 100);
+  const sampler = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, processRssMiB(pid))), 100);
   const cpu0 = processCpuSeconds(pid);
   const started = performance.now();
   const parts = await senders<SenderResult>(t, { rate: o.rate, seconds: o.seconds, connections: o.connections });
   clearInterval(sampler);
-  rssMaxMb = Math.max(rssMaxMb, rssMb(pid));
+  rssMaxMb = Math.max(rssMaxMb, processRssMiB(pid));
   const elapsed = (performance.now() - started) / 1000;
   return {
     ...summarizeSends(parts, o.rate, o.seconds),
