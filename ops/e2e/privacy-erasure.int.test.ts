@@ -7,6 +7,10 @@ import { sdkBatch } from '../testing/sdk-batch.ts';
 import { eventually } from '../../shared/testing/eventually.ts';
 import { postJson } from '../../shared/testing/http-client.ts';
 import { startTestStack } from '../testing/stack.ts';
+import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
+import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
+import { applySiteRetention } from '../../shared/tenancy/retention.ts';
+import { eraseSessions } from '../../api/routes/privacy/privacy.queries.ts';
 
 /**
  * Issue 30 item 8: erasure end to end. Events are sent through ingest, stored by the processor, erased by session
@@ -222,4 +226,58 @@ test("per-site retention: 31 to 90 days, owner/admin; the processor's tick delet
     'the instance default (90 days) elsewhere',
   );
   t.is((await patch(null)).body.data.retention_days, null, 'back to the instance default');
+});
+
+// The embedded database compresses `events` and `signals` chunks older than 35 days (migration 0001), and a site may
+// keep up to 90: an erasure or a site's retention must reach rows in compressed chunks as well as in plain ones.
+test('embedded: erasure and retention reach events and signals in compressed TimescaleDB chunks', async (t) => {
+  const handle = await openEmbeddedTestDatabase();
+  t.teardown(() => handle.close());
+  const { db } = handle;
+  const orgId = await insertOrg(db, { name: 'compressed' });
+  const { siteId } = await provisionSite(db, { orgId, name: 'compressed', url: 'https://compressed.example' });
+  const at = (daysAgo: number, i: number) => new Date(Date.now() - daysAgo * 86_400_000 + i * 1000);
+  for (const [session, daysAgo] of [
+    ['erased', 50],
+    ['kept', 50],
+    ['expired', 80],
+  ] as const)
+    for (let i = 0; i < 3; i++) {
+      const id = crypto.randomUUID();
+      await sql`insert into events (site_id, id, ts, received_at, session_id, type, page, signal, device)
+        values (${siteId}, ${id}, ${at(daysAgo, i)}, now(), ${session}, 'signal', '/', 'rage_click', 'desktop')`.execute(
+        db,
+      );
+      await sql`insert into signals (site_id, event_id, ts, session_id, page, signal_type, device)
+        values (${siteId}, ${id}, ${at(daysAgo, i)}, ${session}, '/', 'rage_click', 'desktop')`.execute(db);
+    }
+  for (const table of ['events', 'signals'])
+    for (const { c } of (await sql<{ c: string }>`select show_chunks(${table}::regclass)::text as c`.execute(db)).rows)
+      await sql`select compress_chunk(${c}::regclass)`.execute(db);
+  const uncompressed = await sql<{ n: number }>`
+    select count(*)::int as n from timescaledb_information.chunks
+    where hypertable_name in ('events', 'signals') and not is_compressed`.execute(db);
+  t.is(uncompressed.rows[0].n, 0, 'every chunk holding the rows is compressed');
+  const left = async (table: 'events' | 'signals') =>
+    (
+      await sql<{ session_id: string; n: number }>`select session_id, count(*)::int as n from ${sql.table(table)}
+        where site_id = ${siteId} group by session_id order by session_id`.execute(db)
+    ).rows;
+
+  const erased = await db.transaction().execute((trx) => eraseSessions(trx, siteId, ['erased']));
+  t.like(erased, { events: 3, signals: 3 });
+  for (const table of ['events', 'signals'] as const)
+    t.deepEqual(
+      await left(table),
+      [
+        { session_id: 'expired', n: 3 },
+        { session_id: 'kept', n: 3 },
+      ],
+      `${table} after the erasure`,
+    );
+
+  await db.updateTable('sites').set({ retention_days: 60 }).where('id', '=', siteId).execute();
+  await applySiteRetention(db, [siteId], new Date());
+  for (const table of ['events', 'signals'] as const)
+    t.deepEqual(await left(table), [{ session_id: 'kept', n: 3 }], `${table} after a 60-day retention`);
 });
