@@ -39,14 +39,16 @@ const PULL_EXPIRES_MS = 5000;
  */
 class ContinuousPull {
   private readonly consumer: Consumer;
+  private readonly nc: NatsConnection;
   private readonly max: number;
   private messages: ConsumerMessages | undefined;
   private iter: AsyncIterator<JsMsg> | undefined;
   /** A next() that lost a race against the linger timer: its message belongs to the next batch. */
   private pendingNext: Promise<IteratorResult<JsMsg>> | undefined;
 
-  constructor(consumer: Consumer, max: number) {
+  constructor(consumer: Consumer, nc: NatsConnection, max: number) {
     this.consumer = consumer;
+    this.nc = nc;
     this.max = max;
   }
 
@@ -88,6 +90,14 @@ class ContinuousPull {
     const messages = this.messages;
     if (!messages) return;
     this.messages = undefined;
+    // A round trip first: every message the server sent before it is then in the iterator's buffer. stop() unsubscribes
+    // at once, and a message still on its way (under load, the rest of a batch the server had just sent) would be
+    // dropped by the client and come back only after the ack wait, instead of being handed back below. Bounded: while
+    // the connection is down a flush waits for the reconnect, and a stop must not.
+    await within(
+      this.nc.flush().catch(() => {}),
+      1000,
+    );
     // stop() unsubscribes; the iterator still yields what was buffered, then ends.
     messages.stop();
     try {
@@ -235,7 +245,7 @@ export class JetStreamBus implements Bus {
     return {
       name: spec.name,
       fetch: async (max, expiresMs, windowMs = DEFAULT_BATCH_WINDOW_MS) => {
-        pull ??= new ContinuousPull(await get(), Math.max(max, 100));
+        pull ??= new ContinuousPull(await get(), this.nc, Math.max(max, 100));
         this.pulls.add(pull);
         return (await pull.fetch(max, expiresMs, windowMs)).map(wrap);
       },
