@@ -29,7 +29,7 @@ import { rollupAnswers } from '../../api/read-models/explore.rollup.ts';
 import type { ExploreFilter, ExploreQuery, GroupBy, Metric } from '../../api/read-models/explore.schema.ts';
 import { InDoubtEvents, storeBatch, type FreshEventsSink } from '../../processor/events.consumer.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
-import { hourlyScoreRows, writeHourly } from '../testing/page-score-rows.ts';
+import { hourlyScoreRows, writeHourly, writeTwoSites } from '../testing/page-score-rows.ts';
 import { listCurrentPageScores } from '../../api/read-models/scores.queries.ts';
 import { siteScores } from '../../api/read-models/site-scores.ts';
 
@@ -559,11 +559,7 @@ for (const name of ['postgres', 'pglite'] as const) {
   test(`${name}: page_current_scores is each page's latest page_scores row after every kind of write`, async (t) => {
     const { db } = handles.get(name)!;
     const orgId = await insertOrg(db, { name: 'current' });
-    const { siteId } = await provisionSite(db, { orgId, name: 'a', url: 'https://a.example' });
-    const { siteId: other } = await provisionSite(db, { orgId, name: 'b', url: 'https://b.example' });
-    await writeHourly(db, 'production', rowsOf(siteId, 1));
-    await writeHourly(db, 'staging', rowsOf(siteId, 2, ['/', '/cart']));
-    await writeHourly(db, 'production', rowsOf(other, 3, ['/', '/other']));
+    const { siteId, other } = await writeTwoSites(db, orgId, CURRENT_PAGES, THIS_HOUR);
     t.is(await assertCurrentScoresEqualRaw(t, db), CURRENT_PAGES.length + 2 + 2);
     await assertCurrentAnswersEqualRaw(t, db, siteId);
 

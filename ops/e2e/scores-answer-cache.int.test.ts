@@ -6,7 +6,7 @@ import { useResource } from '../../shared/testing/lifecycle.ts';
 import { openEmbeddedTestDatabase } from '../../shared/testing/embedded-template.ts';
 import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { upsertPageScores } from '../../processor/store/scores.store.ts';
-import { hourlyScoreRows, writeHourly } from '../testing/page-score-rows.ts';
+import { hourlyScoreRows, writeHourly, writeTwoSites } from '../testing/page-score-rows.ts';
 import { refreshSiteScoreDays } from '../../shared/db/site-score-days.ts';
 import { encodeJson } from '../../shared/http/conditional-get.ts';
 import { ok } from '../../shared/http/envelope.ts';
@@ -69,11 +69,7 @@ for (const name of ['postgres', 'pglite'] as const) {
   test(`${name}: a stored scores answer equals a fresh computation after every kind of write`, async (t) => {
     const { db } = handles[name];
     const orgId = await insertOrg(db, { name: 'cache' });
-    const { siteId } = await provisionSite(db, { orgId, name: 'a', url: 'https://a.example' });
-    const { siteId: other } = await provisionSite(db, { orgId, name: 'b', url: 'https://b.example' });
-    await writeHourly(db, 'production', rowsOf(siteId, 1));
-    await writeHourly(db, 'staging', rowsOf(siteId, 2, ['/', '/cart']));
-    await writeHourly(db, 'production', rowsOf(other, 3, ['/', '/other']));
+    const { siteId, other } = await writeTwoSites(db, orgId, PAGES, THIS_HOUR);
     const cache = new ScoresAnswerCache();
     const at = new Date(NOW);
     await recomputedThenStored('first read', t, cache, db, siteId, 'production', at);

@@ -4,6 +4,7 @@ import type { Database } from '../../shared/db/database.ts';
 import type { Environment } from '../../shared/domain/deploy-verification.ts';
 import { seeded } from '../../shared/seeded-random.ts';
 import { upsertPageScores, type PageScoreWrite } from '../../processor/store/scores.store.ts';
+import { provisionSite } from '../../shared/tenancy/provision.ts';
 
 const HOUR = 3_600_000;
 
@@ -48,4 +49,22 @@ export async function writeHourly(db: Kysely<Database>, environment: Environment
       environment,
       rows.filter((r) => r.windowStart === hour),
     );
+}
+
+/**
+ * The two-site fixture both tests start from: `pages` in production and two of them in staging for a new site, and
+ * `/` and `/other` in production for a second site of the same organization (so answers must stay per site).
+ */
+export async function writeTwoSites(
+  db: Kysely<Database>,
+  orgId: string,
+  pages: readonly string[],
+  from: number,
+): Promise<{ siteId: string; other: string }> {
+  const { siteId } = await provisionSite(db, { orgId, name: 'a', url: 'https://a.example' });
+  const { siteId: other } = await provisionSite(db, { orgId, name: 'b', url: 'https://b.example' });
+  await writeHourly(db, 'production', hourlyScoreRows(siteId, 1, pages, from));
+  await writeHourly(db, 'staging', hourlyScoreRows(siteId, 2, ['/', '/cart'], from));
+  await writeHourly(db, 'production', hourlyScoreRows(other, 3, ['/', '/other'], from));
+  return { siteId, other };
 }
