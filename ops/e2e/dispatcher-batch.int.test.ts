@@ -94,8 +94,10 @@ test('batched records: deliveries of 60 events to a healthy, a failing and a gon
   // Batched: a claim feeds up to 64 sends and a write records what finished meanwhile (one at a time took 360+).
   const { claims, recordWrites, statements, sent } = stack.dispatcher!.stats;
   t.is(sent, 2 * N + goneRequests);
-  // A claim takes at most 8 deliveries per destination (the per-destination cap): 24 of these three endpoints' at most.
-  t.true(claims <= all.length / 8, `${claims} claims`);
+  // A claim takes at most 8 deliveries per destination (the per-destination cap): 24 of these three endpoints' at most,
+  // so 6 claims when every delivery is queued before the first. The fan-out runs beside the claims, and on a loaded
+  // machine it queues them a few at a time (18 claims seen in a whole run): a quarter of one claim per delivery.
+  t.true(claims <= all.length / 4, `${claims} claims`);
   t.true(recordWrites <= all.length / 2, `${recordWrites} record writes`);
   // A cycle is one statement for its successes and claim, plus a transaction for its failures when it has some
   // (one at a time took three statements per delivery).

