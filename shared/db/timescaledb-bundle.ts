@@ -3,10 +3,10 @@
  * in-memory file system on every start: TimescaleDB's is 15 MB, 14 of them the SQL scripts that upgrade older
  * versions of the extension (`timescaledb--2.9.0--2.23.0-dev.sql` …). A database only ever has this build's version
  * (PGlite cannot load another one), so those scripts never run. Without them, each start of the embedded database
- * costs about 0.5 s less CPU (unpacking, writing the files; measured in docs/development.md).
+ * costs about 0.5 s less CPU for unpacking and writing files (an open of the tests' template: 3.07 → 2.52 s).
  *
- * The slim bundle is made once from the package's, kept in the system's temporary directory under a name that
- * carries the PGlite build, and written aside then renamed, so two processes making it at once never read half of it.
+ * The slim bundle is made once from the package's, kept in the system's temporary directory under a hash of the
+ * package's bundle, and written aside then renamed, so two processes making it at once never read half of it.
  * When it cannot be written (a read-only temporary directory), the package's own bundle is used.
  */
 import { createHash } from 'node:crypto';
