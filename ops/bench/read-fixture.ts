@@ -11,6 +11,7 @@ import { insertOrg, provisionSite } from '../../shared/tenancy/provision.ts';
 import { writeDemoData } from '../demo-data.ts';
 import { ADMIN_URL, admin, spawnRole, stop, waitReady, withDb } from './harness.ts';
 import { Progress } from './progress.ts';
+import { freePort } from '../../shared/testing/processes.ts';
 
 /** `--name value` from the bench's arguments, or `def`. */
 export const arg = (args: string[], name: string, def: string): string => {
@@ -96,7 +97,7 @@ export async function startBenchApi(
   dbUrl: string,
   env: Record<string, string> = {},
 ): Promise<{ api: ChildProcess; base: string }> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const api = spawnRole(['ops/cli.ts', 'api'], {
     DATABASE_URL: dbUrl,
     PORT: String(port),

@@ -21,8 +21,7 @@ test('the slim bundle keeps the libraries, the control file and the install scri
   );
   t.true(slim.some((n) => /^lib\/postgresql\/timescaledb-[\d.]+(-dev)?\.so$/.test(n)));
   t.true(slim.includes('share/postgresql/extension/timescaledb.control'));
-  const control = readFileSync(packaged);
-  const version = [...tarEntries(gunzipSync(control))]
+  const version = [...tarEntries(gunzipSync(readFileSync(packaged)))]
     .find((e) => e.name === 'share/postgresql/extension/timescaledb.control')!
     .data.toString()
     .match(/default_version\s*=\s*'([^']+)'/)![1];
