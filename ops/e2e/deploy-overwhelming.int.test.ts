@@ -161,7 +161,9 @@ test.serial(
       const tenant = await stack.newTenant();
       const site = trafficSite(stack, tenant);
       const { read } = site;
-      const D = Math.floor((Date.now() - HOUR) / MIN) * MIN;
+      // The after window straddles an hour (H): the concurrent control's strata are hourly.
+      const H = Math.floor((Date.now() - HOUR) / HOUR) * HOUR;
+      const D = H - 4 * MIN;
       clock.now = D - MIN;
       await site.send(
         spread(60, D - 3 * HOUR, D - 10 * MIN, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
@@ -169,10 +171,14 @@ test.serial(
       const pay = await site.issueOn('#pay');
       const id = await site.deployAt('v2', D);
       // The same minutes after the deploy: 300 sessions on v2 without the problem, 60 open tabs still on v1 with it.
-      await site.send([
-        ...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })),
-        ...spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({ appVersion: 'v1', signals: i % 3 === 0 ? [] : [PAY] })),
-      ]);
+      // One of those tabs views the page half a second before H and rage-clicks a second later: one session, in
+      // the hour it started, not one in each hour.
+      const oldTabs = spread(60, D + MIN, D + 7 * MIN + 30_000, (i) => ({
+        appVersion: 'v1',
+        signals: i % 3 === 0 ? [] : [PAY],
+      }));
+      oldTabs[1] = { ...oldTabs[1], at: H - 500 };
+      await site.send([...spread(300, D + MIN, D + 7 * MIN + 30_000, () => ({ appVersion: 'v2' })), ...oldTabs]);
       clock.now = D + 9 * MIN;
       await stack.tick();
       const issue = await read(`/v1/query/issues/${pay.id}?site_id=${tenant.siteId}`);

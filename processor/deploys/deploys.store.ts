@@ -130,7 +130,18 @@ export async function trafficSpan(db: Db, s: TrafficScope): Promise<{ firstMs: n
 /** The dispersion bucket of an event (hours since the epoch: the same in every time zone). */
 const HOUR_BUCKET = sql<number>`floor(extract(epoch from ts) * 1000 / ${sql.lit(DISPERSION_BUCKET_MS)})::int`;
 
-/** Distinct sessions per page and hour bucket in scope: the exposure of the dispersion's hourly buckets. */
+/**
+ * Each session's hour bucket on a page: the bucket of its first event there in scope. A session counts in one hour
+ * only, so the hourly strata's sessions add up to the distinct sessions (a page view at 10:59:59 and its rage click at
+ * 11:00:00 were one session counted in two hours).
+ */
+const sessionHours = (db: Db, s: TrafficScope, pages: readonly string[]) =>
+  eventsInScope(db, s)
+    .where('page', 'in', [...pages])
+    .select(['page', 'session_id', sql<number>`min(${HOUR_BUCKET})`.as('hour')])
+    .groupBy(['page', 'session_id']);
+
+/** Sessions per page and hour bucket in scope (sessionHours): the exposure of the dispersion's hourly buckets. */
 export async function hourlyPageSessions(
   db: Db,
   s: TrafficScope,
@@ -138,10 +149,10 @@ export async function hourlyPageSessions(
 ): Promise<Map<string, Map<number, number>>> {
   const out = new Map<string, Map<number, number>>();
   if (pages.length === 0) return out;
-  const rows = await eventsInScope(db, s)
-    .where('page', 'in', [...pages])
-    .select((eb) => ['page', HOUR_BUCKET.as('hour'), intCount(eb.fn.count('session_id').distinct()).as('n')])
-    .groupBy(['page', HOUR_BUCKET])
+  const rows = await db
+    .selectFrom(sessionHours(db, s, pages).as('sh'))
+    .select((eb) => ['sh.page', 'sh.hour', intCount(eb.fn.countAll()).as('n')])
+    .groupBy(['sh.page', 'sh.hour'])
     .execute();
   for (const r of rows) {
     const m = out.get(r.page) ?? new Map<number, number>();
@@ -166,22 +177,28 @@ export async function pageSessionCounts(
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
-/** Signal events in scope on these pages, one row per (page, type, raw selector, session, hour bucket) with its count. */
+/**
+ * Signal events in scope on these pages, one row per (page, type, raw selector, session) with its count and the
+ * session's hour bucket on the page (sessionHours: the hour it is exposed in, not the signal's own).
+ */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  return eventsInScope(db, s)
-    .where('type', '=', 'signal')
-    .where('signal', 'is not', null)
+  const withHour = eventsInScope(db, s)
     .where('page', 'in', [...pages])
-    .select((eb) => [
+    .select([
       'page',
+      'type',
       'signal',
       'selector',
       'session_id',
-      HOUR_BUCKET.as('hour'),
-      intCount(eb.fn.countAll()).as('n'),
-    ])
-    .groupBy(['page', 'signal', 'selector', 'session_id', HOUR_BUCKET])
+      sql<number>`min(${HOUR_BUCKET}) over (partition by page, session_id)`.as('hour'),
+    ]);
+  return db
+    .selectFrom(withHour.as('e'))
+    .where('e.type', '=', 'signal')
+    .where('e.signal', 'is not', null)
+    .select((eb) => ['e.page', 'e.signal', 'e.selector', 'e.session_id', 'e.hour', intCount(eb.fn.countAll()).as('n')])
+    .groupBy(['e.page', 'e.signal', 'e.selector', 'e.session_id', 'e.hour'])
     .$narrowType<{ signal: NotNull }>()
     .execute();
 }
