@@ -8,10 +8,12 @@ const choices = { '': [all], skip: [all, `!${browser}`], only: [browser] };
 const files = choices[process.env.TEST_BROWSER ?? ''];
 if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.stringify(process.env.TEST_BROWSER)}`);
 
-// Three files run at a time. Most files mostly wait (for a role to start, a processor tick, a timer, a browser's
-// detection window), so two at a time leave the cores idle part of the run; four at a time oversubscribe them, and
-// every file then costs more CPU. On the two-core machine with nothing else running, the whole run took 781 s two at a
-// time, 751 s three at a time and 822 s four at a time (docs/development.md).
+// Four files run at a time. Most files mostly wait (for a role to start, a processor tick, a timer, a browser's
+// detection window), so fewer leave the cores idle part of the run; more oversubscribe them, and every file then costs
+// more CPU. How many is best depends on the machine (docs/development.md): on this session's two-core machine, with
+// nothing else running, the whole run took 315 s three at a time (84 core-seconds idle), 270 s four at a time (20
+// idle) and 272 s five at a time; on the slower two-core machine before it, three at a time was best (751 s, against
+// 822 s four at a time).
 // They are taken in this order: the longest first (timed in a whole run and alone, see docs/development.md), so that
 // none of them starts near the end and runs alone while the other slots have nothing left. Every other file follows
 // in ava's own order.
@@ -44,7 +46,7 @@ export default {
   extensions: { ts: 'module' },
   timeout: '120s',
   workerThreads: false,
-  concurrency: 3,
+  concurrency: 4,
   // Array.prototype.sort is stable: the files not listed keep ava's order.
   sortTestFiles: (a, b) => rank(a) - rank(b),
 };

@@ -219,11 +219,21 @@ export interface Diurnal {
 }
 const FLAT: Diurnal = { sin: 0, cos: 0, variance: 0 };
 
+/** The angle of an hour in the daily cycle: hour of day h (UTC) is 2πh/24. */
+const hourAngle = (hour: number) => (2 * Math.PI * (((hour % 24) + 24) % 24)) / 24;
+/**
+ * sin and cos of the 24 whole hours' angles, the same numbers Math.sin and Math.cos give for them: buckets are whole
+ * hours, and these two calls were a fifth of a deploy look's CPU (the verify bench's simulation).
+ */
+const SIN = Array.from({ length: 24 }, (_, h) => Math.sin(hourAngle(h)));
+const COS = Array.from({ length: 24 }, (_, h) => Math.cos(hourAngle(h)));
+const hourSin = (hour: number) => (Number.isInteger(hour) ? SIN[((hour % 24) + 24) % 24] : Math.sin(hourAngle(hour)));
+const hourCos = (hour: number) => (Number.isInteger(hour) ? COS[((hour % 24) + 24) % 24] : Math.cos(hourAngle(hour)));
+
 /** The cycle's rate multiplier at `hour` (hours since the epoch); 1 when the hour is unknown. Never below 0.1. */
 export function diurnalFactor(d: Diurnal, hour: number | undefined): number {
   if (hour === undefined) return 1;
-  const a = (2 * Math.PI * (((hour % 24) + 24) % 24)) / 24;
-  return Math.max(0.1, 1 + d.sin * Math.sin(a) + d.cos * Math.cos(a));
+  return Math.max(0.1, 1 + d.sin * hourSin(hour) + d.cos * hourCos(hour));
 }
 
 /**
@@ -250,9 +260,8 @@ function harmonicFit(buckets: readonly Bucket[]): Diurnal {
   let ys = 0;
   let yc = 0;
   for (const b of used) {
-    const a = (2 * Math.PI * (((b.hour! % 24) + 24) % 24)) / 24;
-    const s = Math.sin(a);
-    const c = Math.cos(a);
+    const s = hourSin(b.hour!);
+    const c = hourCos(b.hour!);
     const mu = b.sessions * r;
     ss += mu * s * s;
     sc += mu * s * c;
