@@ -23,7 +23,14 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
       const { config, log } = infra;
       // Before the rebuild: the state it builds is what V8's growth factor multiplies.
       limitHeapGrowth(config.PROCESSOR_HEAP_GROWTH_PERCENT);
-      const relay = new OutboxRelay({ db: infra.database.db, bus: infra.bus, topology: infra.topology, log });
+      // The embedded database is one process's (its directory is locked): this relay is the only one.
+      const relay = new OutboxRelay({
+        db: infra.database.db,
+        bus: infra.bus,
+        topology: infra.topology,
+        log,
+        sole: infra.database.kind === 'pglite',
+      });
       const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
       const gate = new TickGate();
       const common = {

@@ -39,6 +39,8 @@ export interface RestartResult {
   distinctStored: number;
   deploysRecorded: number;
   webhooksReceived: number;
+  /** From the last start ready to every message processed and every webhook received (or the drain timeout). */
+  drainMs: number;
 }
 
 const cliPath = new URL('../cli.ts', import.meta.url).pathname;
@@ -113,6 +115,7 @@ export async function runRestartRounds(o: {
   const deployed = new Set<string>();
   const rounds: RestartRound[] = [];
   let deploySeq = 0;
+  let drainMs = 0;
   const startAndWait = async (env: Record<string, string>) => {
     const p = startFriction(o.dataDir, port, env);
     proc = p;
@@ -173,12 +176,14 @@ export async function runRestartRounds(o: {
     }
     // The last start drains what every round left.
     await startAndWait({});
+    const drainFrom = performance.now();
     await eventually(
       async () =>
         (await metric(base, 'friction_processor_lag_messages')) === 0 &&
         [...deployed].every((v) => receiver.versions.has(v)),
       { timeoutMs: o.drainTimeoutMs ?? 120_000, stepMs: 200 },
     ).catch(() => undefined);
+    drainMs = Math.round(performance.now() - drainFrom);
     // Webhooks that did not arrive are counted below, not thrown.
     const last = proc!;
     last.kill('SIGTERM');
@@ -205,6 +210,7 @@ export async function runRestartRounds(o: {
       distinctStored: row.d,
       deploysRecorded: deployed.size,
       webhooksReceived: [...deployed].filter((v) => receiver.versions.has(v)).length,
+      drainMs,
     };
   } finally {
     await handle.close();

@@ -9,6 +9,7 @@ import { topology } from '../../shared/contracts/subjects.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { enqueueOutbox } from '../../shared/notify/outbox.ts';
 import { OUTBOX_MAX_ATTEMPTS, OutboxRelay } from './outbox-relay.ts';
+import { eventually } from '../../shared/testing/eventually.ts';
 
 const handle = useTestDatabase(test, 'outbox');
 
@@ -137,5 +138,39 @@ test.serial(
       got.map((p) => `${p.aggregate}${p.n}`),
       ['D2'],
     );
+  },
+);
+
+test.serial(
+  "a sole relay (the embedded database's) takes over at once the lease a killed process left; any other waits it out",
+  async (t) => {
+    const db = handle.db;
+    await sql`delete from outbox`.execute(db);
+    // A process killed mid-lease: its lease runs 30 s more, and nothing gave it up.
+    await sql`delete from outbox_lease`.execute(db);
+    await sql`insert into outbox_lease (name, holder, until) values ('relay', 'killed', now() + interval '30 seconds')`.execute(
+      db,
+    );
+    await enqueueOutbox(db, [msg('E', 1)]);
+    const published = async () =>
+      (await db.selectFrom('outbox').select('published_at').where('aggregate', '=', 'E').executeTakeFirstOrThrow())
+        .published_at;
+    const bus = new MemoryBus();
+    const topo = topology('', 1);
+    await notifyConsumer(bus, topo);
+    const log = createLogger('silent');
+
+    const waiting = new OutboxRelay({ db, bus, topology: topo, log });
+    waiting.start();
+    // Three polls of the relay's loop (1 s apart): none may take a lease that has not run out.
+    await new Promise((r) => setTimeout(r, 2500));
+    await waiting.stop();
+    t.is(await published(), null, 'a relay that may have company waits the lease out');
+
+    const sole = new OutboxRelay({ db, bus, topology: topo, log, sole: true });
+    sole.start();
+    t.teardown(() => sole.stop());
+    await eventually(async () => (await published()) !== null, { timeoutMs: 10_000 });
+    t.pass('the sole relay published at once');
   },
 );

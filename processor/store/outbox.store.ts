@@ -40,6 +40,14 @@ export async function acquireOutboxLease(db: Db, holder: string, ttlMs: number):
   return r?.holder === holder;
 }
 
+/**
+ * Ends the lease whoever holds it: for a relay that knows no other can be running (the embedded database is one
+ * process's), the holder is an earlier life of its own process, killed before it gave the lease up.
+ */
+export async function clearOutboxLease(db: Db): Promise<void> {
+  await db.deleteFrom('outbox_lease').where('name', '=', 'relay').execute();
+}
+
 /** Gives the lease up (shutdown), so another relay takes over at once. */
 export async function releaseOutboxLease(db: Db, holder: string): Promise<void> {
   await db.deleteFrom('outbox_lease').where('name', '=', 'relay').where('holder', '=', holder).execute();
