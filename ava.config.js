@@ -19,20 +19,20 @@ if (!files) throw new Error(`TEST_BROWSER must be skip or only, not ${JSON.strin
 // in ava's own order.
 const longestFirst = [
   'ingest/sdk/detection.browser.test.ts',
-  'ops/e2e/processor-crash.int.test.ts',
-  'ops/e2e/embedded-restart.int.test.ts',
+  'api/routes/screenshots/screenshots.browser.test.ts',
   'ops/e2e/dashboard.browser.test.ts',
-  'ops/e2e/rollups.int.test.ts',
-  'ops/e2e/deploy-overwhelming.int.test.ts',
-  'ops/e2e/security-round3.int.test.ts',
-  'shared/db/pglite-thread.test.ts',
-  'ops/e2e/failure-cause.int.test.ts',
-  'ops/e2e/explore-embedded.int.test.ts',
   'ops/e2e/connections.int.test.ts',
-  'ops/derive-site.int.test.ts',
-  'processor/partitions/leases.int.test.ts',
-  'ingest/sdk/transport.browser.test.ts',
+  'ops/chaos/chaos.int.test.ts',
+  'ops/e2e/rollups.int.test.ts',
   'ops/e2e/database-outage.int.test.ts',
+  'ops/compose.test.ts',
+  'ops/e2e/sdk-config.browser.test.ts',
+  'ops/demo-data.int.test.ts',
+  'ops/bench/shed.int.test.ts',
+  'ops/e2e/deploy-overwhelming.int.test.ts',
+  'ops/e2e/sdk-service.browser.test.ts',
+  'ops/e2e/security-round3.int.test.ts',
+  'ops/bench/verify-sim.test.ts',
 ];
 const stale = longestFirst.filter((f) => !existsSync(new URL(f, import.meta.url)));
 if (stale.length) throw new Error(`ava.config.js lists test files that do not exist: ${stale.join(', ')}`);
