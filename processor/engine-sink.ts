@@ -11,7 +11,7 @@ import { pageWindowStart } from './engine/time.ts';
 import type { AlertEvaluator } from './alerts/alert-evaluator.ts';
 import { runDeployCycle } from './deploys/deploy-cycle.ts';
 import { ENVIRONMENTS, type Environment } from '../shared/domain/deploy-verification.ts';
-import { applySiteRetention } from '../shared/tenancy/retention.ts';
+import { applySiteRetention, runRetentionPolicies } from '../shared/tenancy/retention.ts';
 
 /** The engine state of one environment: its score windows and its issue clusters. */
 export interface EnvironmentEngine {
@@ -32,7 +32,21 @@ export class FrictionEngineSink implements FreshEventsSink {
   private readonly now: () => number;
   readonly alerts: AlertEvaluator | undefined;
 
-  constructor(opts: { log: Logger; relay?: OutboxRelay; now?: () => number; alerts?: AlertEvaluator }) {
+  /** runRetentionPolicies at most once an hour (their schedules are daily and twice daily); 0: not yet. */
+  private readonly retentionPolicies: boolean;
+  private retentionPoliciesAt = 0;
+
+  /**
+   * `retentionPolicies`: the tick runs TimescaleDB's retention policies itself (the embedded database, where no
+   * background worker runs them: runRetentionPolicies).
+   */
+  constructor(opts: {
+    log: Logger;
+    relay?: OutboxRelay;
+    now?: () => number;
+    alerts?: AlertEvaluator;
+    retentionPolicies?: boolean;
+  }) {
     const engine = (environment: Environment): EnvironmentEngine => ({
       scores: new ScoreKeeper({ log: opts.log, environment }),
       issues: new IssueKeeper({ log: opts.log, environment }),
@@ -41,6 +55,7 @@ export class FrictionEngineSink implements FreshEventsSink {
     this.alerts = opts.alerts;
     this.relay = opts.relay;
     this.now = opts.now ?? Date.now;
+    this.retentionPolicies = opts.retentionPolicies ?? false;
   }
 
   async rebuild(db: Kysely<Database>, siteIds: readonly string[]): Promise<void> {
@@ -196,6 +211,16 @@ export class FrictionEngineSink implements FreshEventsSink {
         async () => {
           const expired = await applySiteRetention(db, siteIds, new Date(now));
           if (expired > 0) log.info({ rows: expired }, 'site retention applied');
+        },
+      ],
+      // The instance's retention where no TimescaleDB scheduler runs it: chunks past it are dropped by the database's
+      // clock (the processor's may be a test's).
+      [
+        'retention policies',
+        async () => {
+          if (!this.retentionPolicies || Date.now() - this.retentionPoliciesAt < 3_600_000) return;
+          this.retentionPoliciesAt = Date.now();
+          log.debug({ jobs: await runRetentionPolicies(db) }, 'retention policies run');
         },
       ],
       // Deploys: before/after, verification looks, regressions (processor/deploys; its own transaction per deploy).

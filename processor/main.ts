@@ -31,7 +31,14 @@ export function processorRole(infra: Infra, opts: { now?: () => number } = {}) {
         log,
         sole: infra.database.kind === 'pglite',
       });
-      const keeper = new FrictionEngineSink({ log, relay, now: opts.now, alerts: new AlertEvaluator({ log }) });
+      const keeper = new FrictionEngineSink({
+        log,
+        relay,
+        now: opts.now,
+        alerts: new AlertEvaluator({ log }),
+        // No background worker runs TimescaleDB's policies inside PGlite: the tick runs its retention.
+        retentionPolicies: infra.database.kind === 'pglite',
+      });
       const gate = new TickGate();
       const common = {
         db: infra.database.db,

@@ -38,6 +38,27 @@ test.serial('migrations create hypertables with retention and compression polici
   }
 });
 
+test.serial(
+  "the processor's tick runs TimescaleDB's retention itself (no background worker does inside PGlite): raw rows past 90 days go",
+  async (t) => {
+    const db = stack.infra.database.db;
+    const { siteId } = await stack.newTenant();
+    const row = (session: string, age: string, page: string) =>
+      sql`(gen_random_uuid(), ${siteId}, ${session}, now() - ${age}::interval, now(), 'page_view', ${page}, 'desktop')`;
+    await sql`insert into events (id, site_id, session_id, ts, received_at, type, page, device) values
+    ${sql.join([row('r-old', '100 days', '/retention-old'), row('r-new', '1 day', '/retention-new')])}`.execute(db);
+    const pages = async () =>
+      (
+        await sql<{
+          page: string;
+        }>`select page from events where site_id = ${siteId} and page like '/retention-%' order by page`.execute(db)
+      ).rows.map((r) => r.page);
+    t.deepEqual(await pages(), ['/retention-new', '/retention-old']);
+    await stack.tick();
+    t.deepEqual(await pages(), ['/retention-new'], "the 100-day-old event's chunk was dropped");
+  },
+);
+
 test.serial('embedded end to end: batch → stored → scored → read API, duplicates stored once', async (t) => {
   const { tenant } = stack;
   const batch = sdkBatch({ page: '/pricing', events: 5, signal: 'dead_click' });

@@ -40,3 +40,16 @@ export async function applySiteRetention(db: Kysely<Database>, siteIds: readonly
   }
   return n;
 }
+
+/**
+ * Runs TimescaleDB's retention policies now (raw rows 90 days, hourly scores 90, daily history two years: migrations
+ * 0001, 0350, 0380, 0410). The embedded database is PostgreSQL in single-user mode inside PGlite: it starts no
+ * background worker, so TimescaleDB's job scheduler never runs there, and without this its policies never dropped a
+ * chunk (an embedded install kept every event past the 90 days docs/privacy.md promises). Returns the jobs run.
+ */
+export async function runRetentionPolicies(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ job_id: number }>`
+    select job_id from timescaledb_information.jobs where proc_name = 'policy_retention' order by job_id`.execute(db);
+  for (const { job_id } of rows) await sql`call run_job(${sql.lit(Number(job_id))})`.execute(db);
+  return rows.length;
+}
