@@ -34,8 +34,6 @@ test('graceful stops and SIGKILLs mid-backlog lose nothing answered 202 and deli
         `round ${i + 1}: ${r.stop} with ${r.backlogAtStop} of ${r.accepted} messages unprocessed, exit in ${r.exitMs} ms (${Math.round((Date.now() - t0) / 1000)} s in)`,
       ),
   });
-  // The last start's drain is logged, not bounded: the queued webhooks no longer wait for the killed process's outbox
-  // lease (outbox-relay.int), but deliveries its dispatcher had claimed still wait out their 60 s claim.
   t.log(`drained and counted ${Math.round((Date.now() - t0) / 1000)} s in (the last start: ${result.drainMs} ms)`);
   t.true(
     result.rounds.every((r) => r.backlogAtStop > 0),
@@ -44,6 +42,9 @@ test('graceful stops and SIGKILLs mid-backlog lose nothing answered 202 and deli
   t.is(result.eventsStored, result.eventsAccepted, 'N accepted = N stored');
   t.is(result.distinctStored, result.eventsStored, 'nothing stored twice');
   t.is(result.webhooksReceived, result.deploysRecorded, 'every queued deploy.recorded webhook arrived');
+  // What the killed process held is taken over at start, not waited out: its outbox lease (30 s: the webhooks it had
+  // queued arrived 26-31 s after the last start) and its dispatcher's claims (60 s: 49 s in a CI run).
+  t.true(result.drainMs < 15_000, `the last start drained and delivered in ${result.drainMs} ms`);
   for (const r of result.rounds.filter((x) => x.stop === 'SIGTERM'))
     t.true(r.exitMs < 30_000, `a graceful stop ends within its budget (${r.exitMs} ms)`);
 });

@@ -4,7 +4,7 @@ import { recordPartitionHealth } from '../store/partition-health.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Topology } from '../../shared/contracts/subjects.ts';
 import type { Database } from '../../shared/db/database.ts';
-import { releaseClaims, type ClaimedDelivery } from '../store/deliveries.store.ts';
+import { releaseClaims, releaseDeadClaims, type ClaimedDelivery } from '../store/deliveries.store.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { DEFAULT_OUTBOUND_TIMEOUT_MS } from '../../shared/net/outbound.ts';
 import { insertDeadLetter } from '../store/dead-letters.store.ts';
@@ -51,6 +51,11 @@ export interface DispatcherOptions {
   random?: () => number;
   ackWaitMs?: number;
   maxDeliver?: number;
+  /**
+   * No other dispatcher can be running on this database (the embedded one, which one process opens): the claims
+   * found at start are an earlier life's, killed mid-send, and are handed back at once instead of waited out.
+   */
+  sole?: boolean;
 }
 
 /** The durable NOTIFY consumer every dispatcher shares (each notification reaches one of them). */
@@ -63,8 +68,8 @@ export const dispatcherConsumerName = (t: Topology): string => `${t.prefix ? `${
  * (claims use `for update skip locked` and a lease, so no delivery is sent by two at once).
  */
 export class Dispatcher {
-  private readonly o: Required<Omit<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>> &
-    Pick<DispatcherOptions, 'ackWaitMs' | 'maxDeliver'>;
+  private readonly o: Required<Omit<DispatcherOptions, 'ackWaitMs' | 'maxDeliver' | 'sole'>> &
+    Pick<DispatcherOptions, 'ackWaitMs' | 'maxDeliver' | 'sole'>;
   private readonly abort = new AbortController();
   /** Resolvers of the sender's idle waits (wake() ends them). */
   private readonly wakers = new Set<() => void>();
@@ -115,6 +120,13 @@ export class Dispatcher {
   }
 
   async start(opts: { consume?: boolean } = {}): Promise<void> {
+    if (this.o.sole) {
+      const released = await releaseDeadClaims(this.o.db, new Date(this.o.now())).catch((err: unknown) => {
+        this.o.log.warn({ err }, 'the claims left by an earlier process could not be handed back (due at their lease)');
+        return 0;
+      });
+      if (released > 0) this.o.log.info({ deliveries: released }, 'claims left by an earlier process handed back');
+    }
     if (opts.consume !== false) {
       const t = this.o.topology;
       const consumer = await this.o.bus.ensureConsumer({

@@ -23,6 +23,8 @@ export function dispatcherRole(infra: Infra, opts: { now?: () => number; random?
         random: opts.random,
         // The NOTIFY consumer redelivers what a killed dispatcher had fetched after the same wait as the processor's.
         ackWaitMs: config.PROCESSOR_ACK_WAIT_MS,
+        // The embedded database is one process's (its directory is locked): this dispatcher is the only one.
+        sole: infra.database.kind === 'pglite',
         channels: {
           outbound: { allowPrivateNetworks: config.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
           slackWebhookBaseUrl: config.SLACK_WEBHOOK_BASE_URL,

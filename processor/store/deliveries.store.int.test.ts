@@ -1,22 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../shared/db/database.ts';
 import { loggedTestDatabase } from '../../shared/testing/database.ts';
 import { insertOrg } from '../../shared/tenancy/provision.ts';
-import { claimDueDeliveries, recordAndClaim, type AttemptRecord } from './deliveries.store.ts';
+import { claimDueDeliveries, recordAndClaim, releaseDeadClaims, type AttemptRecord } from './deliveries.store.ts';
 import { insertWebhookEndpointRow } from '../../ops/testing/rows.ts';
 
 const LEASE_MS = 60_000;
 
-test('recordAndClaim: one statement records the finished attempts and claims the due deliveries, never one it records', async (t) => {
-  let statements = 0;
-  const db = await loggedTestDatabase(t, 'deliveries_queries', (e) => void (e.level === 'query' && statements++));
-  const orgId = await insertOrg(db, { name: 'o' });
-  const endpointId = await insertWebhookEndpointRow(db, orgId, 'https://hooks.example/in', {
-    consecutive_failures: 3,
-    failing_since: new Date(0),
-  });
-  const t0 = new Date(Date.UTC(2026, 0, 1));
-  const ids = Array.from({ length: 6 }, () => randomUUID());
+/** `n` pending webhook deliveries to one endpoint, due 1 ms apart from `t0`; their ids in that order. */
+async function insertDeliveries(db: Kysely<Database>, orgId: string, endpointId: string, t0: Date, n: number) {
+  const ids = Array.from({ length: n }, () => randomUUID());
   await db
     .insertInto('notification_deliveries')
     .values(
@@ -34,6 +29,19 @@ test('recordAndClaim: one statement records the finished attempts and claims the
       })),
     )
     .execute();
+  return ids;
+}
+
+test('recordAndClaim: one statement records the finished attempts and claims the due deliveries, never one it records', async (t) => {
+  let statements = 0;
+  const db = await loggedTestDatabase(t, 'deliveries_queries', (e) => void (e.level === 'query' && statements++));
+  const orgId = await insertOrg(db, { name: 'o' });
+  const endpointId = await insertWebhookEndpointRow(db, orgId, 'https://hooks.example/in', {
+    consecutive_failures: 3,
+    failing_since: new Date(0),
+  });
+  const t0 = new Date(Date.UTC(2026, 0, 1));
+  const ids = await insertDeliveries(db, orgId, endpointId, t0, 6);
 
   // Claim the first two, then record them while claiming the rest, at a time past their lease: the claim must not
   // take (and the record must still write) the rows it records.
@@ -87,4 +95,57 @@ test('recordAndClaim: one statement records the finished attempts and claims the
   t.is(again.written.size, 0);
   t.deepEqual(again.claimed, []);
   t.is((await db.selectFrom('delivery_attempts').select('id').execute()).length, 2);
+});
+
+test("releaseDeadClaims hands back a killed dispatcher's claims and leaves scheduled retries (a Retry-After among them) their time", async (t) => {
+  const db = await loggedTestDatabase(t, 'dead_claims', () => {});
+  const orgId = await insertOrg(db, { name: 'o' });
+  const endpointId = await insertWebhookEndpointRow(db, orgId, 'https://hooks.example/in');
+  const t0 = new Date(Date.UTC(2026, 0, 1));
+  const ids = await insertDeliveries(db, orgId, endpointId, t0, 3);
+  // The dispatcher claims all three, sends the last and is told to retry in exactly the lease's 60 s (Retry-After:
+  // 60), then is killed with the first two still claimed.
+  const at = new Date(t0.getTime() + 10);
+  const claimed = await claimDueDeliveries(db, at, 3, LEASE_MS);
+  t.is(claimed.length, 3);
+  const retry = claimed.find((d) => d.id === ids[2])!;
+  const { written } = await recordAndClaim(
+    db,
+    [
+      {
+        deliveryId: retry.id,
+        claimedAttempts: retry.attempts,
+        status: 'failed',
+        httpStatus: 503,
+        error: 'HTTP 503',
+        durationMs: 3,
+        startedAt: at,
+        nextAttemptAt: new Date(at.getTime() + LEASE_MS),
+      },
+    ],
+    at,
+    0,
+    LEASE_MS,
+  );
+  t.deepEqual([...written], [ids[2]]);
+
+  const restart = new Date(t0.getTime() + 5000);
+  t.is(await releaseDeadClaims(db, restart), 2);
+  const due = new Map(
+    (await db.selectFrom('notification_deliveries').select(['id', 'next_attempt_at', 'claimed']).execute()).map((r) => [
+      r.id,
+      r,
+    ]),
+  );
+  for (const id of ids.slice(0, 2)) t.like(due.get(id), { next_attempt_at: restart, claimed: false }, 'due again');
+  t.like(
+    due.get(ids[2]),
+    { next_attempt_at: new Date(at.getTime() + LEASE_MS), claimed: false },
+    'its retry time kept',
+  );
+  t.deepEqual(
+    (await claimDueDeliveries(db, restart, 10, LEASE_MS)).map((d) => d.id).sort(),
+    ids.slice(0, 2).sort(),
+    'the next claim takes them at once',
+  );
 });

@@ -60,7 +60,7 @@ function claimCte(now: Date, limit: number, leaseMs: number, cap?: DestinationCa
             select 1 from notification_deliveries p
             where p.order_key = q.order_key and p.status = 'pending' and p.channel = q.channel and p.queued_seq < q.queued_seq
               and p.endpoint_id is not distinct from q.endpoint_id and p.target = q.target))`;
-  const lease = sql`update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}`;
+  const lease = sql`update notification_deliveries d set next_attempt_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}, claimed = true`;
   const returning = sql`returning d.id, d.channel, d.endpoint_id, d.event_id, d.target, d.body, d.attempts`;
   if (!cap)
     return sql`c as (${lease}
@@ -129,11 +129,26 @@ export async function releaseClaims(
 ): Promise<void> {
   if (claims.length === 0) return;
   await sql`
-    update notification_deliveries n set next_attempt_at = ${now}, updated_at = ${now}
+    update notification_deliveries n set next_attempt_at = ${now}, updated_at = ${now}, claimed = false
     from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leasedUntil.toISOString())}::timestamptz[]) as v(id, leased_until)
     where n.id = any(${claims.map((c) => c.id)}::uuid[]) and n.id = v.id and n.status = 'pending' and n.next_attempt_at = v.leased_until`.execute(
     db,
   );
+}
+
+/**
+ * Hands back every claim (due at `now` again): for a dispatcher that knows no other can be running (the embedded
+ * database is one process's), the claims it finds at start are an earlier life's, killed mid-send. Scheduled retries
+ * keep their time. Returns how many.
+ */
+export async function releaseDeadClaims(db: Db, now: Date): Promise<number> {
+  const r = await db
+    .updateTable('notification_deliveries')
+    .set({ next_attempt_at: now, updated_at: now, claimed: false })
+    .where('status', '=', 'pending')
+    .where('claimed', '=', true)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 export interface AttemptRecord {
@@ -162,7 +177,7 @@ function recordCtes(records: readonly AttemptRecord[], now: Date) {
       update notification_deliveries n set
         status = case when v.status = 'succeeded' then 'succeeded' when v.next_at is not null then 'pending' else 'failed' end,
         attempts = v.claimed + 1, last_http_status = v.http_status, last_error = v.error, updated_at = ${now},
-        next_attempt_at = coalesce(v.next_at, ${now}),
+        next_attempt_at = coalesce(v.next_at, ${now}), claimed = false,
         completed_at = case when v.status = 'failed' and v.next_at is not null then null else ${now}::timestamptz end
       from v
       -- NOTE: the id list again, as an index condition: joined on v alone, the planner hashed v against an index scan

@@ -44,6 +44,7 @@ import * as m0380 from './0380_page_heatmap_hours.ts';
 import * as m0400 from './0400_score_answer_versions.ts';
 import * as m0410 from './0410_journey_steps.ts';
 import * as m0430 from './0430_page_issue_list_index.ts';
+import * as m0440 from './0440_delivery_claims.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '0400_score_answer_versions': m0400,
   '0410_journey_steps': m0410,
   '0430_page_issue_list_index': m0430,
+  '0440_delivery_claims': m0440,
 };

@@ -60,6 +60,8 @@ export interface NotificationDeliveryTable {
   attempts: Generated<number>;
   /** Due time; while a dispatcher holds the row it is pushed ahead as a lease. */
   next_attempt_at: Timestamp;
+  /** Whether `next_attempt_at` is a dispatcher's claim (a lease while it sends), not a scheduled retry (0440). */
+  claimed: Generated<boolean>;
   last_http_status: number | null;
   last_error: string | null;
   created_at: GeneratedTimestamp;
