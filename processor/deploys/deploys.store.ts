@@ -177,28 +177,32 @@ export async function pageSessionCounts(
   return new Map(rows.map((r) => [r.page, r.n]));
 }
 
+/** The signal events in scope on these pages. */
+const signalEventsInScope = (db: Db, s: TrafficScope, pages: readonly string[]) =>
+  eventsInScope(db, s)
+    .where('type', '=', 'signal')
+    .where('signal', 'is not', null)
+    .where('page', 'in', [...pages]);
+
 /**
  * Signal events in scope on these pages, one row per (page, type, raw selector, session) with its count and the
- * session's hour bucket on the page (sessionHours: the hour it is exposed in, not the signal's own).
+ * session's hour bucket on the page (sessionHours: the hour it is exposed in, not the signal's own). The hours are
+ * read for the sessions with a signal only (events_session_idx), not for every session of the pages.
  */
 export async function signalSessions(db: Db, s: TrafficScope, pages: readonly string[]) {
   if (pages.length === 0) return [];
-  const withHour = eventsInScope(db, s)
-    .where('page', 'in', [...pages])
-    .select([
-      'page',
-      'type',
-      'signal',
-      'selector',
-      'session_id',
-      sql<number>`min(${HOUR_BUCKET}) over (partition by page, session_id)`.as('hour'),
-    ]);
+  const counts = signalEventsInScope(db, s, pages)
+    .select((eb) => ['page', 'signal', 'selector', 'session_id', intCount(eb.fn.countAll()).as('n')])
+    .groupBy(['page', 'signal', 'selector', 'session_id']);
+  const hours = sessionHours(db, s, pages).where(
+    'session_id',
+    'in',
+    signalEventsInScope(db, s, pages).select('session_id'),
+  );
   return db
-    .selectFrom(withHour.as('e'))
-    .where('e.type', '=', 'signal')
-    .where('e.signal', 'is not', null)
-    .select((eb) => ['e.page', 'e.signal', 'e.selector', 'e.session_id', 'e.hour', intCount(eb.fn.countAll()).as('n')])
-    .groupBy(['e.page', 'e.signal', 'e.selector', 'e.session_id', 'e.hour'])
+    .selectFrom(counts.as('g'))
+    .innerJoin(hours.as('sh'), (j) => j.onRef('sh.page', '=', 'g.page').onRef('sh.session_id', '=', 'g.session_id'))
+    .select(['g.page', 'g.signal', 'g.selector', 'g.session_id', 'sh.hour', 'g.n'])
     .$narrowType<{ signal: NotNull }>()
     .execute();
 }
