@@ -228,7 +228,7 @@ test("per-site retention: 31 to 90 days, owner/admin; the processor's tick delet
   t.is((await patch(null)).body.data.retention_days, null, 'back to the instance default');
 });
 
-// The embedded database compresses `events` and `signals` chunks older than 35 days (migration 0001), and a site may
+// `events` and `signals` are compressed after 35 days where TimescaleDB runs its policies (migration 0001), and a site may
 // keep up to 90: an erasure or a site's retention must reach rows in compressed chunks as well as in plain ones.
 test('embedded: erasure and retention reach events and signals in compressed TimescaleDB chunks', async (t) => {
   const handle = await openEmbeddedTestDatabase();

@@ -43,13 +43,26 @@ export async function applySiteRetention(db: Kysely<Database>, siteIds: readonly
 
 /**
  * Runs TimescaleDB's retention policies now (raw rows 90 days, hourly scores 90, daily history two years: migrations
- * 0001, 0350, 0380, 0410). The embedded database is PostgreSQL in single-user mode inside PGlite: it starts no
- * background worker, so TimescaleDB's job scheduler never runs there, and without this its policies never dropped a
- * chunk (an embedded install kept every event past the 90 days docs/privacy.md promises). Returns the jobs run.
+ * 0001, 0350, 0380, 0410), then deletes the rows past each policy from the chunks it could not drop. The embedded
+ * database is PostgreSQL in single-user mode inside PGlite: it starts no background worker, so TimescaleDB's job
+ * scheduler never runs there, and without this its policies never dropped a chunk (an embedded install kept every
+ * event past the 90 days docs/privacy.md promises). A policy drops only whole chunks, and the embedded raw tables'
+ * chunks span 30 days (migration 0450): without the delete a row would outlive its policy by up to a month. The
+ * delete reads one chunk a table (the policy dropped every older one) through the time index TimescaleDB gives each.
+ * Returns the jobs run.
  */
 export async function runRetentionPolicies(db: Kysely<Database>): Promise<number> {
-  const { rows } = await sql<{ job_id: number }>`
-    select job_id from timescaledb_information.jobs where proc_name = 'policy_retention' order by job_id`.execute(db);
-  for (const { job_id } of rows) await sql`call run_job(${sql.lit(Number(job_id))})`.execute(db);
+  const { rows } = await sql<{ job_id: number; table_name: string; time_column: string; drop_after: string }>`
+    select j.job_id, j.hypertable_name as table_name, d.column_name as time_column, j.config->>'drop_after' as drop_after
+    from timescaledb_information.jobs j
+    join timescaledb_information.dimensions d
+      on d.hypertable_schema = j.hypertable_schema and d.hypertable_name = j.hypertable_name and d.dimension_number = 1
+    where j.proc_name = 'policy_retention'
+    order by j.job_id`.execute(db);
+  for (const job of rows) {
+    await sql`call run_job(${sql.lit(Number(job.job_id))})`.execute(db);
+    await sql`delete from ${sql.table(job.table_name)}
+      where ${sql.ref(job.time_column)} < now() - ${job.drop_after}::interval`.execute(db);
+  }
   return rows.length;
 }

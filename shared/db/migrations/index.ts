@@ -45,6 +45,7 @@ import * as m0400 from './0400_score_answer_versions.ts';
 import * as m0410 from './0410_journey_steps.ts';
 import * as m0430 from './0430_page_issue_list_index.ts';
 import * as m0440 from './0440_delivery_claims.ts';
+import * as m0450 from './0450_embedded_chunks.ts';
 
 /** Every migration, in order. Static so the same code runs everywhere; a test checks it against the folder. */
 export const migrations: Record<string, Migration> = {
@@ -94,4 +95,5 @@ export const migrations: Record<string, Migration> = {
   '0410_journey_steps': m0410,
   '0430_page_issue_list_index': m0430,
   '0440_delivery_claims': m0440,
+  '0450_embedded_chunks': m0450,
 };
