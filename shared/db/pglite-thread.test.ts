@@ -35,6 +35,27 @@ test('statements run in the thread: rows with their types, affected counts, SQLS
   t.deepEqual((await lite.query<{ n: number }>('select count(*)::int as n from t')).rows, [{ n: 2 }]);
 });
 
+test('arrays of base types parse as on the server; arrays of row types come back as text, as node-postgres leaves them', async (t) => {
+  // The worker drops the parsers of row-type arrays (pglite-worker.ts): the element types our queries return keep theirs.
+  const lite = await PGliteThread.open('memory://', await embeddedTemplate());
+  t.teardown(() => lite.close());
+  const { rows } = await lite.query<Record<string, unknown>>(`
+    select array[1, 2]::int4[] as ints, array['a', 'b,c']::text[] as texts, array[1.5]::float8[] as floats,
+      array['2026-01-02T03:04:05Z']::timestamptz[] as times, array[9007199254740993]::int8[] as bigs,
+      array['7b0d3f4e-2d5c-4a8e-9f1a-0c2b3d4e5f60']::uuid[] as uuids, array[true, false] as bools,
+      array[row('o', 1)::kysely_migration_lock] as locks`);
+  t.deepEqual(rows[0], {
+    ints: [1, 2],
+    texts: ['a', 'b,c'],
+    floats: [1.5],
+    times: [new Date('2026-01-02T03:04:05Z')],
+    bigs: [9007199254740993n],
+    uuids: ['7b0d3f4e-2d5c-4a8e-9f1a-0c2b3d4e5f60'],
+    bools: [true, false],
+    locks: '{"(o,1)"}',
+  });
+});
+
 test('a dead thread fails the waiting and later queries with a retriable error, and resolves lost', async (t) => {
   const lite = await PGliteThread.open('memory://', await embeddedTemplate());
   const waiting = lite.query('select pg_sleep(30)');
